@@ -1,0 +1,19 @@
+//===- BertDialect.h - the bert dialect -------------------------*- C++ -*-===//
+//
+// Declares the `bert` dialect, its op interfaces and its ops.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "bert/BertDialect.h.inc"
+#include "bert/BertInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "bert/BertOps.h.inc"

@@ -1,0 +1,342 @@
+//===- BertOps.td - ops of the bert dialect ----------------*- tablegen -*-===//
+//
+// Forward ops carry their gradient rule (GradientOpInterface); backward ops are the
+// rules' building blocks. Shape checks live in the C++ verifiers (BertOps.cpp) so that
+// each diagnostic can say which dimension disagrees.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BERT_OPS
+#define BERT_OPS
+
+include "bert/BertDialect.td"
+include "bert/BertInterfaces.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Bert_FloatTensor : RankedTensorOf<[F32, BF16, F16]>;
+def Bert_IntTensor : RankedTensorOf<[I32]>;
+def Bert_Scalar : 0DTensorOf<[F32]>;
+
+class Bert_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Bert_Dialect, mnemonic, traits>;
+
+class Bert_ForwardOp<string mnemonic, list<Trait> traits = []>
+    : Bert_Op<mnemonic, traits # [Pure, DeclareOpInterfaceMethods<Bert_GradientOpInterface>]> {
+  let hasVerifier = 1;
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+class Bert_BackwardOp<string mnemonic, list<Trait> traits = []>
+    : Bert_Op<mnemonic, traits # [Pure]> {
+  let hasVerifier = 1;
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Leaves: inputs and parameters
+//===----------------------------------------------------------------------===//
+
+def Bert_InputOp : Bert_Op<"input", [Pure]> {
+  let summary = "a per-batch input the runtime fills";
+  let description = [{
+    One of `input_ids`, `token_type_ids`, `position_ids`, `attention_mask` ([batch,
+    seq]) or `labels` ([batch]), all int32.
+
+    ```mlir
+    %ids = bert.input "input_ids" : tensor<?x?xi32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs Bert_IntTensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Bert_ParamOp : Bert_Op<"param", [Pure]> {
+  let summary = "a model parameter";
+  let description = [{
+    Reads a parameter, named as in Hugging Face checkpoints. `group` is the freeze
+    group (`embeddings`, `encoder.layer.N`, `pooler`, `classifier`); `trainable` is
+    false for frozen groups; `decay` says whether AdamW's weight decay applies (not to
+    biases or LayerNorm weights); `init` is how it starts without a checkpoint.
+
+    ```mlir
+    %w = bert.param "classifier.weight" {group = "classifier", trainable = true,
+                                         decay = true, init = "normal"} : tensor<2x64xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, StrAttr:$group, BoolAttr:$trainable, BoolAttr:$decay,
+                       StrAttr:$init);
+  let results = (outs Bert_FloatTensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Bert_FillOp : Bert_Op<"fill", [Pure]> {
+  let summary = "a scalar constant";
+  let description = [{
+    The seed of the backward pass (d loss / d loss = 1).
+
+    ```mlir
+    %one = bert.fill 1.0 : tensor<f32>
+    ```
+  }];
+  let arguments = (ins F32Attr:$value);
+  let results = (outs Bert_Scalar:$result);
+  let assemblyFormat = "$value attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Forward ops
+//===----------------------------------------------------------------------===//
+
+def Bert_EmbeddingOp : Bert_ForwardOp<"embedding"> {
+  let summary = "table lookup: out[b, s, :] = table[ids[b, s], :]";
+  let description = [{
+    ```mlir
+    %e = bert.embedding %ids, %table
+        : (tensor<?x?xi32>, tensor<64x32xf32>) -> tensor<?x?x32xf32>
+    ```
+  }];
+  let arguments = (ins Bert_IntTensor:$ids, Bert_FloatTensor:$table);
+  let results = (outs Bert_FloatTensor:$result);
+}
+
+def Bert_AddOp : Bert_ForwardOp<"add", [SameOperandsAndResultType]> {
+  let summary = "elementwise sum (residual connections, embedding sums)";
+  let description = [{
+    ```mlir
+    %s = bert.add %a, %b : (tensor<?x?x32xf32>, tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
+    ```
+  }];
+  let arguments = (ins Bert_FloatTensor:$lhs, Bert_FloatTensor:$rhs);
+  let results = (outs Bert_FloatTensor:$result);
+}
+
+def Bert_LayerNormOp : Bert_ForwardOp<"layernorm"> {
+  let summary = "LayerNorm over the last dimension";
+  let description = [{
+    ```mlir
+    %y = bert.layernorm %x, %gamma, %beta {epsilon = 1.0e-12 : f32}
+        : (tensor<?x?x32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<?x?x32xf32>
+    ```
+  }];
+  let arguments = (ins Bert_FloatTensor:$input, Bert_FloatTensor:$gamma,
+                       Bert_FloatTensor:$beta, F32Attr:$epsilon);
+  let results = (outs Bert_FloatTensor:$result);
+}
+
+def Bert_LinearOp : Bert_ForwardOp<"linear"> {
+  let summary = "y = x W^T + b over the last dimension (torch.nn.Linear layout)";
+  let description = [{
+    ```mlir
+    %y = bert.linear %x, %w, %b
+        : (tensor<?x?x32xf32>, tensor<64x32xf32>, tensor<64xf32>) -> tensor<?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins Bert_FloatTensor:$input, Bert_FloatTensor:$weight,
+                       Bert_FloatTensor:$bias);
+  let results = (outs Bert_FloatTensor:$result);
+}
+
+def Bert_GeluOp : Bert_ForwardOp<"gelu", [SameOperandsAndResultType]> {
+  let summary = "exact (erf) GELU";
+  let description = [{
+    ```mlir
+    %y = bert.gelu %x : (tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins Bert_FloatTensor:$input);
+  let results = (outs Bert_FloatTensor:$result);
+}
+
+def Bert_TanhOp : Bert_ForwardOp<"tanh", [SameOperandsAndResultType]> {
+  let summary = "tanh (the pooler's activation)";
+  let description = [{
+    ```mlir
+    %y = bert.tanh %x : (tensor<?x32xf32>) -> tensor<?x32xf32>
+    ```
+  }];
+  let arguments = (ins Bert_FloatTensor:$input);
+  let results = (outs Bert_FloatTensor:$result);
+}
+
+def Bert_DropoutOp : Bert_ForwardOp<"dropout", [SameOperandsAndResultType]> {
+  let summary = "inverted dropout with a counter-based mask";
+  let description = [{
+    The mask is a pure function of (seed, step, `stream`, element index), so the
+    backward (and any recomputation) regenerates it instead of storing it. Every
+    dropout in a module has its own `stream`.
+
+    ```mlir
+    %y = bert.dropout %x {rate = 1.0e-01 : f32, stream = 3 : i32}
+        : (tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
+    ```
+  }];
+  let arguments = (ins Bert_FloatTensor:$input, F32Attr:$rate, I32Attr:$stream);
+  let results = (outs Bert_FloatTensor:$result);
+}
+
+def Bert_AttentionOp : Bert_ForwardOp<"attention"> {
+  let summary = "fused multi-head self-attention with a padding mask";
+  let description = [{
+    ctx = dropout(softmax(q k^T / sqrt(d) + mask_bias)) v for each of `heads` heads of
+    d = hidden / heads dimensions; keys whose mask is 0 are excluded. The [seq, seq]
+    probabilities are never kept: the backward recomputes them.
+
+    ```mlir
+    %ctx = bert.attention %q, %k, %v, %mask {heads = 4 : i64, dropout = 0.0 : f32,
+                                             stream = 1 : i32}
+        : (tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?xi32>)
+          -> tensor<?x?x32xf32>
+    ```
+  }];
+  let arguments = (ins Bert_FloatTensor:$query, Bert_FloatTensor:$key,
+                       Bert_FloatTensor:$value, Bert_IntTensor:$mask,
+                       I64Attr:$heads, F32Attr:$dropout, I32Attr:$stream);
+  let results = (outs Bert_FloatTensor:$result);
+}
+
+def Bert_SelectTokenOp : Bert_ForwardOp<"select_token"> {
+  let summary = "one token's vector per row ([CLS] for the pooler)";
+  let description = [{
+    ```mlir
+    %cls = bert.select_token %h {index = 0 : i64}
+        : (tensor<?x?x32xf32>) -> tensor<?x32xf32>
+    ```
+  }];
+  let arguments = (ins Bert_FloatTensor:$input, I64Attr:$index);
+  let results = (outs Bert_FloatTensor:$result);
+}
+
+def Bert_CrossEntropyOp : Bert_ForwardOp<"cross_entropy"> {
+  let summary = "softmax cross-entropy, averaged over the optimizer step's rows";
+  let description = [{
+    The loss is divided by the number of rows in the whole optimizer step (the
+    runtime's loss normalizer), so micro-batches add up to the batch mean.
+
+    ```mlir
+    %loss = bert.cross_entropy %logits, %labels
+        : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Bert_FloatTensor:$logits, Bert_IntTensor:$labels);
+  let results = (outs Bert_Scalar:$result);
+}
+
+//===----------------------------------------------------------------------===//
+// Backward ops
+//===----------------------------------------------------------------------===//
+
+def Bert_EmbeddingGradOp : Bert_BackwardOp<"embedding_grad"> {
+  let summary = "d table: scatter-add of the output gradient rows by id";
+  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_IntTensor:$ids);
+  let results = (outs Bert_FloatTensor:$tableGrad);
+}
+
+def Bert_LayerNormGradOp : Bert_BackwardOp<"layernorm_grad"> {
+  let summary = "d input, d gamma, d beta of LayerNorm (statistics recomputed)";
+  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$input,
+                       Bert_FloatTensor:$gamma, F32Attr:$epsilon);
+  let results = (outs Bert_FloatTensor:$inputGrad, Bert_FloatTensor:$gammaGrad,
+                      Bert_FloatTensor:$betaGrad);
+}
+
+def Bert_LinearGradInputOp : Bert_BackwardOp<"linear_grad_input"> {
+  let summary = "d x = dy W";
+  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$weight);
+  let results = (outs Bert_FloatTensor:$inputGrad);
+}
+
+def Bert_LinearGradWeightOp : Bert_BackwardOp<"linear_grad_weight"> {
+  let summary = "d W = dy^T x, summed over every row";
+  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$input);
+  let results = (outs Bert_FloatTensor:$weightGrad);
+}
+
+def Bert_BiasGradOp : Bert_BackwardOp<"bias_grad"> {
+  let summary = "d b = dy summed over every row";
+  let arguments = (ins Bert_FloatTensor:$resultGrad);
+  let results = (outs Bert_FloatTensor:$biasGrad);
+}
+
+def Bert_GeluGradOp : Bert_BackwardOp<"gelu_grad"> {
+  let summary = "d x = dy * gelu'(x)";
+  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$input);
+  let results = (outs Bert_FloatTensor:$inputGrad);
+}
+
+def Bert_TanhGradOp : Bert_BackwardOp<"tanh_grad"> {
+  let summary = "d x = dy * (1 - y^2), from the forward result y";
+  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$result);
+  let results = (outs Bert_FloatTensor:$inputGrad);
+}
+
+def Bert_DropoutGradOp : Bert_BackwardOp<"dropout_grad"> {
+  let summary = "d x = dy * mask / (1 - rate), the mask regenerated from `stream`";
+  let arguments = (ins Bert_FloatTensor:$resultGrad, F32Attr:$rate, I32Attr:$stream);
+  let results = (outs Bert_FloatTensor:$inputGrad);
+}
+
+def Bert_AttentionGradOp : Bert_BackwardOp<"attention_grad"> {
+  let summary = "d q, d k, d v of fused attention (probabilities recomputed)";
+  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$query,
+                       Bert_FloatTensor:$key, Bert_FloatTensor:$value,
+                       Bert_IntTensor:$mask, I64Attr:$heads, F32Attr:$dropout,
+                       I32Attr:$stream);
+  let results = (outs Bert_FloatTensor:$queryGrad, Bert_FloatTensor:$keyGrad,
+                      Bert_FloatTensor:$valueGrad);
+}
+
+def Bert_SelectTokenGradOp : Bert_BackwardOp<"select_token_grad"> {
+  let summary = "d x: zero except the selected token, which gets dy";
+  let arguments = (ins Bert_FloatTensor:$resultGrad, I64Attr:$index);
+  let results = (outs Bert_FloatTensor:$inputGrad);
+}
+
+def Bert_CrossEntropyGradOp : Bert_BackwardOp<"cross_entropy_grad"> {
+  let summary = "d logits = d loss * (softmax(logits) - onehot(labels)) / rows";
+  let arguments = (ins Bert_Scalar:$resultGrad, Bert_FloatTensor:$logits,
+                       Bert_IntTensor:$labels);
+  let results = (outs Bert_FloatTensor:$logitsGrad);
+}
+
+//===----------------------------------------------------------------------===//
+// Parameter updates
+//===----------------------------------------------------------------------===//
+
+def Bert_AccumulateGradOp : Bert_Op<"accumulate_grad", [MemoryEffects<[MemWrite]>]> {
+  let summary = "adds a gradient into its parameter's gradient slot";
+  let description = [{
+    The gradient slots persist across the micro-batches of one optimizer step; the
+    runtime zeroes them before the first.
+
+    ```mlir
+    bert.accumulate_grad %w, %dw : tensor<2x64xf32>, tensor<2x64xf32>
+    ```
+  }];
+  let arguments = (ins Bert_FloatTensor:$param, Bert_FloatTensor:$grad);
+  let assemblyFormat = "$param `,` $grad attr-dict `:` type($param) `,` type($grad)";
+  let hasVerifier = 1;
+}
+
+def Bert_AdamWOp : Bert_Op<"adamw", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "one torch.optim.AdamW update of a parameter from its gradient slot";
+  let description = [{
+    Decoupled weight decay as torch.optim.AdamW; the learning rate of the step comes
+    from the runtime's schedule. The moments live in the optimizer-state region.
+
+    ```mlir
+    bert.adamw %w {beta1 = 0.9 : f32, beta2 = 0.999 : f32, epsilon = 1.0e-08 : f32,
+                   weight_decay = 0.01 : f32} : tensor<2x64xf32>
+    ```
+  }];
+  let arguments = (ins Bert_FloatTensor:$param, F32Attr:$beta1, F32Attr:$beta2,
+                       F32Attr:$epsilon, F32Attr:$weight_decay);
+  let assemblyFormat = "$param attr-dict `:` type($param)";
+  let hasVerifier = 1;
+}
+
+#endif // BERT_OPS

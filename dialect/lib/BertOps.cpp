@@ -1,0 +1,268 @@
+//===- BertOps.cpp - verifiers of the bert dialect's ops ------------------===//
+//
+// Each verifier checks what the kernels rely on: ranks, the feature dimensions that
+// must agree between activations and parameters, and attribute ranges. A diagnostic
+// names the operand and both sizes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "bert/BertDialect.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+using namespace mlir::bert;
+
+namespace {
+
+RankedTensorType tensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+int64_t lastDim(Value value) { return tensorType(value).getShape().back(); }
+
+/// Fails unless `value` has rank `rank`.
+LogicalResult expectRank(Operation *op, Value value, StringRef what, int64_t rank) {
+  if (tensorType(value).getRank() == rank)
+    return success();
+  return op->emitOpError() << what << " must have rank " << rank << ", got "
+                           << value.getType();
+}
+
+/// Fails unless the last dimension of `value` is `expected` (dynamic sizes pass).
+LogicalResult expectLastDim(Operation *op, Value value, StringRef what, int64_t expected) {
+  int64_t actual = lastDim(value);
+  if (ShapedType::isDynamic(actual) || ShapedType::isDynamic(expected) || actual == expected)
+    return success();
+  return op->emitOpError() << what << " has last dimension " << actual << ", expected "
+                           << expected;
+}
+
+/// Fails unless `a` and `b` have the same type.
+LogicalResult expectSameType(Operation *op, Value a, StringRef aWhat, Value b,
+                             StringRef bWhat) {
+  if (a.getType() == b.getType())
+    return success();
+  return op->emitOpError() << aWhat << " " << a.getType() << " and " << bWhat << " "
+                           << b.getType() << " must have the same type";
+}
+
+LogicalResult expectRate(Operation *op, StringRef what, float rate) {
+  if (rate >= 0.0f && rate < 1.0f)
+    return success();
+  return op->emitOpError() << what << " must be in [0, 1), got " << rate;
+}
+
+/// Fails unless `param` is produced by a trainable bert.param.
+LogicalResult expectTrainableParam(Operation *op, Value param) {
+  auto def = param.getDefiningOp<ParamOp>();
+  if (!def)
+    return op->emitOpError("operand must be a bert.param");
+  if (!def.getTrainable())
+    return op->emitOpError() << "parameter '" << def.getName() << "' is frozen";
+  return success();
+}
+
+/// A layer's shapes: the input's leading dims with the last one replaced by `features`.
+LogicalResult expectLinearResult(Operation *op, Value input, Value result, int64_t features) {
+  auto in = tensorType(input).getShape();
+  auto out = tensorType(result).getShape();
+  if (in.size() != out.size() || in.drop_back() != out.drop_back())
+    return op->emitOpError() << "result " << result.getType()
+                             << " must keep the leading dimensions of " << input.getType();
+  return expectLastDim(op, result, "result", features);
+}
+
+} // namespace
+
+LogicalResult InputOp::verify() {
+  int64_t rank = llvm::StringSwitch<int64_t>(getName())
+                     .Cases("input_ids", "token_type_ids", "position_ids", "attention_mask", 2)
+                     .Case("labels", 1)
+                     .Default(-1);
+  if (rank < 0)
+    return emitOpError() << "unknown input '" << getName()
+                         << "' (expected input_ids, token_type_ids, position_ids, "
+                            "attention_mask or labels)";
+  return expectRank(*this, getResult(), "input '" + getName().str() + "'", rank);
+}
+
+LogicalResult ParamOp::verify() {
+  if (!getResult().getType().hasStaticShape())
+    return emitOpError() << "parameter '" << getName() << "' must have a static shape";
+  if (getInit() != "normal" && getInit() != "zeros" && getInit() != "ones")
+    return emitOpError() << "init must be normal, zeros or ones, got '" << getInit() << "'";
+  return success();
+}
+
+LogicalResult EmbeddingOp::verify() {
+  auto ids = tensorType(getIds()), result = tensorType(getResult());
+  if (failed(expectRank(*this, getTable(), "table", 2)) ||
+      failed(expectRank(*this, getResult(), "result", ids.getRank() + 1)))
+    return failure();
+  if (result.getShape().drop_back() != ids.getShape())
+    return emitOpError() << "result " << result << " must have the shape of ids " << ids
+                         << " plus the embedding dimension";
+  if (result.getElementType() != getTable().getType().getElementType())
+    return emitOpError("result and table must have the same element type");
+  return expectLastDim(*this, getResult(), "result", lastDim(getTable()));
+}
+
+LogicalResult AddOp::verify() { return success(); }
+
+LogicalResult LayerNormOp::verify() {
+  int64_t features = lastDim(getInput());
+  if (failed(expectRank(*this, getGamma(), "gamma", 1)) ||
+      failed(expectRank(*this, getBeta(), "beta", 1)) ||
+      failed(expectLastDim(*this, getGamma(), "gamma", features)) ||
+      failed(expectLastDim(*this, getBeta(), "beta", features)) ||
+      failed(expectSameType(*this, getInput(), "input", getResult(), "result")))
+    return failure();
+  if (getEpsilon().convertToFloat() <= 0.0f)
+    return emitOpError("epsilon must be positive");
+  return success();
+}
+
+LogicalResult LinearOp::verify() {
+  if (failed(expectRank(*this, getWeight(), "weight", 2)) ||
+      failed(expectRank(*this, getBias(), "bias", 1)))
+    return failure();
+  auto weight = tensorType(getWeight()).getShape();
+  if (failed(expectLastDim(*this, getInput(), "input", weight[1])) ||
+      failed(expectLastDim(*this, getBias(), "bias", weight[0])))
+    return failure();
+  return expectLinearResult(*this, getInput(), getResult(), weight[0]);
+}
+
+LogicalResult GeluOp::verify() { return success(); }
+LogicalResult TanhOp::verify() { return success(); }
+
+LogicalResult DropoutOp::verify() {
+  return expectRate(*this, "rate", getRate().convertToFloat());
+}
+
+LogicalResult AttentionOp::verify() {
+  if (failed(expectRank(*this, getQuery(), "query", 3)) ||
+      failed(expectRank(*this, getMask(), "mask", 2)) ||
+      failed(expectSameType(*this, getQuery(), "query", getKey(), "key")) ||
+      failed(expectSameType(*this, getQuery(), "query", getValue(), "value")) ||
+      failed(expectSameType(*this, getQuery(), "query", getResult(), "result")) ||
+      failed(expectRate(*this, "dropout", getDropout().convertToFloat())))
+    return failure();
+  int64_t hidden = lastDim(getQuery()), heads = getHeads();
+  if (heads <= 0 || (!ShapedType::isDynamic(hidden) && hidden % heads != 0))
+    return emitOpError() << "hidden size " << hidden << " is not divisible by " << heads
+                         << " heads";
+  return success();
+}
+
+LogicalResult SelectTokenOp::verify() {
+  if (failed(expectRank(*this, getInput(), "input", 3)) ||
+      failed(expectRank(*this, getResult(), "result", 2)) ||
+      failed(expectLastDim(*this, getResult(), "result", lastDim(getInput()))))
+    return failure();
+  int64_t seq = tensorType(getInput()).getDimSize(1);
+  if (getIndex() < 0 || (!ShapedType::isDynamic(seq) && getIndex() >= seq))
+    return emitOpError() << "token index " << getIndex() << " is outside the sequence";
+  return success();
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  if (failed(expectRank(*this, getLogits(), "logits", 2)) ||
+      failed(expectRank(*this, getLabels(), "labels", 1)))
+    return failure();
+  return success();
+}
+
+LogicalResult EmbeddingGradOp::verify() {
+  if (failed(expectRank(*this, getTableGrad(), "table gradient", 2)))
+    return failure();
+  return expectLastDim(*this, getResultGrad(), "result gradient", lastDim(getTableGrad()));
+}
+
+LogicalResult LayerNormGradOp::verify() {
+  if (failed(expectSameType(*this, getResultGrad(), "result gradient", getInput(), "input")) ||
+      failed(expectSameType(*this, getInput(), "input", getInputGrad(), "input gradient")) ||
+      failed(expectSameType(*this, getGamma(), "gamma", getGammaGrad(), "gamma gradient")) ||
+      failed(expectSameType(*this, getGamma(), "gamma", getBetaGrad(), "beta gradient")))
+    return failure();
+  return expectLastDim(*this, getGamma(), "gamma", lastDim(getInput()));
+}
+
+LogicalResult LinearGradInputOp::verify() {
+  if (failed(expectRank(*this, getWeight(), "weight", 2)))
+    return failure();
+  auto weight = tensorType(getWeight()).getShape();
+  if (failed(expectLastDim(*this, getResultGrad(), "result gradient", weight[0])))
+    return failure();
+  return expectLinearResult(*this, getResultGrad(), getInputGrad(), weight[1]);
+}
+
+LogicalResult LinearGradWeightOp::verify() {
+  if (failed(expectRank(*this, getWeightGrad(), "weight gradient", 2)))
+    return failure();
+  auto weight = tensorType(getWeightGrad()).getShape();
+  if (failed(expectLastDim(*this, getResultGrad(), "result gradient", weight[0])) ||
+      failed(expectLastDim(*this, getInput(), "input", weight[1])))
+    return failure();
+  return success();
+}
+
+LogicalResult BiasGradOp::verify() {
+  if (failed(expectRank(*this, getBiasGrad(), "bias gradient", 1)))
+    return failure();
+  return expectLastDim(*this, getResultGrad(), "result gradient", lastDim(getBiasGrad()));
+}
+
+LogicalResult GeluGradOp::verify() {
+  return expectSameType(*this, getResultGrad(), "result gradient", getInputGrad(),
+                        "input gradient");
+}
+
+LogicalResult TanhGradOp::verify() {
+  return expectSameType(*this, getResultGrad(), "result gradient", getInputGrad(),
+                        "input gradient");
+}
+
+LogicalResult DropoutGradOp::verify() {
+  return expectRate(*this, "rate", getRate().convertToFloat());
+}
+
+LogicalResult AttentionGradOp::verify() {
+  for (Value grad : {getResultGrad(), getQueryGrad(), getKeyGrad(), getValueGrad()})
+    if (failed(expectSameType(*this, getQuery(), "query", grad, "gradient")))
+      return failure();
+  return expectRate(*this, "dropout", getDropout().convertToFloat());
+}
+
+LogicalResult SelectTokenGradOp::verify() {
+  if (failed(expectRank(*this, getResultGrad(), "result gradient", 2)) ||
+      failed(expectRank(*this, getInputGrad(), "input gradient", 3)))
+    return failure();
+  return expectLastDim(*this, getInputGrad(), "input gradient", lastDim(getResultGrad()));
+}
+
+LogicalResult CrossEntropyGradOp::verify() {
+  return expectSameType(*this, getLogits(), "logits", getLogitsGrad(), "logits gradient");
+}
+
+LogicalResult AccumulateGradOp::verify() {
+  if (failed(expectTrainableParam(*this, getParam())))
+    return failure();
+  return expectSameType(*this, getParam(), "parameter", getGrad(), "gradient");
+}
+
+LogicalResult AdamWOp::verify() {
+  if (failed(expectTrainableParam(*this, getParam())) ||
+      failed(expectRate(*this, "beta1", getBeta1().convertToFloat())) ||
+      failed(expectRate(*this, "beta2", getBeta2().convertToFloat())))
+    return failure();
+  if (getEpsilon().convertToFloat() <= 0.0f)
+    return emitOpError("epsilon must be positive");
+  if (getWeightDecay().convertToFloat() < 0.0f)
+    return emitOpError("weight_decay must not be negative");
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "bert/BertOps.cpp.inc"

@@ -1,0 +1,90 @@
+//===- GradientRules.cpp - each forward op's vector-Jacobian product -------===//
+//
+// The GradientOpInterface implementations. Each rule builds only the gradients that
+// are needed (a frozen weight's matmul is never emitted) and places the backward ops
+// at the forward op's location, so the memory report can trace them to the TOML.
+//
+//===----------------------------------------------------------------------===//
+
+#include "bert/BertDialect.h"
+
+using namespace mlir;
+using namespace mlir::bert;
+
+SmallVector<Value> EmbeddingOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
+                                               ArrayRef<bool> needed) {
+  SmallVector<Value> grads(2);
+  if (needed[1])
+    grads[1] = b.create<EmbeddingGradOp>(getLoc(), getTable().getType(), resultGrads[0],
+                                         getIds());
+  return grads;
+}
+
+SmallVector<Value> AddOp::buildGradients(OpBuilder &, ValueRange resultGrads,
+                                         ArrayRef<bool> needed) {
+  return {needed[0] ? resultGrads[0] : Value(), needed[1] ? resultGrads[0] : Value()};
+}
+
+SmallVector<Value> LayerNormOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
+                                               ArrayRef<bool> needed) {
+  auto grad = b.create<LayerNormGradOp>(
+      getLoc(), TypeRange{getInput().getType(), getGamma().getType(), getBeta().getType()},
+      resultGrads[0], getInput(), getGamma(), getEpsilonAttr());
+  return {grad.getInputGrad(), needed[1] ? grad.getGammaGrad() : Value(),
+          needed[2] ? grad.getBetaGrad() : Value()};
+}
+
+SmallVector<Value> LinearOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
+                                            ArrayRef<bool> needed) {
+  Value dy = resultGrads[0];
+  SmallVector<Value> grads(3);
+  if (needed[0])
+    grads[0] = b.create<LinearGradInputOp>(getLoc(), getInput().getType(), dy, getWeight());
+  if (needed[1])
+    grads[1] = b.create<LinearGradWeightOp>(getLoc(), getWeight().getType(), dy, getInput());
+  if (needed[2])
+    grads[2] = b.create<BiasGradOp>(getLoc(), getBias().getType(), dy);
+  return grads;
+}
+
+SmallVector<Value> GeluOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
+                                          ArrayRef<bool>) {
+  return {b.create<GeluGradOp>(getLoc(), getType(), resultGrads[0], getInput())};
+}
+
+SmallVector<Value> TanhOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
+                                          ArrayRef<bool>) {
+  return {b.create<TanhGradOp>(getLoc(), getType(), resultGrads[0], getResult())};
+}
+
+SmallVector<Value> DropoutOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
+                                             ArrayRef<bool>) {
+  return {b.create<DropoutGradOp>(getLoc(), getType(), resultGrads[0], getRateAttr(),
+                                  getStreamAttr())};
+}
+
+SmallVector<Value> AttentionOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
+                                               ArrayRef<bool> needed) {
+  Type type = getQuery().getType();
+  auto grad = b.create<AttentionGradOp>(getLoc(), TypeRange{type, type, type},
+                                        resultGrads[0], getQuery(), getKey(), getValue(),
+                                        getMask(), getHeadsAttr(), getDropoutAttr(),
+                                        getStreamAttr());
+  return {needed[0] ? grad.getQueryGrad() : Value(), needed[1] ? grad.getKeyGrad() : Value(),
+          needed[2] ? grad.getValueGrad() : Value(), Value()};
+}
+
+SmallVector<Value> SelectTokenOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
+                                                 ArrayRef<bool>) {
+  return {b.create<SelectTokenGradOp>(getLoc(), getInput().getType(), resultGrads[0],
+                                      getIndexAttr())};
+}
+
+SmallVector<Value> CrossEntropyOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
+                                                  ArrayRef<bool> needed) {
+  SmallVector<Value> grads(2);
+  if (needed[0])
+    grads[0] = b.create<CrossEntropyGradOp>(getLoc(), getLogits().getType(), resultGrads[0],
+                                            getLogits(), getLabels());
+  return grads;
+}

@@ -1,0 +1,53 @@
+// Counter-based random numbers for bertc: a pure function of (seed, step, stream, index), so
+// a dropout mask can be regenerated exactly in the backward pass or after recomputation,
+// on CPU and GPU alike, without ever being stored. Philox4x32-10 (Salmon et al., SC'11).
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define BERTC_HOST_DEVICE __host__ __device__
+#else
+#define BERTC_HOST_DEVICE
+#endif
+
+namespace bertc {
+
+/// Philox4x32-10 on counter (ctr0..ctr3) with key (key0, key1); returns the first output word.
+BERTC_HOST_DEVICE inline uint32_t philox4x32(uint32_t ctr0, uint32_t ctr1, uint32_t ctr2,
+                                             uint32_t ctr3, uint32_t key0, uint32_t key1) {
+  constexpr uint32_t kMul0 = 0xD2511F53u, kMul1 = 0xCD9E8D57u;
+  constexpr uint32_t kWeyl0 = 0x9E3779B9u, kWeyl1 = 0xBB67AE85u;
+  for (int round = 0; round < 10; ++round) {
+    uint64_t p0 = uint64_t(kMul0) * ctr0;
+    uint64_t p1 = uint64_t(kMul1) * ctr2;
+    uint32_t hi0 = uint32_t(p0 >> 32), lo0 = uint32_t(p0);
+    uint32_t hi1 = uint32_t(p1 >> 32), lo1 = uint32_t(p1);
+    uint32_t n0 = hi1 ^ ctr1 ^ key0, n2 = hi0 ^ ctr3 ^ key1;
+    ctr0 = n0;
+    ctr1 = lo1;
+    ctr2 = n2;
+    ctr3 = lo0;
+    key0 += kWeyl0;
+    key1 += kWeyl1;
+  }
+  return ctr0;
+}
+
+/// A uniform float in [0, 1) for element `index` of random stream `stream` at `step`.
+BERTC_HOST_DEVICE inline float counterUniform(uint64_t seed, uint64_t step, uint32_t stream,
+                                              uint64_t index) {
+  uint32_t bits = philox4x32(uint32_t(index), uint32_t(index >> 32), uint32_t(step), stream,
+                             uint32_t(seed), uint32_t(seed >> 32));
+  return float(bits >> 8) * (1.0f / 16777216.0f);
+}
+
+/// Whether dropout keeps element `index` (probability 1 - rate).
+BERTC_HOST_DEVICE inline bool dropoutKeep(uint64_t seed, uint64_t step, uint32_t stream,
+                                          uint64_t index, float rate) {
+  return counterUniform(seed, step, stream, index) >= rate;
+}
+
+} // namespace bertc
+
+#undef BERTC_HOST_DEVICE

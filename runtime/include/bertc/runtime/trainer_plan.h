@@ -1,0 +1,105 @@
+// The contract between a generated trainer and the runtime's driver (trainer_main.cpp).
+// bertc's codegen emits one translation unit that defines kTrainerPlan and the two step
+// functions below; the runtime supplies main(): flags, data, checkpoints, the schedule,
+// logging. Every offset is a byte offset into the single arena allocation.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace bertc {
+
+/// How a parameter is initialised when no checkpoint provides it (Hugging Face BERT's
+/// _init_weights: normal(0, initializer_range) for matrices and embeddings, LayerNorm
+/// weight 1, biases and LayerNorm bias 0).
+enum class ParamInit : uint8_t { Normal, Zeros, Ones };
+
+/// One parameter tensor, named as in Hugging Face checkpoints.
+struct ParamSlot {
+  const char *name;       ///< e.g. "bert.encoder.layer.0.attention.self.query.weight"
+  int rank;
+  int64_t shape[4];
+  int64_t numel;
+  size_t offset;          ///< the parameter's value (parameters region)
+  bool trainable;         ///< false for frozen groups: no gradient, no optimizer state
+  size_t gradOffset;      ///< gradient slot (gradients region); unused when frozen
+  size_t adamMOffset;     ///< first moment (optimizer_state region); unused when frozen
+  size_t adamVOffset;     ///< second moment (optimizer_state region); unused when frozen
+  bool weightDecay;       ///< false for biases and LayerNorm weights
+  ParamInit init;
+};
+
+/// A contiguous byte range of the arena.
+struct ArenaRegion {
+  size_t offset;
+  size_t bytes;
+};
+
+/// Where the step reads its inputs from and writes its loss to.
+struct InputSlots {
+  size_t inputIds;       ///< int32 [batch, seq]
+  size_t tokenTypeIds;   ///< int32 [batch, seq]
+  size_t positionIds;    ///< int32 [batch, seq]
+  size_t attentionMask;  ///< int32 [batch, seq], 1 for real tokens, 0 for padding
+  size_t labels;         ///< int32 [batch]
+  size_t loss;           ///< fp32 scalar: the micro-batch's share of the batch's mean loss
+};
+
+enum class LrSchedule : uint8_t { Constant, Linear };
+
+/// The [train] and [data] settings compiled into the trainer (flags can override some).
+struct TrainSettings {
+  int64_t batch;           ///< effective batch per optimizer step
+  int64_t microBatch;      ///< rows per micro-step (batch = microBatch * accumulation)
+  int64_t accumulation;
+  int64_t seqLen;
+  int64_t epochs;          ///< used when steps == 0
+  int64_t steps;
+  float lr;
+  float weightDecay;
+  float beta1, beta2, eps;
+  LrSchedule schedule;
+  float warmup;            ///< fraction of the total optimizer steps
+  uint64_t seed;
+  bool shuffle;
+  int64_t numLabels;
+  float initializerRange;
+  int64_t vocab;
+  int64_t typeVocab;
+  const char *trainData;   ///< default for --data ("" when none)
+};
+
+/// Everything the driver needs to know about the compiled model and its memory plan.
+struct TrainerPlan {
+  size_t arenaBytes;
+  const ParamSlot *params;
+  size_t numParams;
+  ArenaRegion parameters;     ///< all parameter values, contiguous
+  ArenaRegion gradients;      ///< all gradient slots, contiguous (zeroed per optimizer step)
+  ArenaRegion optimizerState; ///< all AdamW moments, contiguous (zeroed at start)
+  ArenaRegion scratch;        ///< kernel scratch (attention), >= attentionScratchFloats(seqLen)
+  InputSlots inputs;
+  TrainSettings train;
+};
+
+/// Per-call state the generated step functions read.
+struct StepContext {
+  std::byte *arena;
+  int64_t batch;     ///< rows in this micro-batch (<= microBatch)
+  int64_t seq;       ///< tokens per row in this micro-batch (<= seqLen)
+  float lossNormalizer; ///< rows in the whole optimizer step (sum over its micro-batches)
+  float lr;          ///< learning rate of this optimizer step (after the schedule)
+  int64_t step;      ///< 1-based optimizer step
+  uint64_t seed;     ///< dropout seed
+  float *scratch;    ///< the arena's scratch region
+};
+
+} // namespace bertc
+
+/// Defined by the generated trainer.
+extern const bertc::TrainerPlan kTrainerPlan;
+/// Forward and backward of one micro-batch: writes the loss and adds gradients into the
+/// gradients region.
+void bertcMicroStep(const bertc::StepContext &ctx);
+/// One AdamW update of every trainable parameter from the gradients region.
+void bertcOptimizerStep(const bertc::StepContext &ctx);

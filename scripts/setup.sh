@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages bertc builds and tests with, when they are missing.
+# Safe to run repeatedly; needs root (or sudo) only when something must be installed.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ python3
+  llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
+  libtomlplusplus-dev libgtest-dev libopenblas-dev nlohmann-json3-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "bertc setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
