@@ -1,0 +1,45 @@
+//===- TrainModule.h - what a bertc training module looks like ---*- C++ -*-===//
+//
+// Accessors for the parts of a training module every pass and the codegen read:
+// the two step functions, the `bert.train` settings and the upper bounds of the
+// dynamic (batch, seq) dimensions.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "bert/BertDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace bertc {
+
+inline constexpr llvm::StringLiteral kMicroStep = "micro_step";
+inline constexpr llvm::StringLiteral kOptimizerStep = "optimizer_step";
+
+/// The module's @micro_step, or a diagnostic on the module and failure.
+mlir::FailureOr<mlir::func::FuncOp> getMicroStep(mlir::ModuleOp module);
+
+/// A float setting of the module's `bert.train` dictionary, or a diagnostic.
+mlir::FailureOr<float> getTrainFloat(mlir::ModuleOp module, llvm::StringRef key);
+
+/// Upper bounds of the dynamic dimensions: the first `?` of a tensor is the
+/// micro-batch (`bert.max_batch`), the second the sequence (`bert.max_seq`).
+struct DimBounds {
+  int64_t maxBatch;
+  int64_t maxSeq;
+};
+mlir::FailureOr<DimBounds> getDimBounds(mlir::ModuleOp module);
+
+/// The shape of `type` with its dynamic dimensions replaced by their bounds.
+llvm::SmallVector<int64_t> boundedShape(mlir::RankedTensorType type, DimBounds bounds);
+
+/// Bytes of one element of `type` (f32/i32: 4, bf16/f16: 2).
+int64_t elementBytes(mlir::Type type);
+
+/// Bytes `type` takes at its upper-bound shape.
+int64_t boundedBytes(mlir::RankedTensorType type, DimBounds bounds);
+
+/// The trainable parameters of @micro_step, in program order.
+llvm::SmallVector<mlir::bert::ParamOp> trainableParams(mlir::func::FuncOp microStep);
+
+} // namespace bertc

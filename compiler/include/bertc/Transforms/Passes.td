@@ -1,0 +1,71 @@
+//===- Passes.td - bertc's passes --------------------------*- tablegen -*-===//
+//
+// Each pass description is a design note: what it establishes and why.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BERTC_TRANSFORMS_PASSES
+#define BERTC_TRANSFORMS_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def Autodiff : Pass<"bertc-autodiff", "mlir::ModuleOp"> {
+  let summary = "Appends the backward pass to @micro_step";
+  let description = [{
+    Turns the forward graph of `@micro_step` (which returns the scalar loss) into a
+    whole micro-step: forward, loss, backward, and one `bert.accumulate_grad` per
+    trainable parameter that receives a gradient.
+
+    It is a generic driver over `GradientOpInterface`: it knows no op. It
+    1. marks the values that depend on a trainable parameter (only those need
+       gradients, so a frozen embedding table costs no backward at all);
+    2. seeds d loss / d loss = 1 and walks the forward ops in reverse, asking each op
+       whose results received a gradient for the gradients of its needed operands;
+    3. sums the gradients reaching a value used more than once with `bert.add`
+       (residual connections), at the forward op's location;
+    4. accumulates each parameter's gradient into its gradient slot.
+    Backward ops carry the location of the forward op they differentiate, so every
+    byte of the backward traces back to a TOML line.
+  }];
+  let dependentDialects = ["mlir::bert::BertDialect"];
+}
+
+def InsertOptimizer : Pass<"bertc-insert-optimizer", "mlir::ModuleOp"> {
+  let summary = "Adds @optimizer_step: one AdamW update per trainable parameter";
+  let description = [{
+    Creates `@optimizer_step` with a `bert.adamw` for every trainable parameter of
+    `@micro_step`, in the same order, with the module's `bert.train` settings
+    (beta1, beta2, adam_eps, weight_decay). As the Hugging Face Trainer does, biases
+    and LayerNorm weights (`decay = false`) get no weight decay. Frozen parameters get
+    no update and, later, no optimizer state. The step functions stay separate so that
+    several micro-steps (gradient accumulation) can feed one update.
+  }];
+  let dependentDialects = ["mlir::bert::BertDialect", "mlir::func::FuncDialect"];
+}
+
+def PlanBuffers : Pass<"bertc-plan-buffers", "mlir::ModuleOp"> {
+  let summary = "Assigns every tensor a static offset in one arena";
+  let description = [{
+    Lays out one arena for the whole trainer:
+      [parameters | gradients | optimizer state | scratch | inputs | activations]
+    Parameters, gradients and the AdamW moments are each one contiguous region in
+    program order (the optimizer and checkpoint I/O walk them linearly). Every other
+    tensor of `@micro_step` is sized at its upper bound (the first dynamic dimension
+    is `bert.max_batch`, the second `bert.max_seq`) and gets an offset from liveness
+    over the program order: two tensors share bytes only when their live intervals
+    [definition, last use] are disjoint. Placement is greedy by size: the largest
+    tensors are placed first, each at the lowest aligned offset that does not overlap
+    a placed tensor whose interval intersects its own.
+
+    Results: `arena.offsets` (one byte offset per result) on ops, `arena.value`,
+    `arena.grad`, `arena.adam_m`, `arena.adam_v` on parameters, and the module
+    attribute `bert.plan` with the region bounds and `arena_bytes`.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", "256",
+           "byte alignment of every slot">,
+  ];
+  let dependentDialects = ["mlir::bert::BertDialect"];
+}
+
+#endif // BERTC_TRANSFORMS_PASSES

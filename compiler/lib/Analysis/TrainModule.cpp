@@ -1,0 +1,64 @@
+//===- TrainModule.cpp - accessors of a bertc training module -------------===//
+
+#include "bertc/Analysis/TrainModule.h"
+
+using namespace mlir;
+
+namespace bertc {
+
+FailureOr<func::FuncOp> getMicroStep(ModuleOp module) {
+  if (auto func = module.lookupSymbol<func::FuncOp>(kMicroStep))
+    return func;
+  return module.emitError("training module has no @micro_step function");
+}
+
+FailureOr<float> getTrainFloat(ModuleOp module, StringRef key) {
+  auto train = module->getAttrOfType<DictionaryAttr>("bert.train");
+  if (!train)
+    return module.emitError("training module has no 'bert.train' settings");
+  Attribute value = train.get(key);
+  if (auto f = dyn_cast_or_null<FloatAttr>(value))
+    return float(f.getValueAsDouble());
+  if (auto i = dyn_cast_or_null<IntegerAttr>(value))
+    return float(i.getInt());
+  return module.emitError() << "'bert.train' has no numeric setting '" << key << "'";
+}
+
+FailureOr<DimBounds> getDimBounds(ModuleOp module) {
+  auto batch = module->getAttrOfType<IntegerAttr>("bert.max_batch");
+  auto seq = module->getAttrOfType<IntegerAttr>("bert.max_seq");
+  if (!batch || !seq)
+    return module.emitError("training module needs 'bert.max_batch' and 'bert.max_seq'");
+  return DimBounds{batch.getInt(), seq.getInt()};
+}
+
+SmallVector<int64_t> boundedShape(RankedTensorType type, DimBounds bounds) {
+  SmallVector<int64_t> shape;
+  int dynamicSeen = 0;
+  for (int64_t dim : type.getShape()) {
+    if (ShapedType::isDynamic(dim))
+      dim = dynamicSeen++ == 0 ? bounds.maxBatch : bounds.maxSeq;
+    shape.push_back(dim);
+  }
+  return shape;
+}
+
+int64_t elementBytes(Type type) { return (type.getIntOrFloatBitWidth() + 7) / 8; }
+
+int64_t boundedBytes(RankedTensorType type, DimBounds bounds) {
+  int64_t bytes = elementBytes(type.getElementType());
+  for (int64_t dim : boundedShape(type, bounds))
+    bytes *= dim;
+  return bytes;
+}
+
+SmallVector<bert::ParamOp> trainableParams(func::FuncOp microStep) {
+  SmallVector<bert::ParamOp> params;
+  microStep.walk([&](bert::ParamOp param) {
+    if (param.getTrainable())
+      params.push_back(param);
+  });
+  return params;
+}
+
+} // namespace bertc

@@ -1,0 +1,49 @@
+//===- InsertOptimizer.cpp - the AdamW update of every trainable parameter ===//
+
+#include "bertc/Analysis/TrainModule.h"
+#include "bertc/Transforms/Passes.h"
+
+namespace bertc {
+#define GEN_PASS_DEF_INSERTOPTIMIZER
+#include "bertc/Transforms/Passes.h.inc"
+} // namespace bertc
+
+using namespace mlir;
+using namespace mlir::bert;
+
+namespace {
+
+struct InsertOptimizerPass : bertc::impl::InsertOptimizerBase<InsertOptimizerPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<func::FuncOp> microStep = bertc::getMicroStep(module);
+    if (failed(microStep))
+      return signalPassFailure();
+    if (module.lookupSymbol(bertc::kOptimizerStep)) {
+      module.emitError("module already has an @optimizer_step");
+      return signalPassFailure();
+    }
+    FailureOr<float> beta1 = bertc::getTrainFloat(module, "beta1");
+    FailureOr<float> beta2 = bertc::getTrainFloat(module, "beta2");
+    FailureOr<float> eps = bertc::getTrainFloat(module, "adam_eps");
+    FailureOr<float> decay = bertc::getTrainFloat(module, "weight_decay");
+    if (failed(beta1) || failed(beta2) || failed(eps) || failed(decay))
+      return signalPassFailure();
+
+    OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+    auto step = builder.create<func::FuncOp>(module.getLoc(), bertc::kOptimizerStep,
+                                             builder.getFunctionType({}, {}));
+    builder.setInsertionPointToStart(step.addEntryBlock());
+    for (ParamOp param : bertc::trainableParams(*microStep)) {
+      auto copy = cast<ParamOp>(builder.clone(*param));
+      float weightDecay = param.getDecay() ? *decay : 0.0f;
+      builder.create<AdamWOp>(param.getLoc(), copy.getResult(),
+                              builder.getF32FloatAttr(*beta1), builder.getF32FloatAttr(*beta2),
+                              builder.getF32FloatAttr(*eps),
+                              builder.getF32FloatAttr(weightDecay));
+    }
+    builder.create<func::ReturnOp>(module.getLoc());
+  }
+};
+
+} // namespace

@@ -1,0 +1,162 @@
+//===- PlanBuffers.cpp - one arena, static offsets, buffer reuse ----------===//
+//
+// Lays out the arena (see Passes.td): fixed regions for parameters, gradients,
+// optimizer state, kernel scratch and inputs, then the activations of @micro_step
+// packed by liveness. Writes the offsets back into the IR as attributes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "bertc/Analysis/ArenaPacker.h"
+#include "bertc/Analysis/TrainModule.h"
+#include "bertc/Transforms/Passes.h"
+
+namespace bertc {
+#define GEN_PASS_DEF_PLANBUFFERS
+#include "bertc/Transforms/Passes.h.inc"
+} // namespace bertc
+
+using namespace mlir;
+using namespace mlir::bert;
+
+namespace {
+
+/// Scratch the runtime's attention kernels need at sequence length `seq`: two
+/// [seq, seq] fp32 tiles (bertc::cpu::attentionScratchFloats; the trainer checks it).
+int64_t attentionScratchBytes(int64_t seq) { return 2 * seq * seq * 4; }
+
+/// Appends slots to a contiguous region, each aligned.
+struct RegionCursor {
+  int64_t begin;
+  int64_t end;
+  int64_t alignment;
+
+  int64_t take(int64_t bytes) {
+    int64_t offset = bertc::alignTo(end, alignment);
+    end = offset + bytes;
+    return offset;
+  }
+  DenseI64ArrayAttr attr(MLIRContext *ctx) const {
+    return DenseI64ArrayAttr::get(ctx, {begin, end - begin});
+  }
+};
+
+struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
+  using PlanBuffersBase::PlanBuffersBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<func::FuncOp> microStep = bertc::getMicroStep(module);
+    FailureOr<bertc::DimBounds> bounds = bertc::getDimBounds(module);
+    if (failed(microStep) || failed(bounds))
+      return signalPassFailure();
+    MLIRContext *ctx = &getContext();
+    Builder b(ctx);
+    auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
+
+    // 1. Parameters, gradients, AdamW moments: contiguous regions in program order.
+    SmallVector<ParamOp> params;
+    microStep->walk([&](ParamOp p) { params.push_back(p); });
+    RegionCursor values{0, 0, alignment};
+    for (ParamOp p : params)
+      p->setAttr("arena.value", i64(values.take(bytesOf(p.getResult(), *bounds))));
+    RegionCursor grads{bertc::alignTo(values.end, alignment), 0, alignment};
+    grads.end = grads.begin;
+    for (ParamOp p : params)
+      if (p.getTrainable())
+        p->setAttr("arena.grad", i64(grads.take(bytesOf(p.getResult(), *bounds))));
+    RegionCursor moments{bertc::alignTo(grads.end, alignment), 0, alignment};
+    moments.end = moments.begin;
+    for (StringRef moment : {"arena.adam_m", "arena.adam_v"})
+      for (ParamOp p : params)
+        if (p.getTrainable())
+          p->setAttr(moment, i64(moments.take(bytesOf(p.getResult(), *bounds))));
+
+    // 2. Kernel scratch and the per-batch inputs.
+    bool hasAttention = false;
+    microStep->walk([&](AttentionOp) { hasAttention = true; });
+    RegionCursor scratch{bertc::alignTo(moments.end, alignment), 0, alignment};
+    scratch.end = scratch.begin;
+    if (hasAttention)
+      scratch.take(attentionScratchBytes(bounds->maxSeq));
+    RegionCursor inputs{bertc::alignTo(scratch.end, alignment), 0, alignment};
+    inputs.end = inputs.begin;
+    microStep->walk([&](InputOp input) {
+      input->setAttr("arena.offsets", b.getDenseI64ArrayAttr(
+                                          {inputs.take(bytesOf(input.getResult(), *bounds))}));
+    });
+
+    // 3. Activations: live intervals over the program order, then packing.
+    int64_t activationsBegin = bertc::alignTo(inputs.end, alignment);
+    Block &body = microStep->getBody().front();
+    llvm::DenseMap<Operation *, int64_t> position;
+    for (auto [index, op] : llvm::enumerate(body))
+      position[&op] = index;
+    int64_t lastStep = int64_t(position.size()) - 1;
+    Value loss = body.getTerminator()->getOperand(0);
+
+    SmallVector<Value> buffers;
+    std::vector<bertc::LiveInterval> intervals;
+    for (Operation &op : body) {
+      if (isa<ParamOp, InputOp>(op))
+        continue;
+      for (Value result : op.getResults()) {
+        int64_t end = position[&op];
+        for (Operation *user : result.getUsers())
+          end = std::max(end, position[user]);
+        if (result == loss)
+          end = lastStep;
+        buffers.push_back(result);
+        intervals.push_back({position[&op], end, bytesOf(result, *bounds)});
+      }
+    }
+    bertc::ArenaPacking packing = bertc::packIntervals(intervals, alignment);
+    llvm::DenseMap<Value, int64_t> offsets;
+    for (auto [value, offset] : llvm::zip(buffers, packing.offsets))
+      offsets[value] = activationsBegin + offset;
+    for (Operation &op : body) {
+      if (isa<ParamOp, InputOp>(op) || op.getNumResults() == 0)
+        continue;
+      SmallVector<int64_t> resultOffsets;
+      for (Value result : op.getResults())
+        resultOffsets.push_back(offsets[result]);
+      op.setAttr("arena.offsets", b.getDenseI64ArrayAttr(resultOffsets));
+    }
+
+    // 4. The optimizer's parameter reads share the micro-step's slots.
+    if (auto optimizerStep = module.lookupSymbol<func::FuncOp>(bertc::kOptimizerStep)) {
+      llvm::StringMap<ParamOp> byName;
+      for (ParamOp p : params)
+        byName[p.getName()] = p;
+      optimizerStep.walk([&](ParamOp p) {
+        ParamOp original = byName.lookup(p.getName());
+        for (StringRef key : {"arena.value", "arena.grad", "arena.adam_m", "arena.adam_v"})
+          if (Attribute attr = original ? original->getAttr(key) : Attribute())
+            p->setAttr(key, attr);
+      });
+    }
+
+    int64_t arenaBytes = bertc::alignTo(activationsBegin + packing.bytes, alignment);
+    int64_t fixedBytes = activationsBegin;
+    module->setAttr(
+        "bert.plan",
+        b.getDictionaryAttr({
+            b.getNamedAttr("arena_bytes", i64(arenaBytes)),
+            b.getNamedAttr("parameters", values.attr(ctx)),
+            b.getNamedAttr("gradients", grads.attr(ctx)),
+            b.getNamedAttr("optimizer_state", moments.attr(ctx)),
+            b.getNamedAttr("scratch", scratch.attr(ctx)),
+            b.getNamedAttr("inputs", inputs.attr(ctx)),
+            b.getNamedAttr("activations",
+                           b.getDenseI64ArrayAttr({activationsBegin, packing.bytes})),
+            b.getNamedAttr("lower_bound_bytes",
+                           i64(fixedBytes + bertc::maxLiveBytes(intervals))),
+            b.getNamedAttr("loss", i64(offsets[loss])),
+        }));
+  }
+
+  static int64_t bytesOf(Value value, bertc::DimBounds bounds) {
+    return bertc::boundedBytes(cast<RankedTensorType>(value.getType()), bounds);
+  }
+};
+
+} // namespace

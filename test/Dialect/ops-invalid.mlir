@@ -1,0 +1,88 @@
+// RUN: bertc-opt %s -split-input-file -verify-diagnostics
+
+func.func @linear_in_features(%x: tensor<?x?x8xf32>, %w: tensor<4x6xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{input has last dimension 8, expected 6}}
+  %y = bert.linear %x, %w, %b : (tensor<?x?x8xf32>, tensor<4x6xf32>, tensor<4xf32>) -> tensor<?x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_bias(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<5xf32>) {
+  // expected-error @+1 {{bias has last dimension 5, expected 4}}
+  %y = bert.linear %x, %w, %b : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<5xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_result(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{must keep the leading dimensions}}
+  %y = bert.linear %x, %w, %b : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<?x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_heads(%q: tensor<?x?x10xf32>, %m: tensor<?x?xi32>) {
+  // expected-error @+1 {{hidden size 10 is not divisible by 4 heads}}
+  %c = bert.attention %q, %q, %q, %m {heads = 4 : i64, dropout = 0.0 : f32, stream = 0 : i32} : (tensor<?x?x10xf32>, tensor<?x?x10xf32>, tensor<?x?x10xf32>, tensor<?x?xi32>) -> tensor<?x?x10xf32>
+  return
+}
+
+// -----
+
+func.func @dropout_rate(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{rate must be in [0, 1), got 1}}
+  %y = bert.dropout %x {rate = 1.0 : f32, stream = 0 : i32} : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @layernorm_gamma(%x: tensor<?x8xf32>, %g: tensor<7xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{gamma has last dimension 7, expected 8}}
+  %y = bert.layernorm %x, %g, %b {epsilon = 1.0e-12 : f32} : (tensor<?x8xf32>, tensor<7xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @unknown_input() {
+  // expected-error @+1 {{unknown input 'segment_ids'}}
+  %x = bert.input "segment_ids" : tensor<?x?xi32>
+  return
+}
+
+// -----
+
+func.func @dynamic_param() {
+  // expected-error @+1 {{parameter 'w' must have a static shape}}
+  %w = bert.param "w" {group = "classifier", trainable = true, decay = true, init = "normal"} : tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @frozen_update(%g: tensor<8xf32>) {
+  %w = bert.param "w" {group = "embeddings", trainable = false, decay = true, init = "normal"} : tensor<8xf32>
+  // expected-error @+1 {{parameter 'w' is frozen}}
+  bert.adamw %w {beta1 = 0.9 : f32, beta2 = 0.999 : f32, epsilon = 1.0e-8 : f32, weight_decay = 0.0 : f32} : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @accumulate_not_param(%w: tensor<8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{operand must be a bert.param}}
+  bert.accumulate_grad %w, %g : tensor<8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_rank(%ids: tensor<?x?xi32>, %t: tensor<16x8xf32>) {
+  // expected-error @+1 {{result must have rank 3}}
+  %e = bert.embedding %ids, %t : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x8xf32>
+  return
+}

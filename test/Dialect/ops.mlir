@@ -1,0 +1,78 @@
+// RUN: bertc-opt %s | bertc-opt | FileCheck %s
+// Round trip of every bert op.
+
+// CHECK-LABEL: func.func @forward
+func.func @forward() -> tensor<f32> {
+  // CHECK: bert.input "input_ids" : tensor<?x?xi32>
+  %ids = bert.input "input_ids" : tensor<?x?xi32>
+  %mask = bert.input "attention_mask" : tensor<?x?xi32>
+  %labels = bert.input "labels" : tensor<?xi32>
+  // CHECK: bert.param "bert.embeddings.word_embeddings.weight" {decay = true, group = "embeddings", init = "normal", trainable = true} : tensor<16x8xf32>
+  %table = bert.param "bert.embeddings.word_embeddings.weight" {group = "embeddings", trainable = true, decay = true, init = "normal"} : tensor<16x8xf32>
+  %gamma = bert.param "g" {group = "embeddings", trainable = true, decay = false, init = "ones"} : tensor<8xf32>
+  %beta = bert.param "b" {group = "embeddings", trainable = true, decay = false, init = "zeros"} : tensor<8xf32>
+  %w = bert.param "w" {group = "classifier", trainable = true, decay = true, init = "normal"} : tensor<2x8xf32>
+  %bias = bert.param "c" {group = "classifier", trainable = true, decay = false, init = "zeros"} : tensor<2xf32>
+  // CHECK: bert.embedding %{{.*}}, %{{.*}} : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+  %e = bert.embedding %ids, %table : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+  // CHECK: bert.add
+  %s = bert.add %e, %e : (tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  // CHECK: bert.layernorm {{.*}} {epsilon = 9.99999996E-13 : f32}
+  %n = bert.layernorm %s, %gamma, %beta {epsilon = 1.0e-12 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  // CHECK: bert.dropout {{.*}} {rate = 1.000000e-01 : f32, stream = 0 : i32}
+  %d = bert.dropout %n {rate = 0.1 : f32, stream = 0 : i32} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  // CHECK: bert.attention {{.*}} {dropout = 0.000000e+00 : f32, heads = 2 : i64, stream = 1 : i32}
+  %a = bert.attention %d, %d, %d, %mask {heads = 2 : i64, dropout = 0.0 : f32, stream = 1 : i32} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>) -> tensor<?x?x8xf32>
+  // CHECK: bert.gelu
+  %g = bert.gelu %a : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  // CHECK: bert.select_token {{.*}} {index = 0 : i64}
+  %cls = bert.select_token %g {index = 0 : i64} : (tensor<?x?x8xf32>) -> tensor<?x8xf32>
+  // CHECK: bert.tanh
+  %t = bert.tanh %cls : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  // CHECK: bert.linear
+  %logits = bert.linear %t, %w, %bias : (tensor<?x8xf32>, tensor<2x8xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+  // CHECK: bert.cross_entropy {{.*}} -> tensor<f32>
+  %loss = bert.cross_entropy %logits, %labels : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// CHECK-LABEL: func.func @backward
+func.func @backward(%dy: tensor<?x?x8xf32>, %x: tensor<?x?x8xf32>, %dlogits: tensor<?x2xf32>,
+                    %logits: tensor<?x2xf32>, %ids: tensor<?x?xi32>, %labels: tensor<?xi32>,
+                    %mask: tensor<?x?xi32>, %g: tensor<8xf32>, %w: tensor<2x8xf32>, %cls: tensor<?x8xf32>) {
+  // CHECK: bert.fill 1.000000e+00 : tensor<f32>
+  %one = bert.fill 1.0 : tensor<f32>
+  // CHECK: bert.embedding_grad
+  %0 = bert.embedding_grad %dy, %ids : (tensor<?x?x8xf32>, tensor<?x?xi32>) -> tensor<16x8xf32>
+  // CHECK: bert.layernorm_grad
+  %1:3 = bert.layernorm_grad %dy, %x, %g {epsilon = 1.0e-12 : f32} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<8xf32>) -> (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  // CHECK: bert.linear_grad_input
+  %2 = bert.linear_grad_input %dlogits, %w : (tensor<?x2xf32>, tensor<2x8xf32>) -> tensor<?x8xf32>
+  // CHECK: bert.linear_grad_weight
+  %3 = bert.linear_grad_weight %dlogits, %cls : (tensor<?x2xf32>, tensor<?x8xf32>) -> tensor<2x8xf32>
+  // CHECK: bert.bias_grad
+  %4 = bert.bias_grad %dlogits : (tensor<?x2xf32>) -> tensor<2xf32>
+  // CHECK: bert.gelu_grad
+  %5 = bert.gelu_grad %dy, %x : (tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  // CHECK: bert.tanh_grad
+  %6 = bert.tanh_grad %cls, %cls : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  // CHECK: bert.dropout_grad
+  %7 = bert.dropout_grad %dy {rate = 0.1 : f32, stream = 0 : i32} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  // CHECK: bert.attention_grad
+  %8:3 = bert.attention_grad %dy, %x, %x, %x, %mask {heads = 2 : i64, dropout = 0.0 : f32, stream = 1 : i32} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>)
+  // CHECK: bert.select_token_grad
+  %9 = bert.select_token_grad %cls {index = 0 : i64} : (tensor<?x8xf32>) -> tensor<?x?x8xf32>
+  // CHECK: bert.cross_entropy_grad
+  %10 = bert.cross_entropy_grad %one, %logits, %labels : (tensor<f32>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x2xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @updates
+func.func @updates(%dw: tensor<2x8xf32>) {
+  %w = bert.param "w" {group = "classifier", trainable = true, decay = true, init = "normal"} : tensor<2x8xf32>
+  // CHECK: bert.accumulate_grad %{{.*}}, %{{.*}} : tensor<2x8xf32>, tensor<2x8xf32>
+  bert.accumulate_grad %w, %dw : tensor<2x8xf32>, tensor<2x8xf32>
+  // CHECK: bert.adamw %{{.*}} {beta1 = 0.899999976 : f32, beta2 = 9.990000e-01 : f32, epsilon = 9.99999993E-9 : f32, weight_decay = 0.00999999977 : f32} : tensor<2x8xf32>
+  bert.adamw %w {beta1 = 0.9 : f32, beta2 = 0.999 : f32, epsilon = 1.0e-8 : f32, weight_decay = 0.01 : f32} : tensor<2x8xf32>
+  return
+}

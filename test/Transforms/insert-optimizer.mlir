@@ -1,0 +1,21 @@
+// RUN: bertc-opt %s -bertc-insert-optimizer | FileCheck %s
+
+// One AdamW update per trainable parameter, in program order, with the module's
+// settings; no decay for parameters marked decay = false, nothing for frozen ones.
+// CHECK-LABEL: func.func @optimizer_step()
+// CHECK-NEXT: %[[W:.*]] = bert.param "w"
+// CHECK-NEXT: bert.adamw %[[W]] {beta1 = 0.899999976 : f32, beta2 = 9.990000e-01 : f32, epsilon = 9.99999993E-9 : f32, weight_decay = 0.00999999977 : f32}
+// CHECK-NEXT: %[[B:.*]] = bert.param "b"
+// CHECK-NEXT: bert.adamw %[[B]] {{{.*}}weight_decay = 0.000000e+00 : f32}
+// CHECK-NEXT: return
+module attributes {bert.train = {beta1 = 0.9 : f32, beta2 = 0.999 : f32, adam_eps = 1.0e-8 : f32, weight_decay = 0.01 : f32}} {
+  func.func @micro_step() -> tensor<f32> {
+    %labels = bert.input "labels" : tensor<?xi32>
+    %x = bert.param "frozen" {group = "pooler", trainable = false, decay = true, init = "normal"} : tensor<4x2xf32>
+    %w = bert.param "w" {group = "classifier", trainable = true, decay = true, init = "normal"} : tensor<2x2xf32>
+    %b = bert.param "b" {group = "classifier", trainable = true, decay = false, init = "zeros"} : tensor<2xf32>
+    %logits = bert.linear %x, %w, %b : (tensor<4x2xf32>, tensor<2x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+    %loss = bert.cross_entropy %logits, %labels : (tensor<4x2xf32>, tensor<?xi32>) -> tensor<f32>
+    return %loss : tensor<f32>
+  }
+}

@@ -1,0 +1,49 @@
+// RUN: bertc-opt %s -bertc-autodiff -bertc-insert-optimizer -bertc-plan-buffers="alignment=64" | FileCheck %s
+
+// Bounds: batch 4, seq 8. Fixed regions first, each slot aligned to 64:
+//   t [16,8] f32 = 512 B @0; w [2,8] = 64 B @512; b [2] = 8 B @576      parameters [0, 584)
+//   grads: w @640 (584 rounded up to 64), b @704                         gradients  [640, 712)
+//   moments m: w @768, b @832; v: w @896, b @960                         optimizer  [768, 968)
+//   no attention: empty scratch @1024; inputs: ids [4,8] i32 = 128 B @1024, labels @1152
+//   activations begin at 1216 (1168 rounded up to 64).
+// CHECK: bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64,
+// CHECK-SAME: gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64,
+// CHECK-SAME: lower_bound_bytes = 3264 : i64, optimizer_state = array<i64: 768, 200>,
+// CHECK-SAME: parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}
+// CHECK-LABEL: func.func @micro_step
+// CHECK: bert.input "input_ids" {arena.offsets = array<i64: 1024>}
+// CHECK: bert.input "labels" {arena.offsets = array<i64: 1152>}
+// The frozen table has a value slot only.
+// CHECK: bert.param "t" {arena.value = 0 : i64,
+// e and gelu(e) are [4,8,8] f32 = 1024 B each and alive together: 1216 and 2240 (+1024).
+// CHECK: bert.embedding {{.*}}arena.offsets = array<i64: 1216>
+// CHECK: bert.gelu {{.*}}arena.offsets = array<i64: 2240>
+// e is dead once gelu ran: the [4,8] CLS rows (128 B) reuse its bytes.
+// CHECK: bert.select_token {{.*}}arena.offsets = array<i64: 1216>
+// CHECK: bert.param "w" {arena.adam_m = 768 : i64, arena.adam_v = 896 : i64, arena.grad = 640 : i64, arena.value = 512 : i64
+// CHECK: bert.param "b" {arena.adam_m = 832 : i64, arena.adam_v = 960 : i64, arena.grad = 704 : i64, arena.value = 576 : i64
+// logits [4,2] = 32 B right after the CLS rows: 1216 + 128 = 1344.
+// CHECK: bert.linear {{.*}}arena.offsets = array<i64: 1344>
+// CHECK: bert.cross_entropy {{.*}}arena.offsets = array<i64: 1472>
+// d logits (1408) must not overlap logits (1344, 32 B) nor the CLS rows it feeds with.
+// CHECK: bert.cross_entropy_grad {{.*}}arena.offsets = array<i64: 1408>
+// d w reuses the logits' bytes, dead after cross_entropy_grad.
+// CHECK: bert.linear_grad_weight {{.*}}arena.offsets = array<i64: 1344>
+// CHECK: bert.bias_grad {{.*}}arena.offsets = array<i64: 1216>
+// CHECK-LABEL: func.func @optimizer_step
+// CHECK: bert.param "w" {arena.adam_m = 768 : i64, arena.adam_v = 896 : i64, arena.grad = 640 : i64, arena.value = 512 : i64
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.train = {beta1 = 0.9 : f32, beta2 = 0.999 : f32, adam_eps = 1.0e-8 : f32, weight_decay = 0.01 : f32}} {
+  func.func @micro_step() -> tensor<f32> {
+    %ids = bert.input "input_ids" : tensor<?x?xi32>
+    %labels = bert.input "labels" : tensor<?xi32>
+    %t = bert.param "t" {group = "embeddings", trainable = false, decay = true, init = "normal"} : tensor<16x8xf32>
+    %e = bert.embedding %ids, %t : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+    %g = bert.gelu %e : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+    %cls = bert.select_token %g {index = 0 : i64} : (tensor<?x?x8xf32>) -> tensor<?x8xf32>
+    %w = bert.param "w" {group = "classifier", trainable = true, decay = true, init = "normal"} : tensor<2x8xf32>
+    %b = bert.param "b" {group = "classifier", trainable = true, decay = false, init = "zeros"} : tensor<2xf32>
+    %logits = bert.linear %cls, %w, %b : (tensor<?x8xf32>, tensor<2x8xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+    %loss = bert.cross_entropy %logits, %labels : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+    return %loss : tensor<f32>
+  }
+}

@@ -1,0 +1,20 @@
+# lit configuration for bertc: FileCheck suites over bertc, bertc-opt and the trainers.
+import os
+
+import lit.formats
+
+config.name = "bertc"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".mlir", ".toml", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.bertc_build_dir, "test")
+
+config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
+config.environment["PATH"] = os.pathsep.join(
+    [config.bertc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
+config.substitutions.append(("%src", config.bertc_source_dir))
+config.substitutions.append(("%python", "python3"))
+
+if config.nvcc:
+    config.available_features.add("nvcc")
