@@ -47,8 +47,8 @@ LogicalResult expectSameType(Operation *op, Value a, StringRef aWhat, Value b,
                            << b.getType() << " must have the same type";
 }
 
-LogicalResult expectRate(Operation *op, StringRef what, float rate) {
-  if (rate >= 0.0f && rate < 1.0f)
+LogicalResult expectRate(Operation *op, StringRef what, double rate) {
+  if (rate >= 0.0 && rate < 1.0)
     return success();
   return op->emitOpError() << what << " must be in [0, 1), got " << rate;
 }
@@ -254,12 +254,12 @@ LogicalResult AccumulateGradOp::verify() {
 
 LogicalResult AdamWOp::verify() {
   if (failed(expectTrainableParam(*this, getParam())) ||
-      failed(expectRate(*this, "beta1", getBeta1().convertToFloat())) ||
-      failed(expectRate(*this, "beta2", getBeta2().convertToFloat())))
+      failed(expectRate(*this, "beta1", getBeta1().convertToDouble())) ||
+      failed(expectRate(*this, "beta2", getBeta2().convertToDouble())))
     return failure();
-  if (getEpsilon().convertToFloat() <= 0.0f)
+  if (getEpsilon().convertToDouble() <= 0.0)
     return emitOpError("epsilon must be positive");
-  if (getWeightDecay().convertToFloat() < 0.0f)
+  if (getWeightDecay().convertToDouble() < 0.0)
     return emitOpError("weight_decay must not be negative");
   return success();
 }

@@ -67,7 +67,7 @@ func.func @dynamic_param() {
 func.func @frozen_update(%g: tensor<8xf32>) {
   %w = bert.param "w" {group = "embeddings", trainable = false, decay = true, init = "normal"} : tensor<8xf32>
   // expected-error @+1 {{parameter 'w' is frozen}}
-  bert.adamw %w {beta1 = 0.9 : f32, beta2 = 0.999 : f32, epsilon = 1.0e-8 : f32, weight_decay = 0.0 : f32} : tensor<8xf32>
+  bert.adamw %w {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-8 : f64, weight_decay = 0.0 : f64} : tensor<8xf32>
   return
 }
 

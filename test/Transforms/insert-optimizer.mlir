@@ -4,11 +4,11 @@
 // settings; no decay for parameters marked decay = false, nothing for frozen ones.
 // CHECK-LABEL: func.func @optimizer_step()
 // CHECK-NEXT: %[[W:.*]] = bert.param "w"
-// CHECK-NEXT: bert.adamw %[[W]] {beta1 = 0.899999976 : f32, beta2 = 9.990000e-01 : f32, epsilon = 9.99999993E-9 : f32, weight_decay = 0.00999999977 : f32}
+// CHECK-NEXT: bert.adamw %[[W]] {beta1 = 9.000000e-01 : f64, beta2 = 9.990000e-01 : f64, epsilon = 1.000000e-08 : f64, weight_decay = 0.01 : f64}
 // CHECK-NEXT: %[[B:.*]] = bert.param "b"
-// CHECK-NEXT: bert.adamw %[[B]] {{{.*}}weight_decay = 0.000000e+00 : f32}
+// CHECK-NEXT: bert.adamw %[[B]] {{{.*}}weight_decay = 0.000000e+00 : f64}
 // CHECK-NEXT: return
-module attributes {bert.train = {beta1 = 0.9 : f32, beta2 = 0.999 : f32, adam_eps = 1.0e-8 : f32, weight_decay = 0.01 : f32}} {
+module attributes {bert.train = {beta1 = 0.9 : f64, beta2 = 0.999 : f64, adam_eps = 1.0e-8 : f64, weight_decay = 0.01 : f64}} {
   func.func @micro_step() -> tensor<f32> {
     %labels = bert.input "labels" : tensor<?xi32>
     %x = bert.param "frozen" {group = "pooler", trainable = false, decay = true, init = "normal"} : tensor<4x2xf32>

@@ -12,15 +12,15 @@ FailureOr<func::FuncOp> getMicroStep(ModuleOp module) {
   return module.emitError("training module has no @micro_step function");
 }
 
-FailureOr<float> getTrainFloat(ModuleOp module, StringRef key) {
+FailureOr<double> getTrainNumber(ModuleOp module, StringRef key) {
   auto train = module->getAttrOfType<DictionaryAttr>("bert.train");
   if (!train)
     return module.emitError("training module has no 'bert.train' settings");
   Attribute value = train.get(key);
   if (auto f = dyn_cast_or_null<FloatAttr>(value))
-    return float(f.getValueAsDouble());
+    return f.getValueAsDouble();
   if (auto i = dyn_cast_or_null<IntegerAttr>(value))
-    return float(i.getInt());
+    return double(i.getInt());
   return module.emitError() << "'bert.train' has no numeric setting '" << key << "'";
 }
 

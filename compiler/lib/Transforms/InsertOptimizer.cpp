@@ -23,10 +23,10 @@ struct InsertOptimizerPass : bertc::impl::InsertOptimizerBase<InsertOptimizerPas
       module.emitError("module already has an @optimizer_step");
       return signalPassFailure();
     }
-    FailureOr<float> beta1 = bertc::getTrainFloat(module, "beta1");
-    FailureOr<float> beta2 = bertc::getTrainFloat(module, "beta2");
-    FailureOr<float> eps = bertc::getTrainFloat(module, "adam_eps");
-    FailureOr<float> decay = bertc::getTrainFloat(module, "weight_decay");
+    FailureOr<double> beta1 = bertc::getTrainNumber(module, "beta1");
+    FailureOr<double> beta2 = bertc::getTrainNumber(module, "beta2");
+    FailureOr<double> eps = bertc::getTrainNumber(module, "adam_eps");
+    FailureOr<double> decay = bertc::getTrainNumber(module, "weight_decay");
     if (failed(beta1) || failed(beta2) || failed(eps) || failed(decay))
       return signalPassFailure();
 
@@ -36,11 +36,11 @@ struct InsertOptimizerPass : bertc::impl::InsertOptimizerBase<InsertOptimizerPas
     builder.setInsertionPointToStart(step.addEntryBlock());
     for (ParamOp param : bertc::trainableParams(*microStep)) {
       auto copy = cast<ParamOp>(builder.clone(*param));
-      float weightDecay = param.getDecay() ? *decay : 0.0f;
+      double weightDecay = param.getDecay() ? *decay : 0.0;
       builder.create<AdamWOp>(param.getLoc(), copy.getResult(),
-                              builder.getF32FloatAttr(*beta1), builder.getF32FloatAttr(*beta2),
-                              builder.getF32FloatAttr(*eps),
-                              builder.getF32FloatAttr(weightDecay));
+                              builder.getF64FloatAttr(*beta1), builder.getF64FloatAttr(*beta2),
+                              builder.getF64FloatAttr(*eps),
+                              builder.getF64FloatAttr(weightDecay));
     }
     builder.create<func::ReturnOp>(module.getLoc());
   }

@@ -21,8 +21,9 @@ using namespace mlir::bert;
 namespace {
 
 /// Scratch the runtime's attention kernels need at sequence length `seq`: two
-/// [seq, seq] fp32 tiles (bertc::cpu::attentionScratchFloats; the trainer checks it).
-int64_t attentionScratchBytes(int64_t seq) { return 2 * seq * seq * 4; }
+/// [seq, seq] fp32 tiles and a row (bertc::cpu::attentionScratchFloats; the trainer
+/// checks it).
+int64_t attentionScratchBytes(int64_t seq) { return (2 * seq * seq + seq) * 4; }
 
 /// Appends slots to a contiguous region, each aligned.
 struct RegionCursor {

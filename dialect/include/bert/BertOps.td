@@ -326,15 +326,17 @@ def Bert_AdamWOp : Bert_Op<"adamw", [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "one torch.optim.AdamW update of a parameter from its gradient slot";
   let description = [{
     Decoupled weight decay as torch.optim.AdamW; the learning rate of the step comes
-    from the runtime's schedule. The moments live in the optimizer-state region.
+    from the runtime's schedule. The moments live in the optimizer-state region. The
+    hyper-parameters are f64 because torch derives 1 - beta and the bias corrections
+    from Python floats.
 
     ```mlir
-    bert.adamw %w {beta1 = 0.9 : f32, beta2 = 0.999 : f32, epsilon = 1.0e-08 : f32,
-                   weight_decay = 0.01 : f32} : tensor<2x64xf32>
+    bert.adamw %w {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-08 : f64,
+                   weight_decay = 0.01 : f64} : tensor<2x64xf32>
     ```
   }];
-  let arguments = (ins Bert_FloatTensor:$param, F32Attr:$beta1, F32Attr:$beta2,
-                       F32Attr:$epsilon, F32Attr:$weight_decay);
+  let arguments = (ins Bert_FloatTensor:$param, F64Attr:$beta1, F64Attr:$beta2,
+                       F64Attr:$epsilon, F64Attr:$weight_decay);
   let assemblyFormat = "$param attr-dict `:` type($param)";
   let hasVerifier = 1;
 }

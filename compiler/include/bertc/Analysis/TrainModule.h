@@ -19,8 +19,8 @@ inline constexpr llvm::StringLiteral kOptimizerStep = "optimizer_step";
 /// The module's @micro_step, or a diagnostic on the module and failure.
 mlir::FailureOr<mlir::func::FuncOp> getMicroStep(mlir::ModuleOp module);
 
-/// A float setting of the module's `bert.train` dictionary, or a diagnostic.
-mlir::FailureOr<float> getTrainFloat(mlir::ModuleOp module, llvm::StringRef key);
+/// A numeric setting of the module's `bert.train` dictionary, or a diagnostic.
+mlir::FailureOr<double> getTrainNumber(mlir::ModuleOp module, llvm::StringRef key);
 
 /// Upper bounds of the dynamic dimensions: the first `?` of a tensor is the
 /// micro-batch (`bert.max_batch`), the second the sequence (`bert.max_seq`).

@@ -1,0 +1,216 @@
+//===- CpuTrainer.cpp - C++ source of a CPU trainer -----------------------===//
+//
+// Emits, for a planned module:
+// 1. the parameter table (HF name, shape, value/gradient/moment slots, init);
+// 2. kTrainerPlan: arena size, regions, input slots and the [train] settings;
+// 3. bertcMicroStep and bertcOptimizerStep: each op of the step functions becomes a
+//    kernel call on pointers declared at the op's arena offsets, in program order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "bertc/Codegen/CpuTrainer.h"
+
+#include "EmitContext.h"
+#include "bert/BertDialect.h"
+#include "bertc/Analysis/TrainModule.h"
+#include "llvm/Support/Format.h"
+
+using namespace mlir;
+using namespace mlir::bert;
+
+namespace bertc {
+
+namespace {
+
+/// Reads `bert.train` and `bert.plan` settings for the plan's initialiser.
+class ModuleSettings {
+public:
+  explicit ModuleSettings(ModuleOp module)
+      : train(module->getAttrOfType<DictionaryAttr>("bert.train")),
+        plan(module->getAttrOfType<DictionaryAttr>("bert.plan")) {}
+
+  bool valid() const { return train && plan; }
+
+  int64_t integer(StringRef key) const {
+    if (auto attr = dyn_cast_or_null<IntegerAttr>(train.get(key)))
+      return attr.getInt();
+    return 0;
+  }
+  std::string real(StringRef key) const {
+    auto attr = dyn_cast_or_null<FloatAttr>(train.get(key));
+    return EmitContext::floatLiteral(attr ? float(attr.getValueAsDouble()) : 0.0f);
+  }
+  bool boolean(StringRef key) const {
+    auto attr = dyn_cast_or_null<BoolAttr>(train.get(key));
+    return attr && attr.getValue();
+  }
+  std::string text(StringRef key) const {
+    auto attr = dyn_cast_or_null<StringAttr>(train.get(key));
+    std::string quoted = "\"";
+    for (char c : attr ? attr.getValue() : StringRef()) {
+      if (c == '"' || c == '\\')
+        quoted += '\\';
+      quoted += c;
+    }
+    return quoted + "\"";
+  }
+  std::string region(StringRef key) const {
+    auto attr = dyn_cast_or_null<DenseI64ArrayAttr>(plan.get(key));
+    if (!attr || attr.size() != 2)
+      return "{0, 0}";
+    return "{" + std::to_string(attr[0]) + ", " + std::to_string(attr[1]) + "}";
+  }
+  int64_t planInteger(StringRef key) const {
+    auto attr = dyn_cast_or_null<IntegerAttr>(plan.get(key));
+    return attr ? attr.getInt() : 0;
+  }
+
+private:
+  DictionaryAttr train;
+  DictionaryAttr plan;
+};
+
+std::string initKind(StringRef init) {
+  if (init == "zeros")
+    return "ParamInit::Zeros";
+  if (init == "ones")
+    return "ParamInit::Ones";
+  return "ParamInit::Normal";
+}
+
+int64_t slotOrZero(ParamOp param, StringRef slot) {
+  auto attr = param->getAttrOfType<IntegerAttr>(slot);
+  return attr ? attr.getInt() : 0;
+}
+
+void emitParamTable(func::FuncOp microStep, raw_ostream &os) {
+  os << "const ParamSlot kParams[] = {\n";
+  microStep.walk([&](ParamOp param) {
+    auto shape = param.getResult().getType().getShape();
+    os << "    {\"" << param.getName() << "\", " << shape.size() << ", {";
+    llvm::interleaveComma(shape, os);
+    os << "}, " << param.getResult().getType().getNumElements() << ", "
+       << slotOrZero(param, "arena.value") << ", " << (param.getTrainable() ? "true" : "false")
+       << ", " << slotOrZero(param, "arena.grad") << ", " << slotOrZero(param, "arena.adam_m")
+       << ", " << slotOrZero(param, "arena.adam_v") << ", "
+       << (param.getDecay() ? "true" : "false") << ", " << initKind(param.getInit())
+       << "},\n";
+  });
+  os << "};\n\n";
+}
+
+/// The offset of input `name`, or failure when @micro_step reads no such input.
+FailureOr<int64_t> inputOffset(func::FuncOp microStep, StringRef name) {
+  int64_t offset = -1;
+  microStep.walk([&](InputOp input) {
+    if (input.getName() == name)
+      if (auto attr = input->getAttrOfType<DenseI64ArrayAttr>("arena.offsets"))
+        offset = attr[0];
+  });
+  if (offset < 0)
+    return microStep.emitError() << "@micro_step reads no planned input '" << name << "'";
+  return offset;
+}
+
+LogicalResult emitPlan(ModuleOp module, func::FuncOp microStep, raw_ostream &os) {
+  ModuleSettings s(module);
+  FailureOr<DimBounds> bounds = getDimBounds(module);
+  if (!s.valid() || failed(bounds))
+    return module.emitError("module has no 'bert.train'/'bert.plan': run the pipeline first");
+  SmallVector<int64_t> inputs;
+  for (StringRef name :
+       {"input_ids", "token_type_ids", "position_ids", "attention_mask", "labels"}) {
+    FailureOr<int64_t> offset = inputOffset(microStep, name);
+    if (failed(offset))
+      return failure();
+    inputs.push_back(*offset);
+  }
+  int64_t batch = s.integer("batch");
+  int64_t accumulation = (batch + bounds->maxBatch - 1) / bounds->maxBatch;
+  os << "} // namespace\n\n"
+     << "const TrainerPlan kTrainerPlan = {\n"
+     << "    .arenaBytes = " << s.planInteger("arena_bytes") << ",\n"
+     << "    .params = kParams,\n"
+     << "    .numParams = sizeof(kParams) / sizeof(kParams[0]),\n"
+     << "    .parameters = " << s.region("parameters") << ",\n"
+     << "    .gradients = " << s.region("gradients") << ",\n"
+     << "    .optimizerState = " << s.region("optimizer_state") << ",\n"
+     << "    .scratch = " << s.region("scratch") << ",\n"
+     << "    .inputs = {" << inputs[0] << ", " << inputs[1] << ", " << inputs[2] << ", "
+     << inputs[3] << ", " << inputs[4] << ", " << s.planInteger("loss") << "},\n"
+     << "    .train = {\n"
+     << "        .batch = " << batch << ",\n"
+     << "        .microBatch = " << bounds->maxBatch << ",\n"
+     << "        .accumulation = " << accumulation << ",\n"
+     << "        .seqLen = " << bounds->maxSeq << ",\n"
+     << "        .epochs = " << s.integer("epochs") << ",\n"
+     << "        .steps = " << s.integer("steps") << ",\n"
+     << "        .lr = " << s.real("lr") << ",\n"
+     << "        .weightDecay = " << s.real("weight_decay") << ",\n"
+     << "        .beta1 = " << s.real("beta1") << ",\n"
+     << "        .beta2 = " << s.real("beta2") << ",\n"
+     << "        .eps = " << s.real("adam_eps") << ",\n"
+     << "        .schedule = "
+     << (s.text("schedule") == "\"constant\"" ? "LrSchedule::Constant" : "LrSchedule::Linear")
+     << ",\n"
+     << "        .warmup = " << s.real("warmup") << ",\n"
+     << "        .seed = " << s.integer("seed") << "u,\n"
+     << "        .shuffle = " << (s.boolean("shuffle") ? "true" : "false") << ",\n"
+     << "        .numLabels = " << s.integer("num_labels") << ",\n"
+     << "        .initializerRange = " << s.real("initializer_range") << ",\n"
+     << "        .vocab = " << s.integer("vocab") << ",\n"
+     << "        .typeVocab = " << s.integer("type_vocab") << ",\n"
+     << "        .trainData = " << s.text("train_data") << ",\n"
+     << "        .initCheckpoint = " << s.text("init_checkpoint") << ",\n"
+     << "    },\n"
+     << "};\n\n";
+  return success();
+}
+
+/// One step function: pointers declared as their values are defined, then the call.
+LogicalResult emitStepFunction(func::FuncOp func, StringRef cppName, raw_ostream &os) {
+  os << "void " << cppName << "(const StepContext &ctx) {\n"
+     << "  std::byte *arena = ctx.arena;\n"
+     << "  [[maybe_unused]] const int64_t B = ctx.batch, S = ctx.seq;\n";
+  EmitContext ctx(os);
+  for (Operation &op : func.getBody().front()) {
+    if (isa<func::ReturnOp>(op))
+      continue;
+    if (failed(ctx.declareResults(&op)))
+      return failure();
+    if (isa<ParamOp, InputOp>(op))
+      continue;
+    if (succeeded(emitGemmOp(&op, ctx)) || succeeded(emitAttentionOp(&op, ctx)) ||
+        succeeded(emitPointwiseOp(&op, ctx)) || succeeded(emitLossOptimizerOp(&op, ctx)))
+      continue;
+    return op.emitError("the cpu target has no kernel for this op");
+  }
+  os << "}\n\n";
+  return success();
+}
+
+} // namespace
+
+LogicalResult emitCpuTrainer(ModuleOp module, raw_ostream &os) {
+  FailureOr<func::FuncOp> microStep = getMicroStep(module);
+  if (failed(microStep))
+    return failure();
+  auto optimizerStep = module.lookupSymbol<func::FuncOp>(kOptimizerStep);
+  if (!optimizerStep)
+    return module.emitError("module has no @optimizer_step: run -bertc-insert-optimizer");
+
+  os << "// Generated by bertc: a CPU trainer. Every pointer below is a slot of the one\n"
+     << "// arena the runtime allocates; offsets come from the memory plan.\n"
+     << "#include \"bertc/runtime/cpu_kernels.h\"\n"
+     << "#include \"bertc/runtime/trainer_plan.h\"\n\n"
+     << "using namespace bertc;\n\n"
+     << "namespace {\n\n";
+  emitParamTable(*microStep, os);
+  if (failed(emitPlan(module, *microStep, os)) ||
+      failed(emitStepFunction(*microStep, "bertcMicroStep", os)) ||
+      failed(emitStepFunction(optimizerStep, "bertcOptimizerStep", os)))
+    return failure();
+  return success();
+}
+
+} // namespace bertc

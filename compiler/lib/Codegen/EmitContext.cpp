@@ -1,0 +1,109 @@
+//===- EmitContext.cpp - naming tensors in generated trainer code ---------===//
+
+#include "EmitContext.h"
+
+#include "bert/BertDialect.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+using namespace mlir;
+
+namespace bertc {
+
+namespace {
+
+/// Each dimension as C++: the first dynamic one is the batch B, the second the seq S.
+SmallVector<std::string> dimExprs(Value value) {
+  SmallVector<std::string> dims;
+  int dynamicSeen = 0;
+  for (int64_t dim : cast<RankedTensorType>(value.getType()).getShape())
+    dims.push_back(ShapedType::isDynamic(dim) ? (dynamicSeen++ == 0 ? "B" : "S")
+                                              : std::to_string(dim));
+  return dims;
+}
+
+std::string product(ArrayRef<std::string> dims) {
+  return dims.empty() ? std::string("1") : llvm::join(dims, " * ");
+}
+
+std::string cppType(Type elementType) {
+  return elementType.isInteger(32) ? "int32_t" : "float";
+}
+
+std::string shapeComment(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "[" << llvm::join(dimExprs(value), ", ") << "] " << type.getElementType();
+  return text;
+}
+
+} // namespace
+
+LogicalResult EmitContext::declareResults(Operation *op) {
+  SmallVector<int64_t> offsets;
+  std::string label = op->getName().getStringRef().str();
+  if (auto param = dyn_cast<bert::ParamOp>(op)) {
+    auto offset = op->getAttrOfType<IntegerAttr>("arena.value");
+    if (!offset)
+      return op->emitError("parameter has no arena slot: run -bertc-plan-buffers first");
+    offsets.push_back(offset.getInt());
+    label = param.getName().str();
+  } else if (op->getNumResults() > 0) {
+    auto attr = op->getAttrOfType<DenseI64ArrayAttr>("arena.offsets");
+    if (!attr || attr.size() != int64_t(op->getNumResults()))
+      return op->emitError("op has no arena slots: run -bertc-plan-buffers first");
+    offsets.append(attr.asArrayRef().begin(), attr.asArrayRef().end());
+  }
+  for (auto [result, offset] : llvm::zip(op->getResults(), offsets)) {
+    std::string type = cppType(cast<ShapedType>(result.getType()).getElementType());
+    std::string id = "t" + std::to_string(nextId++);
+    os << "  " << type << " *" << id << " = reinterpret_cast<" << type << " *>(arena + "
+       << offset << "); // " << label << " " << shapeComment(result) << "\n";
+    names[result] = id;
+  }
+  return success();
+}
+
+std::string EmitContext::name(Value value) const { return names.lookup(value); }
+
+std::string EmitContext::numel(Value value) { return product(dimExprs(value)); }
+
+std::string EmitContext::rows(Value value) {
+  SmallVector<std::string> dims = dimExprs(value);
+  dims.pop_back();
+  return product(dims);
+}
+
+int64_t EmitContext::features(Value value) {
+  return cast<RankedTensorType>(value.getType()).getShape().back();
+}
+
+namespace {
+
+/// The shortest decimal text that reads back as `value` (as a float when `asFloat`),
+/// always with a decimal point or exponent so that C++ reads it as floating point.
+std::string shortestLiteral(double value, bool asFloat) {
+  char text[40];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(text, sizeof(text), "%.*g", digits, value);
+    double readBack = asFloat ? double(std::strtof(text, nullptr)) : std::strtod(text, nullptr);
+    if (readBack == value)
+      break;
+  }
+  std::string literal = text;
+  if (literal.find_first_of(".e") == std::string::npos)
+    literal += ".0";
+  return literal;
+}
+
+} // namespace
+
+std::string EmitContext::floatLiteral(float value) { return shortestLiteral(value, true) + "f"; }
+
+std::string EmitContext::doubleLiteral(double value) { return shortestLiteral(value, false); }
+
+} // namespace bertc

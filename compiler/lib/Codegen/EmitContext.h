@@ -1,0 +1,53 @@
+//===- EmitContext.h - naming tensors in generated trainer code --*- C++ -*-===//
+//
+// What every op emitter needs: the C++ name of each tensor (a typed pointer into the
+// arena declared once, with its shape in a comment) and its sizes as C++ expressions
+// of the batch's actual dimensions `B` and `S`.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace bertc {
+
+class EmitContext {
+public:
+  explicit EmitContext(llvm::raw_ostream &os) : os(os) {}
+
+  llvm::raw_ostream &os;
+
+  /// Declares the pointers of `op`'s results (at their `arena.offsets`) and, for a
+  /// parameter, its value slot; afterwards name() answers for them.
+  mlir::LogicalResult declareResults(mlir::Operation *op);
+
+  /// The C++ pointer expression of `value`.
+  std::string name(mlir::Value value) const;
+  /// Number of elements, e.g. "B * S * 64".
+  static std::string numel(mlir::Value value);
+  /// Product of all but the last dimension: "B * S" for [B, S, H], "B" for [B, C].
+  static std::string rows(mlir::Value value);
+  /// The last dimension.
+  static int64_t features(mlir::Value value);
+  /// The C++ literal of a float value ("0.5f").
+  static std::string floatLiteral(float value);
+  /// The C++ literal of a double value that reads back exactly ("0.999").
+  static std::string doubleLiteral(double value);
+
+private:
+  llvm::DenseMap<mlir::Value, std::string> names;
+  unsigned nextId = 0;
+};
+
+/// Op emitters by family. Each writes the kernel calls of one op and returns failure
+/// (without a diagnostic) when `op` is not of its family.
+mlir::LogicalResult emitGemmOp(mlir::Operation *op, EmitContext &ctx);
+mlir::LogicalResult emitAttentionOp(mlir::Operation *op, EmitContext &ctx);
+mlir::LogicalResult emitPointwiseOp(mlir::Operation *op, EmitContext &ctx);
+mlir::LogicalResult emitLossOptimizerOp(mlir::Operation *op, EmitContext &ctx);
+
+} // namespace bertc

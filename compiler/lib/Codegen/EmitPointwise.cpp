@@ -1,0 +1,124 @@
+//===- EmitPointwise.cpp - embeddings, norms, activations, dropout --------===//
+
+#include "EmitContext.h"
+
+#include "bert/BertDialect.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::bert;
+
+namespace bertc {
+
+namespace {
+
+/// "fn(a, b, ..., n);" for kernels over every element of `sized`.
+void emitElementwise(EmitContext &ctx, StringRef fn, ArrayRef<Value> args, Value sized) {
+  ctx.os << "  cpu::" << fn << "(";
+  for (Value arg : args)
+    ctx.os << ctx.name(arg) << ", ";
+  ctx.os << EmitContext::numel(sized) << ");\n";
+}
+
+std::string dropoutArgs(float rate, uint32_t stream) {
+  return EmitContext::floatLiteral(rate) + ", ctx.seed, ctx.step, " + std::to_string(stream) +
+         ");\n";
+}
+
+/// "B, S, H, index" of a [B, S, H] tensor.
+std::string tokenArgs(Value sequence, int64_t index) {
+  return "B, S, " + std::to_string(EmitContext::features(sequence)) + ", " +
+         std::to_string(index) + ");\n";
+}
+
+} // namespace
+
+LogicalResult emitPointwiseOp(Operation *op, EmitContext &ctx) {
+  auto &os = ctx.os;
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](FillOp fill) {
+        os << "  *" << ctx.name(fill.getResult()) << " = "
+           << EmitContext::floatLiteral(fill.getValue().convertToFloat()) << ";\n";
+        return success();
+      })
+      .Case([&](EmbeddingOp e) {
+        os << "  cpu::embeddingForward(" << ctx.name(e.getIds()) << ", "
+           << ctx.name(e.getTable()) << ", " << ctx.name(e.getResult()) << ", "
+           << EmitContext::numel(e.getIds()) << ", " << EmitContext::features(e.getResult())
+           << ");\n";
+        return success();
+      })
+      .Case([&](EmbeddingGradOp g) {
+        auto table = cast<RankedTensorType>(g.getTableGrad().getType());
+        os << "  cpu::embeddingBackward(" << ctx.name(g.getIds()) << ", "
+           << ctx.name(g.getResultGrad()) << ", " << ctx.name(g.getTableGrad()) << ", "
+           << EmitContext::numel(g.getIds()) << ", " << table.getDimSize(0) << ", "
+           << table.getDimSize(1) << ");\n";
+        return success();
+      })
+      .Case([&](AddOp add) {
+        emitElementwise(ctx, "add", {add.getLhs(), add.getRhs(), add.getResult()},
+                        add.getResult());
+        return success();
+      })
+      .Case([&](LayerNormOp ln) {
+        os << "  cpu::layerNormForward(" << ctx.name(ln.getInput()) << ", "
+           << ctx.name(ln.getGamma()) << ", " << ctx.name(ln.getBeta()) << ", "
+           << ctx.name(ln.getResult()) << ", " << EmitContext::rows(ln.getInput()) << ", "
+           << EmitContext::features(ln.getInput()) << ", "
+           << EmitContext::floatLiteral(ln.getEpsilon().convertToFloat()) << ");\n";
+        return success();
+      })
+      .Case([&](LayerNormGradOp g) {
+        os << "  cpu::layerNormBackward(" << ctx.name(g.getResultGrad()) << ", "
+           << ctx.name(g.getInput()) << ", " << ctx.name(g.getGamma()) << ", "
+           << ctx.name(g.getInputGrad()) << ", " << ctx.name(g.getGammaGrad()) << ", "
+           << ctx.name(g.getBetaGrad()) << ", " << EmitContext::rows(g.getInput()) << ", "
+           << EmitContext::features(g.getInput()) << ", "
+           << EmitContext::floatLiteral(g.getEpsilon().convertToFloat()) << ");\n";
+        return success();
+      })
+      .Case([&](GeluOp g) {
+        emitElementwise(ctx, "geluForward", {g.getInput(), g.getResult()}, g.getResult());
+        return success();
+      })
+      .Case([&](GeluGradOp g) {
+        emitElementwise(ctx, "geluBackward", {g.getResultGrad(), g.getInput(), g.getInputGrad()},
+                        g.getInputGrad());
+        return success();
+      })
+      .Case([&](TanhOp t) {
+        emitElementwise(ctx, "tanhForward", {t.getInput(), t.getResult()}, t.getResult());
+        return success();
+      })
+      .Case([&](TanhGradOp t) {
+        emitElementwise(ctx, "tanhBackward",
+                        {t.getResultGrad(), t.getResult(), t.getInputGrad()}, t.getInputGrad());
+        return success();
+      })
+      .Case([&](DropoutOp d) {
+        os << "  cpu::dropoutForward(" << ctx.name(d.getInput()) << ", "
+           << ctx.name(d.getResult()) << ", " << EmitContext::numel(d.getResult()) << ", "
+           << dropoutArgs(d.getRate().convertToFloat(), d.getStream());
+        return success();
+      })
+      .Case([&](DropoutGradOp d) {
+        os << "  cpu::dropoutBackward(" << ctx.name(d.getResultGrad()) << ", "
+           << ctx.name(d.getInputGrad()) << ", " << EmitContext::numel(d.getInputGrad()) << ", "
+           << dropoutArgs(d.getRate().convertToFloat(), d.getStream());
+        return success();
+      })
+      .Case([&](SelectTokenOp s) {
+        os << "  cpu::selectTokenForward(" << ctx.name(s.getInput()) << ", "
+           << ctx.name(s.getResult()) << ", " << tokenArgs(s.getInput(), s.getIndex());
+        return success();
+      })
+      .Case([&](SelectTokenGradOp s) {
+        os << "  cpu::selectTokenBackward(" << ctx.name(s.getResultGrad()) << ", "
+           << ctx.name(s.getInputGrad()) << ", " << tokenArgs(s.getInputGrad(), s.getIndex());
+        return success();
+      })
+      .Default([](Operation *) { return failure(); });
+}
+
+} // namespace bertc

@@ -1,0 +1,46 @@
+//===- TrainerBuild.cpp - compiling a generated trainer -------------------===//
+//
+// Runs the C++ compiler bertc was built with on the generated source, against the
+// runtime's headers and static libraries (their paths are fixed at bertc's build).
+//
+//===----------------------------------------------------------------------===//
+
+#include "bertc/Driver/TrainerBuild.h"
+
+#include "bertc/Driver/RuntimeLocations.h"
+#include "llvm/Support/Program.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace bertc {
+
+llvm::Error buildCpuTrainer(llvm::StringRef source, llvm::StringRef output,
+                            llvm::StringRef logPath) {
+  std::vector<std::string> args = {runtime_locations::kCxxCompiler,
+                                   "-std=c++20",
+                                   "-O2",
+                                   "-I",
+                                   runtime_locations::kIncludeDir,
+                                   source.str(),
+                                   "-o",
+                                   output.str()};
+  for (const char *library : runtime_locations::kLinkLibraries)
+    args.push_back(library);
+  args.push_back("-lpthread");
+  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
+
+  std::string message;
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, logPath, logPath};
+  int status = llvm::sys::ExecuteAndWait(runtime_locations::kCxxCompiler, argRefs,
+                                         std::nullopt, redirects, 0, 0, &message);
+  if (status != 0)
+    return llvm::createStringError(
+        "building the trainer failed (" +
+        (message.empty() ? "exit code " + std::to_string(status) : message) +
+        "); the compiler's output is in " + logPath.str());
+  return llvm::Error::success();
+}
+
+} // namespace bertc

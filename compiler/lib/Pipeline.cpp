@@ -1,0 +1,31 @@
+//===- Pipeline.cpp - bertc's pass pipeline -------------------------------===//
+
+#include "bertc/Pipeline.h"
+
+#include "bertc/Analysis/TrainModule.h"
+#include "bertc/Transforms/Passes.h"
+
+namespace bertc {
+
+void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to) {
+  if (from < Stage::Train && to >= Stage::Train) {
+    // The whole micro-step: the backward pass is derived, never written by hand.
+    pm.addPass(createAutodiff());
+    // The update after the (accumulated) micro-steps: AdamW per trainable parameter.
+    pm.addPass(createInsertOptimizer());
+  }
+  if (from < Stage::Planned && to >= Stage::Planned) {
+    // Last: every tensor the step will ever touch is known only now.
+    pm.addPass(createPlanBuffers());
+  }
+}
+
+Stage stageOf(mlir::ModuleOp module) {
+  if (module->hasAttr("bert.plan"))
+    return Stage::Planned;
+  if (module.lookupSymbol(kOptimizerStep))
+    return Stage::Train;
+  return Stage::Forward;
+}
+
+} // namespace bertc
