@@ -1,0 +1,130 @@
+//===- JobSpec.h - a fine-tuning job, as read from its TOML file -*- C++ -*-===//
+//
+// Plain structs for the four tables of the DSL ([model], [head], [train], [data]), with
+// BERT-base / Hugging Face Trainer defaults, and where each setting was written so that
+// later stages can point their diagnostics at the TOML line that decided it.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "mlir/IR/Location.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace bertc {
+
+/// Where the settings of one TOML table were written.
+struct KeyLocations {
+  /// The TOML file at line 1, column 1: blamed for settings nobody wrote.
+  mlir::FileLineColLoc file;
+  /// The table's header (`[model]`); null when the file has no such table.
+  mlir::FileLineColLoc table;
+  /// Each key read, by name. [model] keys taken from config.json map to the `from` key.
+  llvm::StringMap<mlir::FileLineColLoc> keys;
+
+  /// The most precise location known for `key`: the key, else the table, else the file,
+  /// else an unknown location (for specs built by hand).
+  mlir::Location of(llvm::StringRef key, mlir::MLIRContext &ctx) const {
+    if (auto found = keys.find(key); found != keys.end())
+      return found->second;
+    if (table)
+      return table;
+    if (file)
+      return file;
+    return mlir::UnknownLoc::get(&ctx);
+  }
+};
+
+/// [model]: the encoder's dimensions and regularization (HF BertConfig names in comments).
+struct ModelSpec {
+  std::string family = "bert";
+  /// Absolute path of the Hugging Face folder named by `from`; empty without one.
+  std::string from;
+  /// Absolute path of `from`/model.safetensors when it exists: the default initial weights.
+  std::string initCheckpoint;
+  /// Absolute path of `from`/vocab.txt when it exists: the tokenizer's vocabulary.
+  std::string vocabFile;
+  int64_t hidden = 768;           // hidden_size
+  int64_t layers = 12;            // num_hidden_layers
+  int64_t heads = 12;             // num_attention_heads
+  int64_t intermediate = 3072;    // intermediate_size
+  int64_t vocab = 30522;          // vocab_size
+  int64_t maxPosition = 512;      // max_position_embeddings
+  int64_t typeVocab = 2;          // type_vocab_size
+  double dropout = 0.1;           // hidden_dropout_prob
+  double attentionDropout = 0.1;  // attention_probs_dropout_prob
+  double layerNormEps = 1e-12;    // layer_norm_eps
+  double initializerRange = 0.02; // initializer_range
+  KeyLocations locations;
+};
+
+/// [head]: the task-specific layer on top of the encoder.
+struct HeadSpec {
+  std::string task = "classification";
+  int64_t labels = 2;
+  /// Dropout before the classifier (HF `classifier_dropout`); unset means model.dropout.
+  std::optional<double> dropout;
+  KeyLocations locations;
+};
+
+/// [train]: the optimization (HF Trainer / torch.optim.AdamW names and defaults).
+struct TrainSpec {
+  /// Examples per optimizer step (the effective batch).
+  int64_t batch = 8;
+  /// Longest sequence, in tokens.
+  int64_t seqLen = 128;
+  int64_t epochs = 3;
+  /// Optimizer steps to run; 0 means "run `epochs` epochs".
+  int64_t steps = 0;
+  double lr = 5e-5;
+  double weightDecay = 0.0;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double adamEps = 1e-8;
+  /// `linear` (decay to 0 after warmup) or `constant` (after warmup).
+  std::string schedule = "linear";
+  /// Fraction of the steps spent warming the learning rate up from 0.
+  double warmup = 0.0;
+  /// `auto`, `fp32`, `bf16` or `fp16`.
+  std::string precision = "auto";
+  /// Parameter groups without gradients or optimizer state: `embeddings`, `encoder`,
+  /// `encoder.layer.N`, `pooler`, `classifier`.
+  std::vector<std::string> freeze;
+  int64_t seed = 42;
+  bool shuffle = true;
+  KeyLocations locations;
+};
+
+/// [data]: where the examples are and which fields hold text and label.
+struct DataSpec {
+  /// Absolute paths (resolved against the TOML file's folder); empty when not given.
+  std::string train;
+  std::string eval;
+  std::string text = "text";
+  std::string label = "label";
+  KeyLocations locations;
+};
+
+/// A whole fine-tuning job.
+struct JobSpec {
+  /// Absolute path of the TOML file the job was read from.
+  std::string path;
+  ModelSpec model;
+  HeadSpec head;
+  TrainSpec train;
+  DataSpec data;
+
+  /// True when parameters of `group` (e.g. `encoder.layer.3`) get no gradient.
+  bool isFrozen(llvm::StringRef group) const {
+    for (const std::string &frozen : train.freeze)
+      if (group == frozen || (frozen == "encoder" && group.starts_with("encoder.layer.")))
+        return true;
+    return false;
+  }
+};
+
+} // namespace bertc

@@ -1,0 +1,267 @@
+//===- GraphBuilder.cpp - a JobSpec into the `bert` forward graph ---------===//
+//
+// Emits BertForSequenceClassification's forward + loss in Hugging Face's order:
+//   1. the five inputs;
+//   2. embeddings: (word + token_type) + position, LayerNorm, dropout;
+//   3. per layer: q, k, v, attention, output dense + dropout + residual + LayerNorm,
+//      intermediate dense + GELU, output dense + dropout + residual + LayerNorm;
+//   4. pooler: [CLS] token, dense, tanh; then dropout, classifier and cross-entropy.
+// Each bert.param is emitted right before its first use; dropout and attention ops get
+// streams 0, 1, 2, ... in program order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "bertc/frontend/GraphBuilder.h"
+
+#include "bert/BertDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Verifier.h"
+
+using namespace bertc;
+using namespace mlir;
+
+namespace {
+
+/// Emits the ops of @micro_step at the builder's insertion point.
+class ForwardBuilder {
+public:
+  ForwardBuilder(const JobSpec &spec, OpBuilder &builder)
+      : spec(spec), model(spec.model), builder(builder), ctx(*builder.getContext()),
+        f32(builder.getF32Type()) {}
+
+  /// Emits the whole forward pass; returns the loss.
+  Value buildLoss();
+
+private:
+  Value embeddings();
+  Value encoderLayer(Value hidden, Value mask, int64_t layer);
+  Value classifierLoss(Value hidden);
+
+  /// `name` at the location of `key` in `locations`.
+  Location at(StringRef name, const KeyLocations &locations, StringRef key) {
+    return NameLoc::get(builder.getStringAttr(name), locations.of(key, ctx));
+  }
+  Value input(StringRef name, int64_t rank, Location loc);
+  Value param(const Twine &name, ArrayRef<int64_t> shape, StringRef group, StringRef init,
+              bool decay, const KeyLocations &locations, StringRef key);
+  /// torch.nn.Linear `module` (weight [out, in], bias [out]) applied to `x`.
+  Value linear(Value x, const Twine &module, int64_t outFeatures, StringRef group,
+               const KeyLocations &locations, StringRef key);
+  /// torch.nn.LayerNorm `module` (weight = gamma, bias = beta) applied to `x`.
+  Value layerNorm(Value x, const Twine &module, StringRef group, const KeyLocations &locations,
+                  StringRef key);
+  Value dropout(Value x, double rate, Location loc);
+  Value add(Value lhs, Value rhs, Location loc) {
+    return builder.create<bert::AddOp>(loc, lhs.getType(), lhs, rhs);
+  }
+  /// [batch, seq, features].
+  RankedTensorType activationType(int64_t features) {
+    return RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic, features}, f32);
+  }
+  /// `x`'s type with the last dimension replaced by `features`.
+  RankedTensorType withLastDim(Value x, int64_t features) {
+    SmallVector<int64_t> shape(cast<RankedTensorType>(x.getType()).getShape());
+    shape.back() = features;
+    return RankedTensorType::get(shape, f32);
+  }
+  IntegerAttr nextStream() { return builder.getI32IntegerAttr(streamCount++); }
+
+  const JobSpec &spec;
+  const ModelSpec &model;
+  OpBuilder &builder;
+  MLIRContext &ctx;
+  Type f32;
+  Value positionIds, tokenTypeIds, inputIds, attentionMask, labels;
+  int32_t streamCount = 0;
+};
+
+Value ForwardBuilder::input(StringRef name, int64_t rank, Location loc) {
+  SmallVector<int64_t> shape(rank, ShapedType::kDynamic);
+  auto type = RankedTensorType::get(shape, builder.getI32Type());
+  return builder.create<bert::InputOp>(NameLoc::get(builder.getStringAttr(name), loc), type, name);
+}
+
+Value ForwardBuilder::param(const Twine &name, ArrayRef<int64_t> shape, StringRef group,
+                            StringRef init, bool decay, const KeyLocations &locations,
+                            StringRef key) {
+  std::string fullName = name.str();
+  return builder.create<bert::ParamOp>(at(fullName, locations, key),
+                                       RankedTensorType::get(shape, f32), fullName, group,
+                                       !spec.isFrozen(group), decay, init);
+}
+
+Value ForwardBuilder::linear(Value x, const Twine &module, int64_t outFeatures, StringRef group,
+                             const KeyLocations &locations, StringRef key) {
+  std::string name = module.str();
+  int64_t inFeatures = cast<RankedTensorType>(x.getType()).getShape().back();
+  Value weight = param(name + ".weight", {outFeatures, inFeatures}, group, "normal",
+                       /*decay=*/true, locations, key);
+  Value bias =
+      param(name + ".bias", {outFeatures}, group, "zeros", /*decay=*/false, locations, key);
+  return builder.create<bert::LinearOp>(at(name, locations, key), withLastDim(x, outFeatures), x,
+                                        weight, bias);
+}
+
+Value ForwardBuilder::layerNorm(Value x, const Twine &module, StringRef group,
+                                const KeyLocations &locations, StringRef key) {
+  std::string name = module.str();
+  int64_t features = cast<RankedTensorType>(x.getType()).getShape().back();
+  Value gamma = param(name + ".weight", {features}, group, "ones", /*decay=*/false, locations, key);
+  Value beta = param(name + ".bias", {features}, group, "zeros", /*decay=*/false, locations, key);
+  return builder.create<bert::LayerNormOp>(at(name, locations, key), x.getType(), x, gamma, beta,
+                                           builder.getF32FloatAttr(model.layerNormEps));
+}
+
+Value ForwardBuilder::dropout(Value x, double rate, Location loc) {
+  return builder.create<bert::DropoutOp>(loc, x.getType(), x, builder.getF32FloatAttr(rate),
+                                         nextStream());
+}
+
+Value ForwardBuilder::embeddings() {
+  const KeyLocations &ml = model.locations;
+  auto lookup = [&](Value ids, StringRef table, int64_t rows, StringRef key) -> Value {
+    std::string module = ("bert.embeddings." + table).str();
+    Value weight = param(module + ".weight", {rows, model.hidden}, "embeddings", "normal",
+                         /*decay=*/true, ml, key);
+    return builder.create<bert::EmbeddingOp>(at(module, ml, key), activationType(model.hidden), ids,
+                                             weight);
+  };
+  // HF: inputs_embeds + token_type_embeddings, then += position_embeddings.
+  Value words = lookup(inputIds, "word_embeddings", model.vocab, "vocab");
+  Value tokenTypes = lookup(tokenTypeIds, "token_type_embeddings", model.typeVocab, "type_vocab");
+  Value sum = add(words, tokenTypes, at("bert.embeddings", ml, "hidden"));
+  Value positions = lookup(positionIds, "position_embeddings", model.maxPosition, "max_position");
+  sum = add(sum, positions, at("bert.embeddings", ml, "hidden"));
+  Value normed = layerNorm(sum, "bert.embeddings.LayerNorm", "embeddings", ml, "hidden");
+  return dropout(normed, model.dropout, at("bert.embeddings.dropout", ml, "dropout"));
+}
+
+Value ForwardBuilder::encoderLayer(Value hidden, Value mask, int64_t layer) {
+  const KeyLocations &ml = model.locations;
+  std::string prefix = "bert.encoder.layer." + std::to_string(layer);
+  std::string group = "encoder.layer." + std::to_string(layer);
+  auto named = [&](StringRef suffix) { return at(prefix + suffix.str(), ml, "layers"); };
+
+  Value query = linear(hidden, prefix + ".attention.self.query", model.hidden, group, ml, "layers");
+  Value key = linear(hidden, prefix + ".attention.self.key", model.hidden, group, ml, "layers");
+  Value value = linear(hidden, prefix + ".attention.self.value", model.hidden, group, ml, "layers");
+  Value context = builder.create<bert::AttentionOp>(
+      named(".attention"), query.getType(), query, key, value, mask,
+      builder.getI64IntegerAttr(model.heads), builder.getF32FloatAttr(model.attentionDropout),
+      nextStream());
+  Value projected =
+      linear(context, prefix + ".attention.output.dense", model.hidden, group, ml, "layers");
+  projected = dropout(projected, model.dropout, named(".attention.output.dropout"));
+  Value attended = layerNorm(add(projected, hidden, named(".attention.output")),
+                             prefix + ".attention.output.LayerNorm", group, ml, "layers");
+
+  Value expanded =
+      linear(attended, prefix + ".intermediate.dense", model.intermediate, group, ml, "layers");
+  Value activated =
+      builder.create<bert::GeluOp>(named(".intermediate.gelu"), expanded.getType(), expanded);
+  Value contracted = linear(activated, prefix + ".output.dense", model.hidden, group, ml, "layers");
+  contracted = dropout(contracted, model.dropout, named(".output.dropout"));
+  return layerNorm(add(contracted, attended, named(".output")), prefix + ".output.LayerNorm", group,
+                   ml, "layers");
+}
+
+Value ForwardBuilder::classifierLoss(Value hidden) {
+  const KeyLocations &ml = model.locations, &hl = spec.head.locations;
+  auto clsType = RankedTensorType::get({ShapedType::kDynamic, model.hidden}, f32);
+  Value cls = builder.create<bert::SelectTokenOp>(at("bert.pooler.first_token", ml, "hidden"),
+                                                  clsType, hidden, builder.getI64IntegerAttr(0));
+  Value dense = linear(cls, "bert.pooler.dense", model.hidden, "pooler", ml, "hidden");
+  Value pooled = builder.create<bert::TanhOp>(at("bert.pooler.activation", ml, "hidden"),
+                                              dense.getType(), dense);
+  double rate = spec.head.dropout.value_or(model.dropout);
+  pooled = dropout(pooled, rate, at("dropout", hl, spec.head.dropout ? "dropout" : "labels"));
+  Value logits = linear(pooled, "classifier", spec.head.labels, "classifier", hl, "labels");
+  return builder.create<bert::CrossEntropyOp>(at("loss", hl, "task"),
+                                              RankedTensorType::get({}, f32), logits, labels);
+}
+
+Value ForwardBuilder::buildLoss() {
+  const KeyLocations &tl = spec.train.locations;
+  Location seqLoc = tl.of("seq_len", ctx);
+  inputIds = input("input_ids", 2, seqLoc);
+  tokenTypeIds = input("token_type_ids", 2, seqLoc);
+  positionIds = input("position_ids", 2, seqLoc);
+  attentionMask = input("attention_mask", 2, seqLoc);
+  labels = input("labels", 1, spec.head.locations.of("labels", ctx));
+
+  Value hidden = embeddings();
+  for (int64_t layer = 0; layer < model.layers; ++layer)
+    hidden = encoderLayer(hidden, attentionMask, layer);
+  return classifierLoss(hidden);
+}
+
+/// Every setting the generated trainer reads, keyed as in the TOML where one exists.
+DictionaryAttr trainSettings(const JobSpec &spec, Builder &builder) {
+  const TrainSpec &train = spec.train;
+  auto integer = [&](int64_t value) { return builder.getI64IntegerAttr(value); };
+  auto real = [&](double value) { return builder.getF64FloatAttr(value); };
+  auto text = [&](StringRef value) { return builder.getStringAttr(value); };
+  NamedAttribute settings[] = {
+      builder.getNamedAttr("batch", integer(train.batch)),
+      builder.getNamedAttr("seq_len", integer(train.seqLen)),
+      builder.getNamedAttr("epochs", integer(train.epochs)),
+      builder.getNamedAttr("steps", integer(train.steps)),
+      builder.getNamedAttr("lr", real(train.lr)),
+      builder.getNamedAttr("weight_decay", real(train.weightDecay)),
+      builder.getNamedAttr("beta1", real(train.beta1)),
+      builder.getNamedAttr("beta2", real(train.beta2)),
+      builder.getNamedAttr("adam_eps", real(train.adamEps)),
+      builder.getNamedAttr("schedule", text(train.schedule)),
+      builder.getNamedAttr("warmup", real(train.warmup)),
+      builder.getNamedAttr("seed", integer(train.seed)),
+      builder.getNamedAttr("shuffle", builder.getBoolAttr(train.shuffle)),
+      builder.getNamedAttr("precision", text(train.precision)),
+      builder.getNamedAttr("num_labels", integer(spec.head.labels)),
+      builder.getNamedAttr("initializer_range", real(spec.model.initializerRange)),
+      builder.getNamedAttr("vocab", integer(spec.model.vocab)),
+      builder.getNamedAttr("type_vocab", integer(spec.model.typeVocab)),
+      builder.getNamedAttr("train_data", text(spec.data.train)),
+      builder.getNamedAttr("eval_data", text(spec.data.eval)),
+      builder.getNamedAttr("text_field", text(spec.data.text)),
+      builder.getNamedAttr("label_field", text(spec.data.label)),
+      builder.getNamedAttr("init_checkpoint", text(spec.model.initCheckpoint)),
+      builder.getNamedAttr("vocab_file", text(spec.model.vocabFile)),
+  };
+  return builder.getDictionaryAttr(settings);
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> bertc::buildTrainGraph(const JobSpec &spec, int64_t microBatch,
+                                             MLIRContext &ctx) {
+  ctx.loadDialect<bert::BertDialect, func::FuncDialect>();
+  if (microBatch < 1 || microBatch > spec.train.batch) {
+    emitError(spec.train.locations.of("batch", ctx))
+        << "micro-batch " << microBatch << " must be in [1, " << spec.train.batch
+        << "] (the batch per optimizer step)";
+    return nullptr;
+  }
+  Location fileLoc = spec.train.locations.file ? Location(spec.train.locations.file)
+                                               : Location(UnknownLoc::get(&ctx));
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  OpBuilder builder(&ctx);
+  (*module)->setAttr("bert.max_batch", builder.getI64IntegerAttr(microBatch));
+  (*module)->setAttr("bert.max_seq", builder.getI64IntegerAttr(spec.train.seqLen));
+  (*module)->setAttr("bert.train", trainSettings(spec, builder));
+
+  builder.setInsertionPointToEnd(module->getBody());
+  auto lossType = RankedTensorType::get({}, builder.getF32Type());
+  auto microStep =
+      builder.create<func::FuncOp>(NameLoc::get(builder.getStringAttr("micro_step"), fileLoc),
+                                   "micro_step", builder.getFunctionType({}, {lossType}));
+  builder.setInsertionPointToStart(microStep.addEntryBlock());
+  ForwardBuilder forward(spec, builder);
+  Value loss = forward.buildLoss();
+  builder.create<func::ReturnOp>(loss.getLoc(), loss);
+
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
+}
