@@ -18,3 +18,13 @@ config.substitutions.append(("%python", "python3"))
 
 if config.nvcc:
     config.available_features.add("nvcc")
+
+# The PyTorch reference runs where Debian's python3-torch is installed; elsewhere the
+# parity tests report themselves unsupported (skipped).
+import subprocess
+
+if os.path.exists("/usr/bin/python3") and subprocess.call(
+        ["/usr/bin/python3", "-c", "import torch"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
+    config.available_features.add("torch")
+config.substitutions.append(("%torch_python", "/usr/bin/python3"))

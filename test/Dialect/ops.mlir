@@ -72,7 +72,7 @@ func.func @updates(%dw: tensor<2x8xf32>) {
   %w = bert.param "w" {group = "classifier", trainable = true, decay = true, init = "normal"} : tensor<2x8xf32>
   // CHECK: bert.accumulate_grad %{{.*}}, %{{.*}} : tensor<2x8xf32>, tensor<2x8xf32>
   bert.accumulate_grad %w, %dw : tensor<2x8xf32>, tensor<2x8xf32>
-  // CHECK: bert.adamw %{{.*}} {beta1 = 9.000000e-01 : f64, beta2 = 9.990000e-01 : f64, epsilon = 1.000000e-08 : f64, weight_decay = 0.01 : f64} : tensor<2x8xf32>
+  // CHECK: bert.adamw %{{.*}} {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, epsilon = 1.000000e-08 : f64, weight_decay = 1.000000e-02 : f64} : tensor<2x8xf32>
   bert.adamw %w {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-8 : f64, weight_decay = 0.01 : f64} : tensor<2x8xf32>
   return
 }

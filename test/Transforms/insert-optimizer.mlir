@@ -4,7 +4,7 @@
 // settings; no decay for parameters marked decay = false, nothing for frozen ones.
 // CHECK-LABEL: func.func @optimizer_step()
 // CHECK-NEXT: %[[W:.*]] = bert.param "w"
-// CHECK-NEXT: bert.adamw %[[W]] {beta1 = 9.000000e-01 : f64, beta2 = 9.990000e-01 : f64, epsilon = 1.000000e-08 : f64, weight_decay = 0.01 : f64}
+// CHECK-NEXT: bert.adamw %[[W]] {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, epsilon = 1.000000e-08 : f64, weight_decay = 1.000000e-02 : f64}
 // CHECK-NEXT: %[[B:.*]] = bert.param "b"
 // CHECK-NEXT: bert.adamw %[[B]] {{{.*}}weight_decay = 0.000000e+00 : f64}
 // CHECK-NEXT: return

@@ -92,14 +92,15 @@ void crossEntropyBackward(const float *dloss, const float *logits, const int32_t
 /// grad += g over n values (gradient accumulation into a parameter's gradient slot).
 void accumulate(const float *g, float *grad, int64_t n);
 
-/// Hyper-parameters of one AdamW update, as torch.optim.AdamW takes them.
+/// Hyper-parameters of one AdamW update, as torch.optim.AdamW takes them: in double, as
+/// Python floats are, since torch derives 1 - beta, lr * wd and the bias corrections in double.
 struct AdamWConfig {
-  float lr;
-  float beta1;
-  float beta2;
-  float eps;
-  float weightDecay; ///< 0 for parameters excluded from decay (biases, LayerNorm).
-  int64_t step;      ///< 1-based optimizer step, for bias correction.
+  double lr;
+  double beta1;
+  double beta2;
+  double eps;
+  double weightDecay; ///< 0 for parameters excluded from decay (biases, LayerNorm).
+  int64_t step;       ///< 1-based optimizer step, for bias correction.
 };
 /// torch.optim.AdamW on n values: p *= 1 - lr*wd; m = b1 m + (1-b1) g;
 /// v = b2 v + (1-b2) g^2; p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps).

@@ -67,6 +67,10 @@ public:
   /// attention mask (1 for real tokens, 0 for padding) and labels [rows].
   MicroBatch next(std::byte *arena, const InputSlots &slots);
 
+  /// Rows the next `microBatches` calls of next() will yield, stopping at the end of the
+  /// epoch: the loss normalizer of an optimizer step, known before its first micro-batch.
+  int64_t rowsInNext(int64_t microBatches) const;
+
   /// Micro-batches per epoch: ceil(rows / microBatch).
   int64_t batchesPerEpoch() const;
 

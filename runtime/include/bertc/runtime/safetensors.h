@@ -68,7 +68,4 @@ struct TensorToWrite {
 void writeSafetensors(const std::string &path, const std::vector<TensorToWrite> &tensors,
                       const std::map<std::string, std::string> &metadata = {});
 
-/// "[a,b,c]": a shape as error messages print it.
-std::string formatShape(const std::vector<int64_t> &shape);
-
 } // namespace bertc

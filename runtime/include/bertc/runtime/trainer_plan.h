@@ -67,6 +67,7 @@ struct TrainSettings {
   int64_t vocab;
   int64_t typeVocab;
   const char *trainData;   ///< default for --data ("" when none)
+  const char *initCheckpoint; ///< default for --init ("" when none): [model] from's weights
 };
 
 /// Everything the driver needs to know about the compiled model and its memory plan.

@@ -1,0 +1,156 @@
+// Multi-head self-attention on the CPU, one (batch, head) pair at a time, so that at most two
+// [seq, seq] matrices (and one row of dropout factors) exist at once, in the caller's scratch.
+// Heads are read and written in place inside the [batch, seq, hidden] tensors (a leading dimension
+// of hidden), so no head is ever copied out; the per-head GEMMs go through cblas_sgemm.
+#include "bertc/runtime/counter_rng.h"
+#include "bertc/runtime/cpu_kernels.h"
+
+#include <cblas.h>
+#include <cfloat>
+#include <cmath>
+
+namespace bertc::cpu {
+
+namespace {
+/// The shape of one attention call and the offsets of one (batch, head) slice in it.
+struct AttentionShape {
+  int64_t batch, seq, hidden, heads;
+
+  int64_t headDim() const { return hidden / heads; }
+  /// Offset of head h of sequence b in a [batch, seq, hidden] tensor.
+  int64_t headOffset(int64_t b, int64_t h) const { return b * seq * hidden + h * headDim(); }
+  /// Dropout element index of probability (i, 0) of head h of sequence b.
+  uint64_t dropoutRowIndex(int64_t b, int64_t h, int64_t i) const {
+    return uint64_t(((b * heads + h) * seq + i) * seq);
+  }
+};
+
+/// Turns scores (already scaled) into softmax probabilities in place, adding -FLT_MAX to
+/// keys whose mask entry is 0 first (so a row with every key masked becomes uniform, as in
+/// Hugging Face BERT).
+void maskedSoftmaxRows(float *scores, const int32_t *keyMask, int64_t seq) {
+  for (int64_t i = 0; i < seq; ++i) {
+    float *row = scores + i * seq;
+    float rowMax = -FLT_MAX;
+    for (int64_t j = 0; j < seq; ++j) {
+      if (keyMask[j] == 0)
+        row[j] += -FLT_MAX;
+      rowMax = row[j] > rowMax ? row[j] : rowMax;
+    }
+    float sum = 0.0f;
+    for (int64_t j = 0; j < seq; ++j) {
+      row[j] = std::exp(row[j] - rowMax);
+      sum += row[j];
+    }
+    const float invSum = 1.0f / sum;
+    for (int64_t j = 0; j < seq; ++j)
+      row[j] *= invSum;
+  }
+}
+
+/// probs = softmax(q_h k_h^T / sqrt(d) + maskBias) for one (batch, head), into [seq, seq].
+void headProbabilities(const float *q, const float *k, const int32_t *mask, float *probs,
+                       const AttentionShape &shape, int64_t b, int64_t h) {
+  const int64_t seq = shape.seq, headDim = shape.headDim();
+  const int64_t offset = shape.headOffset(b, h);
+  const float scale = 1.0f / std::sqrt(float(headDim));
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, blasint(seq), blasint(seq), blasint(headDim),
+              scale, q + offset, blasint(shape.hidden), k + offset, blasint(shape.hidden), 0.0f,
+              probs, blasint(seq));
+  maskedSoftmaxRows(probs, mask + b * seq, seq);
+}
+} // namespace
+
+// Two [seq, seq] matrices and one [seq] row of dropout factors (used by the backward only).
+int64_t attentionScratchFloats(int64_t seq) { return 2 * seq * seq + seq; }
+
+// Per (batch b, head h):
+//   1. P = softmax(q_h k_h^T / sqrt(d) + maskBias) into scratch;
+//   2. P = dropout(P) in place, element (i, j) keyed by the documented index;
+//   3. ctx_h = P v_h, written straight into ctx's head columns.
+void attentionForward(const float *q, const float *k, const float *v, const int32_t *mask,
+                      float *ctx, float *scratch, int64_t batch, int64_t seq, int64_t hidden,
+                      int64_t heads, float dropoutRate, uint64_t seed, uint64_t step,
+                      uint32_t stream) {
+  const AttentionShape shape{batch, seq, hidden, heads};
+  float *probs = scratch; // [seq, seq]
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t h = 0; h < heads; ++h) {
+      headProbabilities(q, k, mask, probs, shape, b, h);
+      if (dropoutRate > 0.0f) {
+        const float keptScale = 1.0f / (1.0f - dropoutRate);
+        for (int64_t i = 0; i < seq; ++i) {
+          const uint64_t rowIndex = shape.dropoutRowIndex(b, h, i);
+          for (int64_t j = 0; j < seq; ++j) {
+            const bool keep = dropoutKeep(seed, step, stream, rowIndex + j, dropoutRate);
+            probs[i * seq + j] = keep ? probs[i * seq + j] * keptScale : 0.0f;
+          }
+        }
+      }
+      const int64_t offset = shape.headOffset(b, h);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(seq), blasint(shape.headDim()),
+                  blasint(seq), 1.0f, probs, blasint(seq), v + offset, blasint(hidden), 0.0f,
+                  ctx + offset, blasint(hidden));
+    }
+  }
+}
+
+// With P the softmax probabilities, M the scaled dropout mask (keep / (1 - rate) or 0) and
+// D = P * M the probabilities the forward multiplied v by, per (batch b, head h):
+//   1. P = recomputed probabilities (scratch block A);
+//   2. G = dctx_h v_h^T, the gradient with respect to D (scratch block B);
+//   3. per row i: regenerate the row's factors M_i (scratch block C), G = G * M (now dL/dP),
+//      r_i = sum_j P_ij G_ij, G_ij = P_ij (G_ij - r_i) / sqrt(d), the gradient with respect
+//      to the scores q k^T; then A = P * M = D, as P is no longer needed;
+//   4. dv_h = D^T dctx_h, dq_h = G k_h, dk_h = G^T q_h.
+void attentionBackward(const float *dctx, const float *q, const float *k, const float *v,
+                       const int32_t *mask, float *dq, float *dk, float *dv, float *scratch,
+                       int64_t batch, int64_t seq, int64_t hidden, int64_t heads, float dropoutRate,
+                       uint64_t seed, uint64_t step, uint32_t stream) {
+  const AttentionShape shape{batch, seq, hidden, heads};
+  const int64_t headDim = shape.headDim();
+  const float scale = 1.0f / std::sqrt(float(headDim));
+  const bool dropout = dropoutRate > 0.0f;
+  const float keptScale = dropout ? 1.0f / (1.0f - dropoutRate) : 1.0f;
+  float *probs = scratch;                             // [seq, seq]: P, then D
+  float *gradScores = scratch + seq * seq;            // [seq, seq]: dL/dD, then dL/d(q k^T)
+  float *rowDropoutFactors = scratch + 2 * seq * seq; // [seq]: M_i
+  const blasint ld = blasint(hidden), n = blasint(seq), d = blasint(headDim);
+
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t h = 0; h < heads; ++h) {
+      const int64_t offset = shape.headOffset(b, h);
+      headProbabilities(q, k, mask, probs, shape, b, h);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, d, 1.0f, dctx + offset, ld,
+                  v + offset, ld, 0.0f, gradScores, n);
+      for (int64_t i = 0; i < seq; ++i) {
+        float *pRow = probs + i * seq;
+        float *gRow = gradScores + i * seq;
+        if (dropout) {
+          const uint64_t rowIndex = shape.dropoutRowIndex(b, h, i);
+          for (int64_t j = 0; j < seq; ++j) {
+            const bool keep = dropoutKeep(seed, step, stream, rowIndex + j, dropoutRate);
+            rowDropoutFactors[j] = keep ? keptScale : 0.0f;
+            gRow[j] *= rowDropoutFactors[j];
+          }
+        }
+        float rowDot = 0.0f;
+        for (int64_t j = 0; j < seq; ++j)
+          rowDot += pRow[j] * gRow[j];
+        for (int64_t j = 0; j < seq; ++j)
+          gRow[j] = pRow[j] * (gRow[j] - rowDot) * scale;
+        if (dropout)
+          for (int64_t j = 0; j < seq; ++j)
+            pRow[j] *= rowDropoutFactors[j];
+      }
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, d, n, 1.0f, probs, n, dctx + offset,
+                  ld, 0.0f, dv + offset, ld);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, n, 1.0f, gradScores, n,
+                  k + offset, ld, 0.0f, dq + offset, ld);
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, d, n, 1.0f, gradScores, n, q + offset,
+                  ld, 0.0f, dk + offset, ld);
+    }
+  }
+}
+
+} // namespace bertc::cpu

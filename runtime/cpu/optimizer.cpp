@@ -1,0 +1,45 @@
+// AdamW on the CPU, reproducing torch.optim.AdamW's fp32 single-tensor path (torch >= 2.0)
+// operation by operation, so a CPU trainer and PyTorch agree to the last bit where the
+// compiler does not fuse multiply-adds (this library builds for x86-64-v2, which has no FMA).
+#include "bertc/runtime/cpu_kernels.h"
+
+#include <cmath>
+
+namespace bertc::cpu {
+
+// Torch derives every scalar in double (Python floats) and rounds it to float where it meets
+// a float tensor; per element it then runs, in this order:
+//   1. p = p * (1 - lr*wd)                       param.mul_
+//   2. m = lerp(m, g, 1 - b1)                     exp_avg.lerp_
+//   3. v = v * b2, then v = v + ((1 - b2) * g) * g exp_avg_sq.mul_().addcmul_()
+//   4. denom = sqrt(v) / sqrt(1 - b2^t) + eps     exp_avg_sq.sqrt() / ... .add_(eps)
+//   5. p = p + (-(lr / (1 - b1^t)) * m) / denom   param.addcdiv_
+void adamwUpdate(float *param, const float *grad, float *m, float *v, int64_t n,
+                 const AdamWConfig &config) {
+  const double step = double(config.step);
+  const double biasCorrection1 = 1.0 - std::pow(config.beta1, step);
+  const double biasCorrection2 = 1.0 - std::pow(config.beta2, step);
+
+  const float decayFactor = float(1.0 - config.lr * config.weightDecay);
+  const float firstMomentWeight = float(1.0 - config.beta1);
+  const float beta2 = float(config.beta2);
+  const float secondMomentWeight = float(1.0 - config.beta2);
+  const float biasCorrection2Sqrt = float(std::sqrt(biasCorrection2));
+  const float eps = float(config.eps);
+  const float negativeStepSize = float(-(config.lr / biasCorrection1));
+
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = grad[i];
+    const float p = param[i] * decayFactor;
+    // torch's lerp switches form at weight 0.5 to stay accurate near both ends.
+    const float mi = firstMomentWeight < 0.5f ? m[i] + firstMomentWeight * (g - m[i])
+                                              : g - (g - m[i]) * (1.0f - firstMomentWeight);
+    const float vi = v[i] * beta2 + secondMomentWeight * g * g;
+    const float denom = std::sqrt(vi) / biasCorrection2Sqrt + eps;
+    m[i] = mi;
+    v[i] = vi;
+    param[i] = p + negativeStepSize * mi / denom;
+  }
+}
+
+} // namespace bertc::cpu

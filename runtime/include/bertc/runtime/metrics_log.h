@@ -1,0 +1,42 @@
+// The trainer's metrics log: one JSON object per optimizer step, one per line (JSONL), so a
+// run can be plotted or compared while it is still going. Floats are written with "%.9g",
+// enough digits to read back the exact fp32 value.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace bertc {
+
+/// What one optimizer step reports.
+struct StepMetrics {
+  int64_t step;    ///< 1-based optimizer step
+  int64_t epoch;   ///< 1-based epoch of the step's first micro-batch
+  float loss;      ///< mean loss over the step's batch
+  float lr;        ///< learning rate the step used
+  double seconds;  ///< wall time of the step
+};
+
+/// {"step":N,"epoch":E,"loss":L,"lr":X,"seconds":S} without a newline. A non-finite loss or
+/// lr is written as null (JSON has no NaN or infinity).
+std::string formatMetricsLine(const StepMetrics &metrics);
+
+/// An open metrics log; each append writes one line and flushes it.
+class MetricsLog {
+public:
+  /// Creates (truncates) `path`; throws std::runtime_error naming the file on failure.
+  explicit MetricsLog(const std::string &path);
+  ~MetricsLog();
+  MetricsLog(const MetricsLog &) = delete;
+  MetricsLog &operator=(const MetricsLog &) = delete;
+
+  /// Writes formatMetricsLine(metrics) and a newline; throws when the write fails.
+  void append(const StepMetrics &metrics);
+
+private:
+  std::string path_;
+  std::FILE *file_;
+};
+
+} // namespace bertc

@@ -1,0 +1,185 @@
+// JSONL loading with file:line diagnostics, and the epoch/shuffle/padding logic of the
+// batcher. All memory the batcher needs (the per-epoch order) is taken at construction,
+// before the arena, so nothing is allocated while training.
+#include "bertc/runtime/jsonl_data.h"
+
+#include "bertc/runtime/counter_rng.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <numeric>
+
+namespace bertc {
+namespace {
+
+/// Random stream of the shuffle, distinct from any dropout stream by construction (the
+/// shuffle keys by epoch where dropout keys by optimizer step, and uses its own stream id).
+constexpr uint32_t kShuffleStream = 0x53485546u; // "SHUF"
+
+/// Reads one integer of a row, clamping values beyond int64 so range checks reject them.
+bool readInteger(const nlohmann::json &value, int64_t &out) {
+  if (!value.is_number_integer())
+    return false;
+  if (value.is_number_unsigned()) {
+    uint64_t wide = value.get<uint64_t>();
+    out = wide > uint64_t(INT64_MAX) ? INT64_MAX : int64_t(wide);
+  } else {
+    out = value.get<int64_t>();
+  }
+  return true;
+}
+
+/// Parses one JSONL line into `example`; `where` is "FILE:LINE" for errors.
+void parseRow(const std::string &line, const std::string &where, const DataLimits &limits,
+              Example &example) {
+  auto fail = [&](const std::string &what) { return DataError(where + ": " + what); };
+  nlohmann::json row;
+  try {
+    row = nlohmann::json::parse(line);
+  } catch (const nlohmann::json::parse_error &error) {
+    std::string detail = error.what();
+    size_t bracket = detail.find("] ");
+    throw fail("malformed JSON: " +
+               (bracket == std::string::npos ? detail : detail.substr(bracket + 2)));
+  }
+  if (!row.is_object())
+    throw fail("a row must be a JSON object, got " + std::string(row.type_name()));
+
+  // Reads key `name` as an integer array with values in [0, bound), truncated to seqLen.
+  auto readIds = [&](const char *name, int64_t bound, const char *boundName,
+                     std::vector<int32_t> &out) {
+    const nlohmann::json &array = row[name];
+    if (!array.is_array())
+      throw fail(std::string("'") + name + "' must be an array of integers, got " +
+                 array.type_name());
+    if (array.empty())
+      throw fail(std::string("'") + name + "' is empty");
+    out.clear();
+    for (size_t i = 0; i < array.size(); ++i) {
+      int64_t id;
+      std::string element = std::string(name) + "[" + std::to_string(i) + "]";
+      if (!readInteger(array[i], id))
+        throw fail(element + " must be an integer, got " + array[i].dump());
+      if (id < 0 || id >= bound)
+        throw fail(element + " = " + std::to_string(id) + " is outside the " + boundName +
+                   " [0, " + std::to_string(bound) + ")");
+      if (int64_t(out.size()) < limits.seqLen)
+        out.push_back(int32_t(id));
+    }
+  };
+
+  if (!row.contains("input_ids"))
+    throw fail("missing key 'input_ids'");
+  readIds("input_ids", limits.vocab, "vocabulary", example.inputIds);
+  if (row.contains("token_type_ids")) {
+    readIds("token_type_ids", limits.typeVocab, "token type vocabulary",
+            example.tokenTypeIds);
+    if (row["token_type_ids"].size() != row["input_ids"].size())
+      throw fail("'token_type_ids' has " + std::to_string(row["token_type_ids"].size()) +
+                 " entries, 'input_ids' has " + std::to_string(row["input_ids"].size()));
+  } else {
+    example.tokenTypeIds.assign(example.inputIds.size(), 0);
+  }
+
+  if (!row.contains("label"))
+    throw fail("missing key 'label'");
+  int64_t label;
+  if (!readInteger(row["label"], label))
+    throw fail("'label' must be an integer, got " + row["label"].dump());
+  if (label < 0 || label >= limits.numLabels)
+    throw fail("label " + std::to_string(label) + " is outside [0, " +
+               std::to_string(limits.numLabels) + ")");
+  example.label = int32_t(label);
+}
+
+} // namespace
+
+Dataset loadJsonlDataset(const std::string &path, const DataLimits &limits) {
+  std::ifstream file(path);
+  if (!file)
+    throw DataError(path + ": cannot open: " + std::strerror(errno));
+  Dataset data{path, {}};
+  std::string line;
+  for (int64_t lineNumber = 1; std::getline(file, line); ++lineNumber) {
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos)
+      continue;
+    Example example;
+    parseRow(line, path + ":" + std::to_string(lineNumber), limits, example);
+    data.rows.push_back(std::move(example));
+  }
+  if (file.bad())
+    throw DataError(path + ": read failed");
+  if (data.rows.empty())
+    throw DataError(path + ": no rows");
+  return data;
+}
+
+Batcher::Batcher(const Dataset &data, int64_t microBatch, bool shuffle, uint64_t seed)
+    : data_(data), microBatch_(microBatch), shuffle_(shuffle), seed_(seed),
+      order_(data.rows.size()), cursor_(data.rows.size()) {}
+
+int64_t Batcher::batchesPerEpoch() const {
+  return (int64_t(data_.rows.size()) + microBatch_ - 1) / microBatch_;
+}
+
+int64_t Batcher::rowsInNext(int64_t microBatches) const {
+  size_t remaining = cursor_ >= order_.size() ? order_.size() : order_.size() - cursor_;
+  return int64_t(std::min(remaining, size_t(microBatches * microBatch_)));
+}
+
+/// Resets the order to file order and, when shuffling, applies a Fisher–Yates shuffle whose
+/// swaps come from the counter-based generator keyed by (seed, epoch, position): the
+/// permutation of an epoch depends on nothing else.
+void Batcher::startEpoch() {
+  ++epoch_;
+  cursor_ = 0;
+  std::iota(order_.begin(), order_.end(), size_t(0));
+  if (!shuffle_)
+    return;
+  for (size_t i = order_.size() - 1; i > 0; --i) {
+    uint32_t bits = philox4x32(uint32_t(i), uint32_t(uint64_t(i) >> 32), uint32_t(epoch_),
+                               kShuffleStream, uint32_t(seed_), uint32_t(seed_ >> 32));
+    size_t j = size_t((uint64_t(bits) * (i + 1)) >> 32); // uniform in [0, i]
+    std::swap(order_[i], order_[j]);
+  }
+}
+
+MicroBatch Batcher::next(std::byte *arena, const InputSlots &slots) {
+  if (cursor_ >= order_.size())
+    startEpoch();
+  size_t first = cursor_;
+  size_t count = std::min(order_.size() - first, size_t(microBatch_));
+  cursor_ += count;
+
+  size_t seq = 0;
+  for (size_t r = 0; r < count; ++r)
+    seq = std::max(seq, data_.rows[order_[first + r]].inputIds.size());
+
+  auto slot = [&](size_t offset) { return reinterpret_cast<int32_t *>(arena + offset); };
+  int32_t *inputIds = slot(slots.inputIds);
+  int32_t *tokenTypes = slot(slots.tokenTypeIds);
+  int32_t *positions = slot(slots.positionIds);
+  int32_t *mask = slot(slots.attentionMask);
+  int32_t *labels = slot(slots.labels);
+  for (size_t r = 0; r < count; ++r) {
+    const Example &example = data_.rows[order_[first + r]];
+    size_t length = example.inputIds.size();
+    for (size_t t = 0; t < seq; ++t) {
+      size_t at = r * seq + t;
+      bool real = t < length;
+      inputIds[at] = real ? example.inputIds[t] : 0;
+      tokenTypes[at] = real ? example.tokenTypeIds[t] : 0;
+      positions[at] = int32_t(t);
+      mask[at] = real ? 1 : 0;
+    }
+    labels[r] = example.label;
+  }
+  return MicroBatch{int64_t(count), int64_t(seq), epoch_, cursor_ >= order_.size()};
+}
+
+} // namespace bertc

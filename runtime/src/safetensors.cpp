@@ -1,0 +1,263 @@
+// safetensors reader and writer. The reader checks the whole header up front (JSON shape,
+// dtypes, byte ranges against the file size), so a truncated or corrupt checkpoint fails
+// before any parameter is touched; tensor bytes are then read straight into the arena.
+#include "bertc/runtime/safetensors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+namespace bertc {
+namespace {
+
+/// The safetensors reference implementation refuses headers above 100 MB.
+constexpr uint64_t kMaxHeaderBytes = 100u << 20;
+
+/// Bytes per element of the dtypes the format defines; 0 for a name it does not define.
+uint64_t dtypeBytes(const std::string &dtype) {
+  static const std::map<std::string, uint64_t> sizes = {
+      {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E4M3", 1}, {"F8_E5M2", 1},
+      {"I16", 2},  {"U16", 2}, {"F16", 2}, {"BF16", 2},    {"I32", 4},
+      {"U32", 4},  {"F32", 4}, {"I64", 8}, {"U64", 8},     {"F64", 8}};
+  auto it = sizes.find(dtype);
+  return it == sizes.end() ? 0 : it->second;
+}
+
+/// "[a,b,c]": a shape as error messages print it.
+std::string formatShape(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? "," : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+float bf16ToFloat(uint16_t bits) {
+  uint32_t wide = uint32_t(bits) << 16;
+  float value;
+  std::memcpy(&value, &wide, sizeof value);
+  return value;
+}
+
+/// IEEE binary16 to binary32, exact for every input (subnormals, infinities, NaN).
+float f16ToFloat(uint16_t bits) {
+  uint32_t sign = uint32_t(bits & 0x8000u) << 16;
+  uint32_t exponent = (bits >> 10) & 0x1Fu;
+  uint32_t mantissa = bits & 0x3FFu;
+  uint32_t wide;
+  if (exponent == 0x1F) {
+    wide = sign | 0x7F800000u | (mantissa << 13);
+  } else if (exponent != 0) {
+    wide = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  } else if (mantissa == 0) {
+    wide = sign;
+  } else {
+    // Subnormal half: shift the mantissa up until its leading 1 becomes the implicit bit.
+    exponent = 113;
+    while ((mantissa & 0x400u) == 0) {
+      mantissa <<= 1;
+      --exponent;
+    }
+    wide = sign | (exponent << 23) | ((mantissa & 0x3FFu) << 13);
+  }
+  float value;
+  std::memcpy(&value, &wide, sizeof value);
+  return value;
+}
+
+uint64_t readLittleEndian64(const unsigned char *bytes) {
+  uint64_t value = 0;
+  for (int i = 7; i >= 0; --i)
+    value = (value << 8) | bytes[i];
+  return value;
+}
+
+/// Parses one tensor's header entry; `context` prefixes errors ("FILE: tensor X").
+SafetensorsEntry parseEntry(const nlohmann::json &json, const std::string &context,
+                            uint64_t dataBytes) {
+  auto bad = [&](const std::string &what) {
+    return SafetensorsError(context + ": bad header: " + what);
+  };
+  if (!json.is_object())
+    throw bad("entry is not a JSON object");
+  auto dtype = json.find("dtype");
+  auto shape = json.find("shape");
+  auto offsets = json.find("data_offsets");
+  if (dtype == json.end() || !dtype->is_string())
+    throw bad("missing string 'dtype'");
+  if (shape == json.end() || !shape->is_array())
+    throw bad("missing array 'shape'");
+  if (offsets == json.end() || !offsets->is_array() || offsets->size() != 2 ||
+      !(*offsets)[0].is_number_unsigned() || !(*offsets)[1].is_number_unsigned())
+    throw bad("'data_offsets' must be [begin, end] with non-negative integers");
+
+  SafetensorsEntry entry;
+  entry.dtype = dtype->get<std::string>();
+  uint64_t numel = 1;
+  for (const auto &dim : *shape) {
+    if (!dim.is_number_unsigned())
+      throw bad("shape dimensions must be non-negative integers");
+    uint64_t size = dim.get<uint64_t>();
+    if (size > uint64_t(INT64_MAX) || __builtin_mul_overflow(numel, size, &numel))
+      throw bad("shape " + shape->dump() + " is too large");
+    entry.shape.push_back(int64_t(size));
+  }
+  entry.dataBegin = (*offsets)[0].get<uint64_t>();
+  entry.dataEnd = (*offsets)[1].get<uint64_t>();
+  if (entry.dataBegin > entry.dataEnd)
+    throw bad("data_offsets begin " + std::to_string(entry.dataBegin) + " is after end " +
+              std::to_string(entry.dataEnd));
+  uint64_t elementBytes = dtypeBytes(entry.dtype);
+  uint64_t expectedBytes = 0;
+  if (elementBytes != 0 && (__builtin_mul_overflow(numel, elementBytes, &expectedBytes) ||
+                            expectedBytes != entry.dataEnd - entry.dataBegin))
+    throw bad("data_offsets span " + std::to_string(entry.dataEnd - entry.dataBegin) +
+              " bytes, but " + entry.dtype + " " + formatShape(entry.shape) + " needs " +
+              std::to_string(numel * elementBytes));
+  if (entry.dataEnd > dataBytes)
+    throw SafetensorsError(context + ": data ends at byte " + std::to_string(entry.dataEnd) +
+                           " of the data section, but the file holds only " +
+                           std::to_string(dataBytes) + " data bytes (truncated file?)");
+  return entry;
+}
+
+} // namespace
+
+SafetensorsReader::SafetensorsReader(const std::string &path)
+    : path_(path), file_(path, std::ios::binary) {
+  if (!file_)
+    throw SafetensorsError(path + ": cannot open: " + std::strerror(errno));
+  file_.seekg(0, std::ios::end);
+  uint64_t fileBytes = uint64_t(file_.tellg());
+  file_.seekg(0);
+  unsigned char lengthBytes[8];
+  if (fileBytes < 8 || !file_.read(reinterpret_cast<char *>(lengthBytes), 8))
+    throw SafetensorsError(path + ": truncated file: " + std::to_string(fileBytes) +
+                           " bytes, fewer than the 8-byte header length");
+  uint64_t headerBytes = readLittleEndian64(lengthBytes);
+  if (headerBytes > kMaxHeaderBytes)
+    throw SafetensorsError(path + ": bad header: header length " +
+                           std::to_string(headerBytes) + " exceeds the 100 MB limit");
+  if (headerBytes > fileBytes - 8)
+    throw SafetensorsError(path + ": truncated file: the header claims " +
+                           std::to_string(headerBytes) + " bytes but only " +
+                           std::to_string(fileBytes - 8) + " follow");
+  std::string headerText(headerBytes, '\0');
+  file_.read(headerText.data(), std::streamsize(headerBytes));
+  if (!file_)
+    throw SafetensorsError(path + ": truncated file: cannot read the header");
+  dataStart_ = 8 + headerBytes;
+
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(headerText);
+  } catch (const nlohmann::json::parse_error &error) {
+    throw SafetensorsError(path + ": bad header: invalid JSON: " + error.what());
+  }
+  if (!header.is_object())
+    throw SafetensorsError(path + ": bad header: not a JSON object");
+  for (const auto &[name, value] : header.items()) {
+    if (name == "__metadata__") {
+      if (!value.is_object())
+        throw SafetensorsError(path + ": bad header: __metadata__ is not an object");
+      for (const auto &[key, text] : value.items()) {
+        if (!text.is_string())
+          throw SafetensorsError(path + ": bad header: __metadata__." + key +
+                                 " is not a string");
+        metadata_[key] = text.get<std::string>();
+      }
+      continue;
+    }
+    entries_[name] = parseEntry(value, path + ": tensor " + name, fileBytes - dataStart_);
+  }
+}
+
+void SafetensorsReader::readF32(const std::string &name,
+                                const std::vector<int64_t> &expectedShape, float *out) {
+  std::string context = path_ + ": tensor " + name;
+  auto found = entries_.find(name);
+  if (found == entries_.end())
+    throw SafetensorsError(context + ": not found (the file holds " +
+                           std::to_string(entries_.size()) + " tensors)");
+  const SafetensorsEntry &entry = found->second;
+  if (entry.shape != expectedShape)
+    throw SafetensorsError(context + ": file has " + formatShape(entry.shape) +
+                           ", model expects " + formatShape(expectedShape));
+  bool isF32 = entry.dtype == "F32";
+  if (!isF32 && entry.dtype != "BF16" && entry.dtype != "F16")
+    throw SafetensorsError(context + ": dtype " + entry.dtype +
+                           " is not supported (F32, BF16 or F16)");
+
+  uint64_t bytes = entry.dataEnd - entry.dataBegin;
+  uint64_t numel = bytes / (isF32 ? 4 : 2);
+  // 16-bit data is read into the upper half of `out` and widened front to back: element i's
+  // fp32 bytes [4i, 4i+4) never reach a 16-bit element j > i at [2n+2j, 2n+2j+2).
+  char *destination = reinterpret_cast<char *>(out) + (isF32 ? 0 : bytes);
+  file_.clear();
+  file_.seekg(std::streamoff(dataStart_ + entry.dataBegin));
+  if (!file_.read(destination, std::streamsize(bytes)))
+    throw SafetensorsError(context + ": read failed (truncated file?)");
+  if (isF32)
+    return;
+  bool isBf16 = entry.dtype == "BF16";
+  for (uint64_t i = 0; i < numel; ++i) {
+    uint16_t bits;
+    std::memcpy(&bits, destination + 2 * i, sizeof bits);
+    out[i] = isBf16 ? bf16ToFloat(bits) : f16ToFloat(bits);
+  }
+}
+
+void writeSafetensors(const std::string &path, const std::vector<TensorToWrite> &tensors,
+                      const std::map<std::string, std::string> &metadata) {
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  if (!metadata.empty())
+    header["__metadata__"] = metadata;
+  std::set<std::string> names;
+  uint64_t offset = 0;
+  for (const TensorToWrite &tensor : tensors) {
+    if (!names.insert(tensor.name).second)
+      throw SafetensorsError(path + ": tensor " + tensor.name + ": written twice");
+    uint64_t bytes = 4;
+    for (int64_t dim : tensor.shape)
+      bytes *= uint64_t(dim);
+    header[tensor.name] = {{"dtype", "F32"},
+                           {"shape", tensor.shape},
+                           {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  std::string headerText = header.dump();
+  // The reference writer pads the header with spaces so the data section is 8-byte aligned.
+  headerText.append((8 - headerText.size() % 8) % 8, ' ');
+
+  std::string temporary = path + ".tmp";
+  {
+    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
+    if (!file)
+      throw SafetensorsError(temporary + ": cannot create: " + std::strerror(errno));
+    unsigned char lengthBytes[8];
+    for (int i = 0; i < 8; ++i)
+      lengthBytes[i] = (uint64_t(headerText.size()) >> (8 * i)) & 0xFFu;
+    file.write(reinterpret_cast<const char *>(lengthBytes), 8);
+    file.write(headerText.data(), std::streamsize(headerText.size()));
+    for (const TensorToWrite &tensor : tensors) {
+      uint64_t bytes = 4;
+      for (int64_t dim : tensor.shape)
+        bytes *= uint64_t(dim);
+      file.write(reinterpret_cast<const char *>(tensor.data), std::streamsize(bytes));
+    }
+    file.close();
+    if (!file) {
+      std::filesystem::remove(temporary);
+      throw SafetensorsError(temporary + ": write failed (disk full?)");
+    }
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) {
+    std::filesystem::remove(temporary);
+    throw SafetensorsError(path + ": cannot rename " + temporary + ": " + error.message());
+  }
+}
+
+} // namespace bertc

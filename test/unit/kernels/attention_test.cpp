@@ -1,0 +1,174 @@
+// Tests of the attention kernels: the forward against closed-form cases and a naive
+// double-precision reference (padding mask and dropout included), the backward's dq, dk, dv
+// against finite differences, and the kernels' use of nothing but their scratch.
+#include "bertc/runtime/counter_rng.h"
+#include "bertc/runtime/cpu_kernels.h"
+#include "gradient_check.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace bertc::cpu;
+using bertc::test::expectGradientNear;
+using bertc::test::numericGradient;
+using bertc::test::randomTensor;
+
+namespace {
+constexpr uint64_t kSeed = 77, kStep = 3;
+constexpr uint32_t kStream = 11;
+
+/// One attention problem: q, k, v [batch, seq, hidden] and a key mask [batch, seq].
+struct AttentionCase {
+  int64_t batch, seq, hidden, heads;
+  float dropoutRate;
+  std::vector<float> q, k, v;
+  std::vector<int32_t> mask;
+
+  AttentionCase(int64_t batchSize, int64_t seqLen, int64_t hiddenSize, int64_t headCount,
+                float rate, std::vector<int32_t> keyMask)
+      : batch(batchSize), seq(seqLen), hidden(hiddenSize), heads(headCount), dropoutRate(rate),
+        q(randomTensor(size(), 60)), k(randomTensor(size(), 61)), v(randomTensor(size(), 62)),
+        mask(std::move(keyMask)) {}
+
+  int64_t size() const { return batch * seq * hidden; }
+
+  std::vector<float> forward() const {
+    std::vector<float> ctx(size()), scratch(attentionScratchFloats(seq));
+    attentionForward(q.data(), k.data(), v.data(), mask.data(), ctx.data(), scratch.data(), batch,
+                     seq, hidden, heads, dropoutRate, kSeed, kStep, kStream);
+    return ctx;
+  }
+
+  /// ctx computed the textbook way in double: masked keys get weight exactly 0 (a row with
+  /// every key masked averages all of them), then the documented dropout mask.
+  std::vector<double> reference() const {
+    const int64_t headDim = hidden / heads;
+    std::vector<double> ctx(size(), 0.0), weights(seq);
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t i = 0; i < seq; ++i) {
+          bool anyKey = false;
+          for (int64_t j = 0; j < seq; ++j)
+            anyKey |= mask[b * seq + j] != 0;
+          double maxScore = -INFINITY, sum = 0.0;
+          for (int64_t j = 0; j < seq; ++j) {
+            double dot = 0.0;
+            for (int64_t c = 0; c < headDim; ++c)
+              dot += double(q[(b * seq + i) * hidden + h * headDim + c]) *
+                     k[(b * seq + j) * hidden + h * headDim + c];
+            weights[j] = dot / std::sqrt(double(headDim));
+            if (anyKey && mask[b * seq + j] == 0)
+              weights[j] = -INFINITY;
+            maxScore = std::max(maxScore, weights[j]);
+          }
+          for (int64_t j = 0; j < seq; ++j)
+            sum += weights[j] = std::exp(weights[j] - maxScore);
+          for (int64_t j = 0; j < seq; ++j) {
+            const uint64_t index = uint64_t(((b * heads + h) * seq + i) * seq + j);
+            const bool keep = bertc::dropoutKeep(kSeed, kStep, kStream, index, dropoutRate);
+            const double probability = keep ? weights[j] / sum / (1.0 - dropoutRate) : 0.0;
+            for (int64_t c = 0; c < headDim; ++c)
+              ctx[(b * seq + i) * hidden + h * headDim + c] +=
+                  probability * v[(b * seq + j) * hidden + h * headDim + c];
+          }
+        }
+    return ctx;
+  }
+};
+
+void expectMatchesReference(const AttentionCase &problem) {
+  const std::vector<float> ctx = problem.forward();
+  const std::vector<double> expected = problem.reference();
+  for (int64_t i = 0; i < problem.size(); ++i)
+    EXPECT_NEAR(ctx[i], expected[i], 1e-5) << "ctx[" << i << "]";
+}
+
+void expectBackwardMatchesFiniteDifferences(AttentionCase problem) {
+  const int64_t n = problem.size();
+  const std::vector<float> dctx = randomTensor(n, 63);
+  std::vector<float> dq(n, 99.0f), dk(n, 99.0f), dv(n, 99.0f);
+  std::vector<float> scratch(attentionScratchFloats(problem.seq));
+  attentionBackward(dctx.data(), problem.q.data(), problem.k.data(), problem.v.data(),
+                    problem.mask.data(), dq.data(), dk.data(), dv.data(), scratch.data(),
+                    problem.batch, problem.seq, problem.hidden, problem.heads, problem.dropoutRate,
+                    kSeed, kStep, kStream);
+  auto forward = [&] { return problem.forward(); };
+  expectGradientNear(dq, numericGradient(problem.q, dctx, forward), "dq");
+  expectGradientNear(dk, numericGradient(problem.k, dctx, forward), "dk");
+  expectGradientNear(dv, numericGradient(problem.v, dctx, forward), "dv");
+}
+
+/// Sequence 1 keeps every key; sequence 0 pads its last key and masks one in the middle.
+const std::vector<int32_t> kPaddingMask = {1, 0, 1, 0, 1, 1, 1, 1};
+} // namespace
+
+TEST(Attention, SingleKeyContextIsThatValue) {
+  AttentionCase problem(2, 1, 4, 2, 0.0f, {1, 1});
+  EXPECT_EQ(problem.forward(), problem.v);
+}
+
+// With one unmasked key every query gives that key's probability 1, so ctx = its value row.
+TEST(Attention, OneUnmaskedKeyContextIsItsValue) {
+  AttentionCase problem(1, 3, 4, 2, 0.0f, {0, 1, 0});
+  const std::vector<float> ctx = problem.forward();
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t c = 0; c < 4; ++c)
+      EXPECT_FLOAT_EQ(ctx[i * 4 + c], problem.v[1 * 4 + c]) << i << "," << c;
+}
+
+// As in Hugging Face BERT (scores + finfo.min), a row with every key masked is uniform.
+TEST(Attention, AllKeysMaskedAveragesValues) {
+  AttentionCase problem(1, 3, 2, 1, 0.0f, {0, 0, 0});
+  const std::vector<float> ctx = problem.forward();
+  for (int64_t c = 0; c < 2; ++c) {
+    const double mean = (double(problem.v[c]) + problem.v[2 + c] + problem.v[4 + c]) / 3.0;
+    EXPECT_NEAR(ctx[c], mean, 1e-6);
+  }
+}
+
+TEST(Attention, ForwardMatchesNaiveReference) {
+  expectMatchesReference(AttentionCase(2, 4, 6, 2, 0.0f, kPaddingMask));
+}
+
+TEST(Attention, ForwardWithDropoutMatchesNaiveReference) {
+  expectMatchesReference(AttentionCase(2, 4, 6, 2, 0.3f, kPaddingMask));
+}
+
+TEST(Attention, MaskedKeysAndValuesDoNotChangeContext) {
+  for (float rate : {0.0f, 0.3f}) {
+    AttentionCase problem(2, 4, 6, 2, rate, kPaddingMask);
+    const std::vector<float> before = problem.forward();
+    for (int64_t j : {1, 3}) // the masked keys of sequence 0
+      for (int64_t c = 0; c < problem.hidden; ++c) {
+        problem.k[j * problem.hidden + c] += 5.0f;
+        problem.v[j * problem.hidden + c] -= 7.0f;
+      }
+    EXPECT_EQ(problem.forward(), before) << "dropout " << rate;
+  }
+}
+
+TEST(Attention, BackwardMatchesFiniteDifferences) {
+  expectBackwardMatchesFiniteDifferences(AttentionCase(2, 4, 6, 2, 0.0f, kPaddingMask));
+}
+
+TEST(Attention, BackwardWithDropoutMatchesFiniteDifferences) {
+  expectBackwardMatchesFiniteDifferences(AttentionCase(2, 4, 6, 2, 0.3f, kPaddingMask));
+}
+
+// The kernels may use attentionScratchFloats(seq) floats of scratch and not one more: a
+// guard band after them must come back untouched.
+TEST(Attention, WritesNothingPastItsScratch) {
+  AttentionCase problem(2, 4, 6, 2, 0.3f, kPaddingMask);
+  const int64_t n = problem.size(), scratchFloats = attentionScratchFloats(problem.seq);
+  const float guard = -12345.0f;
+  std::vector<float> scratch(scratchFloats + 64, guard);
+  std::vector<float> ctx(n), dq(n), dk(n), dv(n);
+  attentionForward(problem.q.data(), problem.k.data(), problem.v.data(), problem.mask.data(),
+                   ctx.data(), scratch.data(), 2, 4, 6, 2, 0.3f, kSeed, kStep, kStream);
+  attentionBackward(ctx.data(), problem.q.data(), problem.k.data(), problem.v.data(),
+                    problem.mask.data(), dq.data(), dk.data(), dv.data(), scratch.data(), 2, 4, 6,
+                    2, 0.3f, kSeed, kStep, kStream);
+  for (int64_t i = scratchFloats; i < int64_t(scratch.size()); ++i)
+    EXPECT_EQ(scratch[i], guard) << "scratch[" << i << "]";
+}

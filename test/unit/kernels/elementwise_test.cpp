@@ -1,0 +1,171 @@
+// Tests of the elementwise kernels: add, accumulate, GELU, tanh, dropout, selectToken.
+// Forwards against closed-form values, backwards against finite differences, dropout's mask
+// against the counter RNG the header specifies.
+#include "bertc/runtime/counter_rng.h"
+#include "bertc/runtime/cpu_kernels.h"
+#include "gradient_check.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace bertc::cpu;
+using bertc::test::expectGradientNear;
+using bertc::test::numericGradient;
+using bertc::test::randomTensor;
+
+TEST(Add, SumsElementwiseIntoAliasedOutput) {
+  std::vector<float> a = {1.0f, -2.0f, 0.5f}, b = {0.25f, 3.0f, -0.5f};
+  add(a.data(), b.data(), a.data(), 3);
+  EXPECT_EQ(a, (std::vector<float>{1.25f, 1.0f, 0.0f}));
+}
+
+TEST(Accumulate, AddsIntoExistingGradient) {
+  std::vector<float> grad = {1.0f, 2.0f}, g = {0.5f, -4.0f};
+  accumulate(g.data(), grad.data(), 2);
+  accumulate(g.data(), grad.data(), 2);
+  EXPECT_EQ(grad, (std::vector<float>{2.0f, -6.0f}));
+}
+
+// gelu(x) = x * Phi(x); Phi(1) = 0.8413447460685429, Phi(-1) = 1 - Phi(1).
+TEST(Gelu, ForwardMatchesClosedForm) {
+  std::vector<float> x = {0.0f, 1.0f, -1.0f, 10.0f, -10.0f}, y(5);
+  geluForward(x.data(), y.data(), 5);
+  EXPECT_EQ(y[0], 0.0f);
+  EXPECT_NEAR(y[1], 0.8413447460685429, 1e-6);
+  EXPECT_NEAR(y[2], -0.15865525393145707, 1e-6);
+  EXPECT_EQ(y[3], 10.0f);
+  EXPECT_NEAR(y[4], 0.0f, 1e-6);
+}
+
+// gelu'(x) = Phi(x) + x phi(x): 0.5 at 0, Phi(1) + phi(1) = 0.8413447 + 0.2419707 at 1.
+TEST(Gelu, DerivativeMatchesClosedForm) {
+  std::vector<float> x = {0.0f, 1.0f}, dy = {1.0f, 1.0f}, dx(2);
+  geluBackward(dy.data(), x.data(), dx.data(), 2);
+  EXPECT_NEAR(dx[0], 0.5, 1e-6);
+  EXPECT_NEAR(dx[1], 0.8413447460685429 + 0.24197072451914337, 1e-6);
+}
+
+TEST(Gelu, BackwardMatchesFiniteDifferences) {
+  const int64_t n = 24;
+  std::vector<float> x = randomTensor(n, 1, -3.0f, 3.0f), dy = randomTensor(n, 2), dx(n);
+  geluBackward(dy.data(), x.data(), dx.data(), n);
+  auto forward = [&] {
+    std::vector<float> y(n);
+    geluForward(x.data(), y.data(), n);
+    return y;
+  };
+  expectGradientNear(dx, numericGradient(x, dy, forward), "dx");
+}
+
+TEST(Tanh, ForwardMatchesClosedForm) {
+  std::vector<float> x = {0.0f, 0.5493061443340549f, -20.0f}, y(3); // atanh(0.5)
+  tanhForward(x.data(), y.data(), 3);
+  EXPECT_EQ(y[0], 0.0f);
+  EXPECT_NEAR(y[1], 0.5, 1e-6);
+  EXPECT_EQ(y[2], -1.0f);
+}
+
+TEST(Tanh, BackwardMatchesFiniteDifferences) {
+  const int64_t n = 24;
+  std::vector<float> x = randomTensor(n, 3, -2.0f, 2.0f), dy = randomTensor(n, 4), y(n), dx(n);
+  tanhForward(x.data(), y.data(), n);
+  tanhBackward(dy.data(), y.data(), dx.data(), n);
+  auto forward = [&] {
+    std::vector<float> out(n);
+    tanhForward(x.data(), out.data(), n);
+    return out;
+  };
+  expectGradientNear(dx, numericGradient(x, dy, forward), "dx");
+}
+
+namespace {
+constexpr float kRate = 0.3f;
+constexpr uint64_t kSeed = 1234, kStep = 7;
+constexpr uint32_t kStream = 5;
+} // namespace
+
+TEST(Dropout, RateZeroCopies) {
+  std::vector<float> x = randomTensor(16, 5), y(16), dx(16);
+  dropoutForward(x.data(), y.data(), 16, 0.0f, kSeed, kStep, kStream);
+  dropoutBackward(x.data(), dx.data(), 16, 0.0f, kSeed, kStep, kStream);
+  EXPECT_EQ(y, x);
+  EXPECT_EQ(dx, x);
+}
+
+TEST(Dropout, KeepFractionIsOneMinusRate) {
+  const int64_t n = 200000;
+  std::vector<float> x(n, 1.0f), y(n);
+  dropoutForward(x.data(), y.data(), n, kRate, kSeed, kStep, kStream);
+  int64_t kept = 0;
+  for (float value : y)
+    kept += value != 0.0f;
+  // Binomial standard deviation sqrt(0.3 * 0.7 / n) = 0.001; allow five of them.
+  EXPECT_NEAR(double(kept) / double(n), 1.0 - kRate, 0.005);
+}
+
+// The mask is the header's: element i is kept iff dropoutKeep(seed, step, stream, i, rate),
+// kept values are scaled by 1 / (1 - rate), in the forward and the backward alike.
+TEST(Dropout, ForwardAndBackwardApplyTheSpecifiedMask) {
+  const int64_t n = 1000;
+  std::vector<float> x = randomTensor(n, 6), dy = randomTensor(n, 7), y(n), dx(n);
+  dropoutForward(x.data(), y.data(), n, kRate, kSeed, kStep, kStream);
+  dropoutBackward(dy.data(), dx.data(), n, kRate, kSeed, kStep, kStream);
+  const float keptScale = 1.0f / (1.0f - kRate);
+  for (int64_t i = 0; i < n; ++i) {
+    const bool keep = bertc::dropoutKeep(kSeed, kStep, kStream, uint64_t(i), kRate);
+    EXPECT_EQ(y[i], keep ? x[i] * keptScale : 0.0f) << i;
+    EXPECT_EQ(dx[i], keep ? dy[i] * keptScale : 0.0f) << i;
+  }
+}
+
+TEST(Dropout, BackwardMatchesFiniteDifferences) {
+  const int64_t n = 40;
+  std::vector<float> x = randomTensor(n, 8), dy = randomTensor(n, 9), dx(n);
+  dropoutBackward(dy.data(), dx.data(), n, kRate, kSeed, kStep, kStream);
+  auto forward = [&] {
+    std::vector<float> y(n);
+    dropoutForward(x.data(), y.data(), n, kRate, kSeed, kStep, kStream);
+    return y;
+  };
+  expectGradientNear(dx, numericGradient(x, dy, forward), "dx");
+}
+
+TEST(Dropout, MaskChangesWithSeedStepAndStream) {
+  const int64_t n = 256;
+  std::vector<float> ones(n, 1.0f), base(n), other(n);
+  dropoutForward(ones.data(), base.data(), n, kRate, kSeed, kStep, kStream);
+  dropoutForward(ones.data(), other.data(), n, kRate, kSeed + 1, kStep, kStream);
+  EXPECT_NE(base, other);
+  dropoutForward(ones.data(), other.data(), n, kRate, kSeed, kStep + 1, kStream);
+  EXPECT_NE(base, other);
+  dropoutForward(ones.data(), other.data(), n, kRate, kSeed, kStep, kStream + 1);
+  EXPECT_NE(base, other);
+  dropoutForward(ones.data(), other.data(), n, kRate, kSeed, kStep, kStream);
+  EXPECT_EQ(base, other);
+}
+
+TEST(SelectToken, ForwardCopiesTheIndexedToken) {
+  const int64_t batch = 2, seq = 3, hidden = 2;
+  std::vector<float> x = {0, 1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15}, out(4);
+  selectTokenForward(x.data(), out.data(), batch, seq, hidden, 1);
+  EXPECT_EQ(out, (std::vector<float>{2, 3, 12, 13}));
+}
+
+TEST(SelectToken, BackwardMatchesFiniteDifferencesAndZeroesOtherTokens) {
+  const int64_t batch = 2, seq = 3, hidden = 4, index = 2;
+  std::vector<float> x = randomTensor(batch * seq * hidden, 10);
+  std::vector<float> dy = randomTensor(batch * hidden, 11);
+  std::vector<float> dx(batch * seq * hidden, 99.0f);
+  selectTokenBackward(dy.data(), dx.data(), batch, seq, hidden, index);
+  auto forward = [&] {
+    std::vector<float> out(batch * hidden);
+    selectTokenForward(x.data(), out.data(), batch, seq, hidden, index);
+    return out;
+  };
+  expectGradientNear(dx, numericGradient(x, dy, forward), "dx");
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t t = 0; t < seq; ++t)
+      for (int64_t c = 0; c < hidden; ++c)
+        EXPECT_EQ(dx[(b * seq + t) * hidden + c], t == index ? dy[b * hidden + c] : 0.0f);
+}

@@ -1,0 +1,55 @@
+// Tests of the linear kernels (torch.nn.Linear layout, w [out, in]): the forward on a
+// hand-computed product, the three backward kernels against finite differences.
+#include "bertc/runtime/cpu_kernels.h"
+#include "gradient_check.h"
+
+#include <gtest/gtest.h>
+
+using namespace bertc::cpu;
+using bertc::test::expectGradientNear;
+using bertc::test::numericGradient;
+using bertc::test::randomTensor;
+
+// x = [[1, 2, 3], [-1, 0, 2]], w = [[1, 0, -1], [2, 1, 0.5]], b = [0.5, -1]:
+//   y00 = 1 - 3 + 0.5 = -1.5        y01 = 2 + 2 + 1.5 - 1 = 4.5
+//   y10 = -1 - 2 + 0.5 = -2.5       y11 = -2 + 0 + 1 - 1 = -2
+TEST(Linear, ForwardMatchesHandComputedProduct) {
+  std::vector<float> x = {1, 2, 3, -1, 0, 2}, w = {1, 0, -1, 2, 1, 0.5f}, b = {0.5f, -1};
+  std::vector<float> y(4);
+  linearForward(x.data(), w.data(), b.data(), y.data(), 2, 3, 2);
+  EXPECT_EQ(y, (std::vector<float>{-1.5f, 4.5f, -2.5f, -2.0f}));
+}
+
+// dx = dy w, dw = dy^T x, db = column sums of dy, on the same numbers as above with
+// dy = [[1, 0], [2, -1]]:
+//   dx = [[1, 0, -1], [2*1 - 2, 0 - 1, -2 - 0.5]] = [[1, 0, -1], [0, -1, -2.5]]
+//   dw = [[1*1 + 2*-1, 1*2 + 0, 1*3 + 2*2], [0 + 1, 0, 0 - 2]] = [[-1, 2, 7], [1, 0, -2]]
+//   db = [3, -1]
+TEST(Linear, BackwardMatchesHandComputedProducts) {
+  std::vector<float> x = {1, 2, 3, -1, 0, 2}, w = {1, 0, -1, 2, 1, 0.5f}, dy = {1, 0, 2, -1};
+  std::vector<float> dx(6), dw(6, 99.0f), db(2, 99.0f);
+  linearBackwardInput(dy.data(), w.data(), dx.data(), 2, 3, 2);
+  linearBackwardWeight(dy.data(), x.data(), dw.data(), 2, 3, 2);
+  biasBackward(dy.data(), db.data(), 2, 2);
+  EXPECT_EQ(dx, (std::vector<float>{1, 0, -1, 0, -1, -2.5f}));
+  EXPECT_EQ(dw, (std::vector<float>{-1, 2, 7, 1, 0, -2}));
+  EXPECT_EQ(db, (std::vector<float>{3, -1}));
+}
+
+TEST(Linear, BackwardMatchesFiniteDifferences) {
+  const int64_t rows = 4, in = 3, out = 5;
+  std::vector<float> x = randomTensor(rows * in, 40), w = randomTensor(out * in, 41);
+  std::vector<float> b = randomTensor(out, 42), dy = randomTensor(rows * out, 43);
+  std::vector<float> dx(rows * in), dw(out * in), db(out);
+  linearBackwardInput(dy.data(), w.data(), dx.data(), rows, in, out);
+  linearBackwardWeight(dy.data(), x.data(), dw.data(), rows, in, out);
+  biasBackward(dy.data(), db.data(), rows, out);
+  auto forward = [&] {
+    std::vector<float> y(rows * out);
+    linearForward(x.data(), w.data(), b.data(), y.data(), rows, in, out);
+    return y;
+  };
+  expectGradientNear(dx, numericGradient(x, dy, forward), "dx");
+  expectGradientNear(dw, numericGradient(w, dy, forward), "dw");
+  expectGradientNear(db, numericGradient(b, dy, forward), "db");
+}

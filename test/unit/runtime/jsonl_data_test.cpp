@@ -1,0 +1,204 @@
+// JSONL data: good rows (defaults, truncation, blank lines), one error per kind of bad row
+// (each must say file:line), and the batcher's padding, file order and seeded shuffle.
+#include "bertc/runtime/jsonl_data.h"
+
+#include "scratch_dir.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace bertc {
+namespace {
+
+using testing::errorOf;
+using testing::ScratchDir;
+
+constexpr DataLimits kLimits = {/*seqLen=*/6, /*numLabels=*/3, /*vocab=*/200,
+                                /*typeVocab=*/2};
+
+/// An arena holding the batcher's inputs for up to 32 rows of 8 tokens, and its slots.
+struct InputArena {
+  static constexpr size_t kTokens = 32 * 8 * sizeof(int32_t);
+  std::vector<std::byte> bytes = std::vector<std::byte>(5 * kTokens);
+  InputSlots slots{0, kTokens, 2 * kTokens, 3 * kTokens, 4 * kTokens, 0};
+
+  std::vector<int32_t> read(size_t offset, size_t count) const {
+    const auto *values = reinterpret_cast<const int32_t *>(bytes.data() + offset);
+    return std::vector<int32_t>(values, values + count);
+  }
+};
+
+/// A file of `rows` rows whose label is the row index (numLabels must exceed `rows`).
+Dataset indexedDataset(const ScratchDir &dir, int rows) {
+  std::string text;
+  for (int i = 0; i < rows; ++i)
+    text += R"({"input_ids": [101, )" + std::to_string(i) + R"(, 102], "label": )" +
+            std::to_string(i) + "}\n";
+  testing::writeText(dir.file("indexed.jsonl"), text);
+  return loadJsonlDataset(dir.file("indexed.jsonl"), {8, rows, 200, 2});
+}
+
+/// Labels of every row the batcher yields over `epochs` epochs, one vector per epoch.
+std::vector<std::vector<int32_t>> visitOrder(Batcher &batcher, int epochs) {
+  InputArena arena;
+  std::vector<std::vector<int32_t>> order(epochs);
+  for (int e = 0; e < epochs; ++e) {
+    for (MicroBatch batch{}; !batch.endsEpoch;) {
+      batch = batcher.next(arena.bytes.data(), arena.slots);
+      EXPECT_EQ(batch.epoch, e + 1);
+      std::vector<int32_t> labels = arena.read(arena.slots.labels, size_t(batch.rows));
+      order[e].insert(order[e].end(), labels.begin(), labels.end());
+    }
+  }
+  return order;
+}
+
+TEST(JsonlData, ReadsGoodRows) {
+  ScratchDir dir;
+  std::string path = dir.file("train.jsonl");
+  testing::writeText(path, R"({"input_ids": [101, 7, 102], "label": 2})"
+                           "\n\n   \n"
+                           R"({"input_ids": [101, 8, 9, 102], "token_type_ids": [0, 0, 1, 1], )"
+                           R"("label": 0, "text": "ignored"})"
+                           "\r\n"
+                           R"({"input_ids": [1, 2, 3, 4, 5, 6, 7, 8], "label": 1})");
+  Dataset data = loadJsonlDataset(path, kLimits);
+  ASSERT_EQ(data.rows.size(), 3u);
+  EXPECT_EQ(data.rows[0].inputIds, (std::vector<int32_t>{101, 7, 102}));
+  EXPECT_EQ(data.rows[0].tokenTypeIds, (std::vector<int32_t>{0, 0, 0}));
+  EXPECT_EQ(data.rows[0].label, 2);
+  EXPECT_EQ(data.rows[1].tokenTypeIds, (std::vector<int32_t>{0, 0, 1, 1}));
+  EXPECT_EQ(data.rows[1].label, 0);
+  // Longer than seqLen (6): plain truncation.
+  EXPECT_EQ(data.rows[2].inputIds, (std::vector<int32_t>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(data.rows[2].tokenTypeIds.size(), 6u);
+}
+
+struct BadRow {
+  const char *row;
+  const char *message;
+};
+
+class JsonlBadRow : public ::testing::TestWithParam<BadRow> {};
+
+TEST_P(JsonlBadRow, ErrorNamesFileAndLine) {
+  ScratchDir dir;
+  std::string path = dir.file("train.jsonl");
+  testing::writeText(path, std::string(R"({"input_ids": [101, 102], "label": 1})") + "\n" +
+                               GetParam().row + "\n");
+  std::string error = errorOf([&] { loadJsonlDataset(path, kLimits); });
+  EXPECT_EQ(error.rfind(path + ":2: " + GetParam().message, 0), 0u) << error;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryKind, JsonlBadRow,
+    ::testing::Values(
+        BadRow{R"({"input_ids": [101, 102], "label": 1)", "malformed JSON: "},
+        BadRow{"[101, 102]", "a row must be a JSON object, got array"},
+        BadRow{R"({"label": 1})", "missing key 'input_ids'"},
+        BadRow{R"({"input_ids": "101 102", "label": 1})",
+               "'input_ids' must be an array of integers, got string"},
+        BadRow{R"({"input_ids": [], "label": 1})", "'input_ids' is empty"},
+        BadRow{R"({"input_ids": [101, 1.5], "label": 1})",
+               "input_ids[1] must be an integer, got 1.5"},
+        BadRow{R"({"input_ids": [101, 200], "label": 1})",
+               "input_ids[1] = 200 is outside the vocabulary [0, 200)"},
+        BadRow{R"({"input_ids": [-1], "label": 1})",
+               "input_ids[0] = -1 is outside the vocabulary [0, 200)"},
+        BadRow{R"({"input_ids": [101, 102], "token_type_ids": [0, 2], "label": 1})",
+               "token_type_ids[1] = 2 is outside the token type vocabulary [0, 2)"},
+        BadRow{R"({"input_ids": [101, 102], "token_type_ids": [0], "label": 1})",
+               "'token_type_ids' has 1 entries, 'input_ids' has 2"},
+        BadRow{R"({"input_ids": [101, 102]})", "missing key 'label'"},
+        BadRow{R"({"input_ids": [101, 102], "label": "positive"})",
+               "'label' must be an integer, got \"positive\""},
+        BadRow{R"({"input_ids": [101, 102], "label": 3})", "label 3 is outside [0, 3)"},
+        BadRow{R"({"input_ids": [101, 102], "label": -1})", "label -1 is outside [0, 3)"}));
+
+TEST(JsonlData, MissingAndEmptyFilesAreReported) {
+  ScratchDir dir;
+  std::string missing = dir.file("absent.jsonl");
+  std::string error = errorOf([&] { loadJsonlDataset(missing, kLimits); });
+  EXPECT_EQ(error.rfind(missing + ": cannot open", 0), 0u) << error;
+  std::string empty = dir.file("empty.jsonl");
+  testing::writeText(empty, "\n\n");
+  EXPECT_EQ(errorOf([&] { loadJsonlDataset(empty, kLimits); }), empty + ": no rows");
+}
+
+TEST(Batcher, PadsToTheLongestRowOfTheBatch) {
+  ScratchDir dir;
+  std::string path = dir.file("train.jsonl");
+  testing::writeText(path, R"({"input_ids": [101, 5, 102], "label": 1})"
+                           "\n"
+                           R"({"input_ids": [101, 6, 7, 8, 102], )"
+                           R"("token_type_ids": [0, 0, 0, 1, 1], "label": 2})"
+                           "\n"
+                           R"({"input_ids": [101, 102], "label": 0})");
+  Dataset data = loadJsonlDataset(path, kLimits);
+  Batcher batcher(data, /*microBatch=*/3, /*shuffle=*/false, /*seed=*/0);
+  InputArena arena;
+  MicroBatch batch = batcher.next(arena.bytes.data(), arena.slots);
+  EXPECT_EQ(batch.rows, 3);
+  EXPECT_EQ(batch.seq, 5);
+  EXPECT_EQ(batch.epoch, 1);
+  EXPECT_TRUE(batch.endsEpoch);
+  // Dense [3 rows, 5 tokens]: each row padded with id 0, mask 0, type 0.
+  EXPECT_EQ(arena.read(arena.slots.inputIds, 15),
+            (std::vector<int32_t>{101, 5, 102, 0, 0, 101, 6, 7, 8, 102, 101, 102, 0, 0, 0}));
+  EXPECT_EQ(arena.read(arena.slots.attentionMask, 15),
+            (std::vector<int32_t>{1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0}));
+  EXPECT_EQ(arena.read(arena.slots.tokenTypeIds, 15),
+            (std::vector<int32_t>{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(arena.read(arena.slots.positionIds, 15),
+            (std::vector<int32_t>{0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2, 3, 4}));
+  EXPECT_EQ(arena.read(arena.slots.labels, 3), (std::vector<int32_t>{1, 2, 0}));
+}
+
+TEST(Batcher, FileOrderWithoutShuffleAndAPartialLastBatch) {
+  ScratchDir dir;
+  Dataset data = indexedDataset(dir, 5);
+  Batcher batcher(data, /*microBatch=*/2, /*shuffle=*/false, /*seed=*/9);
+  EXPECT_EQ(batcher.batchesPerEpoch(), 3);
+  InputArena arena;
+  // rowsInNext(2) looks ahead two micro-batches but never past the end of the epoch.
+  std::vector<int64_t> sizes, lookahead;
+  for (int i = 0; i < 4; ++i) {
+    lookahead.push_back(batcher.rowsInNext(2));
+    sizes.push_back(batcher.next(arena.bytes.data(), arena.slots).rows);
+  }
+  EXPECT_EQ(sizes, (std::vector<int64_t>{2, 2, 1, 2}));
+  EXPECT_EQ(lookahead, (std::vector<int64_t>{4, 3, 1, 4}));
+
+  Batcher again(data, 2, false, 9);
+  std::vector<int32_t> fileOrder = {0, 1, 2, 3, 4};
+  auto order = visitOrder(again, 2);
+  EXPECT_EQ(order[0], fileOrder);
+  EXPECT_EQ(order[1], fileOrder);
+}
+
+TEST(Batcher, ShuffleIsASeededPermutationPerEpoch) {
+  ScratchDir dir;
+  Dataset data = indexedDataset(dir, 20);
+  Batcher first(data, 3, /*shuffle=*/true, /*seed=*/42);
+  Batcher second(data, 3, /*shuffle=*/true, /*seed=*/42);
+  Batcher otherSeed(data, 3, /*shuffle=*/true, /*seed=*/43);
+  auto order = visitOrder(first, 3);
+  EXPECT_EQ(order, visitOrder(second, 3));
+  EXPECT_NE(order, visitOrder(otherSeed, 3));
+
+  std::vector<int32_t> fileOrder(20);
+  std::iota(fileOrder.begin(), fileOrder.end(), 0);
+  for (const auto &epoch : order) {
+    EXPECT_NE(epoch, fileOrder);
+    std::vector<int32_t> sorted = epoch;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(sorted, fileOrder) << "each epoch visits every row exactly once";
+  }
+  EXPECT_NE(order[0], order[1]);
+  EXPECT_NE(order[1], order[2]);
+}
+
+} // namespace
+} // namespace bertc

@@ -1,0 +1,259 @@
+// End-to-end tests of the trainer driver: runs the stand-in trainer (standin_trainer.cpp,
+// 20 rows, batch 8 = 4 x 2 accumulation, so 3 optimizer steps per epoch) as a process and
+// checks its log, determinism, checkpoint round trip, and exit codes and messages.
+#include "bertc/runtime/safetensors.h"
+
+#include "scratch_dir.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+
+namespace bertc {
+namespace {
+
+using testing::readText;
+using testing::ScratchDir;
+
+struct RunResult {
+  int exitCode;
+  std::string out;
+  std::string err;
+};
+
+/// Runs the stand-in trainer (or `trainer`) with `args`, already shell-quoted where needed.
+RunResult runTrainer(const ScratchDir &dir, const std::string &args,
+                     const char *trainer = BERTC_STANDIN_TRAINER) {
+  std::string command = std::string("'") + trainer + "' " + args + " >'" +
+                        dir.file("stdout") + "' 2>'" + dir.file("stderr") + "'";
+  int status = std::system(command.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, readText(dir.file("stdout")),
+          readText(dir.file("stderr"))};
+}
+
+/// 20 rows of 2..8 tokens; label 1 when the row's ids are mostly above 50.
+std::string writeData(const ScratchDir &dir) {
+  std::string text;
+  for (int row = 0; row < 20; ++row) {
+    std::string ids;
+    int length = 2 + row % 7;
+    for (int t = 0; t < length; ++t)
+      ids += (t ? ", " : "") + std::to_string((row * 37 + t * 11) % 100);
+    text += R"({"input_ids": [)" + ids + R"(], "label": )" + std::to_string(row % 3 != 0) +
+            "}\n";
+  }
+  std::string path = dir.file("train.jsonl");
+  testing::writeText(path, text);
+  return path;
+}
+
+/// The log's lines, each parsed, with the wall-clock "seconds" removed.
+std::vector<nlohmann::json> readLog(const std::string &path) {
+  std::vector<nlohmann::json> lines;
+  std::istringstream text(readText(path));
+  for (std::string line; std::getline(text, line);) {
+    lines.push_back(nlohmann::json::parse(line));
+    EXPECT_TRUE(lines.back().contains("seconds")) << line;
+    lines.back().erase("seconds");
+  }
+  return lines;
+}
+
+/// Every tensor of a checkpoint, by name, as raw fp32 values.
+std::map<std::string, std::vector<float>> readCheckpoint(const std::string &path) {
+  SafetensorsReader reader(path);
+  std::map<std::string, std::vector<float>> tensors;
+  for (const auto &[name, entry] : reader.entries()) {
+    int64_t numel = 1;
+    for (int64_t dim : entry.shape)
+      numel *= dim;
+    tensors[name].resize(size_t(numel));
+    reader.readF32(name, entry.shape, tensors[name].data());
+  }
+  return tensors;
+}
+
+TEST(TrainerDriver, LogsOneLinePerOptimizerStep) {
+  ScratchDir dir;
+  std::string data = writeData(dir);
+  RunResult run = runTrainer(dir, "--data " + data + " --log " + dir.file("log.jsonl"));
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  // 2 epochs (the plan's default) x ceil(20 / 8) steps.
+  std::vector<nlohmann::json> log = readLog(dir.file("log.jsonl"));
+  ASSERT_EQ(log.size(), 6u);
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(log[i]["step"], i + 1);
+    EXPECT_EQ(log[i]["epoch"], i / 3 + 1);
+    EXPECT_TRUE(log[i]["loss"].is_number());
+  }
+  EXPECT_EQ(log[0]["lr"], 0.0) << "warmup ceil(0.1 * 6) = 1 step starts at lr 0";
+  EXPECT_NE(run.out.find("step 1/6  loss "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("step 6/6  loss "), std::string::npos) << run.out;
+
+  run = runTrainer(dir, "--data=" + data + " --steps 4 --log " + dir.file("log.jsonl"));
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(readLog(dir.file("log.jsonl")).size(), 4u);
+}
+
+TEST(TrainerDriver, SameSeedGivesIdenticalLogs) {
+  ScratchDir dir;
+  std::string data = writeData(dir);
+  auto logFor = [&](const std::string &seed, const std::string &name) {
+    RunResult run = runTrainer(dir, "--data " + data + " --epochs 3 --seed " + seed +
+                                        " --log " + dir.file(name));
+    EXPECT_EQ(run.exitCode, 0) << run.err;
+    return readLog(dir.file(name));
+  };
+  std::vector<nlohmann::json> first = logFor("11", "first.jsonl");
+  EXPECT_EQ(first.size(), 9u);
+  EXPECT_EQ(first, logFor("11", "second.jsonl"));
+  EXPECT_NE(first, logFor("12", "other.jsonl"));
+}
+
+TEST(TrainerDriver, SaveThenInitRestoresTheParameters) {
+  ScratchDir dir;
+  std::string data = writeData(dir);
+  std::string checkpointDir = dir.file("checkpoint") + "/";
+  RunResult run = runTrainer(dir, "--data " + data + " --steps 3 --save " + checkpointDir);
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  std::string saved = checkpointDir + "model.safetensors";
+  ASSERT_TRUE(std::filesystem::exists(saved)) << run.out;
+
+  // Load the directory (an HF-style checkpoint folder), train 0 steps, save again.
+  run = runTrainer(dir, "--data " + data + " --init " + checkpointDir +
+                            " --steps 0 --save " + dir.file("again.safetensors"));
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  auto original = readCheckpoint(saved);
+  auto restored = readCheckpoint(dir.file("again.safetensors"));
+  EXPECT_EQ(original.size(), 3u);
+  ASSERT_EQ(original.size(), restored.size());
+  for (const auto &[name, values] : original)
+    EXPECT_EQ(std::memcmp(values.data(), restored[name].data(), values.size() * 4), 0)
+        << name;
+  EXPECT_NE(original["classifier.bias"], std::vector<float>(2, 0.0f)) << "3 steps trained it";
+  EXPECT_EQ(original["bert.embeddings.LayerNorm.weight"], std::vector<float>{1.0f});
+}
+
+TEST(TrainerDriver, InitAcceptsHuggingFaceNamesAndIgnoresUnusedTensors) {
+  ScratchDir dir;
+  std::string data = writeData(dir);
+  std::string init = dir.file("hf.safetensors");
+  float weight[2] = {0.5f, -0.5f}, bias[2] = {0.25f, 0.0f}, gamma = 2.0f, unused[3] = {};
+  writeSafetensors(init, {{"classifier.weight", {2, 1}, weight},
+                          {"classifier.bias", {2}, bias},
+                          {"bert.embeddings.LayerNorm.gamma", {1}, &gamma}, // legacy name
+                          {"cls.predictions.bias", {3}, unused}});
+  RunResult run = runTrainer(dir, "--data " + data + " --init " + init +
+                                      " --steps 0 --save " + dir.file("out.safetensors"));
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.out.find("init: 3 tensors loaded from " + init +
+                         ", 1 in the file not used by this model ignored"),
+            std::string::npos)
+      << run.out;
+  auto saved = readCheckpoint(dir.file("out.safetensors"));
+  EXPECT_EQ(saved["classifier.weight"], (std::vector<float>{0.5f, -0.5f}));
+  EXPECT_EQ(saved["bert.embeddings.LayerNorm.weight"], std::vector<float>{2.0f});
+}
+
+TEST(TrainerDriver, InitFillsAMissingHeadFromTheSeed) {
+  // A pretraining checkpoint: encoder tensors and an MLM head, no classifier.
+  ScratchDir dir;
+  std::string data = writeData(dir);
+  std::string init = dir.file("pretrained.safetensors");
+  float gamma = 2.0f, unused[3] = {};
+  writeSafetensors(init, {{"bert.embeddings.LayerNorm.weight", {1}, &gamma},
+                          {"cls.predictions.bias", {3}, unused}});
+  RunResult run = runTrainer(dir, "--data " + data + " --seed 5 --init " + init +
+                                      " --steps 0 --save " + dir.file("out.safetensors"));
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.out.find("init: not in the checkpoint, initialised from the seed: "
+                         "classifier.weight, classifier.bias\n"),
+            std::string::npos)
+      << run.out;
+  run = runTrainer(dir, "--data " + data + " --seed 5 --steps 0 --save " +
+                            dir.file("random.safetensors"));
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  auto loaded = readCheckpoint(dir.file("out.safetensors"));
+  auto random = readCheckpoint(dir.file("random.safetensors"));
+  EXPECT_EQ(loaded["bert.embeddings.LayerNorm.weight"], std::vector<float>{2.0f});
+  EXPECT_EQ(loaded["classifier.weight"], random["classifier.weight"]);
+  EXPECT_EQ(loaded["classifier.bias"], std::vector<float>(2, 0.0f));
+}
+
+TEST(TrainerDriver, InitErrorsNameTheTensor) {
+  ScratchDir dir;
+  std::string data = writeData(dir);
+  std::string init = dir.file("bad.safetensors");
+  float values[3] = {};
+  writeSafetensors(init, {{"classifier.weight", {2, 1}, values},
+                          {"classifier.bias", {2}, values}});
+  RunResult run = runTrainer(dir, "--data " + data + " --init " + init);
+  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_EQ(run.err, "trainer: error: " + init +
+                         ": tensor bert.embeddings.LayerNorm.weight: not found (the file "
+                         "holds 2 tensors)\n");
+
+  writeSafetensors(init, {{"classifier.weight", {2, 1}, values},
+                          {"classifier.bias", {3}, values},
+                          {"bert.embeddings.LayerNorm.weight", {1}, values}});
+  run = runTrainer(dir, "--data " + data + " --init " + init);
+  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_EQ(run.err, "trainer: error: " + init +
+                         ": tensor classifier.bias: file has [3], model expects [2]\n");
+}
+
+TEST(TrainerDriver, DataErrorsExitWithOne) {
+  ScratchDir dir;
+  std::string missing = dir.file("absent.jsonl");
+  RunResult run = runTrainer(dir, "--data " + missing);
+  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_EQ(run.err.rfind("trainer: error: " + missing + ": cannot open", 0), 0u) << run.err;
+
+  std::string bad = dir.file("bad.jsonl");
+  testing::writeText(bad, "{\"input_ids\": [1, 2], \"label\": 0}\n{\"input_ids\": [1]}\n");
+  run = runTrainer(dir, "--data " + bad);
+  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_EQ(run.err, "trainer: error: " + bad + ":2: missing key 'label'\n");
+}
+
+TEST(TrainerDriver, UsageErrorsExitWithTwo) {
+  ScratchDir dir;
+  std::string data = writeData(dir);
+  RunResult run = runTrainer(dir, "--data " + data + " --bogus 3");
+  EXPECT_EQ(run.exitCode, 2);
+  EXPECT_EQ(run.err.rfind("trainer: error: unknown flag '--bogus'\nusage: trainer", 0), 0u)
+      << run.err;
+
+  EXPECT_EQ(runTrainer(dir, "--data " + data + " --steps many").exitCode, 2);
+  EXPECT_EQ(runTrainer(dir, "--data " + data + " --epochs 0").exitCode, 2);
+  EXPECT_EQ(runTrainer(dir, "--data").exitCode, 2);
+  run = runTrainer(dir, "");
+  EXPECT_EQ(run.exitCode, 2);
+  EXPECT_EQ(run.err.rfind("trainer: error: no training data: pass --data FILE\n", 0), 0u);
+}
+
+TEST(TrainerDriver, AnArenaThatCannotBeAllocatedExitsWithThree) {
+  ScratchDir dir;
+  RunResult run = runTrainer(dir, "--data " + writeData(dir), BERTC_STANDIN_TRAINER_OOM);
+  EXPECT_EQ(run.exitCode, 3);
+  EXPECT_EQ(run.err, "trainer: error: cannot allocate the arena: 4611686018427387904 bytes "
+                     "(4294967296.00 GiB) needed\n");
+  EXPECT_EQ(run.out.find("step 1"), std::string::npos);
+}
+
+TEST(TrainerDriver, HelpPrintsUsage) {
+  ScratchDir dir;
+  RunResult run = runTrainer(dir, "--help");
+  EXPECT_EQ(run.exitCode, 0);
+  EXPECT_EQ(run.out.rfind("usage: trainer", 0), 0u) << run.out;
+  EXPECT_NE(run.out.find("(default: 7)"), std::string::npos) << "the plan's seed";
+  EXPECT_TRUE(run.err.empty());
+}
+
+} // namespace
+} // namespace bertc
