@@ -5,6 +5,7 @@
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/jsonl_data.h"
 #include "bertc/runtime/metrics_log.h"
+#include "bertc/runtime/plan_check.h"
 #include "bertc/runtime/safetensors.h"
 #include "bertc/runtime/schedule.h"
 #include "bertc/runtime/trainer_plan.h"
@@ -46,6 +47,7 @@ struct Options {
   std::optional<int64_t> steps;
   std::optional<int64_t> epochs;
   uint64_t seed;
+  bool planCheck = false;
   bool help = false;
 };
 
@@ -59,7 +61,7 @@ void printUsage(std::FILE *out) {
   std::fprintf(
       out,
       "usage: trainer [--data FILE] [--init FILE|DIR] [--steps N | --epochs N] [--log FILE]\n"
-      "               [--save FILE|DIR] [--seed N] [--help]\n"
+      "               [--save FILE|DIR] [--seed N] [--plan-check] [--help]\n"
       "  --data FILE     pre-tokenized JSONL training data (default: %s)\n"
       "  --init PATH     start from a safetensors file, or a Hugging Face checkpoint\n"
       "                  directory holding model.safetensors (default: %s)\n"
@@ -69,6 +71,8 @@ void printUsage(std::FILE *out) {
       "  --save PATH     write the parameters as safetensors at the end (a directory gets\n"
       "                  model.safetensors)\n"
       "  --seed N        seed of initialisation, shuffling and dropout (default: %llu)\n"
+      "  --plan-check    check the memory plan while training: poison each tensor's bytes\n"
+      "                  when it dies and stop on any read of bytes it no longer owns\n"
       "  --help          show this help\n",
       train.trainData[0] ? train.trainData : "none, --data is required",
       initDefault.c_str(),
@@ -97,6 +101,10 @@ Options parseFlags(int argc, char **argv) {
     std::string flag = argv[i];
     if (flag == "--help" || flag == "-h") {
       options.help = true;
+      continue;
+    }
+    if (flag == "--plan-check") {
+      options.planCheck = true;
       continue;
     }
     std::optional<std::string> inlineValue;
@@ -235,7 +243,7 @@ void saveParameters(std::byte *arena, const std::string &savePath) {
 /// ceil(rows / batch) steps and its last step may see fewer rows; the loss normalizer is
 /// the step's row count, so the loss is always the mean over the rows actually seen.
 void train(std::byte *arena, const Dataset &data, const Options &options,
-           int64_t totalSteps, MetricsLog *log) {
+           int64_t totalSteps, MetricsLog *log, PlanChecker *planCheck) {
   const TrainerPlan &plan = kTrainerPlan;
   Batcher batcher(data, plan.train.microBatch, plan.train.shuffle, options.seed);
   int64_t warmup = warmupSteps(plan.train.warmup, totalSteps);
@@ -250,6 +258,7 @@ void train(std::byte *arena, const Dataset &data, const Options &options,
     context.step = step;
     context.seed = options.seed;
     context.scratch = reinterpret_cast<float *>(arena + plan.scratch.offset);
+    context.planCheck = planCheck;
     float loss = 0.0f;
     int64_t epoch = 0;
     for (int64_t micro = 0; micro < plan.train.accumulation; ++micro) {
@@ -317,7 +326,10 @@ int run(int argc, char **argv) {
   }
   std::memset(arena.get() + kTrainerPlan.optimizerState.offset, 0,
               kTrainerPlan.optimizerState.bytes);
-  train(arena.get(), data, options, totalSteps, log.get());
+  std::unique_ptr<PlanChecker> planCheck =
+      options.planCheck ? std::make_unique<PlanChecker>(arena.get(), kTrainerPlan.arenaBytes)
+                        : nullptr;
+  train(arena.get(), data, options, totalSteps, log.get(), planCheck.get());
   if (!options.save.empty())
     saveParameters(arena.get(), options.save);
   return 0;

@@ -60,15 +60,27 @@ LogicalResult EmitContext::declareResults(Operation *op) {
   }
   for (auto [result, offset] : llvm::zip(op->getResults(), offsets)) {
     std::string type = cppType(cast<ShapedType>(result.getType()).getElementType());
-    std::string id = "t" + std::to_string(nextId++);
-    os << "  " << type << " *" << id << " = reinterpret_cast<" << type << " *>(arena + "
-       << offset << "); // " << label << " " << shapeComment(result) << "\n";
-    names[result] = id;
+    unsigned id = nextId++;
+    std::string description = label + " " + shapeComment(result);
+    os << "  " << type << " *t" << id << " = reinterpret_cast<" << type << " *>(arena + "
+       << offset << "); // " << description << "\n";
+    ids[result] = id;
+    descriptions[result] = "t" + std::to_string(id) + " = " + description;
   }
   return success();
 }
 
-std::string EmitContext::name(Value value) const { return names.lookup(value); }
+std::string EmitContext::name(Value value) const { return "t" + std::to_string(id(value)); }
+
+unsigned EmitContext::id(Value value) const { return ids.lookup(value); }
+
+std::string EmitContext::describe(Value value) const { return descriptions.lookup(value); }
+
+std::string EmitContext::bytes(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return "(" + numel(value) + ") * " +
+         std::to_string((type.getElementTypeBitWidth() + 7) / 8);
+}
 
 std::string EmitContext::numel(Value value) { return product(dimExprs(value)); }
 

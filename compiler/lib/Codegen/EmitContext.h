@@ -27,6 +27,12 @@ public:
 
   /// The C++ pointer expression of `value`.
   std::string name(mlir::Value value) const;
+  /// The number in `value`'s pointer name (t12 -> 12), its id for plan checking.
+  unsigned id(mlir::Value value) const;
+  /// What `value` is, for messages: "t12 = bert.gelu [B, S, 128] f32".
+  std::string describe(mlir::Value value) const;
+  /// Its bytes at the batch's dimensions, e.g. "(B * S * 64) * 4".
+  static std::string bytes(mlir::Value value);
   /// Number of elements, e.g. "B * S * 64".
   static std::string numel(mlir::Value value);
   /// Product of all but the last dimension: "B * S" for [B, S, H], "B" for [B, C].
@@ -39,7 +45,8 @@ public:
   static std::string doubleLiteral(double value);
 
 private:
-  llvm::DenseMap<mlir::Value, std::string> names;
+  llvm::DenseMap<mlir::Value, unsigned> ids;
+  llvm::DenseMap<mlir::Value, std::string> descriptions;
   unsigned nextId = 0;
 };
 

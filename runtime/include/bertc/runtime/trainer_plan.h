@@ -9,6 +9,8 @@
 
 namespace bertc {
 
+class PlanChecker;
+
 /// How a parameter is initialised when no checkpoint provides it (Hugging Face BERT's
 /// _init_weights: normal(0, initializer_range) for matrices and embeddings, LayerNorm
 /// weight 1, biases and LayerNorm bias 0).
@@ -93,6 +95,7 @@ struct StepContext {
   int64_t step;      ///< 1-based optimizer step
   uint64_t seed;     ///< dropout seed
   float *scratch;    ///< the arena's scratch region
+  PlanChecker *planCheck; ///< the arena's ownership shadow with --plan-check, else null
 };
 
 } // namespace bertc
