@@ -17,6 +17,8 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to) {
   if (from < Stage::Planned && to >= Stage::Planned) {
     // Last: every tensor the step will ever touch is known only now.
     pm.addPass(createPlanBuffers());
+    // An independent second check of the plan (budget 0: the driver checks the whole process).
+    pm.addPass(createVerifyBudget());
   }
 }
 

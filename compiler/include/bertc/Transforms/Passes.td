@@ -68,4 +68,32 @@ def PlanBuffers : Pass<"bertc-plan-buffers", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::bert::BertDialect"];
 }
 
+def VerifyBudget : Pass<"bertc-verify-budget", "mlir::ModuleOp"> {
+  let summary = "Checks a memory plan by a path independent of the planner";
+  let description = [{
+    Re-derives, from the planned IR alone, what `-bertc-plan-buffers` promises, without
+    its liveness or packing code, so that a bug in the planner cannot certify itself:
+      1. the regions of `bert.plan` (parameters, gradients, optimizer state, scratch,
+         inputs, activations) lie inside `arena_bytes` and are pairwise disjoint;
+      2. every slot (each result's `arena.offsets`, a parameter's `arena.value`,
+         `arena.grad`, `arena.adam_m`, `arena.adam_v`) lies inside the arena and inside
+         its region; `@optimizer_step` updates the slots `@micro_step` uses, and the
+         plan's `loss` is the slot of the value `@micro_step` returns;
+      3. no two slots alive at a common step of `@micro_step` share a byte: a result
+         lives from its defining op to its last user (the returned loss to the end), a
+         parameter or input slot for the whole step. A sweep over program order keeps
+         the live slots sorted by offset, so each new slot is checked against its two
+         neighbours only;
+      4. with `budget` > 0, `arena_bytes` is at most `budget`.
+    A violation is an error at the op that owns the slot (with a note at the op it
+    collides with), or at the module for the regions and the budget. A plan that
+    passes is unchanged.
+  }];
+  let options = [
+    Option<"budget", "budget", "int64_t", "0",
+           "bytes the arena may take at most (0: no budget check)">,
+  ];
+  let dependentDialects = ["mlir::bert::BertDialect"];
+}
+
 #endif // BERTC_TRANSFORMS_PASSES

@@ -1,0 +1,310 @@
+//===- VerifyBudget.cpp - an independent second check of the plan ---------===//
+//
+// Re-checks what -bertc-plan-buffers wrote (see Passes.td) from the IR alone: regions
+// inside the arena and disjoint, every slot inside its region, no two live slots
+// sharing a byte, the arena within the budget. It shares only tensor sizes with the
+// planner; liveness and the overlap test are its own.
+//
+//===----------------------------------------------------------------------===//
+
+#include "bertc/Analysis/TrainModule.h"
+#include "bertc/Transforms/Passes.h"
+
+#include "llvm/Support/MathExtras.h"
+
+#include <map>
+#include <numeric>
+
+namespace bertc {
+#define GEN_PASS_DEF_VERIFYBUDGET
+#include "bertc/Transforms/Passes.h.inc"
+} // namespace bertc
+
+using namespace mlir;
+using namespace mlir::bert;
+
+namespace {
+
+/// `offset + bytes`, saturated, so that a corrupt offset still prints.
+int64_t endOf(int64_t offset, int64_t bytes) {
+  int64_t end;
+  return llvm::AddOverflow(offset, bytes, end) ? std::numeric_limits<int64_t>::max() : end;
+}
+
+/// A region of `bert.plan`: [begin, end) bytes of the arena.
+struct Region {
+  StringRef name;
+  int64_t begin;
+  int64_t end;
+};
+
+/// Bytes some op owns from step `firstStep` to `lastStep` (inclusive) of @micro_step.
+struct Slot {
+  Operation *op;
+  std::string what; // "result 0", or a parameter's name and attribute: "\"w\" arena.grad"
+  int64_t begin;
+  int64_t end;
+  int64_t firstStep;
+  int64_t lastStep;
+};
+
+/// A slot for a diagnostic: `'bert.gelu' result 0 [2240, 3264)`.
+std::string describe(const Slot &slot) {
+  return ("'" + slot.op->getName().getStringRef() + "' " + slot.what + " [" + Twine(slot.begin) +
+          ", " + Twine(slot.end) + ")")
+      .str();
+}
+
+/// The names of the regions, in the arena's order.
+constexpr StringLiteral kRegionNames[] = {"parameters", "gradients", "optimizer_state",
+                                          "scratch",    "inputs",    "activations"};
+/// The arena attributes of a parameter and the region each one lies in.
+constexpr std::pair<StringLiteral, StringLiteral> kParamSlots[] = {
+    {"arena.value", "parameters"},
+    {"arena.grad", "gradients"},
+    {"arena.adam_m", "optimizer_state"},
+    {"arena.adam_v", "optimizer_state"}};
+
+struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
+  using VerifyBudgetBase::VerifyBudgetBase;
+
+  // 1. Read `arena_bytes` and the regions; each must lie inside the arena, and the
+  //    non-empty ones, sorted by offset, must each end before the next begins.
+  // 2. Walk @micro_step in program order, numbering its ops (steps). Every parameter
+  //    attribute and every input is a slot alive at all steps; every other result is
+  //    alive from its op to its last user (the return is the last op, so the loss lives
+  //    to the end). Each slot must lie inside the arena, then inside its region.
+  // 3. Sweep the slots by first step, dropping those whose last step has passed, and
+  //    keep the live ones in a map by offset. Live slots are pairwise disjoint, so a new
+  //    slot overlaps one of them exactly when it overlaps its neighbour on either side.
+  //    A slot that overlaps is reported and left out, which keeps the map disjoint.
+  // 4. @optimizer_step's parameters must name the slots of @micro_step's, the plan's
+  //    `loss` the slot of the returned value, and `arena_bytes` fit the budget.
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<func::FuncOp> microStep = bertc::getMicroStep(module);
+    FailureOr<bertc::DimBounds> bounds = bertc::getDimBounds(module);
+    slots.clear();
+    if (failed(microStep) || failed(bounds) || failed(readPlan(module)))
+      return signalPassFailure();
+    if (microStep->isExternal()) {
+      microStep->emitError("@micro_step has no body to check");
+      return signalPassFailure();
+    }
+    ok = checkRegions(module);
+    collectSlots(*microStep, *bounds);
+    checkLiveOverlaps();
+    checkOptimizerStep(module, *microStep);
+    checkLoss(module, *microStep);
+    if (budget > 0 && arenaBytes > budget) {
+      module.emitError() << "the plan needs " << arenaBytes << " bytes, over the budget of "
+                         << int64_t(budget) << " bytes";
+      ok = false;
+    }
+    if (!ok)
+      signalPassFailure();
+  }
+
+  /// Step 1: reads `arena_bytes` and the regions, or fails with a diagnostic.
+  LogicalResult readPlan(ModuleOp module) {
+    plan = module->getAttrOfType<DictionaryAttr>("bert.plan");
+    if (!plan)
+      return module.emitError("module has no memory plan: run -bertc-plan-buffers");
+    auto arena = dyn_cast_or_null<IntegerAttr>(plan.get("arena_bytes"));
+    if (!arena || arena.getInt() < 0)
+      return module.emitError("bert.plan needs a non-negative 'arena_bytes'");
+    arenaBytes = arena.getInt();
+    regions.clear();
+    for (StringRef name : kRegionNames) {
+      auto range = dyn_cast_or_null<DenseI64ArrayAttr>(plan.get(name));
+      if (!range || range.size() != 2)
+        return module.emitError() << "bert.plan needs '" << name << "' as [offset, bytes]";
+      regions.push_back({name, range[0], endOf(range[0], range[1])});
+    }
+    return success();
+  }
+
+  /// Step 1: whether every region lies inside the arena and no two overlap.
+  bool checkRegions(ModuleOp module) {
+    bool regionsOk = true;
+    for (const Region &region : regions) {
+      if (region.begin < 0 || region.end < region.begin || region.end > arenaBytes) {
+        module.emitError() << "bert.plan region '" << region.name << "' [" << region.begin << ", "
+                           << region.end << ") is not inside the arena of " << arenaBytes
+                           << " bytes";
+        regionsOk = false;
+      }
+    }
+    SmallVector<Region> byOffset;
+    llvm::copy_if(regions, std::back_inserter(byOffset),
+                  [](const Region &r) { return r.end > r.begin; });
+    llvm::stable_sort(byOffset, [](const Region &a, const Region &b) { return a.begin < b.begin; });
+    for (size_t i = 1; i < byOffset.size(); ++i) {
+      const Region &prev = byOffset[i - 1], &next = byOffset[i];
+      if (prev.end > next.begin) {
+        module.emitError() << "bert.plan regions '" << prev.name << "' [" << prev.begin << ", "
+                           << prev.end << ") and '" << next.name << "' [" << next.begin << ", "
+                           << next.end << ") overlap";
+        regionsOk = false;
+      }
+    }
+    return regionsOk;
+  }
+
+  /// Adds a slot of `bytes` at `offset` if it lies inside the arena and `regionName`.
+  void addSlot(Operation *op, std::string what, int64_t offset, int64_t bytes, StringRef regionName,
+               int64_t firstStep, int64_t lastStep) {
+    Slot slot{op, std::move(what), offset, endOf(offset, bytes), firstStep, lastStep};
+    const Region &region =
+        *llvm::find_if(regions, [&](const Region &r) { return r.name == regionName; });
+    if (offset < 0 || slot.end > arenaBytes) {
+      op->emitError() << describe(slot) << " is not inside the arena of " << arenaBytes << " bytes";
+      ok = false;
+    } else if (offset < region.begin || slot.end > region.end) {
+      op->emitError() << describe(slot) << " is not inside the " << region.name << " region ["
+                      << region.begin << ", " << region.end << ")";
+      ok = false;
+    } else if (slot.end > slot.begin) {
+      slots.push_back(std::move(slot));
+    }
+  }
+
+  /// Step 2: the slots of @micro_step with their live steps.
+  void collectSlots(func::FuncOp microStep, bertc::DimBounds bounds) {
+    Block &body = microStep.getBody().front();
+    llvm::DenseMap<Operation *, int64_t> step;
+    for (Operation &op : body)
+      step[&op] = int64_t(step.size());
+    int64_t lastStep = int64_t(step.size()) - 1;
+
+    for (Operation &op : body) {
+      SmallVector<int64_t> bytes;
+      for (Value result : op.getResults()) {
+        auto type = dyn_cast<RankedTensorType>(result.getType());
+        if (!type) {
+          op.emitError() << "'" << op.getName() << "' result " << result.getType()
+                         << " is not a ranked tensor: it has no arena size";
+          ok = false;
+          return;
+        }
+        bytes.push_back(bertc::boundedBytes(type, bounds));
+      }
+      if (auto param = dyn_cast<ParamOp>(op)) {
+        for (auto [key, regionName] : kParamSlots) {
+          bool needed = key == "arena.value" || param.getTrainable();
+          auto offset = param->getAttrOfType<IntegerAttr>(key);
+          if (offset)
+            addSlot(&op, ("\"" + param.getName() + "\" " + key).str(), offset.getInt(), bytes[0],
+                    regionName, 0, lastStep);
+          else if (needed) {
+            op.emitError() << "'bert.param' \"" << param.getName() << "\" has no " << key;
+            ok = false;
+          }
+        }
+        continue;
+      }
+      if (op.getNumResults() == 0)
+        continue;
+      auto offsets = op.getAttrOfType<DenseI64ArrayAttr>("arena.offsets");
+      if (!offsets || offsets.size() != int64_t(op.getNumResults())) {
+        op.emitError() << "'" << op.getName() << "' needs arena.offsets with one offset per "
+                       << "result (" << op.getNumResults() << ")";
+        ok = false;
+        continue;
+      }
+      bool isInput = isa<InputOp>(op);
+      for (auto [index, result] : llvm::enumerate(op.getResults())) {
+        int64_t lastUse = step[&op];
+        for (Operation *user : result.getUsers())
+          if (Operation *top = body.findAncestorOpInBlock(*user))
+            lastUse = std::max(lastUse, step[top]);
+        addSlot(&op, "result " + std::to_string(index), offsets[index], bytes[index],
+                isInput ? "inputs" : "activations", isInput ? 0 : step[&op],
+                isInput ? lastStep : lastUse);
+      }
+    }
+  }
+
+  /// Step 3: reports each slot that shares a byte with a slot alive at a common step.
+  void checkLiveOverlaps() {
+    std::vector<size_t> byFirstStep(slots.size());
+    std::iota(byFirstStep.begin(), byFirstStep.end(), 0);
+    std::vector<size_t> byLastStep = byFirstStep;
+    llvm::stable_sort(byFirstStep,
+                      [&](size_t a, size_t b) { return slots[a].firstStep < slots[b].firstStep; });
+    llvm::stable_sort(byLastStep,
+                      [&](size_t a, size_t b) { return slots[a].lastStep < slots[b].lastStep; });
+
+    std::map<int64_t, size_t> live; // offset -> slot; the slots are pairwise disjoint
+    size_t expired = 0;
+    for (size_t index : byFirstStep) {
+      const Slot &slot = slots[index];
+      for (; expired < byLastStep.size() && slots[byLastStep[expired]].lastStep < slot.firstStep;
+           ++expired) {
+        auto it = live.find(slots[byLastStep[expired]].begin);
+        if (it != live.end() && it->second == byLastStep[expired])
+          live.erase(it);
+      }
+      auto after = live.lower_bound(slot.begin);
+      const Slot *conflict = nullptr;
+      if (after != live.end() && slots[after->second].begin < slot.end)
+        conflict = &slots[after->second];
+      else if (after != live.begin() && slots[std::prev(after)->second].end > slot.begin)
+        conflict = &slots[std::prev(after)->second];
+      if (!conflict) {
+        live.emplace(slot.begin, index);
+        continue;
+      }
+      InFlightDiagnostic diag = slot.op->emitError();
+      diag << describe(slot) << " overlaps live " << describe(*conflict);
+      diag.attachNote(conflict->op->getLoc()) << "the live slot is defined here";
+      ok = false;
+    }
+  }
+
+  /// Step 4: @optimizer_step updates the very slots @micro_step reads and accumulates.
+  void checkOptimizerStep(ModuleOp module, func::FuncOp microStep) {
+    llvm::StringMap<ParamOp> byName;
+    microStep.walk([&](ParamOp p) { byName[p.getName()] = p; });
+    auto optimizerStep = module.lookupSymbol<func::FuncOp>(bertc::kOptimizerStep);
+    if (!optimizerStep)
+      return;
+    optimizerStep.walk([&](ParamOp p) {
+      ParamOp original = byName.lookup(p.getName());
+      if (!original) {
+        p.emitError() << "'bert.param' \"" << p.getName() << "\" is not in @micro_step";
+        ok = false;
+        return;
+      }
+      for (StringRef key : llvm::make_first_range(kParamSlots)) {
+        if (p->getAttr(key) == original->getAttr(key))
+          continue;
+        p.emitError() << "'bert.param' \"" << p.getName() << "\" " << key
+                      << " differs from @micro_step's";
+        ok = false;
+      }
+    });
+  }
+
+  /// Step 4: the plan's `loss` is where the returned value lives.
+  void checkLoss(ModuleOp module, func::FuncOp microStep) {
+    Operation *ret = microStep.getBody().front().getTerminator();
+    auto loss = ret->getNumOperands() == 1 ? dyn_cast<OpResult>(ret->getOperand(0)) : nullptr;
+    auto lossOffset = dyn_cast_or_null<IntegerAttr>(plan.get("loss"));
+    auto offsets =
+        loss ? loss.getOwner()->getAttrOfType<DenseI64ArrayAttr>("arena.offsets") : nullptr;
+    if (!lossOffset || !offsets || offsets.size() <= int64_t(loss.getResultNumber()) ||
+        offsets[loss.getResultNumber()] != lossOffset.getInt()) {
+      module.emitError("bert.plan 'loss' is not the offset of the value @micro_step returns");
+      ok = false;
+    }
+  }
+
+  DictionaryAttr plan;
+  int64_t arenaBytes = 0;
+  SmallVector<Region> regions;
+  std::vector<Slot> slots;
+  bool ok = true;
+};
+
+} // namespace

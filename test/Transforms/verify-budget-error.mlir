@@ -1,0 +1,406 @@
+// RUN: bertc-opt %s -split-input-file -verify-diagnostics -bertc-verify-budget="budget=3264"
+
+// The plan of plan-buffers.mlir (alignment 64, 3264 bytes), each case with one edit.
+// @optimizer_step and bert.train are dropped where the case does not need them.
+// Steps of @micro_step: 0 input_ids, 1 labels, 2 t, 3 e, 4 gelu, 5 cls, 6 w, 7 b,
+// 8 logits, 9 loss, 10 seed, 11 d logits, 12 d w, 13 d b, 14-15 accumulate, 16 return.
+
+// gelu reads e at step 4, so e is live there: gelu may not take e's bytes.
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+  func.func @micro_step() -> tensor<f32> {
+    %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
+    %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
+    %2 = bert.param "t" {arena.value = 0 : i64, decay = true, group = "embeddings", init = "normal", trainable = false} : tensor<16x8xf32>
+    // expected-note@+1 {{the live slot is defined here}}
+    %3 = bert.embedding %0, %2 {arena.offsets = array<i64: 1216>} : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+    // expected-error@+1 {{'bert.gelu' result 0 [1216, 2240) overlaps live 'bert.embedding' result 0 [1216, 2240)}}
+    %4 = bert.gelu %3 {arena.offsets = array<i64: 1216>} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+    %5 = bert.select_token %4 {arena.offsets = array<i64: 1216>, index = 0 : i64} : (tensor<?x?x8xf32>) -> tensor<?x8xf32>
+    %6 = bert.param "w" {arena.adam_m = 768 : i64, arena.adam_v = 896 : i64, arena.grad = 640 : i64, arena.value = 512 : i64, decay = true, group = "classifier", init = "normal", trainable = true} : tensor<2x8xf32>
+    %7 = bert.param "b" {arena.adam_m = 832 : i64, arena.adam_v = 960 : i64, arena.grad = 704 : i64, arena.value = 576 : i64, decay = false, group = "classifier", init = "zeros", trainable = true} : tensor<2xf32>
+    %8 = bert.linear %5, %6, %7 {arena.offsets = array<i64: 1344>} : (tensor<?x8xf32>, tensor<2x8xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+    %9 = bert.cross_entropy %8, %1 {arena.offsets = array<i64: 1472>} : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+    %10 = bert.fill 1.000000e+00 {arena.offsets = array<i64: 1536>} : tensor<f32>
+    %11 = bert.cross_entropy_grad %10, %8, %1 {arena.offsets = array<i64: 1408>} : (tensor<f32>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x2xf32>
+    %12 = bert.linear_grad_weight %11, %5 {arena.offsets = array<i64: 1344>} : (tensor<?x2xf32>, tensor<?x8xf32>) -> tensor<2x8xf32>
+    %13 = bert.bias_grad %11 {arena.offsets = array<i64: 1216>} : (tensor<?x2xf32>) -> tensor<2xf32>
+    bert.accumulate_grad %6, %12 : tensor<2x8xf32>, tensor<2x8xf32>
+    bert.accumulate_grad %7, %13 : tensor<2xf32>, tensor<2xf32>
+    return %9 : tensor<f32>
+  }
+}
+
+// -----
+
+// d logits (step 11) is read by bias_grad at step 13, so d w (step 12) may not
+// start inside it: [1408, 1472) against [1408, 1440).
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+  func.func @micro_step() -> tensor<f32> {
+    %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
+    %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
+    %2 = bert.param "t" {arena.value = 0 : i64, decay = true, group = "embeddings", init = "normal", trainable = false} : tensor<16x8xf32>
+    %3 = bert.embedding %0, %2 {arena.offsets = array<i64: 1216>} : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+    %4 = bert.gelu %3 {arena.offsets = array<i64: 2240>} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+    %5 = bert.select_token %4 {arena.offsets = array<i64: 1216>, index = 0 : i64} : (tensor<?x?x8xf32>) -> tensor<?x8xf32>
+    %6 = bert.param "w" {arena.adam_m = 768 : i64, arena.adam_v = 896 : i64, arena.grad = 640 : i64, arena.value = 512 : i64, decay = true, group = "classifier", init = "normal", trainable = true} : tensor<2x8xf32>
+    %7 = bert.param "b" {arena.adam_m = 832 : i64, arena.adam_v = 960 : i64, arena.grad = 704 : i64, arena.value = 576 : i64, decay = false, group = "classifier", init = "zeros", trainable = true} : tensor<2xf32>
+    %8 = bert.linear %5, %6, %7 {arena.offsets = array<i64: 1344>} : (tensor<?x8xf32>, tensor<2x8xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+    %9 = bert.cross_entropy %8, %1 {arena.offsets = array<i64: 1472>} : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+    %10 = bert.fill 1.000000e+00 {arena.offsets = array<i64: 1536>} : tensor<f32>
+    // expected-note@+1 {{the live slot is defined here}}
+    %11 = bert.cross_entropy_grad %10, %8, %1 {arena.offsets = array<i64: 1408>} : (tensor<f32>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x2xf32>
+    // expected-error@+1 {{'bert.linear_grad_weight' result 0 [1408, 1472) overlaps live 'bert.cross_entropy_grad' result 0 [1408, 1440)}}
+    %12 = bert.linear_grad_weight %11, %5 {arena.offsets = array<i64: 1408>} : (tensor<?x2xf32>, tensor<?x8xf32>) -> tensor<2x8xf32>
+    %13 = bert.bias_grad %11 {arena.offsets = array<i64: 1216>} : (tensor<?x2xf32>) -> tensor<2xf32>
+    bert.accumulate_grad %6, %12 : tensor<2x8xf32>, tensor<2x8xf32>
+    bert.accumulate_grad %7, %13 : tensor<2xf32>, tensor<2xf32>
+    return %9 : tensor<f32>
+  }
+}
+
+// -----
+
+// The returned loss has no user after step 9 but lives to the end: d b may not reuse it.
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+  func.func @micro_step() -> tensor<f32> {
+    %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
+    %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
+    %2 = bert.param "t" {arena.value = 0 : i64, decay = true, group = "embeddings", init = "normal", trainable = false} : tensor<16x8xf32>
+    %3 = bert.embedding %0, %2 {arena.offsets = array<i64: 1216>} : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+    %4 = bert.gelu %3 {arena.offsets = array<i64: 2240>} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+    %5 = bert.select_token %4 {arena.offsets = array<i64: 1216>, index = 0 : i64} : (tensor<?x?x8xf32>) -> tensor<?x8xf32>
+    %6 = bert.param "w" {arena.adam_m = 768 : i64, arena.adam_v = 896 : i64, arena.grad = 640 : i64, arena.value = 512 : i64, decay = true, group = "classifier", init = "normal", trainable = true} : tensor<2x8xf32>
+    %7 = bert.param "b" {arena.adam_m = 832 : i64, arena.adam_v = 960 : i64, arena.grad = 704 : i64, arena.value = 576 : i64, decay = false, group = "classifier", init = "zeros", trainable = true} : tensor<2xf32>
+    %8 = bert.linear %5, %6, %7 {arena.offsets = array<i64: 1344>} : (tensor<?x8xf32>, tensor<2x8xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+    // expected-note@+1 {{the live slot is defined here}}
+    %9 = bert.cross_entropy %8, %1 {arena.offsets = array<i64: 1472>} : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+    %10 = bert.fill 1.000000e+00 {arena.offsets = array<i64: 1536>} : tensor<f32>
+    %11 = bert.cross_entropy_grad %10, %8, %1 {arena.offsets = array<i64: 1408>} : (tensor<f32>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x2xf32>
+    %12 = bert.linear_grad_weight %11, %5 {arena.offsets = array<i64: 1344>} : (tensor<?x2xf32>, tensor<?x8xf32>) -> tensor<2x8xf32>
+    // expected-error@+1 {{'bert.bias_grad' result 0 [1472, 1480) overlaps live 'bert.cross_entropy' result 0 [1472, 1476)}}
+    %13 = bert.bias_grad %11 {arena.offsets = array<i64: 1472>} : (tensor<?x2xf32>) -> tensor<2xf32>
+    bert.accumulate_grad %6, %12 : tensor<2x8xf32>, tensor<2x8xf32>
+    bert.accumulate_grad %7, %13 : tensor<2xf32>, tensor<2xf32>
+    return %9 : tensor<f32>
+  }
+}
+
+// -----
+
+// Parameter slots are live for the whole step: b's value on top of w's.
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+  func.func @micro_step() -> tensor<f32> {
+    %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
+    %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
+    %2 = bert.param "t" {arena.value = 0 : i64, decay = true, group = "embeddings", init = "normal", trainable = false} : tensor<16x8xf32>
+    %3 = bert.embedding %0, %2 {arena.offsets = array<i64: 1216>} : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+    %4 = bert.gelu %3 {arena.offsets = array<i64: 2240>} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+    %5 = bert.select_token %4 {arena.offsets = array<i64: 1216>, index = 0 : i64} : (tensor<?x?x8xf32>) -> tensor<?x8xf32>
+    // expected-note@+1 {{the live slot is defined here}}
+    %6 = bert.param "w" {arena.adam_m = 768 : i64, arena.adam_v = 896 : i64, arena.grad = 640 : i64, arena.value = 512 : i64, decay = true, group = "classifier", init = "normal", trainable = true} : tensor<2x8xf32>
+    // expected-error@+1 {{'bert.param' "b" arena.value [512, 520) overlaps live 'bert.param' "w" arena.value [512, 576)}}
+    %7 = bert.param "b" {arena.adam_m = 832 : i64, arena.adam_v = 960 : i64, arena.grad = 704 : i64, arena.value = 512 : i64, decay = false, group = "classifier", init = "zeros", trainable = true} : tensor<2xf32>
+    %8 = bert.linear %5, %6, %7 {arena.offsets = array<i64: 1344>} : (tensor<?x8xf32>, tensor<2x8xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+    %9 = bert.cross_entropy %8, %1 {arena.offsets = array<i64: 1472>} : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+    %10 = bert.fill 1.000000e+00 {arena.offsets = array<i64: 1536>} : tensor<f32>
+    %11 = bert.cross_entropy_grad %10, %8, %1 {arena.offsets = array<i64: 1408>} : (tensor<f32>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x2xf32>
+    %12 = bert.linear_grad_weight %11, %5 {arena.offsets = array<i64: 1344>} : (tensor<?x2xf32>, tensor<?x8xf32>) -> tensor<2x8xf32>
+    %13 = bert.bias_grad %11 {arena.offsets = array<i64: 1216>} : (tensor<?x2xf32>) -> tensor<2xf32>
+    bert.accumulate_grad %6, %12 : tensor<2x8xf32>, tensor<2x8xf32>
+    bert.accumulate_grad %7, %13 : tensor<2xf32>, tensor<2xf32>
+    return %9 : tensor<f32>
+  }
+}
+
+// -----
+
+// gelu moved up by 64 bytes ends at 3328, past the 3264-byte arena.
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+  func.func @micro_step() -> tensor<f32> {
+    %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
+    %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
+    %2 = bert.param "t" {arena.value = 0 : i64, decay = true, group = "embeddings", init = "normal", trainable = false} : tensor<16x8xf32>
+    %3 = bert.embedding %0, %2 {arena.offsets = array<i64: 1216>} : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+    // expected-error@+1 {{'bert.gelu' result 0 [2304, 3328) is not inside the arena of 3264 bytes}}
+    %4 = bert.gelu %3 {arena.offsets = array<i64: 2304>} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+    %5 = bert.select_token %4 {arena.offsets = array<i64: 1216>, index = 0 : i64} : (tensor<?x?x8xf32>) -> tensor<?x8xf32>
+    %6 = bert.param "w" {arena.adam_m = 768 : i64, arena.adam_v = 896 : i64, arena.grad = 640 : i64, arena.value = 512 : i64, decay = true, group = "classifier", init = "normal", trainable = true} : tensor<2x8xf32>
+    %7 = bert.param "b" {arena.adam_m = 832 : i64, arena.adam_v = 960 : i64, arena.grad = 704 : i64, arena.value = 576 : i64, decay = false, group = "classifier", init = "zeros", trainable = true} : tensor<2xf32>
+    %8 = bert.linear %5, %6, %7 {arena.offsets = array<i64: 1344>} : (tensor<?x8xf32>, tensor<2x8xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+    %9 = bert.cross_entropy %8, %1 {arena.offsets = array<i64: 1472>} : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+    %10 = bert.fill 1.000000e+00 {arena.offsets = array<i64: 1536>} : tensor<f32>
+    %11 = bert.cross_entropy_grad %10, %8, %1 {arena.offsets = array<i64: 1408>} : (tensor<f32>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x2xf32>
+    %12 = bert.linear_grad_weight %11, %5 {arena.offsets = array<i64: 1344>} : (tensor<?x2xf32>, tensor<?x8xf32>) -> tensor<2x8xf32>
+    %13 = bert.bias_grad %11 {arena.offsets = array<i64: 1216>} : (tensor<?x2xf32>) -> tensor<2xf32>
+    bert.accumulate_grad %6, %12 : tensor<2x8xf32>, tensor<2x8xf32>
+    bert.accumulate_grad %7, %13 : tensor<2xf32>, tensor<2xf32>
+    return %9 : tensor<f32>
+  }
+}
+
+// -----
+
+// w's gradient inside the arena but in the optimizer state (on top of w's first moment).
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+  func.func @micro_step() -> tensor<f32> {
+    %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
+    %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
+    %2 = bert.param "t" {arena.value = 0 : i64, decay = true, group = "embeddings", init = "normal", trainable = false} : tensor<16x8xf32>
+    %3 = bert.embedding %0, %2 {arena.offsets = array<i64: 1216>} : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+    %4 = bert.gelu %3 {arena.offsets = array<i64: 2240>} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+    %5 = bert.select_token %4 {arena.offsets = array<i64: 1216>, index = 0 : i64} : (tensor<?x?x8xf32>) -> tensor<?x8xf32>
+    // expected-error@+1 {{'bert.param' "w" arena.grad [768, 832) is not inside the gradients region [640, 712)}}
+    %6 = bert.param "w" {arena.adam_m = 768 : i64, arena.adam_v = 896 : i64, arena.grad = 768 : i64, arena.value = 512 : i64, decay = true, group = "classifier", init = "normal", trainable = true} : tensor<2x8xf32>
+    %7 = bert.param "b" {arena.adam_m = 832 : i64, arena.adam_v = 960 : i64, arena.grad = 704 : i64, arena.value = 576 : i64, decay = false, group = "classifier", init = "zeros", trainable = true} : tensor<2xf32>
+    %8 = bert.linear %5, %6, %7 {arena.offsets = array<i64: 1344>} : (tensor<?x8xf32>, tensor<2x8xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+    %9 = bert.cross_entropy %8, %1 {arena.offsets = array<i64: 1472>} : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+    %10 = bert.fill 1.000000e+00 {arena.offsets = array<i64: 1536>} : tensor<f32>
+    %11 = bert.cross_entropy_grad %10, %8, %1 {arena.offsets = array<i64: 1408>} : (tensor<f32>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x2xf32>
+    %12 = bert.linear_grad_weight %11, %5 {arena.offsets = array<i64: 1344>} : (tensor<?x2xf32>, tensor<?x8xf32>) -> tensor<2x8xf32>
+    %13 = bert.bias_grad %11 {arena.offsets = array<i64: 1216>} : (tensor<?x2xf32>) -> tensor<2xf32>
+    bert.accumulate_grad %6, %12 : tensor<2x8xf32>, tensor<2x8xf32>
+    bert.accumulate_grad %7, %13 : tensor<2xf32>, tensor<2xf32>
+    return %9 : tensor<f32>
+  }
+}
+
+// -----
+
+// An activation in the labels' slot: outside the activations region.
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+  func.func @micro_step() -> tensor<f32> {
+    %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
+    %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
+    %2 = bert.param "t" {arena.value = 0 : i64, decay = true, group = "embeddings", init = "normal", trainable = false} : tensor<16x8xf32>
+    %3 = bert.embedding %0, %2 {arena.offsets = array<i64: 1216>} : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+    %4 = bert.gelu %3 {arena.offsets = array<i64: 2240>} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+    %5 = bert.select_token %4 {arena.offsets = array<i64: 1216>, index = 0 : i64} : (tensor<?x?x8xf32>) -> tensor<?x8xf32>
+    %6 = bert.param "w" {arena.adam_m = 768 : i64, arena.adam_v = 896 : i64, arena.grad = 640 : i64, arena.value = 512 : i64, decay = true, group = "classifier", init = "normal", trainable = true} : tensor<2x8xf32>
+    %7 = bert.param "b" {arena.adam_m = 832 : i64, arena.adam_v = 960 : i64, arena.grad = 704 : i64, arena.value = 576 : i64, decay = false, group = "classifier", init = "zeros", trainable = true} : tensor<2xf32>
+    %8 = bert.linear %5, %6, %7 {arena.offsets = array<i64: 1344>} : (tensor<?x8xf32>, tensor<2x8xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+    %9 = bert.cross_entropy %8, %1 {arena.offsets = array<i64: 1472>} : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+    // expected-error@+1 {{'bert.fill' result 0 [1152, 1156) is not inside the activations region [1216, 3264)}}
+    %10 = bert.fill 1.000000e+00 {arena.offsets = array<i64: 1152>} : tensor<f32>
+    %11 = bert.cross_entropy_grad %10, %8, %1 {arena.offsets = array<i64: 1408>} : (tensor<f32>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x2xf32>
+    %12 = bert.linear_grad_weight %11, %5 {arena.offsets = array<i64: 1344>} : (tensor<?x2xf32>, tensor<?x8xf32>) -> tensor<2x8xf32>
+    %13 = bert.bias_grad %11 {arena.offsets = array<i64: 1216>} : (tensor<?x2xf32>) -> tensor<2xf32>
+    bert.accumulate_grad %6, %12 : tensor<2x8xf32>, tensor<2x8xf32>
+    bert.accumulate_grad %7, %13 : tensor<2xf32>, tensor<2xf32>
+    return %9 : tensor<f32>
+  }
+}
+
+// -----
+
+// A valid plan padded to 4096 bytes, over the 3264-byte budget of the RUN line.
+// expected-error@+1 {{the plan needs 4096 bytes, over the budget of 3264 bytes}}
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 4096 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+  func.func @micro_step() -> tensor<f32> {
+    %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
+    %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
+    %2 = bert.param "t" {arena.value = 0 : i64, decay = true, group = "embeddings", init = "normal", trainable = false} : tensor<16x8xf32>
+    %3 = bert.embedding %0, %2 {arena.offsets = array<i64: 1216>} : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+    %4 = bert.gelu %3 {arena.offsets = array<i64: 2240>} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+    %5 = bert.select_token %4 {arena.offsets = array<i64: 1216>, index = 0 : i64} : (tensor<?x?x8xf32>) -> tensor<?x8xf32>
+    %6 = bert.param "w" {arena.adam_m = 768 : i64, arena.adam_v = 896 : i64, arena.grad = 640 : i64, arena.value = 512 : i64, decay = true, group = "classifier", init = "normal", trainable = true} : tensor<2x8xf32>
+    %7 = bert.param "b" {arena.adam_m = 832 : i64, arena.adam_v = 960 : i64, arena.grad = 704 : i64, arena.value = 576 : i64, decay = false, group = "classifier", init = "zeros", trainable = true} : tensor<2xf32>
+    %8 = bert.linear %5, %6, %7 {arena.offsets = array<i64: 1344>} : (tensor<?x8xf32>, tensor<2x8xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+    %9 = bert.cross_entropy %8, %1 {arena.offsets = array<i64: 1472>} : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+    %10 = bert.fill 1.000000e+00 {arena.offsets = array<i64: 1536>} : tensor<f32>
+    %11 = bert.cross_entropy_grad %10, %8, %1 {arena.offsets = array<i64: 1408>} : (tensor<f32>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x2xf32>
+    %12 = bert.linear_grad_weight %11, %5 {arena.offsets = array<i64: 1344>} : (tensor<?x2xf32>, tensor<?x8xf32>) -> tensor<2x8xf32>
+    %13 = bert.bias_grad %11 {arena.offsets = array<i64: 1216>} : (tensor<?x2xf32>) -> tensor<2xf32>
+    bert.accumulate_grad %6, %12 : tensor<2x8xf32>, tensor<2x8xf32>
+    bert.accumulate_grad %7, %13 : tensor<2xf32>, tensor<2xf32>
+    return %9 : tensor<f32>
+  }
+}
+
+// -----
+
+// The optimizer state starting at 704 overlaps the gradients' last 8 bytes.
+// expected-error@+1 {{bert.plan regions 'gradients' [640, 712) and 'optimizer_state' [704, 968) overlap}}
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, optimizer_state = array<i64: 704, 264>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+  func.func @micro_step() -> tensor<f32> {
+    %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
+    %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
+    %2 = bert.param "t" {arena.value = 0 : i64, decay = true, group = "embeddings", init = "normal", trainable = false} : tensor<16x8xf32>
+    %3 = bert.embedding %0, %2 {arena.offsets = array<i64: 1216>} : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+    %4 = bert.gelu %3 {arena.offsets = array<i64: 2240>} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+    %5 = bert.select_token %4 {arena.offsets = array<i64: 1216>, index = 0 : i64} : (tensor<?x?x8xf32>) -> tensor<?x8xf32>
+    %6 = bert.param "w" {arena.adam_m = 768 : i64, arena.adam_v = 896 : i64, arena.grad = 640 : i64, arena.value = 512 : i64, decay = true, group = "classifier", init = "normal", trainable = true} : tensor<2x8xf32>
+    %7 = bert.param "b" {arena.adam_m = 832 : i64, arena.adam_v = 960 : i64, arena.grad = 704 : i64, arena.value = 576 : i64, decay = false, group = "classifier", init = "zeros", trainable = true} : tensor<2xf32>
+    %8 = bert.linear %5, %6, %7 {arena.offsets = array<i64: 1344>} : (tensor<?x8xf32>, tensor<2x8xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+    %9 = bert.cross_entropy %8, %1 {arena.offsets = array<i64: 1472>} : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+    %10 = bert.fill 1.000000e+00 {arena.offsets = array<i64: 1536>} : tensor<f32>
+    %11 = bert.cross_entropy_grad %10, %8, %1 {arena.offsets = array<i64: 1408>} : (tensor<f32>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x2xf32>
+    %12 = bert.linear_grad_weight %11, %5 {arena.offsets = array<i64: 1344>} : (tensor<?x2xf32>, tensor<?x8xf32>) -> tensor<2x8xf32>
+    %13 = bert.bias_grad %11 {arena.offsets = array<i64: 1216>} : (tensor<?x2xf32>) -> tensor<2xf32>
+    bert.accumulate_grad %6, %12 : tensor<2x8xf32>, tensor<2x8xf32>
+    bert.accumulate_grad %7, %13 : tensor<2xf32>, tensor<2xf32>
+    return %9 : tensor<f32>
+  }
+}
+
+// -----
+
+// The activations region claims 64 bytes past the arena.
+// expected-error@+1 {{bert.plan region 'activations' [1216, 3328) is not inside the arena of 3264 bytes}}
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2112>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+  func.func @micro_step() -> tensor<f32> {
+    %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
+    %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
+    %2 = bert.param "t" {arena.value = 0 : i64, decay = true, group = "embeddings", init = "normal", trainable = false} : tensor<16x8xf32>
+    %3 = bert.embedding %0, %2 {arena.offsets = array<i64: 1216>} : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+    %4 = bert.gelu %3 {arena.offsets = array<i64: 2240>} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+    %5 = bert.select_token %4 {arena.offsets = array<i64: 1216>, index = 0 : i64} : (tensor<?x?x8xf32>) -> tensor<?x8xf32>
+    %6 = bert.param "w" {arena.adam_m = 768 : i64, arena.adam_v = 896 : i64, arena.grad = 640 : i64, arena.value = 512 : i64, decay = true, group = "classifier", init = "normal", trainable = true} : tensor<2x8xf32>
+    %7 = bert.param "b" {arena.adam_m = 832 : i64, arena.adam_v = 960 : i64, arena.grad = 704 : i64, arena.value = 576 : i64, decay = false, group = "classifier", init = "zeros", trainable = true} : tensor<2xf32>
+    %8 = bert.linear %5, %6, %7 {arena.offsets = array<i64: 1344>} : (tensor<?x8xf32>, tensor<2x8xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+    %9 = bert.cross_entropy %8, %1 {arena.offsets = array<i64: 1472>} : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+    %10 = bert.fill 1.000000e+00 {arena.offsets = array<i64: 1536>} : tensor<f32>
+    %11 = bert.cross_entropy_grad %10, %8, %1 {arena.offsets = array<i64: 1408>} : (tensor<f32>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x2xf32>
+    %12 = bert.linear_grad_weight %11, %5 {arena.offsets = array<i64: 1344>} : (tensor<?x2xf32>, tensor<?x8xf32>) -> tensor<2x8xf32>
+    %13 = bert.bias_grad %11 {arena.offsets = array<i64: 1216>} : (tensor<?x2xf32>) -> tensor<2xf32>
+    bert.accumulate_grad %6, %12 : tensor<2x8xf32>, tensor<2x8xf32>
+    bert.accumulate_grad %7, %13 : tensor<2xf32>, tensor<2xf32>
+    return %9 : tensor<f32>
+  }
+}
+
+// -----
+
+// gelu lost its arena.offsets.
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+  func.func @micro_step() -> tensor<f32> {
+    %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
+    %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
+    %2 = bert.param "t" {arena.value = 0 : i64, decay = true, group = "embeddings", init = "normal", trainable = false} : tensor<16x8xf32>
+    %3 = bert.embedding %0, %2 {arena.offsets = array<i64: 1216>} : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+    // expected-error@+1 {{'bert.gelu' needs arena.offsets with one offset per result (1)}}
+    %4 = bert.gelu %3 : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+    %5 = bert.select_token %4 {arena.offsets = array<i64: 1216>, index = 0 : i64} : (tensor<?x?x8xf32>) -> tensor<?x8xf32>
+    %6 = bert.param "w" {arena.adam_m = 768 : i64, arena.adam_v = 896 : i64, arena.grad = 640 : i64, arena.value = 512 : i64, decay = true, group = "classifier", init = "normal", trainable = true} : tensor<2x8xf32>
+    %7 = bert.param "b" {arena.adam_m = 832 : i64, arena.adam_v = 960 : i64, arena.grad = 704 : i64, arena.value = 576 : i64, decay = false, group = "classifier", init = "zeros", trainable = true} : tensor<2xf32>
+    %8 = bert.linear %5, %6, %7 {arena.offsets = array<i64: 1344>} : (tensor<?x8xf32>, tensor<2x8xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+    %9 = bert.cross_entropy %8, %1 {arena.offsets = array<i64: 1472>} : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+    %10 = bert.fill 1.000000e+00 {arena.offsets = array<i64: 1536>} : tensor<f32>
+    %11 = bert.cross_entropy_grad %10, %8, %1 {arena.offsets = array<i64: 1408>} : (tensor<f32>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x2xf32>
+    %12 = bert.linear_grad_weight %11, %5 {arena.offsets = array<i64: 1344>} : (tensor<?x2xf32>, tensor<?x8xf32>) -> tensor<2x8xf32>
+    %13 = bert.bias_grad %11 {arena.offsets = array<i64: 1216>} : (tensor<?x2xf32>) -> tensor<2xf32>
+    bert.accumulate_grad %6, %12 : tensor<2x8xf32>, tensor<2x8xf32>
+    bert.accumulate_grad %7, %13 : tensor<2xf32>, tensor<2xf32>
+    return %9 : tensor<f32>
+  }
+}
+
+// -----
+
+// A trainable parameter without a gradient slot.
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+  func.func @micro_step() -> tensor<f32> {
+    %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
+    %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
+    %2 = bert.param "t" {arena.value = 0 : i64, decay = true, group = "embeddings", init = "normal", trainable = false} : tensor<16x8xf32>
+    %3 = bert.embedding %0, %2 {arena.offsets = array<i64: 1216>} : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+    %4 = bert.gelu %3 {arena.offsets = array<i64: 2240>} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+    %5 = bert.select_token %4 {arena.offsets = array<i64: 1216>, index = 0 : i64} : (tensor<?x?x8xf32>) -> tensor<?x8xf32>
+    // expected-error@+1 {{'bert.param' "w" has no arena.grad}}
+    %6 = bert.param "w" {arena.adam_m = 768 : i64, arena.adam_v = 896 : i64, arena.value = 512 : i64, decay = true, group = "classifier", init = "normal", trainable = true} : tensor<2x8xf32>
+    %7 = bert.param "b" {arena.adam_m = 832 : i64, arena.adam_v = 960 : i64, arena.grad = 704 : i64, arena.value = 576 : i64, decay = false, group = "classifier", init = "zeros", trainable = true} : tensor<2xf32>
+    %8 = bert.linear %5, %6, %7 {arena.offsets = array<i64: 1344>} : (tensor<?x8xf32>, tensor<2x8xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+    %9 = bert.cross_entropy %8, %1 {arena.offsets = array<i64: 1472>} : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+    %10 = bert.fill 1.000000e+00 {arena.offsets = array<i64: 1536>} : tensor<f32>
+    %11 = bert.cross_entropy_grad %10, %8, %1 {arena.offsets = array<i64: 1408>} : (tensor<f32>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x2xf32>
+    %12 = bert.linear_grad_weight %11, %5 {arena.offsets = array<i64: 1344>} : (tensor<?x2xf32>, tensor<?x8xf32>) -> tensor<2x8xf32>
+    %13 = bert.bias_grad %11 {arena.offsets = array<i64: 1216>} : (tensor<?x2xf32>) -> tensor<2xf32>
+    bert.accumulate_grad %6, %12 : tensor<2x8xf32>, tensor<2x8xf32>
+    bert.accumulate_grad %7, %13 : tensor<2xf32>, tensor<2xf32>
+    return %9 : tensor<f32>
+  }
+}
+
+// -----
+
+// No plan at all.
+// expected-error@+1 {{module has no memory plan: run -bertc-plan-buffers}}
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64} {
+  func.func @micro_step() -> tensor<f32> {
+    %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
+    %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
+    %2 = bert.param "t" {arena.value = 0 : i64, decay = true, group = "embeddings", init = "normal", trainable = false} : tensor<16x8xf32>
+    %3 = bert.embedding %0, %2 {arena.offsets = array<i64: 1216>} : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+    %4 = bert.gelu %3 {arena.offsets = array<i64: 2240>} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+    %5 = bert.select_token %4 {arena.offsets = array<i64: 1216>, index = 0 : i64} : (tensor<?x?x8xf32>) -> tensor<?x8xf32>
+    %6 = bert.param "w" {arena.adam_m = 768 : i64, arena.adam_v = 896 : i64, arena.grad = 640 : i64, arena.value = 512 : i64, decay = true, group = "classifier", init = "normal", trainable = true} : tensor<2x8xf32>
+    %7 = bert.param "b" {arena.adam_m = 832 : i64, arena.adam_v = 960 : i64, arena.grad = 704 : i64, arena.value = 576 : i64, decay = false, group = "classifier", init = "zeros", trainable = true} : tensor<2xf32>
+    %8 = bert.linear %5, %6, %7 {arena.offsets = array<i64: 1344>} : (tensor<?x8xf32>, tensor<2x8xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+    %9 = bert.cross_entropy %8, %1 {arena.offsets = array<i64: 1472>} : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+    %10 = bert.fill 1.000000e+00 {arena.offsets = array<i64: 1536>} : tensor<f32>
+    %11 = bert.cross_entropy_grad %10, %8, %1 {arena.offsets = array<i64: 1408>} : (tensor<f32>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x2xf32>
+    %12 = bert.linear_grad_weight %11, %5 {arena.offsets = array<i64: 1344>} : (tensor<?x2xf32>, tensor<?x8xf32>) -> tensor<2x8xf32>
+    %13 = bert.bias_grad %11 {arena.offsets = array<i64: 1216>} : (tensor<?x2xf32>) -> tensor<2xf32>
+    bert.accumulate_grad %6, %12 : tensor<2x8xf32>, tensor<2x8xf32>
+    bert.accumulate_grad %7, %13 : tensor<2xf32>, tensor<2xf32>
+    return %9 : tensor<f32>
+  }
+}
+
+// -----
+
+// @optimizer_step would update w through b's gradient slot.
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+  func.func @micro_step() -> tensor<f32> {
+    %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
+    %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
+    %2 = bert.param "t" {arena.value = 0 : i64, decay = true, group = "embeddings", init = "normal", trainable = false} : tensor<16x8xf32>
+    %3 = bert.embedding %0, %2 {arena.offsets = array<i64: 1216>} : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+    %4 = bert.gelu %3 {arena.offsets = array<i64: 2240>} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+    %5 = bert.select_token %4 {arena.offsets = array<i64: 1216>, index = 0 : i64} : (tensor<?x?x8xf32>) -> tensor<?x8xf32>
+    %6 = bert.param "w" {arena.adam_m = 768 : i64, arena.adam_v = 896 : i64, arena.grad = 640 : i64, arena.value = 512 : i64, decay = true, group = "classifier", init = "normal", trainable = true} : tensor<2x8xf32>
+    %7 = bert.param "b" {arena.adam_m = 832 : i64, arena.adam_v = 960 : i64, arena.grad = 704 : i64, arena.value = 576 : i64, decay = false, group = "classifier", init = "zeros", trainable = true} : tensor<2xf32>
+    %8 = bert.linear %5, %6, %7 {arena.offsets = array<i64: 1344>} : (tensor<?x8xf32>, tensor<2x8xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+    %9 = bert.cross_entropy %8, %1 {arena.offsets = array<i64: 1472>} : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+    %10 = bert.fill 1.000000e+00 {arena.offsets = array<i64: 1536>} : tensor<f32>
+    %11 = bert.cross_entropy_grad %10, %8, %1 {arena.offsets = array<i64: 1408>} : (tensor<f32>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x2xf32>
+    %12 = bert.linear_grad_weight %11, %5 {arena.offsets = array<i64: 1344>} : (tensor<?x2xf32>, tensor<?x8xf32>) -> tensor<2x8xf32>
+    %13 = bert.bias_grad %11 {arena.offsets = array<i64: 1216>} : (tensor<?x2xf32>) -> tensor<2xf32>
+    bert.accumulate_grad %6, %12 : tensor<2x8xf32>, tensor<2x8xf32>
+    bert.accumulate_grad %7, %13 : tensor<2xf32>, tensor<2xf32>
+    return %9 : tensor<f32>
+  }
+  func.func @optimizer_step() {
+    // expected-error@+1 {{'bert.param' "w" arena.grad differs from @micro_step's}}
+    %0 = bert.param "w" {arena.adam_m = 768 : i64, arena.adam_v = 896 : i64, arena.grad = 704 : i64, arena.value = 512 : i64, decay = true, group = "classifier", init = "normal", trainable = true} : tensor<2x8xf32>
+    bert.adamw %0 {beta1 = 0.89999997615814208 : f64, beta2 = 0.99900001287460327 : f64, epsilon = 9.9999999392252903E-9 : f64, weight_decay = 0.0099999997764825821 : f64} : tensor<2x8xf32>
+    %1 = bert.param "b" {arena.adam_m = 832 : i64, arena.adam_v = 960 : i64, arena.grad = 704 : i64, arena.value = 576 : i64, decay = false, group = "classifier", init = "zeros", trainable = true} : tensor<2xf32>
+    bert.adamw %1 {beta1 = 0.89999997615814208 : f64, beta2 = 0.99900001287460327 : f64, epsilon = 9.9999999392252903E-9 : f64, weight_decay = 0.000000e+00 : f64} : tensor<2xf32>
+    return
+  }
+}
+
+// -----
+
+// The plan's loss offset is the seed's slot, not the returned value's.
+// expected-error@+1 {{bert.plan 'loss' is not the offset of the value @micro_step returns}}
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1536 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+  func.func @micro_step() -> tensor<f32> {
+    %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
+    %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
+    %2 = bert.param "t" {arena.value = 0 : i64, decay = true, group = "embeddings", init = "normal", trainable = false} : tensor<16x8xf32>
+    %3 = bert.embedding %0, %2 {arena.offsets = array<i64: 1216>} : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+    %4 = bert.gelu %3 {arena.offsets = array<i64: 2240>} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+    %5 = bert.select_token %4 {arena.offsets = array<i64: 1216>, index = 0 : i64} : (tensor<?x?x8xf32>) -> tensor<?x8xf32>
+    %6 = bert.param "w" {arena.adam_m = 768 : i64, arena.adam_v = 896 : i64, arena.grad = 640 : i64, arena.value = 512 : i64, decay = true, group = "classifier", init = "normal", trainable = true} : tensor<2x8xf32>
+    %7 = bert.param "b" {arena.adam_m = 832 : i64, arena.adam_v = 960 : i64, arena.grad = 704 : i64, arena.value = 576 : i64, decay = false, group = "classifier", init = "zeros", trainable = true} : tensor<2xf32>
+    %8 = bert.linear %5, %6, %7 {arena.offsets = array<i64: 1344>} : (tensor<?x8xf32>, tensor<2x8xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+    %9 = bert.cross_entropy %8, %1 {arena.offsets = array<i64: 1472>} : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+    %10 = bert.fill 1.000000e+00 {arena.offsets = array<i64: 1536>} : tensor<f32>
+    %11 = bert.cross_entropy_grad %10, %8, %1 {arena.offsets = array<i64: 1408>} : (tensor<f32>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x2xf32>
+    %12 = bert.linear_grad_weight %11, %5 {arena.offsets = array<i64: 1344>} : (tensor<?x2xf32>, tensor<?x8xf32>) -> tensor<2x8xf32>
+    %13 = bert.bias_grad %11 {arena.offsets = array<i64: 1216>} : (tensor<?x2xf32>) -> tensor<2xf32>
+    bert.accumulate_grad %6, %12 : tensor<2x8xf32>, tensor<2x8xf32>
+    bert.accumulate_grad %7, %13 : tensor<2xf32>, tensor<2xf32>
+    return %9 : tensor<f32>
+  }
+}
