@@ -3,6 +3,7 @@
 // learning-rate schedule, metrics) and the final checkpoint. The model itself is the
 // generated kTrainerPlan, bertcMicroStep and bertcOptimizerStep (trainer_plan.h).
 #include "bertc/runtime/counter_rng.h"
+#include "bertc/runtime/cpu_kernels.h"
 #include "bertc/runtime/jsonl_data.h"
 #include "bertc/runtime/metrics_log.h"
 #include "bertc/runtime/plan_check.h"
@@ -283,6 +284,17 @@ void train(std::byte *arena, const Dataset &data, const Options &options,
   }
 }
 
+/// The compiler sizes the attention scratch from its own copy of the kernels' formula;
+/// a plan whose scratch is too small for this runtime is refused before any work.
+void checkScratch() {
+  const TrainerPlan &plan = kTrainerPlan;
+  size_t needed = size_t(cpu::attentionScratchFloats(plan.train.seqLen)) * sizeof(float);
+  if (plan.scratch.bytes > 0 && plan.scratch.bytes < needed)
+    throw std::runtime_error("the plan's attention scratch is " +
+                             std::to_string(plan.scratch.bytes) + " bytes but the kernels need " +
+                             std::to_string(needed) + ": rebuild the trainer with this bertc");
+}
+
 using ArenaPtr = std::unique_ptr<std::byte, decltype(&std::free)>;
 
 /// The one allocation of the run: kTrainerPlan.arenaBytes, 64-byte aligned.
@@ -317,6 +329,7 @@ int run(int argc, char **argv) {
   std::unique_ptr<MetricsLog> log =
       options.log.empty() ? nullptr : std::make_unique<MetricsLog>(options.log);
 
+  checkScratch();
   ArenaPtr arena = allocateArena();
   if (options.init.empty()) {
     for (size_t p = 0; p < kTrainerPlan.numParams; ++p)
