@@ -27,7 +27,7 @@ constexpr size_t kInputIds = 576;   // int32 [4, 8] = 128 bytes
 constexpr size_t kTokenTypes = 704, kPositions = 832, kMask = 960; // int32 [4, 8]
 constexpr size_t kLabels = 1088;    // int32 [4]
 constexpr size_t kLoss = 1152;      // fp32 scalar
-constexpr size_t kScratch = 1216;   // 64 bytes, unused
+constexpr size_t kScratch = 1216;   // empty: no attention, so no scratch (as bertc plans it)
 constexpr size_t kArenaBytes = 1280;
 
 // The out-of-memory variant claims an arena no machine can provide (2^62 bytes).
@@ -59,7 +59,7 @@ extern const TrainerPlan kTrainerPlan = {
     /*parameters=*/{0, 192},
     /*gradients=*/{192, 128},
     /*optimizerState=*/{320, 256},
-    /*scratch=*/{kScratch, 64},
+    /*scratch=*/{kScratch, 0},
     {kInputIds, kTokenTypes, kPositions, kMask, kLabels, kLoss},
     {kBatch, kMicroBatch, kAccumulation, kSeqLen, /*epochs=*/2, /*steps=*/0, /*lr=*/0.1f,
      /*weightDecay=*/0.01f, 0.9f, 0.999f, 1e-8f, LrSchedule::Linear, /*warmup=*/0.1f,
