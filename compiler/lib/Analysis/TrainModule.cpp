@@ -52,6 +52,27 @@ int64_t boundedBytes(RankedTensorType type, DimBounds bounds) {
   return bytes;
 }
 
+ArenaRange getPlanRegion(ModuleOp module, StringRef key) {
+  auto plan = module->getAttrOfType<DictionaryAttr>("bert.plan");
+  auto region = plan ? dyn_cast_or_null<DenseI64ArrayAttr>(plan.get(key)) : nullptr;
+  if (!region || region.size() != 2)
+    return {};
+  return {region[0], region[1]};
+}
+
+int64_t getPlanInteger(ModuleOp module, StringRef key) {
+  auto plan = module->getAttrOfType<DictionaryAttr>("bert.plan");
+  auto value = plan ? dyn_cast_or_null<IntegerAttr>(plan.get(key)) : nullptr;
+  return value ? value.getInt() : 0;
+}
+
+int64_t accumulationSteps(ModuleOp module, DimBounds bounds) {
+  auto train = module->getAttrOfType<DictionaryAttr>("bert.train");
+  auto batch = train ? dyn_cast_or_null<IntegerAttr>(train.get("batch")) : nullptr;
+  int64_t effective = batch ? batch.getInt() : bounds.maxBatch;
+  return (effective + bounds.maxBatch - 1) / bounds.maxBatch;
+}
+
 SmallVector<bert::ParamOp> trainableParams(func::FuncOp microStep) {
   SmallVector<bert::ParamOp> params;
   microStep.walk([&](bert::ParamOp param) {

@@ -23,14 +23,13 @@ namespace bertc {
 
 namespace {
 
-/// Reads `bert.train` and `bert.plan` settings for the plan's initialiser.
-class ModuleSettings {
+/// Reads `bert.train` settings as C++ literals for the plan's initialiser.
+class TrainLiterals {
 public:
-  explicit ModuleSettings(ModuleOp module)
-      : train(module->getAttrOfType<DictionaryAttr>("bert.train")),
-        plan(module->getAttrOfType<DictionaryAttr>("bert.plan")) {}
+  explicit TrainLiterals(ModuleOp module)
+      : train(module->getAttrOfType<DictionaryAttr>("bert.train")) {}
 
-  bool valid() const { return train && plan; }
+  bool valid() const { return bool(train); }
 
   int64_t integer(StringRef key) const {
     if (auto attr = dyn_cast_or_null<IntegerAttr>(train.get(key)))
@@ -55,21 +54,15 @@ public:
     }
     return quoted + "\"";
   }
-  std::string region(StringRef key) const {
-    auto attr = dyn_cast_or_null<DenseI64ArrayAttr>(plan.get(key));
-    if (!attr || attr.size() != 2)
-      return "{0, 0}";
-    return "{" + std::to_string(attr[0]) + ", " + std::to_string(attr[1]) + "}";
-  }
-  int64_t planInteger(StringRef key) const {
-    auto attr = dyn_cast_or_null<IntegerAttr>(plan.get(key));
-    return attr ? attr.getInt() : 0;
-  }
-
 private:
   DictionaryAttr train;
-  DictionaryAttr plan;
 };
+
+/// A region of `bert.plan` as a C++ ArenaRegion initialiser.
+std::string regionLiteral(ModuleOp module, StringRef key) {
+  ArenaRange region = getPlanRegion(module, key);
+  return "{" + std::to_string(region.offset) + ", " + std::to_string(region.bytes) + "}";
+}
 
 std::string initKind(StringRef init) {
   if (init == "zeros")
@@ -114,9 +107,9 @@ FailureOr<int64_t> inputOffset(func::FuncOp microStep, StringRef name) {
 }
 
 LogicalResult emitPlan(ModuleOp module, func::FuncOp microStep, raw_ostream &os) {
-  ModuleSettings s(module);
+  TrainLiterals s(module);
   FailureOr<DimBounds> bounds = getDimBounds(module);
-  if (!s.valid() || failed(bounds))
+  if (!s.valid() || !module->hasAttr("bert.plan") || failed(bounds))
     return module.emitError("module has no 'bert.train'/'bert.plan': run the pipeline first");
   SmallVector<int64_t> inputs;
   for (StringRef name :
@@ -126,23 +119,21 @@ LogicalResult emitPlan(ModuleOp module, func::FuncOp microStep, raw_ostream &os)
       return failure();
     inputs.push_back(*offset);
   }
-  int64_t batch = s.integer("batch");
-  int64_t accumulation = (batch + bounds->maxBatch - 1) / bounds->maxBatch;
   os << "} // namespace\n\n"
      << "const TrainerPlan kTrainerPlan = {\n"
-     << "    .arenaBytes = " << s.planInteger("arena_bytes") << ",\n"
+     << "    .arenaBytes = " << getPlanInteger(module, "arena_bytes") << ",\n"
      << "    .params = kParams,\n"
      << "    .numParams = sizeof(kParams) / sizeof(kParams[0]),\n"
-     << "    .parameters = " << s.region("parameters") << ",\n"
-     << "    .gradients = " << s.region("gradients") << ",\n"
-     << "    .optimizerState = " << s.region("optimizer_state") << ",\n"
-     << "    .scratch = " << s.region("scratch") << ",\n"
+     << "    .parameters = " << regionLiteral(module, "parameters") << ",\n"
+     << "    .gradients = " << regionLiteral(module, "gradients") << ",\n"
+     << "    .optimizerState = " << regionLiteral(module, "optimizer_state") << ",\n"
+     << "    .scratch = " << regionLiteral(module, "scratch") << ",\n"
      << "    .inputs = {" << inputs[0] << ", " << inputs[1] << ", " << inputs[2] << ", "
-     << inputs[3] << ", " << inputs[4] << ", " << s.planInteger("loss") << "},\n"
+     << inputs[3] << ", " << inputs[4] << ", " << getPlanInteger(module, "loss") << "},\n"
      << "    .train = {\n"
-     << "        .batch = " << batch << ",\n"
+     << "        .batch = " << s.integer("batch") << ",\n"
      << "        .microBatch = " << bounds->maxBatch << ",\n"
-     << "        .accumulation = " << accumulation << ",\n"
+     << "        .accumulation = " << accumulationSteps(module, *bounds) << ",\n"
      << "        .seqLen = " << bounds->maxSeq << ",\n"
      << "        .epochs = " << s.integer("epochs") << ",\n"
      << "        .steps = " << s.integer("steps") << ",\n"

@@ -11,20 +11,6 @@ using namespace mlir;
 
 namespace bertc {
 
-namespace {
-
-int64_t regionBytes(DictionaryAttr plan, StringRef key) {
-  auto region = dyn_cast_or_null<DenseI64ArrayAttr>(plan.get(key));
-  return region && region.size() == 2 ? region[1] : 0;
-}
-
-int64_t planInteger(DictionaryAttr plan, StringRef key) {
-  auto value = dyn_cast_or_null<IntegerAttr>(plan.get(key));
-  return value ? value.getInt() : 0;
-}
-
-} // namespace
-
 FailureOr<PlanSummary> summarizePlan(ModuleOp module, int64_t budgetBytes,
                                      int64_t reserveBytes) {
   auto plan = module->getAttrOfType<DictionaryAttr>("bert.plan");
@@ -35,18 +21,17 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, int64_t budgetBytes,
   PlanSummary s;
   s.budgetBytes = budgetBytes;
   s.reserveBytes = reserveBytes;
-  s.arenaBytes = planInteger(plan, "arena_bytes");
-  s.lowerBoundBytes = planInteger(plan, "lower_bound_bytes");
-  s.parameterBytes = regionBytes(plan, "parameters");
-  s.gradientBytes = regionBytes(plan, "gradients");
-  s.optimizerStateBytes = regionBytes(plan, "optimizer_state");
-  s.workspaceBytes = regionBytes(plan, "scratch");
-  s.activationBytes = regionBytes(plan, "inputs") + regionBytes(plan, "activations");
+  s.arenaBytes = getPlanInteger(module, "arena_bytes");
+  s.lowerBoundBytes = getPlanInteger(module, "lower_bound_bytes");
+  s.parameterBytes = getPlanRegion(module, "parameters").bytes;
+  s.gradientBytes = getPlanRegion(module, "gradients").bytes;
+  s.optimizerStateBytes = getPlanRegion(module, "optimizer_state").bytes;
+  s.workspaceBytes = getPlanRegion(module, "scratch").bytes;
+  s.activationBytes =
+      getPlanRegion(module, "inputs").bytes + getPlanRegion(module, "activations").bytes;
   s.microBatch = bounds->maxBatch;
   s.seqLen = bounds->maxSeq;
-  auto batch = dyn_cast_or_null<IntegerAttr>(train.get("batch"));
-  int64_t effective = batch ? batch.getInt() : s.microBatch;
-  s.accumulationSteps = (effective + s.microBatch - 1) / s.microBatch;
+  s.accumulationSteps = accumulationSteps(module, *bounds);
   auto precision = dyn_cast_or_null<StringAttr>(train.get("precision"));
   // Every tensor is fp32 until mixed precision is planned.
   s.precision = precision && precision.getValue() != "auto" ? precision.str() : "fp32";

@@ -36,6 +36,11 @@ struct RegionCursor {
     end = offset + bytes;
     return offset;
   }
+  /// An empty region starting at the next aligned offset after this one.
+  RegionCursor next() const {
+    int64_t start = bertc::alignTo(end, alignment);
+    return {start, start, alignment};
+  }
   DenseI64ArrayAttr attr(MLIRContext *ctx) const {
     return DenseI64ArrayAttr::get(ctx, {begin, end - begin});
   }
@@ -60,13 +65,11 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     RegionCursor values{0, 0, alignment};
     for (ParamOp p : params)
       p->setAttr("arena.value", i64(values.take(bytesOf(p.getResult(), *bounds))));
-    RegionCursor grads{bertc::alignTo(values.end, alignment), 0, alignment};
-    grads.end = grads.begin;
+    RegionCursor grads = values.next();
     for (ParamOp p : params)
       if (p.getTrainable())
         p->setAttr("arena.grad", i64(grads.take(bytesOf(p.getResult(), *bounds))));
-    RegionCursor moments{bertc::alignTo(grads.end, alignment), 0, alignment};
-    moments.end = moments.begin;
+    RegionCursor moments = grads.next();
     for (StringRef moment : {"arena.adam_m", "arena.adam_v"})
       for (ParamOp p : params)
         if (p.getTrainable())
@@ -75,19 +78,17 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     // 2. Kernel scratch and the per-batch inputs.
     bool hasAttention = false;
     microStep->walk([&](AttentionOp) { hasAttention = true; });
-    RegionCursor scratch{bertc::alignTo(moments.end, alignment), 0, alignment};
-    scratch.end = scratch.begin;
+    RegionCursor scratch = moments.next();
     if (hasAttention)
       scratch.take(attentionScratchBytes(bounds->maxSeq));
-    RegionCursor inputs{bertc::alignTo(scratch.end, alignment), 0, alignment};
-    inputs.end = inputs.begin;
+    RegionCursor inputs = scratch.next();
     microStep->walk([&](InputOp input) {
       input->setAttr("arena.offsets", b.getDenseI64ArrayAttr(
                                           {inputs.take(bytesOf(input.getResult(), *bounds))}));
     });
 
     // 3. Activations: live intervals over the program order, then packing.
-    int64_t activationsBegin = bertc::alignTo(inputs.end, alignment);
+    int64_t activationsBegin = inputs.next().begin;
     Block &body = microStep->getBody().front();
     llvm::DenseMap<Operation *, int64_t> position;
     for (auto [index, op] : llvm::enumerate(body))

@@ -39,6 +39,19 @@ int64_t elementBytes(mlir::Type type);
 /// Bytes `type` takes at its upper-bound shape.
 int64_t boundedBytes(mlir::RankedTensorType type, DimBounds bounds);
 
+/// A byte range of the arena, as `bert.plan` records its regions.
+struct ArenaRange {
+  int64_t offset = 0;
+  int64_t bytes = 0;
+};
+/// Region `key` of the module's `bert.plan` (empty when absent).
+ArenaRange getPlanRegion(mlir::ModuleOp module, llvm::StringRef key);
+/// Integer `key` of the module's `bert.plan` (0 when absent).
+int64_t getPlanInteger(mlir::ModuleOp module, llvm::StringRef key);
+
+/// Micro-steps per optimizer step: `bert.train`'s batch over the micro-batch, rounded up.
+int64_t accumulationSteps(mlir::ModuleOp module, DimBounds bounds);
+
 /// The trainable parameters of @micro_step, in program order.
 llvm::SmallVector<mlir::bert::ParamOp> trainableParams(mlir::func::FuncOp microStep);
 
