@@ -134,50 +134,44 @@ void TableReader::reportType(llvm::StringRef key, const toml::node &value,
       << "key '" << qualified(key) << "' must be " << expected << ", got " << typeName(value);
 }
 
-bool TableReader::readInteger(llvm::StringRef key, int64_t &out) {
+namespace {
+
+/// The value of a TOML leaf of type `Leaf`, or nothing for any other node.
+template <typename Leaf, typename T>
+std::optional<T> leafValue(const toml::node &value) {
+  if (const auto *leaf = value.as<Leaf>())
+    return T(leaf->get());
+  return std::nullopt;
+}
+
+} // namespace
+
+template <typename T, typename Convert>
+bool TableReader::readTyped(llvm::StringRef key, T &out, Convert convert,
+                            llvm::StringRef expected) {
   const toml::node *value = readNode(key);
   if (!value)
     return false;
-  if (const auto *integer = value->as_integer()) {
-    out = integer->get();
+  if (std::optional<T> converted = convert(*value)) {
+    out = *converted;
     return true;
   }
-  reportType(key, *value, "an integer");
+  reportType(key, *value, expected);
   return false;
+}
+
+bool TableReader::readInteger(llvm::StringRef key, int64_t &out) {
+  return readTyped(key, out, leafValue<int64_t, int64_t>, "an integer");
 }
 
 bool TableReader::readNumber(llvm::StringRef key, double &out) {
-  const toml::node *value = readNode(key);
-  if (!value)
-    return false;
-  if (std::optional<double> number = asNumber(*value)) {
-    out = *number;
-    return true;
-  }
-  reportType(key, *value, "a number");
-  return false;
+  return readTyped(key, out, asNumber, "a number");
 }
 
 bool TableReader::readString(llvm::StringRef key, std::string &out) {
-  const toml::node *value = readNode(key);
-  if (!value)
-    return false;
-  if (const auto *string = value->as_string()) {
-    out = string->get();
-    return true;
-  }
-  reportType(key, *value, "a string");
-  return false;
+  return readTyped(key, out, leafValue<std::string, std::string>, "a string");
 }
 
 bool TableReader::readBoolean(llvm::StringRef key, bool &out) {
-  const toml::node *value = readNode(key);
-  if (!value)
-    return false;
-  if (const auto *boolean = value->as_boolean()) {
-    out = boolean->get();
-    return true;
-  }
-  reportType(key, *value, "a boolean");
-  return false;
+  return readTyped(key, out, leafValue<bool, bool>, "a boolean");
 }

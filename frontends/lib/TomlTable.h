@@ -77,6 +77,11 @@ public:
   TomlFile &tomlFile() { return file; }
 
 private:
+  /// Reads `key` through `convert` (a node -> std::optional<T>), reporting a value that
+  /// does not convert as not being `expected`.
+  template <typename T, typename Convert>
+  bool readTyped(llvm::StringRef key, T &out, Convert convert, llvm::StringRef expected);
+
   TomlFile &file;
   const toml::table *table;
   std::string tableName;
