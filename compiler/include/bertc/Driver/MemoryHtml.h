@@ -1,0 +1,50 @@
+//===- MemoryHtml.h - the memory plan as a picture --------------*- C++ -*-===//
+//
+// OUTDIR/memory.html: one self-contained page (no network) that shows the arena over the
+// train step as a timeline — which tensor occupies which byte offsets during which steps —
+// and where the budget goes by category. Plain data in, HTML out: no MLIR here.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace bertc {
+
+/// One tensor placed in the arena: it owns [offset, offset + bytes) from schedule position
+/// firstStep through lastStep (inclusive). Persistent tensors (parameters, gradients,
+/// optimizer state) span the whole schedule.
+struct ArenaBlock {
+  std::string name;     ///< "bert.encoder.layer.0.attention.self.query.weight" or "t37"
+  std::string category; ///< a key of MemoryPicture::categories
+  std::string shape;    ///< "[B, S, 768]" or "[768, 768]"
+  std::string dtype;    ///< "f32", "bf16", "i32"
+  std::string producer; ///< op that makes it ("bert.linear"), empty for parameters
+  std::string origin;   ///< "model.toml:12:1" where the TOML declares it, or empty
+  int64_t offset = 0;
+  int64_t bytes = 0;
+  int64_t firstStep = 0;
+  int64_t lastStep = 0;
+};
+
+/// Everything the page shows.
+struct MemoryPicture {
+  std::string title;               ///< e.g. "examples/tiny/model.toml"
+  int64_t budgetBytes = 0;
+  int64_t arenaBytes = 0;
+  int64_t lowerBoundBytes = 0;
+  int64_t peakBytes = 0;           ///< what the budget must cover: arena + workspace + reserve
+  int64_t peakStep = 0;            ///< schedule position where the most bytes are live
+  /// Bytes per category in display order ("parameters", "gradients", ..., "reserve").
+  std::vector<std::pair<std::string, int64_t>> categories;
+  std::vector<std::string> steps;  ///< op name at each schedule position
+  std::vector<ArenaBlock> blocks;
+};
+
+/// The page. Names and strings are HTML-escaped; the output embeds its own CSS and script.
+std::string renderMemoryHtml(const MemoryPicture &picture);
+
+} // namespace bertc
