@@ -15,6 +15,8 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to) {
     pm.addPass(createInsertOptimizer());
   }
   if (from < Stage::Planned && to >= Stage::Planned) {
+    // Before planning: the order decides how long tensors live, and so the peak.
+    pm.addPass(createScheduleForMemory());
     // Last: every tensor the step will ever touch is known only now.
     pm.addPass(createPlanBuffers());
     // An independent second check of the plan (budget 0: the driver checks the whole process).

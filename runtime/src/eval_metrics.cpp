@@ -1,1 +1,309 @@
-// placeholder
+// Classification, regression and SQuAD metrics. The SQuAD part reproduces the official
+// scripts' normalize_answer on UTF-8 text code point by code point, with the handful of
+// Unicode tables it needs (Python's whitespace, non-word symbols, Latin lower case).
+#include "bertc/runtime/eval_metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace bertc {
+namespace {
+
+/// Throws unless the two sides are non-empty and of the same length.
+void checkPaired(const char *metric, size_t predictions, size_t references) {
+  if (predictions != references)
+    throw std::invalid_argument(std::string(metric) + ": " + std::to_string(predictions) +
+                                " predictions but " + std::to_string(references) +
+                                " references");
+  if (predictions == 0)
+    throw std::invalid_argument(std::string(metric) + ": no predictions");
+}
+
+// --- SQuAD normalization ----------------------------------------------------------------
+
+/// The code points of UTF-8 text; a byte that does not start a well-formed sequence
+/// reads as U+FFFD.
+std::u32string decodeUtf8(std::string_view text) {
+  std::u32string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    auto byte = static_cast<unsigned char>(text[i]);
+    // Sequence length from the first byte; 0 for a byte that cannot start one.
+    size_t length = byte < 0x80   ? 1
+                    : byte < 0xC2 ? 0
+                    : byte < 0xE0 ? 2
+                    : byte < 0xF0 ? 3
+                    : byte < 0xF5 ? 4
+                                  : 0;
+    char32_t value = length == 1 ? byte : byte & (0x7F >> length); // the lead's payload
+    bool wellFormed = length != 0 && i + length <= text.size();
+    for (size_t k = 1; wellFormed && k < length; ++k) {
+      auto next = static_cast<unsigned char>(text[i + k]);
+      wellFormed = (next & 0xC0) == 0x80;
+      value = (value << 6) | (next & 0x3F);
+    }
+    char32_t smallest = length == 3 ? 0x800 : length == 4 ? 0x10000 : 0;
+    if (!wellFormed || value < smallest || value > 0x10FFFF ||
+        (value >= 0xD800 && value < 0xE000)) {
+      out.push_back(0xFFFD);
+      ++i;
+      continue;
+    }
+    out.push_back(value);
+    i += length;
+  }
+  return out;
+}
+
+void appendUtf8(char32_t c, std::string &out) {
+  if (c < 0x80) {
+    out += char(c);
+  } else if (c < 0x800) {
+    out += char(0xC0 | (c >> 6));
+    out += char(0x80 | (c & 0x3F));
+  } else if (c < 0x10000) {
+    out += char(0xE0 | (c >> 12));
+    out += char(0x80 | ((c >> 6) & 0x3F));
+    out += char(0x80 | (c & 0x3F));
+  } else {
+    out += char(0xF0 | (c >> 18));
+    out += char(0x80 | ((c >> 12) & 0x3F));
+    out += char(0x80 | ((c >> 6) & 0x3F));
+    out += char(0x80 | (c & 0x3F));
+  }
+}
+
+/// Python's str.isspace(), which str.split() splits on.
+bool isSpace(char32_t c) {
+  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
+         c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
+         c == 0x202F || c == 0x205F || c == 0x3000;
+}
+
+/// Python's string.punctuation.
+bool isAsciiPunctuation(char32_t c) {
+  return (c >= '!' && c <= '/') || (c >= ':' && c <= '@') || (c >= '[' && c <= '`') ||
+         (c >= '{' && c <= '~');
+}
+
+/// Python's \w (str.isalnum() or '_'). Exact for ASCII and the blocks listed in the
+/// header; other non-ASCII code points count as word characters.
+bool isWordChar(char32_t c) {
+  if (c < 0x80)
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           c == '_';
+  // Non-ASCII code points that are neither \w nor whitespace, as inclusive ranges.
+  static constexpr char32_t kSymbols[][2] = {
+      {0x80, 0x84},     {0x86, 0x9F},     {0xA1, 0xA9},     {0xAB, 0xB1},
+      {0xB4, 0xB4},     {0xB6, 0xB8},     {0xBB, 0xBB},     {0xBF, 0xBF},
+      {0xD7, 0xD7},     {0xF7, 0xF7},     {0x2C2, 0x2C5},   {0x2D2, 0x2DF},
+      {0x2E5, 0x2EB},   {0x2ED, 0x2ED},   {0x2EF, 0x36F},   {0x2000, 0x206F},
+      {0x2072, 0x2073}, {0x207A, 0x207E}, {0x208A, 0x208F}, {0x209D, 0x20FF},
+      {0x3001, 0x3004}, {0x3008, 0x3020}, {0x302A, 0x3030}, {0x3036, 0x3037},
+      {0x303D, 0x303F}, {0xFF00, 0xFF0F}, {0xFF1A, 0xFF20}, {0xFF3B, 0xFF40},
+      {0xFF5B, 0xFF65}};
+  if (isSpace(c))
+    return false;
+  for (const auto &range : kSymbols)
+    if (c >= range[0] && c <= range[1])
+      return false;
+  return true;
+}
+
+/// Appends Python's lower() of `c` for Basic Latin, Latin-1 and Latin Extended-A; other
+/// code points as they are.
+void appendLower(char32_t c, std::u32string &out) {
+  bool latin1Upper = (c >= 'A' && c <= 'Z') || (c >= 0xC0 && c <= 0xDE && c != 0xD7);
+  // Latin Extended-A pairs an upper-case letter with the lower-case one after it; the
+  // upper-case one is even in three runs and odd in two.
+  bool extendedUpper = (c >= 0x100 && c <= 0x137 && c % 2 == 0) ||
+                       (c >= 0x139 && c <= 0x148 && c % 2 == 1) ||
+                       (c >= 0x14A && c <= 0x177 && c % 2 == 0) ||
+                       (c >= 0x179 && c <= 0x17E && c % 2 == 1);
+  if (c == 0x130) { // İ lowers to i + combining dot above
+    out += U'i';
+    out += char32_t(0x307);
+  } else if (c == 0x178) { // Ÿ
+    out += char32_t(0xFF);
+  } else {
+    out += latin1Upper ? c + 32 : extendedUpper ? c + 1 : c;
+  }
+}
+
+/// The tokens of normalize_answer(text), i.e. normalize_answer(text).split():
+///  1. lower-case every code point and drop ASCII punctuation;
+///  2. replace every maximal run of word characters that is "a", "an" or "the" by a space
+///     (what \b(a|an|the)\b matches: \b on both sides makes the match a whole run);
+///  3. split on whitespace.
+std::vector<std::string> answerTokens(std::string_view text) {
+  std::u32string lowered;
+  for (char32_t c : decodeUtf8(text))
+    if (!isAsciiPunctuation(c))
+      appendLower(c, lowered);
+
+  std::u32string spaced;
+  for (size_t i = 0; i < lowered.size();) {
+    size_t runEnd = i;
+    while (runEnd < lowered.size() && isWordChar(lowered[runEnd]))
+      ++runEnd;
+    if (runEnd == i) {
+      spaced += lowered[i++];
+      continue;
+    }
+    std::u32string_view run(lowered.data() + i, runEnd - i);
+    if (run == U"a" || run == U"an" || run == U"the")
+      spaced += U' ';
+    else
+      spaced += run;
+    i = runEnd;
+  }
+
+  std::vector<std::string> tokens;
+  std::string token;
+  for (char32_t c : spaced) {
+    if (!isSpace(c)) {
+      appendUtf8(c, token);
+    } else if (!token.empty()) {
+      tokens.push_back(std::move(token));
+      token.clear();
+    }
+  }
+  if (!token.empty())
+    tokens.push_back(std::move(token));
+  return tokens;
+}
+
+/// Token F1 of already normalized token lists (see squadF1).
+double tokenF1(const std::vector<std::string> &prediction,
+               const std::vector<std::string> &gold, SquadVersion version) {
+  if (version == SquadVersion::V2_0 && (prediction.empty() || gold.empty()))
+    return prediction.empty() && gold.empty() ? 1.0 : 0.0;
+  std::unordered_map<std::string, int64_t> goldCounts;
+  for (const std::string &token : gold)
+    ++goldCounts[token];
+  int64_t common = 0;
+  for (const std::string &token : prediction) {
+    auto found = goldCounts.find(token);
+    if (found != goldCounts.end() && found->second > 0) {
+      --found->second;
+      ++common;
+    }
+  }
+  if (common == 0)
+    return 0.0;
+  double precision = double(common) / double(prediction.size());
+  double recall = double(common) / double(gold.size());
+  return 2 * precision * recall / (precision + recall);
+}
+
+} // namespace
+
+double accuracy(const std::vector<int64_t> &predictions, const std::vector<int64_t> &labels) {
+  checkPaired("accuracy", predictions.size(), labels.size());
+  size_t correct = 0;
+  for (size_t i = 0; i < predictions.size(); ++i)
+    correct += predictions[i] == labels[i];
+  return double(correct) / double(predictions.size());
+}
+
+double binaryF1(const std::vector<int64_t> &predictions, const std::vector<int64_t> &labels) {
+  checkPaired("binaryF1", predictions.size(), labels.size());
+  int64_t truePositives = 0, falsePositives = 0, falseNegatives = 0;
+  for (size_t i = 0; i < predictions.size(); ++i) {
+    int64_t predicted = predictions[i], actual = labels[i];
+    if ((predicted != 0 && predicted != 1) || (actual != 0 && actual != 1))
+      throw std::invalid_argument("binaryF1: pair " + std::to_string(i) + " is (" +
+                                  std::to_string(predicted) + ", " + std::to_string(actual) +
+                                  "); binary classes are 0 and 1");
+    truePositives += predicted == 1 && actual == 1;
+    falsePositives += predicted == 1 && actual == 0;
+    falseNegatives += predicted == 0 && actual == 1;
+  }
+  int64_t denominator = 2 * truePositives + falsePositives + falseNegatives;
+  return denominator == 0 ? 0.0 : double(2 * truePositives) / double(denominator);
+}
+
+double meanSquaredError(const std::vector<double> &predictions,
+                        const std::vector<double> &targets) {
+  checkPaired("meanSquaredError", predictions.size(), targets.size());
+  double sum = 0;
+  for (size_t i = 0; i < predictions.size(); ++i)
+    sum += (predictions[i] - targets[i]) * (predictions[i] - targets[i]);
+  return sum / double(predictions.size());
+}
+
+/// Two passes: the means, then the centred cross and square sums, which avoids the
+/// cancellation of the one-pass Σxy − n·x̄·ȳ form.
+double pearsonCorrelation(const std::vector<double> &predictions,
+                          const std::vector<double> &targets) {
+  checkPaired("pearsonCorrelation", predictions.size(), targets.size());
+  double n = double(predictions.size());
+  double meanX = 0, meanY = 0;
+  for (size_t i = 0; i < predictions.size(); ++i) {
+    meanX += predictions[i] / n;
+    meanY += targets[i] / n;
+  }
+  double crossSum = 0, squaresX = 0, squaresY = 0;
+  for (size_t i = 0; i < predictions.size(); ++i) {
+    double dx = predictions[i] - meanX, dy = targets[i] - meanY;
+    crossSum += dx * dy;
+    squaresX += dx * dx;
+    squaresY += dy * dy;
+  }
+  if (squaresX == 0 || squaresY == 0)
+    return 0.0;
+  return std::clamp(crossSum / std::sqrt(squaresX * squaresY), -1.0, 1.0);
+}
+
+std::string normalizeAnswer(std::string_view text) {
+  std::string joined;
+  for (const std::string &token : answerTokens(text))
+    joined += (joined.empty() ? "" : " ") + token;
+  return joined;
+}
+
+/// Equal token lists are equal normalized texts: tokens hold no whitespace.
+double squadExactMatch(std::string_view prediction, std::string_view gold) {
+  return answerTokens(prediction) == answerTokens(gold) ? 1.0 : 0.0;
+}
+
+double squadF1(std::string_view prediction, std::string_view gold, SquadVersion version) {
+  return tokenF1(answerTokens(prediction), answerTokens(gold), version);
+}
+
+SquadScore squadQuestionScore(std::string_view prediction,
+                              const std::vector<std::string> &golds, SquadVersion version) {
+  std::vector<std::vector<std::string>> goldTokens;
+  for (const std::string &gold : golds) {
+    std::vector<std::string> tokens = answerTokens(gold);
+    if (version == SquadVersion::V1_1 || !tokens.empty())
+      goldTokens.push_back(std::move(tokens));
+  }
+  if (goldTokens.empty() && version == SquadVersion::V1_1)
+    throw std::invalid_argument("squadQuestionScore: SQuAD v1.1 needs a gold answer");
+  if (goldTokens.empty())
+    goldTokens.emplace_back(); // the gold answer "", which has no tokens
+  std::vector<std::string> predicted = answerTokens(prediction);
+  SquadScore best{0.0, 0.0};
+  for (const std::vector<std::string> &gold : goldTokens) {
+    best.exactMatch = std::max(best.exactMatch, predicted == gold ? 1.0 : 0.0);
+    best.f1 = std::max(best.f1, tokenF1(predicted, gold, version));
+  }
+  return best;
+}
+
+SquadScore squadTotals(const std::vector<SquadScore> &questions) {
+  if (questions.empty())
+    throw std::invalid_argument("squadTotals: no questions");
+  SquadScore total{0.0, 0.0};
+  for (const SquadScore &question : questions) {
+    total.exactMatch += question.exactMatch;
+    total.f1 += question.f1;
+  }
+  double scale = 100.0 / double(questions.size());
+  return {total.exactMatch * scale, total.f1 * scale};
+}
+
+} // namespace bertc

@@ -6,30 +6,38 @@
 //   moments m: w @768, b @832; v: w @896, b @960                         optimizer  [768, 968)
 //   no attention: empty scratch @1024; inputs: ids [4,8] i32 = 128 B @1024, labels @1152
 //   activations begin at 1216 (1168 rounded up to 64).
-// CHECK: bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64,
-// CHECK-SAME: gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64,
-// CHECK-SAME: lower_bound_bytes = 3264 : i64, optimizer_state = array<i64: 768, 200>,
+// CHECK: bert.plan = {activations = array<i64: 1216, 1152>, arena_bytes = 2368 : i64,
+// CHECK-SAME: gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1408 : i64,
+// CHECK-SAME: lower_bound_bytes = 2368 : i64, optimizer_state = array<i64: 768, 200>,
 // CHECK-SAME: parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}
 // CHECK-LABEL: func.func @micro_step
 // CHECK: bert.input "input_ids" {arena.offsets = array<i64: 1024>}
 // CHECK: bert.input "labels" {arena.offsets = array<i64: 1152>}
 // The frozen table has a value slot only.
 // CHECK: bert.param "t" {arena.value = 0 : i64,
-// e and gelu(e) are [4,8,8] f32 = 1024 B each and alive together: 1216 and 2240 (+1024).
+// e = [4,8,8] f32 = 1024 B. The table is frozen, so no backward reads e: it dies at the
+// gelu, which runs in place and takes over its bytes.
 // CHECK: bert.embedding {{.*}}arena.offsets = array<i64: 1216>
-// CHECK: bert.gelu {{.*}}arena.offsets = array<i64: 2240>
-// e is dead once gelu ran: the [4,8] CLS rows (128 B) reuse its bytes.
-// CHECK: bert.select_token {{.*}}arena.offsets = array<i64: 1216>
+// CHECK: bert.gelu {{.*}}arena.offsets = array<i64: 1216>
+// select_token is not in place: the [4,8] CLS rows (128 B) go after gelu(e): 1216 + 1024.
+// CHECK: bert.select_token {{.*}}arena.offsets = array<i64: 2240>
 // CHECK: bert.param "w" {arena.adam_m = 768 : i64, arena.adam_v = 896 : i64, arena.grad = 640 : i64, arena.value = 512 : i64
 // CHECK: bert.param "b" {arena.adam_m = 832 : i64, arena.adam_v = 960 : i64, arena.grad = 704 : i64, arena.value = 576 : i64
-// logits [4,2] = 32 B right after the CLS rows: 1216 + 128 = 1344.
-// CHECK: bert.linear {{.*}}arena.offsets = array<i64: 1344>
-// CHECK: bert.cross_entropy {{.*}}arena.offsets = array<i64: 1472>
-// d logits (1408) must not overlap logits (1344, 32 B) nor the CLS rows it feeds with.
-// CHECK: bert.cross_entropy_grad {{.*}}arena.offsets = array<i64: 1408>
-// d w reuses the logits' bytes, dead after cross_entropy_grad.
-// CHECK: bert.linear_grad_weight {{.*}}arena.offsets = array<i64: 1344>
-// CHECK: bert.bias_grad {{.*}}arena.offsets = array<i64: 1216>
+// gelu(e) is dead once the CLS rows are taken: logits [4,2] = 32 B reuse 1216.
+// CHECK: bert.linear {{.*}}arena.offsets = array<i64: 1216>
+// Packing is largest first, at the lowest 64-aligned offset (relative to 1216) free for
+// the buffer's steps (0 ids .. 8 logits, 9 loss, 10 seed, 11 d logits, 12 d w, 13 d b,
+// 14-15 accumulate, 16 return):
+//   d w    64 B [12,14]: meets the CLS rows only                      -> +0   = 1216
+//   d logits 32 B [11,13]: meets logits +0 and d w +0                 -> +64  = 1280
+//   d b     8 B [13,15]: meets d w +0 and d logits +64                -> +128 = 1344
+//   loss    4 B [9,16]: meets logits +0, d logits +64, d b +128       -> +192 = 1408
+//   seed    4 B [10,11]: meets logits +0, d logits +64, loss +192     -> +128 = 1344
+// CHECK: bert.cross_entropy {{.*}}arena.offsets = array<i64: 1408>
+// CHECK: bert.fill {{.*}}arena.offsets = array<i64: 1344>
+// CHECK: bert.cross_entropy_grad {{.*}}arena.offsets = array<i64: 1280>
+// CHECK: bert.linear_grad_weight {{.*}}arena.offsets = array<i64: 1216>
+// CHECK: bert.bias_grad {{.*}}arena.offsets = array<i64: 1344>
 // CHECK-LABEL: func.func @optimizer_step
 // CHECK: bert.param "w" {arena.adam_m = 768 : i64, arena.adam_v = 896 : i64, arena.grad = 640 : i64, arena.value = 512 : i64
 module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.train = {beta1 = 0.9 : f32, beta2 = 0.999 : f32, adam_eps = 1.0e-8 : f32, weight_decay = 0.01 : f32}} {

@@ -12,7 +12,7 @@
 
 #include "EmitContext.h"
 #include "bert/BertDialect.h"
-#include "bertc/Analysis/TrainModule.h"
+#include "bertc/Analysis/StepLiveness.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/Format.h"
 
@@ -159,11 +159,12 @@ LogicalResult emitPlan(ModuleOp module, func::FuncOp microStep, raw_ostream &os)
   return success();
 }
 
-/// Whether `value` lives in the planned activation space (and so is plan-checked):
-/// op results other than parameters and inputs.
-bool isPlannedActivation(Value value) {
-  Operation *def = value.getDefiningOp();
-  return def && !isa<ParamOp, InputOp>(def);
+/// The arena offset of an op result, -1 for parameters and inputs.
+int64_t arenaOffset(Value value) {
+  auto result = dyn_cast<OpResult>(value);
+  auto offsets = result ? result.getOwner()->getAttrOfType<DenseI64ArrayAttr>("arena.offsets")
+                        : nullptr;
+  return offsets && isPlannedActivation(value) ? offsets[result.getResultNumber()] : -1;
 }
 
 /// The last op of `block` that uses each planned activation (its definer if none).
@@ -202,8 +203,13 @@ void emitPlanCheckUpdates(Operation &op, const EmitContext &ctx, Value keepAlive
     os << "  planCheckRelease(ctx, " << ctx.name(value) << ", " << EmitContext::bytes(value)
        << ", " << ctx.id(value) << ");\n";
   };
+  // An in-place result took over its dying operand's bytes: they are not released.
+  auto takenOver = [&](Value operand) {
+    return llvm::any_of(op.getResults(),
+                        [&](Value result) { return arenaOffset(result) == arenaOffset(operand); });
+  };
   for (Value operand : op.getOperands())
-    if (isPlannedActivation(operand))
+    if (isPlannedActivation(operand) && !takenOver(operand))
       release(operand);
   for (Value result : op.getResults())
     release(result);

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "bertc/Analysis/ArenaPacker.h"
-#include "bertc/Analysis/TrainModule.h"
+#include "bertc/Analysis/StepLiveness.h"
 #include "bertc/Transforms/Passes.h"
 
 namespace bertc {
@@ -87,34 +87,20 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
                                           {inputs.take(bytesOf(input.getResult(), *bounds))}));
     });
 
-    // 3. Activations: live intervals over the program order, then packing.
+    // 3. Activations: live intervals over the program order, in-place chains as one
+    //    buffer, then packing.
     int64_t activationsBegin = inputs.next().begin;
     Block &body = microStep->getBody().front();
-    llvm::DenseMap<Operation *, int64_t> position;
-    for (auto [index, op] : llvm::enumerate(body))
-      position[&op] = index;
-    int64_t lastStep = int64_t(position.size()) - 1;
-    Value loss = body.getTerminator()->getOperand(0);
-
-    SmallVector<Value> buffers;
+    std::vector<bertc::StepBuffer> buffers =
+        bertc::coalesceInPlace(bertc::activationLifetimes(body, *bounds));
     std::vector<bertc::LiveInterval> intervals;
-    for (Operation &op : body) {
-      if (isa<ParamOp, InputOp>(op))
-        continue;
-      for (Value result : op.getResults()) {
-        int64_t end = position[&op];
-        for (Operation *user : result.getUsers())
-          end = std::max(end, position[user]);
-        if (result == loss)
-          end = lastStep;
-        buffers.push_back(result);
-        intervals.push_back({position[&op], end, bytesOf(result, *bounds)});
-      }
-    }
+    for (const bertc::StepBuffer &buffer : buffers)
+      intervals.push_back(buffer.interval);
     bertc::ArenaPacking packing = bertc::packIntervals(intervals, alignment);
     llvm::DenseMap<Value, int64_t> offsets;
-    for (auto [value, offset] : llvm::zip(buffers, packing.offsets))
-      offsets[value] = activationsBegin + offset;
+    for (auto [buffer, offset] : llvm::zip(buffers, packing.offsets))
+      for (Value value : buffer.values)
+        offsets[value] = activationsBegin + offset;
     for (Operation &op : body) {
       if (isa<ParamOp, InputOp>(op) || op.getNumResults() == 0)
         continue;
@@ -123,6 +109,7 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
         resultOffsets.push_back(offsets[result]);
       op.setAttr("arena.offsets", b.getDenseI64ArrayAttr(resultOffsets));
     }
+    Value loss = body.getTerminator()->getOperand(0);
 
     // 4. The optimizer's parameter reads share the micro-step's slots.
     if (auto optimizerStep = module.lookupSymbol<func::FuncOp>(bertc::kOptimizerStep)) {

@@ -164,7 +164,7 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
       op->emitError() << describe(slot) << " is not inside the " << region.name << " region ["
                       << region.begin << ", " << region.end << ")";
       ok = false;
-    } else if (slot.end > slot.begin) {
+    } else if (slot.end > slot.begin && slot.firstStep <= slot.lastStep) {
       slots.push_back(std::move(slot));
     }
   }
@@ -218,11 +218,35 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
         for (Operation *user : result.getUsers())
           if (Operation *top = body.findAncestorOpInBlock(*user))
             lastUse = std::max(lastUse, step[top]);
+        int64_t firstStep = isInput ? 0 : step[&op];
+        if (takesOverOperand(op, offsets[index], bytes[index], step[&op]))
+          ++firstStep; // at this op the bytes are still the operand's, checked as such
+        size_t before = slots.size();
         addSlot(&op, "result " + std::to_string(index), offsets[index], bytes[index],
-                isInput ? "inputs" : "activations", isInput ? 0 : step[&op],
-                isInput ? lastStep : lastUse);
+                isInput ? "inputs" : "activations", firstStep, isInput ? lastStep : lastUse);
+        if (slots.size() > before)
+          slotOfValue[result] = before;
       }
     }
+  }
+
+  /// Whether the single result of in-place `op` at [offset, offset + bytes) is exactly
+  /// the slot of a reusable operand whose last use is `opStep`: then the result owns
+  /// those bytes only after the op.
+  bool takesOverOperand(Operation &op, int64_t offset, int64_t bytes, int64_t opStep) const {
+    auto inPlace = dyn_cast<InPlaceOpInterface>(op);
+    if (!inPlace || op.getNumResults() != 1)
+      return false;
+    for (unsigned index : inPlace.getReusableOperands()) {
+      auto found = slotOfValue.find(op.getOperand(index));
+      if (found == slotOfValue.end())
+        continue;
+      const Slot &operand = slots[found->second];
+      if (operand.lastStep == opStep && operand.begin == offset &&
+          operand.end == endOf(offset, bytes))
+        return true;
+    }
+    return false;
   }
 
   /// Step 3: reports each slot that shares a byte with a slot alive at a common step.
@@ -304,6 +328,7 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
   int64_t arenaBytes = 0;
   SmallVector<Region> regions;
   std::vector<Slot> slots;
+  llvm::DenseMap<Value, size_t> slotOfValue; ///< activation results and their slots
   bool ok = true;
 };
 

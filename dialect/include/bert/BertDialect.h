@@ -13,6 +13,14 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "bert/BertDialect.h.inc"
+
+namespace mlir::bert {
+/// Elements of a tensor type whose first dynamic dimension is `batch` and second `seq`.
+double numElementsAt(Type type, int64_t batch, int64_t seq);
+/// Its bytes at those dimensions.
+double bytesAt(Type type, int64_t batch, int64_t seq);
+} // namespace mlir::bert
+
 #include "bert/BertInterfaces.h.inc"
 
 #define GET_OP_CLASSES

@@ -26,4 +26,50 @@ def Bert_GradientOpInterface : OpInterface<"GradientOpInterface"> {
   ];
 }
 
+def Bert_InPlaceOpInterface : OpInterface<"InPlaceOpInterface"> {
+  let cppNamespace = "::mlir::bert";
+  let description = [{
+    An op whose kernel may write its (single) result over one of its operands: it
+    reads each element before writing the element at the same index, and the operand
+    has the result's type. The memory planner lets the result take over the operand's
+    bytes when the operand dies at this op.
+  }];
+  let methods = [
+    InterfaceMethod<"The operands whose bytes the result may take over.",
+      "::llvm::SmallVector<unsigned>", "getReusableOperands", (ins),
+      /*methodBody=*/"", /*defaultImplementation=*/"return {0};">
+  ];
+}
+
+def Bert_CostOpInterface : OpInterface<"CostOpInterface"> {
+  let cppNamespace = "::mlir::bert";
+  let description = [{
+    What an op costs at a batch of `batch` rows of `seq` tokens: its floating-point
+    operations and the bytes it reads and writes. Estimates of step time (a roofline
+    per target) and of what a recomputation costs are built from these.
+  }];
+  let methods = [
+    InterfaceMethod<"Floating-point operations (a multiply-add counts 2).",
+      "double", "estimateFlops", (ins "int64_t":$batch, "int64_t":$seq),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/[{
+        double elements = 0;
+        for (::mlir::Value result : $_op->getResults())
+          elements += ::mlir::bert::numElementsAt(result.getType(), batch, seq);
+        return elements;
+      }]>,
+    InterfaceMethod<"Bytes read and written, each operand and result once.",
+      "double", "estimateBytes", (ins "int64_t":$batch, "int64_t":$seq),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/[{
+        double bytes = 0;
+        for (::mlir::Value value : $_op->getOperands())
+          bytes += ::mlir::bert::bytesAt(value.getType(), batch, seq);
+        for (::mlir::Value value : $_op->getResults())
+          bytes += ::mlir::bert::bytesAt(value.getType(), batch, seq);
+        return bytes;
+      }]>
+  ];
+}
+
 #endif // BERT_INTERFACES

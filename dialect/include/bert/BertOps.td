@@ -22,14 +22,21 @@ def Bert_Scalar : 0DTensorOf<[F32]>;
 class Bert_Op<string mnemonic, list<Trait> traits = []>
     : Op<Bert_Dialect, mnemonic, traits>;
 
-class Bert_ForwardOp<string mnemonic, list<Trait> traits = []>
-    : Bert_Op<mnemonic, traits # [Pure, DeclareOpInterfaceMethods<Bert_GradientOpInterface>]> {
+// `costOverrides` names the CostOpInterface methods an op defines itself (the defaults
+// count one flop per result element and every operand and result byte once).
+class Bert_ForwardOp<string mnemonic, list<Trait> traits = [],
+                     list<string> costOverrides = []>
+    : Bert_Op<mnemonic, traits # [Pure, DeclareOpInterfaceMethods<Bert_GradientOpInterface>,
+                                  DeclareOpInterfaceMethods<Bert_CostOpInterface,
+                                                            costOverrides>]> {
   let hasVerifier = 1;
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
-class Bert_BackwardOp<string mnemonic, list<Trait> traits = []>
-    : Bert_Op<mnemonic, traits # [Pure]> {
+class Bert_BackwardOp<string mnemonic, list<Trait> traits = [],
+                      list<string> costOverrides = []>
+    : Bert_Op<mnemonic, traits # [Pure, DeclareOpInterfaceMethods<Bert_CostOpInterface,
+                                                             costOverrides>]> {
   let hasVerifier = 1;
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
@@ -104,7 +111,8 @@ def Bert_EmbeddingOp : Bert_ForwardOp<"embedding"> {
   let results = (outs Bert_FloatTensor:$result);
 }
 
-def Bert_AddOp : Bert_ForwardOp<"add", [SameOperandsAndResultType]> {
+def Bert_AddOp : Bert_ForwardOp<"add", [SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<Bert_InPlaceOpInterface, ["getReusableOperands"]>]> {
   let summary = "elementwise sum (residual connections, embedding sums)";
   let description = [{
     ```mlir
@@ -115,7 +123,7 @@ def Bert_AddOp : Bert_ForwardOp<"add", [SameOperandsAndResultType]> {
   let results = (outs Bert_FloatTensor:$result);
 }
 
-def Bert_LayerNormOp : Bert_ForwardOp<"layernorm"> {
+def Bert_LayerNormOp : Bert_ForwardOp<"layernorm", [], ["estimateFlops"]> {
   let summary = "LayerNorm over the last dimension";
   let description = [{
     ```mlir
@@ -128,7 +136,7 @@ def Bert_LayerNormOp : Bert_ForwardOp<"layernorm"> {
   let results = (outs Bert_FloatTensor:$result);
 }
 
-def Bert_LinearOp : Bert_ForwardOp<"linear"> {
+def Bert_LinearOp : Bert_ForwardOp<"linear", [], ["estimateFlops"]> {
   let summary = "y = x W^T + b over the last dimension (torch.nn.Linear layout)";
   let description = [{
     ```mlir
@@ -141,7 +149,8 @@ def Bert_LinearOp : Bert_ForwardOp<"linear"> {
   let results = (outs Bert_FloatTensor:$result);
 }
 
-def Bert_GeluOp : Bert_ForwardOp<"gelu", [SameOperandsAndResultType]> {
+def Bert_GeluOp : Bert_ForwardOp<"gelu", [SameOperandsAndResultType, Bert_InPlaceOpInterface],
+                                 ["estimateFlops"]> {
   let summary = "exact (erf) GELU";
   let description = [{
     ```mlir
@@ -152,7 +161,7 @@ def Bert_GeluOp : Bert_ForwardOp<"gelu", [SameOperandsAndResultType]> {
   let results = (outs Bert_FloatTensor:$result);
 }
 
-def Bert_TanhOp : Bert_ForwardOp<"tanh", [SameOperandsAndResultType]> {
+def Bert_TanhOp : Bert_ForwardOp<"tanh", [SameOperandsAndResultType, Bert_InPlaceOpInterface]> {
   let summary = "tanh (the pooler's activation)";
   let description = [{
     ```mlir
@@ -163,7 +172,8 @@ def Bert_TanhOp : Bert_ForwardOp<"tanh", [SameOperandsAndResultType]> {
   let results = (outs Bert_FloatTensor:$result);
 }
 
-def Bert_DropoutOp : Bert_ForwardOp<"dropout", [SameOperandsAndResultType]> {
+def Bert_DropoutOp : Bert_ForwardOp<"dropout", [SameOperandsAndResultType,
+                                                Bert_InPlaceOpInterface]> {
   let summary = "inverted dropout with a counter-based mask";
   let description = [{
     The mask is a pure function of (seed, step, `stream`, element index), so the
@@ -179,7 +189,7 @@ def Bert_DropoutOp : Bert_ForwardOp<"dropout", [SameOperandsAndResultType]> {
   let results = (outs Bert_FloatTensor:$result);
 }
 
-def Bert_AttentionOp : Bert_ForwardOp<"attention"> {
+def Bert_AttentionOp : Bert_ForwardOp<"attention", [], ["estimateFlops"]> {
   let summary = "fused multi-head self-attention with a padding mask";
   let description = [{
     ctx = dropout(softmax(q k^T / sqrt(d) + mask_bias)) v for each of `heads` heads of
@@ -236,7 +246,7 @@ def Bert_EmbeddingGradOp : Bert_BackwardOp<"embedding_grad"> {
   let results = (outs Bert_FloatTensor:$tableGrad);
 }
 
-def Bert_LayerNormGradOp : Bert_BackwardOp<"layernorm_grad"> {
+def Bert_LayerNormGradOp : Bert_BackwardOp<"layernorm_grad", [], ["estimateFlops"]> {
   let summary = "d input, d gamma, d beta of LayerNorm (statistics recomputed)";
   let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$input,
                        Bert_FloatTensor:$gamma, F32Attr:$epsilon);
@@ -244,13 +254,13 @@ def Bert_LayerNormGradOp : Bert_BackwardOp<"layernorm_grad"> {
                       Bert_FloatTensor:$betaGrad);
 }
 
-def Bert_LinearGradInputOp : Bert_BackwardOp<"linear_grad_input"> {
+def Bert_LinearGradInputOp : Bert_BackwardOp<"linear_grad_input", [], ["estimateFlops"]> {
   let summary = "d x = dy W";
   let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$weight);
   let results = (outs Bert_FloatTensor:$inputGrad);
 }
 
-def Bert_LinearGradWeightOp : Bert_BackwardOp<"linear_grad_weight"> {
+def Bert_LinearGradWeightOp : Bert_BackwardOp<"linear_grad_weight", [], ["estimateFlops"]> {
   let summary = "d W = dy^T x, summed over every row";
   let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$input);
   let results = (outs Bert_FloatTensor:$weightGrad);
@@ -262,25 +272,26 @@ def Bert_BiasGradOp : Bert_BackwardOp<"bias_grad"> {
   let results = (outs Bert_FloatTensor:$biasGrad);
 }
 
-def Bert_GeluGradOp : Bert_BackwardOp<"gelu_grad"> {
+def Bert_GeluGradOp : Bert_BackwardOp<"gelu_grad", [Bert_InPlaceOpInterface],
+                                      ["estimateFlops"]> {
   let summary = "d x = dy * gelu'(x)";
   let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$input);
   let results = (outs Bert_FloatTensor:$inputGrad);
 }
 
-def Bert_TanhGradOp : Bert_BackwardOp<"tanh_grad"> {
+def Bert_TanhGradOp : Bert_BackwardOp<"tanh_grad", [Bert_InPlaceOpInterface]> {
   let summary = "d x = dy * (1 - y^2), from the forward result y";
   let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$result);
   let results = (outs Bert_FloatTensor:$inputGrad);
 }
 
-def Bert_DropoutGradOp : Bert_BackwardOp<"dropout_grad"> {
+def Bert_DropoutGradOp : Bert_BackwardOp<"dropout_grad", [Bert_InPlaceOpInterface]> {
   let summary = "d x = dy * mask / (1 - rate), the mask regenerated from `stream`";
   let arguments = (ins Bert_FloatTensor:$resultGrad, F32Attr:$rate, I32Attr:$stream);
   let results = (outs Bert_FloatTensor:$inputGrad);
 }
 
-def Bert_AttentionGradOp : Bert_BackwardOp<"attention_grad"> {
+def Bert_AttentionGradOp : Bert_BackwardOp<"attention_grad", [], ["estimateFlops"]> {
   let summary = "d q, d k, d v of fused attention (probabilities recomputed)";
   let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$query,
                        Bert_FloatTensor:$key, Bert_FloatTensor:$value,
@@ -307,7 +318,8 @@ def Bert_CrossEntropyGradOp : Bert_BackwardOp<"cross_entropy_grad"> {
 // Parameter updates
 //===----------------------------------------------------------------------===//
 
-def Bert_AccumulateGradOp : Bert_Op<"accumulate_grad", [MemoryEffects<[MemWrite]>]> {
+def Bert_AccumulateGradOp : Bert_Op<"accumulate_grad", [MemoryEffects<[MemWrite]>,
+                                                        Bert_CostOpInterface]> {
   let summary = "adds a gradient into its parameter's gradient slot";
   let description = [{
     The gradient slots persist across the micro-batches of one optimizer step; the
@@ -322,7 +334,8 @@ def Bert_AccumulateGradOp : Bert_Op<"accumulate_grad", [MemoryEffects<[MemWrite]
   let hasVerifier = 1;
 }
 
-def Bert_AdamWOp : Bert_Op<"adamw", [MemoryEffects<[MemRead, MemWrite]>]> {
+def Bert_AdamWOp : Bert_Op<"adamw", [MemoryEffects<[MemRead, MemWrite]>,
+    DeclareOpInterfaceMethods<Bert_CostOpInterface, ["estimateFlops", "estimateBytes"]>]> {
   let summary = "one torch.optim.AdamW update of a parameter from its gradient slot";
   let description = [{
     Decoupled weight decay as torch.optim.AdamW; the learning rate of the step comes

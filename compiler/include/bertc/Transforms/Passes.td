@@ -43,6 +43,26 @@ def InsertOptimizer : Pass<"bertc-insert-optimizer", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::bert::BertDialect", "mlir::func::FuncDialect"];
 }
 
+def ScheduleForMemory : Pass<"bertc-schedule-for-memory", "mlir::ModuleOp"> {
+  let summary = "Reorders @micro_step so that fewer activation bytes are live at once";
+  let description = [{
+    The ops of `@micro_step` are a dataflow graph; any topological order computes the
+    same step (dropout masks are keyed by stream, not by position), but the order
+    decides how long each tensor stays live, and so the arena's peak. The autodiff
+    pass, for one, emits every `accumulate_grad` at the end, which keeps each weight
+    gradient live from its producer to there.
+
+    Greedy list scheduling: repeatedly take, among the ops whose operands are all
+    computed (and, for an op with side effects, after the previous such op; each
+    `accumulate_grad` writes its own gradient slot, so those commute), the one
+    that frees the most activation bytes net of those it allocates; ties go to the
+    earlier op of the current order. The new order is kept only when its peak of live
+    bytes (in-place chains counted once, as the planner counts them) is lower than the
+    current one, so the pass never makes a plan worse.
+  }];
+  let dependentDialects = ["mlir::bert::BertDialect"];
+}
+
 def PlanBuffers : Pass<"bertc-plan-buffers", "mlir::ModuleOp"> {
   let summary = "Assigns every tensor a static offset in one arena";
   let description = [{

@@ -1,0 +1,149 @@
+//===- ScheduleForMemory.cpp - an op order with a lower peak --------------===//
+//
+// Reorders @micro_step by greedy list scheduling (see Passes.td) and keeps the new
+// order only when its peak of live activation bytes is lower than the original's.
+//
+//===----------------------------------------------------------------------===//
+
+#include "bertc/Analysis/StepLiveness.h"
+#include "bertc/Transforms/Passes.h"
+
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace bertc {
+#define GEN_PASS_DEF_SCHEDULEFORMEMORY
+#include "bertc/Transforms/Passes.h.inc"
+} // namespace bertc
+
+using namespace mlir;
+
+namespace {
+
+/// The ops of `body` before its terminator, each with the ops it must follow: the
+/// definers of its operands and, for an op with side effects, the previous such op
+/// (accumulate_grad excepted).
+struct DependenceGraph {
+  SmallVector<Operation *> ops;
+  llvm::DenseMap<Operation *, unsigned> index;
+  std::vector<SmallVector<unsigned>> successors;
+  std::vector<unsigned> pendingPredecessors;
+
+  explicit DependenceGraph(Block &body) {
+    for (Operation &op : body.without_terminator()) {
+      index[&op] = ops.size();
+      ops.push_back(&op);
+    }
+    successors.resize(ops.size());
+    pendingPredecessors.assign(ops.size(), 0);
+    std::optional<unsigned> lastEffect;
+    for (auto [i, op] : llvm::enumerate(ops)) {
+      llvm::SmallSetVector<unsigned, 4> predecessors;
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp(); def && index.count(def))
+          predecessors.insert(index[def]);
+      // accumulate_grad writes only its own parameter's gradient slot: those commute.
+      if (!isMemoryEffectFree(op) && !isa<bert::AccumulateGradOp>(op)) {
+        if (lastEffect)
+          predecessors.insert(*lastEffect);
+        lastEffect = i;
+      }
+      for (unsigned p : predecessors)
+        successors[p].push_back(i);
+      pendingPredecessors[i] = predecessors.size();
+    }
+  }
+};
+
+/// Greedy list scheduling: among the ops whose predecessors are scheduled, take the
+/// one that frees the most activation bytes net of what it allocates (ties: the
+/// earliest in the original order).
+SmallVector<Operation *> greedyOrder(Block &body, bertc::DimBounds bounds) {
+  DependenceGraph graph(body);
+  auto bytesOf = [&](Value v) {
+    return bertc::boundedBytes(cast<RankedTensorType>(v.getType()), bounds);
+  };
+  llvm::DenseMap<Value, unsigned> unscheduledUsers;
+  Operation *terminator = body.getTerminator();
+  for (Operation *op : graph.ops)
+    for (Value result : op->getResults())
+      for (Operation *user : result.getUsers())
+        if (user != terminator)
+          ++unscheduledUsers[result];
+  auto netFreed = [&](Operation *op) {
+    int64_t net = 0;
+    llvm::SmallPtrSet<Value, 4> seen;
+    for (Value operand : op->getOperands()) {
+      if (!bertc::isPlannedActivation(operand) || !seen.insert(operand).second)
+        continue;
+      unsigned uses = llvm::count(op->getOperands(), operand);
+      if (unscheduledUsers.lookup(operand) == uses && !llvm::is_contained(
+                                                          terminator->getOperands(), operand))
+        net += bytesOf(operand);
+    }
+    for (Value result : op->getResults())
+      if (bertc::isPlannedActivation(result))
+        net -= bytesOf(result);
+    return net;
+  };
+
+  std::set<unsigned> ready;
+  for (unsigned i = 0; i < graph.ops.size(); ++i)
+    if (graph.pendingPredecessors[i] == 0)
+      ready.insert(i);
+  SmallVector<Operation *> order;
+  while (!ready.empty()) {
+    unsigned best = *ready.begin();
+    int64_t bestScore = netFreed(graph.ops[best]);
+    for (unsigned candidate : ready) {
+      int64_t score = netFreed(graph.ops[candidate]);
+      if (score > bestScore) {
+        best = candidate;
+        bestScore = score;
+      }
+    }
+    ready.erase(best);
+    Operation *op = graph.ops[best];
+    order.push_back(op);
+    for (Value operand : op->getOperands())
+      if (unscheduledUsers.count(operand))
+        --unscheduledUsers[operand];
+    for (unsigned next : graph.successors[best])
+      if (--graph.pendingPredecessors[next] == 0)
+        ready.insert(next);
+  }
+  return order;
+}
+
+/// Peak live bytes of the block's current order, in-place chains counted once.
+int64_t peakOf(Block &body, bertc::DimBounds bounds) {
+  std::vector<bertc::LiveInterval> intervals;
+  for (const bertc::StepBuffer &buffer :
+       bertc::coalesceInPlace(bertc::activationLifetimes(body, bounds)))
+    intervals.push_back(buffer.interval);
+  return bertc::maxLiveBytes(intervals);
+}
+
+void applyOrder(Block &body, ArrayRef<Operation *> order) {
+  for (Operation *op : order)
+    op->moveBefore(body.getTerminator());
+}
+
+struct ScheduleForMemoryPass : bertc::impl::ScheduleForMemoryBase<ScheduleForMemoryPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<func::FuncOp> microStep = bertc::getMicroStep(module);
+    FailureOr<bertc::DimBounds> bounds = bertc::getDimBounds(module);
+    if (failed(microStep) || failed(bounds))
+      return signalPassFailure();
+    Block &body = microStep->getBody().front();
+    SmallVector<Operation *> original;
+    for (Operation &op : body.without_terminator())
+      original.push_back(&op);
+    int64_t originalPeak = peakOf(body, *bounds);
+    applyOrder(body, greedyOrder(body, *bounds));
+    if (peakOf(body, *bounds) >= originalPeak)
+      applyOrder(body, original);
+  }
+};
+
+} // namespace
