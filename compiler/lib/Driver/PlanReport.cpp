@@ -11,8 +11,8 @@ using namespace mlir;
 
 namespace bertc {
 
-FailureOr<PlanSummary> summarizePlan(ModuleOp module, int64_t budgetBytes,
-                                     int64_t reserveBytes) {
+FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory,
+                                     int64_t budgetBytes, int64_t reserveBytes) {
   auto plan = module->getAttrOfType<DictionaryAttr>("bert.plan");
   auto train = module->getAttrOfType<DictionaryAttr>("bert.train");
   FailureOr<DimBounds> bounds = getDimBounds(module);
@@ -27,24 +27,29 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, int64_t budgetBytes,
   s.gradientBytes = getPlanRegion(module, "gradients").bytes;
   s.optimizerStateBytes = getPlanRegion(module, "optimizer_state").bytes;
   s.workspaceBytes = getPlanRegion(module, "scratch").bytes;
-  s.activationBytes =
-      getPlanRegion(module, "inputs").bytes + getPlanRegion(module, "activations").bytes;
+  s.activationBytes = getPlanRegion(module, "inputs").bytes + memory.savedBytesAtPeak;
+  s.temporaryBytes = s.arenaBytes - s.parameterBytes - s.gradientBytes -
+                     s.optimizerStateBytes - s.workspaceBytes - s.activationBytes;
   s.microBatch = bounds->maxBatch;
   s.seqLen = bounds->maxSeq;
   s.accumulationSteps = accumulationSteps(module, *bounds);
   auto precision = dyn_cast_or_null<StringAttr>(train.get("precision"));
   // Every tensor is fp32 until mixed precision is planned.
   s.precision = precision && precision.getValue() != "auto" ? precision.str() : "fp32";
+  StepCost cost = estimateStepCost(module, cpuDeviceModel());
+  s.stepFlops = cost.flops;
+  s.estimatedStepSeconds = cost.seconds;
   return s;
 }
 
 void writePlanJson(const PlanSummary &s, raw_ostream &os) {
   llvm::json::Object categories{
       {"parameters", s.parameterBytes},
-      {"master_weights", 0},
+      {"master_weights", s.masterWeightBytes},
       {"gradients", s.gradientBytes},
       {"optimizer_state", s.optimizerStateBytes},
       {"activations", s.activationBytes},
+      {"temporaries", s.temporaryBytes},
       {"workspace", s.workspaceBytes},
       {"reserve", s.reserveBytes},
   };
@@ -60,21 +65,25 @@ void writePlanJson(const PlanSummary &s, raw_ostream &os) {
       {"precision", s.precision},
       {"recompute", llvm::json::Array{}},
       {"recompute_flops", 0},
+      {"step_flops", s.stepFlops},
+      {"estimated_step_seconds", s.estimatedStepSeconds},
   };
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(plan))) << "\n";
 }
 
 void printPlanSummary(const PlanSummary &s, raw_ostream &os) {
-  os << llvm::formatv("  plan    micro-batch {0} x {1} step(s), seq {2}, {3}\n", s.microBatch,
-                      s.accumulationSteps, s.seqLen, s.precision);
+  os << llvm::formatv("  plan    micro-batch {0} x {1} step(s), seq {2}, {3}; "
+                      "{4:F1} GFLOP per step, about {5:F2} s on {6}\n",
+                      s.microBatch, s.accumulationSteps, s.seqLen, s.precision,
+                      s.stepFlops / 1e9, s.estimatedStepSeconds, cpuDeviceModel().name);
   os << llvm::formatv("  memory  {0} of {1} budget ({2} reserved for the process)\n",
                       formatBytes(s.peakBytes()), formatBytes(s.budgetBytes),
                       formatBytes(s.reserveBytes));
   os << llvm::formatv("          parameters {0}, gradients {1}, optimizer {2}, "
-                      "activations {3}, workspace {4}\n",
+                      "activations {3}, temporaries {4}, workspace {5}\n",
                       formatBytes(s.parameterBytes), formatBytes(s.gradientBytes),
                       formatBytes(s.optimizerStateBytes), formatBytes(s.activationBytes),
-                      formatBytes(s.workspaceBytes));
+                      formatBytes(s.temporaryBytes), formatBytes(s.workspaceBytes));
   os << llvm::formatv("  arena   {0} (never less than {1} live at once)\n",
                       formatBytes(s.arenaBytes), formatBytes(s.lowerBoundBytes));
 }

@@ -1,6 +1,7 @@
 //===- PlanReport.h - what a plan costs, for machines and people -*- C++ -*-===//
 #pragma once
 
+#include "bertc/Analysis/StepMemory.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -8,29 +9,34 @@
 
 namespace bertc {
 
-/// The memory of a planned module by category, plus what the process adds.
+/// The memory of a planned module by category, plus what the process adds. The
+/// categories add up to peakBytes().
 struct PlanSummary {
   int64_t budgetBytes = 0;
   int64_t reserveBytes = 0;
   int64_t arenaBytes = 0;
   int64_t lowerBoundBytes = 0;
   int64_t parameterBytes = 0;
+  int64_t masterWeightBytes = 0;
   int64_t gradientBytes = 0;
   int64_t optimizerStateBytes = 0;
-  int64_t activationBytes = 0; ///< inputs and every tensor of the step
+  int64_t activationBytes = 0; ///< inputs and the tensors kept for the backward at the peak
+  int64_t temporaryBytes = 0;  ///< the rest of the activation space (and alignment)
   int64_t workspaceBytes = 0;  ///< kernel scratch
   int64_t microBatch = 0;
   int64_t accumulationSteps = 0;
   int64_t seqLen = 0;
   std::string precision;
+  double stepFlops = 0;
+  double estimatedStepSeconds = 0;
 
   /// What --vram must cover: the arena and the reserve.
   int64_t peakBytes() const { return arenaBytes + reserveBytes; }
 };
 
 /// Reads the summary of a module after -bertc-plan-buffers.
-mlir::FailureOr<PlanSummary> summarizePlan(mlir::ModuleOp module, int64_t budgetBytes,
-                                           int64_t reserveBytes);
+mlir::FailureOr<PlanSummary> summarizePlan(mlir::ModuleOp module, const StepMemory &memory,
+                                           int64_t budgetBytes, int64_t reserveBytes);
 
 /// plan.json: the machine-readable truth about the plan.
 void writePlanJson(const PlanSummary &plan, llvm::raw_ostream &os);

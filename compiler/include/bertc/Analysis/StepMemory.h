@@ -1,0 +1,78 @@
+//===- StepMemory.h - what occupies the arena, step by step -----*- C++ -*-===//
+//
+// Reads a planned module back as people think about it: every tensor of @micro_step
+// with its name, category, shape, TOML origin, arena bytes and lifetime; the position
+// where the most bytes are live; and an estimate of the step's work. The memory
+// report (--explain, memory.html, plan.json) and the fit suggestions are built on it.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "bertc/Analysis/TrainModule.h"
+
+#include <string>
+#include <vector>
+
+namespace bertc {
+
+/// One tensor of the activation space of a planned @micro_step.
+struct PlannedTensor {
+  std::string name;     ///< "bert.encoder.layer.0.attention.self.query" (+ "/grad" in the backward)
+  std::string category; ///< "activations" (kept for the backward) or "temporaries"
+  std::string shape;    ///< "[B, S, 768]" with B, S the micro-batch and seq bounds as numbers
+  std::string dtype;
+  std::string producer; ///< the op that makes it, "bert.linear"
+  std::string origin;   ///< "model.toml:12:1", or "" without a file location
+  int64_t offset = 0;
+  int64_t bytes = 0;
+  int64_t firstStep = 0;
+  int64_t lastStep = 0;
+};
+
+/// A parameter and what it costs: its value, and for a trainable one its gradient and
+/// two AdamW moments of the same size.
+struct PlannedParam {
+  std::string name;
+  std::string group;
+  std::string shape;
+  std::string origin;
+  int64_t bytes = 0;      ///< the value alone
+  int64_t totalBytes = 0; ///< value, gradient and moments
+};
+
+/// The activation space of a planned @micro_step over its schedule.
+struct StepMemory {
+  std::vector<PlannedParam> params; ///< largest totalBytes first
+  std::vector<PlannedTensor> tensors;
+  std::vector<std::string> steps;  ///< op name at each position
+  int64_t peakStep = 0;            ///< first position where the most bytes are live
+  int64_t peakLiveBytes = 0;       ///< tensor bytes live there (in-place chains once)
+  int64_t savedBytesAtPeak = 0;    ///< of which kept for the backward
+};
+
+/// Reads the plan of `module` (after -bertc-plan-buffers).
+mlir::FailureOr<StepMemory> analyzeStepMemory(mlir::ModuleOp module);
+
+/// Tensors live at `step`, largest first.
+std::vector<const PlannedTensor *> liveAt(const StepMemory &memory, int64_t step);
+
+/// A machine's speed for a roofline estimate: each op takes the longer of its FLOPs at
+/// `flopsPerSecond` and its bytes at `bytesPerSecond`.
+struct DeviceModel {
+  const char *name;
+  double flopsPerSecond;
+  double bytesPerSecond;
+};
+
+/// The CPU target's nominal machine (two cores with AVX2 and OpenBLAS).
+const DeviceModel &cpuDeviceModel();
+
+/// FLOPs and roofline seconds of one optimizer step: `accumulation` micro-steps at the
+/// bounds, then the optimizer.
+struct StepCost {
+  double flops = 0;
+  double seconds = 0;
+};
+StepCost estimateStepCost(mlir::ModuleOp module, const DeviceModel &device);
+
+} // namespace bertc

@@ -1,0 +1,49 @@
+//===- PlanSearch.h - planning a job at other settings ----------*- C++ -*-===//
+//
+// What-if planning: the same job at another micro-batch, sequence length or set of
+// frozen groups, each planned through the real pipeline. The fit advice shown when a
+// budget cannot be met and `bertc --max-batch` are built on it.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "bertc/frontend/JobSpec.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace bertc {
+
+struct PlanSummary;
+struct StepMemory;
+
+/// One variation of a job.
+struct PlanPoint {
+  int64_t microBatch;
+  int64_t seqLen;
+  std::vector<std::string> freeze;
+};
+
+/// Plans the job `spec` at `point` and returns its arena bytes (failure if the
+/// variation is not a valid job).
+mlir::FailureOr<int64_t> planArenaBytes(const JobSpec &spec, const PlanPoint &point,
+                                        mlir::MLIRContext &ctx);
+
+/// The largest micro-batch in [1, limit] whose arena is at most `arenaBudget` at
+/// `seqLen` (0 if not even 1 fits). The arena grows with the micro-batch, so a
+/// doubling search then bisection finds it in O(log limit) plans.
+int64_t largestFittingMicroBatch(const JobSpec &spec, int64_t seqLen, int64_t limit,
+                                 int64_t arenaBudget, mlir::MLIRContext &ctx);
+
+/// Ways to make `spec` fit `arenaBudget`, with their numbers, and the tensors that
+/// dominate the plan that does not fit; printed after the over-budget error.
+void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemory &memory,
+                    int64_t arenaBudget, mlir::MLIRContext &ctx, llvm::raw_ostream &os);
+
+/// `bertc --max-batch`: for each of `seqLens` (those the model's positions allow), the
+/// largest micro-batch that fits, as a table on `table` and as JSON on `json`.
+void printMaxBatchTable(const JobSpec &spec, llvm::ArrayRef<int64_t> seqLens,
+                        int64_t arenaBudget, mlir::MLIRContext &ctx, llvm::raw_ostream &table,
+                        llvm::raw_ostream &json);
+
+} // namespace bertc

@@ -1,0 +1,177 @@
+//===- StepMemory.cpp - what occupies the arena, step by step -------------===//
+
+#include "bertc/Analysis/StepMemory.h"
+
+#include "bertc/Analysis/StepLiveness.h"
+
+using namespace mlir;
+
+namespace bertc {
+
+namespace {
+
+/// The name and TOML position a location carries: NameLoc("name", file:line:col).
+void describeLocation(Location loc, std::string &name, std::string &origin) {
+  if (auto named = dyn_cast<NameLoc>(loc)) {
+    name = named.getName().str();
+    loc = named.getChildLoc();
+  }
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    origin = (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
+              Twine(file.getColumn()))
+                 .str();
+}
+
+std::string shapeText(RankedTensorType type, DimBounds bounds) {
+  std::string text = "[";
+  for (auto [i, dim] : llvm::enumerate(boundedShape(type, bounds)))
+    text += (i ? ", " : "") + std::to_string(dim);
+  return text + "]";
+}
+
+std::string dtypeText(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
+/// The forward: every value the returned loss depends on.
+llvm::DenseSet<Value> forwardValues(Block &body) {
+  llvm::DenseSet<Value> forward;
+  SmallVector<Value> work(body.getTerminator()->getOperands());
+  while (!work.empty()) {
+    Value value = work.pop_back_val();
+    if (!forward.insert(value).second)
+      continue;
+    if (Operation *def = value.getDefiningOp())
+      llvm::append_range(work, def->getOperands());
+  }
+  return forward;
+}
+
+} // namespace
+
+FailureOr<StepMemory> analyzeStepMemory(ModuleOp module) {
+  FailureOr<func::FuncOp> microStep = getMicroStep(module);
+  FailureOr<DimBounds> bounds = getDimBounds(module);
+  if (failed(microStep) || failed(bounds))
+    return failure();
+  Block &body = microStep->getBody().front();
+  llvm::DenseSet<Value> forward = forwardValues(body);
+  StepMemory memory;
+  for (Operation &op : body)
+    memory.steps.push_back(op.getName().getStringRef().str());
+  microStep->walk([&](bert::ParamOp param) {
+    PlannedParam planned;
+    std::string locName;
+    describeLocation(param.getLoc(), locName, planned.origin);
+    planned.name = param.getName().str();
+    planned.group = param.getGroup().str();
+    planned.shape = shapeText(param.getResult().getType(), *bounds);
+    planned.bytes = boundedBytes(param.getResult().getType(), *bounds);
+    planned.totalBytes = planned.bytes * (param.getTrainable() ? 4 : 1);
+    memory.params.push_back(std::move(planned));
+  });
+  llvm::stable_sort(memory.params, [](const PlannedParam &a, const PlannedParam &b) {
+    return a.totalBytes > b.totalBytes;
+  });
+
+  for (const TensorLife &life : activationLifetimes(body, *bounds)) {
+    auto result = cast<OpResult>(life.value);
+    Operation *def = result.getOwner();
+    auto offsets = def->getAttrOfType<DenseI64ArrayAttr>("arena.offsets");
+    if (!offsets || offsets.size() <= int64_t(result.getResultNumber()))
+      return def->emitError("op has no arena slots: run -bertc-plan-buffers first");
+    PlannedTensor tensor;
+    describeLocation(def->getLoc(), tensor.name, tensor.origin);
+    bool keptForBackward =
+        forward.contains(life.value) &&
+        llvm::any_of(life.value.getUsers(), [&](Operation *user) {
+          return user != body.getTerminator() &&
+                 llvm::none_of(user->getResults(),
+                               [&](Value r) { return forward.contains(r); });
+        });
+    if (!forward.contains(life.value))
+      tensor.name += "/grad";
+    if (def->getNumResults() > 1)
+      tensor.name += "#" + std::to_string(result.getResultNumber());
+    auto type = cast<RankedTensorType>(life.value.getType());
+    tensor.category = keptForBackward ? "activations" : "temporaries";
+    tensor.shape = shapeText(type, *bounds);
+    tensor.dtype = dtypeText(type.getElementType());
+    tensor.producer = def->getName().getStringRef().str();
+    tensor.offset = offsets[result.getResultNumber()];
+    tensor.bytes = life.interval.bytes;
+    tensor.firstStep = life.interval.begin;
+    tensor.lastStep = life.interval.end;
+    memory.tensors.push_back(std::move(tensor));
+  }
+
+  // Live bytes per position by buffer (an in-place chain counts once): a difference
+  // array over the buffers' intervals.
+  std::vector<int64_t> delta(memory.steps.size() + 1, 0), savedDelta(delta.size(), 0);
+  for (const StepBuffer &buffer :
+       coalesceInPlace(activationLifetimes(body, *bounds))) {
+    delta[buffer.interval.begin] += buffer.interval.bytes;
+    delta[buffer.interval.end + 1] -= buffer.interval.bytes;
+  }
+  for (const PlannedTensor &tensor : memory.tensors)
+    if (tensor.category == "activations") {
+      savedDelta[tensor.firstStep] += tensor.bytes;
+      savedDelta[tensor.lastStep + 1] -= tensor.bytes;
+    }
+  int64_t live = 0, saved = 0;
+  for (size_t step = 0; step < memory.steps.size(); ++step) {
+    live += delta[step];
+    saved += savedDelta[step];
+    if (live > memory.peakLiveBytes) {
+      memory.peakLiveBytes = live;
+      memory.peakStep = int64_t(step);
+      memory.savedBytesAtPeak = saved;
+    }
+  }
+  return memory;
+}
+
+std::vector<const PlannedTensor *> liveAt(const StepMemory &memory, int64_t step) {
+  std::vector<const PlannedTensor *> live;
+  for (const PlannedTensor &tensor : memory.tensors)
+    if (tensor.firstStep <= step && step <= tensor.lastStep)
+      live.push_back(&tensor);
+  llvm::stable_sort(live, [](const PlannedTensor *a, const PlannedTensor *b) {
+    return a->bytes > b->bytes;
+  });
+  return live;
+}
+
+const DeviceModel &cpuDeviceModel() {
+  // Measured order of magnitude for OpenBLAS sgemm and streaming loops on two cores.
+  static const DeviceModel cpu{"cpu", 50e9, 10e9};
+  return cpu;
+}
+
+StepCost estimateStepCost(ModuleOp module, const DeviceModel &device) {
+  StepCost cost;
+  FailureOr<DimBounds> bounds = getDimBounds(module);
+  if (failed(bounds))
+    return cost;
+  auto add = [&](Operation *op, double repeat) {
+    auto costly = dyn_cast<bert::CostOpInterface>(op);
+    if (!costly)
+      return;
+    double flops = costly.estimateFlops(bounds->maxBatch, bounds->maxSeq);
+    double bytes = costly.estimateBytes(bounds->maxBatch, bounds->maxSeq);
+    cost.flops += repeat * flops;
+    cost.seconds +=
+        repeat * std::max(flops / device.flopsPerSecond, bytes / device.bytesPerSecond);
+  };
+  double accumulation = double(accumulationSteps(module, *bounds));
+  if (FailureOr<func::FuncOp> microStep = getMicroStep(module); succeeded(microStep))
+    microStep->walk([&](Operation *op) { add(op, accumulation); });
+  if (auto optimizerStep = module.lookupSymbol<func::FuncOp>(kOptimizerStep))
+    optimizerStep.walk([&](Operation *op) { add(op, 1.0); });
+  return cost;
+}
+
+} // namespace bertc

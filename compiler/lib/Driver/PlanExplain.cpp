@@ -1,0 +1,99 @@
+//===- PlanExplain.cpp - the plan told tensor by tensor -------------------===//
+
+#include "bertc/Driver/PlanExplain.h"
+
+#include "bertc/Driver/ByteSize.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+
+namespace bertc {
+
+void printExplanation(const StepMemory &memory, const PlanSummary &plan, unsigned count,
+                      raw_ostream &os) {
+  std::vector<const PlannedTensor *> live = liveAt(memory, memory.peakStep);
+  int64_t fixed = plan.parameterBytes + plan.gradientBytes + plan.optimizerStateBytes +
+                  plan.masterWeightBytes + plan.workspaceBytes;
+  os << llvm::formatv("peak: op {0} of {1} ({2}), {3} of tensors live, on top of {4} of "
+                      "parameters, gradients, optimizer state and workspace\n",
+                      memory.peakStep, memory.steps.size(),
+                      memory.steps.empty() ? "" : memory.steps[memory.peakStep],
+                      formatBytes(memory.peakLiveBytes), formatBytes(fixed));
+  os << llvm::formatv("  {0} tensors live there; the largest:\n", live.size());
+  os << llvm::formatv("  {0,10}  {1,-11}  {2,-7}  {3,-18}  {4}\n", "bytes", "category",
+                      "dtype", "shape", "tensor (made by, declared at)");
+  for (const PlannedTensor *tensor : llvm::ArrayRef(live).take_front(count))
+    os << llvm::formatv("  {0,10}  {1,-11}  {2,-7}  {3,-18}  {4} ({5}{6}{7})\n",
+                        formatBytes(tensor->bytes), tensor->category, tensor->dtype,
+                        tensor->shape, tensor->name, tensor->producer,
+                        tensor->origin.empty() ? "" : ", ", tensor->origin);
+}
+
+namespace {
+
+std::string paramShape(bert::ParamOp param) {
+  std::string text = "[";
+  for (auto [i, dim] : llvm::enumerate(param.getResult().getType().getShape()))
+    text += (i ? ", " : "") + std::to_string(dim);
+  return text + "]";
+}
+
+} // namespace
+
+MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory,
+                                 const PlanSummary &plan, StringRef title) {
+  MemoryPicture picture;
+  picture.title = title.str();
+  picture.budgetBytes = plan.budgetBytes;
+  picture.arenaBytes = plan.arenaBytes;
+  picture.lowerBoundBytes = plan.lowerBoundBytes;
+  picture.peakBytes = plan.peakBytes();
+  picture.peakStep = memory.peakStep;
+  picture.steps = memory.steps;
+  picture.categories = {{"parameters", plan.parameterBytes},
+                        {"master_weights", plan.masterWeightBytes},
+                        {"gradients", plan.gradientBytes},
+                        {"optimizer_state", plan.optimizerStateBytes},
+                        {"activations", plan.activationBytes},
+                        {"temporaries", plan.temporaryBytes},
+                        {"workspace", plan.workspaceBytes},
+                        {"reserve", plan.reserveBytes}};
+  int64_t lastStep = std::max<int64_t>(int64_t(memory.steps.size()) - 1, 0);
+  auto whole = [&](std::string name, std::string category, std::string shape,
+                   std::string dtype, int64_t offset, int64_t bytes) {
+    picture.blocks.push_back({std::move(name), std::move(category), std::move(shape),
+                              std::move(dtype), "", "", offset, bytes, 0, lastStep});
+  };
+  FailureOr<func::FuncOp> microStep = getMicroStep(module);
+  FailureOr<DimBounds> bounds = getDimBounds(module);
+  if (succeeded(microStep) && succeeded(bounds)) {
+    microStep->walk([&](bert::ParamOp param) {
+      int64_t bytes = boundedBytes(param.getResult().getType(), *bounds);
+      std::string shape = paramShape(param);
+      for (auto [key, suffix, category] :
+           {std::tuple{"arena.value", "", "parameters"},
+            std::tuple{"arena.grad", " (gradient)", "gradients"},
+            std::tuple{"arena.adam_m", " (Adam m)", "optimizer_state"},
+            std::tuple{"arena.adam_v", " (Adam v)", "optimizer_state"}})
+        if (auto offset = param->getAttrOfType<IntegerAttr>(key))
+          whole((param.getName() + suffix).str(), category, shape, "f32", offset.getInt(),
+                bytes);
+    });
+    microStep->walk([&](bert::InputOp input) {
+      auto offsets = input->getAttrOfType<DenseI64ArrayAttr>("arena.offsets");
+      if (offsets)
+        whole(("input " + input.getName()).str(), "activations", "", "i32", offsets[0],
+              boundedBytes(input.getResult().getType(), *bounds));
+    });
+  }
+  ArenaRange scratch = getPlanRegion(module, "scratch");
+  if (scratch.bytes > 0)
+    whole("attention scratch", "workspace", "", "f32", scratch.offset, scratch.bytes);
+  for (const PlannedTensor &tensor : memory.tensors)
+    picture.blocks.push_back({tensor.name, tensor.category, tensor.shape, tensor.dtype,
+                              tensor.producer, tensor.origin, tensor.offset, tensor.bytes,
+                              tensor.firstStep, tensor.lastStep});
+  return picture;
+}
+
+} // namespace bertc

@@ -1,0 +1,210 @@
+//===- PlanSearch.cpp - planning a job at other settings ------------------===//
+
+#include "bertc/Driver/PlanSearch.h"
+
+#include "bertc/Analysis/TrainModule.h"
+#include "bertc/Driver/ByteSize.h"
+#include "bertc/Driver/PlanReport.h"
+#include "bertc/Pipeline.h"
+#include "bertc/frontend/GraphBuilder.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+using namespace mlir;
+
+namespace bertc {
+
+FailureOr<int64_t> planArenaBytes(const JobSpec &spec, const PlanPoint &point,
+                                  MLIRContext &ctx) {
+  // A variation of a valid job is valid; any diagnostic would be about the variation,
+  // which the caller reports as "does not plan", so they are not shown.
+  ScopedDiagnosticHandler silence(&ctx, [](Diagnostic &) { return success(); });
+  JobSpec variant = spec;
+  variant.train.seqLen = point.seqLen;
+  variant.train.freeze = point.freeze;
+  variant.train.batch = std::max(variant.train.batch, point.microBatch);
+  OwningOpRef<ModuleOp> module = buildTrainGraph(variant, point.microBatch, ctx);
+  if (!module)
+    return failure();
+  PassManager pm(&ctx);
+  buildPipeline(pm, Stage::Forward, Stage::Planned);
+  if (failed(pm.run(*module)))
+    return failure();
+  return getPlanInteger(*module, "arena_bytes");
+}
+
+int64_t largestFittingMicroBatch(const JobSpec &spec, int64_t seqLen, int64_t limit,
+                                 int64_t arenaBudget, MLIRContext &ctx) {
+  auto fits = [&](int64_t microBatch) {
+    FailureOr<int64_t> bytes =
+        planArenaBytes(spec, {microBatch, seqLen, spec.train.freeze}, ctx);
+    return succeeded(bytes) && *bytes <= arenaBudget;
+  };
+  if (limit < 1 || !fits(1))
+    return 0;
+  int64_t good = 1, bad = limit + 1;
+  while (good * 2 < bad) { // doubling: good fits, bad does not (or is past the limit)
+    if (!fits(good * 2)) {
+      bad = good * 2;
+      break;
+    }
+    good *= 2;
+  }
+  while (bad - good > 1) {
+    int64_t mid = good + (bad - good) / 2;
+    (fits(mid) ? good : bad) = mid;
+  }
+  return good;
+}
+
+namespace {
+
+/// The coarse freeze groups of a job: "embeddings", "encoder" and the head's groups.
+std::vector<std::string> freezeCandidates(const StepMemory &memory, const JobSpec &spec) {
+  llvm::StringSet<> seen;
+  std::vector<std::string> groups;
+  for (const PlannedParam &param : memory.params) {
+    std::string group = StringRef(param.group).starts_with("encoder.") ? "encoder" : param.group;
+    if (param.totalBytes > param.bytes && !spec.isFrozen(param.group) &&
+        seen.insert(group).second)
+      groups.push_back(group);
+  }
+  return groups;
+}
+
+/// The largest multiple of 8 below `seqLen` whose plan fits at `microBatch`, or 0.
+int64_t largestFittingSeqLen(const JobSpec &spec, int64_t microBatch, int64_t arenaBudget,
+                             MLIRContext &ctx) {
+  auto fits = [&](int64_t seq) {
+    FailureOr<int64_t> bytes = planArenaBytes(spec, {microBatch, seq, spec.train.freeze}, ctx);
+    return succeeded(bytes) && *bytes <= arenaBudget;
+  };
+  int64_t good = 0, bad = (spec.train.seqLen + 7) / 8; // in units of 8 tokens
+  while (bad - good > 1) {
+    int64_t mid = good + (bad - good) / 2;
+    (fits(mid * 8) ? good : bad) = mid;
+  }
+  return good * 8;
+}
+
+} // namespace
+
+void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemory &memory,
+                    int64_t arenaBudget, MLIRContext &ctx, raw_ostream &os) {
+  // 1. What dominates: the tensors live at the peak, and the parameters with their
+  //    gradients and moments, the larger first, each with its largest members.
+  std::vector<const PlannedTensor *> live = liveAt(memory, memory.peakStep);
+  int64_t paramTotal = plan.parameterBytes + plan.gradientBytes + plan.optimizerStateBytes +
+                       plan.masterWeightBytes;
+  auto printLive = [&] {
+    os << llvm::formatv("  tensors live at the peak ({0}): {1} in {2} tensors, the largest\n",
+                        memory.steps.empty() ? "" : memory.steps[memory.peakStep],
+                        formatBytes(memory.peakLiveBytes), live.size());
+    for (const PlannedTensor *tensor : ArrayRef(live).take_front(3))
+      os << llvm::formatv("    {0} {1} {2}, {3} ({4}{5}{6})\n", tensor->name, tensor->shape,
+                          tensor->dtype, formatBytes(tensor->bytes), tensor->category,
+                          tensor->origin.empty() ? "" : ", ", tensor->origin);
+  };
+  auto printParams = [&] {
+    os << llvm::formatv("  parameters with their gradients and AdamW moments: {0}, the "
+                        "largest\n",
+                        formatBytes(paramTotal));
+    for (const PlannedParam &param : ArrayRef(memory.params).take_front(3))
+      os << llvm::formatv("    {0} {1} f32, {2} ({3} with gradient and moments{4}{5})\n",
+                          param.name, param.shape, formatBytes(param.bytes),
+                          formatBytes(param.totalBytes), param.origin.empty() ? "" : ", ",
+                          param.origin);
+  };
+  os << "what dominates the plan:\n";
+  if (paramTotal >= memory.peakLiveBytes) {
+    printParams();
+    printLive();
+  } else {
+    printLive();
+    printParams();
+  }
+
+  // 2. Ways to fit, each planned for real.
+  os << llvm::formatv("ways to fit {0} of arena (the budget less {1} reserved):\n",
+                      formatBytes(arenaBudget), formatBytes(plan.reserveBytes));
+  bool anyFits = false;
+  auto arenaAt = [&](int64_t rows, int64_t seq, const std::vector<std::string> &freeze) {
+    FailureOr<int64_t> bytes = planArenaBytes(spec, {rows, seq, freeze}, ctx);
+    return succeeded(bytes) ? *bytes : int64_t(-1);
+  };
+  const std::vector<std::string> &frozen = spec.train.freeze;
+  int64_t rows = largestFittingMicroBatch(spec, spec.train.seqLen, plan.microBatch - 1,
+                                          arenaBudget, ctx);
+  if (rows > 0) {
+    anyFits = true;
+    int64_t steps = (spec.train.batch + rows - 1) / rows;
+    os << llvm::formatv("  - micro-batch {0} x {1} accumulation steps (the same effective "
+                        "batch of {2}): {3} (--micro-batch {0})\n",
+                        rows, steps, spec.train.batch,
+                        formatBytes(arenaAt(rows, spec.train.seqLen, frozen)));
+  } else if (int64_t one = arenaAt(1, spec.train.seqLen, frozen); one > 0) {
+    os << llvm::formatv("  - no micro-batch fits: even 1 row needs {0}\n", formatBytes(one));
+  }
+  if (int64_t seq = largestFittingSeqLen(spec, plan.microBatch, arenaBudget, ctx); seq > 0) {
+    anyFits = true;
+    os << llvm::formatv("  - seq_len = {0} (now {1}) at micro-batch {2}: {3}\n", seq,
+                        spec.train.seqLen, plan.microBatch,
+                        formatBytes(arenaAt(plan.microBatch, seq, frozen)));
+  }
+  std::optional<std::pair<std::string, int64_t>> bestFreeze;
+  for (const std::string &group : freezeCandidates(memory, spec)) {
+    std::vector<std::string> freeze = frozen;
+    freeze.push_back(group);
+    int64_t bytes = arenaAt(plan.microBatch, spec.train.seqLen, freeze);
+    if (bytes < 0)
+      continue;
+    if (bytes <= arenaBudget) {
+      anyFits = true;
+      os << llvm::formatv("  - freeze = [\"{0}\"] in [train]: {1}\n", group,
+                          formatBytes(bytes));
+    } else if (!bestFreeze || bytes < bestFreeze->second) {
+      bestFreeze = {group, bytes};
+    }
+  }
+  if (!anyFits) {
+    if (bestFreeze)
+      os << llvm::formatv("  - freeze = [\"{0}\"] helps most of the groups, to {1}, but not "
+                          "enough alone\n",
+                          bestFreeze->first, formatBytes(bestFreeze->second));
+    os << "  none of these fits on its own: combine them, or give a larger --vram\n";
+  }
+}
+
+void printMaxBatchTable(const JobSpec &spec, ArrayRef<int64_t> seqLens, int64_t arenaBudget,
+                        MLIRContext &ctx, raw_ostream &table, raw_ostream &json) {
+  // A micro-batch beyond this is never useful for fine-tuning and keeps searches short.
+  constexpr int64_t kLimit = 4096;
+  table << llvm::formatv("{0,8}  {1,15}  {2,12}\n", "seq_len", "max micro-batch", "arena");
+  llvm::json::Array rows;
+  for (int64_t seq : seqLens) {
+    if (seq > spec.model.maxPosition)
+      continue;
+    int64_t best = largestFittingMicroBatch(spec, seq, kLimit, arenaBudget, ctx);
+    FailureOr<int64_t> bytes =
+        best > 0 ? planArenaBytes(spec, {best, seq, spec.train.freeze}, ctx) : FailureOr<int64_t>(0);
+    table << llvm::formatv("{0,8}  {1,15}  {2,12}\n", seq,
+                           best == 0 ? std::string("none")
+                                     : (best == kLimit ? ">= " : "") + std::to_string(best),
+                           best > 0 && succeeded(bytes) ? formatBytes(*bytes) : "-");
+    rows.push_back(llvm::json::Object{{"seq_len", seq},
+                                      {"max_micro_batch", best},
+                                      {"arena_bytes", succeeded(bytes) ? *bytes : 0}});
+  }
+  json << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
+                                     {"arena_budget_bytes", arenaBudget},
+                                     {"precision", "fp32"},
+                                     {"recompute", "none"},
+                                     {"rows", std::move(rows)}}))
+       << "\n";
+}
+
+} // namespace bertc
