@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "bertc/frontend/HFConfigWriter.h"
 #include "bertc/frontend/GraphBuilder.h"
 
 #include "bert/BertDialect.h"
@@ -225,9 +226,11 @@ DictionaryAttr trainSettings(const JobSpec &spec, Builder &builder) {
       builder.getNamedAttr("train_data", text(spec.data.train)),
       builder.getNamedAttr("eval_data", text(spec.data.eval)),
       builder.getNamedAttr("text_field", text(spec.data.text)),
+      builder.getNamedAttr("text_pair_field", text(spec.data.textPair)),
       builder.getNamedAttr("label_field", text(spec.data.label)),
       builder.getNamedAttr("init_checkpoint", text(spec.model.initCheckpoint)),
       builder.getNamedAttr("vocab_file", text(spec.model.vocabFile)),
+      builder.getNamedAttr("group_by_length", builder.getBoolAttr(spec.data.groupByLength)),
   };
   return builder.getDictionaryAttr(settings);
 }
@@ -250,6 +253,7 @@ OwningOpRef<ModuleOp> bertc::buildTrainGraph(const JobSpec &spec, int64_t microB
   (*module)->setAttr("bert.max_batch", builder.getI64IntegerAttr(microBatch));
   (*module)->setAttr("bert.max_seq", builder.getI64IntegerAttr(spec.train.seqLen));
   (*module)->setAttr("bert.train", trainSettings(spec, builder));
+  (*module)->setAttr("bert.hf_config", builder.getStringAttr(huggingFaceConfigJson(spec)));
 
   builder.setInsertionPointToEnd(module->getBody());
   auto lossType = RankedTensorType::get({}, builder.getF32Type());

@@ -41,7 +41,8 @@ constexpr StringRef kHeadKeys[] = {"task", "labels", "dropout"};
 constexpr StringRef kTrainKeys[] = {"batch",        "seq_len",    "epochs",   "steps",    "lr",
                                     "weight_decay", "adam_betas", "adam_eps", "schedule", "warmup",
                                     "precision",    "freeze",     "seed",     "shuffle"};
-constexpr StringRef kDataKeys[] = {"train", "eval", "text", "label"};
+constexpr StringRef kDataKeys[] = {"train", "eval", "text", "text_pair", "label",
+                                   "group_by_length"};
 
 constexpr StringRef kTasks[] = {"classification", "span", "token-classification", "custom"};
 constexpr StringRef kSupportedTasks[] = {"classification"};
@@ -223,10 +224,12 @@ void JobReader::readData(const toml::table *table) {
     else
       *path = resolvePath(*path, baseDir);
   }
-  for (auto [key, field] :
-       {std::pair<StringRef, std::string *>{"text", &data.text}, {"label", &data.label}})
+  for (auto [key, field] : {std::pair<StringRef, std::string *>{"text", &data.text},
+                            {"text_pair", &data.textPair},
+                            {"label", &data.label}})
     if (reader.readString(key, *field) && field->empty())
       file.error(loc(data.locations, key)) << "key 'data." << key << "' must name a field";
+  reader.readBoolean("group_by_length", data.groupByLength);
 }
 
 void JobReader::requirePositive(const KeyLocations &locations, StringRef name, int64_t value) {

@@ -1,1 +1,393 @@
-// placeholder
+// Model folders and resumable checkpoints: atomic file replacement (temporary name, fsync,
+// rename, fsync of the directory), checkpoint folders assembled under a hidden name and
+// renamed into place, trainer_state.json, and loading with an exact match of tensor names
+// and shapes against the plan.
+#include "bertc/runtime/checkpoint.h"
+
+#include "bertc/runtime/safetensors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <unistd.h>
+
+namespace bertc {
+namespace fs = std::filesystem;
+namespace {
+
+/// Flushes a file's or a directory's data and metadata to disk.
+void syncToDisk(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || ::fsync(fd) != 0) {
+    std::string reason = std::strerror(errno);
+    if (fd >= 0)
+      ::close(fd);
+    throw CheckpointError(path + ": cannot flush to disk: " + reason);
+  }
+  ::close(fd);
+}
+
+void renameOrThrow(const fs::path &from, const fs::path &to) {
+  if (std::rename(from.c_str(), to.c_str()) != 0)
+    throw CheckpointError(to.string() + ": cannot rename " + from.string() +
+                          " to it: " + std::strerror(errno));
+}
+
+/// The directory holding `path` ("." for a bare file name).
+fs::path directoryOf(const fs::path &path) {
+  return path.has_parent_path() ? path.parent_path() : fs::path(".");
+}
+
+/// "[a,b]" as error messages print a shape.
+std::string formatShape(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? "," : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+/// The plan's text fields are "" or null (a generated plan that predates them).
+std::string textOf(const char *field) { return field ? field : ""; }
+
+/// `value` as the double of its shortest round-tripping decimal, so 2e-5f reads 2e-05 in
+/// JSON rather than 1.9999999494757503e-05.
+double shortestDecimal(float value) {
+  char text[32];
+  for (int digits = 6;; ++digits) {
+    std::snprintf(text, sizeof text, "%.*g", digits, double(value));
+    if (digits >= 9 || std::strtof(text, nullptr) == value)
+      return std::strtod(text, nullptr);
+  }
+}
+
+/// A tensor of a checkpoint file and its place in the arena.
+struct TensorSlot {
+  std::vector<int64_t> shape;
+  size_t offset;
+};
+using TensorSlots = std::map<std::string, TensorSlot>;
+
+/// The plan's parameters by Hugging Face name or, with `moments`, the AdamW moments of the
+/// trainable ones as optimizer.safetensors names them ("<param>.exp_avg", ".exp_avg_sq").
+TensorSlots tensorSlots(const TrainerPlan &plan, bool moments) {
+  TensorSlots slots;
+  for (size_t p = 0; p < plan.numParams; ++p) {
+    const ParamSlot &param = plan.params[p];
+    std::vector<int64_t> shape(param.shape, param.shape + param.rank);
+    if (!moments) {
+      slots[param.name] = {shape, param.offset};
+    } else if (param.trainable) {
+      slots[param.name + std::string(".exp_avg")] = {shape, param.adamMOffset};
+      slots[param.name + std::string(".exp_avg_sq")] = {shape, param.adamVOffset};
+    }
+  }
+  return slots;
+}
+
+/// Writes the arena's `slots` as an F32 safetensors file, atomically.
+void writeTensors(const std::string &path, const TensorSlots &slots, const std::byte *arena) {
+  std::vector<TensorToWrite> tensors;
+  for (const auto &[name, slot] : slots)
+    tensors.push_back({name, slot.shape, reinterpret_cast<const float *>(arena + slot.offset)});
+  writeFileAtomically(path, [&](const std::string &temporary) {
+    writeSafetensors(temporary, tensors, {{"format", "pt"}});
+  });
+}
+
+/// Reads the arena's `expected` slots from the safetensors file `path`, after checking that
+/// the file holds exactly those names with those shapes; every difference is listed (at
+/// most 6) in one CheckpointError naming the checkpoint `dir`.
+void readExactly(const std::string &path, const std::string &dir, const TensorSlots &expected,
+                 std::byte *arena) {
+  SafetensorsReader reader(path);
+  std::vector<std::string> differences;
+  for (const auto &[name, slot] : expected) {
+    if (!reader.contains(name))
+      differences.push_back("'" + name + "' is missing");
+    else if (reader.entries().at(name).shape != slot.shape)
+      differences.push_back("'" + name + "' is " + formatShape(reader.entries().at(name).shape) +
+                            " in the checkpoint, " + formatShape(slot.shape) + " here");
+  }
+  for (const auto &[name, entry] : reader.entries())
+    if (!expected.count(name))
+      differences.push_back("'" + name + "' is not in this model");
+  if (!differences.empty()) {
+    std::string list;
+    for (size_t i = 0; i < differences.size() && i < 6; ++i)
+      list += (i ? "; " : "") + differences[i];
+    if (differences.size() > 6)
+      list += "; and " + std::to_string(differences.size() - 6) + " more";
+    throw CheckpointError(dir + ": checkpoint does not match this trainer: " +
+                          fs::path(path).filename().string() + ": " + list);
+  }
+  for (const auto &[name, slot] : expected)
+    reader.readF32(name, slot.shape, reinterpret_cast<float *>(arena + slot.offset));
+}
+
+std::string readWholeFile(const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    throw CheckpointError(path + ": cannot open: " + std::strerror(errno));
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+} // namespace
+
+void writeFileAtomically(const std::string &path,
+                         const std::function<void(const std::string &)> &writeTemporary) {
+  fs::path target = path;
+  std::string temporary =
+      (directoryOf(target) / ("." + target.filename().string() + ".tmp")).string();
+  try {
+    writeTemporary(temporary);
+    syncToDisk(temporary);
+    renameOrThrow(temporary, target);
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove(temporary, ignored);
+    throw;
+  }
+  syncToDisk(directoryOf(target));
+}
+
+void writeTextFileAtomically(const std::string &path, const std::string &text) {
+  writeFileAtomically(path, [&](const std::string &temporary) {
+    std::FILE *file = std::fopen(temporary.c_str(), "wb");
+    if (!file)
+      throw CheckpointError(temporary + ": cannot create: " + std::strerror(errno));
+    bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
+    if (std::fclose(file) != 0 || !written)
+      throw CheckpointError(temporary + ": write failed: " + std::strerror(errno));
+  });
+}
+
+std::string formatTrainerState(const TrainerState &state) {
+  const BatcherState &data = state.data;
+  // Hugging Face's fractional epoch: completed epochs plus the share of the current one.
+  double epochs = data.epoch == 0
+                      ? 0.0
+                      : double(data.epoch - 1) +
+                            double(data.cursor) / double(std::max<int64_t>(state.dataRows, 1));
+  char fingerprint[17];
+  std::snprintf(fingerprint, sizeof fingerprint, "%016llx",
+                static_cast<unsigned long long>(state.dataFingerprint));
+  nlohmann::ordered_json json = {
+      {"global_step", state.globalStep},
+      {"max_steps", state.maxSteps},
+      {"epoch", epochs},
+      {"seed", state.seed},
+      {"train_batch_size", state.batch},
+      {"micro_batch", state.microBatch},
+      {"accumulation", state.accumulation},
+      {"seq_len", state.seqLen},
+      {"shuffle", state.shuffle},
+      {"group_by_length", state.groupByLength},
+      {"learning_rate", shortestDecimal(state.lr)},
+      {"lr_schedule", state.schedule == LrSchedule::Linear ? "linear" : "constant"},
+      {"warmup_steps", state.warmupSteps},
+      {"data", {{"path", state.dataPath}, {"rows", state.dataRows}, {"fingerprint", fingerprint}}},
+      {"data_position", {{"epoch", data.epoch}, {"cursor", data.cursor}}},
+      {"tokens", {{"real", data.tokens.real}, {"computed", data.tokens.computed}}}};
+  return json.dump(2) + "\n";
+}
+
+TrainerState parseTrainerState(const std::string &text, const std::string &path) {
+  nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object())
+    throw CheckpointError(path + ": not a JSON object");
+  // The value at a '/'-separated key path, which must exist with the type `want` accepts.
+  auto field = [&](const char *keys, bool (nlohmann::json::*want)() const noexcept,
+                   const char *typeName) -> const nlohmann::json & {
+    const nlohmann::json *value = &json;
+    std::stringstream parts(keys);
+    for (std::string key; std::getline(parts, key, '/');) {
+      if (!value->is_object() || !value->contains(key))
+        throw CheckpointError(path + ": missing '" + std::string(keys) + "'");
+      value = &(*value)[key];
+    }
+    if (!(value->*want)())
+      throw CheckpointError(path + ": '" + std::string(keys) + "' must be " + typeName);
+    return *value;
+  };
+  auto integer = [&](const char *keys) {
+    return field(keys, &nlohmann::json::is_number_integer, "an integer").get<int64_t>();
+  };
+  auto boolean = [&](const char *keys) {
+    return field(keys, &nlohmann::json::is_boolean, "true or false").get<bool>();
+  };
+  auto string = [&](const char *keys) {
+    return field(keys, &nlohmann::json::is_string, "a string").get<std::string>();
+  };
+  TrainerState state;
+  state.globalStep = integer("global_step");
+  state.maxSteps = integer("max_steps");
+  state.seed =
+      field("seed", &nlohmann::json::is_number_unsigned, "a non-negative integer").get<uint64_t>();
+  state.batch = integer("train_batch_size");
+  state.microBatch = integer("micro_batch");
+  state.accumulation = integer("accumulation");
+  state.seqLen = integer("seq_len");
+  state.shuffle = boolean("shuffle");
+  state.groupByLength = boolean("group_by_length");
+  state.lr = field("learning_rate", &nlohmann::json::is_number, "a number").get<float>();
+  state.schedule = string("lr_schedule") == "linear" ? LrSchedule::Linear : LrSchedule::Constant;
+  state.warmupSteps = integer("warmup_steps");
+  state.dataPath = string("data/path");
+  state.dataRows = integer("data/rows");
+  std::string fingerprint = string("data/fingerprint");
+  char *end = nullptr;
+  state.dataFingerprint = std::strtoull(fingerprint.c_str(), &end, 16);
+  if (fingerprint.empty() || *end != '\0')
+    throw CheckpointError(path + ": 'data/fingerprint' must be hexadecimal");
+  state.data.epoch = integer("data_position/epoch");
+  state.data.cursor = integer("data_position/cursor");
+  state.data.tokens.real = integer("tokens/real");
+  state.data.tokens.computed = integer("tokens/computed");
+  return state;
+}
+
+void checkResumable(const TrainerState &saved, const TrainerState &current,
+                    const std::string &where) {
+  std::vector<std::string> differences;
+  auto compare = [&](const char *what, const std::string &savedValue,
+                     const std::string &currentValue) {
+    if (savedValue != currentValue)
+      differences.push_back(std::string(what) + " " + savedValue + " in the checkpoint, " +
+                            currentValue + " here");
+  };
+  auto onOff = [](bool value) { return std::string(value ? "on" : "off"); };
+  compare("seed", std::to_string(saved.seed), std::to_string(current.seed));
+  compare("batch", std::to_string(saved.batch), std::to_string(current.batch));
+  compare("micro-batch", std::to_string(saved.microBatch), std::to_string(current.microBatch));
+  compare("accumulation", std::to_string(saved.accumulation), std::to_string(current.accumulation));
+  compare("seq_len", std::to_string(saved.seqLen), std::to_string(current.seqLen));
+  compare("shuffle", onOff(saved.shuffle), onOff(current.shuffle));
+  compare("group_by_length", onOff(saved.groupByLength), onOff(current.groupByLength));
+  compare("data rows", std::to_string(saved.dataRows), std::to_string(current.dataRows));
+  if (saved.dataRows == current.dataRows && saved.dataFingerprint != current.dataFingerprint)
+    differences.push_back("the training data's content differs from " + saved.dataPath);
+  if (differences.empty())
+    return;
+  std::string list;
+  for (size_t i = 0; i < differences.size(); ++i)
+    list += (i ? "; " : "") + differences[i];
+  throw CheckpointError(where + ": cannot resume exactly: " + list);
+}
+
+void writeParameters(const std::string &path, const TrainerPlan &plan, const std::byte *arena) {
+  writeTensors(path, tensorSlots(plan, /*moments=*/false), arena);
+}
+
+std::vector<std::string> writeModelFolder(const std::string &dir, const TrainerPlan &plan,
+                                          const std::byte *arena) {
+  fs::path folder = dir;
+  std::error_code error;
+  fs::create_directories(folder, error);
+  if (error)
+    throw CheckpointError(dir + ": cannot create the folder: " + error.message());
+  std::vector<std::string> written = {"model.safetensors"};
+  writeParameters((folder / "model.safetensors").string(), plan, arena);
+  if (std::string config = textOf(plan.hfConfigJson); !config.empty()) {
+    if (config.back() != '\n')
+      config += '\n';
+    writeTextFileAtomically((folder / "config.json").string(), config);
+    written.push_back("config.json");
+  }
+  if (std::string vocab = textOf(plan.train.vocabFile);
+      !vocab.empty() && fs::is_regular_file(vocab)) {
+    writeFileAtomically((folder / "vocab.txt").string(), [&](const std::string &temporary) {
+      std::error_code copyError;
+      fs::copy_file(vocab, temporary, fs::copy_options::overwrite_existing, copyError);
+      if (copyError)
+        throw CheckpointError(vocab + ": cannot copy to " + temporary + ": " + copyError.message());
+    });
+    written.push_back("vocab.txt");
+  }
+  return written;
+}
+
+/// 1. Assemble OUT/.checkpoint-STEP.partial (a leftover of a crash is removed first): the
+///    model folder files, optimizer.safetensors, and trainer_state.json last.
+/// 2. Move an existing checkpoint-STEP (an earlier run's) aside to .checkpoint-STEP.old.
+/// 3. Rename the partial folder to checkpoint-STEP, flush OUT, remove the old one.
+/// Only hidden names are ever incomplete, and findCheckpoint never picks those.
+std::string saveCheckpoint(const std::string &outDir, const TrainerPlan &plan,
+                           const std::byte *arena, const TrainerState &state) {
+  std::string name = "checkpoint-" + std::to_string(state.globalStep);
+  fs::path out = outDir, destination = out / name;
+  fs::path partial = out / ("." + name + ".partial"), old = out / ("." + name + ".old");
+  std::error_code ignored;
+  try {
+    fs::remove_all(partial);
+    writeModelFolder(partial.string(), plan, arena);
+    writeTensors((partial / "optimizer.safetensors").string(), tensorSlots(plan, /*moments=*/true),
+                 arena);
+    writeTextFileAtomically((partial / "trainer_state.json").string(), formatTrainerState(state));
+    syncToDisk(partial.string());
+    if (fs::exists(destination)) {
+      fs::remove_all(old);
+      renameOrThrow(destination, old);
+    }
+    renameOrThrow(partial, destination);
+  } catch (const fs::filesystem_error &error) {
+    fs::remove_all(partial, ignored);
+    throw CheckpointError(destination.string() + ": cannot save: " + error.what());
+  } catch (...) {
+    fs::remove_all(partial, ignored);
+    throw;
+  }
+  syncToDisk(out.string());
+  fs::remove_all(old, ignored);
+  return destination.string();
+}
+
+std::string findCheckpoint(const std::string &path) {
+  std::error_code error;
+  if (!fs::is_directory(path, error))
+    throw CheckpointError(
+        path + (fs::exists(path, error) ? ": not a folder" : ": no such checkpoint folder"));
+  if (fs::exists(fs::path(path) / "trainer_state.json"))
+    return path;
+  std::string latest;
+  int64_t latestStep = -1;
+  for (const fs::directory_entry &entry : fs::directory_iterator(path, error)) {
+    std::string name = entry.path().filename().string();
+    const std::string prefix = "checkpoint-";
+    if (name.rfind(prefix, 0) != 0 || name.size() == prefix.size() ||
+        name.find_first_not_of("0123456789", prefix.size()) != std::string::npos ||
+        !fs::exists(entry.path() / "trainer_state.json"))
+      continue;
+    int64_t step = std::strtoll(name.c_str() + prefix.size(), nullptr, 10); // saturates
+    if (step > latestStep) {
+      latestStep = step;
+      latest = entry.path().string();
+    }
+  }
+  if (latest.empty())
+    throw CheckpointError(path + ": holds neither trainer_state.json nor a checkpoint-N "
+                                 "folder to resume from");
+  return latest;
+}
+
+TrainerState loadCheckpoint(const std::string &dir, const TrainerPlan &plan, std::byte *arena) {
+  fs::path folder = dir;
+  std::string statePath = (folder / "trainer_state.json").string();
+  TrainerState state = parseTrainerState(readWholeFile(statePath), statePath);
+  readExactly((folder / "model.safetensors").string(), dir, tensorSlots(plan, /*moments=*/false),
+              arena);
+  readExactly((folder / "optimizer.safetensors").string(), dir, tensorSlots(plan, /*moments=*/true),
+              arena);
+  return state;
+}
+
+} // namespace bertc

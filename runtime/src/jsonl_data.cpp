@@ -1,6 +1,6 @@
-// JSONL loading with file:line diagnostics, and the epoch/shuffle/padding logic of the
-// batcher. All memory the batcher needs (the per-epoch order) is taken at construction,
-// before the arena, so nothing is allocated while training.
+// JSONL loading with file:line diagnostics, and the epoch/shuffle/length-grouping/padding
+// logic of the batcher. All memory the batcher needs (the per-epoch order) is taken at
+// construction, before the arena, so nothing is allocated while training.
 #include "bertc/runtime/jsonl_data.h"
 
 #include "bertc/runtime/counter_rng.h"
@@ -119,9 +119,29 @@ Dataset loadJsonlDataset(const std::string &path, const DataLimits &limits) {
   return data;
 }
 
-Batcher::Batcher(const Dataset &data, int64_t microBatch, bool shuffle, uint64_t seed)
+uint64_t datasetFingerprint(const Dataset &data) {
+  uint64_t hash = 0xcbf29ce484222325u; // FNV-1a offset basis
+  auto mix = [&](int64_t value) {
+    for (int byte = 0; byte < 8; ++byte) {
+      hash ^= uint64_t(value) >> (8 * byte) & 0xFFu;
+      hash *= 0x100000001b3u; // FNV prime
+    }
+  };
+  for (const Example &row : data.rows) {
+    mix(int64_t(row.inputIds.size()));
+    for (size_t t = 0; t < row.inputIds.size(); ++t) {
+      mix(row.inputIds[t]);
+      mix(row.tokenTypeIds[t]);
+    }
+    mix(row.label);
+  }
+  return hash;
+}
+
+Batcher::Batcher(const Dataset &data, int64_t microBatch, bool shuffle, uint64_t seed,
+                 bool groupByLength)
     : data_(data), microBatch_(microBatch), shuffle_(shuffle), seed_(seed),
-      order_(data.rows.size()), cursor_(data.rows.size()) {}
+      groupByLength_(groupByLength), order_(data.rows.size()), cursor_(data.rows.size()) {}
 
 int64_t Batcher::batchesPerEpoch() const {
   return (int64_t(data_.rows.size()) + microBatch_ - 1) / microBatch_;
@@ -132,33 +152,78 @@ int64_t Batcher::rowsInNext(int64_t microBatches) const {
   return int64_t(std::min(remaining, size_t(microBatches * microBatch_)));
 }
 
-/// Resets the order to file order and, when shuffling, applies a Fisher–Yates shuffle whose
-/// swaps come from the counter-based generator keyed by (seed, epoch, position): the
-/// permutation of an epoch depends on nothing else.
-void Batcher::startEpoch() {
-  ++epoch_;
+/// Builds the visiting order of `epoch`, a function of (seed, epoch) alone:
+/// 1. file order;
+/// 2. when shuffling, a Fisher–Yates shuffle whose swaps come from the counter-based
+///    generator keyed by (seed, epoch, position);
+/// 3. when grouping by length, groupByLength() on the result.
+void Batcher::startEpoch(int64_t epoch) {
+  epoch_ = epoch;
   cursor_ = 0;
   std::iota(order_.begin(), order_.end(), size_t(0));
-  if (!shuffle_)
-    return;
-  for (size_t i = order_.size() - 1; i > 0; --i) {
-    uint32_t bits = philox4x32(uint32_t(i), uint32_t(uint64_t(i) >> 32), uint32_t(epoch_),
-                               kShuffleStream, uint32_t(seed_), uint32_t(seed_ >> 32));
-    size_t j = size_t((uint64_t(bits) * (i + 1)) >> 32); // uniform in [0, i]
-    std::swap(order_[i], order_[j]);
+  if (shuffle_) {
+    for (size_t i = order_.size() - 1; i > 0; --i) {
+      uint32_t bits = philox4x32(uint32_t(i), uint32_t(uint64_t(i) >> 32), uint32_t(epoch_),
+                                 kShuffleStream, uint32_t(seed_), uint32_t(seed_ >> 32));
+      size_t j = size_t((uint64_t(bits) * (i + 1)) >> 32); // uniform in [0, i]
+      std::swap(order_[i], order_[j]);
+    }
   }
+  if (groupByLength_)
+    groupByLength();
+}
+
+/// Hugging Face's LengthGroupedSampler on the epoch's order: consecutive mega-batches of
+/// kMegaBatchFactor x microBatch rows, each sorted longest first. Ties keep a fixed order
+/// (by row index) so the result stays a function of (seed, epoch); std::sort works in
+/// place, so grouping allocates nothing. Micro-batches are then cut from the sorted order
+/// as usual, so each holds rows of similar length; every row still appears once.
+void Batcher::groupByLength() {
+  size_t megaBatch = size_t(kMegaBatchFactor * microBatch_);
+  auto longerFirst = [&](size_t a, size_t b) {
+    size_t lengthA = data_.rows[a].inputIds.size(), lengthB = data_.rows[b].inputIds.size();
+    return lengthA != lengthB ? lengthA > lengthB : a < b;
+  };
+  for (size_t begin = 0; begin < order_.size(); begin += megaBatch) {
+    auto first = order_.begin() + std::ptrdiff_t(begin);
+    std::sort(first, first + std::ptrdiff_t(std::min(megaBatch, order_.size() - begin)),
+              longerFirst);
+  }
+}
+
+BatcherState Batcher::state() const {
+  return BatcherState{epoch_, int64_t(cursor_), tokens_};
+}
+
+void Batcher::restore(const BatcherState &state) {
+  if (state.epoch < 0 || state.cursor < 0 || size_t(state.cursor) > order_.size() ||
+      (state.epoch == 0 && state.cursor != 0))
+    throw DataError(data_.path + ": cannot continue at epoch " + std::to_string(state.epoch) +
+                    ", row " + std::to_string(state.cursor) + ": the data has only " +
+                    std::to_string(order_.size()) + " rows");
+  tokens_ = state.tokens;
+  if (state.epoch == 0) {
+    epoch_ = 0;
+    cursor_ = order_.size();
+    return;
+  }
+  startEpoch(state.epoch);
+  cursor_ = size_t(state.cursor);
 }
 
 MicroBatch Batcher::next(std::byte *arena, const InputSlots &slots) {
   if (cursor_ >= order_.size())
-    startEpoch();
+    startEpoch(epoch_ + 1);
   size_t first = cursor_;
   size_t count = std::min(order_.size() - first, size_t(microBatch_));
   cursor_ += count;
 
-  size_t seq = 0;
-  for (size_t r = 0; r < count; ++r)
+  size_t seq = 0, realTokens = 0;
+  for (size_t r = 0; r < count; ++r) {
     seq = std::max(seq, data_.rows[order_[first + r]].inputIds.size());
+    realTokens += data_.rows[order_[first + r]].inputIds.size();
+  }
+  tokens_ += TokenCounts{int64_t(realTokens), int64_t(count * seq)};
 
   auto slot = [&](size_t offset) { return reinterpret_cast<int32_t *>(arena + offset); };
   int32_t *inputIds = slot(slots.inputIds);
@@ -179,7 +244,8 @@ MicroBatch Batcher::next(std::byte *arena, const InputSlots &slots) {
     }
     labels[r] = example.label;
   }
-  return MicroBatch{int64_t(count), int64_t(seq), epoch_, cursor_ >= order_.size()};
+  return MicroBatch{int64_t(count), int64_t(seq), epoch_, cursor_ >= order_.size(),
+                    int64_t(realTokens)};
 }
 
 } // namespace bertc

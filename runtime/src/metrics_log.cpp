@@ -1,10 +1,16 @@
 // JSONL metrics log. Formatting is a pure function (formatMetricsLine) so tests can pin the
-// exact text; the log class only adds the file, a newline and a flush per step.
+// exact text; the log class only adds the file, a newline and a flush per step, and on a
+// resume the trimming of steps the resumed run will redo.
 #include "bertc/runtime/metrics_log.h"
+
+#include "bertc/runtime/checkpoint.h"
+
+#include <nlohmann/json.hpp>
 
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 
 namespace bertc {
@@ -27,7 +33,8 @@ std::string formatMetricsLine(const StepMetrics &metrics) {
   return "{\"step\":" + std::to_string(metrics.step) +
          ",\"epoch\":" + std::to_string(metrics.epoch) +
          ",\"loss\":" + jsonFloat(metrics.loss) + ",\"lr\":" + jsonFloat(metrics.lr) +
-         ",\"seconds\":" + seconds + "}";
+         ",\"seconds\":" + seconds + ",\"pad_fraction\":" + jsonFloat(metrics.padFraction) +
+         "}";
 }
 
 MetricsLog::MetricsLog(const std::string &path)
@@ -35,6 +42,26 @@ MetricsLog::MetricsLog(const std::string &path)
   if (!file_)
     throw std::runtime_error(path + ": cannot create the metrics log: " +
                              std::strerror(errno));
+}
+
+/// Keeps the complete lines whose "step" is at most `lastStep` (and any without a step),
+/// rewrites the file atomically with them, then opens it for appending.
+MetricsLog::MetricsLog(const std::string &path, int64_t lastStep) : path_(path) {
+  std::string kept;
+  if (std::ifstream existing{path}) {
+    for (std::string line; std::getline(existing, line);) {
+      nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+      if (record.is_discarded() || !record.is_object())
+        continue;
+      auto step = record.find("step");
+      if (step == record.end() || (step->is_number_integer() && step->get<int64_t>() <= lastStep))
+        kept += line + "\n";
+    }
+  }
+  writeTextFileAtomically(path, kept);
+  file_ = std::fopen(path.c_str(), "a");
+  if (!file_)
+    throw std::runtime_error(path + ": cannot open the metrics log: " + std::strerror(errno));
 }
 
 MetricsLog::~MetricsLog() { std::fclose(file_); }

@@ -1,27 +1,33 @@
-// main() of every generated trainer: flags, data, the one arena allocation, parameter
-// initialisation or checkpoint loading, the optimizer-step loop (gradient accumulation,
-// learning-rate schedule, metrics) and the final checkpoint. The model itself is the
-// generated kTrainerPlan, bertcMicroStep and bertcOptimizerStep (trainer_plan.h).
+// main() of every generated trainer: data, the one arena allocation, parameter
+// initialisation, pretrained or checkpoint loading, the optimizer-step loop (gradient
+// accumulation, learning-rate schedule, metrics, progress, periodic checkpoints) and the
+// final save. The model itself is the generated kTrainerPlan, bertcMicroStep and
+// bertcOptimizerStep (trainer_plan.h); the flags are trainer_options.cpp's.
+#include "trainer_options.h"
+
+#include "bertc/runtime/checkpoint.h"
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/cpu_kernels.h"
 #include "bertc/runtime/jsonl_data.h"
 #include "bertc/runtime/metrics_log.h"
 #include "bertc/runtime/plan_check.h"
+#include "bertc/runtime/progress.h"
 #include "bertc/runtime/safetensors.h"
 #include "bertc/runtime/schedule.h"
 #include "bertc/runtime/trainer_plan.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
+#include <unistd.h>
 
 namespace {
 
@@ -31,116 +37,10 @@ constexpr int kExitRuntimeError = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitOutOfMemory = 3;
 
-/// Bad command line: reported with the usage text, exit code 2.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 /// The arena does not fit in memory: exit code 3.
 struct ArenaAllocationError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-
-struct Options {
-  std::string data;
-  std::string init;
-  std::string log;
-  std::string save;
-  std::optional<int64_t> steps;
-  std::optional<int64_t> epochs;
-  uint64_t seed;
-  bool planCheck = false;
-  bool help = false;
-};
-
-void printUsage(std::FILE *out) {
-  const TrainSettings &train = kTrainerPlan.train;
-  std::string initDefault = train.initCheckpoint[0]
-                                ? train.initCheckpoint + std::string("; --init= for random")
-                                : "none: random from the seed";
-  std::string stepsDefault =
-      train.steps > 0 ? " (default: " + std::to_string(train.steps) + ")" : "";
-  std::fprintf(
-      out,
-      "usage: trainer [--data FILE] [--init FILE|DIR] [--steps N | --epochs N] [--log FILE]\n"
-      "               [--save FILE|DIR] [--seed N] [--plan-check] [--help]\n"
-      "  --data FILE     pre-tokenized JSONL training data (default: %s)\n"
-      "  --init PATH     start from a safetensors file, or a Hugging Face checkpoint\n"
-      "                  directory holding model.safetensors (default: %s)\n"
-      "  --steps N       optimizer steps; overrides --epochs (0: load and save only)%s\n"
-      "  --epochs N      passes over the data (default: %lld)\n"
-      "  --log FILE      write one JSON line of metrics per optimizer step\n"
-      "  --save PATH     write the parameters as safetensors at the end (a directory gets\n"
-      "                  model.safetensors)\n"
-      "  --seed N        seed of initialisation, shuffling and dropout (default: %llu)\n"
-      "  --plan-check    check the memory plan while training: poison each tensor's bytes\n"
-      "                  when it dies and stop on any read of bytes it no longer owns\n"
-      "  --help          show this help\n",
-      train.trainData[0] ? train.trainData : "none, --data is required",
-      initDefault.c_str(),
-      stepsDefault.c_str(),
-      static_cast<long long>(train.epochs), static_cast<unsigned long long>(train.seed));
-}
-
-/// Parses a non-negative decimal integer (at most `max`) given to `flag`.
-uint64_t parseCount(const std::string &flag, const std::string &text,
-                    uint64_t max = uint64_t(INT64_MAX)) {
-  char *end = nullptr;
-  errno = 0;
-  unsigned long long value = std::strtoull(text.c_str(), &end, 10);
-  if (text.empty() || text[0] == '-' || *end != '\0' || errno == ERANGE || value > max)
-    throw UsageError(flag + " expects a non-negative integer, got '" + text + "'");
-  return value;
-}
-
-/// Flags accept "--flag VALUE" and "--flag=VALUE".
-Options parseFlags(int argc, char **argv) {
-  Options options;
-  options.data = kTrainerPlan.train.trainData;
-  options.init = kTrainerPlan.train.initCheckpoint;
-  options.seed = kTrainerPlan.train.seed;
-  for (int i = 1; i < argc; ++i) {
-    std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") {
-      options.help = true;
-      continue;
-    }
-    if (flag == "--plan-check") {
-      options.planCheck = true;
-      continue;
-    }
-    std::optional<std::string> inlineValue;
-    if (size_t equals = flag.find('='); flag.rfind("--", 0) == 0 && equals != flag.npos) {
-      inlineValue = flag.substr(equals + 1);
-      flag.resize(equals);
-    }
-    static const std::set<std::string> known = {"--data", "--init", "--steps", "--epochs",
-                                                "--log",  "--save", "--seed"};
-    if (!known.count(flag))
-      throw UsageError("unknown flag '" + flag + "'");
-    if (!inlineValue && i + 1 >= argc)
-      throw UsageError(flag + " needs a value");
-    std::string value = inlineValue ? *inlineValue : argv[++i];
-    if (flag == "--data")
-      options.data = value;
-    else if (flag == "--init")
-      options.init = value;
-    else if (flag == "--log")
-      options.log = value;
-    else if (flag == "--save")
-      options.save = value;
-    else if (flag == "--steps")
-      options.steps = int64_t(parseCount(flag, value));
-    else if (flag == "--seed")
-      options.seed = parseCount(flag, value, UINT64_MAX);
-    else if (flag == "--epochs")
-      options.epochs = int64_t(parseCount(flag, value));
-  }
-  if (options.epochs && *options.epochs < 1)
-    throw UsageError("--epochs must be at least 1");
-  if (options.data.empty() && !options.help)
-    throw UsageError("no training data: pass --data FILE");
-  return options;
-}
 
 std::vector<int64_t> shapeOf(const ParamSlot &param) {
   return std::vector<int64_t>(param.shape, param.shape + param.rank);
@@ -193,7 +93,8 @@ std::vector<std::string> checkpointNames(const std::string &name) {
 /// parameter ("bert.*") must be there; a task-head parameter the file lacks (a pretraining
 /// checkpoint has no classifier) is initialised from the seed, as Hugging Face's
 /// from_pretrained does, and listed. Tensors the model does not use are counted, not read.
-void loadParameters(std::byte *arena, const std::string &initPath, uint64_t seed) {
+void loadParameters(std::byte *arena, const std::string &initPath, uint64_t seed,
+                    const std::function<void(const std::string &)> &inform) {
   std::string path = std::filesystem::is_directory(initPath)
                          ? (std::filesystem::path(initPath) / "model.safetensors").string()
                          : initPath;
@@ -215,57 +116,58 @@ void loadParameters(std::byte *arena, const std::string &initPath, uint64_t seed
     reader.readF32(fileName, shapeOf(param), valuesOf(arena, param));
     used.insert(fileName);
   }
-  std::printf("init: %zu tensors loaded from %s, %zu in the file not used by this model "
-              "ignored\n",
-              used.size(), path.c_str(), reader.entries().size() - used.size());
+  inform("init: " + std::to_string(used.size()) + " tensors loaded from " + path + ", " +
+         std::to_string(reader.entries().size() - used.size()) +
+         " in the file not used by this model ignored");
   if (!freshHead.empty())
-    std::printf("init: not in the checkpoint, initialised from the seed: %s\n",
-                freshHead.c_str());
+    inform("init: not in the checkpoint, initialised from the seed: " + freshHead);
 }
 
-/// Writes every parameter, by its Hugging Face name, to PATH or PATH/model.safetensors.
-void saveParameters(std::byte *arena, const std::string &savePath) {
-  std::filesystem::path path = savePath;
-  if (std::filesystem::is_directory(path) || savePath.back() == '/') {
-    std::filesystem::create_directories(path);
-    path /= "model.safetensors";
-  }
-  std::vector<TensorToWrite> tensors;
-  for (size_t p = 0; p < kTrainerPlan.numParams; ++p) {
-    const ParamSlot &param = kTrainerPlan.params[p];
-    tensors.push_back({param.name, shapeOf(param), valuesOf(arena, param)});
-  }
-  writeSafetensors(path.string(), tensors, {{"format", "pt"}});
-  std::printf("saved %s\n", path.string().c_str());
-}
+/// How this run trains: from scratch, or continuing a checkpoint.
+struct RunSetup {
+  uint64_t seed;
+  bool groupByLength;
+  int64_t startStep;       ///< optimizer steps already done (by the resumed run)
+  int64_t totalSteps;
+  BatcherState data;       ///< where the data stream starts
+  TrainerState checkpoint; ///< what --save-every records, less the step and data position
+};
 
-/// Runs `totalSteps` optimizer steps. A step accumulates `accumulation` micro-batches but
-/// never crosses an epoch boundary (as the Hugging Face Trainer), so an epoch is
-/// ceil(rows / batch) steps and its last step may see fewer rows; the loss normalizer is
-/// the step's row count, so the loss is always the mean over the rows actually seen.
-void train(std::byte *arena, const Dataset &data, const Options &options,
-           int64_t totalSteps, MetricsLog *log, PlanChecker *planCheck) {
+/// Runs optimizer steps startStep+1 .. totalSteps. A step accumulates `accumulation`
+/// micro-batches but never crosses an epoch boundary (as the Hugging Face Trainer), so an
+/// epoch is ceil(rows / batch) steps and its last step may see fewer rows; the loss
+/// normalizer is the step's row count, so the loss is always the mean over the rows seen.
+/// Every `saveEvery` steps the state goes to a checkpoint. Returns the batcher's final state.
+BatcherState train(std::byte *arena, const Dataset &data, const TrainerOptions &options,
+                   const RunSetup &setup, MetricsLog *log, PlanChecker *planCheck,
+                   ProgressDisplay &progress) {
   const TrainerPlan &plan = kTrainerPlan;
-  Batcher batcher(data, plan.train.microBatch, plan.train.shuffle, options.seed);
-  int64_t warmup = warmupSteps(plan.train.warmup, totalSteps);
+  Batcher batcher(data, plan.train.microBatch, plan.train.shuffle, setup.seed,
+                  setup.groupByLength);
+  batcher.restore(setup.data);
+  int64_t warmup = warmupSteps(plan.train.warmup, setup.totalSteps);
   const float *microLoss = reinterpret_cast<const float *>(arena + plan.inputs.loss);
-  for (int64_t step = 1; step <= totalSteps; ++step) {
+  for (int64_t step = setup.startStep + 1; step <= setup.totalSteps; ++step) {
     auto start = std::chrono::steady_clock::now();
     std::memset(arena + plan.gradients.offset, 0, plan.gradients.bytes);
     StepContext context{};
     context.arena = arena;
     context.lossNormalizer = float(batcher.rowsInNext(plan.train.accumulation));
-    context.lr = scheduledLr(plan.train.schedule, plan.train.lr, step, totalSteps, warmup);
+    context.lr =
+        scheduledLr(plan.train.schedule, plan.train.lr, step, setup.totalSteps, warmup);
     context.step = step;
-    context.seed = options.seed;
+    context.seed = setup.seed;
     context.scratch = reinterpret_cast<float *>(arena + plan.scratch.offset);
     context.planCheck = planCheck;
     float loss = 0.0f;
-    int64_t epoch = 0;
+    int64_t epoch = 0, rows = 0;
+    TokenCounts tokens;
     for (int64_t micro = 0; micro < plan.train.accumulation; ++micro) {
       MicroBatch batch = batcher.next(arena, plan.inputs);
       if (micro == 0)
         epoch = batch.epoch;
+      rows += batch.rows;
+      tokens += TokenCounts{batch.realTokens, batch.rows * batch.seq};
       context.batch = batch.rows;
       context.seq = batch.seq;
       bertcMicroStep(context);
@@ -277,11 +179,16 @@ void train(std::byte *arena, const Dataset &data, const Options &options,
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (log)
-      log->append({step, epoch, loss, context.lr, seconds});
-    std::printf("step %lld/%lld  loss %.6f  lr %.2e\n", static_cast<long long>(step),
-                static_cast<long long>(totalSteps), double(loss), double(context.lr));
-    std::fflush(stdout);
+      log->append({step, epoch, loss, context.lr, seconds, tokens.padFraction()});
+    progress.step(step, epoch, loss, context.lr, rows);
+    if (options.saveEvery && step % *options.saveEvery == 0) {
+      TrainerState state = setup.checkpoint;
+      state.globalStep = step;
+      state.data = batcher.state();
+      progress.note("saved " + saveCheckpoint(options.save, plan, arena, state));
+    }
   }
+  return batcher.state();
 }
 
 /// The compiler sizes the attention scratch from its own copy of the kernels' formula;
@@ -310,41 +217,123 @@ ArenaPtr allocateArena() {
   return ArenaPtr(arena, &std::free);
 }
 
+/// What --save-every records besides the step and data position: the run's settings.
+TrainerState checkpointSettings(const TrainerOptions &options, const Dataset &data,
+                                const RunSetup &setup) {
+  const TrainSettings &train = kTrainerPlan.train;
+  TrainerState state;
+  state.maxSteps = setup.totalSteps;
+  state.seed = setup.seed;
+  state.batch = train.batch;
+  state.microBatch = train.microBatch;
+  state.accumulation = train.accumulation;
+  state.seqLen = train.seqLen;
+  state.shuffle = train.shuffle;
+  state.groupByLength = setup.groupByLength;
+  state.lr = train.lr;
+  state.schedule = train.schedule;
+  state.warmupSteps = warmupSteps(train.warmup, setup.totalSteps);
+  state.dataPath = options.data;
+  state.dataRows = int64_t(data.rows.size());
+  state.dataFingerprint = datasetFingerprint(data);
+  return state;
+}
+
+using Inform = std::function<void(const std::string &)>;
+
+/// Decides where training starts and fills the arena's parameters and moments for it:
+/// 1. the total steps: --steps, else --epochs, else the resumed run's, else the plan's;
+/// 2. with a checkpoint (`resumeDir`), its parameters, moments, step and data position, and
+///    its seed and length grouping unless the flags name them; its settings must match;
+/// 3. otherwise step 0, with the parameters of --init or drawn from the seed.
+RunSetup startRun(const TrainerOptions &options, const Dataset &data,
+                  const std::string &resumeDir, std::byte *arena, const Inform &inform) {
+  const TrainSettings &settings = kTrainerPlan.train;
+  std::memset(arena + kTrainerPlan.optimizerState.offset, 0, kTrainerPlan.optimizerState.bytes);
+  std::optional<TrainerState> resumed;
+  if (!resumeDir.empty())
+    resumed = loadCheckpoint(resumeDir, kTrainerPlan, arena);
+  RunSetup setup{};
+  setup.seed = options.seed.value_or(resumed ? resumed->seed : settings.seed);
+  setup.groupByLength = options.groupByLength || settings.groupByLength ||
+                        (resumed && resumed->groupByLength);
+  int64_t stepsPerEpoch = (int64_t(data.rows.size()) + settings.batch - 1) / settings.batch;
+  setup.totalSteps = options.steps    ? *options.steps
+                     : options.epochs ? *options.epochs * stepsPerEpoch
+                     : resumed        ? resumed->maxSteps
+                     : settings.steps > 0 ? settings.steps
+                                          : settings.epochs * stepsPerEpoch;
+  setup.checkpoint = checkpointSettings(options, data, setup);
+  if (resumed) {
+    checkResumable(*resumed, setup.checkpoint, resumeDir);
+    if (resumed->globalStep > setup.totalSteps)
+      throw std::runtime_error(resumeDir + ": the checkpoint is at step " +
+                               std::to_string(resumed->globalStep) + ", past the run's " +
+                               std::to_string(setup.totalSteps) + " steps");
+    setup.startStep = resumed->globalStep;
+    setup.data = resumed->data;
+    inform("resume: " + resumeDir + " at step " + std::to_string(setup.startStep));
+    if (resumed->maxSteps != setup.totalSteps)
+      inform("resume: the schedule now spans " + std::to_string(setup.totalSteps) +
+             " steps, not the checkpoint's " + std::to_string(resumed->maxSteps) +
+             ": the losses will differ from the uninterrupted run's");
+  } else if (options.init.empty()) {
+    for (size_t p = 0; p < kTrainerPlan.numParams; ++p)
+      initializeParameter(arena, p, setup.seed);
+  } else {
+    loadParameters(arena, options.init, setup.seed, inform);
+  }
+  return setup;
+}
+
+/// Writes the final --save: one safetensors file, or a Hugging Face model folder.
+void saveFinal(const std::string &save, std::byte *arena, ProgressDisplay &progress) {
+  if (savesToFile(save)) {
+    writeParameters(save, kTrainerPlan, arena);
+    progress.note("saved " + save);
+    return;
+  }
+  std::string files;
+  for (const std::string &file : writeModelFolder(save, kTrainerPlan, arena))
+    files += (files.empty() ? "" : ", ") + file;
+  progress.note("saved " + save + " (" + files + ")");
+}
+
 int run(int argc, char **argv) {
-  Options options = parseFlags(argc, argv);
+  TrainerOptions options = parseTrainerFlags(argc, argv);
   if (options.help) {
-    printUsage(stdout);
+    printTrainerUsage(stdout);
     return 0;
   }
+  Inform inform = [&](const std::string &message) {
+    if (!options.quiet)
+      std::printf("%s\n", message.c_str());
+  };
   const TrainSettings &settings = kTrainerPlan.train;
   Dataset data = loadJsonlDataset(
       options.data,
       {settings.seqLen, settings.numLabels, settings.vocab, settings.typeVocab});
-  int64_t stepsPerEpoch =
-      (int64_t(data.rows.size()) + settings.batch - 1) / settings.batch;
-  int64_t totalSteps = options.steps    ? *options.steps
-                       : options.epochs ? *options.epochs * stepsPerEpoch
-                       : settings.steps > 0 ? settings.steps
-                                            : settings.epochs * stepsPerEpoch;
-  std::unique_ptr<MetricsLog> log =
-      options.log.empty() ? nullptr : std::make_unique<MetricsLog>(options.log);
-
+  std::string resumeDir = options.resume.empty() ? "" : findCheckpoint(options.resume);
   checkScratch();
   ArenaPtr arena = allocateArena();
-  if (options.init.empty()) {
-    for (size_t p = 0; p < kTrainerPlan.numParams; ++p)
-      initializeParameter(arena.get(), p, options.seed);
-  } else {
-    loadParameters(arena.get(), options.init, options.seed);
-  }
-  std::memset(arena.get() + kTrainerPlan.optimizerState.offset, 0,
-              kTrainerPlan.optimizerState.bytes);
+  RunSetup setup = startRun(options, data, resumeDir, arena.get(), inform);
+  std::unique_ptr<MetricsLog> log;
+  if (!options.log.empty())
+    log = resumeDir.empty() ? std::make_unique<MetricsLog>(options.log)
+                            : std::make_unique<MetricsLog>(options.log, setup.startStep);
   std::unique_ptr<PlanChecker> planCheck =
       options.planCheck ? std::make_unique<PlanChecker>(arena.get(), kTrainerPlan.arenaBytes)
                         : nullptr;
-  train(arena.get(), data, options, totalSteps, log.get(), planCheck.get());
+
+  ProgressMode mode = options.quiet                ? ProgressMode::Quiet
+                      : ::isatty(::fileno(stdout)) ? ProgressMode::Terminal
+                                                   : ProgressMode::Lines;
+  ProgressDisplay progress(mode, setup.startStep, setup.totalSteps);
+  BatcherState end =
+      train(arena.get(), data, options, setup, log.get(), planCheck.get(), progress);
   if (!options.save.empty())
-    saveParameters(arena.get(), options.save);
+    saveFinal(options.save, arena.get(), progress);
+  progress.finish(end.tokens.padFraction());
   return 0;
 }
 
@@ -355,7 +344,7 @@ int main(int argc, char **argv) {
     return run(argc, argv);
   } catch (const UsageError &error) {
     std::fprintf(stderr, "trainer: error: %s\n", error.what());
-    printUsage(stderr);
+    printTrainerUsage(stderr);
     return kExitUsage;
   } catch (const ArenaAllocationError &error) {
     std::fprintf(stderr, "trainer: error: %s\n", error.what());

@@ -23,6 +23,21 @@ namespace bertc {
 
 namespace {
 
+/// A C++ string literal of `text` ("" for a null attribute).
+std::string cppString(StringAttr text) {
+  std::string quoted = "\"";
+  for (char c : text ? text.getValue() : StringRef()) {
+    if (c == '\n') {
+      quoted += "\\n";
+      continue;
+    }
+    if (c == '"' || c == '\\')
+      quoted += '\\';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
 /// Reads `bert.train` settings as C++ literals for the plan's initialiser.
 class TrainLiterals {
 public:
@@ -45,14 +60,7 @@ public:
     return attr && attr.getValue();
   }
   std::string text(StringRef key) const {
-    auto attr = dyn_cast_or_null<StringAttr>(train.get(key));
-    std::string quoted = "\"";
-    for (char c : attr ? attr.getValue() : StringRef()) {
-      if (c == '"' || c == '\\')
-        quoted += '\\';
-      quoted += c;
-    }
-    return quoted + "\"";
+    return cppString(dyn_cast_or_null<StringAttr>(train.get(key)));
   }
 private:
   DictionaryAttr train;
@@ -154,7 +162,12 @@ LogicalResult emitPlan(ModuleOp module, func::FuncOp microStep, raw_ostream &os)
      << "        .typeVocab = " << s.integer("type_vocab") << ",\n"
      << "        .trainData = " << s.text("train_data") << ",\n"
      << "        .initCheckpoint = " << s.text("init_checkpoint") << ",\n"
+     << "        .vocabFile = " << s.text("vocab_file") << ",\n"
+     << "        .groupByLength = " << (s.boolean("group_by_length") ? "true" : "false")
+     << ",\n"
      << "    },\n"
+     << "    .hfConfigJson = " << cppString(module->getAttrOfType<StringAttr>("bert.hf_config"))
+     << ",\n"
      << "};\n\n";
   return success();
 }

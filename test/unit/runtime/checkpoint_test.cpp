@@ -1,1 +1,248 @@
-// placeholder
+// Checkpoints: the atomic writer (a failed write keeps the previous file and leaves no
+// temporary), trainer_state.json round trip and errors, the resume checks, a checkpoint
+// folder's round trip through a small hand-made plan, mismatch errors, and finding the
+// latest complete checkpoint.
+#include "bertc/runtime/checkpoint.h"
+
+#include "bertc/runtime/safetensors.h"
+
+#include "scratch_dir.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <numeric>
+
+namespace bertc {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::errorOf;
+using testing::readText;
+using testing::ScratchDir;
+
+/// Names in `dir`, sorted, hidden ones included.
+std::vector<std::string> listing(const std::string &dir) {
+  std::vector<std::string> names;
+  for (const fs::directory_entry &entry : fs::directory_iterator(dir))
+    names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST(Checkpoint, AtomicWriteReplacesTheFile) {
+  ScratchDir dir;
+  std::string path = dir.file("state.json");
+  writeTextFileAtomically(path, "first");
+  writeTextFileAtomically(path, "second");
+  EXPECT_EQ(readText(path), "second");
+  EXPECT_EQ(listing(dir.file("")), std::vector<std::string>{"state.json"});
+}
+
+TEST(Checkpoint, AFailedWriteKeepsThePreviousFileAndNoTemporary) {
+  ScratchDir dir;
+  std::string path = dir.file("model.safetensors");
+  writeTextFileAtomically(path, "previous");
+  std::string error = errorOf([&] {
+    writeFileAtomically(path, [](const std::string &temporary) {
+      testing::writeText(temporary, "half a fi");
+      throw std::runtime_error(temporary + ": write failed (disk full?)");
+    });
+  });
+  EXPECT_EQ(error, dir.file(".model.safetensors.tmp") + ": write failed (disk full?)");
+  EXPECT_EQ(readText(path), "previous");
+  EXPECT_EQ(listing(dir.file("")), std::vector<std::string>{"model.safetensors"});
+
+  std::string missing = dir.file("no/such/dir/config.json");
+  EXPECT_EQ(errorOf([&] { writeTextFileAtomically(missing, "{}"); }),
+            dir.file("no/such/dir/.config.json.tmp") + ": cannot create: No such file or "
+                                                       "directory");
+}
+
+TrainerState sampleState() {
+  TrainerState state;
+  state.globalStep = 12;
+  state.maxSteps = 30;
+  state.seed = 18446744073709551614u;
+  state.batch = 32;
+  state.microBatch = 8;
+  state.accumulation = 4;
+  state.seqLen = 128;
+  state.shuffle = true;
+  state.groupByLength = true;
+  state.lr = 2e-5f;
+  state.schedule = LrSchedule::Linear;
+  state.warmupSteps = 3;
+  state.dataPath = "data/train.jsonl";
+  state.dataRows = 300;
+  state.dataFingerprint = 0xfedcba9876543210u;
+  state.data = {2, 96, {1000, 1536}};
+  return state;
+}
+
+void expectSameState(const TrainerState &a, const TrainerState &b) {
+  EXPECT_EQ(formatTrainerState(a), formatTrainerState(b));
+  EXPECT_EQ(a.seed, b.seed);
+  EXPECT_EQ(a.dataFingerprint, b.dataFingerprint);
+  EXPECT_EQ(a.data.cursor, b.data.cursor);
+  EXPECT_EQ(a.data.tokens.computed, b.data.tokens.computed);
+}
+
+TEST(Checkpoint, TrainerStateRoundTrips) {
+  TrainerState state = sampleState();
+  std::string text = formatTrainerState(state);
+  EXPECT_NE(text.find("\"global_step\": 12,"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"epoch\": 1.32,"), std::string::npos) << "1 epoch + 96 of 300 rows";
+  EXPECT_NE(text.find("\"fingerprint\": \"fedcba9876543210\""), std::string::npos) << text;
+  expectSameState(parseTrainerState(text, "state.json"), state);
+}
+
+TEST(Checkpoint, TrainerStateErrorsNameTheKey) {
+  nlohmann::json json = nlohmann::json::parse(formatTrainerState(sampleState()));
+  json["data_position"].erase("cursor");
+  EXPECT_EQ(errorOf([&] { parseTrainerState(json.dump(), "ckpt/trainer_state.json"); }),
+            "ckpt/trainer_state.json: missing 'data_position/cursor'");
+  json = nlohmann::json::parse(formatTrainerState(sampleState()));
+  json["seed"] = -1;
+  EXPECT_EQ(errorOf([&] { parseTrainerState(json.dump(), "s.json"); }),
+            "s.json: 'seed' must be a non-negative integer");
+  json["seed"] = 1;
+  json["shuffle"] = "yes";
+  EXPECT_EQ(errorOf([&] { parseTrainerState(json.dump(), "s.json"); }),
+            "s.json: 'shuffle' must be true or false");
+  EXPECT_EQ(errorOf([&] { parseTrainerState("{\"global_step\": ", "s.json"); }),
+            "s.json: not a JSON object");
+}
+
+TEST(Checkpoint, ResumeChecksListEveryDifference) {
+  TrainerState saved = sampleState(), current = sampleState();
+  current.globalStep = 0; // where training stands is not a setting
+  current.maxSteps = 99;
+  EXPECT_NO_THROW(checkResumable(saved, current, "ckpt"));
+  current.seed = 7;
+  current.microBatch = 4;
+  current.groupByLength = false;
+  EXPECT_EQ(errorOf([&] { checkResumable(saved, current, "ckpt"); }),
+            "ckpt: cannot resume exactly: seed 18446744073709551614 in the checkpoint, 7 "
+            "here; micro-batch 8 in the checkpoint, 4 here; group_by_length on in the "
+            "checkpoint, off here");
+  current = sampleState();
+  current.dataFingerprint ^= 1;
+  EXPECT_EQ(errorOf([&] { checkResumable(saved, current, "ckpt"); }),
+            "ckpt: cannot resume exactly: the training data's content differs from "
+            "data/train.jsonl");
+}
+
+/// A small plan: a trainable [2, 3] weight and [2] bias, a frozen [3] LayerNorm weight, and
+/// the AdamW moments of the trainable two; 64 floats of arena.
+struct SmallPlan {
+  ParamSlot params[3] = {
+      {"classifier.weight", 2, {2, 3}, 6, 0, true, 0, 64, 96, true, ParamInit::Normal},
+      {"classifier.bias", 1, {2}, 2, 32, true, 0, 128, 160, false, ParamInit::Zeros},
+      {"bert.embeddings.LayerNorm.weight", 1, {3}, 3, 192, false, 0, 0, 0, false,
+       ParamInit::Ones}};
+  TrainerPlan plan{};
+  std::vector<float> arena = std::vector<float>(64);
+
+  SmallPlan(const char *vocabFile, const char *config) {
+    plan.arenaBytes = arena.size() * sizeof(float);
+    plan.params = params;
+    plan.numParams = 3;
+    plan.train.vocabFile = vocabFile;
+    plan.hfConfigJson = config;
+  }
+  std::byte *bytes() { return reinterpret_cast<std::byte *>(arena.data()); }
+};
+
+TEST(Checkpoint, AFolderRoundTripsParametersMomentsAndState) {
+  ScratchDir dir;
+  std::string vocab = dir.file("vocab.txt");
+  testing::writeText(vocab, "[PAD]\n[UNK]\n");
+  SmallPlan saved(vocab.c_str(), R"({"model_type": "bert"})");
+  std::iota(saved.arena.begin(), saved.arena.end(), 0.5f);
+  std::string out = dir.file("run");
+  std::string path = saveCheckpoint(out, saved.plan, saved.bytes(), sampleState());
+  EXPECT_EQ(path, out + "/checkpoint-12");
+  EXPECT_EQ(listing(out), std::vector<std::string>{"checkpoint-12"});
+  EXPECT_EQ(listing(path),
+            (std::vector<std::string>{"config.json", "model.safetensors",
+                                      "optimizer.safetensors", "trainer_state.json",
+                                      "vocab.txt"}));
+  EXPECT_EQ(readText(path + "/config.json"), "{\"model_type\": \"bert\"}\n");
+  EXPECT_EQ(readText(path + "/vocab.txt"), "[PAD]\n[UNK]\n");
+  SafetensorsReader optimizer(path + "/optimizer.safetensors");
+  EXPECT_EQ(optimizer.entries().size(), 4u) << "moments of the two trainable parameters";
+  EXPECT_TRUE(optimizer.contains("classifier.weight.exp_avg_sq"));
+
+  SmallPlan loaded(nullptr, nullptr);
+  expectSameState(loadCheckpoint(path, loaded.plan, loaded.bytes()), sampleState());
+  for (size_t i : {0, 5, 8, 9, 16, 21, 24, 29, 32, 33, 40, 41, 48, 50})
+    EXPECT_EQ(loaded.arena[i], saved.arena[i]) << "float " << i;
+  EXPECT_EQ(loaded.arena[6], 0.0f) << "bytes outside every tensor are not written";
+
+  // Saving the same step again replaces the folder and leaves nothing hidden behind.
+  saved.arena[0] = -1.0f;
+  saveCheckpoint(out, saved.plan, saved.bytes(), sampleState());
+  EXPECT_EQ(listing(out), std::vector<std::string>{"checkpoint-12"});
+  loadCheckpoint(path, loaded.plan, loaded.bytes());
+  EXPECT_EQ(loaded.arena[0], -1.0f);
+}
+
+TEST(Checkpoint, AModelFolderWithoutConfigOrVocabularyHasTheWeightsOnly) {
+  ScratchDir dir;
+  std::string vocab = dir.file("absent-vocab.txt");
+  SmallPlan plan(vocab.c_str(), "");
+  EXPECT_EQ(writeModelFolder(dir.file("model"), plan.plan, plan.bytes()),
+            std::vector<std::string>{"model.safetensors"});
+  EXPECT_EQ(listing(dir.file("model")), std::vector<std::string>{"model.safetensors"});
+}
+
+TEST(Checkpoint, AMismatchedCheckpointIsRefusedWithEveryDifference) {
+  ScratchDir dir;
+  SmallPlan saved(nullptr, nullptr);
+  std::string path = saveCheckpoint(dir.file("run"), saved.plan, saved.bytes(), sampleState());
+  SmallPlan other(nullptr, nullptr);
+  other.params[1].shape[0] = 3;
+  other.params[2].name = "bert.embeddings.LayerNorm.bias";
+  EXPECT_EQ(errorOf([&] { loadCheckpoint(path, other.plan, other.bytes()); }),
+            path + ": checkpoint does not match this trainer: model.safetensors: "
+                   "'bert.embeddings.LayerNorm.bias' is missing; 'classifier.bias' is [2] in "
+                   "the checkpoint, [3] here; 'bert.embeddings.LayerNorm.weight' is not in "
+                   "this model");
+  SmallPlan frozen(nullptr, nullptr);
+  frozen.params[1].trainable = false;
+  EXPECT_EQ(errorOf([&] { loadCheckpoint(path, frozen.plan, frozen.bytes()); }),
+            path + ": checkpoint does not match this trainer: optimizer.safetensors: "
+                   "'classifier.bias.exp_avg' is not in this model; "
+                   "'classifier.bias.exp_avg_sq' is not in this model");
+  fs::remove(path + "/trainer_state.json");
+  EXPECT_EQ(errorOf([&] { loadCheckpoint(path, saved.plan, saved.bytes()); }),
+            path + "/trainer_state.json: cannot open: No such file or directory");
+}
+
+TEST(Checkpoint, FindsTheLatestCompleteCheckpoint) {
+  ScratchDir dir;
+  std::string out = dir.file("run");
+  for (const char *name : {"checkpoint-4", "checkpoint-12", "checkpoint-8",
+                           ".checkpoint-16.partial", "checkpoint-9x"}) {
+    fs::create_directories(out + "/" + name);
+    testing::writeText(out + "/" + name + "/trainer_state.json", "{}");
+  }
+  fs::create_directories(out + "/checkpoint-20"); // no trainer_state.json: not a checkpoint
+  EXPECT_EQ(findCheckpoint(out), out + "/checkpoint-12");
+  EXPECT_EQ(findCheckpoint(out + "/checkpoint-8"), out + "/checkpoint-8");
+
+  EXPECT_EQ(errorOf([&] { findCheckpoint(dir.file("absent")); }),
+            dir.file("absent") + ": no such checkpoint folder");
+  testing::writeText(dir.file("file"), "");
+  EXPECT_EQ(errorOf([&] { findCheckpoint(dir.file("file")); }),
+            dir.file("file") + ": not a folder");
+  EXPECT_EQ(errorOf([&] { findCheckpoint(out + "/checkpoint-20"); }),
+            out + "/checkpoint-20: holds neither trainer_state.json nor a checkpoint-N folder "
+                  "to resume from");
+}
+
+} // namespace
+} // namespace bertc

@@ -1,5 +1,6 @@
 // JSONL data: good rows (defaults, truncation, blank lines), one error per kind of bad row
-// (each must say file:line), and the batcher's padding, file order and seeded shuffle.
+// (each must say file:line), and the batcher's padding, file order, seeded shuffle, length
+// grouping, token counts, and exact continuation from a saved state.
 #include "bertc/runtime/jsonl_data.h"
 
 #include "scratch_dir.h"
@@ -8,6 +9,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <set>
 
 namespace bertc {
 namespace {
@@ -18,9 +20,9 @@ using testing::ScratchDir;
 constexpr DataLimits kLimits = {/*seqLen=*/6, /*numLabels=*/3, /*vocab=*/200,
                                 /*typeVocab=*/2};
 
-/// An arena holding the batcher's inputs for up to 32 rows of 8 tokens, and its slots.
+/// An arena holding the batcher's inputs for up to 32 rows of 32 tokens, and its slots.
 struct InputArena {
-  static constexpr size_t kTokens = 32 * 8 * sizeof(int32_t);
+  static constexpr size_t kTokens = 32 * 32 * sizeof(int32_t);
   std::vector<std::byte> bytes = std::vector<std::byte>(5 * kTokens);
   InputSlots slots{0, kTokens, 2 * kTokens, 3 * kTokens, 4 * kTokens, 0};
 
@@ -38,6 +40,19 @@ Dataset indexedDataset(const ScratchDir &dir, int rows) {
             std::to_string(i) + "}\n";
   testing::writeText(dir.file("indexed.jsonl"), text);
   return loadJsonlDataset(dir.file("indexed.jsonl"), {8, rows, 200, 2});
+}
+
+/// `rows` rows of 1..16 tokens in a scrambled pattern; the label is the row index.
+Dataset mixedLengthDataset(const ScratchDir &dir, int rows) {
+  std::string text;
+  for (int i = 0; i < rows; ++i) {
+    std::string ids = "101";
+    for (int t = 1, length = 1 + (i * 7 + i / 5) % 16; t < length; ++t)
+      ids += ", " + std::to_string((i + t) % 200);
+    text += R"({"input_ids": [)" + ids + R"(], "label": )" + std::to_string(i) + "}\n";
+  }
+  testing::writeText(dir.file("mixed.jsonl"), text);
+  return loadJsonlDataset(dir.file("mixed.jsonl"), {32, rows, 200, 2});
 }
 
 /// Labels of every row the batcher yields over `epochs` epochs, one vector per epoch.
@@ -154,6 +169,11 @@ TEST(Batcher, PadsToTheLongestRowOfTheBatch) {
   EXPECT_EQ(arena.read(arena.slots.positionIds, 15),
             (std::vector<int32_t>{0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2, 3, 4}));
   EXPECT_EQ(arena.read(arena.slots.labels, 3), (std::vector<int32_t>{1, 2, 0}));
+  // 3 + 5 + 2 real tokens of 3 x 5 computed.
+  EXPECT_EQ(batch.realTokens, 10);
+  EXPECT_EQ(batcher.state().tokens.real, 10);
+  EXPECT_EQ(batcher.state().tokens.computed, 15);
+  EXPECT_DOUBLE_EQ(batcher.state().tokens.padFraction(), 5.0 / 15.0);
 }
 
 TEST(Batcher, FileOrderWithoutShuffleAndAPartialLastBatch) {
@@ -198,6 +218,101 @@ TEST(Batcher, ShuffleIsASeededPermutationPerEpoch) {
   }
   EXPECT_NE(order[0], order[1]);
   EXPECT_NE(order[1], order[2]);
+}
+
+TEST(Batcher, GroupingByLengthVisitsEveryRowOncePerEpoch) {
+  ScratchDir dir;
+  Dataset data = mixedLengthDataset(dir, 250);
+  // Micro-batch 2: mega-batches of 100 rows, so the epoch has two full ones and one of 50.
+  Batcher grouped(data, 2, /*shuffle=*/true, /*seed=*/5, /*groupByLength=*/true);
+  Batcher again(data, 2, /*shuffle=*/true, /*seed=*/5, /*groupByLength=*/true);
+  auto order = visitOrder(grouped, 2);
+  EXPECT_EQ(order, visitOrder(again, 2)) << "a function of (seed, epoch)";
+  EXPECT_NE(order[0], order[1]);
+  std::vector<int32_t> everyRow(250);
+  std::iota(everyRow.begin(), everyRow.end(), 0);
+  for (const auto &epoch : order) {
+    std::vector<int32_t> sorted = epoch;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(sorted, everyRow) << "each epoch visits every row exactly once";
+    auto length = [&](int32_t row) { return data.rows[size_t(row)].inputIds.size(); };
+    for (size_t begin : {0, 100, 200}) {
+      auto first = epoch.begin() + std::ptrdiff_t(begin);
+      auto last = epoch.begin() + std::ptrdiff_t(std::min<size_t>(begin + 100, 250));
+      EXPECT_TRUE(std::is_sorted(first, last, [&](int32_t a, int32_t b) {
+        return length(a) > length(b);
+      })) << "mega-batch at " << begin << " is sorted longest first";
+    }
+    // Mega-batches hold shuffled rows, not file order: the first is not rows 0..99.
+    EXPECT_NE(std::set<int32_t>(epoch.begin(), epoch.begin() + 100),
+              std::set<int32_t>(everyRow.begin(), everyRow.begin() + 100));
+  }
+}
+
+TEST(Batcher, GroupingByLengthCutsPadding) {
+  ScratchDir dir;
+  Dataset data = mixedLengthDataset(dir, 400);
+  auto padFraction = [&](bool groupByLength) {
+    Batcher batcher(data, 8, /*shuffle=*/true, /*seed=*/3, groupByLength);
+    visitOrder(batcher, 1);
+    return batcher.state().tokens.padFraction();
+  };
+  double plain = padFraction(false), grouped = padFraction(true);
+  EXPECT_GT(plain, 0.3) << "rows of 1..16 tokens, 8 to a batch, padded to the longest";
+  EXPECT_LT(grouped, 0.05) << "plain shuffling pads " << plain;
+}
+
+TEST(Batcher, RestoringAStateContinuesTheSameStream) {
+  ScratchDir dir;
+  Dataset data = mixedLengthDataset(dir, 23);
+  for (bool groupByLength : {false, true}) {
+    InputArena arena;
+    // Stop mid-epoch 2 (after 8 batches: 6 per epoch), then at an epoch's end (12).
+    for (int stop : {8, 12}) {
+      Batcher reference(data, 4, true, 11, groupByLength);
+      for (int i = 0; i < stop; ++i)
+        reference.next(arena.bytes.data(), arena.slots);
+      BatcherState state = reference.state();
+      EXPECT_EQ(state.epoch, 2);
+      EXPECT_EQ(state.cursor, stop == 8 ? 8 : 23);
+      Batcher resumed(data, 4, true, 11, groupByLength);
+      resumed.restore(state);
+      EXPECT_EQ(resumed.rowsInNext(3), reference.rowsInNext(3));
+      for (int i = 0; i < 10; ++i) {
+        MicroBatch expected = reference.next(arena.bytes.data(), arena.slots);
+        std::vector<int32_t> expectedIds = arena.read(arena.slots.inputIds, 4 * 32);
+        MicroBatch actual = resumed.next(arena.bytes.data(), arena.slots);
+        EXPECT_EQ(actual.epoch, expected.epoch);
+        EXPECT_EQ(actual.rows, expected.rows);
+        EXPECT_EQ(actual.seq, expected.seq);
+        EXPECT_EQ(arena.read(arena.slots.inputIds, 4 * 32), expectedIds) << "stop " << stop;
+      }
+      EXPECT_EQ(resumed.state().tokens.computed, reference.state().tokens.computed);
+    }
+    Batcher fresh(data, 4, true, 11, groupByLength);
+    Batcher restoredFresh(data, 4, true, 11, groupByLength);
+    restoredFresh.restore(BatcherState{});
+    EXPECT_EQ(visitOrder(restoredFresh, 2), visitOrder(fresh, 2));
+  }
+  Batcher batcher(data, 4, true, 11);
+  EXPECT_EQ(errorOf([&] { batcher.restore({2, 24, {}}); }),
+            data.path + ": cannot continue at epoch 2, row 24: the data has only 23 rows");
+}
+
+TEST(JsonlData, FingerprintChangesWithAnyRow) {
+  ScratchDir dir;
+  Dataset data = indexedDataset(dir, 4);
+  uint64_t fingerprint = datasetFingerprint(data);
+  EXPECT_EQ(fingerprint, datasetFingerprint(indexedDataset(dir, 4)));
+  Dataset changed = data;
+  changed.rows[2].tokenTypeIds[1] = 1;
+  EXPECT_NE(datasetFingerprint(changed), fingerprint);
+  changed = data;
+  changed.rows[3].label = 0;
+  EXPECT_NE(datasetFingerprint(changed), fingerprint);
+  changed = data;
+  std::swap(changed.rows[0], changed.rows[1]);
+  EXPECT_NE(datasetFingerprint(changed), fingerprint);
 }
 
 } // namespace

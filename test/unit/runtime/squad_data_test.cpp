@@ -1,1 +1,387 @@
-// placeholder
+// SQuAD reading and features on small hand-written files: v1.1 and v2.0 questions, answers
+// located in code points, windows and the answer that straddles two of them, the answer ->
+// token positions -> text round trip on accented, punctuated paragraphs, and one located
+// error per kind of malformed file.
+#include "bertc/runtime/squad_data.h"
+
+#include "scratch_dir.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace bertc {
+namespace {
+
+using testing::errorOf;
+using testing::ScratchDir;
+using testing::writeText;
+
+/// An uncased vocabulary for the questions and contexts below.
+const char *const kVocab[] = {
+    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
+    // punctuation
+    "?", ".", ",", ";", "!", "$", "-", "'", "(", ")", "«", "»", "—",
+    // English
+    "the", "eiffel", "tower", "is", "in", "paris", "where", "who", "built", "when", "was",
+    "released", "how", "much", "did", "it", "earn", "earned", "zoe", "sal", "##dana",
+    "starred", "avatar", "2009", "directed", "by", "james", "cameron", "2", "9", "bill",
+    "##ion",
+    // French
+    "le", "cafe", "de", "flore", "a", "est", "celebre", "il", "ouvert", "en", "18", "##87",
+    "ou", "quand", "t", "quel", "comment", "jean", "paul", "sartre", "y", "ecrivait",
+    "simone", "beauvoir", "aussi", "qui", "d", "autre",
+    // the windowing test
+    "b", "c", "e", "f", "g", "h", "i", "j", "q", "r", "s"};
+
+Tokenizer makeTokenizer(const ScratchDir &dir) {
+  std::string text;
+  for (const char *token : kVocab)
+    text += std::string(token) + "\n";
+  writeText(dir.file("vocab.txt"), text);
+  return Tokenizer(Vocab::load(dir.file("vocab.txt")), true);
+}
+
+/// Writes `json` as dev.json and loads it.
+SquadDataset load(const ScratchDir &dir, const std::string &json) {
+  writeText(dir.file("dev.json"), json);
+  return loadSquadDataset(dir.file("dev.json"));
+}
+
+/// The error loading `json` gives, with the scratch path shortened to "dev.json".
+std::string loadError(const std::string &json) {
+  ScratchDir dir;
+  std::string error = errorOf([&] { load(dir, json); });
+  std::string path = dir.file("dev.json");
+  return error.rfind(path, 0) == 0 ? "dev.json" + error.substr(path.size()) : error;
+}
+
+/// A one-paragraph file about the Eiffel Tower (29 characters) with `qas`.
+std::string towerFile(const std::string &qas) {
+  return R"({"version": "1.1", "data": [{"title": "Eiffel_Tower", "paragraphs": [
+      {"context": "The Eiffel Tower is in Paris.", "qas": )" + qas + "}]}]}";
+}
+
+const char *const kWhere = R"("id": "q1", "question": "Where is the Eiffel Tower?")";
+
+/// Token strings of inputIds.
+std::vector<std::string> tokensOf(const Tokenizer &tokenizer,
+                                  const std::vector<int32_t> &ids) {
+  std::vector<std::string> out;
+  for (int32_t id : ids)
+    out.push_back(tokenizer.vocab().token(id));
+  return out;
+}
+
+using Strings = std::vector<std::string>;
+
+TEST(SquadData, ReadsV11) {
+  ScratchDir dir;
+  SquadDataset data = load(dir, towerFile(std::string("[{") + kWhere + R"(, "answers": [
+      {"text": "Paris", "answer_start": 23}, {"text": "in Paris", "answer_start": 20}]}])"));
+  ASSERT_EQ(data.paragraphs.size(), 1u);
+  EXPECT_EQ(data.paragraphs[0].title, "Eiffel_Tower");
+  ASSERT_EQ(data.examples.size(), 1u);
+  const SquadExample &example = data.examples[0];
+  EXPECT_EQ(example.id, "q1");
+  EXPECT_EQ(example.question, "Where is the Eiffel Tower?");
+  EXPECT_FALSE(example.isImpossible);
+  ASSERT_EQ(example.answers.size(), 2u);
+  EXPECT_EQ(example.answers[1].answerStart, 20);
+  EXPECT_EQ(example.answers[1].span.begin, 20u);
+  EXPECT_EQ(example.answers[1].span.end, 28u);
+  EXPECT_TRUE(data.mismatchedAnswers.empty());
+}
+
+TEST(SquadData, AnswerStartCountsCodePoints) {
+  ScratchDir dir;
+  // "Zoë Saldaña " is 12 characters but 14 bytes.
+  SquadDataset data = load(dir, R"({"data": [{"title": "Film", "paragraphs": [
+      {"context": "Zoë Saldaña starred in «Avatar».", "qas": [{"id": "z",
+       "question": "Who starred?",
+       "answers": [{"text": "starred", "answer_start": 12}]}]}]}]})");
+  EXPECT_EQ(data.examples[0].answers[0].span.begin, 14u);
+  EXPECT_EQ(data.examples[0].answers[0].span.end, 21u);
+  EXPECT_TRUE(data.mismatchedAnswers.empty());
+}
+
+TEST(SquadData, BuildsOneFeaturePerShortContext) {
+  ScratchDir dir;
+  Tokenizer tokenizer = makeTokenizer(dir);
+  SquadDataset data = load(dir, towerFile(std::string("[{") + kWhere + R"(, "answers": [
+      {"text": "Paris", "answer_start": 23}]}])"));
+  SquadFeatures features = buildSquadFeatures(data, tokenizer);
+  ASSERT_EQ(features.features.size(), 1u);
+  const SquadFeature &feature = features.features[0];
+  EXPECT_EQ(tokensOf(tokenizer, feature.inputIds),
+            (Strings{"[CLS]", "where", "is", "the", "eiffel", "tower", "?", "[SEP]", "the",
+                     "eiffel", "tower", "is", "in", "paris", ".", "[SEP]"}));
+  EXPECT_EQ(feature.tokenTypeIds,
+            (std::vector<int32_t>{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(feature.contextStart, 8u);
+  EXPECT_EQ(feature.contextTokens(), 7u);
+  EXPECT_EQ(feature.startPosition, 13);
+  EXPECT_EQ(feature.endPosition, 13);
+
+  EXPECT_EQ(predictedAnswerText(data, features, 0, 13, 13), "Paris");
+  EXPECT_EQ(predictedAnswerText(data, features, 0, 12, 14), "in Paris.");
+  EXPECT_EQ(predictedAnswerText(data, features, 0, 8, 8), "The");
+  EXPECT_FALSE(predictedAnswerText(data, features, 0, 13, 12)); // end before start
+  EXPECT_FALSE(predictedAnswerText(data, features, 0, 7, 13));  // starts on [SEP]
+  EXPECT_FALSE(predictedAnswerText(data, features, 0, 13, 15)); // ends on the last [SEP]
+  EXPECT_FALSE(predictedAnswerText(data, features, 0, 0, 0));   // [CLS]: no answer
+}
+
+TEST(SquadData, V2ImpossibleQuestionsPointAtCls) {
+  ScratchDir dir;
+  Tokenizer tokenizer = makeTokenizer(dir);
+  SquadDataset data = load(dir, towerFile(std::string("[{") + kWhere + R"(,
+      "answers": [{"text": "Paris", "answer_start": 23}], "is_impossible": false},
+      {"id": "q2", "question": "Who built the tower?", "answers": [],
+       "plausible_answers": [{"text": "Paris", "answer_start": 23}],
+       "is_impossible": true}])"));
+  ASSERT_EQ(data.examples.size(), 2u);
+  EXPECT_FALSE(data.examples[0].isImpossible);
+  EXPECT_TRUE(data.examples[1].isImpossible);
+  EXPECT_TRUE(data.examples[1].answers.empty());
+  SquadFeatures features = buildSquadFeatures(data, tokenizer);
+  ASSERT_EQ(features.features.size(), 2u);
+  EXPECT_EQ(features.features[0].startPosition, 13);
+  EXPECT_EQ(features.features[1].example, 1u);
+  EXPECT_EQ(features.features[1].startPosition, 0);
+  EXPECT_EQ(features.features[1].endPosition, 0);
+  // Both questions share the paragraph's token spans.
+  ASSERT_EQ(features.contextTokenSpans.size(), 1u);
+  EXPECT_EQ(features.contextTokenSpans[0].size(), 7u);
+}
+
+TEST(SquadData, AnswerStraddlingWindowsIsLabelledWhereItIsWhole) {
+  ScratchDir dir;
+  Tokenizer tokenizer = makeTokenizer(dir);
+  // Context tokens a..j (a at 0, b at 2, ...); "c d" starts at 4, "d e" at 6.
+  SquadDataset data = load(dir, R"({"data": [{"title": "Letters", "paragraphs": [
+      {"context": "a b c d e f g h i j", "qas": [
+        {"id": "de", "question": "q r s", "answers": [{"text": "d e", "answer_start": 6}]},
+        {"id": "cd", "question": "q",
+         "answers": [{"text": "c d", "answer_start": 4}]}]}]}]})");
+  // The question is cut to "q r", leaving 8 - 2 - 3 = 3 context tokens per window, and
+  // windows start 2 tokens apart: [a b c] [c d e] [e f g] [g h i] [i j].
+  SquadFeatures features = buildSquadFeatures(data, tokenizer, {8, 2, 2});
+  ASSERT_EQ(features.features.size(), 5u + 4u);
+  std::vector<std::pair<int32_t, int32_t>> positions;
+  for (size_t w = 0; w < 5; ++w) {
+    const SquadFeature &feature = features.features[w];
+    EXPECT_EQ(feature.example, 0u);
+    EXPECT_EQ(feature.window, w);
+    EXPECT_EQ(feature.firstContextToken, 2 * w);
+    EXPECT_EQ(feature.contextStart, 4u);
+    positions.emplace_back(feature.startPosition, feature.endPosition);
+  }
+  EXPECT_EQ(tokensOf(tokenizer, features.features[1].inputIds),
+            (Strings{"[CLS]", "q", "r", "[SEP]", "c", "d", "e", "[SEP]"}));
+  EXPECT_EQ(tokensOf(tokenizer, features.features[4].inputIds),
+            (Strings{"[CLS]", "q", "r", "[SEP]", "i", "j", "[SEP]"}));
+  // "d e" is whole only in [c d e]; [e f g] holds half of it.
+  EXPECT_EQ(positions, (std::vector<std::pair<int32_t, int32_t>>{
+                           {0, 0}, {5, 6}, {0, 0}, {0, 0}, {0, 0}}));
+  EXPECT_EQ(predictedAnswerText(data, features, 1, 5, 6), "d e");
+
+  // With a one-token question, 4 context tokens per window: [a b c d] [c d e f] ...
+  const SquadFeature &first = features.features[5], &second = features.features[6];
+  EXPECT_EQ(first.example, 1u);
+  EXPECT_EQ(first.startPosition, 5); // [CLS] q [SEP] a b c d: c at 5, d at 6
+  EXPECT_EQ(first.endPosition, 6);
+  EXPECT_EQ(second.startPosition, 3); // [CLS] q [SEP] c d e f: c at 3
+  EXPECT_EQ(second.endPosition, 4);
+}
+
+/// Adds a question with one answer, located by its first occurrence in the context.
+void addQuestion(nlohmann::json &qas, const std::string &context, const std::string &question,
+                 const std::string &answer) {
+  size_t byte = context.find(answer);
+  ASSERT_NE(byte, std::string::npos) << answer;
+  int64_t chars = 0;
+  for (size_t at = 0; at < byte; ++at)
+    chars += (uint8_t(context[at]) & 0xC0) != 0x80;
+  qas.push_back({{"id", "q" + std::to_string(qas.size()) + "-" + answer},
+                 {"question", question},
+                 {"answers", {{{"text", answer}, {"answer_start", chars}}}}});
+}
+
+TEST(SquadData, AnswersRoundTripThroughTokenPositions) {
+  ScratchDir dir;
+  Tokenizer tokenizer = makeTokenizer(dir);
+  using Qa = std::pair<std::string, std::string>;
+  struct Paragraph {
+    const char *title, *context;
+    std::vector<Qa> qas;
+  };
+  std::vector<Paragraph> paragraphs = {
+      {"Film",
+       "Zoë Saldaña starred in «Avatar» (2009), directed by James Cameron; it earned $2.9 "
+       "billion!",
+       {{"Who directed «Avatar»?", "James Cameron"}, {"When was Avatar released?", "2009"},
+        {"Who starred in it?", "Zoë Saldaña"}, {"How much did it earn?", "$2.9 billion"},
+        {"Who starred?", "(2009)"}}},
+      {"Café", "Le Café de Flore, à Paris, est célèbre — il a ouvert en 1887.",
+       {{"Où est le café?", "Paris"}, {"Quand a-t-il ouvert?", "1887"},
+        {"Quel café?", "Café de Flore"}, {"Comment est-il?", "célèbre"}}},
+      {"Café", "Jean-Paul Sartre y écrivait. Simone de Beauvoir aussi.",
+       {{"Qui écrivait?", "Jean-Paul Sartre"}, {"Qui d'autre?", "Simone de Beauvoir"}}}};
+  nlohmann::json file = {{"version", "1.1"}, {"data", nlohmann::json::array()}};
+  for (const Paragraph &paragraph : paragraphs) {
+    nlohmann::json qas = nlohmann::json::array();
+    for (const auto &[question, answer] : paragraph.qas)
+      addQuestion(qas, paragraph.context, question, answer);
+    file["data"].push_back(
+        {{"title", paragraph.title},
+         {"paragraphs", {{{"context", paragraph.context}, {"qas", qas}}}}});
+  }
+  SquadDataset data = load(dir, file.dump(2));
+  ASSERT_EQ(data.examples.size(), 11u);
+  EXPECT_TRUE(data.mismatchedAnswers.empty());
+
+  // Small windows, so that most answers are whole in some windows and cut in others.
+  SquadFeatures features = buildSquadFeatures(data, tokenizer, {20, 8, 4});
+  std::vector<int> labelled(data.examples.size());
+  for (size_t f = 0; f < features.features.size(); ++f) {
+    const SquadFeature &feature = features.features[f];
+    if (feature.startPosition == 0)
+      continue;
+    ++labelled[feature.example];
+    const std::string &answer = data.examples[feature.example].answers[0].text;
+    EXPECT_EQ(predictedAnswerText(data, features, f, size_t(feature.startPosition),
+                                  size_t(feature.endPosition)),
+              answer)
+        << "window " << feature.window;
+  }
+  for (size_t e = 0; e < data.examples.size(); ++e)
+    EXPECT_GT(labelled[e], 0) << data.examples[e].id;
+  EXPECT_GT(features.features.size(), data.examples.size()); // some contexts needed windows
+}
+
+TEST(SquadData, EmptyContextGetsOneEmptyWindow) {
+  ScratchDir dir;
+  Tokenizer tokenizer = makeTokenizer(dir);
+  SquadDataset data = load(dir, R"({"data": [{"paragraphs": [{"context": "", "qas": [
+      {"id": "x", "question": "Who?", "answers": [], "is_impossible": true}]}]}]})");
+  EXPECT_EQ(data.paragraphs[0].title, "");
+  SquadFeatures features = buildSquadFeatures(data, tokenizer);
+  ASSERT_EQ(features.features.size(), 1u);
+  EXPECT_EQ(features.features[0].contextTokens(), 0u);
+  EXPECT_EQ(tokensOf(tokenizer, features.features[0].inputIds),
+            (Strings{"[CLS]", "who", "?", "[SEP]", "[SEP]"}));
+}
+
+TEST(SquadData, FeatureOptionsMustLeaveRoomForContext) {
+  ScratchDir dir;
+  Tokenizer tokenizer = makeTokenizer(dir);
+  SquadDataset data = load(dir, towerFile(std::string("[{") + kWhere + R"(, "answers": [
+      {"text": "Paris", "answer_start": 23}]}])"));
+  EXPECT_THROW(buildSquadFeatures(data, tokenizer, {67, 64, 128}), std::invalid_argument);
+  EXPECT_THROW(buildSquadFeatures(data, tokenizer, {384, 64, 0}), std::invalid_argument);
+  EXPECT_EQ(buildSquadFeatures(data, tokenizer, {68, 64, 1}).features.size(), 1u);
+}
+
+TEST(SquadData, MismatchedAnswerTextIsCountedNotFatal) {
+  ScratchDir dir;
+  SquadDataset data = load(dir, towerFile(std::string("[{") + kWhere + R"(, "answers": [
+      {"text": "Lyon", "answer_start": 23}]}])"));
+  ASSERT_EQ(data.mismatchedAnswers.size(), 1u);
+  EXPECT_EQ(data.mismatchedAnswers[0],
+            dir.file("dev.json") + ": data[0].paragraphs[0].qas[0].answers[0]: text 'Lyon' "
+                                   "differs from the context at answer_start 23: 'Pari'");
+  EXPECT_EQ(data.examples[0].answers[0].span.end, 27u);
+}
+
+TEST(SquadData, MalformedFilesGiveLocatedErrors) {
+  EXPECT_EQ(loadError(R"({"data": [)").rfind("dev.json: malformed JSON: parse error at line 1",
+                                               0),
+            0u);
+  EXPECT_EQ(loadError("[1]"), "dev.json: must be an object, got array");
+  EXPECT_EQ(loadError(R"({"version": "1.1"})"), "dev.json: missing key 'data'");
+  EXPECT_EQ(loadError(R"({"data": {}})"), "dev.json: data: must be an array, got object");
+  EXPECT_EQ(loadError(R"({"data": []})"), "dev.json: holds no question");
+  EXPECT_EQ(loadError(R"({"data": [{"title": "x"}]})"),
+            "dev.json: data[0]: missing key 'paragraphs'");
+  EXPECT_EQ(loadError(R"({"data": [{"title": 7, "paragraphs": []}]})"),
+            "dev.json: data[0].title: must be a string, got a number 7");
+  EXPECT_EQ(loadError(R"({"data": [{"paragraphs": [{"context": 5, "qas": []}]}]})"),
+            "dev.json: data[0].paragraphs[0].context: must be a string, got a number 5");
+  EXPECT_EQ(loadError(towerFile(R"([{"id": "q1", "answers": []}])")),
+            "dev.json: data[0].paragraphs[0].qas[0]: missing key 'question'");
+  EXPECT_EQ(loadError(towerFile(std::string("[{") + kWhere + "}]")),
+            "dev.json: data[0].paragraphs[0].qas[0]: missing key 'answers'");
+  EXPECT_EQ(loadError(towerFile(std::string("[{") + kWhere + R"(, "answers": ["Paris"]}])")),
+            "dev.json: data[0].paragraphs[0].qas[0].answers[0]: must be an object, got "
+            "string");
+  EXPECT_EQ(loadError(towerFile(std::string("[{") + kWhere +
+                                R"(, "answers": [{"answer_start": 23}]}])")),
+            "dev.json: data[0].paragraphs[0].qas[0].answers[0]: missing key 'text'");
+  EXPECT_EQ(loadError(towerFile(std::string("[{") + kWhere + R"(, "answers": [
+                                {"text": "Paris", "answer_start": "23"}]}])")),
+            "dev.json: data[0].paragraphs[0].qas[0].answers[0].answer_start: must be an "
+            "integer, got string");
+  EXPECT_EQ(loadError(towerFile(std::string("[{") + kWhere +
+                                R"(, "answers": [{"text": "Paris", "answer_start": 2.5}]}])")),
+            "dev.json: data[0].paragraphs[0].qas[0].answers[0].answer_start: must be an "
+            "integer, got a number 2.5");
+  EXPECT_EQ(loadError(towerFile(std::string("[{") + kWhere +
+                                R"(, "answers": [], "is_impossible": "yes"}])")),
+            "dev.json: data[0].paragraphs[0].qas[0].is_impossible: must be a boolean, got "
+            "string");
+}
+
+TEST(SquadData, InconsistentAnswersGiveLocatedErrors) {
+  // The bad answer sits in the second article's second paragraph's second question.
+  std::string good = R"({"id": "q", "question": "Where?", "answers": [
+      {"text": "Paris", "answer_start": 23}]})";
+  auto file = [&](const std::string &badQuestion) {
+    std::string paragraph = R"({"context": "The Eiffel Tower is in Paris.", "qas": [)";
+    return R"({"data": [{"paragraphs": [)" + paragraph + good + R"(]}]}, {"paragraphs": [)" +
+           paragraph + R"({"id": "r", "question": "?", "answers": []}, {"id": "s",
+           "question": "?", "answers": [{"text": "x", "answer_start": 1}]}]},)" + paragraph +
+           R"({"id": "t", "question": "?", "answers": [{"text": "x", "answer_start": 1}]},)" +
+           badQuestion + "]}]}]}";
+  };
+  std::string at = "dev.json: data[1].paragraphs[1].qas[1]";
+  // (the "r" question without answers fails first unless it is made impossible)
+  EXPECT_EQ(loadError(file(R"({"id": "u", "question": "?", "answers": []})")),
+            "dev.json: data[1].paragraphs[0].qas[0].answers: no answer, and is_impossible is "
+            "not true");
+  auto bad = [&](const std::string &question) {
+    std::string text = file(question), unanswered = R"("answers": []})";
+    text.replace(text.find(unanswered), unanswered.size(),
+                 R"("answers": [], "is_impossible": true})");
+    return loadError(text);
+  };
+  EXPECT_EQ(bad(R"({"id": "u", "question": "?",
+                    "answers": [{"text": "x", "answer_start": 912}]})"),
+            at + ".answers[0]: answer_start 912 is beyond the context (29 characters)");
+  EXPECT_EQ(bad(R"({"id": "u", "question": "?",
+                    "answers": [{"text": "x", "answer_start": -1}]})"),
+            at + ".answers[0]: answer_start -1 is negative");
+  EXPECT_EQ(bad(R"({"id": "u", "question": "?",
+                    "answers": [{"text": "Paris. Oh", "answer_start": 23}]})"),
+            at + ".answers[0]: the answer (9 characters from answer_start 23) runs past the "
+                 "end of the context (29 characters)");
+  EXPECT_EQ(bad(R"({"id": "u", "question": "?",
+                    "answers": [{"text": "", "answer_start": 1}]})"),
+            at + ".answers[0].text: the answer text is empty");
+  EXPECT_EQ(bad(R"({"id": "u", "question": "?", "answers": [], "is_impossible": false})"),
+            at + ".answers: no answer, and is_impossible is not true");
+  EXPECT_EQ(bad(R"({"id": "u", "question": "?", "is_impossible": true,
+                    "answers": [{"text": "x", "answer_start": 1}]})"),
+            at + ".answers: an impossible question (is_impossible) has answers");
+  EXPECT_EQ(bad(R"({"id": "q", "question": "?",
+                    "answers": [{"text": "x", "answer_start": 1}]})"),
+            at + ".id: id 'q' is used twice (first at data[0].paragraphs[0].qas[0])");
+}
+
+TEST(SquadData, MissingFileIsNamed) {
+  ScratchDir dir;
+  EXPECT_EQ(errorOf([&] { loadSquadDataset(dir.file("none.json")); }),
+            dir.file("none.json") + ": cannot open: No such file or directory");
+}
+
+} // namespace
+} // namespace bertc

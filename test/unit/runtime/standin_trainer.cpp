@@ -2,7 +2,8 @@
 // driver (trainer_main.cpp) can be tested end to end without the compiler. The model is a
 // 2-class linear classifier over one feature per row: its mean input id (over the attention
 // mask) divided by the vocabulary, times a frozen scale. The loss is written out here; the
-// update is the runtime's cpu::adamwUpdate, as generated code calls it.
+// update is the runtime's cpu::adamwUpdate, as generated code calls it. Its vocabulary file
+// is "standin-vocab.txt" in the working directory, which tests create where they need it.
 #include "bertc/runtime/cpu_kernels.h"
 #include "bertc/runtime/trainer_plan.h"
 
@@ -64,7 +65,10 @@ extern const TrainerPlan kTrainerPlan = {
     {kBatch, kMicroBatch, kAccumulation, kSeqLen, /*epochs=*/2, /*steps=*/0, /*lr=*/0.1f,
      /*weightDecay=*/0.01f, 0.9f, 0.999f, 1e-8f, LrSchedule::Linear, /*warmup=*/0.1f,
      /*seed=*/7, /*shuffle=*/true, kClasses, /*initializerRange=*/0.02f, kVocab,
-     /*typeVocab=*/2, /*trainData=*/"", /*initCheckpoint=*/""},
+     /*typeVocab=*/2, /*trainData=*/"", /*initCheckpoint=*/"",
+     /*vocabFile=*/"standin-vocab.txt", /*groupByLength=*/false},
+    /*hfConfigJson=*/R"({"architectures": ["BertForSequenceClassification"], )"
+                     R"("model_type": "bert", "num_labels": 2, "vocab_size": 100})",
 };
 
 /// This micro-batch's share of the step's mean cross-entropy (its sum over rows divided by

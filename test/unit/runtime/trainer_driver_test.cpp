@@ -1,82 +1,22 @@
-// End-to-end tests of the trainer driver: runs the stand-in trainer (standin_trainer.cpp,
-// 20 rows, batch 8 = 4 x 2 accumulation, so 3 optimizer steps per epoch) as a process and
-// checks its log, determinism, checkpoint round trip, and exit codes and messages.
-#include "bertc/runtime/safetensors.h"
+// End-to-end tests of the trainer driver (see trainer_runner.h for the stand-in): its log,
+// determinism, loading and saving parameters, progress output, and exit codes and messages.
+// Checkpoints and resuming are trainer_resume_test.cpp's.
+#include "trainer_runner.h"
 
-#include "scratch_dir.h"
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
-#include <sys/wait.h>
-
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <sstream>
 
 namespace bertc {
 namespace {
 
+using testing::readCheckpoint;
+using testing::readLog;
 using testing::readText;
+using testing::RunResult;
+using testing::runTrainer;
 using testing::ScratchDir;
-
-struct RunResult {
-  int exitCode;
-  std::string out;
-  std::string err;
-};
-
-/// Runs the stand-in trainer (or `trainer`) with `args`, already shell-quoted where needed.
-RunResult runTrainer(const ScratchDir &dir, const std::string &args,
-                     const char *trainer = BERTC_STANDIN_TRAINER) {
-  std::string command = std::string("'") + trainer + "' " + args + " >'" +
-                        dir.file("stdout") + "' 2>'" + dir.file("stderr") + "'";
-  int status = std::system(command.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, readText(dir.file("stdout")),
-          readText(dir.file("stderr"))};
-}
-
-/// 20 rows of 2..8 tokens; label 1 when the row's ids are mostly above 50.
-std::string writeData(const ScratchDir &dir) {
-  std::string text;
-  for (int row = 0; row < 20; ++row) {
-    std::string ids;
-    int length = 2 + row % 7;
-    for (int t = 0; t < length; ++t)
-      ids += (t ? ", " : "") + std::to_string((row * 37 + t * 11) % 100);
-    text += R"({"input_ids": [)" + ids + R"(], "label": )" + std::to_string(row % 3 != 0) +
-            "}\n";
-  }
-  std::string path = dir.file("train.jsonl");
-  testing::writeText(path, text);
-  return path;
-}
-
-/// The log's lines, each parsed, with the wall-clock "seconds" removed.
-std::vector<nlohmann::json> readLog(const std::string &path) {
-  std::vector<nlohmann::json> lines;
-  std::istringstream text(readText(path));
-  for (std::string line; std::getline(text, line);) {
-    lines.push_back(nlohmann::json::parse(line));
-    EXPECT_TRUE(lines.back().contains("seconds")) << line;
-    lines.back().erase("seconds");
-  }
-  return lines;
-}
-
-/// Every tensor of a checkpoint, by name, as raw fp32 values.
-std::map<std::string, std::vector<float>> readCheckpoint(const std::string &path) {
-  SafetensorsReader reader(path);
-  std::map<std::string, std::vector<float>> tensors;
-  for (const auto &[name, entry] : reader.entries()) {
-    int64_t numel = 1;
-    for (int64_t dim : entry.shape)
-      numel *= dim;
-    tensors[name].resize(size_t(numel));
-    reader.readF32(name, entry.shape, tensors[name].data());
-  }
-  return tensors;
-}
+using testing::writeData;
 
 TEST(TrainerDriver, LogsOneLinePerOptimizerStep) {
   ScratchDir dir;
@@ -244,6 +184,18 @@ TEST(TrainerDriver, AnArenaThatCannotBeAllocatedExitsWithThree) {
   EXPECT_EQ(run.err, "trainer: error: cannot allocate the arena: 4611686018427387904 bytes "
                      "(4294967296.00 GiB) needed\n");
   EXPECT_EQ(run.out.find("step 1"), std::string::npos);
+}
+
+TEST(TrainerDriver, QuietPrintsOnlyTheSummary) {
+  ScratchDir dir;
+  RunResult run = runTrainer(dir, "--data " + writeData(dir) +
+                                      " --steps 4 --save-every 2 --save out --quiet");
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(run.out.rfind("done: step 4/4, loss ", 0), 0u) << run.out;
+  EXPECT_NE(run.out.find("% of tokens, "), std::string::npos) << run.out;
+  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 1) << run.out;
+  EXPECT_EQ(run.err, "");
+  EXPECT_TRUE(std::filesystem::exists(dir.file("out/checkpoint-4/trainer_state.json")));
 }
 
 TEST(TrainerDriver, HelpPrintsUsage) {

@@ -105,7 +105,11 @@ struct DataSpec {
   std::string train;
   std::string eval;
   std::string text = "text";
+  /// The second text of a sentence pair (GLUE's "sentence2"); empty for single texts.
+  std::string textPair;
   std::string label = "label";
+  /// Batch rows of similar length together (shuffled buckets) so fewer pads are computed.
+  bool groupByLength = false;
   KeyLocations locations;
 };
 

@@ -1,7 +1,8 @@
 // Pre-tokenized JSONL training data and the batcher that feeds it to the step functions.
 // One row per line: {"input_ids": [101, ...], "token_type_ids": [...] (optional), "label": 1}.
-// The batcher walks epochs (file order, or a per-epoch permutation keyed by the seed), pads
-// each micro-batch to its longest row and writes the int32 inputs into the arena.
+// The batcher walks epochs (file order, or a per-epoch permutation keyed by the seed),
+// optionally groups rows of similar length, pads each micro-batch to its longest row, writes
+// the int32 inputs into the arena and counts real versus padded tokens.
 #pragma once
 
 #include "bertc/runtime/trainer_plan.h"
@@ -47,20 +48,56 @@ struct Dataset {
 /// and naming the file when it cannot be opened or holds no rows.
 Dataset loadJsonlDataset(const std::string &path, const DataLimits &limits);
 
+/// A 64-bit FNV-1a hash of every row (ids, token types, label) in order: a checkpoint
+/// records it so that a resume on different data is refused.
+uint64_t datasetFingerprint(const Dataset &data);
+
 /// Where one micro-batch came from and how big it is.
 struct MicroBatch {
   int64_t rows;        ///< rows in this micro-batch (the last of an epoch may be smaller)
   int64_t seq;         ///< tokens per row: the longest row of this micro-batch
   int64_t epoch;       ///< 1-based epoch the rows belong to
   bool endsEpoch;      ///< whether this is the epoch's last micro-batch
+  int64_t realTokens;  ///< tokens that are not padding (of rows * seq computed)
+};
+
+/// Tokens the batches held: real ones and computed ones (rows x padded length).
+struct TokenCounts {
+  int64_t real = 0;
+  int64_t computed = 0;
+
+  /// The share of computed tokens that were padding; 0 before any token.
+  double padFraction() const {
+    return computed == 0 ? 0.0 : double(computed - real) / double(computed);
+  }
+  TokenCounts &operator+=(const TokenCounts &other) {
+    real += other.real;
+    computed += other.computed;
+    return *this;
+  }
+};
+
+/// Where a batcher stands: enough to rebuild it exactly, since an epoch's order is a
+/// function of (seed, epoch).
+struct BatcherState {
+  int64_t epoch = 0;   ///< 1-based epoch of the last batch; 0 before the first
+  int64_t cursor = 0;  ///< rows of that epoch already yielded
+  TokenCounts tokens;  ///< counted over every batch yielded so far
 };
 
 /// Endless stream of micro-batches over a dataset, epoch after epoch.
 class Batcher {
 public:
   /// `microBatch` rows per batch; with `shuffle`, epoch e visits the rows in a permutation
-  /// that depends only on (seed, e), otherwise in file order.
-  Batcher(const Dataset &data, int64_t microBatch, bool shuffle, uint64_t seed);
+  /// that depends only on (seed, e), otherwise in file order. With `groupByLength`, that
+  /// order is cut into mega-batches of kMegaBatchFactor micro-batches, each sorted by
+  /// length, longest first (Hugging Face's LengthGroupedSampler), so a micro-batch holds
+  /// rows of similar length and little padding.
+  Batcher(const Dataset &data, int64_t microBatch, bool shuffle, uint64_t seed,
+          bool groupByLength = false);
+
+  /// Micro-batches per mega-batch of length grouping (Hugging Face's mega_batch_mult).
+  static constexpr int64_t kMegaBatchFactor = 50;
 
   /// Writes the next micro-batch into the arena at `slots`, densely as [rows, seq] int32:
   /// input ids (0 for padding), token types (0 for padding), position ids 0..seq-1,
@@ -74,16 +111,26 @@ public:
   /// Micro-batches per epoch: ceil(rows / microBatch).
   int64_t batchesPerEpoch() const;
 
+  /// The position and token counts, for a checkpoint.
+  BatcherState state() const;
+  /// Continues from `state` as if this batcher had yielded those batches itself: rebuilds
+  /// the epoch's order and moves to the cursor. Throws DataError when the cursor lies
+  /// beyond the data.
+  void restore(const BatcherState &state);
+
 private:
-  void startEpoch();
+  void startEpoch(int64_t epoch);
+  void groupByLength();
 
   const Dataset &data_;
   int64_t microBatch_;
   bool shuffle_;
   uint64_t seed_;
+  bool groupByLength_;
   std::vector<size_t> order_; ///< row indices of the current epoch, in visiting order
   size_t cursor_ = 0;         ///< position in order_ of the next row
   int64_t epoch_ = 0;         ///< 1-based current epoch; 0 before the first batch
+  TokenCounts tokens_;        ///< over every batch yielded
 };
 
 } // namespace bertc

@@ -1,6 +1,7 @@
 // The trainer's metrics log: one JSON object per optimizer step, one per line (JSONL), so a
 // run can be plotted or compared while it is still going. Floats are written with "%.9g",
-// enough digits to read back the exact fp32 value.
+// enough digits to read back the exact fp32 value. A resumed run continues the log of the
+// run it resumes, dropping the steps after its checkpoint.
 #pragma once
 
 #include <cstdint>
@@ -16,10 +17,11 @@ struct StepMetrics {
   float loss;      ///< mean loss over the step's batch
   float lr;        ///< learning rate the step used
   double seconds;  ///< wall time of the step
+  double padFraction; ///< share of the step's computed tokens that were padding
 };
 
-/// {"step":N,"epoch":E,"loss":L,"lr":X,"seconds":S} without a newline. A non-finite loss or
-/// lr is written as null (JSON has no NaN or infinity).
+/// {"step":N,"epoch":E,"loss":L,"lr":X,"seconds":S,"pad_fraction":P} without a newline. A
+/// non-finite loss or lr is written as null (JSON has no NaN or infinity).
 std::string formatMetricsLine(const StepMetrics &metrics);
 
 /// An open metrics log; each append writes one line and flushes it.
@@ -27,6 +29,10 @@ class MetricsLog {
 public:
   /// Creates (truncates) `path`; throws std::runtime_error naming the file on failure.
   explicit MetricsLog(const std::string &path);
+  /// Continues the log at `path` after optimizer step `lastStep` (a resume): keeps the lines
+  /// up to that step, drops later ones (and a line cut short by a crash) and appends from
+  /// there. A missing file is created.
+  MetricsLog(const std::string &path, int64_t lastStep);
   ~MetricsLog();
   MetricsLog(const MetricsLog &) = delete;
   MetricsLog &operator=(const MetricsLog &) = delete;

@@ -1,7 +1,9 @@
 // The contract between a generated trainer and the runtime's driver (trainer_main.cpp).
 // bertc's codegen emits one translation unit that defines kTrainerPlan and the two step
 // functions below; the runtime supplies main(): flags, data, checkpoints, the schedule,
-// logging. Every offset is a byte offset into the single arena allocation.
+// logging. Every offset is a byte offset into the single arena allocation. Fields are only
+// ever appended, so older designated initialisers stay valid: the runtime reads a null
+// const char * as "".
 #pragma once
 
 #include <cstddef>
@@ -70,6 +72,8 @@ struct TrainSettings {
   int64_t typeVocab;
   const char *trainData;   ///< default for --data ("" when none)
   const char *initCheckpoint; ///< default for --init ("" when none): [model] from's weights
+  const char *vocabFile;   ///< the model's vocab.txt, copied into saved folders ("" when none)
+  bool groupByLength;      ///< batch rows of similar length together (--group-by-length)
 };
 
 /// Everything the driver needs to know about the compiled model and its memory plan.
@@ -83,6 +87,7 @@ struct TrainerPlan {
   ArenaRegion scratch;        ///< kernel scratch (attention), >= attentionScratchFloats(seqLen)
   InputSlots inputs;
   TrainSettings train;
+  const char *hfConfigJson;   ///< the model's Hugging Face config.json text ("" when unknown)
 };
 
 /// Per-call state the generated step functions read.

@@ -1,0 +1,93 @@
+// Saved training state. A model folder is what Hugging Face loads (model.safetensors with HF
+// tensor names, config.json, vocab.txt); a checkpoint folder adds what an exact resume needs
+// (optimizer.safetensors with the AdamW moments, trainer_state.json with the step, schedule
+// and data position). Every file is replaced atomically, and a checkpoint folder appears
+// under its name only once complete, so a crash mid-save never leaves a broken checkpoint.
+#pragma once
+
+#include "bertc/runtime/jsonl_data.h"
+#include "bertc/runtime/trainer_plan.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace bertc {
+
+/// A checkpoint that cannot be written, found, read or resumed from; what() names the path.
+class CheckpointError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Replaces `path` so that readers see the old file or the whole new one, never a part:
+/// `writeTemporary(temporary)` creates the content at a temporary name in the same
+/// directory, which is flushed to disk (fsync), renamed over `path`, and the directory
+/// flushed. If anything fails or `writeTemporary` throws, the temporary is removed, the
+/// previous file is left as it was and the error propagates.
+void writeFileAtomically(const std::string &path,
+                         const std::function<void(const std::string &temporary)> &writeTemporary);
+
+/// writeFileAtomically with `text` as the content.
+void writeTextFileAtomically(const std::string &path, const std::string &text);
+
+/// What trainer_state.json records: where training stands, and the settings that a resumed
+/// run must share for its steps to equal the uninterrupted run's bit for bit. Dropout is
+/// keyed by (seed, step) and an epoch's order by (seed, epoch), so no random state is saved.
+struct TrainerState {
+  int64_t globalStep = 0; ///< optimizer steps done
+  int64_t maxSteps = 0;   ///< the run's total: the learning-rate schedule depends on it
+  uint64_t seed = 0;
+  int64_t batch = 0, microBatch = 0, accumulation = 0, seqLen = 0;
+  bool shuffle = false;
+  bool groupByLength = false;
+  float lr = 0; ///< base learning rate (informational)
+  LrSchedule schedule = LrSchedule::Constant;
+  int64_t warmupSteps = 0; ///< (informational)
+  std::string dataPath;    ///< (informational)
+  int64_t dataRows = 0;
+  uint64_t dataFingerprint = 0; ///< datasetFingerprint of the training data
+  BatcherState data;            ///< the batcher's epoch, cursor and token counts
+};
+
+/// trainer_state.json's text: Hugging Face's global_step, max_steps and fractional epoch,
+/// then bertc's resume data.
+std::string formatTrainerState(const TrainerState &state);
+
+/// Parses trainer_state.json text; throws CheckpointError naming `path` and the key.
+TrainerState parseTrainerState(const std::string &text, const std::string &path);
+
+/// Throws CheckpointError, naming `where` and every difference, when `saved` and `current`
+/// differ in a setting an exact resume depends on: seed, batch, micro-batch, accumulation,
+/// sequence length, shuffling, length grouping, or the data (rows and fingerprint).
+void checkResumable(const TrainerState &saved, const TrainerState &current,
+                    const std::string &where);
+
+/// Writes every parameter of `plan`, by its Hugging Face name, as an F32 safetensors file.
+void writeParameters(const std::string &path, const TrainerPlan &plan, const std::byte *arena);
+
+/// Writes a Hugging Face model folder `dir` (created if needed): model.safetensors,
+/// config.json when the plan has one, vocab.txt when the plan names a vocabulary file that
+/// exists. Returns the names of the files written.
+std::vector<std::string> writeModelFolder(const std::string &dir, const TrainerPlan &plan,
+                                          const std::byte *arena);
+
+/// Writes checkpoint `outDir`/checkpoint-STEP (STEP = state.globalStep): the model folder
+/// files, optimizer.safetensors ("<param>.exp_avg", "<param>.exp_avg_sq" per trainable
+/// parameter) and trainer_state.json. Returns the checkpoint's path.
+std::string saveCheckpoint(const std::string &outDir, const TrainerPlan &plan,
+                           const std::byte *arena, const TrainerState &state);
+
+/// The checkpoint `path` names: `path` itself when it holds trainer_state.json, else its
+/// complete checkpoint-N folder with the largest N. Throws CheckpointError when neither.
+std::string findCheckpoint(const std::string &path);
+
+/// Reads checkpoint `dir` into the arena (parameters and AdamW moments) and returns its
+/// state. Throws CheckpointError when its tensors are not exactly the plan's parameters
+/// and moments with the plan's shapes, or when a file is missing or malformed.
+TrainerState loadCheckpoint(const std::string &dir, const TrainerPlan &plan, std::byte *arena);
+
+} // namespace bertc

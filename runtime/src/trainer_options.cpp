@@ -1,0 +1,133 @@
+// The trainer's flags. Defaults come from kTrainerPlan, whose text fields may be null in a
+// plan generated before they existed; checks between flags happen here so that main() only
+// ever sees a consistent set of options.
+#include "trainer_options.h"
+
+#include "bertc/runtime/trainer_plan.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <set>
+
+namespace bertc {
+
+void printTrainerUsage(std::FILE *out) {
+  const TrainSettings &train = kTrainerPlan.train;
+  std::string initDefault = train.initCheckpoint && train.initCheckpoint[0]
+                                ? train.initCheckpoint + std::string("; --init= for random")
+                                : "none: random from the seed";
+  std::string stepsDefault =
+      train.steps > 0 ? " (default: " + std::to_string(train.steps) + ")" : "";
+  std::fprintf(
+      out,
+      "usage: trainer [--data FILE] [--init FILE|DIR] [--steps N | --epochs N] [--log FILE]\n"
+      "               [--save FILE|DIR] [--save-every N] [--resume DIR] [--seed N]\n"
+      "               [--group-by-length] [--quiet] [--plan-check] [--help]\n"
+      "  --data FILE       pre-tokenized JSONL training data (default: %s)\n"
+      "  --init PATH       start from a safetensors file, or a Hugging Face checkpoint\n"
+      "                    directory holding model.safetensors (default: %s)\n"
+      "  --steps N         optimizer steps; overrides --epochs (0: load and save only)%s\n"
+      "  --epochs N        passes over the data (default: %lld)\n"
+      "  --log FILE        write one JSON line of metrics per optimizer step (continued,\n"
+      "                    not restarted, by --resume)\n"
+      "  --save PATH       at the end, write a FILE.safetensors, or a Hugging Face model\n"
+      "                    folder (model.safetensors, config.json, vocab.txt)\n"
+      "  --save-every N    every N optimizer steps, write a resumable checkpoint folder\n"
+      "                    DIR/checkpoint-STEP (needs --save DIR)\n"
+      "  --resume DIR      continue exactly from a checkpoint folder, or from the latest\n"
+      "                    checkpoint-N in a --save folder\n"
+      "  --seed N          seed of initialisation, shuffling and dropout (default: %llu)\n"
+      "  --group-by-length batch rows of similar length together (less padding)%s\n"
+      "  --quiet           print only errors and a one-line summary\n"
+      "  --plan-check      check the memory plan while training: poison each tensor's bytes\n"
+      "                    when it dies and stop on any read of bytes it no longer owns\n"
+      "  --help            show this help\n",
+      train.trainData && train.trainData[0] ? train.trainData : "none, --data is required",
+      initDefault.c_str(), stepsDefault.c_str(), static_cast<long long>(train.epochs),
+      static_cast<unsigned long long>(train.seed), train.groupByLength ? " (default: on)" : "");
+}
+
+namespace {
+
+/// Parses a non-negative decimal integer (at most `max`) given to `flag`.
+uint64_t parseCount(const std::string &flag, const std::string &text,
+                    uint64_t max = uint64_t(INT64_MAX)) {
+  char *end = nullptr;
+  errno = 0;
+  unsigned long long value = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || text[0] == '-' || *end != '\0' || errno == ERANGE || value > max)
+    throw UsageError(flag + " expects a non-negative integer, got '" + text + "'");
+  return value;
+}
+
+} // namespace
+
+bool savesToFile(const std::string &path) {
+  const std::string suffix = ".safetensors";
+  return path.size() >= suffix.size() &&
+         path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+TrainerOptions parseTrainerFlags(int argc, char **argv) {
+  TrainerOptions options;
+  options.data = kTrainerPlan.train.trainData ? kTrainerPlan.train.trainData : "";
+  options.init = kTrainerPlan.train.initCheckpoint ? kTrainerPlan.train.initCheckpoint : "";
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h" || flag == "--plan-check" || flag == "--quiet" ||
+        flag == "--group-by-length") {
+      options.help |= flag == "--help" || flag == "-h";
+      options.planCheck |= flag == "--plan-check";
+      options.quiet |= flag == "--quiet";
+      options.groupByLength |= flag == "--group-by-length";
+      continue;
+    }
+    std::optional<std::string> inlineValue;
+    if (size_t equals = flag.find('='); flag.rfind("--", 0) == 0 && equals != flag.npos) {
+      inlineValue = flag.substr(equals + 1);
+      flag.resize(equals);
+    }
+    static const std::set<std::string> known = {"--data",   "--init",       "--steps",
+                                                "--epochs", "--log",        "--save",
+                                                "--seed",   "--save-every", "--resume"};
+    if (!known.count(flag))
+      throw UsageError("unknown flag '" + flag + "'");
+    if (!inlineValue && i + 1 >= argc)
+      throw UsageError(flag + " needs a value");
+    std::string value = inlineValue ? *inlineValue : argv[++i];
+    if (flag == "--data")
+      options.data = value;
+    else if (flag == "--init") {
+      options.init = value;
+      options.initGiven = true;
+    } else if (flag == "--log")
+      options.log = value;
+    else if (flag == "--save")
+      options.save = value;
+    else if (flag == "--resume")
+      options.resume = value;
+    else if (flag == "--steps")
+      options.steps = int64_t(parseCount(flag, value));
+    else if (flag == "--seed")
+      options.seed = parseCount(flag, value, UINT64_MAX);
+    else if (flag == "--epochs")
+      options.epochs = int64_t(parseCount(flag, value));
+    else if (flag == "--save-every")
+      options.saveEvery = int64_t(parseCount(flag, value));
+  }
+  if (options.epochs && *options.epochs < 1)
+    throw UsageError("--epochs must be at least 1");
+  if (options.saveEvery && *options.saveEvery < 1)
+    throw UsageError("--save-every must be at least 1");
+  if (options.saveEvery && (options.save.empty() || savesToFile(options.save)))
+    throw UsageError("--save-every writes checkpoint folders into the --save folder: pass "
+                     "--save DIR (not a .safetensors file)");
+  if (!options.resume.empty() && options.initGiven)
+    throw UsageError("--init and --resume cannot be combined: a checkpoint brings its own "
+                     "parameters");
+  if (options.data.empty() && !options.help)
+    throw UsageError("no training data: pass --data FILE");
+  return options;
+}
+
+} // namespace bertc

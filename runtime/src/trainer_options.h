@@ -1,0 +1,48 @@
+// The generated trainer's command line: flags, their defaults from the compiled plan
+// (kTrainerPlan), the usage text and the checks between flags. Private to the runtime's
+// driver (trainer_main.cpp).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace bertc {
+
+/// Bad command line: reported with the usage text, exit code 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// What the flags ask for.
+struct TrainerOptions {
+  std::string data;
+  std::string init;
+  bool initGiven = false; ///< --init was passed (not just the plan's default)
+  std::string log;
+  std::string save;
+  std::string resume;
+  std::optional<int64_t> steps;
+  std::optional<int64_t> epochs;
+  std::optional<int64_t> saveEvery;
+  std::optional<uint64_t> seed; ///< unset: the checkpoint's when resuming, else the plan's
+  bool groupByLength = false;
+  bool quiet = false;
+  bool planCheck = false;
+  bool help = false;
+};
+
+/// Parses the command line; flags accept "--flag VALUE" and "--flag=VALUE". Throws
+/// UsageError for an unknown flag, a missing or malformed value, or flags that conflict.
+TrainerOptions parseTrainerFlags(int argc, char **argv);
+
+/// Writes the usage text, with the plan's defaults, to `out`.
+void printTrainerUsage(std::FILE *out);
+
+/// Whether a --save path names one safetensors file (it ends in ".safetensors") rather than
+/// a model folder.
+bool savesToFile(const std::string &path);
+
+} // namespace bertc

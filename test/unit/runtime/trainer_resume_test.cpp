@@ -1,0 +1,212 @@
+// End-to-end tests of checkpoints with the stand-in trainer (trainer_runner.h): a resumed
+// run repeats the uninterrupted run's losses bit for bit, also after a SIGKILL mid-run;
+// resumes that cannot be exact are refused with the reason; saved folders are Hugging
+// Face model folders; grouping by length lowers the padding.
+#include "trainer_runner.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+
+namespace bertc {
+namespace {
+
+using testing::readCheckpoint;
+using testing::readLog;
+using testing::readText;
+using testing::RunResult;
+using testing::runTrainer;
+using testing::ScratchDir;
+using testing::writeData;
+
+/// The logged steps first..last (1-based, inclusive) of `log`.
+std::vector<nlohmann::json> steps(const std::vector<nlohmann::json> &log, size_t first,
+                                  size_t last) {
+  return std::vector<nlohmann::json>(log.begin() + std::ptrdiff_t(first - 1),
+                                     log.begin() + std::ptrdiff_t(last));
+}
+
+/// Whether two safetensors files hold the same tensors with bit-identical values.
+bool sameTensors(const std::string &a, const std::string &b) {
+  auto first = readCheckpoint(a), second = readCheckpoint(b);
+  if (first.size() != second.size())
+    return false;
+  for (const auto &[name, values] : first)
+    if (!second.count(name) || second[name].size() != values.size() ||
+        std::memcmp(values.data(), second[name].data(), values.size() * sizeof(float)) != 0)
+      return false;
+  return true;
+}
+
+TEST(TrainerResume, AResumedRunRepeatsTheUninterruptedLossesBitForBit) {
+  ScratchDir dir;
+  std::string data = writeData(dir);
+  for (std::string grouping : {"", " --group-by-length"}) {
+    SCOPED_TRACE("flags:" + grouping);
+    std::string run = "--data " + data + " --steps 10" + grouping;
+    ASSERT_EQ(runTrainer(dir, run + " --log full.jsonl --save full/").exitCode, 0);
+    std::vector<nlohmann::json> full = readLog(dir.file("full.jsonl"));
+    ASSERT_EQ(full.size(), 10u);
+
+    RunResult saving = runTrainer(dir, run + " --save-every 4 --save out --log saving.jsonl");
+    ASSERT_EQ(saving.exitCode, 0) << saving.err;
+    EXPECT_NE(saving.out.find("saved out/checkpoint-4\n"), std::string::npos) << saving.out;
+    EXPECT_NE(saving.out.find("saved out/checkpoint-8\n"), std::string::npos) << saving.out;
+    EXPECT_EQ(readLog(dir.file("saving.jsonl")), full) << "saving changes nothing";
+
+    // From checkpoint-4 with the steps given again; from checkpoint-8 with the checkpoint's
+    // step count and (for the grouped run) its length grouping, no flags needed.
+    RunResult resumed = runTrainer(dir, run + " --resume out/checkpoint-4 --log from4.jsonl"
+                                              " --save from4/");
+    ASSERT_EQ(resumed.exitCode, 0) << resumed.err;
+    EXPECT_EQ(resumed.out.rfind("resume: out/checkpoint-4 at step 4\nstep 5/10  loss ", 0), 0u)
+        << resumed.out;
+    EXPECT_EQ(readLog(dir.file("from4.jsonl")), steps(full, 5, 10));
+    EXPECT_TRUE(sameTensors(dir.file("from4/model.safetensors"),
+                            dir.file("full/model.safetensors")));
+    resumed = runTrainer(dir, "--data " + data + " --resume out/checkpoint-8 --log from8.jsonl");
+    ASSERT_EQ(resumed.exitCode, 0) << resumed.err;
+    EXPECT_EQ(readLog(dir.file("from8.jsonl")), steps(full, 9, 10));
+    std::filesystem::remove_all(dir.file("out"));
+  }
+}
+
+TEST(TrainerResume, AKilledRunResumesToTheSameResult) {
+  ScratchDir dir;
+  std::string data = writeData(dir);
+  std::string run = "--data " + data + " --steps 60 --log run.jsonl --save out";
+  ASSERT_EQ(runTrainer(dir, run).exitCode, 0);
+  std::rename(dir.file("run.jsonl").c_str(), dir.file("uninterrupted.jsonl").c_str());
+  std::rename(dir.file("out").c_str(), dir.file("uninterrupted").c_str());
+
+  // Start the run with checkpoints every 4 steps and kill it once checkpoint-4 exists:
+  // wherever it got to (even the end), the resumed run must finish identically.
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    int null = open("/dev/null", O_WRONLY);
+    if (chdir(dir.file("").c_str()) != 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+      _exit(127);
+    execl(BERTC_STANDIN_TRAINER, BERTC_STANDIN_TRAINER, "--data", data.c_str(), "--steps",
+          "60", "--log", "run.jsonl", "--save", "out", "--save-every", "4", nullptr);
+    _exit(127);
+  }
+  std::string firstCheckpoint = dir.file("out/checkpoint-4/trainer_state.json");
+  int status = 0;
+  bool exited = false;
+  for (int wait = 0; wait < 20000 && !exited && !std::filesystem::exists(firstCheckpoint);
+       ++wait) {
+    exited = waitpid(child, &status, WNOHANG) == child;
+    usleep(500);
+  }
+  if (!exited) {
+    kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+  }
+  ASSERT_TRUE(std::filesystem::exists(firstCheckpoint));
+
+  RunResult resumed = runTrainer(dir, "--data " + data + " --log run.jsonl --save out "
+                                      "--save-every 4 --resume out");
+  ASSERT_EQ(resumed.exitCode, 0) << resumed.err;
+  SCOPED_TRACE(resumed.out.substr(0, resumed.out.find('\n'))); // "resume: out/checkpoint-N"
+  EXPECT_NE(resumed.out.find("done: step 60/60"), std::string::npos) << resumed.out;
+  EXPECT_EQ(readLog(dir.file("run.jsonl")), readLog(dir.file("uninterrupted.jsonl")));
+  EXPECT_TRUE(sameTensors(dir.file("out/model.safetensors"),
+                          dir.file("uninterrupted/model.safetensors")));
+  for (const auto &entry : std::filesystem::directory_iterator(dir.file("out")))
+    EXPECT_NE(entry.path().filename().string()[0], '.') << "left behind: " << entry.path();
+}
+
+TEST(TrainerResume, BadResumesAreRefusedWithTheReason) {
+  ScratchDir dir;
+  std::string data = writeData(dir);
+  std::string run = "--data " + data + " --steps 8";
+  ASSERT_EQ(runTrainer(dir, run + " --save-every 4 --save out").exitCode, 0);
+  auto error = [&](const std::string &args) {
+    RunResult result = runTrainer(dir, args);
+    EXPECT_EQ(result.exitCode, 1) << args;
+    return result.err;
+  };
+  EXPECT_EQ(error(run + " --resume absent"),
+            "trainer: error: absent: no such checkpoint folder\n");
+  std::filesystem::create_directories(dir.file("empty"));
+  EXPECT_EQ(error(run + " --resume empty"),
+            "trainer: error: empty: holds neither trainer_state.json nor a checkpoint-N "
+            "folder to resume from\n");
+  EXPECT_EQ(error(run + " --resume out --seed 8"),
+            "trainer: error: out/checkpoint-8: cannot resume exactly: seed 7 in the "
+            "checkpoint, 8 here\n");
+  EXPECT_EQ(error(run + " --resume out/checkpoint-4 --group-by-length"),
+            "trainer: error: out/checkpoint-4: cannot resume exactly: group_by_length off in "
+            "the checkpoint, on here\n");
+  testing::writeText(dir.file("more.jsonl"),
+                     readText(data) + R"({"input_ids": [1, 2], "label": 0})" + "\n");
+  EXPECT_EQ(error("--data more.jsonl --resume out"),
+            "trainer: error: out/checkpoint-8: cannot resume exactly: data rows 20 in the "
+            "checkpoint, 21 here\n");
+  EXPECT_EQ(error(run + " --steps 6 --resume out"),
+            "trainer: error: out/checkpoint-8: the checkpoint is at step 8, past the run's 6 "
+            "steps\n");
+  // A checkpoint of another model: its classifier has three classes.
+  float values[3] = {};
+  writeSafetensors(dir.file("out/checkpoint-8/model.safetensors"),
+                   {{"classifier.weight", {3, 1}, values},
+                    {"classifier.bias", {3}, values},
+                    {"bert.embeddings.LayerNorm.weight", {1}, values}});
+  EXPECT_EQ(error(run + " --resume out"),
+            "trainer: error: out/checkpoint-8: checkpoint does not match this trainer: "
+            "model.safetensors: 'classifier.bias' is [3] in the checkpoint, [2] here; "
+            "'classifier.weight' is [3,1] in the checkpoint, [2,1] here\n");
+
+  for (std::string args : {" --resume out --init x.safetensors", " --save-every 4",
+                           " --save-every 4 --save model.safetensors", " --save-every 0"})
+    EXPECT_EQ(runTrainer(dir, run + args).exitCode, 2) << args;
+  EXPECT_EQ(runTrainer(dir, run + " --save-every 4").err.rfind(
+                "trainer: error: --save-every writes checkpoint folders into the --save "
+                "folder: pass --save DIR (not a .safetensors file)\n", 0),
+            0u);
+}
+
+/// The run's pad fraction as the summary prints it ("padding 31.7% of tokens").
+double summaryPadding(const std::string &out) {
+  size_t at = out.find("padding ");
+  return at == std::string::npos ? -1.0 : std::strtod(out.c_str() + at + 8, nullptr);
+}
+
+TEST(TrainerResume, SavedFoldersAreHuggingFaceModelFolders) {
+  ScratchDir dir;
+  std::string data = writeData(dir);
+  testing::writeText(dir.file("standin-vocab.txt"), "[PAD]\n[UNK]\n");
+  RunResult run = runTrainer(dir, "--data " + data + " --steps 3 --save-every 3 --save out " +
+                                      "--log log.jsonl");
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.out.find("saved out (model.safetensors, config.json, vocab.txt)\ndone: step "
+                         "3/3, loss "),
+            std::string::npos)
+      << run.out;
+  for (std::string folder : {"out/", "out/checkpoint-3/"}) {
+    nlohmann::json config = nlohmann::json::parse(readText(dir.file(folder + "config.json")));
+    EXPECT_EQ(config["model_type"], "bert") << folder;
+    EXPECT_EQ(readText(dir.file(folder + "vocab.txt")), "[PAD]\n[UNK]\n") << folder;
+    EXPECT_EQ(readCheckpoint(dir.file(folder + "model.safetensors")).size(), 3u) << folder;
+  }
+  EXPECT_EQ(readCheckpoint(dir.file("out/checkpoint-3/optimizer.safetensors")).size(), 4u)
+      << "exp_avg and exp_avg_sq of the two trainable parameters";
+
+  // Every logged step has its pad fraction; the summary has the run's, which grouping by
+  // length lowers (the 20 rows of 2..8 tokens fit one mega-batch).
+  for (const nlohmann::json &line : readLog(dir.file("log.jsonl")))
+    EXPECT_TRUE(line["pad_fraction"].is_number()) << line;
+  double plain = summaryPadding(run.out);
+  run = runTrainer(dir, "--data " + data + " --steps 3 --group-by-length");
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_GT(plain, 20.0) << run.out;
+  EXPECT_LT(summaryPadding(run.out), plain / 2) << run.out;
+}
+
+} // namespace
+} // namespace bertc
