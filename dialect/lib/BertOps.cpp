@@ -167,6 +167,35 @@ LogicalResult SelectTokenOp::verify() {
   return success();
 }
 
+/// The row width of a flattened [batch, seq, features] tensor must be a whole number of
+/// tokens, at least the input's static sequence length.
+static LogicalResult verifyFlattenWidth(Operation *op, Value sequence, Value flat) {
+  int64_t features = lastDim(sequence), width = lastDim(flat);
+  if (ShapedType::isDynamic(width) || width % features != 0)
+    return op->emitOpError() << "flattened width " << width
+                             << " is not a whole number of tokens of " << features
+                             << " features";
+  int64_t seq = tensorType(sequence).getDimSize(1);
+  if (!ShapedType::isDynamic(seq) && width / features < seq)
+    return op->emitOpError() << "flattened width " << width << " holds " << width / features
+                             << " tokens but the sequence has " << seq;
+  return success();
+}
+
+LogicalResult FlattenOp::verify() {
+  if (failed(expectRank(*this, getInput(), "input", 3)) ||
+      failed(expectRank(*this, getResult(), "result", 2)))
+    return failure();
+  return verifyFlattenWidth(*this, getInput(), getResult());
+}
+
+LogicalResult FlattenGradOp::verify() {
+  if (failed(expectRank(*this, getResultGrad(), "result gradient", 2)) ||
+      failed(expectRank(*this, getInputGrad(), "input gradient", 3)))
+    return failure();
+  return verifyFlattenWidth(*this, getInputGrad(), getResultGrad());
+}
+
 LogicalResult CrossEntropyOp::verify() {
   if (failed(expectRank(*this, getLogits(), "logits", 2)) ||
       failed(expectRank(*this, getLabels(), "labels", 1)))

@@ -80,6 +80,11 @@ SmallVector<Value> SelectTokenOp::buildGradients(OpBuilder &b, ValueRange result
                                       getIndexAttr())};
 }
 
+SmallVector<Value> FlattenOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
+                                             ArrayRef<bool>) {
+  return {b.create<FlattenGradOp>(getLoc(), getInput().getType(), resultGrads[0])};
+}
+
 SmallVector<Value> CrossEntropyOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
                                                   ArrayRef<bool> needed) {
   SmallVector<Value> grads(2);

@@ -39,6 +39,8 @@ private:
   Value embeddings();
   Value encoderLayer(Value hidden, Value mask, int64_t layer);
   Value classifierLoss(Value hidden);
+  /// task = "custom": the [[head.layers]] ops, then cross-entropy; null after a diagnostic.
+  Value customHeadLoss(Value hidden);
 
   /// `name` at the location of `key` in `locations`.
   Location at(StringRef name, const KeyLocations &locations, StringRef key) {
@@ -183,6 +185,52 @@ Value ForwardBuilder::classifierLoss(Value hidden) {
                                               RankedTensorType::get({}, f32), logits, labels);
 }
 
+Value ForwardBuilder::customHeadLoss(Value hidden) {
+  Value x = hidden;
+  for (const HeadLayer &layer : spec.head.layers) {
+    const KeyLocations &ll = layer.locations;
+    std::string name = "head." + layer.name;
+    auto type = cast<RankedTensorType>(x.getType());
+    bool isSequence = type.getRank() == 3;
+    if ((layer.op == "flatten" || layer.op == "select_token") && !isSequence) {
+      emitError(ll.of("op", ctx)) << "head op '" << layer.op
+                                  << "' needs a [batch, seq, features] input, got a "
+                                  << "[batch, features] one";
+      return nullptr;
+    }
+    if (layer.op == "flatten") {
+      auto flat = RankedTensorType::get(
+          {ShapedType::kDynamic, spec.train.seqLen * type.getShape().back()}, f32);
+      x = builder.create<bert::FlattenOp>(at(name, ll, "op"), flat, x);
+    } else if (layer.op == "select_token") {
+      auto token = RankedTensorType::get({ShapedType::kDynamic, type.getShape().back()}, f32);
+      x = builder.create<bert::SelectTokenOp>(at(name, ll, "op"), token, x,
+                                              builder.getI64IntegerAttr(layer.index));
+    } else if (layer.op == "linear") {
+      x = linear(x, name, layer.out, "head", ll, "op");
+    } else if (layer.op == "gelu") {
+      x = builder.create<bert::GeluOp>(at(name, ll, "op"), x.getType(), x);
+    } else if (layer.op == "tanh") {
+      x = builder.create<bert::TanhOp>(at(name, ll, "op"), x.getType(), x);
+    } else if (layer.op == "dropout") {
+      x = dropout(x, layer.rate, at(name, ll, "op"));
+    }
+  }
+  auto logits = cast<RankedTensorType>(x.getType());
+  if (logits.getRank() != 2 || logits.getShape().back() != spec.head.labels) {
+    const HeadLayer &last = spec.head.layers.back();
+    InFlightDiagnostic diag = emitError(last.locations.of("op", ctx));
+    diag << "the custom head must end in [batch, " << spec.head.labels
+         << "] logits (head.labels), but its last op gives [batch, ";
+    if (logits.getRank() == 3)
+      diag << "seq, ";
+    diag << logits.getShape().back() << "]";
+    return nullptr;
+  }
+  return builder.create<bert::CrossEntropyOp>(at("loss", spec.head.locations, "task"),
+                                              RankedTensorType::get({}, f32), x, labels);
+}
+
 Value ForwardBuilder::buildLoss() {
   const KeyLocations &tl = spec.train.locations;
   Location seqLoc = tl.of("seq_len", ctx);
@@ -195,7 +243,7 @@ Value ForwardBuilder::buildLoss() {
   Value hidden = embeddings();
   for (int64_t layer = 0; layer < model.layers; ++layer)
     hidden = encoderLayer(hidden, attentionMask, layer);
-  return classifierLoss(hidden);
+  return spec.head.task == "custom" ? customHeadLoss(hidden) : classifierLoss(hidden);
 }
 
 /// Every setting the generated trainer reads, keyed as in the TOML where one exists.
@@ -263,6 +311,8 @@ OwningOpRef<ModuleOp> bertc::buildTrainGraph(const JobSpec &spec, int64_t microB
   builder.setInsertionPointToStart(microStep.addEntryBlock());
   ForwardBuilder forward(spec, builder);
   Value loss = forward.buildLoss();
+  if (!loss)
+    return nullptr;
   builder.create<func::ReturnOp>(loss.getLoc(), loss);
 
   if (failed(verify(*module)))

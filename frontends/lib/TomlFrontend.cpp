@@ -37,7 +37,10 @@ constexpr StringRef kModelKeys[] = {"family",
                                     "attention_dropout",
                                     "layer_norm_eps",
                                     "initializer_range"};
-constexpr StringRef kHeadKeys[] = {"task", "labels", "dropout"};
+constexpr StringRef kHeadKeys[] = {"task", "labels", "dropout", "layers"};
+constexpr StringRef kHeadLayerKeys[] = {"op", "name", "out", "index", "rate"};
+constexpr StringRef kHeadLayerOps[] = {"flatten", "select_token", "linear", "gelu", "tanh",
+                                      "dropout"};
 constexpr StringRef kTrainKeys[] = {"batch",        "seq_len",    "epochs",   "steps",    "lr",
                                     "weight_decay", "adam_betas", "adam_eps", "schedule", "warmup",
                                     "precision",    "freeze",     "seed",     "shuffle"};
@@ -45,11 +48,11 @@ constexpr StringRef kDataKeys[] = {"train", "eval", "text", "text_pair", "label"
                                    "group_by_length"};
 
 constexpr StringRef kTasks[] = {"classification", "span", "token-classification", "custom"};
-constexpr StringRef kSupportedTasks[] = {"classification"};
+constexpr StringRef kSupportedTasks[] = {"classification", "custom"};
 constexpr StringRef kSchedules[] = {"linear", "constant"};
 constexpr StringRef kPrecisions[] = {"auto", "fp32", "bf16", "fp16"};
 constexpr StringRef kFreezeGroups[] = {"embeddings", "encoder", "encoder.layer.N", "pooler",
-                                       "classifier"};
+                                       "classifier", "head"};
 
 /// `path` made absolute, a relative one taken from `baseDir`, without `.` and `..`.
 std::string resolvePath(StringRef path, StringRef baseDir) {
@@ -131,6 +134,27 @@ void JobReader::readHead(const toml::table *table) {
   double dropout;
   if (reader.readNumber("dropout", dropout))
     head.dropout = dropout;
+  const toml::node *layers = reader.readNode("layers");
+  if (!layers)
+    return;
+  const toml::array *entries = layers->as_array();
+  if (!entries || !entries->is_array_of_tables()) {
+    reader.reportType("layers", *layers, "an array of tables ([[head.layers]])");
+    return;
+  }
+  for (const toml::node &entry : *entries) {
+    HeadLayer layer;
+    TableReader layerReader(file, entry.as_table(), "head.layers", kHeadLayerKeys,
+                            layer.locations);
+    layerReader.readString("op", layer.op);
+    layerReader.readString("name", layer.name);
+    layerReader.readInteger("out", layer.out);
+    layerReader.readInteger("index", layer.index);
+    layerReader.readNumber("rate", layer.rate);
+    if (layer.name.empty())
+      layer.name = "layer" + std::to_string(head.layers.size());
+    head.layers.push_back(std::move(layer));
+  }
 }
 
 void JobReader::readTrain(const toml::table *table) {
@@ -234,7 +258,7 @@ void JobReader::readData(const toml::table *table) {
 
 void JobReader::requirePositive(const KeyLocations &locations, StringRef name, int64_t value) {
   if (value < 1)
-    file.error(loc(locations, name.split('.').second))
+    file.error(loc(locations, name.rsplit('.').second))
         << "key '" << name << "' must be positive, got " << value;
 }
 
@@ -242,7 +266,7 @@ void JobReader::requireRange(const KeyLocations &locations, StringRef name, doub
                              double low, double high, bool highIncluded) {
   if (value >= low && (highIncluded ? value <= high : value < high))
     return;
-  file.error(loc(locations, name.split('.').second))
+  file.error(loc(locations, name.rsplit('.').second))
       << "key '" << name << "' must be in [" << formatNumber(low) << ", " << formatNumber(high)
       << (highIncluded ? "]" : ")") << ", got " << formatNumber(value);
 }
@@ -251,7 +275,7 @@ void JobReader::requireChoice(const KeyLocations &locations, StringRef name, Str
                               llvm::ArrayRef<StringRef> choices) {
   if (llvm::is_contained(choices, value))
     return;
-  mlir::InFlightDiagnostic diag = file.error(loc(locations, name.split('.').second));
+  mlir::InFlightDiagnostic diag = file.error(loc(locations, name.rsplit('.').second));
   diag << "key '" << name << "' must be " << joinAlternatives(choices) << ", got '" << value << "'";
   StringRef suggestion = closestMatch(value, choices);
   if (!suggestion.empty())
@@ -292,6 +316,26 @@ void JobReader::checkRanges() {
   else
     requireChoice(hl, "head.task", head.task, kTasks);
   requirePositive(hl, "head.labels", head.labels);
+  if (head.task == "custom" && head.layers.empty())
+    file.error(loc(hl, "task")) << "a custom head needs its ops: add [[head.layers]] tables";
+  if (head.task != "custom" && !head.layers.empty())
+    file.error(loc(hl, "layers")) << "key 'head.layers' is for task = \"custom\" only";
+  for (const HeadLayer &layer : head.layers) {
+    const KeyLocations &ll = layer.locations;
+    if (layer.op.empty())
+      file.error(loc(ll, "op")) << "a [[head.layers]] table needs 'op' ("
+                                << joinAlternatives(kHeadLayerOps) << ")";
+    else
+      requireChoice(ll, "head.layers.op", layer.op, kHeadLayerOps);
+    if (layer.op == "linear")
+      requirePositive(ll, "head.layers.out", layer.out);
+    if (layer.op == "select_token" && (layer.index < 0 || layer.index >= spec.train.seqLen))
+      file.error(loc(ll, "index")) << "key 'head.layers.index' (" << layer.index
+                                   << ") must be a token position below seq_len ("
+                                   << spec.train.seqLen << ")";
+    if (layer.op == "dropout")
+      requireRange(ll, "head.layers.rate", layer.rate, 0, 1, false);
+  }
   if (head.dropout)
     requireRange(hl, "head.dropout", *head.dropout, 0, 1, false);
 
@@ -320,8 +364,11 @@ void JobReader::checkRanges() {
   requireChoice(tl, "train.precision", train.precision, kPrecisions);
   if (train.seed < 0)
     file.error(loc(tl, "seed")) << "key 'train.seed' must not be negative";
-  bool everythingFrozen = spec.isFrozen("embeddings") && spec.isFrozen("encoder.layer.0") &&
-                          spec.isFrozen("pooler") && spec.isFrozen("classifier");
+  bool headFrozen = spec.head.task == "custom"
+                        ? spec.isFrozen("head")
+                        : spec.isFrozen("pooler") && spec.isFrozen("classifier");
+  bool everythingFrozen =
+      spec.isFrozen("embeddings") && spec.isFrozen("encoder.layer.0") && headFrozen;
   for (int64_t layer = 1; everythingFrozen && layer < model.layers; ++layer)
     everythingFrozen = spec.isFrozen("encoder.layer." + std::to_string(layer));
   if (everythingFrozen)

@@ -1,5 +1,6 @@
-// Elementwise CPU kernels: add, gradient accumulation, GELU, tanh, counter-based dropout and
-// the token selection a classification head uses (BERT's pooler reads token 0).
+// Elementwise CPU kernels: add, gradient accumulation, GELU, tanh, counter-based dropout, the
+// token selection a classification head uses (BERT's pooler reads token 0) and the flatten
+// of a custom head.
 // Plain loops over contiguous fp32 arrays; the compiler vectorises what it can.
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/cpu_kernels.h"
@@ -82,6 +83,24 @@ void selectTokenBackward(const float *dy, float *dx, int64_t batch, int64_t seq,
   std::memset(dx, 0, size_t(batch * seq * hidden) * sizeof(float));
   for (int64_t b = 0; b < batch; ++b)
     std::memcpy(dx + (b * seq + index) * hidden, dy + b * hidden, size_t(hidden) * sizeof(float));
+}
+
+void flattenForward(const float *x, float *out, int64_t batch, int64_t seq, int64_t paddedSeq,
+                    int64_t hidden) {
+  size_t rowBytes = size_t(seq * hidden) * sizeof(float);
+  size_t padBytes = size_t((paddedSeq - seq) * hidden) * sizeof(float);
+  for (int64_t b = 0; b < batch; ++b) {
+    float *row = out + b * paddedSeq * hidden;
+    std::memcpy(row, x + b * seq * hidden, rowBytes);
+    std::memset(row + seq * hidden, 0, padBytes);
+  }
+}
+
+void flattenBackward(const float *dy, float *dx, int64_t batch, int64_t seq, int64_t paddedSeq,
+                     int64_t hidden) {
+  for (int64_t b = 0; b < batch; ++b)
+    std::memcpy(dx + b * seq * hidden, dy + b * paddedSeq * hidden,
+                size_t(seq * hidden) * sizeof(float));
 }
 
 } // namespace bertc::cpu

@@ -86,3 +86,12 @@ func.func @embedding_rank(%ids: tensor<?x?xi32>, %t: tensor<16x8xf32>) {
   %e = bert.embedding %ids, %t : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x8xf32>
   return
 }
+
+// -----
+
+// A flattened row must hold a whole number of tokens.
+func.func @flatten_partial_token(%x: tensor<?x?x8xf32>) {
+  // expected-error@+1 {{'bert.flatten' op flattened width 100 is not a whole number of tokens of 8 features}}
+  %f = bert.flatten %x : (tensor<?x?x8xf32>) -> tensor<?x100xf32>
+  return
+}

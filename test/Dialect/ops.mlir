@@ -64,6 +64,10 @@ func.func @backward(%dy: tensor<?x?x8xf32>, %x: tensor<?x?x8xf32>, %dlogits: ten
   %9 = bert.select_token_grad %cls {index = 0 : i64} : (tensor<?x8xf32>) -> tensor<?x?x8xf32>
   // CHECK: bert.cross_entropy_grad
   %10 = bert.cross_entropy_grad %one, %logits, %labels : (tensor<f32>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x2xf32>
+  // CHECK: bert.flatten
+  %11 = bert.flatten %x : (tensor<?x?x8xf32>) -> tensor<?x128xf32>
+  // CHECK: bert.flatten_grad
+  %12 = bert.flatten_grad %11 : (tensor<?x128xf32>) -> tensor<?x?x8xf32>
   return
 }
 

@@ -118,6 +118,21 @@ LogicalResult emitPointwiseOp(Operation *op, EmitContext &ctx) {
            << ctx.name(s.getInputGrad()) << ", " << tokenArgs(s.getInputGrad(), s.getIndex());
         return success();
       })
+      .Case([&](FlattenOp f) {
+        int64_t features = EmitContext::features(f.getInput());
+        os << "  cpu::flattenForward(" << ctx.name(f.getInput()) << ", "
+           << ctx.name(f.getResult()) << ", B, S, "
+           << EmitContext::features(f.getResult()) / features << ", " << features << ");\n";
+        return success();
+      })
+      .Case([&](FlattenGradOp f) {
+        int64_t features = EmitContext::features(f.getInputGrad());
+        os << "  cpu::flattenBackward(" << ctx.name(f.getResultGrad()) << ", "
+           << ctx.name(f.getInputGrad()) << ", B, S, "
+           << EmitContext::features(f.getResultGrad()) / features << ", " << features
+           << ");\n";
+        return success();
+      })
       .Default([](Operation *) { return failure(); });
 }
 

@@ -156,6 +156,7 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
                         formatBytes(arenaAt(plan.microBatch, seq, frozen)));
   }
   std::optional<std::pair<std::string, int64_t>> bestFreeze;
+  bool anyFreezeFits = false;
   for (const std::string &group : freezeCandidates(memory, spec)) {
     std::vector<std::string> freeze = frozen;
     freeze.push_back(group);
@@ -163,20 +164,19 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
     if (bytes < 0)
       continue;
     if (bytes <= arenaBudget) {
-      anyFits = true;
+      anyFits = anyFreezeFits = true;
       os << llvm::formatv("  - freeze = [\"{0}\"] in [train]: {1}\n", group,
                           formatBytes(bytes));
     } else if (!bestFreeze || bytes < bestFreeze->second) {
       bestFreeze = {group, bytes};
     }
   }
-  if (!anyFits) {
-    if (bestFreeze)
-      os << llvm::formatv("  - freeze = [\"{0}\"] helps most of the groups, to {1}, but not "
-                          "enough alone\n",
-                          bestFreeze->first, formatBytes(bestFreeze->second));
+  if (bestFreeze && !anyFreezeFits)
+    os << llvm::formatv("  - freeze = [\"{0}\"] helps most of the groups, to {1}, but not "
+                        "enough alone\n",
+                        bestFreeze->first, formatBytes(bestFreeze->second));
+  if (!anyFits)
     os << "  none of these fits on its own: combine them, or give a larger --vram\n";
-  }
 }
 
 void printMaxBatchTable(const JobSpec &spec, ArrayRef<int64_t> seqLens, int64_t arenaBudget,

@@ -221,6 +221,21 @@ def Bert_SelectTokenOp : Bert_ForwardOp<"select_token"> {
   let results = (outs Bert_FloatTensor:$result);
 }
 
+def Bert_FlattenOp : Bert_ForwardOp<"flatten"> {
+  let summary = "[batch, seq, features] -> [batch, max_seq * features], zero-padded";
+  let description = [{
+    Each row's tokens laid end to end. The result's width is fixed by the longest
+    sequence the plan allows (`bert.max_seq`), so a batch of shorter rows is padded with
+    zeros: the same weights apply whatever the batch's length.
+
+    ```mlir
+    %f = bert.flatten %h : (tensor<?x?x32xf32>) -> tensor<?x256xf32>
+    ```
+  }];
+  let arguments = (ins Bert_FloatTensor:$input);
+  let results = (outs Bert_FloatTensor:$result);
+}
+
 def Bert_CrossEntropyOp : Bert_ForwardOp<"cross_entropy"> {
   let summary = "softmax cross-entropy, averaged over the optimizer step's rows";
   let description = [{
@@ -304,6 +319,12 @@ def Bert_AttentionGradOp : Bert_BackwardOp<"attention_grad", [], ["estimateFlops
 def Bert_SelectTokenGradOp : Bert_BackwardOp<"select_token_grad"> {
   let summary = "d x: zero except the selected token, which gets dy";
   let arguments = (ins Bert_FloatTensor:$resultGrad, I64Attr:$index);
+  let results = (outs Bert_FloatTensor:$inputGrad);
+}
+
+def Bert_FlattenGradOp : Bert_BackwardOp<"flatten_grad"> {
+  let summary = "d x: each row's first seq * features gradients, back in [seq, features]";
+  let arguments = (ins Bert_FloatTensor:$resultGrad);
   let results = (outs Bert_FloatTensor:$inputGrad);
 }
 

@@ -1,4 +1,4 @@
-// Tests of the elementwise kernels: add, accumulate, GELU, tanh, dropout, selectToken.
+// Tests of the elementwise kernels: add, accumulate, GELU, tanh, dropout, selectToken, flatten.
 // Forwards against closed-form values, backwards against finite differences, dropout's mask
 // against the counter RNG the header specifies.
 #include "bertc/runtime/counter_rng.h"
@@ -168,4 +168,26 @@ TEST(SelectToken, BackwardMatchesFiniteDifferencesAndZeroesOtherTokens) {
     for (int64_t t = 0; t < seq; ++t)
       for (int64_t c = 0; c < hidden; ++c)
         EXPECT_EQ(dx[(b * seq + t) * hidden + c], t == index ? dy[b * hidden + c] : 0.0f);
+}
+
+TEST(Flatten, ForwardLaysTokensEndToEndAndZeroPads) {
+  // Two rows of 2 tokens x 2 features, padded to 3 tokens: 6 values per row.
+  const int64_t batch = 2, seq = 2, paddedSeq = 3, hidden = 2;
+  std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8}, out(batch * paddedSeq * hidden, 99.0f);
+  flattenForward(x.data(), out.data(), batch, seq, paddedSeq, hidden);
+  EXPECT_EQ(out, (std::vector<float>{1, 2, 3, 4, 0, 0, 5, 6, 7, 8, 0, 0}));
+}
+
+TEST(Flatten, BackwardMatchesFiniteDifferences) {
+  const int64_t batch = 2, seq = 3, paddedSeq = 5, hidden = 4;
+  std::vector<float> x = randomTensor(batch * seq * hidden, 12);
+  std::vector<float> dy = randomTensor(batch * paddedSeq * hidden, 13);
+  std::vector<float> dx(batch * seq * hidden, 99.0f);
+  flattenBackward(dy.data(), dx.data(), batch, seq, paddedSeq, hidden);
+  auto forward = [&] {
+    std::vector<float> out(batch * paddedSeq * hidden);
+    flattenForward(x.data(), out.data(), batch, seq, paddedSeq, hidden);
+    return out;
+  };
+  expectGradientNear(dx, numericGradient(x, dy, forward), "dx");
 }

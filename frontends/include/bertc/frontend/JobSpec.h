@@ -62,10 +62,26 @@ struct ModelSpec {
   KeyLocations locations;
 };
 
+/// One `[[head.layers]]` entry of a custom head: an op applied to the previous output
+/// (the first to the encoder's [batch, seq, hidden] output).
+struct HeadLayer {
+  /// flatten | select_token | linear | gelu | tanh | dropout
+  std::string op;
+  /// linear: the parameters are head.<name>.weight and head.<name>.bias.
+  std::string name;
+  int64_t out = 0;    ///< linear: output features
+  int64_t index = 0;  ///< select_token: which token
+  double rate = 0.1;  ///< dropout
+  KeyLocations locations;
+};
+
 /// [head]: the task-specific layer on top of the encoder.
 struct HeadSpec {
   std::string task = "classification";
   int64_t labels = 2;
+  /// task = "custom": the head's ops, in order; the last must give [batch, labels]
+  /// logits, which a softmax cross-entropy turns into the loss.
+  std::vector<HeadLayer> layers;
   /// Dropout before the classifier (HF `classifier_dropout`); unset means model.dropout.
   std::optional<double> dropout;
   KeyLocations locations;

@@ -81,6 +81,14 @@ void selectTokenForward(const float *x, float *out, int64_t batch, int64_t seq,
 void selectTokenBackward(const float *dy, float *dx, int64_t batch, int64_t seq,
                          int64_t hidden, int64_t index);
 
+/// out[b, :] = x[b] laid out token after token, then zeros up to paddedSeq tokens:
+/// x [batch, seq, hidden] -> out [batch, paddedSeq * hidden], seq <= paddedSeq.
+void flattenForward(const float *x, float *out, int64_t batch, int64_t seq, int64_t paddedSeq,
+                    int64_t hidden);
+/// dx[b, s, :] = dy[b, s * hidden : (s + 1) * hidden] for s < seq (the padding has none).
+void flattenBackward(const float *dy, float *dx, int64_t batch, int64_t seq, int64_t paddedSeq,
+                     int64_t hidden);
+
 /// *loss = sum over rows of -log softmax(logits[b])[labels[b]], divided by normalizer
 /// (the effective batch size, so micro-batches add up to the mean over the whole batch).
 void crossEntropyForward(const float *logits, const int32_t *labels, float *loss,
