@@ -289,7 +289,7 @@ void writeParameters(const std::string &path, const TrainerPlan &plan, const std
 }
 
 std::vector<std::string> writeModelFolder(const std::string &dir, const TrainerPlan &plan,
-                                          const std::byte *arena) {
+                                          const std::byte *arena, const std::string &vocab) {
   fs::path folder = dir;
   std::error_code error;
   fs::create_directories(folder, error);
@@ -303,8 +303,7 @@ std::vector<std::string> writeModelFolder(const std::string &dir, const TrainerP
     writeTextFileAtomically((folder / "config.json").string(), config);
     written.push_back("config.json");
   }
-  if (std::string vocab = textOf(plan.train.vocabFile);
-      !vocab.empty() && fs::is_regular_file(vocab)) {
+  if (!vocab.empty() && fs::is_regular_file(vocab)) {
     writeFileAtomically((folder / "vocab.txt").string(), [&](const std::string &temporary) {
       std::error_code copyError;
       fs::copy_file(vocab, temporary, fs::copy_options::overwrite_existing, copyError);
@@ -322,14 +321,15 @@ std::vector<std::string> writeModelFolder(const std::string &dir, const TrainerP
 /// 3. Rename the partial folder to checkpoint-STEP, flush OUT, remove the old one.
 /// Only hidden names are ever incomplete, and findCheckpoint never picks those.
 std::string saveCheckpoint(const std::string &outDir, const TrainerPlan &plan,
-                           const std::byte *arena, const TrainerState &state) {
+                           const std::byte *arena, const TrainerState &state,
+                           const std::string &vocabPath) {
   std::string name = "checkpoint-" + std::to_string(state.globalStep);
   fs::path out = outDir, destination = out / name;
   fs::path partial = out / ("." + name + ".partial"), old = out / ("." + name + ".old");
   std::error_code ignored;
   try {
     fs::remove_all(partial);
-    writeModelFolder(partial.string(), plan, arena);
+    writeModelFolder(partial.string(), plan, arena, vocabPath);
     writeTensors((partial / "optimizer.safetensors").string(), tensorSlots(plan, /*moments=*/true),
                  arena);
     writeTextFileAtomically((partial / "trainer_state.json").string(), formatTrainerState(state));

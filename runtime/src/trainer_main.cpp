@@ -14,6 +14,7 @@
 #include "bertc/runtime/progress.h"
 #include "bertc/runtime/safetensors.h"
 #include "bertc/runtime/schedule.h"
+#include "bertc/runtime/text_dataset.h"
 #include "bertc/runtime/trainer_plan.h"
 
 #include <algorithm>
@@ -185,7 +186,7 @@ BatcherState train(std::byte *arena, const Dataset &data, const TrainerOptions &
       TrainerState state = setup.checkpoint;
       state.globalStep = step;
       state.data = batcher.state();
-      progress.note("saved " + saveCheckpoint(options.save, plan, arena, state));
+      progress.note("saved " + saveCheckpoint(options.save, plan, arena, state, options.vocab));
     }
   }
   return batcher.state();
@@ -286,15 +287,29 @@ RunSetup startRun(const TrainerOptions &options, const Dataset &data,
   return setup;
 }
 
+/// The plan's [data] columns; a plan generated before they existed (null fields) gets the
+/// TOML's defaults.
+TextFields textFields(const TrainSettings &settings) {
+  TextFields fields;
+  if (settings.textField && settings.textField[0])
+    fields.text = settings.textField;
+  if (settings.textPairField)
+    fields.textPair = settings.textPairField;
+  if (settings.labelField && settings.labelField[0])
+    fields.label = settings.labelField;
+  return fields;
+}
+
 /// Writes the final --save: one safetensors file, or a Hugging Face model folder.
-void saveFinal(const std::string &save, std::byte *arena, ProgressDisplay &progress) {
+void saveFinal(const std::string &save, const std::string &vocab, std::byte *arena,
+               ProgressDisplay &progress) {
   if (savesToFile(save)) {
     writeParameters(save, kTrainerPlan, arena);
     progress.note("saved " + save);
     return;
   }
   std::string files;
-  for (const std::string &file : writeModelFolder(save, kTrainerPlan, arena))
+  for (const std::string &file : writeModelFolder(save, kTrainerPlan, arena, vocab))
     files += (files.empty() ? "" : ", ") + file;
   progress.note("saved " + save + " (" + files + ")");
 }
@@ -310,9 +325,11 @@ int run(int argc, char **argv) {
       std::printf("%s\n", message.c_str());
   };
   const TrainSettings &settings = kTrainerPlan.train;
-  Dataset data = loadJsonlDataset(
-      options.data,
-      {settings.seqLen, settings.numLabels, settings.vocab, settings.typeVocab});
+  TrainingData training = loadTrainingData(
+      options.data, {settings.seqLen, settings.numLabels, settings.vocab, settings.typeVocab},
+      textFields(settings), options.vocab);
+  inform(training.summary());
+  const Dataset &data = training.data;
   std::string resumeDir = options.resume.empty() ? "" : findCheckpoint(options.resume);
   checkScratch();
   ArenaPtr arena = allocateArena();
@@ -332,7 +349,7 @@ int run(int argc, char **argv) {
   BatcherState end =
       train(arena.get(), data, options, setup, log.get(), planCheck.get(), progress);
   if (!options.save.empty())
-    saveFinal(options.save, arena.get(), progress);
+    saveFinal(options.save, options.vocab, arena.get(), progress);
   progress.finish(end.tokens.padFraction());
   return 0;
 }

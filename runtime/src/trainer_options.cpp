@@ -20,10 +20,13 @@ void printTrainerUsage(std::FILE *out) {
       train.steps > 0 ? " (default: " + std::to_string(train.steps) + ")" : "";
   std::fprintf(
       out,
-      "usage: trainer [--data FILE] [--init FILE|DIR] [--steps N | --epochs N] [--log FILE]\n"
-      "               [--save FILE|DIR] [--save-every N] [--resume DIR] [--seed N]\n"
-      "               [--group-by-length] [--quiet] [--plan-check] [--help]\n"
-      "  --data FILE       pre-tokenized JSONL training data (default: %s)\n"
+      "usage: trainer [--data FILE] [--vocab FILE] [--init FILE|DIR] [--log FILE]\n"
+      "               [--steps N | --epochs N] [--save FILE|DIR] [--save-every N]\n"
+      "               [--resume DIR] [--seed N] [--group-by-length] [--quiet]\n"
+      "               [--plan-check] [--help]\n"
+      "  --data FILE       training data: JSONL (pre-tokenized input_ids, or text), CSV or\n"
+      "                    TSV with named columns (default: %s)\n"
+      "  --vocab FILE      WordPiece vocab.txt that tokenizes text data (default: %s)\n"
       "  --init PATH       start from a safetensors file, or a Hugging Face checkpoint\n"
       "                    directory holding model.safetensors (default: %s)\n"
       "  --steps N         optimizer steps; overrides --epochs (0: load and save only)%s\n"
@@ -43,6 +46,7 @@ void printTrainerUsage(std::FILE *out) {
       "                    when it dies and stop on any read of bytes it no longer owns\n"
       "  --help            show this help\n",
       train.trainData && train.trainData[0] ? train.trainData : "none, --data is required",
+      train.vocabFile && train.vocabFile[0] ? train.vocabFile : "none",
       initDefault.c_str(), stepsDefault.c_str(), static_cast<long long>(train.epochs),
       static_cast<unsigned long long>(train.seed), train.groupByLength ? " (default: on)" : "");
 }
@@ -71,6 +75,7 @@ bool savesToFile(const std::string &path) {
 TrainerOptions parseTrainerFlags(int argc, char **argv) {
   TrainerOptions options;
   options.data = kTrainerPlan.train.trainData ? kTrainerPlan.train.trainData : "";
+  options.vocab = kTrainerPlan.train.vocabFile ? kTrainerPlan.train.vocabFile : "";
   options.init = kTrainerPlan.train.initCheckpoint ? kTrainerPlan.train.initCheckpoint : "";
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
@@ -87,9 +92,9 @@ TrainerOptions parseTrainerFlags(int argc, char **argv) {
       inlineValue = flag.substr(equals + 1);
       flag.resize(equals);
     }
-    static const std::set<std::string> known = {"--data",   "--init",       "--steps",
-                                                "--epochs", "--log",        "--save",
-                                                "--seed",   "--save-every", "--resume"};
+    static const std::set<std::string> known = {
+        "--data", "--vocab", "--init",       "--steps",  "--epochs",
+        "--log",  "--save",  "--save-every", "--resume", "--seed"};
     if (!known.count(flag))
       throw UsageError("unknown flag '" + flag + "'");
     if (!inlineValue && i + 1 >= argc)
@@ -97,6 +102,8 @@ TrainerOptions parseTrainerFlags(int argc, char **argv) {
     std::string value = inlineValue ? *inlineValue : argv[++i];
     if (flag == "--data")
       options.data = value;
+    else if (flag == "--vocab")
+      options.vocab = value;
     else if (flag == "--init") {
       options.init = value;
       options.initGiven = true;

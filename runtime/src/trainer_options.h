@@ -19,6 +19,7 @@ struct UsageError : std::runtime_error {
 /// What the flags ask for.
 struct TrainerOptions {
   std::string data;
+  std::string vocab; ///< vocab.txt that tokenizes text data (default: the plan's vocabFile)
   std::string init;
   bool initGiven = false; ///< --init was passed (not just the plan's default)
   std::string log;

@@ -165,6 +165,9 @@ LogicalResult emitPlan(ModuleOp module, func::FuncOp microStep, raw_ostream &os)
      << "        .vocabFile = " << s.text("vocab_file") << ",\n"
      << "        .groupByLength = " << (s.boolean("group_by_length") ? "true" : "false")
      << ",\n"
+     << "        .textField = " << s.text("text_field") << ",\n"
+     << "        .textPairField = " << s.text("text_pair_field") << ",\n"
+     << "        .labelField = " << s.text("label_field") << ",\n"
      << "    },\n"
      << "    .hfConfigJson = " << cppString(module->getAttrOfType<StringAttr>("bert.hf_config"))
      << ",\n"

@@ -32,6 +32,11 @@ std::vector<std::string> listing(const std::string &dir) {
   return names;
 }
 
+/// The vocabulary a plan names ("" for none), as the trainer passes it to the writers.
+std::string vocabOf(const TrainerPlan &plan) {
+  return plan.train.vocabFile ? plan.train.vocabFile : "";
+}
+
 TEST(Checkpoint, AtomicWriteReplacesTheFile) {
   ScratchDir dir;
   std::string path = dir.file("state.json");
@@ -163,7 +168,7 @@ TEST(Checkpoint, AFolderRoundTripsParametersMomentsAndState) {
   SmallPlan saved(vocab.c_str(), R"({"model_type": "bert"})");
   std::iota(saved.arena.begin(), saved.arena.end(), 0.5f);
   std::string out = dir.file("run");
-  std::string path = saveCheckpoint(out, saved.plan, saved.bytes(), sampleState());
+  std::string path = saveCheckpoint(out, saved.plan, saved.bytes(), sampleState(), vocabOf(saved.plan));
   EXPECT_EQ(path, out + "/checkpoint-12");
   EXPECT_EQ(listing(out), std::vector<std::string>{"checkpoint-12"});
   EXPECT_EQ(listing(path),
@@ -184,7 +189,7 @@ TEST(Checkpoint, AFolderRoundTripsParametersMomentsAndState) {
 
   // Saving the same step again replaces the folder and leaves nothing hidden behind.
   saved.arena[0] = -1.0f;
-  saveCheckpoint(out, saved.plan, saved.bytes(), sampleState());
+  saveCheckpoint(out, saved.plan, saved.bytes(), sampleState(), vocabOf(saved.plan));
   EXPECT_EQ(listing(out), std::vector<std::string>{"checkpoint-12"});
   loadCheckpoint(path, loaded.plan, loaded.bytes());
   EXPECT_EQ(loaded.arena[0], -1.0f);
@@ -194,7 +199,7 @@ TEST(Checkpoint, AModelFolderWithoutConfigOrVocabularyHasTheWeightsOnly) {
   ScratchDir dir;
   std::string vocab = dir.file("absent-vocab.txt");
   SmallPlan plan(vocab.c_str(), "");
-  EXPECT_EQ(writeModelFolder(dir.file("model"), plan.plan, plan.bytes()),
+  EXPECT_EQ(writeModelFolder(dir.file("model"), plan.plan, plan.bytes(), vocab),
             std::vector<std::string>{"model.safetensors"});
   EXPECT_EQ(listing(dir.file("model")), std::vector<std::string>{"model.safetensors"});
 }
@@ -202,7 +207,8 @@ TEST(Checkpoint, AModelFolderWithoutConfigOrVocabularyHasTheWeightsOnly) {
 TEST(Checkpoint, AMismatchedCheckpointIsRefusedWithEveryDifference) {
   ScratchDir dir;
   SmallPlan saved(nullptr, nullptr);
-  std::string path = saveCheckpoint(dir.file("run"), saved.plan, saved.bytes(), sampleState());
+  std::string path = saveCheckpoint(dir.file("run"), saved.plan, saved.bytes(), sampleState(),
+                                    vocabOf(saved.plan));
   SmallPlan other(nullptr, nullptr);
   other.params[1].shape[0] = 3;
   other.params[2].name = "bert.embeddings.LayerNorm.bias";

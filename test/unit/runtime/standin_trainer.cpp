@@ -66,7 +66,8 @@ extern const TrainerPlan kTrainerPlan = {
      /*weightDecay=*/0.01f, 0.9f, 0.999f, 1e-8f, LrSchedule::Linear, /*warmup=*/0.1f,
      /*seed=*/7, /*shuffle=*/true, kClasses, /*initializerRange=*/0.02f, kVocab,
      /*typeVocab=*/2, /*trainData=*/"", /*initCheckpoint=*/"",
-     /*vocabFile=*/"standin-vocab.txt", /*groupByLength=*/false},
+     /*vocabFile=*/"standin-vocab.txt", /*groupByLength=*/false, /*textField=*/"sentence",
+     /*textPairField=*/"", /*labelField=*/"label"},
     /*hfConfigJson=*/R"({"architectures": ["BertForSequenceClassification"], )"
                      R"("model_type": "bert", "num_labels": 2, "vocab_size": 100})",
 };

@@ -161,6 +161,36 @@ TEST(TrainerDriver, DataErrorsExitWithOne) {
   EXPECT_EQ(run.err, "trainer: error: " + bad + ":2: missing key 'label'\n");
 }
 
+TEST(TrainerDriver, TrainsOnTextThroughTheVocabulary) {
+  // The plan's text column is "sentence"; its default vocabulary, standin-vocab.txt, is
+  // made here too, so that --vocab is seen to replace it.
+  ScratchDir dir;
+  testing::writeText(dir.file("vocab.txt"), "[PAD]\n[UNK]\n[CLS]\n[SEP]\ngood\nbad\nfilm\n");
+  testing::writeText(dir.file("standin-vocab.txt"), "[PAD]\n[UNK]\n[CLS]\n[SEP]\nGood\n");
+  std::string text = "sentence\tlabel\n";
+  for (int row = 0; row < 20; ++row)
+    text += row % 2 ? "good film\t1\n" : "bad bad film film film film film film film\t0\n";
+  testing::writeText(dir.file("train.tsv"), text);
+  RunResult run = runTrainer(dir, "--data train.tsv --vocab vocab.txt --log log.jsonl");
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(run.out.rfind("data: 20 rows from train.tsv, tokenized with vocab.txt (uncased), "
+                          "10 rows truncated to 8 tokens\n",
+                          0),
+            0u)
+      << run.out;
+  EXPECT_EQ(readLog(dir.file("log.jsonl")).size(), 6u);
+
+  run = runTrainer(dir, "--data train.tsv --steps 0");
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.out.find("tokenized with standin-vocab.txt (cased)"), std::string::npos)
+      << run.out;
+
+  testing::writeText(dir.file("bad.tsv"), "sentence\tlabel\ngood\tyes\n");
+  run = runTrainer(dir, "--data bad.tsv --vocab vocab.txt");
+  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_EQ(run.err, "trainer: error: bad.tsv:2: label 'yes' is not an integer in [0, 2)\n");
+}
+
 TEST(TrainerDriver, UsageErrorsExitWithTwo) {
   ScratchDir dir;
   std::string data = writeData(dir);
@@ -204,6 +234,10 @@ TEST(TrainerDriver, HelpPrintsUsage) {
   EXPECT_EQ(run.exitCode, 0);
   EXPECT_EQ(run.out.rfind("usage: trainer", 0), 0u) << run.out;
   EXPECT_NE(run.out.find("(default: 7)"), std::string::npos) << "the plan's seed";
+  EXPECT_NE(run.out.find("--vocab FILE      WordPiece vocab.txt that tokenizes text data "
+                         "(default: standin-vocab.txt)"),
+            std::string::npos)
+      << run.out;
   EXPECT_TRUE(run.err.empty());
 }
 

@@ -63,7 +63,9 @@ TEST(TrainerResume, AResumedRunRepeatsTheUninterruptedLossesBitForBit) {
     RunResult resumed = runTrainer(dir, run + " --resume out/checkpoint-4 --log from4.jsonl"
                                               " --save from4/");
     ASSERT_EQ(resumed.exitCode, 0) << resumed.err;
-    EXPECT_EQ(resumed.out.rfind("resume: out/checkpoint-4 at step 4\nstep 5/10  loss ", 0), 0u)
+    EXPECT_EQ(resumed.out.rfind("data: 20 rows from " + data + " (pre-tokenized)\n"
+                                "resume: out/checkpoint-4 at step 4\nstep 5/10  loss ", 0),
+              0u)
         << resumed.out;
     EXPECT_EQ(readLog(dir.file("from4.jsonl")), steps(full, 5, 10));
     EXPECT_TRUE(sameTensors(dir.file("from4/model.safetensors"),

@@ -70,16 +70,18 @@ void checkResumable(const TrainerState &saved, const TrainerState &current,
 void writeParameters(const std::string &path, const TrainerPlan &plan, const std::byte *arena);
 
 /// Writes a Hugging Face model folder `dir` (created if needed): model.safetensors,
-/// config.json when the plan has one, vocab.txt when the plan names a vocabulary file that
-/// exists. Returns the names of the files written.
+/// config.json when the plan has one, and a copy of `vocabPath` (the vocabulary the run
+/// tokenized with) as vocab.txt when that file exists. Returns the names of the files
+/// written.
 std::vector<std::string> writeModelFolder(const std::string &dir, const TrainerPlan &plan,
-                                          const std::byte *arena);
+                                          const std::byte *arena, const std::string &vocabPath);
 
 /// Writes checkpoint `outDir`/checkpoint-STEP (STEP = state.globalStep): the model folder
 /// files, optimizer.safetensors ("<param>.exp_avg", "<param>.exp_avg_sq" per trainable
 /// parameter) and trainer_state.json. Returns the checkpoint's path.
 std::string saveCheckpoint(const std::string &outDir, const TrainerPlan &plan,
-                           const std::byte *arena, const TrainerState &state);
+                           const std::byte *arena, const TrainerState &state,
+                           const std::string &vocabPath);
 
 /// The checkpoint `path` names: `path` itself when it holds trainer_state.json, else its
 /// complete checkpoint-N folder with the largest N. Throws CheckpointError when neither.

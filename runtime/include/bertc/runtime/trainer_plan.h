@@ -74,6 +74,9 @@ struct TrainSettings {
   const char *initCheckpoint; ///< default for --init ("" when none): [model] from's weights
   const char *vocabFile;   ///< the model's vocab.txt, copied into saved folders ("" when none)
   bool groupByLength;      ///< batch rows of similar length together (--group-by-length)
+  const char *textField;   ///< [data] text: the column of the text ("" reads as "text")
+  const char *textPairField; ///< [data] text_pair: the pair's second text ("" for none)
+  const char *labelField;  ///< [data] label: the column of the label ("" reads as "label")
 };
 
 /// Everything the driver needs to know about the compiled model and its memory plan.

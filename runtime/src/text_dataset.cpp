@@ -1,0 +1,152 @@
+// Training data of either kind: the choice between pre-tokenized JSONL and text, and the
+// encoding of text rows into Examples. Every check of the model's limits that can be made
+// once (vocabulary size, token types of pairs) is made before the file is read, so that the
+// per-row work is only the tokenizer's and the label's.
+#include "bertc/runtime/text_dataset.h"
+
+#include "bertc/runtime/text_table.h"
+#include "bertc/runtime/tokenizer.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+namespace bertc {
+namespace {
+
+/// The extension of `path`, lower-cased, without the dot ("tsv").
+std::string extensionOf(const std::string &path) {
+  std::string extension = std::filesystem::path(path).extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return char(std::tolower(c)); });
+  return extension.empty() ? extension : extension.substr(1);
+}
+
+/// "1 row", "3 rows".
+std::string rowCount(size_t rows) {
+  return std::to_string(rows) + (rows == 1 ? " row" : " rows");
+}
+
+/// Whether the first non-blank line of the JSONL file at `path` is an object with
+/// "input_ids". A line that is not JSON says no: the text reader then reports it.
+bool firstRowHasInputIds(const std::string &path) {
+  std::ifstream file(path);
+  if (!file)
+    throw DataError(path + ": cannot open: " + std::strerror(errno));
+  for (std::string line; std::getline(file, line);) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos)
+      continue;
+    nlohmann::json row = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    return row.is_object() && row.contains("input_ids");
+  }
+  return false;
+}
+
+/// Whether `path` holds text rather than pre-tokenized rows (see loadTrainingData).
+bool holdsText(const std::string &path) {
+  std::string extension = extensionOf(path);
+  if (extension == "csv" || extension == "tsv")
+    return true;
+  return extension == "jsonl" && !firstRowHasInputIds(path);
+}
+
+/// The tokenizer of the vocabulary at `vocabPath`, checked against the model for the text
+/// file `dataPath`: there must be a vocabulary, and it may not hold ids the model's
+/// embedding lacks.
+Tokenizer loadTokenizer(const std::string &dataPath, const std::string &vocabPath,
+                        const DataLimits &limits) {
+  if (vocabPath.empty())
+    throw DataError(dataPath + ": text data needs a WordPiece vocabulary: pass the trainer "
+                               "--vocab FILE (a vocab.txt), or compile the model with "
+                               "[model] from = a Hugging Face folder holding vocab.txt");
+  Vocab vocab = Vocab::load(vocabPath);
+  if (int64_t(vocab.size()) > limits.vocab)
+    throw DataError(vocabPath + ": the vocabulary has " + std::to_string(vocab.size()) +
+                    " tokens but the model's embedding has " + std::to_string(limits.vocab) +
+                    " ([model] vocab): its ids would fall outside the model");
+  bool lowerCase = guessLowerCase(vocab);
+  return Tokenizer(std::move(vocab), lowerCase);
+}
+
+/// Whether `text` tokenizes (is UTF-8): tells which text of a pair a TokenizerError was about.
+bool tokenizes(const Tokenizer &tokenizer, const std::string &text) {
+  try {
+    tokenizer.tokenize(text);
+    return true;
+  } catch (const TokenizerError &) {
+    return false;
+  }
+}
+
+/// Reads the text table at `path` and encodes every row:
+/// 1. resolve the columns once (a missing one names the columns there are);
+/// 2. per row, encode the text (or the pair) to seqLen + 1 tokens: an encoding that long
+///    is too long for the model, so the row is counted as truncated and encoded again to
+///    seqLen; only such rows are tokenized twice;
+/// 3. read the label.
+TrainingData loadTextDataset(const std::string &path, const DataLimits &limits,
+                             const TextFields &fields, const std::string &vocabPath) {
+  Tokenizer tokenizer = loadTokenizer(path, vocabPath, limits);
+  bool pairs = !fields.textPair.empty();
+  if (pairs && limits.typeVocab < 2)
+    throw DataError(path + ": sentence pairs ('" + fields.text + "', '" + fields.textPair +
+                    "') need 2 token types but the model has " +
+                    std::to_string(limits.typeVocab) + " ([model] type_vocab)");
+  TextTable table = loadTextTable(path);
+  size_t textColumn = table.column(fields.text);
+  size_t pairColumn = pairs ? table.column(fields.textPair) : 0;
+  size_t labelColumn = table.column(fields.label);
+
+  TrainingData result{Dataset{path, {}},
+                      TokenizationSummary{vocabPath, tokenizer.lowerCase(), limits.seqLen, 0}};
+  auto encode = [&](size_t row, size_t maxLen) {
+    const std::string &text = table.text(row, textColumn);
+    try {
+      return pairs ? tokenizer.encodePair(text, table.text(row, pairColumn), maxLen)
+                   : tokenizer.encode(text, maxLen);
+    } catch (const TokenizerError &error) {
+      size_t column = pairs && tokenizes(tokenizer, text) ? pairColumn : textColumn;
+      throw DataError(table.where(row) + ": '" + table.columns()[column] + "': " +
+                      error.what());
+    }
+  };
+  size_t seqLen = size_t(limits.seqLen);
+  result.data.rows.reserve(table.size());
+  for (size_t row = 0; row < table.size(); ++row) {
+    Encoding encoding = encode(row, seqLen + 1);
+    if (encoding.inputIds.size() > seqLen) {
+      encoding = encode(row, seqLen);
+      ++result.tokenization->truncatedRows;
+    }
+    int32_t label = int32_t(table.intLabel(row, labelColumn, limits.numLabels));
+    result.data.rows.push_back(
+        Example{std::move(encoding.inputIds), std::move(encoding.tokenTypeIds), label});
+  }
+  return result;
+}
+
+} // namespace
+
+std::string TrainingData::summary() const {
+  std::string line = "data: " + rowCount(data.rows.size()) + " from " + data.path;
+  if (!tokenization)
+    return line + " (pre-tokenized)";
+  return line + ", tokenized with " + tokenization->vocabPath +
+         (tokenization->lowerCase ? " (uncased), " : " (cased), ") +
+         rowCount(size_t(tokenization->truncatedRows)) + " truncated to " +
+         std::to_string(tokenization->seqLen) + " tokens";
+}
+
+TrainingData loadTrainingData(const std::string &path, const DataLimits &limits,
+                              const TextFields &fields, const std::string &vocabPath) {
+  if (holdsText(path))
+    return loadTextDataset(path, limits, fields, vocabPath);
+  return TrainingData{loadJsonlDataset(path, limits), std::nullopt};
+}
+
+} // namespace bertc
