@@ -293,5 +293,8 @@ LogicalResult AdamWOp::verify() {
   return success();
 }
 
+// Both summands are read at the index the sum is written to.
+SmallVector<unsigned> AddOp::getReusableOperands() { return {0, 1}; }
+
 #define GET_OP_CLASSES
 #include "bert/BertOps.cpp.inc"

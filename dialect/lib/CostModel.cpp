@@ -3,7 +3,8 @@
 // CostOpInterface for the ops whose work is not one flop per result element: the
 // GEMMs (2·rows·in·out per product), attention (its four batched products, counted
 // for the full [seq, seq] score matrix), LayerNorm, GELU and AdamW. Bytes default to
-// every operand and result once (see BertInterfaces.td).
+// every operand and result once (see BertInterfaces.td). Sizes at a batch follow the
+// dialect's convention: the first dynamic dimension is the batch, the second the seq.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,14 +13,21 @@
 using namespace mlir;
 using namespace mlir::bert;
 
+SmallVector<int64_t> mlir::bert::shapeAt(RankedTensorType type, int64_t batch, int64_t seq) {
+  SmallVector<int64_t> shape;
+  int dynamicSeen = 0;
+  for (int64_t dim : type.getShape())
+    shape.push_back(ShapedType::isDynamic(dim) ? (dynamicSeen++ == 0 ? batch : seq) : dim);
+  return shape;
+}
+
 double mlir::bert::numElementsAt(Type type, int64_t batch, int64_t seq) {
   auto shaped = dyn_cast<RankedTensorType>(type);
   if (!shaped)
     return 0;
   double elements = 1;
-  int dynamicSeen = 0;
-  for (int64_t dim : shaped.getShape())
-    elements *= double(ShapedType::isDynamic(dim) ? (dynamicSeen++ == 0 ? batch : seq) : dim);
+  for (int64_t dim : shapeAt(shaped, batch, seq))
+    elements *= double(dim);
   return elements;
 }
 
@@ -109,5 +117,3 @@ double AdamWOp::estimateBytes(int64_t, int64_t) {
   auto type = cast<RankedTensorType>(getParam().getType());
   return 7 * double(type.getNumElements()) * double(type.getElementTypeBitWidth() / 8);
 }
-
-SmallVector<unsigned> AddOp::getReusableOperands() { return {0, 1}; }

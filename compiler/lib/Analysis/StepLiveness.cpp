@@ -68,11 +68,11 @@ std::vector<StepBuffer> coalesceInPlace(const std::vector<TensorLife> &lives) {
   return buffers;
 }
 
-int64_t peakLiveBytes(const std::vector<TensorLife> &lives) {
+std::vector<LiveInterval> intervalsOf(const std::vector<StepBuffer> &buffers) {
   std::vector<LiveInterval> intervals;
-  for (const TensorLife &life : lives)
-    intervals.push_back(life.interval);
-  return maxLiveBytes(intervals);
+  for (const StepBuffer &buffer : buffers)
+    intervals.push_back(buffer.interval);
+  return intervals;
 }
 
 } // namespace bertc

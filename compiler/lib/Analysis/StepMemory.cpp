@@ -71,13 +71,17 @@ FailureOr<StepMemory> analyzeStepMemory(ModuleOp module) {
     planned.shape = shapeText(param.getResult().getType(), *bounds);
     planned.bytes = boundedBytes(param.getResult().getType(), *bounds);
     planned.totalBytes = planned.bytes * (param.getTrainable() ? 4 : 1);
+    for (StringRef key : {"arena.value", "arena.grad", "arena.adam_m", "arena.adam_v"})
+      if (auto offset = param->getAttrOfType<IntegerAttr>(key))
+        planned.slots.push_back({key.str(), offset.getInt()});
     memory.params.push_back(std::move(planned));
   });
   llvm::stable_sort(memory.params, [](const PlannedParam &a, const PlannedParam &b) {
     return a.totalBytes > b.totalBytes;
   });
 
-  for (const TensorLife &life : activationLifetimes(body, *bounds)) {
+  std::vector<TensorLife> lives = activationLifetimes(body, *bounds);
+  for (const TensorLife &life : lives) {
     auto result = cast<OpResult>(life.value);
     Operation *def = result.getOwner();
     auto offsets = def->getAttrOfType<DenseI64ArrayAttr>("arena.offsets");
@@ -111,8 +115,7 @@ FailureOr<StepMemory> analyzeStepMemory(ModuleOp module) {
   // Live bytes per position by buffer (an in-place chain counts once): a difference
   // array over the buffers' intervals.
   std::vector<int64_t> delta(memory.steps.size() + 1, 0), savedDelta(delta.size(), 0);
-  for (const StepBuffer &buffer :
-       coalesceInPlace(activationLifetimes(body, *bounds))) {
+  for (const StepBuffer &buffer : coalesceInPlace(lives)) {
     delta[buffer.interval.begin] += buffer.interval.bytes;
     delta[buffer.interval.end + 1] -= buffer.interval.bytes;
   }
@@ -143,35 +146,6 @@ std::vector<const PlannedTensor *> liveAt(const StepMemory &memory, int64_t step
     return a->bytes > b->bytes;
   });
   return live;
-}
-
-const DeviceModel &cpuDeviceModel() {
-  // Measured order of magnitude for OpenBLAS sgemm and streaming loops on two cores.
-  static const DeviceModel cpu{"cpu", 50e9, 10e9};
-  return cpu;
-}
-
-StepCost estimateStepCost(ModuleOp module, const DeviceModel &device) {
-  StepCost cost;
-  FailureOr<DimBounds> bounds = getDimBounds(module);
-  if (failed(bounds))
-    return cost;
-  auto add = [&](Operation *op, double repeat) {
-    auto costly = dyn_cast<bert::CostOpInterface>(op);
-    if (!costly)
-      return;
-    double flops = costly.estimateFlops(bounds->maxBatch, bounds->maxSeq);
-    double bytes = costly.estimateBytes(bounds->maxBatch, bounds->maxSeq);
-    cost.flops += repeat * flops;
-    cost.seconds +=
-        repeat * std::max(flops / device.flopsPerSecond, bytes / device.bytesPerSecond);
-  };
-  double accumulation = double(accumulationSteps(module, *bounds));
-  if (FailureOr<func::FuncOp> microStep = getMicroStep(module); succeeded(microStep))
-    microStep->walk([&](Operation *op) { add(op, accumulation); });
-  if (auto optimizerStep = module.lookupSymbol<func::FuncOp>(kOptimizerStep))
-    optimizerStep.walk([&](Operation *op) { add(op, 1.0); });
-  return cost;
 }
 
 } // namespace bertc

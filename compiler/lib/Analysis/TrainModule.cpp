@@ -33,14 +33,7 @@ FailureOr<DimBounds> getDimBounds(ModuleOp module) {
 }
 
 SmallVector<int64_t> boundedShape(RankedTensorType type, DimBounds bounds) {
-  SmallVector<int64_t> shape;
-  int dynamicSeen = 0;
-  for (int64_t dim : type.getShape()) {
-    if (ShapedType::isDynamic(dim))
-      dim = dynamicSeen++ == 0 ? bounds.maxBatch : bounds.maxSeq;
-    shape.push_back(dim);
-  }
-  return shape;
+  return bert::shapeAt(type, bounds.maxBatch, bounds.maxSeq);
 }
 
 int64_t elementBytes(Type type) { return (type.getIntOrFloatBitWidth() + 7) / 8; }

@@ -3,6 +3,7 @@
 #include "bertc/Driver/PlanExplain.h"
 
 #include "bertc/Driver/ByteSize.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -29,17 +30,6 @@ void printExplanation(const StepMemory &memory, const PlanSummary &plan, unsigne
                         tensor->origin.empty() ? "" : ", ", tensor->origin);
 }
 
-namespace {
-
-std::string paramShape(bert::ParamOp param) {
-  std::string text = "[";
-  for (auto [i, dim] : llvm::enumerate(param.getResult().getType().getShape()))
-    text += (i ? ", " : "") + std::to_string(dim);
-  return text + "]";
-}
-
-} // namespace
-
 MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory,
                                  const PlanSummary &plan, StringRef title) {
   MemoryPicture picture;
@@ -64,28 +54,24 @@ MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory,
     picture.blocks.push_back({std::move(name), std::move(category), std::move(shape),
                               std::move(dtype), "", "", offset, bytes, 0, lastStep});
   };
+  for (const PlannedParam &param : memory.params)
+    for (const auto &[key, offset] : param.slots) {
+      auto [suffix, category] =
+          llvm::StringSwitch<std::pair<const char *, const char *>>(key)
+              .Case("arena.grad", {" (gradient)", "gradients"})
+              .Case("arena.adam_m", {" (Adam m)", "optimizer_state"})
+              .Case("arena.adam_v", {" (Adam v)", "optimizer_state"})
+              .Default({"", "parameters"});
+      whole(param.name + suffix, category, param.shape, "f32", offset, param.bytes);
+    }
   FailureOr<func::FuncOp> microStep = getMicroStep(module);
   FailureOr<DimBounds> bounds = getDimBounds(module);
-  if (succeeded(microStep) && succeeded(bounds)) {
-    microStep->walk([&](bert::ParamOp param) {
-      int64_t bytes = boundedBytes(param.getResult().getType(), *bounds);
-      std::string shape = paramShape(param);
-      for (auto [key, suffix, category] :
-           {std::tuple{"arena.value", "", "parameters"},
-            std::tuple{"arena.grad", " (gradient)", "gradients"},
-            std::tuple{"arena.adam_m", " (Adam m)", "optimizer_state"},
-            std::tuple{"arena.adam_v", " (Adam v)", "optimizer_state"}})
-        if (auto offset = param->getAttrOfType<IntegerAttr>(key))
-          whole((param.getName() + suffix).str(), category, shape, "f32", offset.getInt(),
-                bytes);
-    });
+  if (succeeded(microStep) && succeeded(bounds))
     microStep->walk([&](bert::InputOp input) {
-      auto offsets = input->getAttrOfType<DenseI64ArrayAttr>("arena.offsets");
-      if (offsets)
+      if (auto offsets = input->getAttrOfType<DenseI64ArrayAttr>("arena.offsets"))
         whole(("input " + input.getName()).str(), "activations", "", "i32", offsets[0],
               boundedBytes(input.getResult().getType(), *bounds));
     });
-  }
   ArenaRange scratch = getPlanRegion(module, "scratch");
   if (scratch.bytes > 0)
     whole("attention scratch", "workspace", "", "f32", scratch.offset, scratch.bytes);

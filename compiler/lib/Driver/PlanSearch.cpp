@@ -37,28 +37,42 @@ FailureOr<int64_t> planArenaBytes(const JobSpec &spec, const PlanPoint &point,
   return getPlanInteger(*module, "arena_bytes");
 }
 
-int64_t largestFittingMicroBatch(const JobSpec &spec, int64_t seqLen, int64_t limit,
-                                 int64_t arenaBudget, MLIRContext &ctx) {
-  auto fits = [&](int64_t microBatch) {
-    FailureOr<int64_t> bytes =
-        planArenaBytes(spec, {microBatch, seqLen, spec.train.freeze}, ctx);
-    return succeeded(bytes) && *bytes <= arenaBudget;
+namespace {
+
+/// The largest n in [1, limit] whose arena, `arenaAt(n)` (failure: does not plan), is at
+/// most `budget`, for an arena that grows with n: doubling from 1, then bisection
+/// between the last n that fits and the first that does not.
+Fitting largestFitting(int64_t limit, int64_t budget,
+                       llvm::function_ref<FailureOr<int64_t>(int64_t)> arenaAt) {
+  Fitting best;
+  auto fits = [&](int64_t n) {
+    FailureOr<int64_t> bytes = arenaAt(n);
+    if (failed(bytes) || *bytes > budget)
+      return false;
+    best = {n, *bytes}; // n only grows: every n that fits is larger than the last
+    return true;
   };
   if (limit < 1 || !fits(1))
-    return 0;
-  int64_t good = 1, bad = limit + 1;
-  while (good * 2 < bad) { // doubling: good fits, bad does not (or is past the limit)
-    if (!fits(good * 2)) {
-      bad = good * 2;
-      break;
-    }
-    good *= 2;
+    return best;
+  int64_t bad = limit + 1; // the smallest n known not to fit (or past the limit)
+  while (best.value * 2 < bad)
+    if (!fits(best.value * 2))
+      bad = best.value * 2;
+  while (bad - best.value > 1) {
+    int64_t mid = best.value + (bad - best.value) / 2;
+    if (!fits(mid))
+      bad = mid;
   }
-  while (bad - good > 1) {
-    int64_t mid = good + (bad - good) / 2;
-    (fits(mid) ? good : bad) = mid;
-  }
-  return good;
+  return best;
+}
+
+} // namespace
+
+Fitting largestFittingMicroBatch(const JobSpec &spec, int64_t seqLen, int64_t limit,
+                                 int64_t arenaBudget, MLIRContext &ctx) {
+  return largestFitting(limit, arenaBudget, [&](int64_t rows) {
+    return planArenaBytes(spec, {rows, seqLen, spec.train.freeze}, ctx);
+  });
 }
 
 namespace {
@@ -76,19 +90,15 @@ std::vector<std::string> freezeCandidates(const StepMemory &memory, const JobSpe
   return groups;
 }
 
-/// The largest multiple of 8 below `seqLen` whose plan fits at `microBatch`, or 0.
-int64_t largestFittingSeqLen(const JobSpec &spec, int64_t microBatch, int64_t arenaBudget,
+/// The largest multiple of 8 below the job's seq_len that fits at `microBatch`.
+Fitting largestFittingSeqLen(const JobSpec &spec, int64_t microBatch, int64_t arenaBudget,
                              MLIRContext &ctx) {
-  auto fits = [&](int64_t seq) {
-    FailureOr<int64_t> bytes = planArenaBytes(spec, {microBatch, seq, spec.train.freeze}, ctx);
-    return succeeded(bytes) && *bytes <= arenaBudget;
-  };
-  int64_t good = 0, bad = (spec.train.seqLen + 7) / 8; // in units of 8 tokens
-  while (bad - good > 1) {
-    int64_t mid = good + (bad - good) / 2;
-    (fits(mid * 8) ? good : bad) = mid;
-  }
-  return good * 8;
+  Fitting units = largestFitting((spec.train.seqLen + 7) / 8 - 1, arenaBudget,
+                                 [&](int64_t eights) {
+                                   return planArenaBytes(
+                                       spec, {microBatch, eights * 8, spec.train.freeze}, ctx);
+                                 });
+  return {units.value * 8, units.arenaBytes};
 }
 
 } // namespace
@@ -137,23 +147,22 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
     return succeeded(bytes) ? *bytes : int64_t(-1);
   };
   const std::vector<std::string> &frozen = spec.train.freeze;
-  int64_t rows = largestFittingMicroBatch(spec, spec.train.seqLen, plan.microBatch - 1,
+  Fitting rows = largestFittingMicroBatch(spec, spec.train.seqLen, plan.microBatch - 1,
                                           arenaBudget, ctx);
-  if (rows > 0) {
+  if (rows.value > 0) {
     anyFits = true;
-    int64_t steps = (spec.train.batch + rows - 1) / rows;
+    int64_t steps = (spec.train.batch + rows.value - 1) / rows.value;
     os << llvm::formatv("  - micro-batch {0} x {1} accumulation steps (the same effective "
                         "batch of {2}): {3} (--micro-batch {0})\n",
-                        rows, steps, spec.train.batch,
-                        formatBytes(arenaAt(rows, spec.train.seqLen, frozen)));
+                        rows.value, steps, spec.train.batch, formatBytes(rows.arenaBytes));
   } else if (int64_t one = arenaAt(1, spec.train.seqLen, frozen); one > 0) {
     os << llvm::formatv("  - no micro-batch fits: even 1 row needs {0}\n", formatBytes(one));
   }
-  if (int64_t seq = largestFittingSeqLen(spec, plan.microBatch, arenaBudget, ctx); seq > 0) {
+  if (Fitting seq = largestFittingSeqLen(spec, plan.microBatch, arenaBudget, ctx);
+      seq.value > 0) {
     anyFits = true;
-    os << llvm::formatv("  - seq_len = {0} (now {1}) at micro-batch {2}: {3}\n", seq,
-                        spec.train.seqLen, plan.microBatch,
-                        formatBytes(arenaAt(plan.microBatch, seq, frozen)));
+    os << llvm::formatv("  - seq_len = {0} (now {1}) at micro-batch {2}: {3}\n", seq.value,
+                        spec.train.seqLen, plan.microBatch, formatBytes(seq.arenaBytes));
   }
   std::optional<std::pair<std::string, int64_t>> bestFreeze;
   bool anyFreezeFits = false;
@@ -188,16 +197,15 @@ void printMaxBatchTable(const JobSpec &spec, ArrayRef<int64_t> seqLens, int64_t 
   for (int64_t seq : seqLens) {
     if (seq > spec.model.maxPosition)
       continue;
-    int64_t best = largestFittingMicroBatch(spec, seq, kLimit, arenaBudget, ctx);
-    FailureOr<int64_t> bytes =
-        best > 0 ? planArenaBytes(spec, {best, seq, spec.train.freeze}, ctx) : FailureOr<int64_t>(0);
+    Fitting best = largestFittingMicroBatch(spec, seq, kLimit, arenaBudget, ctx);
     table << llvm::formatv("{0,8}  {1,15}  {2,12}\n", seq,
-                           best == 0 ? std::string("none")
-                                     : (best == kLimit ? ">= " : "") + std::to_string(best),
-                           best > 0 && succeeded(bytes) ? formatBytes(*bytes) : "-");
+                           best.value == 0 ? std::string("none")
+                                           : (best.value == kLimit ? ">= " : "") +
+                                                 std::to_string(best.value),
+                           best.value > 0 ? formatBytes(best.arenaBytes) : "-");
     rows.push_back(llvm::json::Object{{"seq_len", seq},
-                                      {"max_micro_batch", best},
-                                      {"arena_bytes", succeeded(bytes) ? *bytes : 0}});
+                                      {"max_micro_batch", best.value},
+                                      {"arena_bytes", best.arenaBytes}});
   }
   json << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
                                      {"arena_budget_bytes", arenaBudget},

@@ -93,9 +93,7 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     Block &body = microStep->getBody().front();
     std::vector<bertc::StepBuffer> buffers =
         bertc::coalesceInPlace(bertc::activationLifetimes(body, *bounds));
-    std::vector<bertc::LiveInterval> intervals;
-    for (const bertc::StepBuffer &buffer : buffers)
-      intervals.push_back(buffer.interval);
+    std::vector<bertc::LiveInterval> intervals = bertc::intervalsOf(buffers);
     bertc::ArenaPacking packing = bertc::packIntervals(intervals, alignment);
     llvm::DenseMap<Value, int64_t> offsets;
     for (auto [buffer, offset] : llvm::zip(buffers, packing.offsets))

@@ -116,11 +116,8 @@ SmallVector<Operation *> greedyOrder(Block &body, bertc::DimBounds bounds) {
 
 /// Peak live bytes of the block's current order, in-place chains counted once.
 int64_t peakOf(Block &body, bertc::DimBounds bounds) {
-  std::vector<bertc::LiveInterval> intervals;
-  for (const bertc::StepBuffer &buffer :
-       bertc::coalesceInPlace(bertc::activationLifetimes(body, bounds)))
-    intervals.push_back(buffer.interval);
-  return bertc::maxLiveBytes(intervals);
+  return bertc::maxLiveBytes(
+      bertc::intervalsOf(bertc::coalesceInPlace(bertc::activationLifetimes(body, bounds))));
 }
 
 void applyOrder(Block &body, ArrayRef<Operation *> order) {

@@ -118,6 +118,16 @@ bertc::Stage stageFor(EmitLevel level) {
   }
 }
 
+/// Creates OUTDIR, or reports why it could not.
+bool createOutputDir() {
+  if (std::error_code error = llvm::sys::fs::create_directories(outputDir)) {
+    llvm::WithColor::error(llvm::errs(), "bertc")
+        << "cannot create " << outputDir << ": " << error.message() << "\n";
+    return false;
+  }
+  return true;
+}
+
 /// Writes `text` to OUTDIR/name, or reports why it could not.
 bool writeOutput(llvm::StringRef name, llvm::function_ref<void(llvm::raw_ostream &)> write,
                  std::string &path) {
@@ -149,11 +159,8 @@ int reportOverBudget(const bertc::PlanSummary &plan, const bertc::StepMemory &me
 
 /// `--max-batch`: the table on stdout, the JSON in OUTDIR/max_batch.json.
 int reportMaxBatch(const bertc::JobSpec &spec, int64_t arenaBudget, MLIRContext &ctx) {
-  if (std::error_code error = llvm::sys::fs::create_directories(outputDir)) {
-    llvm::WithColor::error(llvm::errs(), "bertc")
-        << "cannot create " << outputDir << ": " << error.message() << "\n";
+  if (!createOutputDir())
     return kInvalidInput;
-  }
   std::string path;
   std::string table;
   llvm::raw_string_ostream tableStream(table);
@@ -238,11 +245,8 @@ int main(int argc, char **argv) {
   if (emitLevel == EmitLevel::Cpp)
     return failed(bertc::emitCpuTrainer(*module, llvm::outs())) ? kInvalidInput : kOk;
 
-  if (std::error_code error = llvm::sys::fs::create_directories(outputDir)) {
-    llvm::WithColor::error(llvm::errs(), "bertc")
-        << "cannot create " << outputDir << ": " << error.message() << "\n";
+  if (!createOutputDir())
     return kInvalidInput;
-  }
   std::string source, planJson, memoryPage;
   bool emitted = true;
   if (!writeOutput("trainer.cpp",

@@ -15,7 +15,10 @@
 #include "bert/BertDialect.h.inc"
 
 namespace mlir::bert {
-/// Elements of a tensor type whose first dynamic dimension is `batch` and second `seq`.
+/// The shape of `type` at a batch: its first dynamic dimension is the micro-batch
+/// `batch`, the second the sequence length `seq`.
+llvm::SmallVector<int64_t> shapeAt(RankedTensorType type, int64_t batch, int64_t seq);
+/// Elements of a tensor type at (batch, seq) (0 for a type that is not a ranked tensor).
 double numElementsAt(Type type, int64_t batch, int64_t seq);
 /// Its bytes at those dimensions.
 double bytesAt(Type type, int64_t batch, int64_t seq);

@@ -39,7 +39,7 @@ struct StepBuffer {
 /// of a reusable operand that is last read by that op and has the same byte size.
 std::vector<StepBuffer> coalesceInPlace(const std::vector<TensorLife> &lives);
 
-/// The most bytes of `lives` live at any one position.
-int64_t peakLiveBytes(const std::vector<TensorLife> &lives);
+/// The live intervals of `buffers`, in the same order.
+std::vector<LiveInterval> intervalsOf(const std::vector<StepBuffer> &buffers);
 
 } // namespace bertc

@@ -1,9 +1,9 @@
 //===- StepMemory.h - what occupies the arena, step by step -----*- C++ -*-===//
 //
 // Reads a planned module back as people think about it: every tensor of @micro_step
-// with its name, category, shape, TOML origin, arena bytes and lifetime; the position
-// where the most bytes are live; and an estimate of the step's work. The memory
-// report (--explain, memory.html, plan.json) and the fit suggestions are built on it.
+// with its name, category, shape, TOML origin, arena bytes and lifetime; every parameter
+// with its slots; and the position where the most bytes are live. The memory report
+// (--explain, memory.html, plan.json) and the fit suggestions are built on it.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -38,6 +38,9 @@ struct PlannedParam {
   std::string origin;
   int64_t bytes = 0;      ///< the value alone
   int64_t totalBytes = 0; ///< value, gradient and moments
+  /// Its arena slots: "arena.value", and for a trainable one "arena.grad",
+  /// "arena.adam_m", "arena.adam_v", each with its offset.
+  std::vector<std::pair<std::string, int64_t>> slots;
 };
 
 /// The activation space of a planned @micro_step over its schedule.
@@ -55,24 +58,5 @@ mlir::FailureOr<StepMemory> analyzeStepMemory(mlir::ModuleOp module);
 
 /// Tensors live at `step`, largest first.
 std::vector<const PlannedTensor *> liveAt(const StepMemory &memory, int64_t step);
-
-/// A machine's speed for a roofline estimate: each op takes the longer of its FLOPs at
-/// `flopsPerSecond` and its bytes at `bytesPerSecond`.
-struct DeviceModel {
-  const char *name;
-  double flopsPerSecond;
-  double bytesPerSecond;
-};
-
-/// The CPU target's nominal machine (two cores with AVX2 and OpenBLAS).
-const DeviceModel &cpuDeviceModel();
-
-/// FLOPs and roofline seconds of one optimizer step: `accumulation` micro-steps at the
-/// bounds, then the optimizer.
-struct StepCost {
-  double flops = 0;
-  double seconds = 0;
-};
-StepCost estimateStepCost(mlir::ModuleOp module, const DeviceModel &device);
 
 } // namespace bertc

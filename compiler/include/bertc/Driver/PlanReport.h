@@ -1,6 +1,7 @@
 //===- PlanReport.h - what a plan costs, for machines and people -*- C++ -*-===//
 #pragma once
 
+#include "bertc/Analysis/StepCost.h"
 #include "bertc/Analysis/StepMemory.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"

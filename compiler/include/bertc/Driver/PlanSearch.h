@@ -29,10 +29,17 @@ struct PlanPoint {
 mlir::FailureOr<int64_t> planArenaBytes(const JobSpec &spec, const PlanPoint &point,
                                         mlir::MLIRContext &ctx);
 
+/// The largest value of a setting that fits, with the arena it plans to; both 0 when
+/// not even the smallest value fits.
+struct Fitting {
+  int64_t value = 0;
+  int64_t arenaBytes = 0;
+};
+
 /// The largest micro-batch in [1, limit] whose arena is at most `arenaBudget` at
-/// `seqLen` (0 if not even 1 fits). The arena grows with the micro-batch, so a
-/// doubling search then bisection finds it in O(log limit) plans.
-int64_t largestFittingMicroBatch(const JobSpec &spec, int64_t seqLen, int64_t limit,
+/// `seqLen`. The arena grows with the micro-batch, so a doubling search then bisection
+/// finds it in O(log limit) plans.
+Fitting largestFittingMicroBatch(const JobSpec &spec, int64_t seqLen, int64_t limit,
                                  int64_t arenaBudget, mlir::MLIRContext &ctx);
 
 /// Ways to make `spec` fit `arenaBudget`, with their numbers, and the tensors that
