@@ -6,6 +6,8 @@
 
 #include "bertc/runtime/safetensors.h"
 
+#include "input_files.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -14,7 +16,6 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <unistd.h>
@@ -130,15 +131,6 @@ void readExactly(const std::string &path, const std::string &dir, const TensorSl
   }
   for (const auto &[name, slot] : expected)
     reader.readF32(name, slot.shape, reinterpret_cast<float *>(arena + slot.offset));
-}
-
-std::string readWholeFile(const std::string &path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    throw CheckpointError(path + ": cannot open: " + std::strerror(errno));
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
 }
 
 } // namespace
@@ -382,7 +374,7 @@ std::string findCheckpoint(const std::string &path) {
 TrainerState loadCheckpoint(const std::string &dir, const TrainerPlan &plan, std::byte *arena) {
   fs::path folder = dir;
   std::string statePath = (folder / "trainer_state.json").string();
-  TrainerState state = parseTrainerState(readWholeFile(statePath), statePath);
+  TrainerState state = parseTrainerState(readWholeFile<CheckpointError>(statePath), statePath);
   readExactly((folder / "model.safetensors").string(), dir, tensorSlots(plan, /*moments=*/false),
               arena);
   readExactly((folder / "optimizer.safetensors").string(), dir, tensorSlots(plan, /*moments=*/true),

@@ -3,6 +3,8 @@
 // Unicode tables it needs (Python's whitespace, non-word symbols, Latin lower case).
 #include "bertc/runtime/eval_metrics.h"
 
+#include "unicode_text.h"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -29,50 +31,12 @@ std::u32string decodeUtf8(std::string_view text) {
   std::u32string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
-    auto byte = static_cast<unsigned char>(text[i]);
-    // Sequence length from the first byte; 0 for a byte that cannot start one.
-    size_t length = byte < 0x80   ? 1
-                    : byte < 0xC2 ? 0
-                    : byte < 0xE0 ? 2
-                    : byte < 0xF0 ? 3
-                    : byte < 0xF5 ? 4
-                                  : 0;
-    char32_t value = length == 1 ? byte : byte & (0x7F >> length); // the lead's payload
-    bool wellFormed = length != 0 && i + length <= text.size();
-    for (size_t k = 1; wellFormed && k < length; ++k) {
-      auto next = static_cast<unsigned char>(text[i + k]);
-      wellFormed = (next & 0xC0) == 0x80;
-      value = (value << 6) | (next & 0x3F);
-    }
-    char32_t smallest = length == 3 ? 0x800 : length == 4 ? 0x10000 : 0;
-    if (!wellFormed || value < smallest || value > 0x10FFFF ||
-        (value >= 0xD800 && value < 0xE000)) {
-      out.push_back(0xFFFD);
-      ++i;
-      continue;
-    }
-    out.push_back(value);
-    i += length;
+    char32_t codePoint = 0xFFFD;
+    size_t length = unicode::decodeUtf8At(text, i, codePoint);
+    out.push_back(codePoint);
+    i += std::max<size_t>(length, 1);
   }
   return out;
-}
-
-void appendUtf8(char32_t c, std::string &out) {
-  if (c < 0x80) {
-    out += char(c);
-  } else if (c < 0x800) {
-    out += char(0xC0 | (c >> 6));
-    out += char(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    out += char(0xE0 | (c >> 12));
-    out += char(0x80 | ((c >> 6) & 0x3F));
-    out += char(0x80 | (c & 0x3F));
-  } else {
-    out += char(0xF0 | (c >> 18));
-    out += char(0x80 | ((c >> 12) & 0x3F));
-    out += char(0x80 | ((c >> 6) & 0x3F));
-    out += char(0x80 | (c & 0x3F));
-  }
 }
 
 /// Python's str.isspace(), which str.split() splits on.
@@ -164,7 +128,7 @@ std::vector<std::string> answerTokens(std::string_view text) {
   std::string token;
   for (char32_t c : spaced) {
     if (!isSpace(c)) {
-      appendUtf8(c, token);
+      unicode::appendUtf8(c, token);
     } else if (!token.empty()) {
       tokens.push_back(std::move(token));
       token.clear();

@@ -5,6 +5,8 @@
 
 #include "bertc/runtime/counter_rng.h"
 
+#include "input_files.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -40,10 +42,7 @@ void parseRow(const std::string &line, const std::string &where, const DataLimit
   try {
     row = nlohmann::json::parse(line);
   } catch (const nlohmann::json::parse_error &error) {
-    std::string detail = error.what();
-    size_t bracket = detail.find("] ");
-    throw fail("malformed JSON: " +
-               (bracket == std::string::npos ? detail : detail.substr(bracket + 2)));
+    throw fail("malformed JSON: " + jsonParseMessage(error));
   }
   if (!row.is_object())
     throw fail("a row must be a JSON object, got " + std::string(row.type_name()));

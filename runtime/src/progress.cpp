@@ -154,10 +154,9 @@ void ProgressDisplay::step(int64_t step, int64_t epoch, float loss, float lr, in
 
 void ProgressDisplay::redraw() {
   int columns = terminalColumns(out_);
-  std::string line = statusLine_;
-  if (columns > 1 && line.size() >= size_t(columns))
-    line.resize(size_t(columns - 1));
-  std::fprintf(out_, "\r%s\033[K", line.c_str());
+  size_t shown = columns > 1 ? std::min(statusLine_.size(), size_t(columns - 1))
+                             : statusLine_.size();
+  std::fprintf(out_, "\r%.*s\033[K", int(shown), statusLine_.c_str());
   std::fflush(out_);
   lineIsStale_ = false;
 }

@@ -3,13 +3,11 @@
 // paragraph's context tokens instead of copying them per window.
 #include "bertc/runtime/squad_data.h"
 
+#include "input_files.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 #include <unordered_map>
 
 namespace bertc {
@@ -194,21 +192,11 @@ void labelAnswer(ByteSpan answer, const std::vector<ByteSpan> &spans, SquadFeatu
 } // namespace
 
 SquadDataset loadSquadDataset(const std::string &path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    throw SquadError(path + ": cannot open: " + std::strerror(errno));
-  std::stringstream text;
-  text << file.rdbuf();
-  if (file.bad())
-    throw SquadError(path + ": read failed");
   Json root;
   try {
-    root = Json::parse(text.str());
+    root = Json::parse(readWholeFile<SquadError>(path));
   } catch (const Json::parse_error &error) {
-    std::string detail = error.what();
-    size_t bracket = detail.find("] ");
-    throw SquadError(path + ": malformed JSON: " +
-                     (bracket == std::string::npos ? detail : detail.substr(bracket + 2)));
+    throw SquadError(path + ": malformed JSON: " + jsonParseMessage(error));
   }
 
   Reader reader(path);

@@ -85,9 +85,8 @@ bool tokenizes(const Tokenizer &tokenizer, const std::string &text) {
 
 /// Reads the text table at `path` and encodes every row:
 /// 1. resolve the columns once (a missing one names the columns there are);
-/// 2. per row, encode the text (or the pair) to seqLen + 1 tokens: an encoding that long
-///    is too long for the model, so the row is counted as truncated and encoded again to
-///    seqLen; only such rows are tokenized twice;
+/// 2. per row, encode the text (or the pair) to seqLen tokens, counting the rows the
+///    encoding had to cut;
 /// 3. read the label.
 TrainingData loadTextDataset(const std::string &path, const DataLimits &limits,
                              const TextFields &fields, const std::string &vocabPath) {
@@ -104,25 +103,22 @@ TrainingData loadTextDataset(const std::string &path, const DataLimits &limits,
 
   TrainingData result{Dataset{path, {}},
                       TokenizationSummary{vocabPath, tokenizer.lowerCase(), limits.seqLen, 0}};
-  auto encode = [&](size_t row, size_t maxLen) {
+  size_t seqLen = size_t(limits.seqLen);
+  auto encode = [&](size_t row) {
     const std::string &text = table.text(row, textColumn);
     try {
-      return pairs ? tokenizer.encodePair(text, table.text(row, pairColumn), maxLen)
-                   : tokenizer.encode(text, maxLen);
+      return pairs ? tokenizer.encodePair(text, table.text(row, pairColumn), seqLen)
+                   : tokenizer.encode(text, seqLen);
     } catch (const TokenizerError &error) {
       size_t column = pairs && tokenizes(tokenizer, text) ? pairColumn : textColumn;
       throw DataError(table.where(row) + ": '" + table.columns()[column] + "': " +
                       error.what());
     }
   };
-  size_t seqLen = size_t(limits.seqLen);
   result.data.rows.reserve(table.size());
   for (size_t row = 0; row < table.size(); ++row) {
-    Encoding encoding = encode(row, seqLen + 1);
-    if (encoding.inputIds.size() > seqLen) {
-      encoding = encode(row, seqLen);
-      ++result.tokenization->truncatedRows;
-    }
+    Encoding encoding = encode(row);
+    result.tokenization->truncatedRows += encoding.truncated;
     int32_t label = int32_t(table.intLabel(row, labelColumn, limits.numLabels));
     result.data.rows.push_back(
         Example{std::move(encoding.inputIds), std::move(encoding.tokenTypeIds), label});

@@ -3,16 +3,14 @@
 // every row and every error knows its source line.
 #include "bertc/runtime/text_table.h"
 
+#include "input_files.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstring>
-#include <fstream>
-#include <iterator>
 #include <unordered_map>
 
 namespace bertc {
@@ -38,22 +36,6 @@ std::string lowerAscii(std::string_view text) {
   for (char &c : lower)
     c = char(std::tolower(static_cast<unsigned char>(c)));
   return lower;
-}
-
-/// The whole file, without a leading UTF-8 byte order mark.
-std::string readFile(const std::string &path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    throw DataError(path + ": cannot open: " + std::strerror(errno));
-  std::string text;
-  try {
-    text.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-  } catch (const std::ios_base::failure &) {
-    throw DataError(path + ": cannot read: " + std::strerror(errno));
-  }
-  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0)
-    text.erase(0, 3);
-  return text;
 }
 
 /// Splits RFC 4180 text into records:
@@ -119,19 +101,26 @@ std::vector<Record> splitCsv(const std::string &path, const std::string &text) {
   return records;
 }
 
+/// Calls visit(line, content) for each LF-ended line of `text` (the last may lack its LF),
+/// `line` 1-based and `content` without the LF.
+template <class Visit> void forEachLine(const std::string &text, Visit visit) {
+  size_t pos = 0;
+  for (int64_t line = 1; pos < text.size(); ++line) {
+    size_t newline = std::min(text.find('\n', pos), text.size());
+    visit(line, std::string_view(text.data() + pos, newline - pos));
+    pos = newline + 1;
+  }
+}
+
 /// Splits GLUE-style TSV text into records: one per non-empty line (LF or CRLF), fields
 /// split on tabs and kept literally.
 std::vector<Record> splitTsv(const std::string &text) {
   std::vector<Record> records;
-  size_t pos = 0;
-  for (int64_t line = 1; pos < text.size(); ++line) {
-    size_t newline = std::min(text.find('\n', pos), text.size());
-    std::string_view content(text.data() + pos, newline - pos);
-    pos = newline + 1;
+  forEachLine(text, [&](int64_t line, std::string_view content) {
     if (!content.empty() && content.back() == '\r')
       content.remove_suffix(1);
     if (content.empty())
-      continue;
+      return;
     Record record{line, {}};
     for (size_t start = 0;;) {
       size_t tab = std::min(content.find('\t', start), content.size());
@@ -141,7 +130,7 @@ std::vector<Record> splitTsv(const std::string &text) {
       start = tab + 1;
     }
     records.push_back(std::move(record));
-  }
+  });
   return records;
 }
 
@@ -201,21 +190,14 @@ TextTable loadJsonl(const std::string &path, const std::string &text) {
   std::vector<std::string> columns;
   std::unordered_map<std::string, size_t> columnIndex;
   std::vector<TableRow> rows;
-  size_t pos = 0;
-  for (int64_t line = 1; pos < text.size(); ++line) {
-    size_t newline = std::min(text.find('\n', pos), text.size());
-    std::string_view content(text.data() + pos, newline - pos);
-    pos = newline + 1;
+  forEachLine(text, [&](int64_t line, std::string_view content) {
     if (content.find_first_not_of(" \t\r") == std::string_view::npos)
-      continue;
+      return;
     nlohmann::ordered_json object;
     try {
       object = nlohmann::ordered_json::parse(content);
     } catch (const nlohmann::json::parse_error &error) {
-      std::string detail = error.what();
-      size_t bracket = detail.find("] ");
-      throw DataError(located(path, line) + ": malformed JSON: " +
-                      (bracket == std::string::npos ? detail : detail.substr(bracket + 2)));
+      throw DataError(located(path, line) + ": malformed JSON: " + jsonParseMessage(error));
     }
     if (!object.is_object())
       throw DataError(located(path, line) + ": a row must be a JSON object, got " +
@@ -230,7 +212,7 @@ TextTable loadJsonl(const std::string &path, const std::string &text) {
       row.fields[at->second] = fieldOfJson(value);
     }
     rows.push_back(std::move(row));
-  }
+  });
   if (rows.empty())
     throw DataError(path + ": no rows");
   for (TableRow &row : rows)
@@ -283,9 +265,10 @@ size_t TextTable::column(std::string_view name) const {
   std::string message = path_ + ": no column '" + std::string(name) + "'; columns are: ";
   const std::string *closest = nullptr;
   size_t closestDistance = std::max<size_t>(1, name.size() / 3); // farthest still suggested
+  std::string wanted = lowerAscii(name);
   for (const std::string &candidate : columns_) {
     message += (&candidate == &columns_.front() ? "" : ", ") + candidate;
-    size_t distance = editDistance(lowerAscii(name), lowerAscii(candidate));
+    size_t distance = editDistance(wanted, lowerAscii(candidate));
     if (distance <= closestDistance && (!closest || distance < closestDistance)) {
       closest = &candidate;
       closestDistance = distance;
@@ -348,7 +331,9 @@ TextTable loadTextTable(const std::string &path) {
   std::string extension = dot == std::string::npos ? "" : lowerAscii(path.substr(dot));
   if (extension != ".csv" && extension != ".tsv" && extension != ".jsonl")
     throw DataError(path + ": unknown table format; expected a .csv, .tsv or .jsonl file");
-  std::string text = readFile(path);
+  std::string text = readWholeFile<DataError>(path);
+  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) // a UTF-8 byte order mark
+    text.erase(0, 3);
   if (extension == ".jsonl")
     return loadJsonl(path, text);
   return tableFromRecords(path, extension == ".csv" ? splitCsv(path, text) : splitTsv(text));

@@ -1,8 +1,10 @@
-// BertTokenizer in C++: UTF-8 decoding with byte spans, the Unicode steps of HF's
-// BasicTokenizer (classes, lower-casing, NFD/NFC) over the generated tables, WordPiece, and
-// the [CLS]/[SEP] framing with longest-first truncation. Each character carries the byte
-// span of the original character it came from through every step.
+// BertTokenizer in C++: special tokens split out, HF's BasicTokenizer steps (over the
+// Unicode of unicode_text.h), WordPiece, and the [CLS]/[SEP] framing with longest-first
+// truncation. Each character carries the byte span of the original character it came from
+// through every step.
 #include "bertc/runtime/tokenizer.h"
+
+#include "unicode_text.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -12,222 +14,10 @@
 namespace bertc {
 namespace {
 
-/// How BertTokenizer treats a character (see scripts/gen_unicode_tables.py).
-enum CharClass : uint8_t { kOther, kDrop, kSpace, kPunct, kMark };
-
-struct CharClassRange {
-  char32_t first, last;
-  CharClass charClass;
-};
-struct CombiningClassRange {
-  char32_t first, last;
-  uint8_t combiningClass;
-};
-/// Every stride-th code point of [first, last] lower-cases to itself + delta.
-struct LowerRun {
-  char32_t first, last;
-  uint32_t stride;
-  int32_t delta;
-};
-struct LowerPair {
-  char32_t codePoint;
-  char32_t lower[2];
-};
-/// One level of a canonical decomposition; second is 0 for a singleton.
-struct Decomposition {
-  char32_t codePoint, first, second;
-  uint8_t composes; ///< 1 for a primary composite, which NFC recomposes from the pair
-};
-
-#include "unicode_tables.inc"
+using namespace unicode;
 
 /// WordPiece's max_input_chars_per_word: longer words become [UNK].
 constexpr size_t kMaxWordChars = 100;
-
-/// A character of the text being normalized and the bytes of the original it came from.
-struct Char {
-  char32_t codePoint;
-  size_t begin, end;
-};
-
-/// The table entry whose range holds `codePoint`, or nullptr. Entries are sorted by first.
-template <class Entry, size_t N>
-const Entry *findRange(const Entry (&table)[N], char32_t codePoint) {
-  auto after = std::upper_bound(std::begin(table), std::end(table), codePoint,
-                                [](char32_t cp, const Entry &e) { return cp < e.first; });
-  if (after == std::begin(table) || (after - 1)->last < codePoint)
-    return nullptr;
-  return after - 1;
-}
-
-CharClass charClass(char32_t codePoint) {
-  const CharClassRange *range = findRange(kCharClassRanges, codePoint);
-  return range ? range->charClass : kOther;
-}
-
-/// The entry of a table sorted by codePoint that is for `codePoint`, or nullptr.
-template <class Entry, size_t N>
-const Entry *findEntry(const Entry (&table)[N], char32_t codePoint) {
-  auto entry = std::lower_bound(std::begin(table), std::end(table), codePoint,
-                                [](const Entry &e, char32_t cp) { return e.codePoint < cp; });
-  return entry != std::end(table) && entry->codePoint == codePoint ? entry : nullptr;
-}
-
-uint8_t combiningClass(char32_t codePoint) {
-  const CombiningClassRange *range = findRange(kCombiningClassRanges, codePoint);
-  return range ? range->combiningClass : 0;
-}
-
-/// HF's _is_chinese_char: the CJK Unified Ideographs blocks and their extensions, and the
-/// CJK Compatibility Ideographs (not Hangul, Hiragana or Katakana).
-bool isChineseChar(char32_t cp) {
-  return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
-         (cp >= 0x20000 && cp <= 0x2A6DF) || (cp >= 0x2A700 && cp <= 0x2B73F) ||
-         (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B820 && cp <= 0x2CEAF) ||
-         (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
-}
-
-/// Appends the lower case of `c` as Python's str.lower() gives it for that one character
-/// (one or two code points, each with c's span).
-void appendLower(const Char &c, std::vector<Char> &out) {
-  if (const LowerPair *pair = findEntry(kLowerPairs, c.codePoint)) {
-    out.push_back({pair->lower[0], c.begin, c.end});
-    out.push_back({pair->lower[1], c.begin, c.end});
-    return;
-  }
-  const LowerRun *run = findRange(kLowerRuns, c.codePoint);
-  bool mapped = run && (c.codePoint - run->first) % run->stride == 0;
-  out.push_back({mapped ? char32_t(int64_t(c.codePoint) + run->delta) : c.codePoint,
-                 c.begin, c.end});
-}
-
-// Hangul syllables decompose and compose arithmetically (Unicode 3.12).
-constexpr char32_t kHangulBase = 0xAC00, kLeadBase = 0x1100, kVowelBase = 0x1161,
-                   kTrailBase = 0x11A7;
-constexpr char32_t kLeadCount = 19, kVowelCount = 21, kTrailCount = 28,
-                   kSyllableCount = 11172;
-
-/// Appends the full canonical decomposition of `codePoint`, each part with `span`'s bytes.
-void appendDecomposed(char32_t codePoint, const Char &span, std::vector<Char> &out) {
-  if (codePoint >= kHangulBase && codePoint < kHangulBase + kSyllableCount) {
-    char32_t index = codePoint - kHangulBase;
-    out.push_back({kLeadBase + index / (kVowelCount * kTrailCount), span.begin, span.end});
-    out.push_back({kVowelBase + index % (kVowelCount * kTrailCount) / kTrailCount, span.begin,
-                   span.end});
-    if (index % kTrailCount != 0)
-      out.push_back({kTrailBase + index % kTrailCount, span.begin, span.end});
-    return;
-  }
-  const Decomposition *decomposition = findEntry(kDecompositions, codePoint);
-  if (!decomposition) {
-    out.push_back({codePoint, span.begin, span.end});
-    return;
-  }
-  appendDecomposed(decomposition->first, span, out);
-  if (decomposition->second != 0)
-    appendDecomposed(decomposition->second, span, out);
-}
-
-/// NFD: full canonical decomposition, then each run of non-starters stably sorted by
-/// combining class (the canonical ordering algorithm).
-std::vector<Char> decomposeCanonical(const std::vector<Char> &chars) {
-  std::vector<Char> out;
-  out.reserve(chars.size());
-  for (const Char &c : chars)
-    appendDecomposed(c.codePoint, c, out);
-  auto isStarter = [](const Char &c) { return combiningClass(c.codePoint) == 0; };
-  for (auto run = out.begin(); run != out.end();) {
-    run = std::find_if_not(run, out.end(), isStarter);
-    auto runEnd = std::find_if(run, out.end(), isStarter);
-    std::stable_sort(run, runEnd, [](const Char &a, const Char &b) {
-      return combiningClass(a.codePoint) < combiningClass(b.codePoint);
-    });
-    run = runEnd;
-  }
-  return out;
-}
-
-/// The primary composite of the pair (first, second), or 0 when there is none.
-char32_t composePair(char32_t first, char32_t second) {
-  if (first >= kLeadBase && first < kLeadBase + kLeadCount && second >= kVowelBase &&
-      second < kVowelBase + kVowelCount)
-    return kHangulBase +
-           ((first - kLeadBase) * kVowelCount + second - kVowelBase) * kTrailCount;
-  if (first >= kHangulBase && first < kHangulBase + kSyllableCount &&
-      (first - kHangulBase) % kTrailCount == 0 && second > kTrailBase &&
-      second < kTrailBase + kTrailCount)
-    return first + (second - kTrailBase);
-  static const std::unordered_map<uint64_t, char32_t> composites = [] {
-    std::unordered_map<uint64_t, char32_t> map;
-    for (const Decomposition &d : kDecompositions)
-      if (d.composes)
-        map.emplace(uint64_t(d.first) << 32 | d.second, d.codePoint);
-    return map;
-  }();
-  auto found = composites.find(uint64_t(first) << 32 | second);
-  return found == composites.end() ? 0 : found->second;
-}
-
-/// NFC: NFD, then the canonical composition algorithm. A character combines with the last
-/// starter unless a character between them has combining class 0 or >= its own; the
-/// composite's span covers both parts.
-std::vector<Char> composeCanonical(const std::vector<Char> &chars) {
-  std::vector<Char> decomposed = decomposeCanonical(chars), out;
-  out.reserve(decomposed.size());
-  size_t starter = SIZE_MAX;   // index in out of the last starter
-  uint8_t lastClass = 0;       // combining class of the last character after it
-  for (const Char &c : decomposed) {
-    uint8_t ownClass = combiningClass(c.codePoint);
-    if (starter != SIZE_MAX) {
-      bool adjacent = starter + 1 == out.size();
-      if (adjacent || (lastClass != 0 && lastClass < ownClass)) {
-        if (char32_t composite = composePair(out[starter].codePoint, c.codePoint)) {
-          out[starter] = {composite, std::min(out[starter].begin, c.begin),
-                          std::max(out[starter].end, c.end)};
-          continue;
-        }
-      }
-    }
-    if (ownClass == 0)
-      starter = out.size();
-    lastClass = ownClass;
-    out.push_back(c);
-  }
-  return out;
-}
-
-/// Decodes UTF-8 into `out` (spans offset by `base`); returns the offset of the first
-/// invalid byte, or SIZE_MAX when all of `text` is valid.
-size_t decodeUtf8(std::string_view text, size_t base, std::vector<Char> &out) {
-  for (size_t at = 0; at < text.size();) {
-    auto byte = [&](size_t i) { return uint8_t(text[i]); };
-    uint8_t lead = byte(at);
-    size_t length = lead < 0x80 ? 1 : lead >= 0xC2 && lead <= 0xDF ? 2
-                    : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xF0 && lead <= 0xF4 ? 4 : 0;
-    if (length == 0 || at + length > text.size())
-      return at;
-    char32_t codePoint = length == 1 ? lead : lead & (0x7F >> length);
-    for (size_t i = 1; i < length; ++i) {
-      if ((byte(at + i) & 0xC0) != 0x80)
-        return at;
-      codePoint = codePoint << 6 | (byte(at + i) & 0x3F);
-    }
-    bool overlong = (length == 3 && codePoint < 0x800) || (length == 4 && codePoint < 0x10000);
-    if (overlong || (codePoint >= 0xD800 && codePoint <= 0xDFFF) || codePoint > 0x10FFFF)
-      return at;
-    out.push_back({codePoint, base + at, base + at + length});
-    at += length;
-  }
-  return SIZE_MAX;
-}
-
-void appendUtf8(char32_t cp, std::string &out) {
-  static const uint8_t kLeadBits[] = {0x00, 0xC0, 0xE0, 0xF0};
-  int continuations = cp < 0x80 ? 0 : cp < 0x800 ? 1 : cp < 0x10000 ? 2 : 3;
-  out += char(kLeadBits[continuations] | cp >> 6 * continuations);
-  for (int i = continuations - 1; i >= 0; --i)
-    out += char(0x80 | (cp >> 6 * i & 0x3F));
-}
 
 /// Token over chars [first, last): the union of their spans.
 Token spanToken(std::string text, int32_t id, const Char *first, const Char *last) {
@@ -445,8 +235,11 @@ Encoding Tokenizer::encode(std::string_view text, size_t maxLen) const {
     throw std::invalid_argument("encode: maxLen " + std::to_string(maxLen) +
                                 " leaves no room for [CLS] and [SEP]");
   std::vector<Token> tokens = tokenize(text);
+  bool truncated = tokens.size() > maxLen - 2;
   tokens.resize(std::min(tokens.size(), maxLen - 2), Token{});
-  return frame(clsId_, sepId_, std::move(tokens), {});
+  Encoding encoding = frame(clsId_, sepId_, std::move(tokens), {});
+  encoding.truncated = truncated;
+  return encoding;
 }
 
 Encoding Tokenizer::encodePair(std::string_view a, std::string_view b, size_t maxLen) const {
@@ -454,13 +247,16 @@ Encoding Tokenizer::encodePair(std::string_view a, std::string_view b, size_t ma
     throw std::invalid_argument("encodePair: maxLen " + std::to_string(maxLen) +
                                 " leaves no room for [CLS] and two [SEP]");
   std::vector<Token> first = tokenize(a), second = tokenize(b);
+  bool truncated = first.size() + second.size() + 3 > maxLen;
   while (first.size() + second.size() + 3 > maxLen) {
     if (first.size() > second.size())
       first.pop_back();
     else
       second.pop_back();
   }
-  return frame(clsId_, sepId_, std::move(first), std::move(second));
+  Encoding encoding = frame(clsId_, sepId_, std::move(first), std::move(second));
+  encoding.truncated = truncated;
+  return encoding;
 }
 
 } // namespace bertc

@@ -220,8 +220,11 @@ TEST(Tokenizer, EncodeFramesAndTruncates) {
   EXPECT_EQ(full.inputIds, (std::vector<int32_t>{2, 6, 8, 14, 3}));
   EXPECT_EQ(full.tokenTypeIds, (std::vector<int32_t>(5, 0)));
   EXPECT_EQ(full.tokens[0].end, 0u);
+  EXPECT_FALSE(full.truncated);
   Encoding cut = tokenizer.encode("hello world!", 3);
   EXPECT_EQ(cut.inputIds, (std::vector<int32_t>{2, 6, 3}));
+  EXPECT_TRUE(cut.truncated);
+  EXPECT_FALSE(tokenizer.encode("hello world!", 5).truncated); // exactly fits
   EXPECT_EQ(tokenizer.encode("hello", 2).inputIds, (std::vector<int32_t>{2, 3}));
   EXPECT_THROW(tokenizer.encode("hello", 1), std::invalid_argument);
 }
@@ -247,6 +250,8 @@ TEST(Tokenizer, EncodePairTruncatesLongestFirst) {
   EXPECT_EQ(lengths("a b", "a b c d a b", 9), std::make_pair(size_t(2), size_t(4)));
   EXPECT_EQ(lengths("a b", "c", 100), std::make_pair(size_t(2), size_t(1)));
   EXPECT_EQ(lengths("a b", "c", 3), std::make_pair(size_t(0), size_t(0)));
+  EXPECT_TRUE(tokenizer.encodePair("a b", "c", 5).truncated);
+  EXPECT_FALSE(tokenizer.encodePair("a b", "c", 6).truncated); // exactly fits
   EXPECT_THROW(tokenizer.encodePair("a", "b", 2), std::invalid_argument);
 
   Encoding pair = tokenizer.encodePair("hello", "a world", 16);

@@ -70,6 +70,7 @@ struct Encoding {
   std::vector<int32_t> inputIds;
   std::vector<int32_t> tokenTypeIds;
   std::vector<Token> tokens;
+  bool truncated = false; ///< tokens were cut to fit maxLen
 };
 
 /// BertTokenizer over a vocabulary.

@@ -1,0 +1,223 @@
+// UTF-8 and the Unicode steps of HF's BasicTokenizer over the tables generated from
+// Python's unicodedata: character classes, per-character lower-casing, and NFD/NFC with
+// Hangul handled arithmetically. Spans ride along: a character's parts keep its span, a
+// composite covers both of its parts.
+#include "unicode_text.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace bertc::unicode {
+namespace {
+
+struct CharClassRange {
+  char32_t first, last;
+  CharClass charClass;
+};
+struct CombiningClassRange {
+  char32_t first, last;
+  uint8_t combiningClass;
+};
+/// Every stride-th code point of [first, last] lower-cases to itself + delta.
+struct LowerRun {
+  char32_t first, last;
+  uint32_t stride;
+  int32_t delta;
+};
+struct LowerPair {
+  char32_t codePoint;
+  char32_t lower[2];
+};
+/// One level of a canonical decomposition; second is 0 for a singleton.
+struct Decomposition {
+  char32_t codePoint, first, second;
+  uint8_t composes; ///< 1 for a primary composite, which NFC recomposes from the pair
+};
+
+#include "unicode_tables.inc"
+
+/// The table entry whose range holds `codePoint`, or nullptr. Entries are sorted by first.
+template <class Entry, size_t N>
+const Entry *findRange(const Entry (&table)[N], char32_t codePoint) {
+  auto after = std::upper_bound(std::begin(table), std::end(table), codePoint,
+                                [](char32_t cp, const Entry &e) { return cp < e.first; });
+  if (after == std::begin(table) || (after - 1)->last < codePoint)
+    return nullptr;
+  return after - 1;
+}
+
+/// The entry of a table sorted by codePoint that is for `codePoint`, or nullptr.
+template <class Entry, size_t N>
+const Entry *findEntry(const Entry (&table)[N], char32_t codePoint) {
+  auto entry = std::lower_bound(std::begin(table), std::end(table), codePoint,
+                                [](const Entry &e, char32_t cp) { return e.codePoint < cp; });
+  return entry != std::end(table) && entry->codePoint == codePoint ? entry : nullptr;
+}
+
+uint8_t combiningClass(char32_t codePoint) {
+  const CombiningClassRange *range = findRange(kCombiningClassRanges, codePoint);
+  return range ? range->combiningClass : 0;
+}
+
+// Hangul syllables decompose and compose arithmetically (Unicode 3.12).
+constexpr char32_t kHangulBase = 0xAC00, kLeadBase = 0x1100, kVowelBase = 0x1161,
+                   kTrailBase = 0x11A7;
+constexpr char32_t kLeadCount = 19, kVowelCount = 21, kTrailCount = 28,
+                   kSyllableCount = 11172;
+
+/// Appends the full canonical decomposition of `codePoint`, each part with `span`'s bytes.
+void appendDecomposed(char32_t codePoint, const Char &span, std::vector<Char> &out) {
+  if (codePoint >= kHangulBase && codePoint < kHangulBase + kSyllableCount) {
+    char32_t index = codePoint - kHangulBase;
+    out.push_back({kLeadBase + index / (kVowelCount * kTrailCount), span.begin, span.end});
+    out.push_back({kVowelBase + index % (kVowelCount * kTrailCount) / kTrailCount, span.begin,
+                   span.end});
+    if (index % kTrailCount != 0)
+      out.push_back({kTrailBase + index % kTrailCount, span.begin, span.end});
+    return;
+  }
+  const Decomposition *decomposition = findEntry(kDecompositions, codePoint);
+  if (!decomposition) {
+    out.push_back({codePoint, span.begin, span.end});
+    return;
+  }
+  appendDecomposed(decomposition->first, span, out);
+  if (decomposition->second != 0)
+    appendDecomposed(decomposition->second, span, out);
+}
+
+/// The primary composite of the pair (first, second), or 0 when there is none.
+char32_t composePair(char32_t first, char32_t second) {
+  if (first >= kLeadBase && first < kLeadBase + kLeadCount && second >= kVowelBase &&
+      second < kVowelBase + kVowelCount)
+    return kHangulBase +
+           ((first - kLeadBase) * kVowelCount + second - kVowelBase) * kTrailCount;
+  if (first >= kHangulBase && first < kHangulBase + kSyllableCount &&
+      (first - kHangulBase) % kTrailCount == 0 && second > kTrailBase &&
+      second < kTrailBase + kTrailCount)
+    return first + (second - kTrailBase);
+  static const std::unordered_map<uint64_t, char32_t> composites = [] {
+    std::unordered_map<uint64_t, char32_t> map;
+    for (const Decomposition &d : kDecompositions)
+      if (d.composes)
+        map.emplace(uint64_t(d.first) << 32 | d.second, d.codePoint);
+    return map;
+  }();
+  auto found = composites.find(uint64_t(first) << 32 | second);
+  return found == composites.end() ? 0 : found->second;
+}
+
+} // namespace
+
+size_t decodeUtf8At(std::string_view text, size_t at, char32_t &codePoint) {
+  auto byte = [&](size_t i) { return uint8_t(text[i]); };
+  uint8_t lead = byte(at);
+  size_t length = lead < 0x80 ? 1 : lead >= 0xC2 && lead <= 0xDF ? 2
+                  : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xF0 && lead <= 0xF4 ? 4 : 0;
+  if (length == 0 || at + length > text.size())
+    return 0;
+  char32_t value = length == 1 ? lead : lead & (0x7F >> length); // the lead's payload
+  for (size_t i = 1; i < length; ++i) {
+    if ((byte(at + i) & 0xC0) != 0x80)
+      return 0;
+    value = value << 6 | (byte(at + i) & 0x3F);
+  }
+  bool overlong = (length == 3 && value < 0x800) || (length == 4 && value < 0x10000);
+  if (overlong || (value >= 0xD800 && value <= 0xDFFF) || value > 0x10FFFF)
+    return 0;
+  codePoint = value;
+  return length;
+}
+
+size_t decodeUtf8(std::string_view text, size_t base, std::vector<Char> &out) {
+  for (size_t at = 0; at < text.size();) {
+    char32_t codePoint;
+    size_t length = decodeUtf8At(text, at, codePoint);
+    if (length == 0)
+      return at;
+    out.push_back({codePoint, base + at, base + at + length});
+    at += length;
+  }
+  return SIZE_MAX;
+}
+
+void appendUtf8(char32_t codePoint, std::string &out) {
+  static const uint8_t kLeadBits[] = {0x00, 0xC0, 0xE0, 0xF0};
+  int continuations = codePoint < 0x80      ? 0
+                      : codePoint < 0x800   ? 1
+                      : codePoint < 0x10000 ? 2
+                                            : 3;
+  out += char(kLeadBits[continuations] | codePoint >> 6 * continuations);
+  for (int i = continuations - 1; i >= 0; --i)
+    out += char(0x80 | (codePoint >> 6 * i & 0x3F));
+}
+
+CharClass charClass(char32_t codePoint) {
+  const CharClassRange *range = findRange(kCharClassRanges, codePoint);
+  return range ? range->charClass : kOther;
+}
+
+bool isChineseChar(char32_t cp) {
+  return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
+         (cp >= 0x20000 && cp <= 0x2A6DF) || (cp >= 0x2A700 && cp <= 0x2B73F) ||
+         (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B820 && cp <= 0x2CEAF) ||
+         (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
+}
+
+void appendLower(const Char &c, std::vector<Char> &out) {
+  if (const LowerPair *pair = findEntry(kLowerPairs, c.codePoint)) {
+    out.push_back({pair->lower[0], c.begin, c.end});
+    out.push_back({pair->lower[1], c.begin, c.end});
+    return;
+  }
+  const LowerRun *run = findRange(kLowerRuns, c.codePoint);
+  bool mapped = run && (c.codePoint - run->first) % run->stride == 0;
+  out.push_back({mapped ? char32_t(int64_t(c.codePoint) + run->delta) : c.codePoint,
+                 c.begin, c.end});
+}
+
+std::vector<Char> decomposeCanonical(const std::vector<Char> &chars) {
+  std::vector<Char> out;
+  out.reserve(chars.size());
+  for (const Char &c : chars)
+    appendDecomposed(c.codePoint, c, out);
+  auto isStarter = [](const Char &c) { return combiningClass(c.codePoint) == 0; };
+  for (auto run = out.begin(); run != out.end();) {
+    run = std::find_if_not(run, out.end(), isStarter);
+    auto runEnd = std::find_if(run, out.end(), isStarter);
+    std::stable_sort(run, runEnd, [](const Char &a, const Char &b) {
+      return combiningClass(a.codePoint) < combiningClass(b.codePoint);
+    });
+    run = runEnd;
+  }
+  return out;
+}
+
+/// NFD, then canonical composition: a character combines with the last starter unless a
+/// character between them has combining class 0 or >= its own.
+std::vector<Char> composeCanonical(const std::vector<Char> &chars) {
+  std::vector<Char> decomposed = decomposeCanonical(chars), out;
+  out.reserve(decomposed.size());
+  size_t starter = SIZE_MAX;   // index in out of the last starter
+  uint8_t lastClass = 0;       // combining class of the last character after it
+  for (const Char &c : decomposed) {
+    uint8_t ownClass = combiningClass(c.codePoint);
+    if (starter != SIZE_MAX) {
+      bool adjacent = starter + 1 == out.size();
+      if (adjacent || (lastClass != 0 && lastClass < ownClass)) {
+        if (char32_t composite = composePair(out[starter].codePoint, c.codePoint)) {
+          out[starter] = {composite, std::min(out[starter].begin, c.begin),
+                          std::max(out[starter].end, c.end)};
+          continue;
+        }
+      }
+    }
+    if (ownClass == 0)
+      starter = out.size();
+    lastClass = ownClass;
+    out.push_back(c);
+  }
+  return out;
+}
+
+} // namespace bertc::unicode
