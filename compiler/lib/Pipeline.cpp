@@ -7,7 +7,8 @@
 
 namespace bertc {
 
-void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to) {
+void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to,
+                   const PipelineOptions &options) {
   if (from < Stage::Train && to >= Stage::Train) {
     // The whole micro-step: the backward pass is derived, never written by hand.
     pm.addPass(createAutodiff());

@@ -4,13 +4,26 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <cstdint>
+#include <string>
+
 namespace bertc {
 
 /// The stages a module goes through; each `-emit` level stops after one.
 enum class Stage { Forward, Train, Planned };
 
+/// The choices the fit driver (or the command line) makes for one plan.
+struct PipelineOptions {
+  /// Storage precision of activations and GEMM operands: "fp32", "bf16" or "fp16".
+  std::string precision = "fp32";
+  /// The arena the rematerializer must meet by recomputing activations in the backward
+  /// pass; 0 keeps every activation.
+  int64_t rematArenaBudget = 0;
+};
+
 /// Adds the passes that take a module from `from` to `to` (from < to).
-void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to);
+void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to,
+                   const PipelineOptions &options = {});
 
 /// The stage a module has reached, read from its contents.
 Stage stageOf(mlir::ModuleOp module);
