@@ -14,6 +14,7 @@ config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 config.environment["PATH"] = os.pathsep.join(
     [config.bertc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
 config.substitutions.append(("%src", config.bertc_source_dir))
+config.substitutions.append(("%bertc_lib", os.path.join(config.bertc_build_dir, "lib")))
 config.substitutions.append(("%python", "python3"))
 
 if config.nvcc:

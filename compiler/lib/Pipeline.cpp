@@ -15,7 +15,21 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to,
     // The update after the (accumulated) micro-steps: AdamW per trainable parameter.
     pm.addPass(createInsertOptimizer());
   }
+  if (from < Stage::Mixed && to >= Stage::Mixed) {
+    // After the optimizer (its parameters get master weights), before anything that
+    // counts bytes: storage types decide every size the plan adds up.
+    MixedPrecisionOptions mixed;
+    mixed.precision = options.precision;
+    pm.addPass(createMixedPrecision(mixed));
+  }
   if (from < Stage::Planned && to >= Stage::Planned) {
+    if (options.rematArenaBudget > 0) {
+      // After storage types are final (they size every tensor), before the schedule:
+      // it places each recomputation next to its readers.
+      RematerializeOptions remat;
+      remat.arenaBudget = options.rematArenaBudget;
+      pm.addPass(createRematerialize(remat));
+    }
     // Before planning: the order decides how long tensors live, and so the peak.
     pm.addPass(createScheduleForMemory());
     // Last: every tensor the step will ever touch is known only now.
@@ -28,6 +42,8 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to,
 Stage stageOf(mlir::ModuleOp module) {
   if (module->hasAttr("bert.plan"))
     return Stage::Planned;
+  if (module->hasAttr("bert.precision"))
+    return Stage::Mixed;
   if (module.lookupSymbol(kOptimizerStep))
     return Stage::Train;
   return Stage::Forward;

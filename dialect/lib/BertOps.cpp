@@ -47,6 +47,16 @@ LogicalResult expectSameType(Operation *op, Value a, StringRef aWhat, Value b,
                            << b.getType() << " must have the same type";
 }
 
+/// Fails unless `a` and `b` have the same shape (weight gradients are fp32 whatever the
+/// storage type of their parameter).
+LogicalResult expectSameShape(Operation *op, Value a, StringRef aWhat, Value b,
+                              StringRef bWhat) {
+  if (tensorType(a).getShape() == tensorType(b).getShape())
+    return success();
+  return op->emitOpError() << aWhat << " " << a.getType() << " and " << bWhat << " "
+                           << b.getType() << " must have the same shape";
+}
+
 LogicalResult expectRate(Operation *op, StringRef what, double rate) {
   if (rate >= 0.0 && rate < 1.0)
     return success();
@@ -84,7 +94,19 @@ LogicalResult InputOp::verify() {
     return emitOpError() << "unknown input '" << getName()
                          << "' (expected input_ids, token_type_ids, position_ids, "
                             "attention_mask or labels)";
-  return expectRank(*this, getResult(), "input '" + getName().str() + "'", rank);
+  bool isFloat = tensorType(getResult()).getElementType().isF32();
+  if (getName() != "labels") {
+    if (isFloat)
+      return emitOpError() << "input '" << getName() << "' must be int32";
+    return expectRank(*this, getResult(), "input '" + getName().str() + "'", rank);
+  }
+  // Classes or regression targets per row; span positions or token classes per row and
+  // position (int32 only).
+  int64_t labelRank = tensorType(getResult()).getRank();
+  if (labelRank == 1 || (labelRank == 2 && !isFloat))
+    return success();
+  return emitOpError() << "labels must be [batch] (int32 or f32) or [batch, n] int32, got "
+                       << getResult().getType();
 }
 
 LogicalResult ParamOp::verify() {
@@ -109,6 +131,10 @@ LogicalResult EmbeddingOp::verify() {
 }
 
 LogicalResult AddOp::verify() { return success(); }
+
+LogicalResult CastOp::verify() {
+  return expectSameShape(*this, getInput(), "input", getResult(), "result");
+}
 
 LogicalResult LayerNormOp::verify() {
   int64_t features = lastDim(getInput());
@@ -196,11 +222,22 @@ LogicalResult FlattenGradOp::verify() {
   return verifyFlattenWidth(*this, getInputGrad(), getResultGrad());
 }
 
-LogicalResult CrossEntropyOp::verify() {
-  if (failed(expectRank(*this, getLogits(), "logits", 2)) ||
-      failed(expectRank(*this, getLabels(), "labels", 1)))
+/// Logits [batch, classes] with labels [batch], or [batch, n, classes] with [batch, n];
+/// a positive scale.
+static LogicalResult verifyCrossEntropy(Operation *op, Value logits, Value labels,
+                                        float scale) {
+  int64_t rank = tensorType(logits).getRank();
+  if (rank != 2 && rank != 3)
+    return op->emitOpError() << "logits must have rank 2 or 3, got " << logits.getType();
+  if (failed(expectRank(op, labels, "labels", rank - 1)))
     return failure();
+  if (!(scale > 0.0f))
+    return op->emitOpError() << "scale must be positive, got " << scale;
   return success();
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  return verifyCrossEntropy(*this, getLogits(), getLabels(), getScale().convertToFloat());
 }
 
 LogicalResult EmbeddingGradOp::verify() {
@@ -212,8 +249,8 @@ LogicalResult EmbeddingGradOp::verify() {
 LogicalResult LayerNormGradOp::verify() {
   if (failed(expectSameType(*this, getResultGrad(), "result gradient", getInput(), "input")) ||
       failed(expectSameType(*this, getInput(), "input", getInputGrad(), "input gradient")) ||
-      failed(expectSameType(*this, getGamma(), "gamma", getGammaGrad(), "gamma gradient")) ||
-      failed(expectSameType(*this, getGamma(), "gamma", getBetaGrad(), "beta gradient")))
+      failed(expectSameShape(*this, getGamma(), "gamma", getGammaGrad(), "gamma gradient")) ||
+      failed(expectSameShape(*this, getGamma(), "gamma", getBetaGrad(), "beta gradient")))
     return failure();
   return expectLastDim(*this, getGamma(), "gamma", lastDim(getInput()));
 }
@@ -272,13 +309,47 @@ LogicalResult SelectTokenGradOp::verify() {
 }
 
 LogicalResult CrossEntropyGradOp::verify() {
+  if (failed(verifyCrossEntropy(*this, getLogits(), getLabels(), getScale().convertToFloat())))
+    return failure();
   return expectSameType(*this, getLogits(), "logits", getLogitsGrad(), "logits gradient");
+}
+
+LogicalResult TransposeOp::verify() {
+  if (failed(expectRank(*this, getInput(), "input", 3)) ||
+      failed(expectRank(*this, getResult(), "result", 3)))
+    return failure();
+  auto in = tensorType(getInput()).getShape(), out = tensorType(getResult()).getShape();
+  if (in[0] != out[0] || in[1] != out[2] || in[2] != out[1])
+    return emitOpError() << "result " << getResult().getType()
+                         << " must be the input " << getInput().getType()
+                         << " with its last two dimensions swapped";
+  return success();
+}
+
+/// Predictions [batch, 1] and targets [batch].
+static LogicalResult verifyMseLoss(Operation *op, Value predictions, Value targets) {
+  if (failed(expectRank(op, predictions, "predictions", 2)) ||
+      failed(expectLastDim(op, predictions, "predictions", 1)) ||
+      failed(expectRank(op, targets, "targets", 1)))
+    return failure();
+  return success();
+}
+
+LogicalResult MseLossOp::verify() {
+  return verifyMseLoss(*this, getPredictions(), getTargets());
+}
+
+LogicalResult MseLossGradOp::verify() {
+  if (failed(verifyMseLoss(*this, getPredictions(), getTargets())))
+    return failure();
+  return expectSameType(*this, getPredictions(), "predictions", getPredictionsGrad(),
+                        "predictions gradient");
 }
 
 LogicalResult AccumulateGradOp::verify() {
   if (failed(expectTrainableParam(*this, getParam())))
     return failure();
-  return expectSameType(*this, getParam(), "parameter", getGrad(), "gradient");
+  return expectSameShape(*this, getParam(), "parameter", getGrad(), "gradient");
 }
 
 LogicalResult AdamWOp::verify() {

@@ -25,6 +25,11 @@ SmallVector<Value> AddOp::buildGradients(OpBuilder &, ValueRange resultGrads,
   return {needed[0] ? resultGrads[0] : Value(), needed[1] ? resultGrads[0] : Value()};
 }
 
+SmallVector<Value> CastOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
+                                          ArrayRef<bool>) {
+  return {b.create<CastOp>(getLoc(), getInput().getType(), resultGrads[0])};
+}
+
 SmallVector<Value> LayerNormOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
                                                ArrayRef<bool> needed) {
   auto grad = b.create<LayerNormGradOp>(
@@ -90,6 +95,21 @@ SmallVector<Value> CrossEntropyOp::buildGradients(OpBuilder &b, ValueRange resul
   SmallVector<Value> grads(2);
   if (needed[0])
     grads[0] = b.create<CrossEntropyGradOp>(getLoc(), getLogits().getType(), resultGrads[0],
-                                            getLogits(), getLabels());
+                                            getLogits(), getLabels(), getScaleAttr());
+  return grads;
+}
+
+// A swap of the last two dimensions is its own inverse.
+SmallVector<Value> TransposeOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
+                                               ArrayRef<bool>) {
+  return {b.create<TransposeOp>(getLoc(), getInput().getType(), resultGrads[0])};
+}
+
+SmallVector<Value> MseLossOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
+                                             ArrayRef<bool> needed) {
+  SmallVector<Value> grads(2);
+  if (needed[0])
+    grads[0] = b.create<MseLossGradOp>(getLoc(), getPredictions().getType(), resultGrads[0],
+                                       getPredictions(), getTargets());
   return grads;
 }

@@ -1,11 +1,15 @@
 //===- GraphBuilder.cpp - a JobSpec into the `bert` forward graph ---------===//
 //
-// Emits BertForSequenceClassification's forward + loss in Hugging Face's order:
+// Emits a Hugging Face BERT task model's forward + loss in its order:
 //   1. the five inputs;
 //   2. embeddings: (word + token_type) + position, LayerNorm, dropout;
 //   3. per layer: q, k, v, attention, output dense + dropout + residual + LayerNorm,
 //      intermediate dense + GELU, output dense + dropout + residual + LayerNorm;
-//   4. pooler: [CLS] token, dense, tanh; then dropout, classifier and cross-entropy.
+//   4. the head: BertForSequenceClassification's pooler ([CLS] token, dense, tanh),
+//      dropout, classifier and cross-entropy (MSE for labels = 1);
+//      BertForQuestionAnswering's qa_outputs and the mean of the start and end
+//      cross-entropies; BertForTokenClassification's dropout, classifier and per-token
+//      cross-entropy; or a custom head's ops and cross-entropy.
 // Each bert.param is emitted right before its first use; dropout and attention ops get
 // streams 0, 1, 2, ... in program order.
 //
@@ -39,6 +43,10 @@ private:
   Value embeddings();
   Value encoderLayer(Value hidden, Value mask, int64_t layer);
   Value classifierLoss(Value hidden);
+  /// task = "span": BertForQuestionAnswering's qa_outputs and span loss.
+  Value spanLoss(Value hidden);
+  /// task = "token-classification": BertForTokenClassification's head and loss.
+  Value tokenClassificationLoss(Value hidden);
   /// task = "custom": the [[head.layers]] ops, then cross-entropy; null after a diagnostic.
   Value customHeadLoss(Value hidden);
 
@@ -47,6 +55,9 @@ private:
     return NameLoc::get(builder.getStringAttr(name), locations.of(key, ctx));
   }
   Value input(StringRef name, int64_t rank, Location loc);
+  /// The task's labels: classes [batch], regression targets f32 [batch], span positions
+  /// [batch, 2] or token classes [batch, seq].
+  Value labelsInput();
   Value param(const Twine &name, ArrayRef<int64_t> shape, StringRef group, StringRef init,
               bool decay, const KeyLocations &locations, StringRef key);
   /// torch.nn.Linear `module` (weight [out, in], bias [out]) applied to `x`.
@@ -181,8 +192,40 @@ Value ForwardBuilder::classifierLoss(Value hidden) {
   double rate = spec.head.dropout.value_or(model.dropout);
   pooled = dropout(pooled, rate, at("dropout", hl, spec.head.dropout ? "dropout" : "labels"));
   Value logits = linear(pooled, "classifier", spec.head.labels, "classifier", hl, "labels");
+  // HF BertForSequenceClassification: num_labels == 1 is a regression (MSELoss).
+  if (spec.head.labels == 1)
+    return builder.create<bert::MseLossOp>(at("loss", hl, "labels"),
+                                           RankedTensorType::get({}, f32), logits, labels);
   return builder.create<bert::CrossEntropyOp>(at("loss", hl, "task"),
-                                              RankedTensorType::get({}, f32), logits, labels);
+                                              RankedTensorType::get({}, f32), logits, labels,
+                                              builder.getF32FloatAttr(1.0f));
+}
+
+// HF: logits = qa_outputs(sequence_output) split into start and end logits [batch, seq];
+// loss = (CE(start_logits, start_positions) + CE(end_logits, end_positions)) / 2. The
+// transpose makes them two rows of one [batch, 2, seq] cross-entropy with scale 1/2.
+Value ForwardBuilder::spanLoss(Value hidden) {
+  const KeyLocations &hl = spec.head.locations;
+  Value perToken = linear(hidden, "qa_outputs", 2, "classifier", hl, "task");
+  auto startsEnds =
+      RankedTensorType::get({ShapedType::kDynamic, 2, ShapedType::kDynamic}, f32);
+  Value positions =
+      builder.create<bert::TransposeOp>(at("qa_outputs.split", hl, "task"), startsEnds, perToken);
+  return builder.create<bert::CrossEntropyOp>(at("loss", hl, "task"),
+                                              RankedTensorType::get({}, f32), positions, labels,
+                                              builder.getF32FloatAttr(0.5f));
+}
+
+// HF: logits = classifier(dropout(sequence_output)); CE over tokens, -100 ignored.
+Value ForwardBuilder::tokenClassificationLoss(Value hidden) {
+  const KeyLocations &hl = spec.head.locations;
+  double rate = spec.head.dropout.value_or(model.dropout);
+  Value dropped =
+      dropout(hidden, rate, at("dropout", hl, spec.head.dropout ? "dropout" : "labels"));
+  Value logits = linear(dropped, "classifier", spec.head.labels, "classifier", hl, "labels");
+  return builder.create<bert::CrossEntropyOp>(at("loss", hl, "task"),
+                                              RankedTensorType::get({}, f32), logits, labels,
+                                              builder.getF32FloatAttr(1.0f));
 }
 
 Value ForwardBuilder::customHeadLoss(Value hidden) {
@@ -228,7 +271,8 @@ Value ForwardBuilder::customHeadLoss(Value hidden) {
     return nullptr;
   }
   return builder.create<bert::CrossEntropyOp>(at("loss", spec.head.locations, "task"),
-                                              RankedTensorType::get({}, f32), x, labels);
+                                              RankedTensorType::get({}, f32), x, labels,
+                                              builder.getF32FloatAttr(1.0f));
 }
 
 Value ForwardBuilder::buildLoss() {
@@ -238,12 +282,43 @@ Value ForwardBuilder::buildLoss() {
   tokenTypeIds = input("token_type_ids", 2, seqLoc);
   positionIds = input("position_ids", 2, seqLoc);
   attentionMask = input("attention_mask", 2, seqLoc);
-  labels = input("labels", 1, spec.head.locations.of("labels", ctx));
+  labels = labelsInput();
 
   Value hidden = embeddings();
   for (int64_t layer = 0; layer < model.layers; ++layer)
     hidden = encoderLayer(hidden, attentionMask, layer);
-  return spec.head.task == "custom" ? customHeadLoss(hidden) : classifierLoss(hidden);
+  const std::string &task = spec.head.task;
+  if (task == "custom")
+    return customHeadLoss(hidden);
+  if (task == "span")
+    return spanLoss(hidden);
+  if (task == "token-classification")
+    return tokenClassificationLoss(hidden);
+  return classifierLoss(hidden);
+}
+
+Value ForwardBuilder::labelsInput() {
+  const HeadSpec &head = spec.head;
+  Location loc = NameLoc::get(builder.getStringAttr("labels"), head.locations.of("labels", ctx));
+  int64_t rows = ShapedType::kDynamic;
+  RankedTensorType type = RankedTensorType::get({rows}, builder.getI32Type());
+  if (head.task == "span")
+    type = RankedTensorType::get({rows, 2}, builder.getI32Type());
+  else if (head.task == "token-classification")
+    type = RankedTensorType::get({rows, ShapedType::kDynamic}, builder.getI32Type());
+  else if (head.task == "classification" && head.labels == 1)
+    type = RankedTensorType::get({rows}, f32);
+  return builder.create<bert::InputOp>(loc, type, "labels");
+}
+
+/// What the trainer's data and metrics follow: the TOML's task, with classification into
+/// one label called regression and a custom head's [batch, labels] logits classification.
+StringRef taskKind(const HeadSpec &head) {
+  if (head.task == "classification" && head.labels == 1)
+    return "regression";
+  if (head.task == "custom")
+    return "classification";
+  return head.task;
 }
 
 /// Every setting the generated trainer reads, keyed as in the TOML where one exists.
@@ -276,6 +351,7 @@ DictionaryAttr trainSettings(const JobSpec &spec, Builder &builder) {
       builder.getNamedAttr("text_field", text(spec.data.text)),
       builder.getNamedAttr("text_pair_field", text(spec.data.textPair)),
       builder.getNamedAttr("label_field", text(spec.data.label)),
+      builder.getNamedAttr("task", text(taskKind(spec.head))),
       builder.getNamedAttr("init_checkpoint", text(spec.model.initCheckpoint)),
       builder.getNamedAttr("vocab_file", text(spec.model.vocabFile)),
       builder.getNamedAttr("group_by_length", builder.getBoolAttr(spec.data.groupByLength)),

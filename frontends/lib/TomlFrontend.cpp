@@ -48,7 +48,6 @@ constexpr StringRef kDataKeys[] = {"train", "eval", "text", "text_pair", "label"
                                    "group_by_length"};
 
 constexpr StringRef kTasks[] = {"classification", "span", "token-classification", "custom"};
-constexpr StringRef kSupportedTasks[] = {"classification", "custom"};
 constexpr StringRef kSchedules[] = {"linear", "constant"};
 constexpr StringRef kPrecisions[] = {"auto", "fp32", "bf16", "fp16"};
 constexpr StringRef kFreezeGroups[] = {"embeddings", "encoder", "encoder.layer.N", "pooler",
@@ -79,6 +78,7 @@ public:
   void checkRanges();
 
 private:
+  void checkTaskHead();
   void readFreezeGroup(TableReader &reader, const toml::node &entry);
   mlir::Location loc(const KeyLocations &locations, StringRef key) {
     return locations.of(key, file.context());
@@ -282,6 +282,53 @@ void JobReader::requireChoice(const KeyLocations &locations, StringRef name, Str
     diag << "; did you mean '" << suggestion << "'?";
 }
 
+/// The rules of the span and token-classification heads: a span head has exactly two
+/// outputs (start, end) and reads SQuAD JSON; a token classifier needs two labels or more
+/// and reads JSONL rows of words and tags ([data] text and label default to "tokens" and
+/// "ner_tags", the Hugging Face datasets' names).
+void JobReader::checkTaskHead() {
+  HeadSpec &head = spec.head;
+  const KeyLocations &hl = head.locations;
+  DataSpec &data = spec.data;
+  bool labelsWritten = hl.keys.count("labels");
+  auto extensionOf = [](StringRef path) { return llvm::sys::path::extension(path).lower(); };
+  if (head.task == "span") {
+    if (!labelsWritten)
+      head.labels = 2;
+    else if (head.labels != 2)
+      file.error(loc(hl, "labels"))
+          << "task = \"span\" predicts a start and an end logit per token: 'head.labels' "
+             "must be 2 (or left out), got "
+          << head.labels;
+    if (head.dropout)
+      file.error(loc(hl, "dropout")) << "key 'head.dropout' has no effect for task = \"span\" "
+                                        "(BertForQuestionAnswering has no head dropout)";
+    for (auto [key, path] : {std::pair<StringRef, StringRef>{"train", data.train},
+                             {"eval", data.eval}})
+      if (!path.empty() && extensionOf(path) != ".json")
+        file.error(loc(data.locations, key))
+            << "task = \"span\" reads SQuAD JSON (a .json file), but 'data." << key
+            << "' is '" << llvm::sys::path::filename(path) << "'";
+  }
+  if (head.task == "token-classification") {
+    if (head.labels < 2 && head.labels > 0)
+      file.error(loc(hl, "labels")) << "task = \"token-classification\" needs 'head.labels' "
+                                       ">= 2 (the tag classes), got "
+                                    << head.labels;
+    for (auto [key, path] : {std::pair<StringRef, StringRef>{"train", data.train},
+                             {"eval", data.eval}})
+      if (!path.empty() && extensionOf(path) != ".jsonl")
+        file.error(loc(data.locations, key))
+            << "task = \"token-classification\" reads JSONL rows of words and tags (a .jsonl "
+               "file), but 'data."
+            << key << "' is '" << llvm::sys::path::filename(path) << "'";
+    if (!data.locations.keys.count("text"))
+      data.text = "tokens";
+    if (!data.locations.keys.count("label"))
+      data.label = "ner_tags";
+  }
+}
+
 void JobReader::checkRanges() {
   const ModelSpec &model = spec.model;
   const KeyLocations &ml = model.locations;
@@ -309,13 +356,9 @@ void JobReader::checkRanges() {
 
   const HeadSpec &head = spec.head;
   const KeyLocations &hl = head.locations;
-  if (llvm::is_contained(kTasks, head.task) && !llvm::is_contained(kSupportedTasks, head.task))
-    file.error(loc(hl, "task")) << "key 'head.task': '" << head.task
-                                << "' is not supported yet (supported: "
-                                << joinAlternatives(kSupportedTasks) << ")";
-  else
-    requireChoice(hl, "head.task", head.task, kTasks);
+  requireChoice(hl, "head.task", head.task, kTasks);
   requirePositive(hl, "head.labels", head.labels);
+  checkTaskHead();
   if (head.task == "custom" && head.layers.empty())
     file.error(loc(hl, "task")) << "a custom head needs its ops: add [[head.layers]] tables";
   if (head.task != "custom" && !head.layers.empty())
@@ -364,9 +407,11 @@ void JobReader::checkRanges() {
   requireChoice(tl, "train.precision", train.precision, kPrecisions);
   if (train.seed < 0)
     file.error(loc(tl, "seed")) << "key 'train.seed' must not be negative";
+  // Span and token-classification models have no pooler (HF add_pooling_layer=False).
+  bool hasPooler = spec.head.task == "classification";
   bool headFrozen = spec.head.task == "custom"
                         ? spec.isFrozen("head")
-                        : spec.isFrozen("pooler") && spec.isFrozen("classifier");
+                        : (!hasPooler || spec.isFrozen("pooler")) && spec.isFrozen("classifier");
   bool everythingFrozen =
       spec.isFrozen("embeddings") && spec.isFrozen("encoder.layer.0") && headFrozen;
   for (int64_t layer = 1; everythingFrozen && layer < model.layers; ++layer)

@@ -1,11 +1,14 @@
 // Multi-head self-attention on the CPU, one (batch, head) pair at a time, so that at most two
 // [seq, seq] matrices (and one row of dropout factors) exist at once, in the caller's scratch.
 // Heads are read and written in place inside the [batch, seq, hidden] tensors (a leading dimension
-// of hidden), so no head is ever copied out; the per-head GEMMs go through cblas_sgemm.
+// of hidden), so no head is ever copied out; the per-head GEMMs go through mixedGemm (fp32
+// accumulation whatever the storage type). Probabilities and softmax are always fp32.
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/cpu_kernels.h"
 
-#include <cblas.h>
+#include "mixed_gemm.h"
+#include "storage_types.h"
+
 #include <cfloat>
 #include <cmath>
 
@@ -19,9 +22,9 @@ struct AttentionShape {
   int64_t headDim() const { return hidden / heads; }
   /// Offset of head h of sequence b in a [batch, seq, hidden] tensor.
   int64_t headOffset(int64_t b, int64_t h) const { return b * seq * hidden + h * headDim(); }
-  /// Dropout element index of probability (i, 0) of head h of sequence b.
-  uint64_t dropoutRowIndex(int64_t b, int64_t h, int64_t i) const {
-    return uint64_t(((b * heads + h) * seq + i) * seq);
+  /// Dropout index, within row b of the batch, of probability (i, 0) of head h.
+  uint64_t dropoutIndexInRow(int64_t h, int64_t i) const {
+    return uint64_t((h * seq + i) * seq);
   }
 };
 
@@ -49,14 +52,14 @@ void maskedSoftmaxRows(float *scores, const int32_t *keyMask, int64_t seq) {
 }
 
 /// probs = softmax(q_h k_h^T / sqrt(d) + maskBias) for one (batch, head), into [seq, seq].
-void headProbabilities(const float *q, const float *k, const int32_t *mask, float *probs,
+template <typename T>
+void headProbabilities(const T *q, const T *k, const int32_t *mask, float *probs,
                        const AttentionShape &shape, int64_t b, int64_t h) {
   const int64_t seq = shape.seq, headDim = shape.headDim();
   const int64_t offset = shape.headOffset(b, h);
   const float scale = 1.0f / std::sqrt(float(headDim));
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, blasint(seq), blasint(seq), blasint(headDim),
-              scale, q + offset, blasint(shape.hidden), k + offset, blasint(shape.hidden), 0.0f,
-              probs, blasint(seq));
+  mixedGemm(false, true, seq, seq, headDim, scale, q + offset, shape.hidden, k + offset,
+            shape.hidden, 0.0f, probs, seq);
   maskedSoftmaxRows(probs, mask + b * seq, seq);
 }
 } // namespace
@@ -68,10 +71,10 @@ int64_t attentionScratchFloats(int64_t seq) { return 2 * seq * seq + seq; }
 //   1. P = softmax(q_h k_h^T / sqrt(d) + maskBias) into scratch;
 //   2. P = dropout(P) in place, element (i, j) keyed by the documented index;
 //   3. ctx_h = P v_h, written straight into ctx's head columns.
-void attentionForward(const float *q, const float *k, const float *v, const int32_t *mask,
-                      float *ctx, float *scratch, int64_t batch, int64_t seq, int64_t hidden,
-                      int64_t heads, float dropoutRate, uint64_t seed, uint64_t step,
-                      uint32_t stream) {
+template <typename T>
+void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx,
+                      float *scratch, int64_t batch, int64_t seq, int64_t hidden,
+                      int64_t heads, float dropoutRate, const DropoutKey &key) {
   const AttentionShape shape{batch, seq, hidden, heads};
   float *probs = scratch; // [seq, seq]
   for (int64_t b = 0; b < batch; ++b) {
@@ -80,17 +83,16 @@ void attentionForward(const float *q, const float *k, const float *v, const int3
       if (dropoutRate > 0.0f) {
         const float keptScale = 1.0f / (1.0f - dropoutRate);
         for (int64_t i = 0; i < seq; ++i) {
-          const uint64_t rowIndex = shape.dropoutRowIndex(b, h, i);
+          const uint64_t rowIndex = shape.dropoutIndexInRow(h, i);
           for (int64_t j = 0; j < seq; ++j) {
-            const bool keep = dropoutKeep(seed, step, stream, rowIndex + j, dropoutRate);
+            const bool keep = dropoutKeep(key, b, rowIndex + j, dropoutRate);
             probs[i * seq + j] = keep ? probs[i * seq + j] * keptScale : 0.0f;
           }
         }
       }
       const int64_t offset = shape.headOffset(b, h);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(seq), blasint(shape.headDim()),
-                  blasint(seq), 1.0f, probs, blasint(seq), v + offset, blasint(hidden), 0.0f,
-                  ctx + offset, blasint(hidden));
+      mixedGemm(false, false, seq, shape.headDim(), seq, 1.0f, probs, seq, v + offset, hidden,
+                0.0f, ctx + offset, hidden);
     }
   }
 }
@@ -103,10 +105,11 @@ void attentionForward(const float *q, const float *k, const float *v, const int3
 //      r_i = sum_j P_ij G_ij, G_ij = P_ij (G_ij - r_i) / sqrt(d), the gradient with respect
 //      to the scores q k^T; then A = P * M = D, as P is no longer needed;
 //   4. dv_h = D^T dctx_h, dq_h = G k_h, dk_h = G^T q_h.
-void attentionBackward(const float *dctx, const float *q, const float *k, const float *v,
-                       const int32_t *mask, float *dq, float *dk, float *dv, float *scratch,
+template <typename T>
+void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const int32_t *mask,
+                       T *dq, T *dk, T *dv, float *scratch,
                        int64_t batch, int64_t seq, int64_t hidden, int64_t heads, float dropoutRate,
-                       uint64_t seed, uint64_t step, uint32_t stream) {
+                       const DropoutKey &key) {
   const AttentionShape shape{batch, seq, hidden, heads};
   const int64_t headDim = shape.headDim();
   const float scale = 1.0f / std::sqrt(float(headDim));
@@ -115,21 +118,21 @@ void attentionBackward(const float *dctx, const float *q, const float *k, const 
   float *probs = scratch;                             // [seq, seq]: P, then D
   float *gradScores = scratch + seq * seq;            // [seq, seq]: dL/dD, then dL/d(q k^T)
   float *rowDropoutFactors = scratch + 2 * seq * seq; // [seq]: M_i
-  const blasint ld = blasint(hidden), n = blasint(seq), d = blasint(headDim);
+  const int64_t ld = hidden, n = seq, d = headDim;
 
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t h = 0; h < heads; ++h) {
       const int64_t offset = shape.headOffset(b, h);
       headProbabilities(q, k, mask, probs, shape, b, h);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, d, 1.0f, dctx + offset, ld,
-                  v + offset, ld, 0.0f, gradScores, n);
+      mixedGemm(false, true, n, n, d, 1.0f, dctx + offset, ld, v + offset, ld, 0.0f, gradScores,
+                n);
       for (int64_t i = 0; i < seq; ++i) {
         float *pRow = probs + i * seq;
         float *gRow = gradScores + i * seq;
         if (dropout) {
-          const uint64_t rowIndex = shape.dropoutRowIndex(b, h, i);
+          const uint64_t rowIndex = shape.dropoutIndexInRow(h, i);
           for (int64_t j = 0; j < seq; ++j) {
-            const bool keep = dropoutKeep(seed, step, stream, rowIndex + j, dropoutRate);
+            const bool keep = dropoutKeep(key, b, rowIndex + j, dropoutRate);
             rowDropoutFactors[j] = keep ? keptScale : 0.0f;
             gRow[j] *= rowDropoutFactors[j];
           }
@@ -143,14 +146,21 @@ void attentionBackward(const float *dctx, const float *q, const float *k, const 
           for (int64_t j = 0; j < seq; ++j)
             pRow[j] *= rowDropoutFactors[j];
       }
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, d, n, 1.0f, probs, n, dctx + offset,
-                  ld, 0.0f, dv + offset, ld);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, n, 1.0f, gradScores, n,
-                  k + offset, ld, 0.0f, dq + offset, ld);
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, d, n, 1.0f, gradScores, n, q + offset,
-                  ld, 0.0f, dk + offset, ld);
+      mixedGemm(true, false, n, d, n, 1.0f, probs, n, dctx + offset, ld, 0.0f, dv + offset, ld);
+      mixedGemm(false, false, n, d, n, 1.0f, gradScores, n, k + offset, ld, 0.0f, dq + offset, ld);
+      mixedGemm(true, false, n, d, n, 1.0f, gradScores, n, q + offset, ld, 0.0f, dk + offset, ld);
     }
   }
 }
+
+#define INSTANTIATE(T)                                                                       \
+  template void attentionForward(const T *, const T *, const T *, const int32_t *, T *,       \
+                                 float *, int64_t, int64_t, int64_t, int64_t, float,          \
+                                 const DropoutKey &);                                        \
+  template void attentionBackward(const T *, const T *, const T *, const T *, const int32_t *,\
+                                  T *, T *, T *, float *, int64_t, int64_t, int64_t, int64_t, \
+                                  float, const DropoutKey &);
+BERTC_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
+#undef INSTANTIATE
 
 } // namespace bertc::cpu

@@ -1,9 +1,11 @@
-// Elementwise CPU kernels: add, gradient accumulation, GELU, tanh, counter-based dropout, the
-// token selection a classification head uses (BERT's pooler reads token 0) and the flatten
-// of a custom head.
-// Plain loops over contiguous fp32 arrays; the compiler vectorises what it can.
+// Elementwise CPU kernels: add, GELU, tanh, counter-based dropout, the token selection a
+// classification head uses (BERT's pooler reads token 0) and the flatten of a custom head.
+// Plain loops over contiguous arrays of the storage type, computing in fp32; the compiler
+// vectorises what it can.
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/cpu_kernels.h"
+
+#include "storage_types.h"
 
 #include <cmath>
 #include <cstring>
@@ -15,92 +17,118 @@ constexpr float kInvSqrt2 = 0.70710678118654752440f;
 constexpr float kInvSqrt2Pi = 0.39894228040143267794f;
 } // namespace
 
-void add(const float *a, const float *b, float *out, int64_t n) {
+template <typename T> void add(const T *a, const T *b, T *out, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
-    out[i] = a[i] + b[i];
+    out[i] = fromFloat<T>(toFloat(a[i]) + toFloat(b[i]));
 }
 
-void accumulate(const float *g, float *grad, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    grad[i] += g[i];
-}
-
-void geluForward(const float *x, float *y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = x[i] * 0.5f * (1.0f + std::erf(x[i] * kInvSqrt2));
+template <typename T> void geluForward(const T *x, T *y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float xi = toFloat(x[i]);
+    y[i] = fromFloat<T>(xi * 0.5f * (1.0f + std::erf(xi * kInvSqrt2)));
+  }
 }
 
 // d/dx [x Φ(x)] = Φ(x) + x φ(x), with Φ the standard normal CDF and φ its density.
-void geluBackward(const float *dy, const float *x, float *dx, int64_t n) {
+template <typename T> void geluBackward(const T *dy, const T *x, T *dx, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
-    float cdf = 0.5f * (1.0f + std::erf(x[i] * kInvSqrt2));
-    float pdf = std::exp(-0.5f * x[i] * x[i]) * kInvSqrt2Pi;
-    dx[i] = dy[i] * (cdf + x[i] * pdf);
+    const float xi = toFloat(x[i]);
+    float cdf = 0.5f * (1.0f + std::erf(xi * kInvSqrt2));
+    float pdf = std::exp(-0.5f * xi * xi) * kInvSqrt2Pi;
+    dx[i] = fromFloat<T>(toFloat(dy[i]) * (cdf + xi * pdf));
   }
 }
 
-void tanhForward(const float *x, float *y, int64_t n) {
+template <typename T> void tanhForward(const T *x, T *y, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
-    y[i] = std::tanh(x[i]);
+    y[i] = fromFloat<T>(std::tanh(toFloat(x[i])));
 }
 
-void tanhBackward(const float *dy, const float *y, float *dx, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+template <typename T> void tanhBackward(const T *dy, const T *y, T *dx, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float yi = toFloat(y[i]);
+    dx[i] = fromFloat<T>(toFloat(dy[i]) * (1.0f - yi * yi));
+  }
 }
 
 // Forward and backward are the same map (multiply by the scaled mask), so both call this.
-static void applyDropoutMask(const float *in, float *out, int64_t n, float rate, uint64_t seed,
-                             uint64_t step, uint32_t stream) {
+template <typename T>
+static void applyDropoutMask(const T *in, T *out, int64_t rows, int64_t rowSize, float rate,
+                             const DropoutKey &key) {
   if (rate == 0.0f) {
     if (in != out)
-      std::memcpy(out, in, size_t(n) * sizeof(float));
+      std::memcpy(out, in, size_t(rows * rowSize) * sizeof(T));
     return;
   }
   const float keptScale = 1.0f / (1.0f - rate);
-  for (int64_t i = 0; i < n; ++i)
-    out[i] = dropoutKeep(seed, step, stream, uint64_t(i), rate) ? in[i] * keptScale : 0.0f;
+  for (int64_t row = 0; row < rows; ++row)
+    for (int64_t i = 0; i < rowSize; ++i) {
+      const int64_t at = row * rowSize + i;
+      out[at] = fromFloat<T>(dropoutKeep(key, row, uint64_t(i), rate) ? toFloat(in[at]) * keptScale
+                                                                       : 0.0f);
+    }
 }
 
-void dropoutForward(const float *x, float *y, int64_t n, float rate, uint64_t seed, uint64_t step,
-                    uint32_t stream) {
-  applyDropoutMask(x, y, n, rate, seed, step, stream);
+template <typename T>
+void dropoutForward(const T *x, T *y, int64_t rows, int64_t rowSize, float rate,
+                    const DropoutKey &key) {
+  applyDropoutMask(x, y, rows, rowSize, rate, key);
 }
 
-void dropoutBackward(const float *dy, float *dx, int64_t n, float rate, uint64_t seed,
-                     uint64_t step, uint32_t stream) {
-  applyDropoutMask(dy, dx, n, rate, seed, step, stream);
+template <typename T>
+void dropoutBackward(const T *dy, T *dx, int64_t rows, int64_t rowSize, float rate,
+                     const DropoutKey &key) {
+  applyDropoutMask(dy, dx, rows, rowSize, rate, key);
 }
 
-void selectTokenForward(const float *x, float *out, int64_t batch, int64_t seq, int64_t hidden,
+template <typename T>
+void selectTokenForward(const T *x, T *out, int64_t batch, int64_t seq, int64_t hidden,
                         int64_t index) {
   for (int64_t b = 0; b < batch; ++b)
-    std::memcpy(out + b * hidden, x + (b * seq + index) * hidden, size_t(hidden) * sizeof(float));
+    std::memcpy(out + b * hidden, x + (b * seq + index) * hidden, size_t(hidden) * sizeof(T));
 }
 
-void selectTokenBackward(const float *dy, float *dx, int64_t batch, int64_t seq, int64_t hidden,
+template <typename T>
+void selectTokenBackward(const T *dy, T *dx, int64_t batch, int64_t seq, int64_t hidden,
                          int64_t index) {
-  std::memset(dx, 0, size_t(batch * seq * hidden) * sizeof(float));
+  std::memset(dx, 0, size_t(batch * seq * hidden) * sizeof(T));
   for (int64_t b = 0; b < batch; ++b)
-    std::memcpy(dx + (b * seq + index) * hidden, dy + b * hidden, size_t(hidden) * sizeof(float));
+    std::memcpy(dx + (b * seq + index) * hidden, dy + b * hidden, size_t(hidden) * sizeof(T));
 }
 
-void flattenForward(const float *x, float *out, int64_t batch, int64_t seq, int64_t paddedSeq,
+template <typename T>
+void flattenForward(const T *x, T *out, int64_t batch, int64_t seq, int64_t paddedSeq,
                     int64_t hidden) {
-  size_t rowBytes = size_t(seq * hidden) * sizeof(float);
-  size_t padBytes = size_t((paddedSeq - seq) * hidden) * sizeof(float);
+  size_t rowBytes = size_t(seq * hidden) * sizeof(T);
+  size_t padBytes = size_t((paddedSeq - seq) * hidden) * sizeof(T);
   for (int64_t b = 0; b < batch; ++b) {
-    float *row = out + b * paddedSeq * hidden;
+    T *row = out + b * paddedSeq * hidden;
     std::memcpy(row, x + b * seq * hidden, rowBytes);
     std::memset(row + seq * hidden, 0, padBytes);
   }
 }
 
-void flattenBackward(const float *dy, float *dx, int64_t batch, int64_t seq, int64_t paddedSeq,
+template <typename T>
+void flattenBackward(const T *dy, T *dx, int64_t batch, int64_t seq, int64_t paddedSeq,
                      int64_t hidden) {
   for (int64_t b = 0; b < batch; ++b)
     std::memcpy(dx + b * seq * hidden, dy + b * paddedSeq * hidden,
-                size_t(seq * hidden) * sizeof(float));
+                size_t(seq * hidden) * sizeof(T));
 }
+
+#define INSTANTIATE(T)                                                                       \
+  template void add(const T *, const T *, T *, int64_t);                                     \
+  template void geluForward(const T *, T *, int64_t);                                        \
+  template void geluBackward(const T *, const T *, T *, int64_t);                            \
+  template void tanhForward(const T *, T *, int64_t);                                        \
+  template void tanhBackward(const T *, const T *, T *, int64_t);                            \
+  template void dropoutForward(const T *, T *, int64_t, int64_t, float, const DropoutKey &);  \
+  template void dropoutBackward(const T *, T *, int64_t, int64_t, float, const DropoutKey &); \
+  template void selectTokenForward(const T *, T *, int64_t, int64_t, int64_t, int64_t);       \
+  template void selectTokenBackward(const T *, T *, int64_t, int64_t, int64_t, int64_t);      \
+  template void flattenForward(const T *, T *, int64_t, int64_t, int64_t, int64_t);           \
+  template void flattenBackward(const T *, T *, int64_t, int64_t, int64_t, int64_t);
+BERTC_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
+#undef INSTANTIATE
 
 } // namespace bertc::cpu

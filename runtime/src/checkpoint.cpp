@@ -84,7 +84,7 @@ TensorSlots tensorSlots(const TrainerPlan &plan, bool moments) {
     const ParamSlot &param = plan.params[p];
     std::vector<int64_t> shape(param.shape, param.shape + param.rank);
     if (!moments) {
-      slots[param.name] = {shape, param.offset};
+      slots[param.name] = {shape, fp32ValueOffset(param)}; // the master of a 16-bit one
     } else if (param.trainable) {
       slots[param.name + std::string(".exp_avg")] = {shape, param.adamMOffset};
       slots[param.name + std::string(".exp_avg_sq")] = {shape, param.adamVOffset};

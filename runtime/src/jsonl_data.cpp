@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <numeric>
@@ -85,6 +86,15 @@ void parseRow(const std::string &line, const std::string &where, const DataLimit
 
   if (!row.contains("label"))
     throw fail("missing key 'label'");
+  if (limits.numLabels == 1) {
+    const nlohmann::json &target = row["label"];
+    if (!target.is_number() || !std::isfinite(target.get<double>()))
+      throw fail("'label' must be a finite number (a regression target), got " +
+                 target.dump());
+    example.label = 0;
+    example.target = target.get<float>();
+    return;
+  }
   int64_t label;
   if (!readInteger(row["label"], label))
     throw fail("'label' must be an integer, got " + row["label"].dump());
@@ -100,7 +110,7 @@ Dataset loadJsonlDataset(const std::string &path, const DataLimits &limits) {
   std::ifstream file(path);
   if (!file)
     throw DataError(path + ": cannot open: " + std::strerror(errno));
-  Dataset data{path, {}};
+  Dataset data{path, {}, limits.numLabels == 1 ? LabelKind::Target : LabelKind::Class};
   std::string line;
   for (int64_t lineNumber = 1; std::getline(file, line); ++lineNumber) {
     if (!line.empty() && line.back() == '\r')
@@ -133,6 +143,16 @@ uint64_t datasetFingerprint(const Dataset &data) {
       mix(row.tokenTypeIds[t]);
     }
     mix(row.label);
+    // The other kinds' labels too; a classification set hashes as it always has.
+    if (data.labels == LabelKind::Target) {
+      uint32_t bits;
+      std::memcpy(&bits, &row.target, sizeof bits);
+      mix(bits);
+    }
+    if (data.labels == LabelKind::Span)
+      mix(row.endPosition);
+    for (int32_t label : row.tokenLabels)
+      mix(label);
   }
   return hash;
 }
@@ -210,6 +230,42 @@ void Batcher::restore(const BatcherState &state) {
   cursor_ = size_t(state.cursor);
 }
 
+int64_t Batcher::lossItemsInNext(int64_t microBatches) {
+  if (data_.labels != LabelKind::TokenClass)
+    return rowsInNext(microBatches);
+  if (cursor_ >= order_.size())
+    startEpoch(epoch_ + 1);
+  size_t end = std::min(order_.size(), cursor_ + size_t(microBatches * microBatch_));
+  int64_t labelled = 0;
+  for (size_t at = cursor_; at < end; ++at)
+    for (int32_t label : data_.rows[order_[at]].tokenLabels)
+      labelled += label != kIgnoredLabel;
+  return std::max<int64_t>(labelled, 1);
+}
+
+/// Writes the labels of `example`, row `r` of a micro-batch padded to `seq` tokens.
+static void writeLabels(const Example &example, LabelKind kind, std::byte *slot, size_t r,
+                        size_t seq) {
+  auto *labels = reinterpret_cast<int32_t *>(slot);
+  switch (kind) {
+  case LabelKind::Class:
+    labels[r] = example.label;
+    return;
+  case LabelKind::Target:
+    reinterpret_cast<float *>(slot)[r] = example.target;
+    return;
+  case LabelKind::Span:
+    labels[2 * r] = example.label;
+    labels[2 * r + 1] = example.endPosition;
+    return;
+  case LabelKind::TokenClass:
+    for (size_t t = 0; t < seq; ++t)
+      labels[r * seq + t] =
+          t < example.tokenLabels.size() ? example.tokenLabels[t] : kIgnoredLabel;
+    return;
+  }
+}
+
 MicroBatch Batcher::next(std::byte *arena, const InputSlots &slots) {
   if (cursor_ >= order_.size())
     startEpoch(epoch_ + 1);
@@ -229,7 +285,6 @@ MicroBatch Batcher::next(std::byte *arena, const InputSlots &slots) {
   int32_t *tokenTypes = slot(slots.tokenTypeIds);
   int32_t *positions = slot(slots.positionIds);
   int32_t *mask = slot(slots.attentionMask);
-  int32_t *labels = slot(slots.labels);
   for (size_t r = 0; r < count; ++r) {
     const Example &example = data_.rows[order_[first + r]];
     size_t length = example.inputIds.size();
@@ -241,7 +296,7 @@ MicroBatch Batcher::next(std::byte *arena, const InputSlots &slots) {
       positions[at] = int32_t(t);
       mask[at] = real ? 1 : 0;
     }
-    labels[r] = example.label;
+    writeLabels(example, data_.labels, arena + slots.labels, r, seq);
   }
   return MicroBatch{int64_t(count), int64_t(seq), epoch_, cursor_ >= order_.size(),
                     int64_t(realTokens)};

@@ -25,6 +25,14 @@ std::string jsonFloat(double value) {
   return text;
 }
 
+/// ,"loss_scale":X,"skipped_steps":N for a run with fp16 loss scaling, else nothing.
+std::string lossScaleFields(const StepMetrics &metrics) {
+  if (metrics.lossScale <= 0)
+    return "";
+  return ",\"loss_scale\":" + jsonFloat(metrics.lossScale) +
+         ",\"skipped_steps\":" + std::to_string(metrics.skippedSteps);
+}
+
 } // namespace
 
 std::string formatMetricsLine(const StepMetrics &metrics) {
@@ -34,7 +42,16 @@ std::string formatMetricsLine(const StepMetrics &metrics) {
          ",\"epoch\":" + std::to_string(metrics.epoch) +
          ",\"loss\":" + jsonFloat(metrics.loss) + ",\"lr\":" + jsonFloat(metrics.lr) +
          ",\"seconds\":" + seconds + ",\"pad_fraction\":" + jsonFloat(metrics.padFraction) +
-         "}";
+         lossScaleFields(metrics) + "}";
+}
+
+std::string formatEvalLine(int64_t step, int64_t epoch,
+                           const std::vector<std::pair<std::string, double>> &values) {
+  std::string line =
+      "{\"step\":" + std::to_string(step) + ",\"epoch\":" + std::to_string(epoch);
+  for (const auto &[name, value] : values)
+    line += ",\"" + name + "\":" + jsonFloat(value);
+  return line + "}";
 }
 
 MetricsLog::MetricsLog(const std::string &path)
@@ -66,8 +83,15 @@ MetricsLog::MetricsLog(const std::string &path, int64_t lastStep) : path_(path) 
 
 MetricsLog::~MetricsLog() { std::fclose(file_); }
 
-void MetricsLog::append(const StepMetrics &metrics) {
-  std::string line = formatMetricsLine(metrics) + "\n";
+void MetricsLog::append(const StepMetrics &metrics) { write(formatMetricsLine(metrics)); }
+
+void MetricsLog::appendEval(int64_t step, int64_t epoch,
+                            const std::vector<std::pair<std::string, double>> &values) {
+  write(formatEvalLine(step, epoch, values));
+}
+
+void MetricsLog::write(const std::string &record) {
+  std::string line = record + "\n";
   if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() ||
       std::fflush(file_) != 0)
     throw std::runtime_error(path_ + ": cannot write the metrics log: " +

@@ -81,12 +81,21 @@ double RecentMean::mean() const {
          double(count_);
 }
 
+/// "  scale 32768 (2 skipped)" with fp16 loss scaling, else "".
+static std::string lossScaleText(const ProgressStatus &status) {
+  if (status.lossScale <= 0)
+    return "";
+  return printed("  scale %g (%lld skipped)", status.lossScale,
+                 static_cast<long long>(status.skippedSteps));
+}
+
 std::string formatStepLine(const ProgressStatus &status) {
   return printed("step %lld/%lld  loss %.6f  lr %.2e  epoch %lld  %s samples/s  ETA %s",
                  static_cast<long long>(status.step), static_cast<long long>(status.totalSteps),
                  status.loss, status.lr, static_cast<long long>(status.epoch),
                  formatRate(status.samplesPerSecond).c_str(),
-                 formatDuration(status.etaSeconds).c_str());
+                 formatDuration(status.etaSeconds).c_str()) +
+         lossScaleText(status);
 }
 
 std::string formatTerminalLine(const ProgressStatus &status, int barWidth) {
@@ -97,7 +106,8 @@ std::string formatTerminalLine(const ProgressStatus &status, int barWidth) {
                  formatBar(fraction, barWidth).c_str(), int(std::floor(100 * fraction)),
                  static_cast<long long>(status.epoch), status.loss, status.lr,
                  formatRate(status.samplesPerSecond).c_str(),
-                 formatDuration(status.etaSeconds).c_str());
+                 formatDuration(status.etaSeconds).c_str()) +
+         lossScaleText(status);
 }
 
 std::string formatSummary(const RunSummary &summary) {
@@ -137,7 +147,9 @@ void ProgressDisplay::step(int64_t step, int64_t epoch, float loss, float lr, in
                         loss,
                         lr,
                         double(rows_) / seconds,
-                        double(totalSteps_ - step) * seconds / double(step - startStep_)};
+                        double(totalSteps_ - step) * seconds / double(step - startStep_),
+                        lossScale_,
+                        skippedSteps_};
   if (mode_ == ProgressMode::Lines) {
     std::fprintf(out_, "%s\n", formatStepLine(status).c_str());
     std::fflush(out_);
@@ -150,6 +162,11 @@ void ProgressDisplay::step(int64_t step, int64_t epoch, float loss, float lr, in
     lastDraw_ = seconds;
     redraw();
   }
+}
+
+void ProgressDisplay::lossScale(double scale, int64_t skippedSteps) {
+  lossScale_ = scale;
+  skippedSteps_ = skippedSteps;
 }
 
 void ProgressDisplay::redraw() {

@@ -87,7 +87,7 @@ bool tokenizes(const Tokenizer &tokenizer, const std::string &text) {
 /// 1. resolve the columns once (a missing one names the columns there are);
 /// 2. per row, encode the text (or the pair) to seqLen tokens, counting the rows the
 ///    encoding had to cut;
-/// 3. read the label.
+/// 3. read the label: a class, or a regression target when limits.numLabels == 1.
 TrainingData loadTextDataset(const std::string &path, const DataLimits &limits,
                              const TextFields &fields, const std::string &vocabPath) {
   Tokenizer tokenizer = loadTokenizer(path, vocabPath, limits);
@@ -101,7 +101,8 @@ TrainingData loadTextDataset(const std::string &path, const DataLimits &limits,
   size_t pairColumn = pairs ? table.column(fields.textPair) : 0;
   size_t labelColumn = table.column(fields.label);
 
-  TrainingData result{Dataset{path, {}},
+  bool regression = limits.numLabels == 1;
+  TrainingData result{Dataset{path, {}, regression ? LabelKind::Target : LabelKind::Class},
                       TokenizationSummary{vocabPath, tokenizer.lowerCase(), limits.seqLen, 0}};
   size_t seqLen = size_t(limits.seqLen);
   auto encode = [&](size_t row) {
@@ -119,9 +120,12 @@ TrainingData loadTextDataset(const std::string &path, const DataLimits &limits,
   for (size_t row = 0; row < table.size(); ++row) {
     Encoding encoding = encode(row);
     result.tokenization->truncatedRows += encoding.truncated;
-    int32_t label = int32_t(table.intLabel(row, labelColumn, limits.numLabels));
-    result.data.rows.push_back(
-        Example{std::move(encoding.inputIds), std::move(encoding.tokenTypeIds), label});
+    Example example{std::move(encoding.inputIds), std::move(encoding.tokenTypeIds), 0};
+    if (regression)
+      example.target = float(table.floatLabel(row, labelColumn));
+    else
+      example.label = int32_t(table.intLabel(row, labelColumn, limits.numLabels));
+    result.data.rows.push_back(std::move(example));
   }
   return result;
 }

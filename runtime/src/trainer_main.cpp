@@ -3,18 +3,20 @@
 // accumulation, learning-rate schedule, metrics, progress, periodic checkpoints) and the
 // final save. The model itself is the generated kTrainerPlan, bertcMicroStep and
 // bertcOptimizerStep (trainer_plan.h); the flags are trainer_options.cpp's.
+#include "mixed_precision.h"
 #include "trainer_options.h"
 
 #include "bertc/runtime/checkpoint.h"
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/cpu_kernels.h"
+#include "bertc/runtime/evaluation.h"
 #include "bertc/runtime/jsonl_data.h"
 #include "bertc/runtime/metrics_log.h"
 #include "bertc/runtime/plan_check.h"
 #include "bertc/runtime/progress.h"
 #include "bertc/runtime/safetensors.h"
 #include "bertc/runtime/schedule.h"
-#include "bertc/runtime/text_dataset.h"
+#include "bertc/runtime/task_data.h"
 #include "bertc/runtime/trainer_plan.h"
 
 #include <algorithm>
@@ -47,8 +49,9 @@ std::vector<int64_t> shapeOf(const ParamSlot &param) {
   return std::vector<int64_t>(param.shape, param.shape + param.rank);
 }
 
+/// A parameter's fp32 values: its master when its working copy is 16-bit.
 float *valuesOf(std::byte *arena, const ParamSlot &param) {
-  return reinterpret_cast<float *>(arena + param.offset);
+  return reinterpret_cast<float *>(arena + fp32ValueOffset(param));
 }
 
 /// Step counter of the initialisation's random numbers: dropout keys by the 1-based
@@ -138,30 +141,36 @@ struct RunSetup {
 /// micro-batches but never crosses an epoch boundary (as the Hugging Face Trainer), so an
 /// epoch is ceil(rows / batch) steps and its last step may see fewer rows; the loss
 /// normalizer is the step's row count, so the loss is always the mean over the rows seen.
-/// Every `saveEvery` steps the state goes to a checkpoint. Returns the batcher's final state.
+/// Every `saveEvery` steps the state goes to a checkpoint; with an `evaluator`, the eval set
+/// is scored when it says so. Returns the batcher's final state.
 BatcherState train(std::byte *arena, const Dataset &data, const TrainerOptions &options,
                    const RunSetup &setup, MetricsLog *log, PlanChecker *planCheck,
-                   ProgressDisplay &progress) {
+                   ProgressDisplay &progress, TrainingEvaluator *evaluator) {
   const TrainerPlan &plan = kTrainerPlan;
   Batcher batcher(data, plan.train.microBatch, plan.train.shuffle, setup.seed,
                   setup.groupByLength);
   batcher.restore(setup.data);
   int64_t warmup = warmupSteps(plan.train.warmup, setup.totalSteps);
+  DynamicLossScaler scaler;
+  // The log and the progress line show the scale only for a run that has one.
+  auto reportedScale = [&] { return plan.lossScaling ? double(scaler.scale()) : 0.0; };
   const float *microLoss = reinterpret_cast<const float *>(arena + plan.inputs.loss);
   for (int64_t step = setup.startStep + 1; step <= setup.totalSteps; ++step) {
     auto start = std::chrono::steady_clock::now();
     std::memset(arena + plan.gradients.offset, 0, plan.gradients.bytes);
     StepContext context{};
     context.arena = arena;
-    context.lossNormalizer = float(batcher.rowsInNext(plan.train.accumulation));
+    context.lossNormalizer = float(batcher.lossItemsInNext(plan.train.accumulation));
     context.lr =
         scheduledLr(plan.train.schedule, plan.train.lr, step, setup.totalSteps, warmup);
     context.step = step;
     context.seed = setup.seed;
     context.scratch = reinterpret_cast<float *>(arena + plan.scratch.offset);
     context.planCheck = planCheck;
+    context.lossScale = scaler.scale();
     float loss = 0.0f;
     int64_t epoch = 0, rows = 0;
+    bool endsEpoch = false;
     TokenCounts tokens;
     for (int64_t micro = 0; micro < plan.train.accumulation; ++micro) {
       MicroBatch batch = batcher.next(arena, plan.inputs);
@@ -171,16 +180,20 @@ BatcherState train(std::byte *arena, const Dataset &data, const TrainerOptions &
       tokens += TokenCounts{batch.realTokens, batch.rows * batch.seq};
       context.batch = batch.rows;
       context.seq = batch.seq;
+      context.firstRow = rows - batch.rows;
       bertcMicroStep(context);
       loss += *microLoss;
+      endsEpoch = batch.endsEpoch;
       if (batch.endsEpoch)
         break;
     }
-    bertcOptimizerStep(context);
+    runOptimizerStep(plan, context, scaler);
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (log)
-      log->append({step, epoch, loss, context.lr, seconds, tokens.padFraction()});
+      log->append({step, epoch, loss, context.lr, seconds, tokens.padFraction(), reportedScale(),
+                   scaler.skippedSteps()});
+    progress.lossScale(reportedScale(), scaler.skippedSteps());
     progress.step(step, epoch, loss, context.lr, rows);
     if (options.saveEvery && step % *options.saveEvery == 0) {
       TrainerState state = setup.checkpoint;
@@ -188,6 +201,8 @@ BatcherState train(std::byte *arena, const Dataset &data, const TrainerOptions &
       state.data = batcher.state();
       progress.note("saved " + saveCheckpoint(options.save, plan, arena, state, options.vocab));
     }
+    if (evaluator && evaluator->due(step, endsEpoch, step == setup.totalSteps))
+      evaluator->run(step, epoch, arena, setup.seed, planCheck, log, progress);
   }
   return batcher.state();
 }
@@ -284,6 +299,7 @@ RunSetup startRun(const TrainerOptions &options, const Dataset &data,
   } else {
     loadParameters(arena, options.init, setup.seed, inform);
   }
+  writeWorkingCopies(kTrainerPlan, arena);
   return setup;
 }
 
@@ -325,11 +341,20 @@ int run(int argc, char **argv) {
       std::printf("%s\n", message.c_str());
   };
   const TrainSettings &settings = kTrainerPlan.train;
-  TrainingData training = loadTrainingData(
-      options.data, {settings.seqLen, settings.numLabels, settings.vocab, settings.typeVocab},
-      textFields(settings), options.vocab);
-  inform(training.summary());
+  DataLimits limits{settings.seqLen, settings.numLabels, settings.vocab, settings.typeVocab};
+  TaskData training =
+      loadTaskData(settings.task, options.data, limits, textFields(settings), options.vocab);
+  inform(training.summary);
   const Dataset &data = training.data;
+  std::unique_ptr<TrainingEvaluator> evaluator;
+  if (!options.eval.empty()) {
+    TaskData eval =
+        loadTaskData(settings.task, options.eval, limits, textFields(settings), options.vocab);
+    inform("eval " + eval.summary);
+    evaluator = std::make_unique<TrainingEvaluator>(
+        std::move(eval), EvalSettings{options.evalEvery, options.saveBest, options.vocab,
+                                      !options.resume.empty()});
+  }
   std::string resumeDir = options.resume.empty() ? "" : findCheckpoint(options.resume);
   checkScratch();
   ArenaPtr arena = allocateArena();
@@ -346,8 +371,8 @@ int run(int argc, char **argv) {
                       : ::isatty(::fileno(stdout)) ? ProgressMode::Terminal
                                                    : ProgressMode::Lines;
   ProgressDisplay progress(mode, setup.startStep, setup.totalSteps);
-  BatcherState end =
-      train(arena.get(), data, options, setup, log.get(), planCheck.get(), progress);
+  BatcherState end = train(arena.get(), data, options, setup, log.get(), planCheck.get(),
+                           progress, evaluator.get());
   if (!options.save.empty())
     saveFinal(options.save, options.vocab, arena.get(), progress);
   progress.finish(end.tokens.padFraction());

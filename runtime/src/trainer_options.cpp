@@ -23,6 +23,7 @@ void printTrainerUsage(std::FILE *out) {
       "usage: trainer [--data FILE] [--vocab FILE] [--init FILE|DIR] [--log FILE]\n"
       "               [--steps N | --epochs N] [--save FILE|DIR] [--save-every N]\n"
       "               [--resume DIR] [--seed N] [--group-by-length] [--quiet]\n"
+      "               [--eval FILE] [--eval-every N] [--save-best DIR]\n"
       "               [--plan-check] [--help]\n"
       "  --data FILE       training data: JSONL (pre-tokenized input_ids, or text), CSV or\n"
       "                    TSV with named columns (default: %s)\n"
@@ -41,6 +42,12 @@ void printTrainerUsage(std::FILE *out) {
       "                    checkpoint-N in a --save folder\n"
       "  --seed N          seed of initialisation, shuffling and dropout (default: %llu)\n"
       "  --group-by-length batch rows of similar length together (less padding)%s\n"
+      "  --eval FILE       evaluation data, in the training data's format; scores go to the\n"
+      "                    screen and the --log (default: %s)\n"
+      "  --eval-every N    evaluate every N optimizer steps (default: at the end of each\n"
+      "                    epoch); always after the last step\n"
+      "  --save-best DIR   keep the model with the best main eval score (accuracy; mse for\n"
+      "                    regression; f1 for spans) in DIR, with its eval_results.json\n"
       "  --quiet           print only errors and a one-line summary\n"
       "  --plan-check      check the memory plan while training: poison each tensor's bytes\n"
       "                    when it dies and stop on any read of bytes it no longer owns\n"
@@ -48,7 +55,8 @@ void printTrainerUsage(std::FILE *out) {
       train.trainData && train.trainData[0] ? train.trainData : "none, --data is required",
       train.vocabFile && train.vocabFile[0] ? train.vocabFile : "none",
       initDefault.c_str(), stepsDefault.c_str(), static_cast<long long>(train.epochs),
-      static_cast<unsigned long long>(train.seed), train.groupByLength ? " (default: on)" : "");
+      static_cast<unsigned long long>(train.seed), train.groupByLength ? " (default: on)" : "",
+      train.evalData && train.evalData[0] ? train.evalData : "none");
 }
 
 namespace {
@@ -77,6 +85,7 @@ TrainerOptions parseTrainerFlags(int argc, char **argv) {
   options.data = kTrainerPlan.train.trainData ? kTrainerPlan.train.trainData : "";
   options.vocab = kTrainerPlan.train.vocabFile ? kTrainerPlan.train.vocabFile : "";
   options.init = kTrainerPlan.train.initCheckpoint ? kTrainerPlan.train.initCheckpoint : "";
+  options.eval = kTrainerPlan.train.evalData ? kTrainerPlan.train.evalData : "";
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
     if (flag == "--help" || flag == "-h" || flag == "--plan-check" || flag == "--quiet" ||
@@ -94,7 +103,8 @@ TrainerOptions parseTrainerFlags(int argc, char **argv) {
     }
     static const std::set<std::string> known = {
         "--data", "--vocab", "--init",       "--steps",  "--epochs",
-        "--log",  "--save",  "--save-every", "--resume", "--seed"};
+        "--log",  "--save",  "--save-every", "--resume", "--seed",
+        "--eval", "--eval-every", "--save-best"};
     if (!known.count(flag))
       throw UsageError("unknown flag '" + flag + "'");
     if (!inlineValue && i + 1 >= argc)
@@ -121,6 +131,12 @@ TrainerOptions parseTrainerFlags(int argc, char **argv) {
       options.epochs = int64_t(parseCount(flag, value));
     else if (flag == "--save-every")
       options.saveEvery = int64_t(parseCount(flag, value));
+    else if (flag == "--eval")
+      options.eval = value;
+    else if (flag == "--eval-every")
+      options.evalEvery = int64_t(parseCount(flag, value));
+    else if (flag == "--save-best")
+      options.saveBest = value;
   }
   if (options.epochs && *options.epochs < 1)
     throw UsageError("--epochs must be at least 1");
@@ -132,6 +148,10 @@ TrainerOptions parseTrainerFlags(int argc, char **argv) {
   if (!options.resume.empty() && options.initGiven)
     throw UsageError("--init and --resume cannot be combined: a checkpoint brings its own "
                      "parameters");
+  if (!options.saveBest.empty() && options.eval.empty())
+    throw UsageError("--save-best keeps the model with the best eval score: pass --eval FILE");
+  if (!options.saveBest.empty() && savesToFile(options.saveBest))
+    throw UsageError("--save-best writes a model folder: pass a folder, not a .safetensors file");
   if (options.data.empty() && !options.help)
     throw UsageError("no training data: pass --data FILE");
   return options;

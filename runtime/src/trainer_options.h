@@ -29,6 +29,9 @@ struct TrainerOptions {
   std::optional<int64_t> epochs;
   std::optional<int64_t> saveEvery;
   std::optional<uint64_t> seed; ///< unset: the checkpoint's when resuming, else the plan's
+  std::string eval;             ///< evaluation data ("" for none; default: the plan's)
+  int64_t evalEvery = 0;        ///< evaluate every N steps; 0: at each epoch's end
+  std::string saveBest;         ///< folder of the best model by the main eval score
   bool groupByLength = false;
   bool quiet = false;
   bool planCheck = false;

@@ -95,3 +95,61 @@ func.func @flatten_partial_token(%x: tensor<?x?x8xf32>) {
   %f = bert.flatten %x : (tensor<?x?x8xf32>) -> tensor<?x100xf32>
   return
 }
+
+// -----
+
+// Per-token logits need per-token labels.
+func.func @cross_entropy_label_rank(%logits: tensor<?x?x5xf32>, %labels: tensor<?xi32>) {
+  // expected-error @+1 {{labels must have rank 2}}
+  %loss = bert.cross_entropy %logits, %labels : (tensor<?x?x5xf32>, tensor<?xi32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_scale(%logits: tensor<?x2xf32>, %labels: tensor<?xi32>) {
+  // expected-error @+1 {{scale must be positive, got 0}}
+  %loss = bert.cross_entropy %logits, %labels {scale = 0.0 : f32} : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @transpose_shape(%x: tensor<?x?x2xf32>) {
+  // expected-error @+1 {{must be the input 'tensor<?x?x2xf32>' with its last two dimensions swapped}}
+  %y = bert.transpose %x : (tensor<?x?x2xf32>) -> tensor<?x?x2xf32>
+  return
+}
+
+// -----
+
+// The regression head predicts one number per row.
+func.func @mse_loss_width(%predictions: tensor<?x3xf32>, %targets: tensor<?xf32>) {
+  // expected-error @+1 {{predictions has last dimension 3, expected 1}}
+  %loss = bert.mse_loss %predictions, %targets : (tensor<?x3xf32>, tensor<?xf32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @float_input_ids() {
+  // expected-error @+1 {{input 'input_ids' must be int32}}
+  %ids = bert.input "input_ids" : tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @float_token_labels() {
+  // expected-error @+1 {{labels must be [batch] (int32 or f32) or [batch, n] int32}}
+  %labels = bert.input "labels" : tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @cast_changes_shape(%x: tensor<4x8xbf16>) {
+  // expected-error @+1 {{input 'tensor<4x8xbf16>' and result 'tensor<4x6xf32>' must have the same shape}}
+  %y = bert.cast %x : (tensor<4x8xbf16>) -> tensor<4x6xf32>
+  return
+}

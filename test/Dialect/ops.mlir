@@ -80,3 +80,41 @@ func.func @updates(%dw: tensor<2x8xf32>) {
   bert.adamw %w {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-8 : f64, weight_decay = 0.01 : f64} : tensor<2x8xf32>
   return
 }
+
+// The task heads' ops: span positions and per-token classes through cross_entropy, the
+// span head's transpose, and the regression loss.
+// CHECK-LABEL: func.func @task_heads
+func.func @task_heads(%per_token: tensor<?x?x2xf32>, %token_logits: tensor<?x?x5xf32>,
+                      %predictions: tensor<?x1xf32>, %one: tensor<f32>) -> tensor<f32> {
+  // CHECK: bert.input "labels" : tensor<?x2xi32>
+  %positions = bert.input "labels" : tensor<?x2xi32>
+  // CHECK: bert.input "labels" : tensor<?x?xi32>
+  %tags = bert.input "labels" : tensor<?x?xi32>
+  // CHECK: bert.input "labels" : tensor<?xf32>
+  %targets = bert.input "labels" : tensor<?xf32>
+  // CHECK: bert.transpose %{{.*}} : (tensor<?x?x2xf32>) -> tensor<?x2x?xf32>
+  %starts_ends = bert.transpose %per_token : (tensor<?x?x2xf32>) -> tensor<?x2x?xf32>
+  // CHECK: bert.cross_entropy %{{.*}}, %{{.*}} {scale = 5.000000e-01 : f32} : (tensor<?x2x?xf32>, tensor<?x2xi32>) -> tensor<f32>
+  %span = bert.cross_entropy %starts_ends, %positions {scale = 0.5 : f32} : (tensor<?x2x?xf32>, tensor<?x2xi32>) -> tensor<f32>
+  // CHECK: bert.cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}} {scale = 5.000000e-01 : f32}
+  %dspan = bert.cross_entropy_grad %one, %starts_ends, %positions {scale = 0.5 : f32} : (tensor<f32>, tensor<?x2x?xf32>, tensor<?x2xi32>) -> tensor<?x2x?xf32>
+  // CHECK: bert.cross_entropy %{{.*}}, %{{.*}} : (tensor<?x?x5xf32>, tensor<?x?xi32>) -> tensor<f32>
+  %tokens = bert.cross_entropy %token_logits, %tags : (tensor<?x?x5xf32>, tensor<?x?xi32>) -> tensor<f32>
+  // CHECK: bert.mse_loss %{{.*}}, %{{.*}} : (tensor<?x1xf32>, tensor<?xf32>) -> tensor<f32>
+  %mse = bert.mse_loss %predictions, %targets : (tensor<?x1xf32>, tensor<?xf32>) -> tensor<f32>
+  // CHECK: bert.mse_loss_grad
+  %dmse = bert.mse_loss_grad %one, %predictions, %targets : (tensor<f32>, tensor<?x1xf32>, tensor<?xf32>) -> tensor<?x1xf32>
+  return %mse : tensor<f32>
+}
+
+// Mixed precision: casts between storage types and the loss-scaled seed.
+// CHECK-LABEL: func.func @mixed_precision
+func.func @mixed_precision(%x: tensor<?x?x8xbf16>) -> tensor<?x?x8xf16> {
+  // CHECK: bert.cast %{{.*}} : (tensor<?x?x8xbf16>) -> tensor<?x?x8xf32>
+  %wide = bert.cast %x : (tensor<?x?x8xbf16>) -> tensor<?x?x8xf32>
+  // CHECK: bert.cast %{{.*}} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf16>
+  %half = bert.cast %wide : (tensor<?x?x8xf32>) -> tensor<?x?x8xf16>
+  // CHECK: bert.fill 1.000000e+00 {loss_scaled} : tensor<f32>
+  %seed = bert.fill 1.0 {loss_scaled} : tensor<f32>
+  return %half : tensor<?x?x8xf16>
+}

@@ -2,13 +2,15 @@
 
 // Bounds: batch 4, seq 8. Fixed regions first, each slot aligned to 64:
 //   t [16,8] f32 = 512 B @0; w [2,8] = 64 B @512; b [2] = 8 B @576      parameters [0, 584)
+//   all fp32: no master weights, an empty region @640                    master_weights [640, 640)
 //   grads: w @640 (584 rounded up to 64), b @704                         gradients  [640, 712)
 //   moments m: w @768, b @832; v: w @896, b @960                         optimizer  [768, 968)
 //   no attention: empty scratch @1024; inputs: ids [4,8] i32 = 128 B @1024, labels @1152
 //   activations begin at 1216 (1168 rounded up to 64).
 // CHECK: bert.plan = {activations = array<i64: 1216, 1152>, arena_bytes = 2368 : i64,
 // CHECK-SAME: gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1408 : i64,
-// CHECK-SAME: lower_bound_bytes = 2368 : i64, optimizer_state = array<i64: 768, 200>,
+// CHECK-SAME: lower_bound_bytes = 2368 : i64, master_weights = array<i64: 640, 0>,
+// CHECK-SAME: optimizer_state = array<i64: 768, 200>,
 // CHECK-SAME: parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}
 // CHECK-LABEL: func.func @micro_step
 // CHECK: bert.input "input_ids" {arena.offsets = array<i64: 1024>}

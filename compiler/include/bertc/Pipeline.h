@@ -10,7 +10,7 @@
 namespace bertc {
 
 /// The stages a module goes through; each `-emit` level stops after one.
-enum class Stage { Forward, Train, Planned };
+enum class Stage { Forward, Train, Mixed, Planned };
 
 /// The choices the fit driver (or the command line) makes for one plan.
 struct PipelineOptions {

@@ -8,9 +8,6 @@ using namespace mlir;
 
 namespace bertc {
 
-namespace {
-
-/// The name and TOML position a location carries: NameLoc("name", file:line:col).
 void describeLocation(Location loc, std::string &name, std::string &origin) {
   if (auto named = dyn_cast<NameLoc>(loc)) {
     name = named.getName().str();
@@ -21,6 +18,8 @@ void describeLocation(Location loc, std::string &name, std::string &origin) {
               Twine(file.getColumn()))
                  .str();
 }
+
+namespace {
 
 std::string shapeText(RankedTensorType type, DimBounds bounds) {
   std::string text = "[";
@@ -70,8 +69,13 @@ FailureOr<StepMemory> analyzeStepMemory(ModuleOp module) {
     planned.group = param.getGroup().str();
     planned.shape = shapeText(param.getResult().getType(), *bounds);
     planned.bytes = boundedBytes(param.getResult().getType(), *bounds);
-    planned.totalBytes = planned.bytes * (param.getTrainable() ? 4 : 1);
-    for (StringRef key : {"arena.value", "arena.grad", "arena.adam_m", "arena.adam_v"})
+    // A 16-bit parameter has an fp32 master; gradients and moments are always fp32.
+    int64_t fp32Bytes = param.getResult().getType().getNumElements() * 4;
+    bool sixteenBit = !param.getResult().getType().getElementType().isF32();
+    planned.totalBytes = planned.bytes + (sixteenBit ? fp32Bytes : 0) +
+                         (param.getTrainable() ? 3 * fp32Bytes : 0);
+    for (StringRef key :
+         {"arena.value", "arena.master", "arena.grad", "arena.adam_m", "arena.adam_v"})
       if (auto offset = param->getAttrOfType<IntegerAttr>(key))
         planned.slots.push_back({key.str(), offset.getInt()});
     memory.params.push_back(std::move(planned));

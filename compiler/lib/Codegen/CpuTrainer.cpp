@@ -4,13 +4,16 @@
 // 1. the parameter table (HF name, shape, value/gradient/moment slots, init);
 // 2. kTrainerPlan: arena size, regions, input slots and the [train] settings;
 // 3. bertcMicroStep and bertcOptimizerStep: each op of the step functions becomes a
-//    kernel call on pointers declared at the op's arena offsets, in program order.
+//    kernel call on pointers declared at the op's arena offsets, in program order;
+// 4. bertcEvalStep: the micro-step's forward with dropout off (EvalStep.h), which copies
+//    its logits out as fp32.
 //
 //===----------------------------------------------------------------------===//
 
 #include "bertc/Codegen/CpuTrainer.h"
 
 #include "EmitContext.h"
+#include "EvalStep.h"
 #include "bert/BertDialect.h"
 #include "bertc/Analysis/StepLiveness.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -72,6 +75,17 @@ std::string regionLiteral(ModuleOp module, StringRef key) {
   return "{" + std::to_string(region.offset) + ", " + std::to_string(region.bytes) + "}";
 }
 
+/// The TaskKind enumerator of `bert.train`'s task.
+std::string taskKind(StringRef task) {
+  if (task == "\"regression\"")
+    return "TaskKind::Regression";
+  if (task == "\"span\"")
+    return "TaskKind::Span";
+  if (task == "\"token-classification\"")
+    return "TaskKind::TokenClassification";
+  return "TaskKind::Classification";
+}
+
 std::string initKind(StringRef init) {
   if (init == "zeros")
     return "ParamInit::Zeros";
@@ -85,6 +99,15 @@ int64_t slotOrZero(ParamOp param, StringRef slot) {
   return attr ? attr.getInt() : 0;
 }
 
+/// The StorageType enumerator of a parameter's element type.
+std::string storageKind(Type elementType) {
+  if (elementType.isBF16())
+    return "StorageType::BF16";
+  if (elementType.isF16())
+    return "StorageType::F16";
+  return "StorageType::F32";
+}
+
 void emitParamTable(func::FuncOp microStep, raw_ostream &os) {
   os << "const ParamSlot kParams[] = {\n";
   microStep.walk([&](ParamOp param) {
@@ -95,10 +118,18 @@ void emitParamTable(func::FuncOp microStep, raw_ostream &os) {
        << slotOrZero(param, "arena.value") << ", " << (param.getTrainable() ? "true" : "false")
        << ", " << slotOrZero(param, "arena.grad") << ", " << slotOrZero(param, "arena.adam_m")
        << ", " << slotOrZero(param, "arena.adam_v") << ", "
-       << (param.getDecay() ? "true" : "false") << ", " << initKind(param.getInit())
-       << "},\n";
+       << (param.getDecay() ? "true" : "false") << ", " << initKind(param.getInit()) << ", "
+       << storageKind(param.getResult().getType().getElementType()) << ", "
+       << slotOrZero(param, "arena.master") << "},\n";
   });
   os << "};\n\n";
+}
+
+/// Whether the backward's seed carries the fp16 loss scale (-bertc-mixed-precision).
+bool usesLossScaling(ModuleOp module) {
+  bool scaled = false;
+  module.walk([&](FillOp fill) { scaled |= fill.getLossScaled(); });
+  return scaled;
 }
 
 /// The offset of input `name`, or failure when @micro_step reads no such input.
@@ -168,9 +199,13 @@ LogicalResult emitPlan(ModuleOp module, func::FuncOp microStep, raw_ostream &os)
      << "        .textField = " << s.text("text_field") << ",\n"
      << "        .textPairField = " << s.text("text_pair_field") << ",\n"
      << "        .labelField = " << s.text("label_field") << ",\n"
+     << "        .task = " << taskKind(s.text("task")) << ",\n"
+     << "        .evalData = " << s.text("eval_data") << ",\n"
      << "    },\n"
      << "    .hfConfigJson = " << cppString(module->getAttrOfType<StringAttr>("bert.hf_config"))
      << ",\n"
+     << "    .masterWeights = " << regionLiteral(module, "master_weights") << ",\n"
+     << "    .lossScaling = " << (usesLossScaling(module) ? "true" : "false") << ",\n"
      << "};\n\n";
   return success();
 }
@@ -207,14 +242,15 @@ void emitPlanCheckReads(Operation &op, const EmitContext &ctx, raw_ostream &os) 
          << ctx.describe(operand) << "\");\n";
 }
 
-void emitPlanCheckUpdates(Operation &op, const EmitContext &ctx, Value keepAlive,
+void emitPlanCheckUpdates(Operation &op, const EmitContext &ctx, ValueRange keepAlive,
                           const llvm::DenseMap<Value, Operation *> &last, raw_ostream &os) {
   for (Value result : op.getResults())
     os << "  planCheckDefine(ctx, " << ctx.name(result) << ", " << EmitContext::bytes(result)
        << ", " << ctx.id(result) << ");\n";
   llvm::SmallPtrSet<Value, 4> released;
   auto release = [&](Value value) {
-    if (value == keepAlive || last.lookup(value) != &op || !released.insert(value).second)
+    if (llvm::is_contained(keepAlive, value) || last.lookup(value) != &op ||
+        !released.insert(value).second)
       return;
     os << "  planCheckRelease(ctx, " << ctx.name(value) << ", " << EmitContext::bytes(value)
        << ", " << ctx.id(value) << ");\n";
@@ -231,17 +267,14 @@ void emitPlanCheckUpdates(Operation &op, const EmitContext &ctx, Value keepAlive
     release(result);
 }
 
-/// One step function: pointers declared as their values are defined, then the call.
-LogicalResult emitStepFunction(func::FuncOp func, StringRef cppName, raw_ostream &os) {
-  os << "void " << cppName << "(const StepContext &ctx) {\n"
-     << "  std::byte *arena = ctx.arena;\n"
+/// The body of a step function: pointers declared as their values are defined, then the
+/// call. The values the function returns stay owned to its end.
+LogicalResult emitStepBody(func::FuncOp func, EmitContext &ctx, raw_ostream &os) {
+  os << "  std::byte *arena = ctx.arena;\n"
      << "  [[maybe_unused]] const int64_t B = ctx.batch, S = ctx.seq;\n";
-  EmitContext ctx(os);
   Block &body = func.getBody().front();
   llvm::DenseMap<Value, Operation *> last = lastUsers(body);
-  Value returned = body.getTerminator()->getNumOperands() == 1
-                       ? body.getTerminator()->getOperand(0)
-                       : Value();
+  ValueRange returned = body.getTerminator()->getOperands();
   for (Operation &op : body) {
     if (isa<func::ReturnOp>(op))
       continue;
@@ -255,7 +288,36 @@ LogicalResult emitStepFunction(func::FuncOp func, StringRef cppName, raw_ostream
       return op.emitError("the cpu target has no kernel for this op");
     emitPlanCheckUpdates(op, ctx, returned, last, os);
   }
+  return success();
+}
+
+/// One step function `void cppName(const StepContext &ctx)`.
+LogicalResult emitStepFunction(func::FuncOp func, StringRef cppName, raw_ostream &os) {
+  os << "void " << cppName << "(const StepContext &ctx) {\n";
+  EmitContext ctx(os);
+  if (failed(emitStepBody(func, ctx, os)))
+    return failure();
   os << "}\n\n";
+  return success();
+}
+
+/// bertcEvalStep: the forward of `microStep` with dropout off, then its logits (the eval
+/// step's second result) copied out as fp32.
+LogicalResult emitEvalStep(func::FuncOp microStep, raw_ostream &os) {
+  FailureOr<OwningOpRef<func::FuncOp>> eval = buildEvalStep(microStep);
+  if (failed(eval))
+    return failure();
+  os << "void bertcEvalStep(const StepContext &ctx, float *logits) {\n";
+  EmitContext ctx(os);
+  if (failed(emitStepBody(**eval, ctx, os)))
+    return failure();
+  Value logits = (**eval).getBody().front().getTerminator()->getOperand(1);
+  os << "  planCheckRead(ctx, " << ctx.name(logits) << ", " << EmitContext::bytes(logits)
+     << ", " << ctx.id(logits) << ", \"bertcEvalStep\", \"" << ctx.describe(logits)
+     << "\");\n"
+     << "  for (int64_t i = 0; i < " << EmitContext::numel(logits) << "; ++i)\n"
+     << "    logits[i] = float(" << ctx.name(logits) << "[i]);\n"
+     << "}\n\n";
   return success();
 }
 
@@ -279,7 +341,8 @@ LogicalResult emitCpuTrainer(ModuleOp module, raw_ostream &os) {
   emitParamTable(*microStep, os);
   if (failed(emitPlan(module, *microStep, os)) ||
       failed(emitStepFunction(*microStep, "bertcMicroStep", os)) ||
-      failed(emitStepFunction(optimizerStep, "bertcOptimizerStep", os)))
+      failed(emitStepFunction(optimizerStep, "bertcOptimizerStep", os)) ||
+      failed(emitEvalStep(*microStep, os)))
     return failure();
   return success();
 }

@@ -15,8 +15,8 @@ namespace {
 /// The arguments both attention kernels end with.
 std::string shapeAndDropout(Value query, int64_t heads, float dropout, uint32_t stream) {
   return "ctx.scratch, B, S, " + std::to_string(EmitContext::features(query)) + ", " +
-         std::to_string(heads) + ", " + EmitContext::floatLiteral(dropout) +
-         ", ctx.seed, ctx.step, " + std::to_string(stream) + ");\n";
+         std::to_string(heads) + ", " + EmitContext::floatLiteral(dropout) + ", " +
+         EmitContext::dropoutKey(stream) + ");\n";
 }
 
 } // namespace

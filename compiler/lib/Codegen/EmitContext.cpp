@@ -29,8 +29,15 @@ std::string product(ArrayRef<std::string> dims) {
   return dims.empty() ? std::string("1") : llvm::join(dims, " * ");
 }
 
+/// The C++ storage type of an element type (bf16 and fp16 from half_types.h).
 std::string cppType(Type elementType) {
-  return elementType.isInteger(32) ? "int32_t" : "float";
+  if (elementType.isInteger(32))
+    return "int32_t";
+  if (elementType.isBF16())
+    return "bf16";
+  if (elementType.isF16())
+    return "fp16";
+  return "float";
 }
 
 std::string shapeComment(Value value) {
@@ -90,6 +97,10 @@ std::string EmitContext::rows(Value value) {
   return product(dims);
 }
 
+std::string EmitContext::sampleSize(Value value) {
+  return product(ArrayRef<std::string>(dimExprs(value)).drop_front());
+}
+
 int64_t EmitContext::features(Value value) {
   return cast<RankedTensorType>(value.getType()).getShape().back();
 }
@@ -113,6 +124,11 @@ std::string shortestLiteral(double value, bool asFloat) {
 }
 
 } // namespace
+
+std::string EmitContext::dropoutKey(uint32_t stream) {
+  return "DropoutKey{ctx.seed, uint64_t(ctx.step), " + std::to_string(stream) +
+         "u, ctx.firstRow}";
+}
 
 std::string EmitContext::floatLiteral(float value) { return shortestLiteral(value, true) + "f"; }
 

@@ -37,6 +37,11 @@ public:
   static std::string numel(mlir::Value value);
   /// Product of all but the last dimension: "B * S" for [B, S, H], "B" for [B, C].
   static std::string rows(mlir::Value value);
+  /// Elements per sample, the product of all but the leading (batch) dimension: "S * 64"
+  /// for [B, S, 64].
+  static std::string sampleSize(mlir::Value value);
+  /// The C++ dropout key of random stream `stream` in the generated step.
+  static std::string dropoutKey(uint32_t stream);
   /// The last dimension.
   static int64_t features(mlir::Value value);
   /// The C++ literal of a float value ("0.5f").

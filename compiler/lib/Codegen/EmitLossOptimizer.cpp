@@ -26,6 +26,21 @@ bool hasSlots(Value param) {
          op->hasAttr("arena.adam_v");
 }
 
+/// The classes of cross-entropy logits: their last dimension, the sequence S for the span
+/// head's softmax over positions.
+std::string classes(Value logits) {
+  int64_t last = EmitContext::features(logits);
+  return ShapedType::isDynamic(last) ? "S" : std::to_string(last);
+}
+
+/// The loss normalizer of a cross-entropy with `scale`: the runtime's, divided by the
+/// scale (the span loss's 1/2 doubles it).
+std::string scaledNormalizer(float scale) {
+  if (scale == 1.0f)
+    return "ctx.lossNormalizer";
+  return "(ctx.lossNormalizer / " + EmitContext::floatLiteral(scale) + ")";
+}
+
 } // namespace
 
 LogicalResult emitLossOptimizerOp(Operation *op, EmitContext &ctx) {
@@ -33,15 +48,29 @@ LogicalResult emitLossOptimizerOp(Operation *op, EmitContext &ctx) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](CrossEntropyOp ce) {
         os << "  cpu::crossEntropyForward(" << ctx.name(ce.getLogits()) << ", "
-           << ctx.name(ce.getLabels()) << ", " << ctx.name(ce.getResult()) << ", B, "
-           << EmitContext::features(ce.getLogits()) << ", ctx.lossNormalizer);\n";
+           << ctx.name(ce.getLabels()) << ", " << ctx.name(ce.getResult()) << ", "
+           << EmitContext::rows(ce.getLogits()) << ", " << classes(ce.getLogits()) << ", "
+           << scaledNormalizer(ce.getScale().convertToFloat()) << ");\n";
         return success();
       })
       .Case([&](CrossEntropyGradOp g) {
         os << "  cpu::crossEntropyBackward(" << ctx.name(g.getResultGrad()) << ", "
            << ctx.name(g.getLogits()) << ", " << ctx.name(g.getLabels()) << ", "
-           << ctx.name(g.getLogitsGrad()) << ", B, " << EmitContext::features(g.getLogits())
-           << ", ctx.lossNormalizer);\n";
+           << ctx.name(g.getLogitsGrad()) << ", " << EmitContext::rows(g.getLogits()) << ", "
+           << classes(g.getLogits()) << ", "
+           << scaledNormalizer(g.getScale().convertToFloat()) << ");\n";
+        return success();
+      })
+      .Case([&](MseLossOp mse) {
+        os << "  cpu::mseLossForward(" << ctx.name(mse.getPredictions()) << ", "
+           << ctx.name(mse.getTargets()) << ", " << ctx.name(mse.getResult())
+           << ", B, ctx.lossNormalizer);\n";
+        return success();
+      })
+      .Case([&](MseLossGradOp g) {
+        os << "  cpu::mseLossBackward(" << ctx.name(g.getResultGrad()) << ", "
+           << ctx.name(g.getPredictions()) << ", " << ctx.name(g.getTargets()) << ", "
+           << ctx.name(g.getPredictionsGrad()) << ", B, ctx.lossNormalizer);\n";
         return success();
       })
       .Case([&](AccumulateGradOp acc) -> LogicalResult {
@@ -56,14 +85,23 @@ LogicalResult emitLossOptimizerOp(Operation *op, EmitContext &ctx) {
         Value param = adamw.getParam();
         if (!hasSlots(param))
           return adamw.emitError("parameter has no optimizer slots: run -bertc-plan-buffers");
-        os << "  cpu::adamwUpdate(" << ctx.name(param) << ", " << paramSlot(param, "arena.grad")
+        // A 16-bit parameter: AdamW updates its fp32 master, then the working copy is
+        // rewritten from it.
+        bool sixteenBit = !cast<RankedTensorType>(param.getType()).getElementType().isF32();
+        if (sixteenBit && !param.getDefiningOp()->hasAttr("arena.master"))
+          return adamw.emitError("16-bit parameter has no master slot: run -bertc-plan-buffers");
+        std::string master = sixteenBit ? paramSlot(param, "arena.master") : ctx.name(param);
+        os << "  cpu::adamwUpdate(" << master << ", " << paramSlot(param, "arena.grad")
            << ", " << paramSlot(param, "arena.adam_m") << ", "
            << paramSlot(param, "arena.adam_v") << ", " << EmitContext::numel(param)
            << ", {ctx.lr, " << EmitContext::doubleLiteral(adamw.getBeta1().convertToDouble())
            << ", " << EmitContext::doubleLiteral(adamw.getBeta2().convertToDouble()) << ", "
            << EmitContext::doubleLiteral(adamw.getEpsilon().convertToDouble()) << ", "
            << EmitContext::doubleLiteral(adamw.getWeightDecay().convertToDouble())
-           << ", ctx.step});\n";
+           << ", ctx.adamStep});\n";
+        if (sixteenBit)
+          os << "  cpu::convert(" << master << ", " << ctx.name(param) << ", "
+             << EmitContext::numel(param) << ");\n";
         return success();
       })
       .Default([](Operation *) { return failure(); });

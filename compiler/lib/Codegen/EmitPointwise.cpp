@@ -20,9 +20,18 @@ void emitElementwise(EmitContext &ctx, StringRef fn, ArrayRef<Value> args, Value
   ctx.os << EmitContext::numel(sized) << ");\n";
 }
 
-std::string dropoutArgs(float rate, uint32_t stream) {
-  return EmitContext::floatLiteral(rate) + ", ctx.seed, ctx.step, " + std::to_string(stream) +
-         ");\n";
+/// "B, S * 64, rate, key);" for dropout over the samples of `sized`.
+std::string dropoutArgs(Value sized, float rate, uint32_t stream) {
+  return "B, " + EmitContext::sampleSize(sized) + ", " + EmitContext::floatLiteral(rate) +
+         ", " + EmitContext::dropoutKey(stream) + ");\n";
+}
+
+/// Dimension `i` of `value` as C++: the batch B, the sequence S, or a constant.
+std::string dimExpr(Value value, unsigned i) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (!type.isDynamicDim(i))
+    return std::to_string(type.getDimSize(i));
+  return type.getNumDynamicDims() > 1 && i > 0 ? "S" : "B";
 }
 
 /// "B, S, H, index" of a [B, S, H] tensor.
@@ -38,7 +47,12 @@ LogicalResult emitPointwiseOp(Operation *op, EmitContext &ctx) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](FillOp fill) {
         os << "  *" << ctx.name(fill.getResult()) << " = "
-           << EmitContext::floatLiteral(fill.getValue().convertToFloat()) << ";\n";
+           << EmitContext::floatLiteral(fill.getValue().convertToFloat())
+           << (fill.getLossScaled() ? " * ctx.lossScale" : "") << ";\n";
+        return success();
+      })
+      .Case([&](CastOp c) {
+        emitElementwise(ctx, "convert", {c.getInput(), c.getResult()}, c.getResult());
         return success();
       })
       .Case([&](EmbeddingOp e) {
@@ -98,14 +112,14 @@ LogicalResult emitPointwiseOp(Operation *op, EmitContext &ctx) {
       })
       .Case([&](DropoutOp d) {
         os << "  cpu::dropoutForward(" << ctx.name(d.getInput()) << ", "
-           << ctx.name(d.getResult()) << ", " << EmitContext::numel(d.getResult()) << ", "
-           << dropoutArgs(d.getRate().convertToFloat(), d.getStream());
+           << ctx.name(d.getResult()) << ", "
+           << dropoutArgs(d.getResult(), d.getRate().convertToFloat(), d.getStream());
         return success();
       })
       .Case([&](DropoutGradOp d) {
         os << "  cpu::dropoutBackward(" << ctx.name(d.getResultGrad()) << ", "
-           << ctx.name(d.getInputGrad()) << ", " << EmitContext::numel(d.getInputGrad()) << ", "
-           << dropoutArgs(d.getRate().convertToFloat(), d.getStream());
+           << ctx.name(d.getInputGrad()) << ", "
+           << dropoutArgs(d.getInputGrad(), d.getRate().convertToFloat(), d.getStream());
         return success();
       })
       .Case([&](SelectTokenOp s) {
@@ -131,6 +145,12 @@ LogicalResult emitPointwiseOp(Operation *op, EmitContext &ctx) {
            << ctx.name(f.getInputGrad()) << ", B, S, "
            << EmitContext::features(f.getResultGrad()) / features << ", " << features
            << ");\n";
+        return success();
+      })
+      .Case([&](TransposeOp t) {
+        Value in = t.getInput();
+        os << "  cpu::transposeLastTwo(" << ctx.name(in) << ", " << ctx.name(t.getResult())
+           << ", B, " << dimExpr(in, 1) << ", " << dimExpr(in, 2) << ");\n";
         return success();
       })
       .Default([](Operation *) { return failure(); });

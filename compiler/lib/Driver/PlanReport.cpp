@@ -24,21 +24,37 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory,
   s.arenaBytes = getPlanInteger(module, "arena_bytes");
   s.lowerBoundBytes = getPlanInteger(module, "lower_bound_bytes");
   s.parameterBytes = getPlanRegion(module, "parameters").bytes;
+  s.masterWeightBytes = getPlanRegion(module, "master_weights").bytes;
   s.gradientBytes = getPlanRegion(module, "gradients").bytes;
   s.optimizerStateBytes = getPlanRegion(module, "optimizer_state").bytes;
   s.workspaceBytes = getPlanRegion(module, "scratch").bytes;
   s.activationBytes = getPlanRegion(module, "inputs").bytes + memory.savedBytesAtPeak;
-  s.temporaryBytes = s.arenaBytes - s.parameterBytes - s.gradientBytes -
+  s.temporaryBytes = s.arenaBytes - s.parameterBytes - s.masterWeightBytes - s.gradientBytes -
                      s.optimizerStateBytes - s.workspaceBytes - s.activationBytes;
   s.microBatch = bounds->maxBatch;
   s.seqLen = bounds->maxSeq;
   s.accumulationSteps = accumulationSteps(module, *bounds);
-  auto precision = dyn_cast_or_null<StringAttr>(train.get("precision"));
-  // Every tensor is fp32 until mixed precision is planned.
-  s.precision = precision && precision.getValue() != "auto" ? precision.str() : "fp32";
+  // What -bertc-mixed-precision planned (a module planned without it is all fp32).
+  auto precision = module->getAttrOfType<StringAttr>("bert.precision");
+  s.precision = precision ? precision.str() : "fp32";
   StepCost cost = estimateStepCost(module, cpuDeviceModel());
   s.stepFlops = cost.flops;
   s.estimatedStepSeconds = cost.seconds;
+  if (auto recompute = module->getAttrOfType<ArrayAttr>("bert.recompute"))
+    for (auto entry : recompute.getAsRange<DictionaryAttr>()) {
+      RecomputedOp op;
+      auto text = [&](StringRef key) {
+        auto value = entry.getAs<StringAttr>(key);
+        return value ? value.str() : std::string();
+      };
+      op.op = text("op");
+      op.name = text("name");
+      op.origin = text("origin");
+      if (auto flops = entry.getAs<IntegerAttr>("flops"))
+        op.flops = double(flops.getInt()) * double(s.accumulationSteps);
+      s.recomputeFlops += op.flops;
+      s.recompute.push_back(std::move(op));
+    }
   return s;
 }
 
@@ -53,6 +69,10 @@ void writePlanJson(const PlanSummary &s, raw_ostream &os) {
       {"workspace", s.workspaceBytes},
       {"reserve", s.reserveBytes},
   };
+  llvm::json::Array recompute;
+  for (const RecomputedOp &op : s.recompute)
+    recompute.push_back(llvm::json::Object{
+        {"op", op.op}, {"name", op.name}, {"origin", op.origin}, {"flops", op.flops}});
   llvm::json::Object plan{
       {"budget_bytes", s.budgetBytes},
       {"arena_bytes", s.arenaBytes},
@@ -63,8 +83,8 @@ void writePlanJson(const PlanSummary &s, raw_ostream &os) {
       {"accumulation_steps", s.accumulationSteps},
       {"seq_len", s.seqLen},
       {"precision", s.precision},
-      {"recompute", llvm::json::Array{}},
-      {"recompute_flops", 0},
+      {"recompute", std::move(recompute)},
+      {"recompute_flops", s.recomputeFlops},
       {"step_flops", s.stepFlops},
       {"estimated_step_seconds", s.estimatedStepSeconds},
   };
@@ -79,13 +99,20 @@ void printPlanSummary(const PlanSummary &s, raw_ostream &os) {
   os << llvm::formatv("  memory  {0} of {1} budget ({2} reserved for the process)\n",
                       formatBytes(s.peakBytes()), formatBytes(s.budgetBytes),
                       formatBytes(s.reserveBytes));
-  os << llvm::formatv("          parameters {0}, gradients {1}, optimizer {2}, "
+  std::string masters =
+      s.masterWeightBytes ? ", master weights " + formatBytes(s.masterWeightBytes) : "";
+  os << llvm::formatv("          parameters {0}{6}, gradients {1}, optimizer {2}, "
                       "activations {3}, temporaries {4}, workspace {5}\n",
                       formatBytes(s.parameterBytes), formatBytes(s.gradientBytes),
                       formatBytes(s.optimizerStateBytes), formatBytes(s.activationBytes),
-                      formatBytes(s.temporaryBytes), formatBytes(s.workspaceBytes));
+                      formatBytes(s.temporaryBytes), formatBytes(s.workspaceBytes), masters);
   os << llvm::formatv("  arena   {0} (never less than {1} live at once)\n",
                       formatBytes(s.arenaBytes), formatBytes(s.lowerBoundBytes));
+  if (!s.recompute.empty())
+    os << llvm::formatv("  remat   {0} op(s) recomputed in the backward: {1:F1} GFLOP per "
+                        "step ({2:F1}% of the step)\n",
+                        s.recompute.size(), s.recomputeFlops / 1e9,
+                        s.stepFlops > 0 ? 100 * s.recomputeFlops / s.stepFlops : 0.0);
 }
 
 } // namespace bertc

@@ -18,8 +18,8 @@ using namespace mlir;
 
 namespace bertc {
 
-FailureOr<int64_t> planArenaBytes(const JobSpec &spec, const PlanPoint &point,
-                                  MLIRContext &ctx) {
+FailureOr<PlanOutcome> planJob(const JobSpec &spec, const PlanPoint &point,
+                               const DeviceModel &device, MLIRContext &ctx) {
   // A variation of a valid job is valid; any diagnostic would be about the variation,
   // which the caller reports as "does not plan", so they are not shown.
   ScopedDiagnosticHandler silence(&ctx, [](Diagnostic &) { return success(); });
@@ -31,10 +31,18 @@ FailureOr<int64_t> planArenaBytes(const JobSpec &spec, const PlanPoint &point,
   if (!module)
     return failure();
   PassManager pm(&ctx);
-  buildPipeline(pm, Stage::Forward, Stage::Planned);
+  buildPipeline(pm, Stage::Forward, Stage::Planned, point.options);
   if (failed(pm.run(*module)))
     return failure();
-  return getPlanInteger(*module, "arena_bytes");
+  return PlanOutcome{getPlanInteger(*module, "arena_bytes"), estimateStepCost(*module, device)};
+}
+
+FailureOr<int64_t> planArenaBytes(const JobSpec &spec, const PlanPoint &point,
+                                  MLIRContext &ctx) {
+  FailureOr<PlanOutcome> outcome = planJob(spec, point, cpuDeviceModel(), ctx);
+  if (failed(outcome))
+    return failure();
+  return outcome->arenaBytes;
 }
 
 namespace {
@@ -69,9 +77,10 @@ Fitting largestFitting(int64_t limit, int64_t budget,
 } // namespace
 
 Fitting largestFittingMicroBatch(const JobSpec &spec, int64_t seqLen, int64_t limit,
-                                 int64_t arenaBudget, MLIRContext &ctx) {
+                                 int64_t arenaBudget, const PipelineOptions &options,
+                                 MLIRContext &ctx) {
   return largestFitting(limit, arenaBudget, [&](int64_t rows) {
-    return planArenaBytes(spec, {rows, seqLen, spec.train.freeze}, ctx);
+    return planArenaBytes(spec, {rows, seqLen, spec.train.freeze, options}, ctx);
   });
 }
 
@@ -148,7 +157,7 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
   };
   const std::vector<std::string> &frozen = spec.train.freeze;
   Fitting rows = largestFittingMicroBatch(spec, spec.train.seqLen, plan.microBatch - 1,
-                                          arenaBudget, ctx);
+                                          arenaBudget, {plan.precision, 0}, ctx);
   if (rows.value > 0) {
     anyFits = true;
     int64_t steps = (spec.train.batch + rows.value - 1) / rows.value;
@@ -189,7 +198,8 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
 }
 
 void printMaxBatchTable(const JobSpec &spec, ArrayRef<int64_t> seqLens, int64_t arenaBudget,
-                        MLIRContext &ctx, raw_ostream &table, raw_ostream &json) {
+                        const PipelineOptions &options, MLIRContext &ctx, raw_ostream &table,
+                        raw_ostream &json) {
   // A micro-batch beyond this is never useful for fine-tuning and keeps searches short.
   constexpr int64_t kLimit = 4096;
   table << llvm::formatv("{0,8}  {1,15}  {2,12}\n", "seq_len", "max micro-batch", "arena");
@@ -197,7 +207,7 @@ void printMaxBatchTable(const JobSpec &spec, ArrayRef<int64_t> seqLens, int64_t 
   for (int64_t seq : seqLens) {
     if (seq > spec.model.maxPosition)
       continue;
-    Fitting best = largestFittingMicroBatch(spec, seq, kLimit, arenaBudget, ctx);
+    Fitting best = largestFittingMicroBatch(spec, seq, kLimit, arenaBudget, options, ctx);
     table << llvm::formatv("{0,8}  {1,15}  {2,12}\n", seq,
                            best.value == 0 ? std::string("none")
                                            : (best.value == kLimit ? ">= " : "") +
@@ -209,8 +219,9 @@ void printMaxBatchTable(const JobSpec &spec, ArrayRef<int64_t> seqLens, int64_t 
   }
   json << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
                                      {"arena_budget_bytes", arenaBudget},
-                                     {"precision", "fp32"},
-                                     {"recompute", "none"},
+                                     {"precision", options.precision},
+                                     {"recompute", options.rematArenaBudget > 0 ? "auto"
+                                                                                : "none"},
                                      {"rows", std::move(rows)}}))
        << "\n";
 }

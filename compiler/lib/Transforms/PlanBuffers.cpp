@@ -59,21 +59,26 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     Builder b(ctx);
     auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
 
-    // 1. Parameters, gradients, AdamW moments: contiguous regions in program order.
+    // 1. Parameters (in their storage type), the fp32 masters of 16-bit ones, fp32
+    //    gradients and AdamW moments: contiguous regions in program order.
     SmallVector<ParamOp> params;
     microStep->walk([&](ParamOp p) { params.push_back(p); });
     RegionCursor values{0, 0, alignment};
     for (ParamOp p : params)
       p->setAttr("arena.value", i64(values.take(bytesOf(p.getResult(), *bounds))));
-    RegionCursor grads = values.next();
+    RegionCursor masters = values.next();
+    for (ParamOp p : params)
+      if (!p.getResult().getType().getElementType().isF32())
+        p->setAttr("arena.master", i64(masters.take(fp32Bytes(p))));
+    RegionCursor grads = masters.next();
     for (ParamOp p : params)
       if (p.getTrainable())
-        p->setAttr("arena.grad", i64(grads.take(bytesOf(p.getResult(), *bounds))));
+        p->setAttr("arena.grad", i64(grads.take(fp32Bytes(p))));
     RegionCursor moments = grads.next();
     for (StringRef moment : {"arena.adam_m", "arena.adam_v"})
       for (ParamOp p : params)
         if (p.getTrainable())
-          p->setAttr(moment, i64(moments.take(bytesOf(p.getResult(), *bounds))));
+          p->setAttr(moment, i64(moments.take(fp32Bytes(p))));
 
     // 2. Kernel scratch and the per-batch inputs.
     bool hasAttention = false;
@@ -116,7 +121,8 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
         byName[p.getName()] = p;
       optimizerStep.walk([&](ParamOp p) {
         ParamOp original = byName.lookup(p.getName());
-        for (StringRef key : {"arena.value", "arena.grad", "arena.adam_m", "arena.adam_v"})
+        for (StringRef key :
+             {"arena.value", "arena.master", "arena.grad", "arena.adam_m", "arena.adam_v"})
           if (Attribute attr = original ? original->getAttr(key) : Attribute())
             p->setAttr(key, attr);
       });
@@ -129,6 +135,7 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
         b.getDictionaryAttr({
             b.getNamedAttr("arena_bytes", i64(arenaBytes)),
             b.getNamedAttr("parameters", values.attr(ctx)),
+            b.getNamedAttr("master_weights", masters.attr(ctx)),
             b.getNamedAttr("gradients", grads.attr(ctx)),
             b.getNamedAttr("optimizer_state", moments.attr(ctx)),
             b.getNamedAttr("scratch", scratch.attr(ctx)),
@@ -139,6 +146,11 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
                            i64(fixedBytes + bertc::maxLiveBytes(intervals))),
             b.getNamedAttr("loss", i64(offsets[loss])),
         }));
+  }
+
+  /// An fp32 copy of a parameter: its master weight, gradient or an AdamW moment.
+  static int64_t fp32Bytes(ParamOp param) {
+    return param.getResult().getType().getNumElements() * 4;
   }
 
   static int64_t bytesOf(Value value, bertc::DimBounds bounds) {

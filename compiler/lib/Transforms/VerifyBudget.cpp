@@ -56,11 +56,15 @@ std::string describe(const Slot &slot) {
 }
 
 /// The names of the regions, in the arena's order.
-constexpr StringLiteral kRegionNames[] = {"parameters", "gradients", "optimizer_state",
-                                          "scratch",    "inputs",    "activations"};
+constexpr StringLiteral kRegionNames[] = {"parameters", "master_weights", "gradients",
+                                          "optimizer_state", "scratch", "inputs",
+                                          "activations"};
+/// The one region a plan may leave out: it is empty unless parameters are 16-bit.
+constexpr StringLiteral kOptionalRegion = "master_weights";
 /// The arena attributes of a parameter and the region each one lies in.
 constexpr std::pair<StringLiteral, StringLiteral> kParamSlots[] = {
     {"arena.value", "parameters"},
+    {"arena.master", "master_weights"},
     {"arena.grad", "gradients"},
     {"arena.adam_m", "optimizer_state"},
     {"arena.adam_v", "optimizer_state"}};
@@ -117,6 +121,10 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
     regions.clear();
     for (StringRef name : kRegionNames) {
       auto range = dyn_cast_or_null<DenseI64ArrayAttr>(plan.get(name));
+      if (!range && name == kOptionalRegion) {
+        regions.push_back({name, 0, 0});
+        continue;
+      }
       if (!range || range.size() != 2)
         return module.emitError() << "bert.plan needs '" << name << "' as [offset, bytes]";
       regions.push_back({name, range[0], endOf(range[0], range[1])});
@@ -190,12 +198,17 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
         bytes.push_back(bertc::boundedBytes(type, bounds));
       }
       if (auto param = dyn_cast<ParamOp>(op)) {
+        // The value is in the parameter's storage type; its master, gradient and
+        // moments are fp32.
+        bool sixteenBit = !param.getResult().getType().getElementType().isF32();
+        int64_t fp32Bytes = param.getResult().getType().getNumElements() * 4;
         for (auto [key, regionName] : kParamSlots) {
-          bool needed = key == "arena.value" || param.getTrainable();
+          bool isValue = key == "arena.value", isMaster = key == "arena.master";
+          bool needed = isValue || (isMaster ? sixteenBit : param.getTrainable());
           auto offset = param->getAttrOfType<IntegerAttr>(key);
           if (offset)
-            addSlot(&op, ("\"" + param.getName() + "\" " + key).str(), offset.getInt(), bytes[0],
-                    regionName, 0, lastStep);
+            addSlot(&op, ("\"" + param.getName() + "\" " + key).str(), offset.getInt(),
+                    isValue ? bytes[0] : fp32Bytes, regionName, 0, lastStep);
           else if (needed) {
             op.emitError() << "'bert.param' \"" << param.getName() << "\" has no " << key;
             ok = false;

@@ -11,10 +11,12 @@
 #include "bert/BertDialect.h"
 #include "bertc/Codegen/CpuTrainer.h"
 #include "bertc/Driver/ByteSize.h"
+#include "bertc/Driver/FitDriver.h"
 #include "bertc/Driver/MemoryHtml.h"
 #include "bertc/Driver/PlanExplain.h"
 #include "bertc/Driver/PlanReport.h"
 #include "bertc/Driver/PlanSearch.h"
+#include "bertc/Driver/Precision.h"
 #include "bertc/Driver/TrainerBuild.h"
 #include "bertc/Pipeline.h"
 #include "bertc/frontend/GraphBuilder.h"
@@ -41,7 +43,7 @@ namespace {
 
 enum ExitCode { kOk = 0, kInvalidInput = 1, kUsage = 2, kOverBudget = 3, kBuildFailed = 4 };
 
-enum class EmitLevel { Mlir, MlirGrad, MlirPlanned, Cpp, Trainer };
+enum class EmitLevel { Mlir, MlirGrad, MlirPlanned, Cpp, Plan, Trainer };
 
 cl::OptionCategory bertcOptions("bertc options");
 
@@ -57,6 +59,11 @@ cl::opt<std::string> reserve("reserve",
                              cl::value_desc("SIZE"), cl::init("0"), cl::cat(bertcOptions));
 cl::opt<std::string> target("target", cl::desc("code to generate: cpu"), cl::init("cpu"),
                             cl::cat(bertcOptions));
+cl::opt<std::string> arch("arch",
+                          cl::desc("GPU generation to plan for: sm_75, sm_80, sm_86, sm_89, "
+                                   "sm_90 (picks the 16-bit precision and the speeds the "
+                                   "plan is estimated at)"),
+                          cl::value_desc("SM"), cl::cat(bertcOptions));
 cl::opt<std::string> outputDir("o", cl::desc("output directory (default: out)"),
                                cl::value_desc("DIR"), cl::init("out"), cl::cat(bertcOptions));
 cl::opt<int64_t> microBatch("micro-batch",
@@ -72,19 +79,22 @@ cl::opt<bool> maxBatch("max-batch",
                                 "fits --vram (also OUTDIR/max_batch.json); builds nothing"),
                        cl::cat(bertcOptions));
 cl::opt<std::string> precision("precision",
-                               cl::desc("storage precision to plan for: fp32 (this bertc "
-                                        "plans fp32 only)"),
-                               cl::init("fp32"), cl::cat(bertcOptions));
+                               cl::desc("storage precision: auto (the job's [train] "
+                                        "precision, else the --arch's 16-bit one, else "
+                                        "fp32), fp32, bf16 or fp16"),
+                               cl::init("auto"), cl::cat(bertcOptions));
 cl::opt<std::string> remat("remat",
-                           cl::desc("recomputation: none (this bertc keeps every "
-                                    "activation)"),
-                           cl::init("none"), cl::cat(bertcOptions));
+                           cl::desc("recomputation in the backward pass: auto (where it "
+                                    "lets a faster plan fit) or none"),
+                           cl::init("auto"), cl::cat(bertcOptions));
 cl::opt<EmitLevel> emitLevel(
     "emit", cl::desc("stop after a stage and print it to stdout"), cl::init(EmitLevel::Trainer),
     cl::values(clEnumValN(EmitLevel::Mlir, "mlir", "the forward graph"),
                clEnumValN(EmitLevel::MlirGrad, "mlir-grad", "with backward and optimizer"),
                clEnumValN(EmitLevel::MlirPlanned, "mlir-planned", "with the memory plan"),
-               clEnumValN(EmitLevel::Cpp, "cpp", "the trainer's C++ source")),
+               clEnumValN(EmitLevel::Cpp, "cpp", "the trainer's C++ source"),
+               clEnumValN(EmitLevel::Plan, "plan",
+                          "OUTDIR/plan.json and memory.html and the summary, no trainer")),
     cl::cat(bertcOptions));
 
 int usageError(const llvm::Twine &message) {
@@ -92,19 +102,47 @@ int usageError(const llvm::Twine &message) {
   return kUsage;
 }
 
-/// The module described by the input: built from TOML (whose spec is kept in `spec`),
-/// or parsed from MLIR.
-OwningOpRef<ModuleOp> loadModule(MLIRContext &ctx, llvm::SourceMgr &sourceMgr,
-                                 std::optional<bertc::JobSpec> &spec) {
-  if (llvm::StringRef(inputPath).ends_with(".mlir"))
-    return parseSourceFile<ModuleOp>(inputPath, sourceMgr, &ctx);
-  FailureOr<bertc::JobSpec> parsed = bertc::parseJobFile(inputPath, ctx);
-  if (failed(parsed))
-    return nullptr;
-  spec = std::move(*parsed);
-  int64_t rows = microBatch > 0 ? std::min<int64_t>(microBatch, spec->train.batch)
-                                : spec->train.batch;
-  return bertc::buildTrainGraph(*spec, rows, ctx);
+/// The device the plan's step time is estimated on: --arch's GPU, else the CPU.
+const bertc::DeviceModel &deviceModel() {
+  const bertc::DeviceModel *gpu = bertc::gpuDeviceModel(arch);
+  return gpu ? *gpu : bertc::cpuDeviceModel();
+}
+
+/// The precisions to plan, the preferred first (bertc/Driver/Precision.h).
+std::vector<std::string> precisionCandidates(const bertc::JobSpec &spec) {
+  return bertc::resolvePrecision(precision, spec.train.precision, deviceModel());
+}
+
+/// How to run the job: the fastest plan that fits when there is a budget to fit, else the
+/// flags' (or the job's) micro-batch and first precision, keeping every activation.
+struct RunChoice {
+  int64_t microBatch;
+  bertc::PipelineOptions options;
+  std::vector<bertc::FitCandidate> ranked; ///< what the search found, the chosen first
+};
+
+RunChoice chooseRun(const bertc::JobSpec &spec, std::optional<int64_t> arenaBudget,
+                    MLIRContext &ctx) {
+  std::optional<int64_t> pinnedRows;
+  if (microBatch > 0)
+    pinnedRows = std::min<int64_t>(microBatch, spec.train.batch);
+  std::vector<std::string> precisions = precisionCandidates(spec);
+  RunChoice choice{pinnedRows.value_or(spec.train.batch), {precisions.front(), 0}, {}};
+  if (!arenaBudget)
+    return choice;
+  bertc::FitRequest request;
+  request.arenaBudget = *arenaBudget;
+  request.microBatch = pinnedRows;
+  request.precisions = precisions;
+  if (remat == "none")
+    request.recompute = {false};
+  request.device = &deviceModel();
+  choice.ranked = bertc::searchFittingPlans(spec, request, ctx);
+  if (!choice.ranked.empty()) {
+    choice.microBatch = choice.ranked.front().microBatch;
+    choice.options = choice.ranked.front().options;
+  }
+  return choice;
 }
 
 bertc::Stage stageFor(EmitLevel level) {
@@ -161,18 +199,21 @@ int reportOverBudget(const bertc::PlanSummary &plan, const bertc::StepMemory &me
 int reportMaxBatch(const bertc::JobSpec &spec, int64_t arenaBudget, MLIRContext &ctx) {
   if (!createOutputDir())
     return kInvalidInput;
+  bertc::PipelineOptions options{precisionCandidates(spec).front(),
+                                 remat == "auto" ? arenaBudget : 0};
   std::string path;
   std::string table;
   llvm::raw_string_ostream tableStream(table);
   if (!writeOutput("max_batch.json",
                    [&](llvm::raw_ostream &json) {
                      bertc::printMaxBatchTable(spec, {64, 128, 256, 320, 384, 512},
-                                               arenaBudget, ctx, tableStream, json);
+                                               arenaBudget, options, ctx, tableStream,
+                                               json);
                    },
                    path))
     return kInvalidInput;
   llvm::outs() << "bertc: largest micro-batch under " << bertc::formatBytes(arenaBudget)
-               << " of arena (" << precision << ", recompute " << remat << ")\n"
+               << " of arena (" << options.precision << ", recompute " << remat << ")\n"
                << table << "  json    " << path << "\n";
   return kOk;
 }
@@ -188,13 +229,15 @@ int main(int argc, char **argv) {
                               "  bertc model.toml --vram 6GB -o out/ && out/trainer\n");
   if (target != "cpu")
     return usageError("unknown --target '" + target + "' (this build generates: cpu)");
-  if (precision != "fp32")
-    return usageError("--precision '" + precision + "': this bertc plans fp32 only");
-  if (remat != "none")
-    return usageError("--remat '" + remat + "': this bertc keeps every activation (none)");
+  if (!llvm::is_contained({"auto", "fp32", "bf16", "fp16"}, precision))
+    return usageError("--precision '" + precision + "': expected auto, fp32, bf16 or fp16");
+  if (remat != "none" && remat != "auto")
+    return usageError("--remat '" + remat + "': expected none or auto");
+  if (!arch.empty() && !bertc::gpuDeviceModel(arch))
+    return usageError("unknown --arch '" + arch + "' (known: " + bertc::knownArchs() + ")");
   if (microBatch < 0)
     return usageError("--micro-batch must be at least 1");
-  bool needsBudget = emitLevel == EmitLevel::Cpp || emitLevel == EmitLevel::Trainer;
+  bool needsBudget = emitLevel >= EmitLevel::Cpp;
   std::optional<int64_t> budget = vram.empty() ? std::nullopt : bertc::parseByteSize(vram);
   if (needsBudget && vram.empty())
     return usageError("--vram SIZE is required (e.g. --vram 6GB)");
@@ -211,21 +254,34 @@ int main(int argc, char **argv) {
   ctx.loadDialect<bert::BertDialect, func::FuncDialect>();
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &ctx);
+  bertc::Stage wanted = stageFor(emitLevel);
   std::optional<bertc::JobSpec> spec;
-  OwningOpRef<ModuleOp> module = loadModule(ctx, sourceMgr, spec);
+  OwningOpRef<ModuleOp> module;
+  RunChoice run{0, {}, {}};
+  if (llvm::StringRef(inputPath).ends_with(".mlir")) {
+    if (maxBatch)
+      return usageError("--max-batch needs a .toml job, not an .mlir stage");
+    module = parseSourceFile<ModuleOp>(inputPath, sourceMgr, &ctx);
+  } else {
+    FailureOr<bertc::JobSpec> parsed = bertc::parseJobFile(inputPath, ctx);
+    if (failed(parsed))
+      return kInvalidInput;
+    spec = std::move(*parsed);
+    if (maxBatch && !budget)
+      return usageError("--max-batch needs --vram SIZE (e.g. --vram 6GB)");
+    if (maxBatch)
+      return reportMaxBatch(*spec, *budget - *reserved, ctx);
+    bool fitting = wanted == bertc::Stage::Planned && budget;
+    run = chooseRun(*spec, fitting ? std::optional(*budget - *reserved) : std::nullopt, ctx);
+    module = bertc::buildTrainGraph(*spec, run.microBatch, ctx);
+  }
   if (!module)
     return kInvalidInput;
-  if (maxBatch) {
-    if (!spec)
-      return usageError("--max-batch needs a .toml job, not an .mlir stage");
-    return reportMaxBatch(*spec, *budget - *reserved, ctx);
-  }
 
   PassManager pm(&ctx);
   bertc::Stage reached = bertc::stageOf(*module);
-  bertc::Stage wanted = stageFor(emitLevel);
   if (reached < wanted)
-    bertc::buildPipeline(pm, reached, wanted);
+    bertc::buildPipeline(pm, reached, wanted, run.options);
   if (failed(pm.run(*module)))
     return kInvalidInput;
   if (wanted != bertc::Stage::Planned || emitLevel == EmitLevel::MlirPlanned) {
@@ -247,15 +303,8 @@ int main(int argc, char **argv) {
 
   if (!createOutputDir())
     return kInvalidInput;
-  std::string source, planJson, memoryPage;
-  bool emitted = true;
-  if (!writeOutput("trainer.cpp",
-                   [&](llvm::raw_ostream &os) {
-                     emitted = succeeded(bertc::emitCpuTrainer(*module, os));
-                   },
-                   source) ||
-      !emitted ||
-      !writeOutput("plan.json", [&](llvm::raw_ostream &os) { bertc::writePlanJson(*plan, os); },
+  std::string planJson, memoryPage;
+  if (!writeOutput("plan.json", [&](llvm::raw_ostream &os) { bertc::writePlanJson(*plan, os); },
                    planJson) ||
       !writeOutput("memory.html",
                    [&](llvm::raw_ostream &os) {
@@ -265,15 +314,29 @@ int main(int argc, char **argv) {
                    memoryPage))
     return kInvalidInput;
 
-  llvm::SmallString<256> trainer(outputDir), buildLog(outputDir);
-  llvm::sys::path::append(trainer, "trainer");
-  llvm::sys::path::append(buildLog, "build.log");
-  if (llvm::Error error = bertc::buildCpuTrainer(source, trainer, buildLog)) {
-    llvm::WithColor::error(llvm::errs(), "bertc") << llvm::toString(std::move(error)) << "\n";
-    return kBuildFailed;
+  if (emitLevel == EmitLevel::Plan) {
+    llvm::outs() << "bertc: " << inputPath << " planned (-emit=plan: no trainer built)\n";
+  } else {
+    std::string source;
+    bool emitted = true;
+    if (!writeOutput("trainer.cpp",
+                     [&](llvm::raw_ostream &os) {
+                       emitted = succeeded(bertc::emitCpuTrainer(*module, os));
+                     },
+                     source) ||
+        !emitted)
+      return kInvalidInput;
+    llvm::SmallString<256> trainer(outputDir), buildLog(outputDir);
+    llvm::sys::path::append(trainer, "trainer");
+    llvm::sys::path::append(buildLog, "build.log");
+    if (llvm::Error error = bertc::buildCpuTrainer(source, trainer, buildLog)) {
+      llvm::WithColor::error(llvm::errs(), "bertc") << llvm::toString(std::move(error)) << "\n";
+      return kBuildFailed;
+    }
+    llvm::outs() << "bertc: " << inputPath << " -> " << trainer << " (target cpu)\n";
   }
-  llvm::outs() << "bertc: " << inputPath << " -> " << trainer << " (target cpu)\n";
   bertc::printPlanSummary(*plan, llvm::outs());
+  bertc::printFitChoice(run.ranked, deviceModel(), llvm::outs());
   llvm::outs() << "  report  " << memoryPage << ", " << planJson << "\n";
   if (explain)
     bertc::printExplanation(*memory, *plan, 12, llvm::outs());

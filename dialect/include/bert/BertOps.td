@@ -49,14 +49,15 @@ def Bert_InputOp : Bert_Op<"input", [Pure]> {
   let summary = "a per-batch input the runtime fills";
   let description = [{
     One of `input_ids`, `token_type_ids`, `position_ids`, `attention_mask` ([batch,
-    seq]) or `labels` ([batch]), all int32.
+    seq]), all int32, or `labels`: int32 classes [batch], f32 regression targets
+    [batch], int32 span start/end positions [batch, 2] or int32 token classes [batch, seq].
 
     ```mlir
     %ids = bert.input "input_ids" : tensor<?x?xi32>
     ```
   }];
   let arguments = (ins StrAttr:$name);
-  let results = (outs Bert_IntTensor:$result);
+  let results = (outs RankedTensorOf<[I32, F32]>:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
@@ -84,14 +85,22 @@ def Bert_ParamOp : Bert_Op<"param", [Pure]> {
 def Bert_FillOp : Bert_Op<"fill", [Pure]> {
   let summary = "a scalar constant";
   let description = [{
-    The seed of the backward pass (d loss / d loss = 1).
+    The seed of the backward pass (d loss / d loss = 1). With `loss_scaled` (fp16
+    mixed precision) the value is multiplied by the runtime's dynamic loss scale, so
+    every gradient of the backward is scaled by it.
 
     ```mlir
     %one = bert.fill 1.0 : tensor<f32>
+    %seed = bert.fill 1.0 {loss_scaled} : tensor<f32>
     ```
   }];
-  let arguments = (ins F32Attr:$value);
+  let arguments = (ins F32Attr:$value, UnitAttr:$loss_scaled);
   let results = (outs Bert_Scalar:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$type, "::mlir::FloatAttr":$value), [{
+      build($_builder, $_state, type, value, /*loss_scaled=*/nullptr);
+    }]>
+  ];
   let assemblyFormat = "$value attr-dict `:` type($result)";
 }
 
@@ -237,18 +246,41 @@ def Bert_FlattenOp : Bert_ForwardOp<"flatten"> {
 }
 
 def Bert_CrossEntropyOp : Bert_ForwardOp<"cross_entropy"> {
-  let summary = "softmax cross-entropy, averaged over the optimizer step's rows";
+  let summary = "softmax cross-entropy over the last dimension, summed over rows";
   let description = [{
-    The loss is divided by the number of rows in the whole optimizer step (the
-    runtime's loss normalizer), so micro-batches add up to the batch mean.
+    Logits [batch, classes] with labels [batch], or [batch, n, classes] with labels
+    [batch, n] (one row per token, or per span end). A row whose label lies outside
+    [0, classes) adds nothing: PyTorch's ignore_index -100, and span positions past the
+    sequence (which Hugging Face clamps to its ignore index). The sum is multiplied by
+    `scale` and divided by the runtime's loss normalizer (the rows, or labelled tokens,
+    of the whole optimizer step), so micro-batches add up to the batch mean.
 
     ```mlir
     %loss = bert.cross_entropy %logits, %labels
         : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+    %span = bert.cross_entropy %positions, %starts_ends {scale = 5.0e-01 : f32}
+        : (tensor<?x2x?xf32>, tensor<?x2xi32>) -> tensor<f32>
     ```
   }];
-  let arguments = (ins Bert_FloatTensor:$logits, Bert_IntTensor:$labels);
+  let arguments = (ins Bert_FloatTensor:$logits, Bert_IntTensor:$labels,
+                       DefaultValuedAttr<F32Attr, "1.0f">:$scale);
   let results = (outs Bert_Scalar:$result);
+}
+
+def Bert_CastOp : Bert_ForwardOp<"cast"> {
+  let summary = "converts a tensor to another float element type (f32, bf16, f16)";
+  let description = [{
+    Same shape, another element type; narrowing rounds to nearest, ties to even.
+    `-bertc-mixed-precision` inserts casts around ops without 16-bit kernels, which
+    then run in fp32. Its gradient is the cast of the result's gradient back to the
+    input's type.
+
+    ```mlir
+    %y = bert.cast %x : (tensor<?x?x32xbf16>) -> tensor<?x?x32xf32>
+    ```
+  }];
+  let arguments = (ins Bert_FloatTensor:$input);
+  let results = (outs Bert_FloatTensor:$result);
 }
 
 //===----------------------------------------------------------------------===//
@@ -329,9 +361,9 @@ def Bert_FlattenGradOp : Bert_BackwardOp<"flatten_grad"> {
 }
 
 def Bert_CrossEntropyGradOp : Bert_BackwardOp<"cross_entropy_grad"> {
-  let summary = "d logits = d loss * (softmax(logits) - onehot(labels)) / rows";
+  let summary = "d logits = d loss * scale * (softmax(logits) - onehot(labels)) / rows";
   let arguments = (ins Bert_Scalar:$resultGrad, Bert_FloatTensor:$logits,
-                       Bert_IntTensor:$labels);
+                       Bert_IntTensor:$labels, DefaultValuedAttr<F32Attr, "1.0f">:$scale);
   let results = (outs Bert_FloatTensor:$logitsGrad);
 }
 
@@ -373,6 +405,48 @@ def Bert_AdamWOp : Bert_Op<"adamw", [MemoryEffects<[MemRead, MemWrite]>,
                        F64Attr:$epsilon, F64Attr:$weight_decay);
   let assemblyFormat = "$param attr-dict `:` type($param)";
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Task heads: regression loss and the span head's layout
+//===----------------------------------------------------------------------===//
+
+def Bert_TransposeOp : Bert_ForwardOp<"transpose", [], ["estimateFlops"]> {
+  let summary = "swaps the last two dimensions: [batch, m, n] -> [batch, n, m]";
+  let description = [{
+    The span head's [batch, seq, 2] logits become [batch, 2, seq]: a row of start
+    logits and a row of end logits, each a softmax over the positions. Its gradient
+    is the same swap of the result's gradient.
+
+    ```mlir
+    %t = bert.transpose %x : (tensor<?x?x2xf32>) -> tensor<?x2x?xf32>
+    ```
+  }];
+  let arguments = (ins Bert_FloatTensor:$input);
+  let results = (outs Bert_FloatTensor:$result);
+}
+
+def Bert_MseLossOp : Bert_ForwardOp<"mse_loss"> {
+  let summary = "squared error of one prediction per row, summed over rows";
+  let description = [{
+    torch.nn.MSELoss on predictions [batch, 1] against f32 targets [batch] (Hugging
+    Face's regression head, num_labels = 1), the sum divided by the runtime's loss
+    normalizer (the rows of the optimizer step), so micro-batches add up to the mean.
+
+    ```mlir
+    %loss = bert.mse_loss %predictions, %targets
+        : (tensor<?x1xf32>, tensor<?xf32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Bert_FloatTensor:$predictions, RankedTensorOf<[F32]>:$targets);
+  let results = (outs Bert_Scalar:$result);
+}
+
+def Bert_MseLossGradOp : Bert_BackwardOp<"mse_loss_grad"> {
+  let summary = "d predictions = d loss * 2 (predictions - targets) / rows";
+  let arguments = (ins Bert_Scalar:$resultGrad, Bert_FloatTensor:$predictions,
+                       RankedTensorOf<[F32]>:$targets);
+  let results = (outs Bert_FloatTensor:$predictionsGrad);
 }
 
 #endif // BERT_OPS

@@ -10,7 +10,9 @@ def main(argv):
     parser.add_argument("--window", type=int, default=100, help="steps averaged at the end")
     args = parser.parse_args(argv)
     with open(args.log) as f:
-        losses = [json.loads(line)["loss"] for line in f if line.strip()]
+        records = [json.loads(line) for line in f if line.strip()]
+    # Evaluation lines ("eval_loss", ...) carry no training loss.
+    losses = [record["loss"] for record in records if "loss" in record]
     if not losses:
         sys.exit(f"{args.log}: no steps logged")
     tail = losses[-args.window:]

@@ -56,12 +56,12 @@ TEST(NoAllocation, EveryKernelRunsWithoutOperatorNew) {
   geluBackward(dy.data(), x.data(), dx.data(), n);
   tanhForward(x.data(), y.data(), n);
   tanhBackward(dy.data(), y.data(), dx.data(), n);
-  dropoutForward(x.data(), y.data(), n, 0.1f, 1, 1, 1);
-  dropoutBackward(dy.data(), dx.data(), n, 0.1f, 1, 1, 1);
+  dropoutForward(x.data(), y.data(), batch, n / batch, 0.1f, {1, 1, 1, 0});
+  dropoutBackward(dy.data(), dx.data(), batch, n / batch, 0.1f, {1, 1, 1, 0});
   attentionForward(q.data(), k.data(), v.data(), mask.data(), y.data(), scratch.data(), batch, seq,
-                   hidden, heads, 0.1f, 1, 1, 2);
+                   hidden, heads, 0.1f, {1, 1, 2, 0});
   attentionBackward(dy.data(), q.data(), k.data(), v.data(), mask.data(), dq.data(), dk.data(),
-                    dv.data(), scratch.data(), batch, seq, hidden, heads, 0.1f, 1, 1, 2);
+                    dv.data(), scratch.data(), batch, seq, hidden, heads, 0.1f, {1, 1, 2, 0});
   selectTokenForward(x.data(), y.data(), batch, seq, hidden, 0);
   selectTokenBackward(dy.data(), dx.data(), batch, seq, hidden, 0);
   crossEntropyForward(logits.data(), labels.data(), &loss, batch, classes, float(batch));

@@ -15,8 +15,7 @@ using bertc::test::numericGradient;
 using bertc::test::randomTensor;
 
 namespace {
-constexpr uint64_t kSeed = 77, kStep = 3;
-constexpr uint32_t kStream = 11;
+constexpr bertc::DropoutKey kKey{77, 3, 11, 0};
 
 /// One attention problem: q, k, v [batch, seq, hidden] and a key mask [batch, seq].
 struct AttentionCase {
@@ -36,7 +35,7 @@ struct AttentionCase {
   std::vector<float> forward() const {
     std::vector<float> ctx(size()), scratch(attentionScratchFloats(seq));
     attentionForward(q.data(), k.data(), v.data(), mask.data(), ctx.data(), scratch.data(), batch,
-                     seq, hidden, heads, dropoutRate, kSeed, kStep, kStream);
+                     seq, hidden, heads, dropoutRate, kKey);
     return ctx;
   }
 
@@ -65,8 +64,8 @@ struct AttentionCase {
           for (int64_t j = 0; j < seq; ++j)
             sum += weights[j] = std::exp(weights[j] - maxScore);
           for (int64_t j = 0; j < seq; ++j) {
-            const uint64_t index = uint64_t(((b * heads + h) * seq + i) * seq + j);
-            const bool keep = bertc::dropoutKeep(kSeed, kStep, kStream, index, dropoutRate);
+            const uint64_t index = uint64_t((h * seq + i) * seq + j);
+            const bool keep = bertc::dropoutKeep(kKey, b, index, dropoutRate);
             const double probability = keep ? weights[j] / sum / (1.0 - dropoutRate) : 0.0;
             for (int64_t c = 0; c < headDim; ++c)
               ctx[(b * seq + i) * hidden + h * headDim + c] +=
@@ -92,7 +91,7 @@ void expectBackwardMatchesFiniteDifferences(AttentionCase problem) {
   attentionBackward(dctx.data(), problem.q.data(), problem.k.data(), problem.v.data(),
                     problem.mask.data(), dq.data(), dk.data(), dv.data(), scratch.data(),
                     problem.batch, problem.seq, problem.hidden, problem.heads, problem.dropoutRate,
-                    kSeed, kStep, kStream);
+                    kKey);
   auto forward = [&] { return problem.forward(); };
   expectGradientNear(dq, numericGradient(problem.q, dctx, forward), "dq");
   expectGradientNear(dk, numericGradient(problem.k, dctx, forward), "dk");
@@ -165,10 +164,10 @@ TEST(Attention, WritesNothingPastItsScratch) {
   std::vector<float> scratch(scratchFloats + 64, guard);
   std::vector<float> ctx(n), dq(n), dk(n), dv(n);
   attentionForward(problem.q.data(), problem.k.data(), problem.v.data(), problem.mask.data(),
-                   ctx.data(), scratch.data(), 2, 4, 6, 2, 0.3f, kSeed, kStep, kStream);
+                   ctx.data(), scratch.data(), 2, 4, 6, 2, 0.3f, kKey);
   attentionBackward(ctx.data(), problem.q.data(), problem.k.data(), problem.v.data(),
                     problem.mask.data(), dq.data(), dk.data(), dv.data(), scratch.data(), 2, 4, 6,
-                    2, 0.3f, kSeed, kStep, kStream);
+                    2, 0.3f, kKey);
   for (int64_t i = scratchFloats; i < int64_t(scratch.size()); ++i)
     EXPECT_EQ(scratch[i], guard) << "scratch[" << i << "]";
 }

@@ -81,14 +81,13 @@ TEST(Tanh, BackwardMatchesFiniteDifferences) {
 
 namespace {
 constexpr float kRate = 0.3f;
-constexpr uint64_t kSeed = 1234, kStep = 7;
-constexpr uint32_t kStream = 5;
+constexpr bertc::DropoutKey kKey{1234, 7, 5, 0};
 } // namespace
 
 TEST(Dropout, RateZeroCopies) {
   std::vector<float> x = randomTensor(16, 5), y(16), dx(16);
-  dropoutForward(x.data(), y.data(), 16, 0.0f, kSeed, kStep, kStream);
-  dropoutBackward(x.data(), dx.data(), 16, 0.0f, kSeed, kStep, kStream);
+  dropoutForward(x.data(), y.data(), 4, 4, 0.0f, kKey);
+  dropoutBackward(x.data(), dx.data(), 4, 4, 0.0f, kKey);
   EXPECT_EQ(y, x);
   EXPECT_EQ(dx, x);
 }
@@ -96,7 +95,7 @@ TEST(Dropout, RateZeroCopies) {
 TEST(Dropout, KeepFractionIsOneMinusRate) {
   const int64_t n = 200000;
   std::vector<float> x(n, 1.0f), y(n);
-  dropoutForward(x.data(), y.data(), n, kRate, kSeed, kStep, kStream);
+  dropoutForward(x.data(), y.data(), 100, n / 100, kRate, kKey);
   int64_t kept = 0;
   for (float value : y)
     kept += value != 0.0f;
@@ -104,45 +103,61 @@ TEST(Dropout, KeepFractionIsOneMinusRate) {
   EXPECT_NEAR(double(kept) / double(n), 1.0 - kRate, 0.005);
 }
 
-// The mask is the header's: element i is kept iff dropoutKeep(seed, step, stream, i, rate),
+// The mask is the header's: element i of row r is kept iff dropoutKeep(key, r, i, rate),
 // kept values are scaled by 1 / (1 - rate), in the forward and the backward alike.
 TEST(Dropout, ForwardAndBackwardApplyTheSpecifiedMask) {
-  const int64_t n = 1000;
+  const int64_t rows = 8, rowSize = 125, n = rows * rowSize;
   std::vector<float> x = randomTensor(n, 6), dy = randomTensor(n, 7), y(n), dx(n);
-  dropoutForward(x.data(), y.data(), n, kRate, kSeed, kStep, kStream);
-  dropoutBackward(dy.data(), dx.data(), n, kRate, kSeed, kStep, kStream);
+  dropoutForward(x.data(), y.data(), rows, rowSize, kRate, kKey);
+  dropoutBackward(dy.data(), dx.data(), rows, rowSize, kRate, kKey);
   const float keptScale = 1.0f / (1.0f - kRate);
   for (int64_t i = 0; i < n; ++i) {
-    const bool keep = bertc::dropoutKeep(kSeed, kStep, kStream, uint64_t(i), kRate);
+    const bool keep = bertc::dropoutKeep(kKey, i / rowSize, uint64_t(i % rowSize), kRate);
     EXPECT_EQ(y[i], keep ? x[i] * keptScale : 0.0f) << i;
     EXPECT_EQ(dx[i], keep ? dy[i] * keptScale : 0.0f) << i;
   }
 }
 
+// A batch split into micro-batches gets the masks it gets whole: the key's firstRow places
+// each micro-batch's rows within the batch.
+TEST(Dropout, MicroBatchesGetTheWholeBatchsMasks) {
+  const int64_t rows = 6, rowSize = 50, n = rows * rowSize;
+  std::vector<float> x = randomTensor(n, 10), whole(n), split(n);
+  dropoutForward(x.data(), whole.data(), rows, rowSize, kRate, kKey);
+  bertc::DropoutKey second = kKey;
+  second.firstRow = 2;
+  dropoutForward(x.data(), split.data(), 2, rowSize, kRate, kKey);
+  dropoutForward(x.data() + 2 * rowSize, split.data() + 2 * rowSize, 4, rowSize, kRate, second);
+  EXPECT_EQ(split, whole);
+}
+
 TEST(Dropout, BackwardMatchesFiniteDifferences) {
   const int64_t n = 40;
   std::vector<float> x = randomTensor(n, 8), dy = randomTensor(n, 9), dx(n);
-  dropoutBackward(dy.data(), dx.data(), n, kRate, kSeed, kStep, kStream);
+  dropoutBackward(dy.data(), dx.data(), 4, n / 4, kRate, kKey);
   auto forward = [&] {
     std::vector<float> y(n);
-    dropoutForward(x.data(), y.data(), n, kRate, kSeed, kStep, kStream);
+    dropoutForward(x.data(), y.data(), 4, n / 4, kRate, kKey);
     return y;
   };
   expectGradientNear(dx, numericGradient(x, dy, forward), "dx");
 }
 
-TEST(Dropout, MaskChangesWithSeedStepAndStream) {
-  const int64_t n = 256;
+TEST(Dropout, MaskChangesWithSeedStepStreamAndRow) {
+  const int64_t rows = 2, rowSize = 128, n = rows * rowSize;
   std::vector<float> ones(n, 1.0f), base(n), other(n);
-  dropoutForward(ones.data(), base.data(), n, kRate, kSeed, kStep, kStream);
-  dropoutForward(ones.data(), other.data(), n, kRate, kSeed + 1, kStep, kStream);
-  EXPECT_NE(base, other);
-  dropoutForward(ones.data(), other.data(), n, kRate, kSeed, kStep + 1, kStream);
-  EXPECT_NE(base, other);
-  dropoutForward(ones.data(), other.data(), n, kRate, kSeed, kStep, kStream + 1);
-  EXPECT_NE(base, other);
-  dropoutForward(ones.data(), other.data(), n, kRate, kSeed, kStep, kStream);
-  EXPECT_EQ(base, other);
+  auto maskWith = [&](bertc::DropoutKey key) {
+    dropoutForward(ones.data(), other.data(), rows, rowSize, kRate, key);
+    return other;
+  };
+  dropoutForward(ones.data(), base.data(), rows, rowSize, kRate, kKey);
+  EXPECT_NE(base, maskWith({kKey.seed + 1, kKey.step, kKey.stream, 0}));
+  EXPECT_NE(base, maskWith({kKey.seed, kKey.step + 1, kKey.stream, 0}));
+  EXPECT_NE(base, maskWith({kKey.seed, kKey.step, kKey.stream + 1, 0}));
+  EXPECT_NE(base, maskWith({kKey.seed, kKey.step, kKey.stream, 1}));
+  EXPECT_EQ(base, maskWith(kKey));
+  // Rows of one call differ from each other.
+  EXPECT_FALSE(std::equal(base.begin(), base.begin() + rowSize, base.begin() + rowSize));
 }
 
 TEST(SelectToken, ForwardCopiesTheIndexedToken) {

@@ -72,25 +72,29 @@ extern const TrainerPlan kTrainerPlan = {
                      R"("model_type": "bert", "num_labels": 2, "vocab_size": 100})",
 };
 
+/// Row b's feature: its mean input id over the attention mask, over the vocabulary, scaled.
+double rowFeature(const StepContext &ctx, int64_t b) {
+  const int32_t *ids = slot<int32_t>(ctx, kInputIds);
+  const int32_t *mask = slot<int32_t>(ctx, kMask);
+  double idSum = 0, tokens = 0;
+  for (int64_t t = 0; t < ctx.seq; ++t) {
+    idSum += mask[b * ctx.seq + t] * ids[b * ctx.seq + t];
+    tokens += mask[b * ctx.seq + t];
+  }
+  return *slot<float>(ctx, kScale) * idSum / tokens / kVocab;
+}
+
 /// This micro-batch's share of the step's mean cross-entropy (its sum over rows divided by
 /// the step's row count), and its gradient added into the gradient slots.
 void bertcMicroStep(const StepContext &ctx) {
-  const int32_t *ids = slot<int32_t>(ctx, kInputIds);
-  const int32_t *mask = slot<int32_t>(ctx, kMask);
   const int32_t *labels = slot<int32_t>(ctx, kLabels);
   const float *weight = slot<float>(ctx, kWeight);
   const float *bias = slot<float>(ctx, kBias);
-  float scale = *slot<float>(ctx, kScale);
   float *weightGrad = slot<float>(ctx, kWeightGrad);
   float *biasGrad = slot<float>(ctx, kBiasGrad);
   double loss = 0;
   for (int64_t b = 0; b < ctx.batch; ++b) {
-    double idSum = 0, tokens = 0;
-    for (int64_t t = 0; t < ctx.seq; ++t) {
-      idSum += mask[b * ctx.seq + t] * ids[b * ctx.seq + t];
-      tokens += mask[b * ctx.seq + t];
-    }
-    double feature = scale * idSum / tokens / kVocab;
+    double feature = rowFeature(ctx, b);
     double logits[kClasses], maxLogit = -INFINITY, expSum = 0;
     for (int64_t c = 0; c < kClasses; ++c) {
       logits[c] = weight[c] * feature + bias[c];
@@ -105,6 +109,26 @@ void bertcMicroStep(const StepContext &ctx) {
       weightGrad[c] += float(dlogit * feature);
       biasGrad[c] += float(dlogit);
     }
+  }
+  *slot<float>(ctx, kLoss) = float(loss / ctx.lossNormalizer);
+}
+
+/// The forward alone: each row's logits copied out, and the loss as bertcMicroStep writes it.
+void bertcEvalStep(const StepContext &ctx, float *logits) {
+  const int32_t *labels = slot<int32_t>(ctx, kLabels);
+  const float *weight = slot<float>(ctx, kWeight);
+  const float *bias = slot<float>(ctx, kBias);
+  double loss = 0;
+  for (int64_t b = 0; b < ctx.batch; ++b) {
+    double feature = rowFeature(ctx, b), maxLogit = -INFINITY, expSum = 0;
+    float *row = logits + b * kClasses;
+    for (int64_t c = 0; c < kClasses; ++c) {
+      row[c] = float(weight[c] * feature + bias[c]);
+      maxLogit = std::fmax(maxLogit, row[c]);
+    }
+    for (int64_t c = 0; c < kClasses; ++c)
+      expSum += std::exp(row[c] - maxLogit);
+    loss += maxLogit + std::log(expSum) - row[labels[b]];
   }
   *slot<float>(ctx, kLoss) = float(loss / ctx.lossNormalizer);
 }

@@ -8,19 +8,37 @@
 #pragma once
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringRef.h"
 
 namespace bertc {
 
 /// A machine's speed for a roofline estimate: each op takes the longer of its FLOPs at
-/// `flopsPerSecond` and its bytes at `bytesPerSecond`.
+/// the rate of its operands' precision and its bytes at `bytesPerSecond`, plus a fixed
+/// cost per op (a kernel launch), which is what makes a larger micro-batch faster.
 struct DeviceModel {
   const char *name;
-  double flopsPerSecond;
+  double flopsPerSecond;     ///< fp32
+  double halfFlopsPerSecond; ///< bf16/fp16 operands, fp32 accumulation (tensor cores)
   double bytesPerSecond;
+  double secondsPerOp;
+  /// The arch's 16-bit precision: "bf16" from sm_80 on, "fp16" below, "" for a CPU.
+  const char *halfPrecision;
 };
 
 /// The CPU target's nominal machine (two cores with AVX2 and OpenBLAS).
 const DeviceModel &cpuDeviceModel();
+
+/// The nominal peak of a GPU generation by its `--arch` (sm_75, sm_80, sm_86, sm_89,
+/// sm_90), or null for an arch bertc does not know.
+const DeviceModel *gpuDeviceModel(llvm::StringRef arch);
+
+/// The archs gpuDeviceModel knows, for messages.
+llvm::StringRef knownArchs();
+
+/// Roofline seconds of one run of `op` at the batch and seq bounds (0 for an op
+/// without a cost).
+double estimateOpSeconds(mlir::Operation *op, int64_t batch, int64_t seq,
+                         const DeviceModel &device);
 
 /// FLOPs and roofline seconds of one optimizer step: `accumulation` micro-steps at the
 /// bounds, then the optimizer.

@@ -29,16 +29,16 @@ struct PlannedTensor {
   int64_t lastStep = 0;
 };
 
-/// A parameter and what it costs: its value, and for a trainable one its gradient and
-/// two AdamW moments of the same size.
+/// A parameter and what it costs: its value (in its storage type), the fp32 master of a
+/// 16-bit one, and for a trainable one its fp32 gradient and two fp32 AdamW moments.
 struct PlannedParam {
   std::string name;
   std::string group;
   std::string shape;
   std::string origin;
   int64_t bytes = 0;      ///< the value alone
-  int64_t totalBytes = 0; ///< value, gradient and moments
-  /// Its arena slots: "arena.value", and for a trainable one "arena.grad",
+  int64_t totalBytes = 0; ///< value, master, gradient and moments
+  /// Its arena slots: "arena.value", "arena.master" when 16-bit, for a trainable one "arena.grad",
   /// "arena.adam_m", "arena.adam_v", each with its offset.
   std::vector<std::pair<std::string, int64_t>> slots;
 };
@@ -52,6 +52,9 @@ struct StepMemory {
   int64_t peakLiveBytes = 0;       ///< tensor bytes live there (in-place chains once)
   int64_t savedBytesAtPeak = 0;    ///< of which kept for the backward
 };
+
+/// The name and TOML position a location carries: NameLoc("name", file:line:col).
+void describeLocation(mlir::Location loc, std::string &name, std::string &origin);
 
 /// Reads the plan of `module` (after -bertc-plan-buffers).
 mlir::FailureOr<StepMemory> analyzeStepMemory(mlir::ModuleOp module);

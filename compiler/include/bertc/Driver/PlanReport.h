@@ -7,8 +7,17 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
+#include <vector>
 
 namespace bertc {
+
+/// An op the backward recomputes (-bertc-rematerialize's `bert.recompute`).
+struct RecomputedOp {
+  std::string op;     ///< "bert.gelu"
+  std::string name;   ///< the tensor it remakes, "bert.encoder.layer.0.intermediate.gelu"
+  std::string origin; ///< "model.toml:12:1", or ""
+  double flops = 0;   ///< per optimizer step
+};
 
 /// The memory of a planned module by category, plus what the process adds. The
 /// categories add up to peakBytes().
@@ -30,6 +39,8 @@ struct PlanSummary {
   std::string precision;
   double stepFlops = 0;
   double estimatedStepSeconds = 0;
+  std::vector<RecomputedOp> recompute;
+  double recomputeFlops = 0; ///< per optimizer step, included in stepFlops
 
   /// What --vram must cover: the arena and the reserve.
   int64_t peakBytes() const { return arenaBytes + reserveBytes; }

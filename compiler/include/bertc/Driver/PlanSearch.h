@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "bertc/Analysis/StepCost.h"
+#include "bertc/Pipeline.h"
 #include "bertc/frontend/JobSpec.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -22,10 +24,21 @@ struct PlanPoint {
   int64_t microBatch;
   int64_t seqLen;
   std::vector<std::string> freeze;
+  PipelineOptions options = {};
 };
 
-/// Plans the job `spec` at `point` and returns its arena bytes (failure if the
+/// What planning a variation gives.
+struct PlanOutcome {
+  int64_t arenaBytes = 0;
+  StepCost cost; ///< one optimizer step on the device model planned for
+};
+
+/// Plans the job `spec` at `point` and estimates its step on `device` (failure if the
 /// variation is not a valid job).
+mlir::FailureOr<PlanOutcome> planJob(const JobSpec &spec, const PlanPoint &point,
+                                     const DeviceModel &device, mlir::MLIRContext &ctx);
+
+/// The arena bytes of planJob.
 mlir::FailureOr<int64_t> planArenaBytes(const JobSpec &spec, const PlanPoint &point,
                                         mlir::MLIRContext &ctx);
 
@@ -40,7 +53,8 @@ struct Fitting {
 /// `seqLen`. The arena grows with the micro-batch, so a doubling search then bisection
 /// finds it in O(log limit) plans.
 Fitting largestFittingMicroBatch(const JobSpec &spec, int64_t seqLen, int64_t limit,
-                                 int64_t arenaBudget, mlir::MLIRContext &ctx);
+                                 int64_t arenaBudget, const PipelineOptions &options,
+                                 mlir::MLIRContext &ctx);
 
 /// Ways to make `spec` fit `arenaBudget`, with their numbers, and the tensors that
 /// dominate the plan that does not fit; printed after the over-budget error.
@@ -48,9 +62,11 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
                     int64_t arenaBudget, mlir::MLIRContext &ctx, llvm::raw_ostream &os);
 
 /// `bertc --max-batch`: for each of `seqLens` (those the model's positions allow), the
-/// largest micro-batch that fits, as a table on `table` and as JSON on `json`.
+/// largest micro-batch that fits with `options`, as a table on `table` and as JSON on
+/// `json`.
 void printMaxBatchTable(const JobSpec &spec, llvm::ArrayRef<int64_t> seqLens,
-                        int64_t arenaBudget, mlir::MLIRContext &ctx, llvm::raw_ostream &table,
+                        int64_t arenaBudget, const PipelineOptions &options,
+                        mlir::MLIRContext &ctx, llvm::raw_ostream &table,
                         llvm::raw_ostream &json);
 
 } // namespace bertc

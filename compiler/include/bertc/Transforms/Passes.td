@@ -43,6 +43,66 @@ def InsertOptimizer : Pass<"bertc-insert-optimizer", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::bert::BertDialect", "mlir::func::FuncDialect"];
 }
 
+def MixedPrecision : Pass<"bertc-mixed-precision", "mlir::ModuleOp"> {
+  let summary = "Stores parameters and activations in bf16 or fp16; computes in fp32";
+  let description = [{
+    The HF/apex-O2 layout, decided once in the IR so that the plan counts its bytes:
+      - every `bert.param` becomes a 16-bit working copy (the parameters region) that
+        the forward and backward read; `-bertc-plan-buffers` gives each one an fp32
+        master copy (the master_weights region) that AdamW updates before rewriting the
+        working copy, so checkpoints stay exact fp32;
+      - weight gradients (`linear_grad_weight`, `bias_grad`, `embedding_grad`, the
+        gamma and beta gradients of `layernorm_grad`) stay fp32 and accumulate into
+        fp32 gradient slots; the AdamW moments stay fp32;
+      - every other float tensor of `@micro_step` is 16-bit: ops with 16-bit kernels
+        load it, compute in fp32 (GEMM accumulation, LayerNorm statistics, softmax)
+        and round once when they store.
+    Ops without a 16-bit kernel (the loss, and any op this pass does not know, such
+    as ones added later) keep running in fp32: their 16-bit operands are cast to f32
+    with `bert.cast`, and a 16-bit op reading an f32 result gets a cast back. Casts of
+    one value to one type are shared by all its readers.
+    With fp16, the backward's seed (`bert.fill`) gets `loss_scaled`: the runtime
+    multiplies it by a dynamic loss scale, checks the gradients for inf/NaN before
+    the optimizer step, and skips the step and halves the scale on overflow.
+    The module records the choice as `bert.precision`; with `precision=fp32` that is
+    all the pass does.
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", "\"bf16\"",
+           "storage precision: fp32, bf16 or fp16">,
+  ];
+  let dependentDialects = ["mlir::bert::BertDialect"];
+}
+
+def Rematerialize : Pass<"bertc-rematerialize", "mlir::ModuleOp"> {
+  let summary = "Recomputes activations in the backward to meet an arena budget";
+  let description = [{
+    Chooses which forward tensors of `@micro_step` the backward recomputes instead of
+    keeping, so that the planned arena fits `arena-budget` bytes at the least
+    estimated recompute time (each op's CostOpInterface on a roofline).
+      1. If the step as it is plans within the budget, nothing changes.
+      2. The step is read as a chain of blocks (bertc/Analysis/RematChain.h); the
+         solver (RematSolver.h) finds the cheapest keep set whose modelled peak fits
+         the budget less the fixed regions, exactly, block by block and across blocks.
+      3. The choice is checked with the real planner (schedule-for-memory and
+         plan-buffers on a copy). Packing and scheduling differ from the model, so
+         while the arena is over budget, the model's budget is lowered by the excess
+         and the solver runs again.
+      4. When no keep set fits, the one of lowest modelled peak is applied (the
+         driver then reports the plan over budget).
+    Each recomputed op is cloned, attributes and all, just before its first reader in
+    the backward, and the backward reads the clone, so the forward tensor dies at its
+    last forward reader. A dropout clone keeps its `stream`: its mask is a function of
+    (seed, step, stream, element), the same as the forward's. The module records the
+    clones as `bert.recompute` (op, tensor name, TOML origin, FLOPs per micro-step).
+  }];
+  let options = [
+    Option<"arenaBudget", "arena-budget", "int64_t", "0",
+           "bytes the planned arena may take (0: keep every activation)">,
+  ];
+  let dependentDialects = ["mlir::bert::BertDialect"];
+}
+
 def ScheduleForMemory : Pass<"bertc-schedule-for-memory", "mlir::ModuleOp"> {
   let summary = "Reorders @micro_step so that fewer activation bytes are live at once";
   let description = [{
@@ -67,8 +127,10 @@ def PlanBuffers : Pass<"bertc-plan-buffers", "mlir::ModuleOp"> {
   let summary = "Assigns every tensor a static offset in one arena";
   let description = [{
     Lays out one arena for the whole trainer:
-      [parameters | gradients | optimizer state | scratch | inputs | activations]
-    Parameters, gradients and the AdamW moments are each one contiguous region in
+      [parameters | master weights | gradients | optimizer state | scratch | inputs |
+       activations]
+    Parameters (in their storage type), the fp32 master copies of 16-bit parameters,
+    the fp32 gradients and the fp32 AdamW moments are each one contiguous region in
     program order (the optimizer and checkpoint I/O walk them linearly). Every other
     tensor of `@micro_step` is sized at its upper bound (the first dynamic dimension
     is `bert.max_batch`, the second `bert.max_seq`) and gets an offset from liveness
@@ -78,7 +140,8 @@ def PlanBuffers : Pass<"bertc-plan-buffers", "mlir::ModuleOp"> {
     a placed tensor whose interval intersects its own.
 
     Results: `arena.offsets` (one byte offset per result) on ops, `arena.value`,
-    `arena.grad`, `arena.adam_m`, `arena.adam_v` on parameters, and the module
+    `arena.master` (16-bit parameters), `arena.grad`, `arena.adam_m`, `arena.adam_v`
+    on parameters, and the module
     attribute `bert.plan` with the region bounds and `arena_bytes`.
   }];
   let options = [
@@ -93,11 +156,11 @@ def VerifyBudget : Pass<"bertc-verify-budget", "mlir::ModuleOp"> {
   let description = [{
     Re-derives, from the planned IR alone, what `-bertc-plan-buffers` promises, without
     its liveness or packing code, so that a bug in the planner cannot certify itself:
-      1. the regions of `bert.plan` (parameters, gradients, optimizer state, scratch,
-         inputs, activations) lie inside `arena_bytes` and are pairwise disjoint;
+      1. the regions of `bert.plan` (parameters, master weights, gradients, optimizer
+         state, scratch, inputs, activations) lie inside `arena_bytes` and are pairwise disjoint;
       2. every slot (each result's `arena.offsets`, a parameter's `arena.value`,
-         `arena.grad`, `arena.adam_m`, `arena.adam_v`) lies inside the arena and inside
-         its region; `@optimizer_step` updates the slots `@micro_step` uses, and the
+         `arena.master` (fp32, for a 16-bit parameter), `arena.grad`, `arena.adam_m`,
+         `arena.adam_v`) lies inside the arena and inside its region; `@optimizer_step` updates the slots `@micro_step` uses, and the
          plan's `loss` is the slot of the value `@micro_step` returns;
       3. no two slots alive at a common step of `@micro_step` share a byte: a result
          lives from its defining op to its last user (the returned loss to the end), a

@@ -1,5 +1,5 @@
-// Counter-based random numbers for bertc: a pure function of (seed, step, stream, index), so
-// a dropout mask can be regenerated exactly in the backward pass or after recomputation,
+// Counter-based random numbers for bertc: a pure function of their key and counter, so a
+// dropout mask can be regenerated exactly in the backward pass or after recomputation,
 // on CPU and GPU alike, without ever being stored. Philox4x32-10 (Salmon et al., SC'11).
 #pragma once
 
@@ -34,18 +34,38 @@ BERTC_HOST_DEVICE inline uint32_t philox4x32(uint32_t ctr0, uint32_t ctr1, uint3
   return ctr0;
 }
 
+/// The top 24 bits of `bits` as a uniform float in [0, 1).
+BERTC_HOST_DEVICE inline float unitFloat(uint32_t bits) {
+  return float(bits >> 8) * (1.0f / 16777216.0f);
+}
+
 /// A uniform float in [0, 1) for element `index` of random stream `stream` at `step`.
 BERTC_HOST_DEVICE inline float counterUniform(uint64_t seed, uint64_t step, uint32_t stream,
                                               uint64_t index) {
   uint32_t bits = philox4x32(uint32_t(index), uint32_t(index >> 32), uint32_t(step), stream,
                              uint32_t(seed), uint32_t(seed >> 32));
-  return float(bits >> 8) * (1.0f / 16777216.0f);
+  return unitFloat(bits);
 }
 
-/// Whether dropout keeps element `index` (probability 1 - rate).
-BERTC_HOST_DEVICE inline bool dropoutKeep(uint64_t seed, uint64_t step, uint32_t stream,
-                                          uint64_t index, float rate) {
-  return counterUniform(seed, step, stream, index) >= rate;
+/// What a dropout mask depends on besides the element. The mask is a pure function of
+/// (seed, step, stream, row of the effective batch, index within the row): the backward
+/// and a recomputed forward regenerate it, and an effective batch gets the same masks
+/// however it is split into micro-batches.
+struct DropoutKey {
+  uint64_t seed;
+  uint64_t step;    ///< 1-based optimizer step
+  uint32_t stream;  ///< the dropout op's stream
+  int64_t firstRow; ///< the micro-batch's first row within the effective batch
+};
+
+/// Whether dropout keeps element `indexInRow` of the micro-batch's row `row`
+/// (probability 1 - rate).
+BERTC_HOST_DEVICE inline bool dropoutKeep(const DropoutKey &key, int64_t row,
+                                          uint64_t indexInRow, float rate) {
+  uint32_t bits = philox4x32(uint32_t(indexInRow), uint32_t(key.firstRow + row),
+                             uint32_t(key.step), key.stream, uint32_t(key.seed),
+                             uint32_t(key.seed >> 32));
+  return unitFloat(bits) >= rate;
 }
 
 } // namespace bertc

@@ -1,9 +1,15 @@
 // CPU kernels of the bertc runtime: one function per `bert` dialect op, forward and backward.
 // Generated CPU trainers call these with pointers into the arena; they are also the reference
-// the CUDA kernels are tested against. All tensors are dense row-major fp32 (ids, labels and
+// the CUDA kernels are tested against. All tensors are dense row-major (ids, labels and
 // masks int32). A "row" is one token ([B*S] rows) or one sequence ([B] rows).
+// Kernels templated on a storage type T are instantiated for float, bf16 and fp16
+// (half_types.h): they load T, compute in fp32 (GEMMs accumulate in fp32, LayerNorm
+// statistics in double) and round once on store. Weight gradients are always fp32.
 // Kernels never allocate: scratch space, where needed, is passed in by the caller.
 #pragma once
+
+#include "bertc/runtime/counter_rng.h"
+#include "bertc/runtime/half_types.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -11,50 +17,59 @@
 namespace bertc::cpu {
 
 /// out[t, :] = table[ids[t], :] for t < tokens. Ids outside [0, vocab) are a caller error.
-void embeddingForward(const int32_t *ids, const float *table, float *out,
-                      int64_t tokens, int64_t hidden);
+template <typename T>
+void embeddingForward(const int32_t *ids, const T *table, T *out, int64_t tokens,
+                      int64_t hidden);
 /// dtable = 0; dtable[ids[t], :] += dout[t, :]  (the whole [vocab, hidden] table is written).
-void embeddingBackward(const int32_t *ids, const float *dout, float *dtable,
-                       int64_t tokens, int64_t vocab, int64_t hidden);
+template <typename T>
+void embeddingBackward(const int32_t *ids, const T *dout, float *dtable, int64_t tokens,
+                       int64_t vocab, int64_t hidden);
 
 /// out = a + b, elementwise over n values (out may alias a or b).
-void add(const float *a, const float *b, float *out, int64_t n);
+template <typename T> void add(const T *a, const T *b, T *out, int64_t n);
 
 /// y = (x - mean) / sqrt(var + eps) * gamma + beta over the last dim (biased variance,
 /// as torch.nn.LayerNorm).
-void layerNormForward(const float *x, const float *gamma, const float *beta, float *y,
-                      int64_t rows, int64_t cols, float eps);
+template <typename T>
+void layerNormForward(const T *x, const T *gamma, const T *beta, T *y, int64_t rows,
+                      int64_t cols, float eps);
 /// Writes dx, dgamma, dbeta (dgamma and dbeta are overwritten, not accumulated).
-void layerNormBackward(const float *dy, const float *x, const float *gamma, float *dx,
-                       float *dgamma, float *dbeta, int64_t rows, int64_t cols, float eps);
+template <typename T>
+void layerNormBackward(const T *dy, const T *x, const T *gamma, T *dx, float *dgamma,
+                       float *dbeta, int64_t rows, int64_t cols, float eps);
 
 /// y[rows, out] = x[rows, in] * w[out, in]^T + b[out]  (torch.nn.Linear layout).
-void linearForward(const float *x, const float *w, const float *b, float *y, int64_t rows,
-                   int64_t in, int64_t out);
+template <typename T>
+void linearForward(const T *x, const T *w, const T *b, T *y, int64_t rows, int64_t in,
+                   int64_t out);
 /// dx[rows, in] = dy[rows, out] * w[out, in].
-void linearBackwardInput(const float *dy, const float *w, float *dx, int64_t rows,
-                         int64_t in, int64_t out);
+template <typename T>
+void linearBackwardInput(const T *dy, const T *w, T *dx, int64_t rows, int64_t in,
+                         int64_t out);
 /// dw[out, in] = dy[rows, out]^T * x[rows, in].
-void linearBackwardWeight(const float *dy, const float *x, float *dw, int64_t rows,
-                          int64_t in, int64_t out);
+template <typename T>
+void linearBackwardWeight(const T *dy, const T *x, float *dw, int64_t rows, int64_t in,
+                          int64_t out);
 /// db[out] = sum over rows of dy[rows, out].
-void biasBackward(const float *dy, float *db, int64_t rows, int64_t out);
+template <typename T> void biasBackward(const T *dy, float *db, int64_t rows, int64_t out);
 
 /// Exact (erf) GELU, as torch.nn.functional.gelu.
-void geluForward(const float *x, float *y, int64_t n);
-void geluBackward(const float *dy, const float *x, float *dx, int64_t n);
+template <typename T> void geluForward(const T *x, T *y, int64_t n);
+template <typename T> void geluBackward(const T *dy, const T *x, T *dx, int64_t n);
 
-void tanhForward(const float *x, float *y, int64_t n);
+template <typename T> void tanhForward(const T *x, T *y, int64_t n);
 /// dx = dy * (1 - y^2), from the forward output y.
-void tanhBackward(const float *dy, const float *y, float *dx, int64_t n);
+template <typename T> void tanhBackward(const T *dy, const T *y, T *dx, int64_t n);
 
-/// Inverted dropout with a counter-based mask: element i is kept when
-/// dropoutKeep(seed, step, stream, i, rate); kept values are scaled by 1 / (1 - rate).
+/// Inverted dropout with a counter-based mask over [rows, rowSize]: element i of row r is
+/// kept when dropoutKeep(key, r, i, rate); kept values are scaled by 1 / (1 - rate).
 /// rate == 0 copies. The mask is never stored: the backward regenerates it.
-void dropoutForward(const float *x, float *y, int64_t n, float rate, uint64_t seed,
-                    uint64_t step, uint32_t stream);
-void dropoutBackward(const float *dy, float *dx, int64_t n, float rate, uint64_t seed,
-                     uint64_t step, uint32_t stream);
+template <typename T>
+void dropoutForward(const T *x, T *y, int64_t rows, int64_t rowSize, float rate,
+                    const DropoutKey &key);
+template <typename T>
+void dropoutBackward(const T *dy, T *dx, int64_t rows, int64_t rowSize, float rate,
+                     const DropoutKey &key);
 
 /// Scratch floats attentionForward/attentionBackward need for sequence length seq.
 int64_t attentionScratchFloats(int64_t seq);
@@ -62,43 +77,67 @@ int64_t attentionScratchFloats(int64_t seq);
 /// Multi-head self-attention, q/k/v/ctx [batch, seq, hidden] with heads of hidden/heads dims:
 /// ctx = dropout(softmax(q k^T / sqrt(d) + maskBias)) v per head, where maskBias is
 /// -FLT_MAX (torch.finfo(float32).min, as Hugging Face BERT) for keys with mask[b, j] == 0.
-/// Dropout on the probabilities uses element index ((b * heads + h) * seq + i) * seq + j.
+/// Dropout on the probabilities keys element (b, h, i, j) by row b and index (h * seq + i) * seq + j.
 /// No [seq, seq] matrix outlives the call: the backward recomputes the probabilities.
-void attentionForward(const float *q, const float *k, const float *v, const int32_t *mask,
-                      float *ctx, float *scratch, int64_t batch, int64_t seq, int64_t hidden,
-                      int64_t heads, float dropoutRate, uint64_t seed, uint64_t step,
-                      uint32_t stream);
+template <typename T>
+void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx,
+                      float *scratch, int64_t batch, int64_t seq, int64_t hidden,
+                      int64_t heads, float dropoutRate, const DropoutKey &key);
 /// Writes dq, dk, dv (overwritten) from dctx and the forward inputs.
-void attentionBackward(const float *dctx, const float *q, const float *k, const float *v,
-                       const int32_t *mask, float *dq, float *dk, float *dv, float *scratch,
+template <typename T>
+void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const int32_t *mask,
+                       T *dq, T *dk, T *dv, float *scratch,
                        int64_t batch, int64_t seq, int64_t hidden, int64_t heads,
-                       float dropoutRate, uint64_t seed, uint64_t step, uint32_t stream);
+                       float dropoutRate, const DropoutKey &key);
 
 /// out[b, :] = x[b, index, :] for x [batch, seq, hidden].
-void selectTokenForward(const float *x, float *out, int64_t batch, int64_t seq,
+template <typename T>
+void selectTokenForward(const T *x, T *out, int64_t batch, int64_t seq,
                         int64_t hidden, int64_t index);
 /// dx = 0 except dx[b, index, :] = dy[b, :].
-void selectTokenBackward(const float *dy, float *dx, int64_t batch, int64_t seq,
+template <typename T>
+void selectTokenBackward(const T *dy, T *dx, int64_t batch, int64_t seq,
                          int64_t hidden, int64_t index);
 
 /// out[b, :] = x[b] laid out token after token, then zeros up to paddedSeq tokens:
 /// x [batch, seq, hidden] -> out [batch, paddedSeq * hidden], seq <= paddedSeq.
-void flattenForward(const float *x, float *out, int64_t batch, int64_t seq, int64_t paddedSeq,
+template <typename T>
+void flattenForward(const T *x, T *out, int64_t batch, int64_t seq, int64_t paddedSeq,
                     int64_t hidden);
 /// dx[b, s, :] = dy[b, s * hidden : (s + 1) * hidden] for s < seq (the padding has none).
-void flattenBackward(const float *dy, float *dx, int64_t batch, int64_t seq, int64_t paddedSeq,
+template <typename T>
+void flattenBackward(const T *dy, T *dx, int64_t batch, int64_t seq, int64_t paddedSeq,
                      int64_t hidden);
 
-/// *loss = sum over rows of -log softmax(logits[b])[labels[b]], divided by normalizer
+/// *loss = sum over rows r of -log softmax(logits[r])[labels[r]], divided by normalizer
 /// (the effective batch size, so micro-batches add up to the mean over the whole batch).
+/// A row whose label lies outside [0, classes) adds nothing (PyTorch's ignore_index -100).
 void crossEntropyForward(const float *logits, const int32_t *labels, float *loss,
                          int64_t batch, int64_t classes, float normalizer);
-/// dlogits = dloss * (softmax(logits) - onehot(labels)) / normalizer.
+/// dlogits = dloss * (softmax(logits) - onehot(labels)) / normalizer; 0 for ignored rows.
 void crossEntropyBackward(const float *dloss, const float *logits, const int32_t *labels,
                           float *dlogits, int64_t batch, int64_t classes, float normalizer);
 
-/// grad += g over n values (gradient accumulation into a parameter's gradient slot).
-void accumulate(const float *g, float *grad, int64_t n);
+/// *loss = sum over rows of (predictions[r] - targets[r])^2, divided by normalizer
+/// (torch.nn.MSELoss's mean when normalizer is the effective batch size).
+void mseLossForward(const float *predictions, const float *targets, float *loss, int64_t rows,
+                    float normalizer);
+/// dpredictions = dloss * 2 (predictions - targets) / normalizer.
+void mseLossBackward(const float *dloss, const float *predictions, const float *targets,
+                     float *dpredictions, int64_t rows, float normalizer);
+
+/// y[b, j, i] = x[b, i, j] for x [batch, m, n] (y is [batch, n, m]; y must not alias x).
+void transposeLastTwo(const float *x, float *y, int64_t batch, int64_t m, int64_t n);
+
+/// grad += g over n values (gradient accumulation into a parameter's fp32 gradient slot).
+template <typename G> void accumulate(const G *g, float *grad, int64_t n);
+
+/// to[i] = from[i] rounded to To (bert.cast; also the 16-bit working copy of a master weight).
+template <typename From, typename To> void convert(const From *from, To *to, int64_t n);
+
+/// Multiplies n fp32 gradients by inverseScale (undoing fp16 loss scaling) and returns
+/// whether every one is finite; on false the values are unspecified and the step is skipped.
+bool unscaleGradients(float *grad, int64_t n, float inverseScale);
 
 /// Hyper-parameters of one AdamW update, as torch.optim.AdamW takes them: in double, as
 /// Python floats are, since torch derives 1 - beta, lr * wd and the bias corrections in double.

@@ -22,7 +22,9 @@ public:
 };
 
 /// What a row must respect: rows longer than seqLen are truncated to it; labels, token ids
-/// and token types outside [0, numLabels), [0, vocab), [0, typeVocab) are errors.
+/// and token types outside [0, numLabels), [0, vocab), [0, typeVocab) are errors. With
+/// numLabels == 1 the label is a regression target, any finite number (Hugging Face's
+/// num_labels = 1).
 struct DataLimits {
   int64_t seqLen;
   int64_t numLabels;
@@ -30,17 +32,33 @@ struct DataLimits {
   int64_t typeVocab;
 };
 
+/// Which of an Example's labels a dataset fills, and so what the batcher writes into the
+/// labels slot (see InputSlots::labels).
+enum class LabelKind : uint8_t {
+  Class,      ///< `label` per row, int32
+  Target,     ///< `target` per row, fp32
+  Span,       ///< `label` (start) and `endPosition` per row, int32
+  TokenClass, ///< `tokenLabels` per token, int32, -100 (and padding) ignored
+};
+
+/// Label of a token that has none: PyTorch's CrossEntropyLoss ignore_index.
+constexpr int32_t kIgnoredLabel = -100;
+
 /// One training row (already truncated to seqLen).
 struct Example {
   std::vector<int32_t> inputIds;
   std::vector<int32_t> tokenTypeIds; ///< same length as inputIds (zeros when absent)
-  int32_t label;
+  int32_t label;                     ///< the class; a span's start position
+  int32_t endPosition = 0;           ///< a span's end position
+  float target = 0.0f;               ///< a regression target
+  std::vector<int32_t> tokenLabels;  ///< a class per token (kIgnoredLabel where none)
 };
 
 /// A loaded dataset.
 struct Dataset {
   std::string path;
   std::vector<Example> rows;
+  LabelKind labels = LabelKind::Class;
 };
 
 /// Reads every row of the JSONL file at `path` (blank lines are skipped). Throws DataError
@@ -101,12 +119,20 @@ public:
 
   /// Writes the next micro-batch into the arena at `slots`, densely as [rows, seq] int32:
   /// input ids (0 for padding), token types (0 for padding), position ids 0..seq-1,
-  /// attention mask (1 for real tokens, 0 for padding) and labels [rows].
+  /// attention mask (1 for real tokens, 0 for padding) and the labels the dataset's
+  /// LabelKind names: classes [rows], targets [rows], (start, end) [rows, 2] or token
+  /// classes [rows, seq] (kIgnoredLabel for padding).
   MicroBatch next(std::byte *arena, const InputSlots &slots);
 
   /// Rows the next `microBatches` calls of next() will yield, stopping at the end of the
   /// epoch: the loss normalizer of an optimizer step, known before its first micro-batch.
   int64_t rowsInNext(int64_t microBatches) const;
+
+  /// The loss normalizer of the next `microBatches` calls of next(): their labelled tokens
+  /// (at least 1) for token classification, as Hugging Face's Trainer averages over the
+  /// items of the whole batch, else rowsInNext(). Starts the next epoch early when the
+  /// current one is done, which yields the same batches.
+  int64_t lossItemsInNext(int64_t microBatches);
 
   /// Micro-batches per epoch: ceil(rows / microBatch).
   int64_t batchesPerEpoch() const;

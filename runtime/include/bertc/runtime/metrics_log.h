@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace bertc {
 
@@ -18,11 +20,19 @@ struct StepMetrics {
   float lr;        ///< learning rate the step used
   double seconds;  ///< wall time of the step
   double padFraction; ///< share of the step's computed tokens that were padding
+  double lossScale = 0;     ///< fp16 loss scale after the step; 0 when the run has none
+  int64_t skippedSteps = 0; ///< steps skipped so far for overflowing gradients (fp16)
 };
 
-/// {"step":N,"epoch":E,"loss":L,"lr":X,"seconds":S,"pad_fraction":P} without a newline. A
-/// non-finite loss or lr is written as null (JSON has no NaN or infinity).
+/// {"step":N,"epoch":E,"loss":L,"lr":X,"seconds":S,"pad_fraction":P} without a newline,
+/// with ,"loss_scale":X,"skipped_steps":N before the brace when the run scales its loss
+/// (fp16). A non-finite loss or lr is written as null (JSON has no NaN or infinity).
 std::string formatMetricsLine(const StepMetrics &metrics);
+
+/// {"step":N,"epoch":E,"eval_loss":L,"eval_accuracy":A,...}: an evaluation after step N,
+/// its values in the order given (non-finite ones as null).
+std::string formatEvalLine(int64_t step, int64_t epoch,
+                           const std::vector<std::pair<std::string, double>> &values);
 
 /// An open metrics log; each append writes one line and flushes it.
 class MetricsLog {
@@ -39,8 +49,13 @@ public:
 
   /// Writes formatMetricsLine(metrics) and a newline; throws when the write fails.
   void append(const StepMetrics &metrics);
+  /// Writes formatEvalLine(step, epoch, values) and a newline; throws when the write fails.
+  void appendEval(int64_t step, int64_t epoch,
+                  const std::vector<std::pair<std::string, double>> &values);
 
 private:
+  void write(const std::string &record);
+
   std::string path_;
   std::FILE *file_;
 };

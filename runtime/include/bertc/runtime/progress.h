@@ -47,9 +47,12 @@ struct ProgressStatus {
   double lr;
   double samplesPerSecond;
   double etaSeconds; ///< negative when unknown
+  double lossScale = 0;     ///< fp16 loss scale; 0 when the run has none (not shown)
+  int64_t skippedSteps = 0; ///< steps skipped for overflowing gradients so far
 };
 
-/// "step 3/10  loss 0.693147  lr 1.00e-01  epoch 1  845 samples/s  ETA 4s": a plain line.
+/// "step 3/10  loss 0.693147  lr 1.00e-01  epoch 1  845 samples/s  ETA 4s": a plain line;
+/// with fp16 loss scaling both lines end in "  scale 32768 (2 skipped)".
 std::string formatStepLine(const ProgressStatus &status);
 
 /// "step 3/10 [###.......]  30%  epoch 1  loss 0.6931  lr 1.00e-01  845 samples/s  ETA 4s":
@@ -91,6 +94,8 @@ public:
 
   /// Reports optimizer step `step` (of epoch `epoch`, `rows` rows, loss and lr).
   void step(int64_t step, int64_t epoch, float loss, float lr, int64_t rows);
+  /// The fp16 loss scale and skipped steps the following step() lines show.
+  void lossScale(double scale, int64_t skippedSteps);
   /// A line of its own; nothing when quiet.
   void note(const std::string &message);
   /// Ends the status line and prints the summary.
@@ -111,6 +116,8 @@ private:
   int64_t lastStep_ = 0;
   double lastLoss_ = 0;
   int64_t rows_ = 0; ///< rows trained by this process
+  double lossScale_ = 0;
+  int64_t skippedSteps_ = 0;
 };
 
 } // namespace bertc

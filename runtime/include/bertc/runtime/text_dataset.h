@@ -43,7 +43,8 @@ struct TrainingData {
 ///     text: each row's `fields.text` (and `fields.textPair` when not empty) is encoded as
 ///     [CLS] a [SEP] (b [SEP]) truncated to limits.seqLen (a pair "longest first"), with
 ///     the vocabulary at `vocabPath`, lower-cased when the vocabulary is uncased; its
-///     `fields.label` must be an integer in [0, limits.numLabels);
+///     `fields.label` must be an integer in [0, limits.numLabels), or any finite number
+///     when limits.numLabels == 1 (a regression target);
 ///  2. every other file is pre-tokenized JSONL, read by loadJsonlDataset.
 /// Throws DataError naming FILE:LINE for a row whose text is not UTF-8 or whose label is
 /// bad, and naming the file for a missing column, for text without a vocabulary (empty

@@ -18,6 +18,9 @@ class PlanChecker;
 /// weight 1, biases and LayerNorm bias 0).
 enum class ParamInit : uint8_t { Normal, Zeros, Ones };
 
+/// How a parameter's working copy is stored (half_types.h); a 16-bit one has an fp32 master.
+enum class StorageType : uint8_t { F32, BF16, F16 };
+
 /// One parameter tensor, named as in Hugging Face checkpoints.
 struct ParamSlot {
   const char *name;       ///< e.g. "bert.encoder.layer.0.attention.self.query.weight"
@@ -31,7 +34,15 @@ struct ParamSlot {
   size_t adamVOffset;     ///< second moment (optimizer_state region); unused when frozen
   bool weightDecay;       ///< false for biases and LayerNorm weights
   ParamInit init;
+  StorageType storage;    ///< of the value at `offset` (the working copy)
+  size_t masterOffset;    ///< fp32 master (master_weights region); unused for F32 storage
 };
+
+/// Where a parameter's fp32 values live: its master when stored in 16 bits, else its value.
+/// Initialisation, loading and checkpoints read and write there.
+inline size_t fp32ValueOffset(const ParamSlot &param) {
+  return param.storage == StorageType::F32 ? param.offset : param.masterOffset;
+}
 
 /// A contiguous byte range of the arena.
 struct ArenaRegion {
@@ -45,11 +56,20 @@ struct InputSlots {
   size_t tokenTypeIds;   ///< int32 [batch, seq]
   size_t positionIds;    ///< int32 [batch, seq]
   size_t attentionMask;  ///< int32 [batch, seq], 1 for real tokens, 0 for padding
-  size_t labels;         ///< int32 [batch]
+  size_t labels;         ///< by TaskKind: int32 [batch] classes, fp32 [batch] targets,
+                         ///< int32 [batch, 2] span start/end, int32 [batch, seq] token classes
   size_t loss;           ///< fp32 scalar: the micro-batch's share of the batch's mean loss
 };
 
 enum class LrSchedule : uint8_t { Constant, Linear };
+
+/// What the head predicts, which decides the labels, the loss normalizer and the metrics.
+enum class TaskKind : uint8_t {
+  Classification,      ///< one class per row ([head] task = "classification" or "custom")
+  Regression,          ///< one number per row (classification with labels = 1)
+  Span,                ///< an answer's start and end token (SQuAD)
+  TokenClassification, ///< one class per token, -100 where none
+};
 
 /// The [train] and [data] settings compiled into the trainer (flags can override some).
 struct TrainSettings {
@@ -77,6 +97,8 @@ struct TrainSettings {
   const char *textField;   ///< [data] text: the column of the text ("" reads as "text")
   const char *textPairField; ///< [data] text_pair: the pair's second text ("" for none)
   const char *labelField;  ///< [data] label: the column of the label ("" reads as "label")
+  TaskKind task;
+  const char *evalData;    ///< default for --eval ("" when none)
 };
 
 /// Everything the driver needs to know about the compiled model and its memory plan.
@@ -91,6 +113,8 @@ struct TrainerPlan {
   InputSlots inputs;
   TrainSettings train;
   const char *hfConfigJson;   ///< the model's Hugging Face config.json text ("" when unknown)
+  ArenaRegion masterWeights;  ///< fp32 masters of the 16-bit parameters, contiguous
+  bool lossScaling;           ///< fp16: dynamic loss scaling (loss_scaler.h) around each step
 };
 
 /// Per-call state the generated step functions read.
@@ -102,8 +126,11 @@ struct StepContext {
   float lr;          ///< learning rate of this optimizer step (after the schedule)
   int64_t step;      ///< 1-based optimizer step
   uint64_t seed;     ///< dropout seed
+  int64_t firstRow;  ///< this micro-batch's first row within the optimizer step's batch
   float *scratch;    ///< the arena's scratch region
   PlanChecker *planCheck; ///< the arena's ownership shadow with --plan-check, else null
+  float lossScale;   ///< fp16 loss scale the backward's seed is multiplied by (else unused)
+  int64_t adamStep;  ///< 1-based count of AdamW updates applied (step less skipped ones)
 };
 
 } // namespace bertc
@@ -115,3 +142,8 @@ extern const bertc::TrainerPlan kTrainerPlan;
 void bertcMicroStep(const bertc::StepContext &ctx);
 /// One AdamW update of every trainable parameter from the gradients region.
 void bertcOptimizerStep(const bertc::StepContext &ctx);
+/// The micro-step's forward with dropout off, at the micro-step's own arena offsets: writes
+/// the loss (as bertcMicroStep does) and copies the head's logits, as fp32, to `logits`:
+/// [batch, numLabels] (Classification, Regression), [batch, 2, seq] start and end logits
+/// (Span) or [batch, seq, numLabels] (TokenClassification). Touches no gradient.
+void bertcEvalStep(const bertc::StepContext &ctx, float *logits);

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""What the fit driver chooses under a VRAM budget, read from plan.json.
+
+bert-base-cased dims (bench/models/bert-base.toml), precision "auto" planned for --arch
+sm_80 (bf16), `bertc MODEL --vram V --arch sm_80 -emit=plan`:
+  1. seq 512, effective batch 32, at 6GB: the chosen plan and recompute_flops / step_flops
+     (target <= 0.10);
+  2. seq 128, effective batch 256, at 6GB: the chosen plan (target: it fits);
+  3. seq 512, batch 32, budgets from 24GB down to the smallest that fits: peak <= budget,
+     the peak never rising as the budget falls, recompute never falling;
+  4. BERT-large (24 layers), seq 512, batch 32, at 8GB: wall time of the whole fit search
+     (every candidate planned, the rematerialization solver included; target < 10 s).
+Usage: python3 bench/fit_plan.py
+"""
+import datetime
+import re
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from common import BERTC, MODELS_DIR, print_table, read_plan, require_bertc
+
+ARCH = "sm_80"
+
+
+def job(tmp, model, seq, batch):
+    """A copy of bench/models/MODEL.toml at seq_len `seq`, batch `batch`, precision auto."""
+    text = (MODELS_DIR / f"{model}.toml").read_text()
+    text = re.sub(r"seq_len = \d+", f"seq_len = {seq}", text)
+    text = re.sub(r"batch = \d+", f"batch = {batch}", text)
+    text = re.sub(r'precision = "\w+"', 'precision = "auto"', text)
+    path = Path(tmp) / f"{model}-{seq}-{batch}.toml"
+    path.write_text(text)
+    return path
+
+
+def fit(toml, vram, out):
+    """(plan.json or None when nothing fits, wall seconds) of planning `toml` at `vram`."""
+    start = time.perf_counter()
+    result = subprocess.run([str(BERTC), str(toml), "--vram", vram, "--arch", ARCH, "-emit=plan",
+                             "-o", str(out)], capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if result.returncode == 3:
+        return None, seconds
+    if result.returncode != 0:
+        raise SystemExit(f"bench: bertc {toml} --vram {vram} failed:\n{result.stderr}")
+    return read_plan(out), seconds
+
+
+def describe(plan):
+    recompute = plan["recompute_flops"] / plan["step_flops"]
+    return [f"{plan['micro_batch']} x {plan['accumulation_steps']}", plan["precision"],
+            f"{plan['peak_bytes'] / 1e9:.2f}", f"{recompute:.3f}",
+            f"{plan['estimated_step_seconds']:.3f}"]
+
+
+def main():
+    require_bertc()
+    print(f"bench/fit_plan.py  {datetime.date.today()}  bertc={BERTC}  (--arch {ARCH})")
+    header = ["case", "budget", "fits", "micro x steps", "precision", "peak GB",
+              "recompute / step flops", "est. step s", "search s"]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        def case(label, toml, vram):
+            plan, seconds = fit(toml, vram, Path(tmp) / "out")
+            cells = describe(plan) if plan else ["-"] * 5
+            rows.append([label, vram, "yes" if plan else "no", *cells, f"{seconds:.2f}"])
+            return plan
+
+        base512 = job(tmp, "bert-base", 512, 32)
+        case("base seq 512 batch 32", base512, "6GB")
+        case("base seq 128 batch 256", job(tmp, "bert-base", 128, 256), "6GB")
+        case("large seq 512 batch 32", job(tmp, "bert-large", 512, 32), "8GB")
+        print_table(header, rows)
+        print()
+
+        rows = []
+        sweep = []
+        for gb in [24, 16, 12, 10, 8, 6, 5, 4, 3.5, 3, 2.5, 2]:
+            plan = case("base seq 512 batch 32", base512, f"{gb}GB")
+            if plan is None:
+                break
+            sweep.append((gb * 1e9, plan["peak_bytes"], plan["recompute_flops"]))
+        print_table(header, rows)
+        within = all(peak <= budget for budget, peak, _ in sweep)
+        monotone = all(b[1] <= a[1] for a, b in zip(sweep, sweep[1:]))
+        recompute = all(b[2] >= a[2] for a, b in zip(sweep, sweep[1:]))
+        print(f"\npeak <= budget: {within}; peak non-increasing as the budget falls: {monotone}; "
+              f"recompute non-decreasing: {recompute}")
+
+
+if __name__ == "__main__":
+    main()

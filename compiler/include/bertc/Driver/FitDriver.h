@@ -1,0 +1,52 @@
+//===- FitDriver.h - the fastest plan that fits the budget ------*- C++ -*-===//
+//
+// `bertc model.toml --vram 6GB` decides on its own how to run the effective batch: as
+// micro-batches and accumulation steps, at a precision, keeping every activation or
+// recomputing some. Each combination is planned through the real pipeline; the fastest
+// by estimated step time whose arena fits is chosen. Flags pin any axis.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "bertc/Driver/PlanSearch.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace bertc {
+
+/// The axes of the search and the budget.
+struct FitRequest {
+  int64_t arenaBudget = 0;
+  std::optional<int64_t> microBatch; ///< pinned by --micro-batch
+  std::vector<std::string> precisions; ///< candidates, the preferred first
+  std::vector<bool> recompute = {false, true};
+  const DeviceModel *device = nullptr;
+};
+
+/// One way to run the job that fits, with its estimate.
+struct FitCandidate {
+  int64_t microBatch = 0;
+  int64_t accumulation = 0;
+  PipelineOptions options;
+  PlanOutcome outcome;
+
+  bool recomputes() const { return options.rematArenaBudget > 0; }
+  /// "micro-batch 16 x 2, bf16, recompute".
+  std::string describe() const;
+};
+
+/// Every candidate that fits, the fastest first (ties: the smaller arena); empty when
+/// nothing fits. Only the largest fitting micro-batch of each (precision, recompute)
+/// pair is kept without recomputation, as a smaller one only adds steps.
+std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitRequest &request,
+                                             mlir::MLIRContext &ctx);
+
+/// The plan chosen and up to three runners-up, with their estimates.
+void printFitChoice(llvm::ArrayRef<FitCandidate> ranked, const DeviceModel &device,
+                    llvm::raw_ostream &os);
+
+} // namespace bertc

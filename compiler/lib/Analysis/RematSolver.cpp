@@ -1,0 +1,378 @@
+//===- RematSolver.cpp - what the backward recomputes, chosen exactly -----===//
+//
+// The step's live bytes split by block. While block l runs its forward or backward,
+// each earlier block j < l holds the bytes it keeps for its own backward (held_j, fixed
+// once its forward is done), later blocks hold nothing (their backward is over, or
+// their forward has not begun), and block l has its own profile over time. So
+//     peak = max over l of (held_0 + ... + held_{l-1} + ownPeak_l),
+// and a keep set of one block matters to the others only through held and ownPeak.
+//
+//  1. Per block, every keep set of its decision nodes is simulated (simulateBlock):
+//     the clones it implies, each placed before its first backward reader, and the
+//     live bytes at every forward op, clone and backward op. Blocks with the same
+//     description share the result (BERT's layers are identical).
+//  2. Keep sets dominated in (held, ownPeak, cost) are dropped.
+//  3. A dynamic program over the blocks in order keeps the Pareto front of partial
+//     plans in (held so far, cost, peak so far), dropping those over the budget.
+//  4. The best final state (least cost, then lowest peak; or lowest peak, then least
+//     cost) is traced back to one keep set per block.
+//
+//===----------------------------------------------------------------------===//
+
+#include "bertc/Analysis/RematSolver.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <tuple>
+
+namespace bertc::remat {
+
+namespace {
+
+/// A block's keep set and what it costs the step.
+struct BlockProfile {
+  int64_t held = 0;    ///< bytes kept live while later blocks run
+  int64_t ownPeak = 0; ///< most bytes of the block's own live during its forward/backward
+  int64_t cost = 0;
+  std::vector<bool> keep;
+  std::vector<bool> recomputed;
+};
+
+/// A buffer's first and last event (inclusive) in a block's timeline.
+struct Life {
+  int begin = -1;
+  int end = -1;
+  bool exists() const { return begin >= 0; }
+};
+
+/// Simulates one block under `keep` (the output is kept whatever `keep` says). The
+/// timeline is the block's forward (one event per node) followed by its backward: for
+/// each step, the clones first needed there (in node order), then the step.
+std::optional<BlockProfile> simulateBlock(const Block &block, const std::vector<bool> &keep) {
+  const int n = int(block.nodes.size());
+  const int output = n - 1;
+  auto kept = [&](int v) { return v == output || keep[v]; };
+
+  // 1. Clones: nodes the backward reads but does not keep, and their operands in turn.
+  constexpr int kNever = std::numeric_limits<int>::max();
+  std::vector<int> firstStep(n, kNever); // first backward step that needs the node
+  std::vector<bool> needed(n, false);
+  for (int step = int(block.backward.size()) - 1; step >= 0; --step)
+    for (int read : block.backward[step].reads)
+      if (read >= 0) {
+        needed[read] = true;
+        firstStep[read] = step;
+      }
+  std::vector<bool> cloned(n, false);
+  for (int v = n - 1; v >= 0; --v) {
+    if (!needed[v] || kept(v))
+      continue;
+    if (!block.nodes[v].recomputable)
+      return std::nullopt;
+    cloned[v] = true;
+    for (int u : block.nodes[v].operands)
+      if (u >= 0) {
+        needed[u] = true;
+        firstStep[u] = std::min(firstStep[u], firstStep[v]);
+      }
+  }
+
+  // 2. The timeline's events and the backward bytes at each.
+  std::vector<int> cloneEvent(n, -1), stepEvent(block.backward.size());
+  std::vector<int64_t> backwardBytes(n, 0);
+  for (size_t step = 0; step < block.backward.size(); ++step) {
+    for (int v = 0; v < n; ++v)
+      if (cloned[v] && firstStep[v] == int(step)) {
+        cloneEvent[v] = int(backwardBytes.size());
+        backwardBytes.push_back(block.backward[step].liveBeforeBytes);
+      }
+    stepEvent[step] = int(backwardBytes.size());
+    backwardBytes.push_back(block.backward[step].liveBytes);
+  }
+  const int events = int(backwardBytes.size());
+
+  // 3. Lives: the originals, the clones and the input. A reader is a forward node, a
+  //    clone (which reads the clone of an operand if there is one) or a backward step.
+  std::vector<Life> original(n), clone(n);
+  Life input;
+  auto extend = [](Life &life, int event) { life.end = std::max(life.end, event); };
+  auto readInput = [&](int event) {
+    input.begin = 0;
+    extend(input, event);
+  };
+  auto readByClone = [&](int operand, int event) {
+    if (operand == kBlockInput)
+      readInput(event);
+    else if (cloned[operand])
+      extend(clone[operand], event);
+    else
+      extend(original[operand], event);
+  };
+  // Read by the previous block's backward, the input outlives this block's timeline.
+  if (block.inputBytes > 0 && block.inputReadByPreviousBackward)
+    input = {0, events};
+  for (int v = 0; v < n; ++v) {
+    original[v] = {v, v};
+    if (cloned[v])
+      clone[v] = {cloneEvent[v], cloneEvent[v]};
+    for (int u : block.nodes[v].operands) {
+      if (u == kBlockInput)
+        readInput(v);
+      else
+        extend(original[u], v);
+    }
+  }
+  extend(original[output], n - 1);
+  for (int v = 0; v < n; ++v)
+    if (cloned[v])
+      for (int u : block.nodes[v].operands)
+        readByClone(u, cloneEvent[v]);
+  for (size_t step = 0; step < block.backward.size(); ++step)
+    for (int read : block.backward[step].reads) {
+      if (read == kBlockInput)
+        readInput(stepEvent[step]);
+      else
+        extend(cloned[read] ? clone[read] : original[read], stepEvent[step]);
+    }
+
+  // 4. Live bytes per event; an in-place op's result shares the bytes of an operand
+  //    that dies there.
+  std::vector<int64_t> delta(events + 2, 0);
+  auto add = [&](const Life &life, int64_t bytes) {
+    if (!life.exists() || bytes == 0)
+      return;
+    delta[life.begin] += bytes;
+    delta[life.end + 1] -= bytes;
+  };
+  if (block.inputBytes > 0)
+    add(input, block.inputBytes);
+  for (int v = 0; v < n; ++v) {
+    add(original[v], block.nodes[v].bytes);
+    if (cloned[v])
+      add(clone[v], block.nodes[v].bytes);
+  }
+  auto shareInPlace = [&](int v, const Life &result, bool isClone) {
+    int u = block.nodes[v].inPlaceOperand;
+    if (u == kNoOperand)
+      return;
+    const Life *operand = &input;
+    int64_t operandBytes = block.inputBytes;
+    if (u >= 0) {
+      operand = isClone && cloned[u] ? &clone[u] : &original[u];
+      operandBytes = block.nodes[u].bytes;
+    }
+    if (operand->exists() && operand->end == result.begin &&
+        operandBytes == block.nodes[v].bytes) {
+      delta[result.begin] -= operandBytes;
+      delta[result.begin + 1] += operandBytes;
+    }
+  };
+  for (int v = 0; v < n; ++v) {
+    shareInPlace(v, original[v], false);
+    if (cloned[v])
+      shareInPlace(v, clone[v], true);
+  }
+
+  BlockProfile profile;
+  profile.keep.resize(n);
+  profile.recomputed = cloned;
+  int64_t live = 0;
+  for (int event = 0; event < events; ++event) {
+    live += delta[event];
+    profile.ownPeak = std::max(profile.ownPeak, live + backwardBytes[event]);
+  }
+  for (int v = 0; v < n; ++v) {
+    profile.keep[v] = kept(v);
+    if (cloned[v])
+      profile.cost += block.nodes[v].cost;
+    if (v != output && original[v].end >= n)
+      profile.held += block.nodes[v].bytes;
+  }
+  if (block.inputBytes > 0 && (block.inputReadByPreviousBackward || input.end >= n))
+    profile.held += block.inputBytes;
+  return profile;
+}
+
+/// Drops every item that another item is at most in all three keys (keeping the first
+/// of equal ones). `keys` gives (a, b, c); the order of the survivors is by (a, b, c).
+template <typename T, typename Keys>
+std::vector<T> paretoFront(std::vector<T> items, Keys keys) {
+  std::stable_sort(items.begin(), items.end(),
+                   [&](const T &x, const T &y) { return keys(x) < keys(y); });
+  std::map<int64_t, int64_t> staircase; // b -> least c among kept items with that b or less
+  std::vector<T> front;
+  for (T &item : items) {
+    auto [a, b, c] = keys(item);
+    auto next = staircase.upper_bound(b);
+    if (next != staircase.begin() && std::prev(next)->second <= c)
+      continue;
+    while (next != staircase.end() && next->second >= c)
+      next = staircase.erase(next);
+    staircase[b] = c;
+    front.push_back(std::move(item));
+  }
+  return front;
+}
+
+/// The nodes whose keep decision can matter: those the backward reads and, through
+/// recomputable ops, their operands. The output is always kept.
+std::vector<int> decisionNodes(const Block &block) {
+  const int n = int(block.nodes.size());
+  std::vector<bool> relevant(n, false);
+  for (const BackwardStep &step : block.backward)
+    for (int read : step.reads)
+      if (read >= 0)
+        relevant[read] = true;
+  for (int v = n - 1; v >= 0; --v)
+    if (relevant[v] && block.nodes[v].recomputable)
+      for (int u : block.nodes[v].operands)
+        if (u >= 0)
+          relevant[u] = true;
+  std::vector<int> decisions;
+  for (int v = 0; v < n - 1; ++v)
+    if (relevant[v])
+      decisions.push_back(v);
+  return decisions;
+}
+
+/// More decision nodes than this are kept outright (the cheapest to recompute per byte
+/// stay decisions), so that a block never takes more than 2^20 simulations.
+constexpr size_t kMaxDecisions = 20;
+
+/// Every useful keep set of `block`, Pareto-reduced.
+std::vector<BlockProfile> blockProfiles(const Block &block) {
+  std::vector<int> decisions = decisionNodes(block);
+  std::vector<bool> keep(block.nodes.size(), false);
+  if (decisions.size() > kMaxDecisions) {
+    std::stable_sort(decisions.begin(), decisions.end(), [&](int a, int b) {
+      const Node &x = block.nodes[a], &y = block.nodes[b];
+      return double(x.cost) * double(std::max<int64_t>(y.bytes, 1)) <
+             double(y.cost) * double(std::max<int64_t>(x.bytes, 1));
+    });
+    for (size_t i = kMaxDecisions; i < decisions.size(); ++i)
+      keep[decisions[i]] = true;
+    decisions.resize(kMaxDecisions);
+  }
+  std::vector<BlockProfile> profiles;
+  for (uint64_t mask = 0; mask < (uint64_t(1) << decisions.size()); ++mask) {
+    for (size_t i = 0; i < decisions.size(); ++i)
+      keep[decisions[i]] = (mask >> i) & 1;
+    if (std::optional<BlockProfile> profile = simulateBlock(block, keep))
+      profiles.push_back(std::move(*profile));
+  }
+  return paretoFront(std::move(profiles), [](const BlockProfile &p) {
+    return std::make_tuple(p.cost, p.held, p.ownPeak);
+  });
+}
+
+/// A block's description as numbers, so that identical blocks are solved once.
+std::vector<int64_t> blockKey(const Block &block) {
+  std::vector<int64_t> key{block.inputBytes, block.inputReadByPreviousBackward};
+  for (const Node &node : block.nodes) {
+    key.insert(key.end(), {node.bytes, node.cost, node.inPlaceOperand, node.recomputable,
+                           int64_t(node.operands.size())});
+    key.insert(key.end(), node.operands.begin(), node.operands.end());
+  }
+  for (const BackwardStep &step : block.backward) {
+    key.insert(key.end(), {step.liveBytes, step.liveBeforeBytes, int64_t(step.reads.size())});
+    key.insert(key.end(), step.reads.begin(), step.reads.end());
+  }
+  return key;
+}
+
+/// A partial plan over the first blocks.
+struct State {
+  int64_t held = 0;
+  int64_t cost = 0;
+  int64_t peak = 0;
+  int parent = -1; ///< index in the previous block's states
+  int choice = -1; ///< index in this block's profiles
+};
+
+enum class Goal { LeastCost, LowestPeak };
+
+std::optional<Solution> solve(const Chain &chain, int64_t budgetBytes, Goal goal) {
+  std::map<std::vector<int64_t>, std::vector<BlockProfile>> profilesByKey;
+  std::vector<const std::vector<BlockProfile> *> profiles;
+  for (const Block &block : chain) {
+    std::vector<int64_t> key = blockKey(block);
+    auto found = profilesByKey.find(key);
+    if (found == profilesByKey.end())
+      found = profilesByKey.emplace(std::move(key), blockProfiles(block)).first;
+    profiles.push_back(&found->second);
+  }
+
+  std::vector<std::vector<State>> states(chain.size() + 1);
+  states[0].push_back({});
+  for (size_t l = 0; l < chain.size(); ++l) {
+    std::vector<State> next;
+    for (size_t s = 0; s < states[l].size(); ++s) {
+      const State &state = states[l][s];
+      for (size_t c = 0; c < profiles[l]->size(); ++c) {
+        const BlockProfile &profile = (*profiles[l])[c];
+        int64_t peak = std::max(state.peak, state.held + profile.ownPeak);
+        if (peak > budgetBytes)
+          continue;
+        next.push_back({state.held + profile.held, state.cost + profile.cost, peak, int(s),
+                        int(c)});
+      }
+    }
+    states[l + 1] = paretoFront(std::move(next), [](const State &x) {
+      return std::make_tuple(x.cost, x.held, x.peak);
+    });
+    if (states[l + 1].empty())
+      return std::nullopt;
+  }
+
+  const std::vector<State> &last = states.back();
+  auto better = [&](const State &x, const State &y) {
+    return goal == Goal::LeastCost ? std::tie(x.cost, x.peak) < std::tie(y.cost, y.peak)
+                                   : std::tie(x.peak, x.cost) < std::tie(y.peak, y.cost);
+  };
+  int best = int(std::min_element(last.begin(), last.end(), better) - last.begin());
+  Solution solution;
+  solution.keep.resize(chain.size());
+  solution.evaluation.recomputed.resize(chain.size());
+  solution.evaluation.cost = last[best].cost;
+  solution.evaluation.peakBytes = last[best].peak;
+  for (size_t l = chain.size(); l > 0; --l) {
+    const State &state = states[l][best];
+    const BlockProfile &profile = (*profiles[l - 1])[state.choice];
+    solution.keep[l - 1] = profile.keep;
+    solution.evaluation.recomputed[l - 1] = profile.recomputed;
+    best = state.parent;
+  }
+  return solution;
+}
+
+} // namespace
+
+std::optional<Solution> solveWithinBudget(const Chain &chain, int64_t budgetBytes) {
+  return solve(chain, budgetBytes, Goal::LeastCost);
+}
+
+Solution solveLowestPeak(const Chain &chain) {
+  return *solve(chain, std::numeric_limits<int64_t>::max(), Goal::LowestPeak);
+}
+
+std::optional<Evaluation> evaluateKeepSets(const Chain &chain, const KeepSets &keep) {
+  Evaluation evaluation;
+  if (keep.size() != chain.size())
+    return std::nullopt;
+  int64_t held = 0;
+  for (size_t l = 0; l < chain.size(); ++l) {
+    if (keep[l].size() != chain[l].nodes.size())
+      return std::nullopt;
+    std::optional<BlockProfile> profile = simulateBlock(chain[l], keep[l]);
+    if (!profile)
+      return std::nullopt;
+    evaluation.cost += profile->cost;
+    evaluation.peakBytes = std::max(evaluation.peakBytes, held + profile->ownPeak);
+    evaluation.recomputed.push_back(profile->recomputed);
+    held += profile->held;
+  }
+  return evaluation;
+}
+
+} // namespace bertc::remat

@@ -1,0 +1,88 @@
+//===- FitDriver.cpp - the fastest plan that fits the budget --------------===//
+
+#include "bertc/Driver/FitDriver.h"
+
+#include "bertc/Driver/ByteSize.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+namespace bertc {
+
+std::string FitCandidate::describe() const {
+  return llvm::formatv("micro-batch {0} x {1}, {2}, {3}", microBatch, accumulation,
+                       options.precision, recomputes() ? "recompute" : "keep activations");
+}
+
+namespace {
+
+/// The micro-batches worth planning, largest first: the batch split into 1, 2, 4, ...
+/// accumulation steps (rounded up, so no step has more rows than the others).
+std::vector<int64_t> microBatchCandidates(int64_t batch) {
+  std::vector<int64_t> sizes;
+  for (int64_t steps = 1;; steps *= 2) {
+    int64_t rows = (batch + steps - 1) / steps;
+    if (sizes.empty() || rows < sizes.back())
+      sizes.push_back(rows);
+    if (rows == 1)
+      return sizes;
+  }
+}
+
+} // namespace
+
+std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitRequest &request,
+                                             MLIRContext &ctx) {
+  std::vector<int64_t> sizes =
+      request.microBatch
+          ? std::vector<int64_t>{std::min(*request.microBatch, spec.train.batch)}
+          : microBatchCandidates(spec.train.batch);
+  std::vector<FitCandidate> fitting;
+  // Plans `rows` and keeps it when it fits; says whether it did.
+  auto tryPlan = [&](int64_t rows, const PipelineOptions &options) {
+    FailureOr<PlanOutcome> outcome = planJob(
+        spec, {rows, spec.train.seqLen, spec.train.freeze, options}, *request.device, ctx);
+    if (failed(outcome) || outcome->arenaBytes > request.arenaBudget)
+      return false;
+    fitting.push_back({rows, (spec.train.batch + rows - 1) / rows, options, *outcome});
+    return true;
+  };
+  for (const std::string &precision : request.precisions) {
+    // Without recomputation the arena grows with the micro-batch: the first (largest)
+    // that fits is the only one worth keeping.
+    size_t keepingFits = sizes.size();
+    if (llvm::is_contained(request.recompute, false))
+      for (size_t i = 0; i < sizes.size() && keepingFits == sizes.size(); ++i)
+        if (tryPlan(sizes[i], {precision, 0}))
+          keepingFits = i;
+    // Recomputation buys the larger micro-batches, each at its own cost.
+    if (llvm::is_contained(request.recompute, true))
+      for (size_t i = 0; i < keepingFits; ++i)
+        tryPlan(sizes[i], {precision, request.arenaBudget});
+  }
+  std::stable_sort(fitting.begin(), fitting.end(),
+                   [](const FitCandidate &a, const FitCandidate &b) {
+                     if (a.outcome.cost.seconds != b.outcome.cost.seconds)
+                       return a.outcome.cost.seconds < b.outcome.cost.seconds;
+                     return a.outcome.arenaBytes < b.outcome.arenaBytes;
+                   });
+  return fitting;
+}
+
+void printFitChoice(ArrayRef<FitCandidate> ranked, const DeviceModel &device,
+                    raw_ostream &os) {
+  if (ranked.empty())
+    return;
+  auto line = [&](StringRef label, const FitCandidate &candidate) {
+    os << llvm::formatv("  {0,-7} {1}: {2}, est. {3:f3} s/step on {4}\n", label,
+                        candidate.describe(), formatBytes(candidate.outcome.arenaBytes),
+                        candidate.outcome.cost.seconds, device.name);
+  };
+  line("chosen", ranked.front());
+  for (const FitCandidate &runnerUp : ranked.drop_front().take_front(3))
+    line("also", runnerUp);
+}
+
+} // namespace bertc

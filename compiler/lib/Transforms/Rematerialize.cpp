@@ -1,0 +1,206 @@
+//===- Rematerialize.cpp - recompute in the backward to meet a budget -----===//
+//
+// Chooses what the backward recomputes (see Passes.td): the chain model and the exact
+// solver propose, the real planner (on a copy of the module) decides, and the chosen
+// ops are cloned into the backward before their first readers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "bertc/Analysis/RematChain.h"
+#include "bertc/Analysis/StepMemory.h"
+#include "bertc/Transforms/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace bertc {
+#define GEN_PASS_DEF_REMATERIALIZE
+#include "bertc/Transforms/Passes.h.inc"
+} // namespace bertc
+
+using namespace mlir;
+
+namespace {
+
+/// Solver runs after the first, each with the model's budget lowered by what the real
+/// plan exceeded: the model misses alignment and packing gaps, a few percent.
+constexpr int kMaxTightenings = 8;
+
+/// The forward values a solution recomputes, in forward order.
+SmallVector<Value> recomputedValues(const bertc::RematChain &model,
+                                    const bertc::remat::Evaluation &evaluation) {
+  SmallVector<Value> values;
+  for (auto [blockValues, recomputed] : llvm::zip(model.values, evaluation.recomputed))
+    for (auto [value, isRecomputed] : llvm::zip(blockValues, recomputed))
+      if (isRecomputed)
+        values.push_back(value);
+  return values;
+}
+
+/// Clones the op of each of `values` (in forward order) just before its first reader in
+/// the backward, a reader being a backward op or the clone of another of `values`, and
+/// makes the backward read the clones. Returns the clones.
+SmallVector<Operation *> cloneIntoBackward(Block &body, ArrayRef<Value> values) {
+  llvm::DenseSet<Operation *> forward = bertc::forwardOpsOf(body);
+  forward.insert(body.getTerminator()); // the returned loss is never recomputed
+  llvm::DenseMap<Operation *, unsigned> position;
+  for (auto [index, op] : llvm::enumerate(body))
+    position[&op] = unsigned(index);
+  auto earlier = [&](Operation *a, Operation *b) {
+    return !b || (a && position[a] < position[b]);
+  };
+  // 1. Where each clone goes: before its first backward reader or before the place of
+  //    a clone that reads it, found from the last value back.
+  llvm::DenseMap<Value, Operation *> place;
+  llvm::DenseSet<Operation *> recomputedOps;
+  for (Value value : values)
+    recomputedOps.insert(value.getDefiningOp());
+  for (Value value : llvm::reverse(values)) {
+    Operation *first = nullptr;
+    for (Operation *user : value.getUsers()) {
+      Operation *candidate = !forward.contains(user) ? user
+                             : recomputedOps.contains(user) ? place.lookup(user->getResult(0))
+                                                             : nullptr;
+      if (candidate && earlier(candidate, first))
+        first = candidate;
+    }
+    place[value] = first;
+  }
+  // 2. Clone in forward order (operands before their readers at the same place).
+  IRMapping clones;
+  SmallVector<Operation *> created;
+  OpBuilder builder(body.getParentOp()->getContext());
+  for (Value value : values) {
+    Operation *before = place.lookup(value);
+    if (!before)
+      continue;
+    builder.setInsertionPoint(before);
+    Operation *clone = builder.clone(*value.getDefiningOp(), clones);
+    value.replaceUsesWithIf(clone->getResult(0), [&](OpOperand &use) {
+      return !forward.contains(use.getOwner()) && use.getOwner() != clone;
+    });
+    created.push_back(clone);
+  }
+  return created;
+}
+
+/// The arena a module plans to and where its activations begin.
+struct PlannedArena {
+  int64_t arenaBytes = 0;
+  int64_t activationsBegin = 0;
+};
+
+struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
+  using RematerializeBase::RematerializeBase;
+
+  void runOnOperation() override {
+    if (arenaBudget <= 0)
+      return;
+    ModuleOp module = getOperation();
+    FailureOr<func::FuncOp> microStep = bertc::getMicroStep(module);
+    FailureOr<bertc::DimBounds> bounds = bertc::getDimBounds(module);
+    if (failed(microStep) || failed(bounds))
+      return signalPassFailure();
+    Block &body = microStep->getBody().front();
+    FailureOr<PlannedArena> asIs = planWith({});
+    if (failed(asIs))
+      return signalPassFailure();
+    if (asIs->arenaBytes <= arenaBudget)
+      return;
+    // The model reads the backward in the order the scheduler gives it (which, for
+    // one, accumulates each weight gradient as soon as it exists); the scheduler runs
+    // again after the clones are placed.
+    OpPassManager schedule(ModuleOp::getOperationName());
+    schedule.addPass(bertc::createScheduleForMemory());
+    if (failed(runPipeline(schedule, module)))
+      return signalPassFailure();
+    // A step that does not read as a chain keeps everything; the driver reports it.
+    FailureOr<bertc::RematChain> model =
+        bertc::buildRematChain(body, *bounds, bertc::cpuDeviceModel());
+    if (failed(model))
+      return;
+    FailureOr<SmallVector<Value>> chosen = search(*model, *asIs);
+    if (failed(chosen))
+      return signalPassFailure();
+    if (chosen->empty())
+      return;
+    record(cloneIntoBackward(body, *chosen), *bounds);
+  }
+
+  /// The cheapest recomputation whose real plan fits; if none does, the one whose plan
+  /// is smallest (empty if none beats keeping everything).
+  FailureOr<SmallVector<Value>> search(const bertc::RematChain &model,
+                                       const PlannedArena &asIs) {
+    SmallVector<Value> best;
+    int64_t bestArena = asIs.arenaBytes;
+    int64_t modelBudget = arenaBudget - asIs.activationsBegin;
+    for (int attempt = 0; attempt <= kMaxTightenings; ++attempt) {
+      std::optional<bertc::remat::Solution> solution;
+      if (modelBudget > 0)
+        solution = bertc::remat::solveWithinBudget(model.chain, modelBudget);
+      bool lowestPeak = !solution;
+      if (lowestPeak)
+        solution = bertc::remat::solveLowestPeak(model.chain);
+      SmallVector<Value> values = recomputedValues(model, solution->evaluation);
+      FailureOr<PlannedArena> planned = planWith(values);
+      if (failed(planned))
+        return failure();
+      if (planned->arenaBytes < bestArena) {
+        best = values;
+        bestArena = planned->arenaBytes;
+      }
+      if (planned->arenaBytes <= arenaBudget || lowestPeak)
+        break;
+      modelBudget = std::min(solution->evaluation.peakBytes - 1,
+                             modelBudget - (planned->arenaBytes - arenaBudget));
+    }
+    return best;
+  }
+
+  /// Plans a copy of the module with `values` recomputed, through the real scheduler
+  /// and planner. The copy is nested in the module while it is planned (a pass may run
+  /// a pipeline only on what it owns), then erased.
+  FailureOr<PlannedArena> planWith(ArrayRef<Value> values) {
+    ModuleOp module = getOperation();
+    IRMapping mapping;
+    auto copy = cast<ModuleOp>(module->clone(mapping));
+    module.getBody()->push_back(copy);
+    SmallVector<Value> copiedValues;
+    for (Value value : values)
+      copiedValues.push_back(mapping.lookup(value));
+    Block &body = (*bertc::getMicroStep(copy)).getBody().front();
+    cloneIntoBackward(body, copiedValues);
+    OpPassManager pipeline(ModuleOp::getOperationName());
+    pipeline.addPass(bertc::createScheduleForMemory());
+    pipeline.addPass(bertc::createPlanBuffers());
+    LogicalResult planned = runPipeline(pipeline, copy);
+    PlannedArena arena{bertc::getPlanInteger(copy, "arena_bytes"),
+                       bertc::getPlanRegion(copy, "activations").offset};
+    copy.erase();
+    if (failed(planned))
+      return failure();
+    return arena;
+  }
+
+  /// `bert.recompute`: one entry per clone, with its FLOPs per micro-step.
+  void record(ArrayRef<Operation *> clones, bertc::DimBounds bounds) {
+    Builder b(&getContext());
+    SmallVector<Attribute> entries;
+    for (Operation *clone : clones) {
+      std::string name, origin;
+      bertc::describeLocation(clone->getLoc(), name, origin);
+      auto costly = dyn_cast<bert::CostOpInterface>(clone);
+      int64_t flops =
+          costly ? int64_t(costly.estimateFlops(bounds.maxBatch, bounds.maxSeq)) : 0;
+      entries.push_back(b.getDictionaryAttr({
+          b.getNamedAttr("op", b.getStringAttr(clone->getName().getStringRef())),
+          b.getNamedAttr("name", b.getStringAttr(name)),
+          b.getNamedAttr("origin", b.getStringAttr(origin)),
+          b.getNamedAttr("flops", b.getI64IntegerAttr(flops)),
+      }));
+    }
+    getOperation()->setAttr("bert.recompute", b.getArrayAttr(entries));
+  }
+};
+
+} // namespace

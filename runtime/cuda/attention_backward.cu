@@ -1,0 +1,167 @@
+// The fused attention backward. Nothing of size [seq, seq] is stored: the probabilities
+// are recomputed from the scores and the forward's row statistics (p = exp(s - m) / l).
+// With P the probabilities, z the dropout factors (keptScale or 0) and dctx the incoming
+// gradient, per (sequence, head):
+//   dv_j = sum_i P_ij z_ij dctx_i
+//   dP_ij = z_ij (dctx_i · v_j)
+//   dS_ij = P_ij (dP_ij - r_i) / sqrt(d),   r_i = sum_j P_ij dP_ij = dctx_i · ctx_i
+//   dq_i = sum_j dS_ij k_j,   dk_j = sum_i dS_ij q_i
+// (r_i = dctx_i · ctx_i because ctx_i = sum_j P_ij z_ij v_j.) Three kernels:
+//   1. r_i for every row, into the statistics;
+//   2. key-owned: a thread row holds k_j and v_j, streams query tiles (q, dctx) through
+//      shared memory and accumulates dk_j and dv_j in registers;
+//   3. query-owned: a thread row holds q_i and dctx_i, streams key tiles (k, v) and
+//      accumulates dq_i.
+// Splitting dq from dk/dv recomputes the scores twice but needs no atomics and no fp32 dq
+// buffer, and every sum runs in a fixed order.
+#include "bertc/runtime/cuda_check.h"
+#include "bertc/runtime/cuda_kernels.h"
+
+#include "attention_common.cuh"
+#include "launch.cuh"
+
+namespace bertc::cuda {
+
+namespace attention {
+namespace {
+template <typename T> __global__ void rowTermKernel(const T *dctx, const T *ctx, Params p) {
+  const int64_t rows = p.batch * p.heads * p.seq;
+  for (int64_t row = gridStrideBegin(); row < rows; row += gridStride()) {
+    const int64_t i = row % p.seq, h = (row / p.seq) % p.heads, b = row / (p.seq * p.heads);
+    const int64_t offset = p.tokenOffset(b, i, h);
+    float sum = 0.0f;
+    for (int64_t c = 0; c < p.headDim; ++c)
+      sum += loadFloat(dctx + offset + c) * loadFloat(ctx + offset + c);
+    p.dctxDotCtx[row] = sum;
+  }
+}
+
+template <typename T, int D>
+__global__ void __launch_bounds__(kThreads)
+    keyValueGradKernel(const T *dctx, const T *q, const T *k, const T *v, const int32_t *mask,
+                       T *dk, T *dv, Params p) {
+  using Layout = HeadLayout<D>;
+  __shared__ __align__(16) float queries[kTile * Layout::kRowFloats];
+  __shared__ __align__(16) float outputGrads[kTile * Layout::kRowFloats];
+  __shared__ float tileRowMax[kTile], tileRowSumInverse[kTile], tileRowTerm[kTile];
+  const int64_t b = blockIdx.z, h = blockIdx.y;
+  const int part = threadIdx.x % Layout::kLanesPerRow;
+  const int64_t j =
+      int64_t(blockIdx.x) * Layout::kRowsPerBlock + threadIdx.x / Layout::kLanesPerRow;
+  const bool exists = j < p.seq;
+
+  float key[kDimsPerThread], value[kDimsPerThread];
+  float keyGrad[kDimsPerThread] = {}, valueGrad[kDimsPerThread] = {};
+  loadSlice(k, p, b, j, h, part, exists, key);
+  loadSlice(v, p, b, j, h, part, exists, value);
+  const float bias = exists ? keyMaskBias(mask, p, b, j) : 0.0f;
+  for (int64_t first = 0; first < p.seq; first += kTile) {
+    __syncthreads(); // the previous tile is consumed
+    loadTile<D>(q, p, b, h, first, queries);
+    loadTile<D>(dctx, p, b, h, first, outputGrads);
+    if (threadIdx.x < kTile && first + threadIdx.x < p.seq) {
+      const int64_t stat = p.statIndex(b, h, first + threadIdx.x);
+      tileRowMax[threadIdx.x] = p.rowMax[stat];
+      tileRowSumInverse[threadIdx.x] = p.rowSumInverse[stat];
+      tileRowTerm[threadIdx.x] = p.dctxDotCtx[stat];
+    }
+    __syncthreads();
+
+    const int count = p.seq - first < kTile ? int(p.seq - first) : kTile;
+    const uint32_t kept =
+        keepBits<D>(p, b, p.dropoutIndex(h, first, j), uint64_t(p.seq), count, part);
+    for (int ii = 0; ii < count; ++ii) {
+      const float score =
+          maskedScore(rowSum<D>(dotSlice(key, tileSlice<D>(queries, ii, part))), p.scale, bias);
+      const float prob = expf(score - tileRowMax[ii]) * tileRowSumInverse[ii];
+      const float factor = dropoutFactor(p, kept, ii);
+      const float *outputGrad = tileSlice<D>(outputGrads, ii, part);
+      axpySlice(valueGrad, prob * factor, outputGrad);
+      const float probGrad = rowSum<D>(dotSlice(value, outputGrad)) * factor;
+      const float scoreGrad = prob * (probGrad - tileRowTerm[ii]) * p.scale;
+      axpySlice(keyGrad, scoreGrad, tileSlice<D>(queries, ii, part));
+    }
+  }
+  if (!exists)
+    return;
+  storeSlice(dk, p, b, j, h, part, keyGrad, 1.0f);
+  storeSlice(dv, p, b, j, h, part, valueGrad, 1.0f);
+}
+
+template <typename T, int D>
+__global__ void __launch_bounds__(kThreads)
+    queryGradKernel(const T *dctx, const T *q, const T *k, const T *v, const int32_t *mask, T *dq,
+                    Params p) {
+  using Layout = HeadLayout<D>;
+  __shared__ __align__(16) float keys[kTile * Layout::kRowFloats];
+  __shared__ __align__(16) float values[kTile * Layout::kRowFloats];
+  __shared__ float keyBias[kTile];
+  const int64_t b = blockIdx.z, h = blockIdx.y;
+  const int part = threadIdx.x % Layout::kLanesPerRow;
+  const int64_t i =
+      int64_t(blockIdx.x) * Layout::kRowsPerBlock + threadIdx.x / Layout::kLanesPerRow;
+  const bool exists = i < p.seq;
+
+  float query[kDimsPerThread], outputGrad[kDimsPerThread], queryGrad[kDimsPerThread] = {};
+  loadSlice(q, p, b, i, h, part, exists, query);
+  loadSlice(dctx, p, b, i, h, part, exists, outputGrad);
+  // A row that does not exist gets probabilities 0 (and its results are not stored).
+  const int64_t stat = exists ? p.statIndex(b, h, i) : 0;
+  const float rowMax = exists ? p.rowMax[stat] : 0.0f;
+  const float rowSumInverse = exists ? p.rowSumInverse[stat] : 0.0f;
+  const float rowTerm = exists ? p.dctxDotCtx[stat] : 0.0f;
+  for (int64_t first = 0; first < p.seq; first += kTile) {
+    __syncthreads(); // the previous tile is consumed
+    loadTile<D>(k, p, b, h, first, keys);
+    loadTile<D>(v, p, b, h, first, values);
+    if (threadIdx.x < kTile && first + threadIdx.x < p.seq)
+      keyBias[threadIdx.x] = keyMaskBias(mask, p, b, first + threadIdx.x);
+    __syncthreads();
+
+    const int count = p.seq - first < kTile ? int(p.seq - first) : kTile;
+    const uint32_t kept = keepBits<D>(p, b, p.dropoutIndex(h, i, first), 1, count, part);
+    for (int jj = 0; jj < count; ++jj) {
+      const float *keySlice = tileSlice<D>(keys, jj, part);
+      const float score = maskedScore(rowSum<D>(dotSlice(query, keySlice)), p.scale, keyBias[jj]);
+      const float prob = expf(score - rowMax) * rowSumInverse;
+      const float factor = dropoutFactor(p, kept, jj);
+      const float probGrad =
+          rowSum<D>(dotSlice(outputGrad, tileSlice<D>(values, jj, part))) * factor;
+      axpySlice(queryGrad, prob * (probGrad - rowTerm) * p.scale, keySlice);
+    }
+  }
+  if (exists)
+    storeSlice(dq, p, b, i, h, part, queryGrad, 1.0f);
+}
+} // namespace
+} // namespace attention
+
+template <typename T>
+void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const int32_t *mask,
+                       const T *ctx, float *stats, T *dq, T *dk, T *dv, int64_t batch, int64_t seq,
+                       int64_t hidden, int64_t heads, float dropoutRate, const DropoutKey &key,
+                       cudaStream_t stream) {
+  using namespace attention;
+  const Params p = makeParams(batch, seq, hidden, heads, dropoutRate, key, stats);
+  if (batch == 0 || seq == 0)
+    return;
+  rowTermKernel<<<gridFor(batch * heads * seq), kElementwiseThreads, 0, stream>>>(dctx, ctx, p);
+  BERTC_CUDA_CHECK_LAUNCH();
+  dispatchHeadDim(p.headDim, [&](auto headDim) {
+    constexpr int D = decltype(headDim)::value;
+    keyValueGradKernel<T, D>
+        <<<rowGrid<D>(p), kThreads, 0, stream>>>(dctx, q, k, v, mask, dk, dv, p);
+    BERTC_CUDA_CHECK_LAUNCH();
+    queryGradKernel<T, D><<<rowGrid<D>(p), kThreads, 0, stream>>>(dctx, q, k, v, mask, dq, p);
+    BERTC_CUDA_CHECK_LAUNCH();
+  });
+}
+
+#define INSTANTIATE(T)                                                                             \
+  template void attentionBackward(const T *, const T *, const T *, const T *, const int32_t *,     \
+                                  const T *, float *, T *, T *, T *, int64_t, int64_t, int64_t,    \
+                                  int64_t, float, const DropoutKey &, cudaStream_t);
+BERTC_CUDA_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
+#undef INSTANTIATE
+
+} // namespace bertc::cuda

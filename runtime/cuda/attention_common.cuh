@@ -1,0 +1,218 @@
+// Internal to the fused attention kernels (attention_forward.cu, attention_backward.cu): the
+// thread layout, tile loads, slice arithmetic and dropout bits they share.
+//
+// Layout. A head row (one token's headDim values of one head) is split into slices of
+// kDimsPerThread dims, one per thread: the kLanesPerRow = D / kDimsPerThread adjacent lanes
+// of a warp that share a row each hold one slice in registers, and combine partial dot
+// products with a butterfly shuffle (identical result in every lane). D, the head dimension
+// rounded up to 32, 64 or 128, is a template parameter so the slices stay in registers;
+// dims beyond the real headDim are zero. Rows of the other operand stream through shared
+// memory kTile at a time, each slice padded by 4 floats so the lanes of one row, reading
+// the same element of different slices, hit different banks.
+#pragma once
+
+#include "bertc/runtime/counter_rng.h"
+#include "bertc/runtime/cuda_kernels.h"
+
+#include "device_storage.cuh"
+
+#include <cfloat>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+namespace bertc::cuda::attention {
+
+constexpr int kThreads = 128;
+constexpr int kDimsPerThread = 32;
+constexpr int kTile = 32;
+constexpr int kSliceFloats = kDimsPerThread + 4;
+
+template <int D> struct HeadLayout {
+  static constexpr int kLanesPerRow = D / kDimsPerThread;
+  /// Rows (queries or keys) a block owns.
+  static constexpr int kRowsPerBlock = kThreads / kLanesPerRow;
+  /// Floats of one row in a shared tile.
+  static constexpr int kRowFloats = kLanesPerRow * kSliceFloats;
+};
+
+/// The shape of one attention call, its dropout and where its row statistics live.
+struct Params {
+  int64_t batch, seq, hidden, heads, headDim;
+  float scale; ///< 1 / sqrt(headDim)
+  float dropoutRate;
+  float keptScale; ///< 1 / (1 - dropoutRate)
+  DropoutKey key;
+  float *rowMax;        ///< [batch, heads, seq]: max over keys of the scores
+  float *rowSumInverse; ///< [batch, heads, seq]: 1 / sum over keys of exp(score - rowMax)
+  float *dctxDotCtx;    ///< [batch, heads, seq]: dctx · ctx, the backward's row term
+
+  /// Offset of head h of token i of sequence b in a [batch, seq, hidden] tensor.
+  __device__ int64_t tokenOffset(int64_t b, int64_t i, int64_t h) const {
+    return (b * seq + i) * hidden + h * headDim;
+  }
+  /// Index of row i of head h of sequence b in the statistics.
+  __device__ int64_t statIndex(int64_t b, int64_t h, int64_t i) const {
+    return (b * heads + h) * seq + i;
+  }
+  /// Dropout index of probability (i, j) of head h within its batch row (as the CPU twin).
+  __device__ uint64_t dropoutIndex(int64_t h, int64_t i, int64_t j) const {
+    return uint64_t((h * seq + i) * seq + j);
+  }
+};
+
+/// Checks the shape and lays the statistics out in `stats` (attentionStatsFloats floats).
+inline Params makeParams(int64_t batch, int64_t seq, int64_t hidden, int64_t heads,
+                         float dropoutRate, const DropoutKey &key, float *stats) {
+  if (heads <= 0 || hidden % heads != 0 || hidden / heads > kMaxAttentionHeadDim)
+    throw std::invalid_argument(
+        "attention: hidden " + std::to_string(hidden) + " over " + std::to_string(heads) +
+        " heads needs a head dimension of at most " + std::to_string(kMaxAttentionHeadDim));
+  if (heads > 65535 || batch > 65535)
+    throw std::invalid_argument("attention: at most 65535 heads and sequences per call");
+  const int64_t rows = batch * heads * seq;
+  const int64_t headDim = hidden / heads;
+  return {batch,        seq,
+          hidden,       heads,
+          headDim,      1.0f / std::sqrt(float(headDim)),
+          dropoutRate,  dropoutRate > 0.0f ? 1.0f / (1.0f - dropoutRate) : 1.0f,
+          key,          stats,
+          stats + rows, stats + 2 * rows};
+}
+
+/// Calls launch(std::integral_constant<int, D>{}) with D the head dimension rounded up to
+/// the next instantiated size.
+template <typename Launch> void dispatchHeadDim(int64_t headDim, const Launch &launch) {
+  if (headDim <= 32)
+    launch(std::integral_constant<int, 32>{});
+  else if (headDim <= 64)
+    launch(std::integral_constant<int, 64>{});
+  else
+    launch(std::integral_constant<int, 128>{});
+}
+
+/// The grid of a kernel whose blocks own kRowsPerBlock rows of one (head, sequence).
+template <int D> dim3 rowGrid(const Params &p) {
+  constexpr int rows = HeadLayout<D>::kRowsPerBlock;
+  return dim3(unsigned((p.seq + rows - 1) / rows), unsigned(p.heads), unsigned(p.batch));
+}
+
+/// The thread's slice (`part`) of head row (b, i, h) of x; zeros beyond headDim or when
+/// the row does not exist.
+template <typename T>
+__device__ void loadSlice(const T *x, const Params &p, int64_t b, int64_t i, int64_t h, int part,
+                          bool exists, float (&slice)[kDimsPerThread]) {
+  const int64_t begin = part * kDimsPerThread;
+  const T *row = x + (exists ? p.tokenOffset(b, i, h) : 0);
+#pragma unroll
+  for (int c = 0; c < kDimsPerThread; ++c)
+    slice[c] = exists && begin + c < p.headDim ? loadFloat(row + begin + c) : 0.0f;
+}
+
+/// Stores the thread's slice of head row (b, i, h) of x (the dims below headDim).
+template <typename T>
+__device__ void storeSlice(T *x, const Params &p, int64_t b, int64_t i, int64_t h, int part,
+                           const float (&slice)[kDimsPerThread], float factor) {
+  const int64_t begin = part * kDimsPerThread;
+  T *row = x + p.tokenOffset(b, i, h);
+#pragma unroll
+  for (int c = 0; c < kDimsPerThread; ++c)
+    if (begin + c < p.headDim)
+      storeFloat(row + begin + c, slice[c] * factor);
+}
+
+/// All threads of the block: rows [first, first + kTile) of head h of sequence b of x into
+/// the shared `tile` (kTile rows of kRowFloats), zeros beyond seq and headDim. Consecutive
+/// threads read consecutive dims of a row, so the loads coalesce.
+template <int D, typename T>
+__device__ void loadTile(const T *x, const Params &p, int64_t b, int64_t h, int64_t first,
+                         float *tile) {
+  for (int e = threadIdx.x; e < kTile * D; e += kThreads) {
+    const int r = e / D, c = e % D;
+    const int64_t i = first + r;
+    const float value =
+        i < p.seq && c < p.headDim ? loadFloat(x + p.tokenOffset(b, i, h) + c) : 0.0f;
+    tile[r * HeadLayout<D>::kRowFloats + (c / kDimsPerThread) * kSliceFloats + c % kDimsPerThread] =
+        value;
+  }
+}
+
+/// The slice `part` of row r of a shared tile.
+template <int D> __device__ const float *tileSlice(const float *tile, int r, int part) {
+  return tile + r * HeadLayout<D>::kRowFloats + part * kSliceFloats;
+}
+
+/// Partial dot product of a register slice with a shared slice (four independent sums, so
+/// the multiply-adds overlap; 16-byte shared loads).
+__device__ __forceinline__ float dotSlice(const float (&a)[kDimsPerThread], const float *b) {
+  float sums[4] = {};
+#pragma unroll
+  for (int c = 0; c < kDimsPerThread; c += 4) {
+    const float4 b4 = *reinterpret_cast<const float4 *>(b + c);
+    sums[0] += a[c] * b4.x;
+    sums[1] += a[c + 1] * b4.y;
+    sums[2] += a[c + 2] * b4.z;
+    sums[3] += a[c + 3] * b4.w;
+  }
+  return (sums[0] + sums[1]) + (sums[2] + sums[3]);
+}
+
+/// acc += alpha * b, b a shared slice.
+__device__ __forceinline__ void axpySlice(float (&acc)[kDimsPerThread], float alpha,
+                                          const float *b) {
+#pragma unroll
+  for (int c = 0; c < kDimsPerThread; c += 4) {
+    const float4 b4 = *reinterpret_cast<const float4 *>(b + c);
+    acc[c] += alpha * b4.x;
+    acc[c + 1] += alpha * b4.y;
+    acc[c + 2] += alpha * b4.z;
+    acc[c + 3] += alpha * b4.w;
+  }
+}
+
+/// The sum of `partial` over the kLanesPerRow lanes of one row.
+template <int D> __device__ __forceinline__ float rowSum(float partial) {
+#pragma unroll
+  for (int offset = 1; offset < HeadLayout<D>::kLanesPerRow; offset *= 2)
+    partial += __shfl_xor_sync(0xffffffffu, partial, offset);
+  return partial;
+}
+
+/// A scaled, masked score, computed the same way (one rounding) in every kernel, so the
+/// backward's recomputed probabilities match the forward's statistics.
+__device__ __forceinline__ float maskedScore(float dot, float scale, float maskBias) {
+  return __fmaf_rn(dot, scale, maskBias);
+}
+
+/// The additive mask of key j: -FLT_MAX (torch.finfo(float32).min) where mask[b, j] == 0.
+__device__ __forceinline__ float keyMaskBias(const int32_t *mask, const Params &p, int64_t b,
+                                             int64_t j) {
+  return mask[b * p.seq + j] == 0 ? -FLT_MAX : 0.0f;
+}
+
+/// Bit t (t < count) says whether dropout keeps the probability with index
+/// firstIndex + t * indexStep in batch row b. The kLanesPerRow lanes of a row share the
+/// work (lane `part` draws t = part, part + kLanesPerRow, ...) and merge their bits.
+/// All bits are set without dropout.
+template <int D>
+__device__ uint32_t keepBits(const Params &p, int64_t b, uint64_t firstIndex, uint64_t indexStep,
+                             int count, int part) {
+  if (p.dropoutRate == 0.0f)
+    return 0xffffffffu;
+  uint32_t bits = 0;
+  for (int t = part; t < count; t += HeadLayout<D>::kLanesPerRow)
+    if (dropoutKeep(p.key, b, firstIndex + uint64_t(t) * indexStep, p.dropoutRate))
+      bits |= 1u << t;
+#pragma unroll
+  for (int offset = 1; offset < HeadLayout<D>::kLanesPerRow; offset *= 2)
+    bits |= __shfl_xor_sync(0xffffffffu, bits, offset);
+  return bits;
+}
+
+/// The dropout factor of bit t: keptScale when kept, 0 when dropped.
+__device__ __forceinline__ float dropoutFactor(const Params &p, uint32_t bits, int t) {
+  return (bits >> t) & 1u ? p.keptScale : 0.0f;
+}
+
+} // namespace bertc::cuda::attention

@@ -1,0 +1,110 @@
+// The fused attention forward: ctx = dropout(softmax(q k^T / sqrt(d) + maskBias)) v per head,
+// without ever forming the [seq, seq] matrix (flash-attention style). A block owns
+// kRowsPerBlock queries of one (head, sequence); per query (its lanes, attention_common.cuh):
+//   1. per tile of kTile keys (k and v tiles in shared memory): the tile's scores, their
+//      maximum, and the running maximum m;
+//   2. rescale the running sum l and the running output acc by exp(m_old - m_new) (online
+//      softmax), then for each key: p = exp(s - m), l += p, acc += dropout(p) v;
+//   3. ctx = acc / l. m and 1 / l are saved for the backward, which recomputes p from them.
+// Dropout multiplies the unnormalised p, which equals dropping the normalised probability
+// since the mask factor and 1 / l commute. Keys past seq score -inf; masked keys
+// -FLT_MAX as on the CPU (so a row with every key masked averages all of them).
+#include "bertc/runtime/cuda_check.h"
+#include "bertc/runtime/cuda_kernels.h"
+
+#include "attention_common.cuh"
+
+namespace bertc::cuda {
+
+namespace attention {
+namespace {
+template <typename T, int D>
+__global__ void __launch_bounds__(kThreads)
+    forwardKernel(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx, Params p) {
+  using Layout = HeadLayout<D>;
+  __shared__ __align__(16) float keys[kTile * Layout::kRowFloats];
+  __shared__ __align__(16) float values[kTile * Layout::kRowFloats];
+  __shared__ float keyBias[kTile];
+  const int64_t b = blockIdx.z, h = blockIdx.y;
+  const int part = threadIdx.x % Layout::kLanesPerRow;
+  const int64_t i =
+      int64_t(blockIdx.x) * Layout::kRowsPerBlock + threadIdx.x / Layout::kLanesPerRow;
+  const bool exists = i < p.seq;
+
+  float query[kDimsPerThread], acc[kDimsPerThread] = {};
+  loadSlice(q, p, b, i, h, part, exists, query);
+  float runningMax = -INFINITY, runningSum = 0.0f;
+  for (int64_t first = 0; first < p.seq; first += kTile) {
+    __syncthreads(); // the previous tile is consumed
+    loadTile<D>(k, p, b, h, first, keys);
+    loadTile<D>(v, p, b, h, first, values);
+    if (threadIdx.x < kTile) {
+      const int64_t j = first + threadIdx.x;
+      keyBias[threadIdx.x] = j < p.seq ? keyMaskBias(mask, p, b, j) : -INFINITY;
+    }
+    __syncthreads();
+
+    float scores[kTile];
+    float tileMax = -INFINITY;
+#pragma unroll
+    for (int jj = 0; jj < kTile; ++jj) {
+      scores[jj] = maskedScore(rowSum<D>(dotSlice(query, tileSlice<D>(keys, jj, part))), p.scale,
+                               keyBias[jj]);
+      tileMax = fmaxf(tileMax, scores[jj]);
+    }
+    // The first tile always holds a real key, so newMax is finite and exp(-inf) = 0 clears
+    // nothing that matters.
+    const float newMax = fmaxf(runningMax, tileMax);
+    const float correction = expf(runningMax - newMax);
+    runningSum *= correction;
+#pragma unroll
+    for (int c = 0; c < kDimsPerThread; ++c)
+      acc[c] *= correction;
+    const uint32_t kept = keepBits<D>(p, b, p.dropoutIndex(h, i, first), 1, kTile, part);
+#pragma unroll
+    for (int jj = 0; jj < kTile; ++jj) {
+      const float prob = expf(scores[jj] - newMax);
+      runningSum += prob;
+      axpySlice(acc, prob * dropoutFactor(p, kept, jj), tileSlice<D>(values, jj, part));
+    }
+    runningMax = newMax;
+  }
+  if (!exists)
+    return;
+  const float inverseSum = 1.0f / runningSum;
+  storeSlice(ctx, p, b, i, h, part, acc, inverseSum);
+  if (part == 0) {
+    p.rowMax[p.statIndex(b, h, i)] = runningMax;
+    p.rowSumInverse[p.statIndex(b, h, i)] = inverseSum;
+  }
+}
+} // namespace
+} // namespace attention
+
+int64_t attentionStatsFloats(int64_t batch, int64_t heads, int64_t seq) {
+  return 3 * batch * heads * seq;
+}
+
+template <typename T>
+void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx, float *stats,
+                      int64_t batch, int64_t seq, int64_t hidden, int64_t heads, float dropoutRate,
+                      const DropoutKey &key, cudaStream_t stream) {
+  using namespace attention;
+  const Params p = makeParams(batch, seq, hidden, heads, dropoutRate, key, stats);
+  if (batch == 0 || seq == 0)
+    return;
+  dispatchHeadDim(p.headDim, [&](auto headDim) {
+    constexpr int D = decltype(headDim)::value;
+    forwardKernel<T, D><<<rowGrid<D>(p), kThreads, 0, stream>>>(q, k, v, mask, ctx, p);
+    BERTC_CUDA_CHECK_LAUNCH();
+  });
+}
+
+#define INSTANTIATE(T)                                                                             \
+  template void attentionForward(const T *, const T *, const T *, const int32_t *, T *, float *,   \
+                                 int64_t, int64_t, int64_t, int64_t, float, const DropoutKey &,    \
+                                 cudaStream_t);
+BERTC_CUDA_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
+#undef INSTANTIATE
+
+} // namespace bertc::cuda

@@ -1,0 +1,49 @@
+// Bias CUDA kernels: adding a bias to every row (where no GEMM epilogue does it) and the bias
+// gradient, a deterministic column sum (column_sums.cuh).
+#include "bertc/runtime/cuda_check.h"
+#include "bertc/runtime/cuda_kernels.h"
+
+#include "column_sums.cuh"
+#include "device_storage.cuh"
+#include "launch.cuh"
+
+namespace bertc::cuda {
+
+namespace {
+template <typename T>
+__global__ void biasAddKernel(T *y, const T *bias, int64_t rows, int64_t cols) {
+  const int64_t n = rows * cols;
+  for (int64_t i = gridStrideBegin(); i < n; i += gridStride())
+    storeFloat(y + i, loadFloat(y + i) + loadFloat(bias + i % cols));
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kColumnSumsThreads)
+    biasBackwardKernel(const T *dy, float *db, int64_t rows, int64_t out) {
+  const auto valuesAt = [dy, out](int64_t r, int64_t c, float(&values)[1]) {
+    values[0] = loadFloat(dy + r * out + c);
+  };
+  float *const outputs[1] = {db};
+  columnSums<1>(valuesAt, rows, out, outputs);
+}
+} // namespace
+
+template <typename T>
+void biasAdd(T *y, const T *bias, int64_t rows, int64_t cols, cudaStream_t stream) {
+  biasAddKernel<<<gridFor(rows * cols), kElementwiseThreads, 0, stream>>>(y, bias, rows, cols);
+  BERTC_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void biasBackward(const T *dy, float *db, int64_t rows, int64_t out, cudaStream_t stream) {
+  biasBackwardKernel<<<columnSumsGrid(out), columnSumsBlock(), 0, stream>>>(dy, db, rows, out);
+  BERTC_CUDA_CHECK_LAUNCH();
+}
+
+#define INSTANTIATE(T)                                                                             \
+  template void biasAdd(T *, const T *, int64_t, int64_t, cudaStream_t);                           \
+  template void biasBackward(const T *, float *, int64_t, int64_t, cudaStream_t);
+BERTC_CUDA_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
+#undef INSTANTIATE
+
+} // namespace bertc::cuda

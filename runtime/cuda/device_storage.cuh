@@ -1,0 +1,36 @@
+// Internal to the CUDA kernels: loads and stores of the storage types in device code, and
+// the list of types every templated kernel is instantiated for. bertc::bf16 and bertc::fp16
+// (half_types.h) have the bit layout of __nv_bfloat16 and __half, so device code converts
+// with CUDA's round-to-nearest-even intrinsics (one instruction where the GPU has it), which
+// round exactly as half_types.h does on the host.
+#pragma once
+
+#include "bertc/runtime/half_types.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+namespace bertc::cuda {
+
+__device__ __forceinline__ float loadFloat(const float *p) { return *p; }
+__device__ __forceinline__ float loadFloat(const bf16 *p) {
+  return __bfloat162float(*reinterpret_cast<const __nv_bfloat16 *>(p));
+}
+__device__ __forceinline__ float loadFloat(const fp16 *p) {
+  return __half2float(*reinterpret_cast<const __half *>(p));
+}
+
+__device__ __forceinline__ void storeFloat(float *p, float value) { *p = value; }
+__device__ __forceinline__ void storeFloat(bf16 *p, float value) {
+  *reinterpret_cast<__nv_bfloat16 *>(p) = __float2bfloat16_rn(value);
+}
+__device__ __forceinline__ void storeFloat(fp16 *p, float value) {
+  *reinterpret_cast<__half *>(p) = __float2half_rn(value);
+}
+
+} // namespace bertc::cuda
+
+#define BERTC_CUDA_FOR_EACH_STORAGE_TYPE(INSTANTIATE)                                              \
+  INSTANTIATE(float)                                                                               \
+  INSTANTIATE(::bertc::bf16)                                                                       \
+  INSTANTIATE(::bertc::fp16)

@@ -1,0 +1,63 @@
+// Dropout on the GPU from the counter-based generator (counter_rng.h): element i of row r is
+// kept when dropoutKeep(key, r, i, rate), exactly as on the CPU, so the masks are
+// bit-identical and the backward (or a recomputed forward) regenerates them without storage.
+#include "bertc/runtime/cuda_check.h"
+#include "bertc/runtime/cuda_kernels.h"
+
+#include "device_storage.cuh"
+#include "launch.cuh"
+
+namespace bertc::cuda {
+
+namespace {
+// Forward and backward are the same map (multiply by the scaled mask).
+template <typename T>
+__global__ void applyDropoutMaskKernel(const T *in, T *out, int64_t rows, int64_t rowSize,
+                                       float rate, float keptScale, DropoutKey key) {
+  const int64_t n = rows * rowSize;
+  for (int64_t i = gridStrideBegin(); i < n; i += gridStride()) {
+    const int64_t row = i / rowSize;
+    const uint64_t indexInRow = uint64_t(i - row * rowSize);
+    storeFloat(out + i,
+               dropoutKeep(key, row, indexInRow, rate) ? loadFloat(in + i) * keptScale : 0.0f);
+  }
+}
+
+template <typename T>
+void applyDropoutMask(const T *in, T *out, int64_t rows, int64_t rowSize, float rate,
+                      const DropoutKey &key, cudaStream_t stream) {
+  const int64_t n = rows * rowSize;
+  if (rate == 0.0f) {
+    if (in != out)
+      BERTC_CUDA_CHECK(
+          cudaMemcpyAsync(out, in, size_t(n) * sizeof(T), cudaMemcpyDeviceToDevice, stream));
+    return;
+  }
+  const float keptScale = 1.0f / (1.0f - rate);
+  applyDropoutMaskKernel<<<gridFor(n), kElementwiseThreads, 0, stream>>>(in, out, rows, rowSize,
+                                                                         rate, keptScale, key);
+  BERTC_CUDA_CHECK_LAUNCH();
+}
+} // namespace
+
+template <typename T>
+void dropoutForward(const T *x, T *y, int64_t rows, int64_t rowSize, float rate,
+                    const DropoutKey &key, cudaStream_t stream) {
+  applyDropoutMask(x, y, rows, rowSize, rate, key, stream);
+}
+
+template <typename T>
+void dropoutBackward(const T *dy, T *dx, int64_t rows, int64_t rowSize, float rate,
+                     const DropoutKey &key, cudaStream_t stream) {
+  applyDropoutMask(dy, dx, rows, rowSize, rate, key, stream);
+}
+
+#define INSTANTIATE(T)                                                                             \
+  template void dropoutForward(const T *, T *, int64_t, int64_t, float, const DropoutKey &,        \
+                               cudaStream_t);                                                      \
+  template void dropoutBackward(const T *, T *, int64_t, int64_t, float, const DropoutKey &,       \
+                                cudaStream_t);
+BERTC_CUDA_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
+#undef INSTANTIATE
+
+} // namespace bertc::cuda

@@ -1,0 +1,243 @@
+// LinearGemms (cuda_gemm.h): row-major linear layers as column-major cuBLASLt matmuls.
+// A row-major [r, c] matrix is a column-major [c, r] one, so with D = op(A) op(B):
+//   forward          y^T [out, rows]  = (w as [in, out])^T   x^T [in, rows]
+//   backward input  dx^T [in, rows]   =  w as [in, out]      dy^T [out, rows]
+//   backward weight dw^T [in, out]    =  x^T [in, rows]      (dy^T as [out, rows])^T
+// Each distinct (shape, types, transposes, epilogue, pointer alignment) gets a matmul
+// descriptor, layouts and an algorithm once; later calls only set the pointers.
+#include "bertc/runtime/cuda_check.h"
+#include "bertc/runtime/cuda_gemm.h"
+
+#include <cublasLt.h>
+
+#include <map>
+#include <string>
+#include <tuple>
+
+namespace bertc::cuda {
+
+namespace {
+template <typename T> constexpr cudaDataType_t dataType();
+template <> constexpr cudaDataType_t dataType<float>() { return CUDA_R_32F; }
+template <> constexpr cudaDataType_t dataType<bf16>() { return CUDA_R_16BF; }
+template <> constexpr cudaDataType_t dataType<fp16>() { return CUDA_R_16F; }
+
+/// The largest power of two (up to 256) dividing the address: cuBLASLt's heuristic must
+/// not pick an algorithm that needs more alignment than the arena slot has.
+uint32_t alignmentOf(const void *pointer) {
+  const uintptr_t address = reinterpret_cast<uintptr_t>(pointer);
+  uint32_t alignment = 256;
+  while (alignment > 1 && address % alignment != 0)
+    alignment /= 2;
+  return alignment;
+}
+
+/// What determines a matmul's descriptor and algorithm. D is m x n, op(A) m x k, op(B) k x n;
+/// A and B are stored column-major with leading dimensions lda and ldb, D with ldd = m.
+struct GemmShape {
+  int64_t m, n, k, lda, ldb;
+  cublasOperation_t transA, transB;
+  cudaDataType_t inputType, outputType;
+  bool bias;
+  uint32_t alignA, alignB, alignD;
+
+  auto tie() const {
+    return std::tie(m, n, k, lda, ldb, transA, transB, inputType, outputType, bias, alignA, alignB,
+                    alignD);
+  }
+  bool operator<(const GemmShape &other) const { return tie() < other.tie(); }
+};
+
+/// The cuBLASLt objects of one GemmShape.
+struct GemmPlan {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+};
+
+void setAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute,
+                  const void *value, size_t bytes) {
+  BERTC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, attribute, value, bytes));
+}
+} // namespace
+
+struct LinearGemms::State {
+  cublasLtHandle_t handle = nullptr;
+  void *workspace;
+  cudaStream_t stream;
+  std::map<GemmShape, GemmPlan> plans;
+
+  ~State() {
+    for (auto &[shape, plan] : plans)
+      destroy(plan);
+    if (handle)
+      cublasLtDestroy(handle);
+  }
+
+  const GemmPlan &planFor(const GemmShape &shape) {
+    if (auto known = plans.find(shape); known != plans.end())
+      return known->second;
+    GemmPlan plan;
+    try {
+      describe(shape, plan);
+      plan.algo = chooseAlgorithm(shape, plan);
+    } catch (...) {
+      destroy(plan);
+      throw;
+    }
+    return plans.emplace(shape, plan).first->second;
+  }
+
+  /// Releases whatever of the plan exists (statuses ignored: this runs on error paths).
+  static void destroy(GemmPlan &plan) {
+    for (cublasLtMatrixLayout_t layout : {plan.a, plan.b, plan.d})
+      if (layout)
+        cublasLtMatrixLayoutDestroy(layout);
+    if (plan.desc)
+      cublasLtMatmulDescDestroy(plan.desc);
+  }
+
+  static void describe(const GemmShape &shape, GemmPlan &plan) {
+    BERTC_CUBLAS_CHECK(cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    setAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSA, &shape.transA, sizeof shape.transA);
+    setAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, &shape.transB, sizeof shape.transB);
+    const cublasLtEpilogue_t epilogue =
+        shape.bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+    setAttribute(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue);
+    // Stored (pre-transpose) shapes of A and B.
+    const bool aT = shape.transA == CUBLAS_OP_T, bT = shape.transB == CUBLAS_OP_T;
+    BERTC_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan.a, shape.inputType, aT ? shape.k : shape.m,
+                                                  aT ? shape.m : shape.k, shape.lda));
+    BERTC_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan.b, shape.inputType, bT ? shape.n : shape.k,
+                                                  bT ? shape.k : shape.n, shape.ldb));
+    BERTC_CUBLAS_CHECK(
+        cublasLtMatrixLayoutCreate(&plan.d, shape.outputType, shape.m, shape.n, shape.m));
+  }
+
+  /// cuBLASLt's first choice for the plan within the workspace and the pointers' alignment.
+  cublasLtMatmulAlgo_t chooseAlgorithm(const GemmShape &shape, const GemmPlan &plan) const {
+    cublasLtMatmulPreference_t preference = nullptr;
+    BERTC_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
+    const size_t workspaceBytes = kCublasLtWorkspaceBytes;
+    const std::tuple<cublasLtMatmulPreferenceAttributes_t, const void *, size_t> preferences[] = {
+        {CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspaceBytes, sizeof workspaceBytes},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &shape.alignA, sizeof shape.alignA},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &shape.alignB, sizeof shape.alignB},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &shape.alignD, sizeof shape.alignD},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &shape.alignD, sizeof shape.alignD}};
+    cublasLtMatmulHeuristicResult_t result{};
+    int algorithms = 0;
+    cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+    for (const auto &[attribute, value, bytes] : preferences)
+      if (status == CUBLAS_STATUS_SUCCESS)
+        status = cublasLtMatmulPreferenceSetAttribute(preference, attribute, value, bytes);
+    if (status == CUBLAS_STATUS_SUCCESS)
+      status = cublasLtMatmulAlgoGetHeuristic(handle, plan.desc, plan.a, plan.b, plan.d, plan.d,
+                                              preference, 1, &result, &algorithms);
+    cublasLtMatmulPreferenceDestroy(preference);
+    BERTC_CUBLAS_CHECK(status);
+    if (algorithms == 0)
+      throw CudaError("cuBLASLt has no algorithm for a " + std::to_string(shape.m) + "x" +
+                      std::to_string(shape.n) + "x" + std::to_string(shape.k) +
+                      " GEMM with these types on this GPU (bf16 needs sm_80 or newer)");
+    return result.algo;
+  }
+
+  /// D = op(A) op(B) (+ bias), queued on the stream.
+  void run(const GemmShape &shape, const void *a, const void *b, void *d, const void *bias) {
+    const GemmPlan &plan = planFor(shape);
+    if (shape.bias)
+      setAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
+    const float alpha = 1.0f, beta = 0.0f;
+    BERTC_CUBLAS_CHECK(cublasLtMatmul(handle, plan.desc, &alpha, a, plan.a, b, plan.b, &beta, d,
+                                      plan.d, d, plan.d, &plan.algo, workspace,
+                                      kCublasLtWorkspaceBytes, stream));
+  }
+};
+
+LinearGemms::LinearGemms(void *workspace, cudaStream_t stream) : state(new State) {
+  state->workspace = workspace;
+  state->stream = stream;
+  BERTC_CUBLAS_CHECK(cublasLtCreate(&state->handle));
+}
+
+LinearGemms::~LinearGemms() = default;
+
+template <typename T>
+void LinearGemms::linearForward(const T *x, const T *w, const T *b, T *y, int64_t rows, int64_t in,
+                                int64_t out) {
+  if (rows == 0)
+    return;
+  const GemmShape shape{out,
+                        rows,
+                        in,
+                        in,
+                        in,
+                        CUBLAS_OP_T,
+                        CUBLAS_OP_N,
+                        dataType<T>(),
+                        dataType<T>(),
+                        b != nullptr,
+                        alignmentOf(w),
+                        alignmentOf(x),
+                        alignmentOf(y)};
+  state->run(shape, w, x, y, b);
+}
+
+template <typename T>
+void LinearGemms::linearBackwardInput(const T *dy, const T *w, T *dx, int64_t rows, int64_t in,
+                                      int64_t out) {
+  if (rows == 0)
+    return;
+  const GemmShape shape{in,
+                        rows,
+                        out,
+                        in,
+                        out,
+                        CUBLAS_OP_N,
+                        CUBLAS_OP_N,
+                        dataType<T>(),
+                        dataType<T>(),
+                        false,
+                        alignmentOf(w),
+                        alignmentOf(dy),
+                        alignmentOf(dx)};
+  state->run(shape, w, dy, dx, nullptr);
+}
+
+template <typename T>
+void LinearGemms::linearBackwardWeight(const T *dy, const T *x, float *dw, int64_t rows, int64_t in,
+                                       int64_t out) {
+  if (rows == 0) {
+    BERTC_CUDA_CHECK(cudaMemsetAsync(dw, 0, size_t(out * in) * sizeof(float), state->stream));
+    return;
+  }
+  const GemmShape shape{in,
+                        out,
+                        rows,
+                        in,
+                        out,
+                        CUBLAS_OP_N,
+                        CUBLAS_OP_T,
+                        dataType<T>(),
+                        CUDA_R_32F,
+                        false,
+                        alignmentOf(x),
+                        alignmentOf(dy),
+                        alignmentOf(dw)};
+  state->run(shape, x, dy, dw, nullptr);
+}
+
+#define INSTANTIATE(T)                                                                             \
+  template void LinearGemms::linearForward(const T *, const T *, const T *, T *, int64_t, int64_t, \
+                                           int64_t);                                               \
+  template void LinearGemms::linearBackwardInput(const T *, const T *, T *, int64_t, int64_t,      \
+                                                 int64_t);                                         \
+  template void LinearGemms::linearBackwardWeight(const T *, const T *, float *, int64_t, int64_t, \
+                                                  int64_t);
+INSTANTIATE(float)
+INSTANTIATE(bf16)
+INSTANTIATE(fp16)
+#undef INSTANTIATE
+
+} // namespace bertc::cuda

@@ -1,0 +1,148 @@
+// LayerNorm over the last dimension on the GPU, as torch.nn.LayerNorm (biased variance),
+// optionally fused with the residual add before it. One warp per row: the row is read from
+// global memory once per pass (later passes hit the cache); statistics are fp32 (two-pass,
+// so no cancellation) and saved, so the backward does not recompute them.
+#include "bertc/runtime/cuda_check.h"
+#include "bertc/runtime/cuda_kernels.h"
+
+#include "column_sums.cuh"
+#include "device_storage.cuh"
+#include "warp_reduce.cuh"
+
+namespace bertc::cuda {
+
+namespace {
+constexpr int kWarpSize = 32;
+constexpr int kRowsPerBlock = 8;
+
+/// Per row (one warp):
+///   1. with a residual, x = a + b rounded to T and stored in `sum`; otherwise x = a;
+///   2. mean = sum(x) / cols, then var = sum((x - mean)^2) / cols, rstd = 1 / sqrt(var + eps);
+///   3. y = (x - mean) * rstd * gamma + beta.
+template <typename T>
+__global__ void layerNormForwardKernel(const T *a, const T *b, T *sum, const T *gamma,
+                                       const T *beta, T *y, float *mean, float *rstd, int64_t rows,
+                                       int64_t cols, float eps) {
+  const int64_t row = int64_t(blockIdx.x) * kRowsPerBlock + threadIdx.x / kWarpSize;
+  if (row >= rows)
+    return;
+  const int lane = threadIdx.x % kWarpSize;
+  const T *x = a + row * cols;
+  if (b) {
+    T *sumRow = sum + row * cols;
+    for (int64_t c = lane; c < cols; c += kWarpSize)
+      storeFloat(sumRow + c, loadFloat(x + c) + loadFloat(b + row * cols + c));
+    x = sumRow; // each lane rereads only what it wrote
+  }
+  float total = 0.0f;
+  for (int64_t c = lane; c < cols; c += kWarpSize)
+    total += loadFloat(x + c);
+  const float rowMean = warpSum(total) / float(cols);
+  float squares = 0.0f;
+  for (int64_t c = lane; c < cols; c += kWarpSize) {
+    const float centred = loadFloat(x + c) - rowMean;
+    squares += centred * centred;
+  }
+  const float rowRstd = 1.0f / sqrtf(warpSum(squares) / float(cols) + eps);
+  T *yRow = y + row * cols;
+  for (int64_t c = lane; c < cols; c += kWarpSize)
+    storeFloat(yRow + c,
+               (loadFloat(x + c) - rowMean) * rowRstd * loadFloat(gamma + c) + loadFloat(beta + c));
+  if (lane == 0) {
+    mean[row] = rowMean;
+    rstd[row] = rowRstd;
+  }
+}
+
+/// dx per row (one warp), with xhat = (x - mean) * rstd and g = dy * gamma:
+/// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)).
+template <typename T>
+__global__ void layerNormBackwardInputKernel(const T *dy, const T *x, const T *gamma,
+                                             const float *mean, const float *rstd, T *dx,
+                                             int64_t rows, int64_t cols) {
+  const int64_t row = int64_t(blockIdx.x) * kRowsPerBlock + threadIdx.x / kWarpSize;
+  if (row >= rows)
+    return;
+  const int lane = threadIdx.x % kWarpSize;
+  const T *xRow = x + row * cols, *dyRow = dy + row * cols;
+  const float rowMean = mean[row], rowRstd = rstd[row];
+  float sumG = 0.0f, sumGXhat = 0.0f;
+  for (int64_t c = lane; c < cols; c += kWarpSize) {
+    const float xhat = (loadFloat(xRow + c) - rowMean) * rowRstd;
+    const float g = loadFloat(dyRow + c) * loadFloat(gamma + c);
+    sumG += g;
+    sumGXhat += g * xhat;
+  }
+  const float meanG = warpSum(sumG) / float(cols);
+  const float meanGXhat = warpSum(sumGXhat) / float(cols);
+  T *dxRow = dx + row * cols;
+  for (int64_t c = lane; c < cols; c += kWarpSize) {
+    const float xhat = (loadFloat(xRow + c) - rowMean) * rowRstd;
+    const float g = loadFloat(dyRow + c) * loadFloat(gamma + c);
+    storeFloat(dxRow + c, rowRstd * (g - meanG - xhat * meanGXhat));
+  }
+}
+
+/// dgamma = sum over rows of dy * xhat, dbeta = sum over rows of dy.
+template <typename T>
+__global__ void __launch_bounds__(kColumnSumsThreads)
+    layerNormBackwardParamsKernel(const T *dy, const T *x, const float *mean, const float *rstd,
+                                  float *dgamma, float *dbeta, int64_t rows, int64_t cols) {
+  const auto valuesAt = [=](int64_t r, int64_t c, float(&values)[2]) {
+    const float dyValue = loadFloat(dy + r * cols + c);
+    values[0] = dyValue * ((loadFloat(x + r * cols + c) - mean[r]) * rstd[r]);
+    values[1] = dyValue;
+  };
+  float *const outputs[2] = {dgamma, dbeta};
+  columnSums<2>(valuesAt, rows, cols, outputs);
+}
+
+unsigned rowBlocks(int64_t rows) { return unsigned((rows + kRowsPerBlock - 1) / kRowsPerBlock); }
+} // namespace
+
+template <typename T>
+void layerNormForward(const T *x, const T *gamma, const T *beta, T *y, float *mean, float *rstd,
+                      int64_t rows, int64_t cols, float eps, cudaStream_t stream) {
+  if (rows == 0)
+    return;
+  layerNormForwardKernel<T><<<rowBlocks(rows), kRowsPerBlock * kWarpSize, 0, stream>>>(
+      x, nullptr, nullptr, gamma, beta, y, mean, rstd, rows, cols, eps);
+  BERTC_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void addLayerNormForward(const T *a, const T *b, T *sum, const T *gamma, const T *beta, T *y,
+                         float *mean, float *rstd, int64_t rows, int64_t cols, float eps,
+                         cudaStream_t stream) {
+  if (rows == 0)
+    return;
+  layerNormForwardKernel<<<rowBlocks(rows), kRowsPerBlock * kWarpSize, 0, stream>>>(
+      a, b, sum, gamma, beta, y, mean, rstd, rows, cols, eps);
+  BERTC_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void layerNormBackward(const T *dy, const T *x, const T *gamma, const float *mean,
+                       const float *rstd, T *dx, float *dgamma, float *dbeta, int64_t rows,
+                       int64_t cols, cudaStream_t stream) {
+  if (rows > 0) {
+    layerNormBackwardInputKernel<<<rowBlocks(rows), kRowsPerBlock * kWarpSize, 0, stream>>>(
+        dy, x, gamma, mean, rstd, dx, rows, cols);
+    BERTC_CUDA_CHECK_LAUNCH();
+  }
+  layerNormBackwardParamsKernel<<<columnSumsGrid(cols), columnSumsBlock(), 0, stream>>>(
+      dy, x, mean, rstd, dgamma, dbeta, rows, cols);
+  BERTC_CUDA_CHECK_LAUNCH();
+}
+
+#define INSTANTIATE(T)                                                                             \
+  template void layerNormForward(const T *, const T *, const T *, T *, float *, float *, int64_t,  \
+                                 int64_t, float, cudaStream_t);                                    \
+  template void addLayerNormForward(const T *, const T *, T *, const T *, const T *, T *, float *, \
+                                    float *, int64_t, int64_t, float, cudaStream_t);               \
+  template void layerNormBackward(const T *, const T *, const T *, const float *, const float *,   \
+                                  T *, float *, float *, int64_t, int64_t, cudaStream_t);
+BERTC_CUDA_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
+#undef INSTANTIATE
+
+} // namespace bertc::cuda

@@ -1,0 +1,35 @@
+// Error checking for every CUDA runtime, cuBLAS and cuBLASLt call in bertc: a failed call
+// throws CudaError naming the file:line, the call's text and the library's error string,
+// so nothing ever continues past a failure. Kernel launches are checked with
+// BERTC_CUDA_CHECK_LAUNCH() right after the launch (it catches bad launch configurations;
+// faults inside a kernel surface at the next synchronizing call, which is checked too).
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace bertc::cuda {
+
+/// A CUDA, cuBLAS or cuBLASLt call failed; what() reads "file:line: call: error".
+struct CudaError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Throws CudaError unless `status` is cudaSuccess.
+void checkCuda(cudaError_t status, const char *call, const char *file, int line);
+/// Throws CudaError unless `status` is CUBLAS_STATUS_SUCCESS (cuBLAS and cuBLASLt share it).
+void checkCublas(cublasStatus_t status, const char *call, const char *file, int line);
+
+} // namespace bertc::cuda
+
+/// Checks a CUDA runtime call: BERTC_CUDA_CHECK(cudaMemsetAsync(p, 0, n, stream)).
+#define BERTC_CUDA_CHECK(call) ::bertc::cuda::checkCuda((call), #call, __FILE__, __LINE__)
+/// Checks a cuBLAS or cuBLASLt call.
+#define BERTC_CUBLAS_CHECK(call) ::bertc::cuda::checkCublas((call), #call, __FILE__, __LINE__)
+/// Checks the kernel launch just made (a bad grid, too much shared memory, no device code
+/// for this GPU's architecture).
+#define BERTC_CUDA_CHECK_LAUNCH()                                                                  \
+  ::bertc::cuda::checkCuda(cudaGetLastError(), "kernel launch", __FILE__, __LINE__)

@@ -1,0 +1,51 @@
+// The linear layers of a CUDA trainer through cuBLASLt, with the CPU twins' layouts
+// (torch.nn.Linear: w is [out, in], row-major): the forward with its bias fused as the
+// GEMM's epilogue, and the two backward GEMMs. Inputs are the storage type T (float, bf16
+// or fp16); every GEMM accumulates in fp32 (CUBLAS_COMPUTE_32F, no TF32), weight gradients
+// are fp32. BERT's GELU is the erf form, while cuBLASLt's GELU epilogue is the tanh
+// approximation, so a linear followed by GELU is this forward then cuda::geluForward.
+#pragma once
+
+#include "bertc/runtime/half_types.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace bertc::cuda {
+
+/// Device workspace bytes every cuBLASLt call may use: 32 MiB, what NVIDIA recommends for
+/// Hopper (earlier GPUs need less). The memory plan reserves exactly this much.
+constexpr size_t kCublasLtWorkspaceBytes = size_t(32) << 20;
+
+/// The linear-layer GEMMs queued on one stream: a cuBLASLt handle, the caller's workspace,
+/// and each shape's algorithm, chosen by cuBLASLt's heuristic the first time the shape is
+/// seen (the first step) and reused after. Failures throw CudaError.
+class LinearGemms {
+public:
+  /// `workspace`: kCublasLtWorkspaceBytes of device memory (a slot of the arena).
+  LinearGemms(void *workspace, cudaStream_t stream);
+  ~LinearGemms();
+  LinearGemms(const LinearGemms &) = delete;
+  LinearGemms &operator=(const LinearGemms &) = delete;
+
+  /// y[rows, out] = x[rows, in] w[out, in]^T + b[out]; b may be null (no bias).
+  template <typename T>
+  void linearForward(const T *x, const T *w, const T *b, T *y, int64_t rows, int64_t in,
+                     int64_t out);
+  /// dx[rows, in] = dy[rows, out] w[out, in].
+  template <typename T>
+  void linearBackwardInput(const T *dy, const T *w, T *dx, int64_t rows, int64_t in, int64_t out);
+  /// dw[out, in] = dy[rows, out]^T x[rows, in], overwritten.
+  template <typename T>
+  void linearBackwardWeight(const T *dy, const T *x, float *dw, int64_t rows, int64_t in,
+                            int64_t out);
+
+private:
+  struct State;
+  std::unique_ptr<State> state;
+};
+
+} // namespace bertc::cuda

@@ -1,0 +1,177 @@
+// CUDA kernels of the bertc runtime: the device twins of cpu_kernels.h, called by generated
+// CUDA trainers with pointers into the device arena. Each launcher takes the CPU twin's
+// arguments (same layouts, same meaning, same DropoutKey semantics) plus the stream it is
+// queued on; it returns once the work is queued and throws CudaError when the launch fails.
+// Kernels templated on a storage type T are instantiated for float, bf16 and fp16: they load
+// T, compute in fp32 and round once on store (round to nearest even). Weight gradients are
+// always fp32. Where a kernel keeps more than its CPU twin (LayerNorm's row statistics, the
+// attention's row statistics) the extra buffer is an explicit argument of stated size:
+// kernels never allocate. Reductions run in a fixed order, so a rerun gives the same bits.
+// GEMMs are in cuda_gemm.h.
+#pragma once
+
+#include "bertc/runtime/counter_rng.h"
+#include "bertc/runtime/cpu_kernels.h"
+#include "bertc/runtime/half_types.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace bertc::cuda {
+
+// ---- Embedding (embedding.cu) ----
+
+/// out[t, :] = table[ids[t], :] for t < tokens.
+template <typename T>
+void embeddingForward(const int32_t *ids, const T *table, T *out, int64_t tokens, int64_t hidden,
+                      cudaStream_t stream);
+/// dtable = 0; dtable[ids[t], :] += dout[t, :]. Deterministic: no atomics.
+template <typename T>
+void embeddingBackward(const int32_t *ids, const T *dout, float *dtable, int64_t tokens,
+                       int64_t vocab, int64_t hidden, cudaStream_t stream);
+
+// ---- Elementwise (elementwise.cu) ----
+
+/// out = a + b over n values (out may alias a or b).
+template <typename T> void add(const T *a, const T *b, T *out, int64_t n, cudaStream_t stream);
+/// Exact (erf) GELU, as torch.nn.functional.gelu.
+template <typename T> void geluForward(const T *x, T *y, int64_t n, cudaStream_t stream);
+template <typename T>
+void geluBackward(const T *dy, const T *x, T *dx, int64_t n, cudaStream_t stream);
+template <typename T> void tanhForward(const T *x, T *y, int64_t n, cudaStream_t stream);
+/// dx = dy * (1 - y^2), from the forward output y.
+template <typename T>
+void tanhBackward(const T *dy, const T *y, T *dx, int64_t n, cudaStream_t stream);
+/// grad += g over n values (gradient accumulation into an fp32 gradient slot).
+template <typename G> void accumulate(const G *g, float *grad, int64_t n, cudaStream_t stream);
+
+// ---- Bias (bias.cu) ----
+
+/// y[r, :] += bias for y [rows, cols] (where a GEMM's epilogue cannot add the bias).
+template <typename T>
+void biasAdd(T *y, const T *bias, int64_t rows, int64_t cols, cudaStream_t stream);
+/// db[out] = sum over rows of dy[rows, out] (overwritten, not accumulated).
+template <typename T>
+void biasBackward(const T *dy, float *db, int64_t rows, int64_t out, cudaStream_t stream);
+
+// ---- Dropout (dropout.cu) ----
+
+/// Inverted dropout over [rows, rowSize]: element i of row r is kept when
+/// dropoutKeep(key, r, i, rate) (bit-identical masks to the CPU), kept values scaled by
+/// 1 / (1 - rate); rate == 0 copies. The backward regenerates the mask.
+template <typename T>
+void dropoutForward(const T *x, T *y, int64_t rows, int64_t rowSize, float rate,
+                    const DropoutKey &key, cudaStream_t stream);
+template <typename T>
+void dropoutBackward(const T *dy, T *dx, int64_t rows, int64_t rowSize, float rate,
+                     const DropoutKey &key, cudaStream_t stream);
+
+// ---- LayerNorm (layernorm.cu) ----
+
+/// y = LayerNorm(x) over the last dim (biased variance, as torch.nn.LayerNorm), saving each
+/// row's mean and reciprocal standard deviation ([rows] fp32 each) for the backward.
+template <typename T>
+void layerNormForward(const T *x, const T *gamma, const T *beta, T *y, float *mean, float *rstd,
+                      int64_t rows, int64_t cols, float eps, cudaStream_t stream);
+/// The residual add fused in: sum = a + b (stored, rounded to T, as the CPU's add), then
+/// y = LayerNorm(sum) as layerNormForward. The backward takes sum as its x.
+template <typename T>
+void addLayerNormForward(const T *a, const T *b, T *sum, const T *gamma, const T *beta, T *y,
+                         float *mean, float *rstd, int64_t rows, int64_t cols, float eps,
+                         cudaStream_t stream);
+/// Writes dx, dgamma and dbeta (overwritten) from the forward's saved mean and rstd. For the
+/// fused residual add, dx is the gradient of both addends.
+template <typename T>
+void layerNormBackward(const T *dy, const T *x, const T *gamma, const float *mean,
+                       const float *rstd, T *dx, float *dgamma, float *dbeta, int64_t rows,
+                       int64_t cols, cudaStream_t stream);
+
+// ---- Attention (attention_forward.cu, attention_backward.cu) ----
+
+/// Largest head dimension (hidden / heads) the attention kernels take.
+constexpr int64_t kMaxAttentionHeadDim = 128;
+/// fp32 values of the row statistics the attention forward saves for its backward
+/// (per query row: the score maximum, the inverse softmax sum, and dctx·ctx).
+int64_t attentionStatsFloats(int64_t batch, int64_t heads, int64_t seq);
+
+/// The CPU twin's attention (same mask bias, same dropout keys) as a fused kernel that never
+/// forms the [seq, seq] matrix: scores, online softmax, dropout and the product with v run
+/// tile by tile. Writes ctx and the row statistics in `stats` (attentionStatsFloats).
+template <typename T>
+void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx, float *stats,
+                      int64_t batch, int64_t seq, int64_t hidden, int64_t heads, float dropoutRate,
+                      const DropoutKey &key, cudaStream_t stream);
+/// Writes dq, dk, dv (overwritten) from dctx, the forward's inputs, its output ctx and the
+/// statistics it saved; the probabilities are recomputed tile by tile.
+template <typename T>
+void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const int32_t *mask,
+                       const T *ctx, float *stats, T *dq, T *dk, T *dv, int64_t batch, int64_t seq,
+                       int64_t hidden, int64_t heads, float dropoutRate, const DropoutKey &key,
+                       cudaStream_t stream);
+
+// ---- Softmax cross-entropy (cross_entropy.cu) ----
+
+/// *loss = sum over rows of -log softmax(logits[r])[labels[r]] / normalizer; rows labelled
+/// outside [0, classes) add nothing (as the CPU twin). Sums run in double.
+void crossEntropyForward(const float *logits, const int32_t *labels, float *loss, int64_t batch,
+                         int64_t classes, float normalizer, cudaStream_t stream);
+/// The forward fused with its gradient: also dlogits = *dloss * (softmax - onehot) /
+/// normalizer (0 for ignored rows), with dloss a device scalar (1, or the loss scale).
+void crossEntropyForwardBackward(const float *logits, const int32_t *labels, float *loss,
+                                 const float *dloss, float *dlogits, int64_t batch, int64_t classes,
+                                 float normalizer, cudaStream_t stream);
+
+// ---- AdamW (optimizer.cu) ----
+
+/// One trainable parameter: where its fp32 values lie in the parameter region, where its
+/// gradient and moments lie in the (parallel) gradient and moment regions, and whether
+/// weight decay applies to it.
+struct AdamWParameter {
+  int64_t paramOffset;
+  int64_t stateOffset;
+  int64_t count;
+  bool decay;
+};
+/// A piece of one parameter, at most kAdamWChunkElements long; one thread block updates it.
+struct AdamWChunk {
+  int64_t paramOffset;
+  int64_t stateOffset;
+  int32_t count;
+  int32_t decay;
+};
+constexpr int64_t kAdamWChunkElements = 16384;
+/// Splits the parameters into chunks, in order (built once; the device copy lives with the
+/// trainer's other device data).
+std::vector<AdamWChunk> adamwChunks(const std::vector<AdamWParameter> &parameters);
+
+/// torch.optim.AdamW over every chunk in one launch, operation by operation as the CPU twin
+/// (so the two agree bit for bit): config.weightDecay applies to chunks with decay set.
+/// `chunks` is a device array of chunkCount entries.
+void adamwUpdate(float *params, const float *grads, float *m, float *v, const AdamWChunk *chunks,
+                 int64_t chunkCount, const cpu::AdamWConfig &config, cudaStream_t stream);
+
+// ---- Precision (precision.cu) ----
+
+/// to[i] = from[i] rounded to To (float <-> bf16 / fp16).
+template <typename From, typename To>
+void convert(const From *from, To *to, int64_t n, cudaStream_t stream);
+/// grad *= inverseScale over n values; *nonFinite (a device int) becomes 1 when any result
+/// is inf or NaN and 0 otherwise: fp16 loss scaling's overflow check.
+void unscaleGradients(float *grad, int64_t n, float inverseScale, int *nonFinite,
+                      cudaStream_t stream);
+
+// ---- Global gradient norm (gradient_norm.cu) ----
+
+/// Scratch doubles squaredNorm needs (its per-block partial sums).
+constexpr int64_t kSquaredNormPartials = 1024;
+/// *result = sum of x[i]^2 over n values, accumulated in double in a fixed order.
+/// `partials` is device scratch of kSquaredNormPartials doubles.
+void squaredNorm(const float *x, int64_t n, double *partials, float *result, cudaStream_t stream);
+/// torch.nn.utils.clip_grad_norm_: grad *= min(1, maxNorm / (sqrt(*squaredNormValue) + 1e-6)),
+/// reading the squared norm from the device.
+void clipByGlobalNorm(float *grad, int64_t n, const float *squaredNormValue, float maxNorm,
+                      cudaStream_t stream);
+
+} // namespace bertc::cuda

@@ -1,0 +1,54 @@
+// The data of each kind of task, read into the rows the batcher feeds: classification and
+// regression rows (text_dataset.h), SQuAD features with answer positions (squad_data.h),
+// and words with per-word tags for token classification. Evaluation also needs what the
+// rows came from: a span prediction is mapped back to its question's context.
+#pragma once
+
+#include "bertc/runtime/squad_data.h"
+#include "bertc/runtime/text_dataset.h"
+#include "bertc/runtime/trainer_plan.h"
+
+#include <optional>
+#include <string>
+
+namespace bertc {
+
+/// One data file of a task, as rows and as what they came from.
+struct TaskData {
+  Dataset data;
+  std::string summary;               ///< the line the trainer prints about it
+  std::optional<SquadDataset> squad; ///< Span: the questions, contexts and gold answers
+  SquadFeatures features;            ///< Span: features[i] is data.rows[i]
+};
+
+/// The features' shape for a sequence of `seqLen` tokens: run_squad's defaults (query 64,
+/// stride 128) at seqLen 384, scaled down with it for shorter sequences.
+SquadFeatureOptions squadOptionsFor(int64_t seqLen);
+
+/// Reads the file at `path` for `task`:
+///  - Classification, Regression: loadTrainingData (classes, or targets when
+///    limits.numLabels == 1);
+///  - Span: a SQuAD v1.1/v2.0 JSON file, tokenized with the vocabulary at `vocabPath`,
+///    one row per window (squadOptionsFor(limits.seqLen)) labelled with the answer's
+///    start and end token ([CLS] when the window does not hold it);
+///  - TokenClassification: loadTaggedWords.
+/// Throws DataError (or SquadError, TokenizerError) naming the file, and line or JSON path.
+TaskData loadTaskData(TaskKind task, const std::string &path, const DataLimits &limits,
+                      const TextFields &fields, const std::string &vocabPath);
+
+/// Token-classification JSONL: one row per line, {"<fields.text>": ["EU", "rejects", ...],
+/// "<fields.label>": [3, 0, ...]}, one integer tag in [0, limits.numLabels) per word. Each
+/// word is tokenized alone; its first word piece carries the tag and the other pieces, [CLS]
+/// and [SEP] carry kIgnoredLabel (Hugging Face's run_ner with label_all_tokens off). Rows
+/// are cut to limits.seqLen tokens. Throws DataError naming FILE:LINE for malformed JSON, a
+/// missing field, a word that is not a string, a tag that is not an integer in range, or
+/// word and tag lists of different lengths; naming the file when it has no rows.
+Dataset loadTaggedWords(const std::string &path, const DataLimits &limits,
+                        const TextFields &fields, const Tokenizer &tokenizer);
+
+/// The tokenizer of the vocabulary at `vocabPath` for the data file `dataPath`. Throws
+/// DataError when there is none or it holds more ids than the model's embedding.
+Tokenizer loadDataTokenizer(const std::string &dataPath, const std::string &vocabPath,
+                            const DataLimits &limits);
+
+} // namespace bertc

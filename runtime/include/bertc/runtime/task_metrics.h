@@ -1,0 +1,58 @@
+// The scores of an evaluation, by task, from the logits the eval step produced for each row:
+// accuracy (and binary F1) for classification, MSE and Pearson for regression, token accuracy
+// for token classification, and SQuAD exact match and F1 for spans, whose best start and end
+// are mapped back to the context text. Pure functions over logits and data: no I/O.
+#pragma once
+
+#include "bertc/runtime/task_data.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace bertc {
+
+/// Named scores, the main one (which --save-best compares) first.
+struct EvalScores {
+  std::vector<std::pair<std::string, double>> values;
+  bool higherIsBetter; ///< of the main score
+};
+
+/// The eval step's logits of each row of a dataset, cut to the row's own tokens:
+/// Classification [numLabels], Regression [1], Span [2 * tokens] (start logits, then end
+/// logits), TokenClassification [tokens * numLabels].
+using RowLogits = std::vector<std::vector<float>>;
+
+/// "accuracy" (main), and "f1" of class 1 when numLabels == 2, of the argmax per row.
+EvalScores scoreClassification(const RowLogits &logits, const Dataset &data, int64_t numLabels);
+
+/// "mse" (main, lower is better) and "pearson" of the predictions against the targets.
+EvalScores scoreRegression(const RowLogits &logits, const Dataset &data);
+
+/// "accuracy" (main) of the argmax over the tokens that carry a label.
+EvalScores scoreTokenClassification(const RowLogits &logits, const Dataset &data,
+                                    int64_t numLabels);
+
+/// A predicted answer within one feature: token positions and start + end logit.
+struct SpanChoice {
+  size_t start;
+  size_t end;
+  double score;
+};
+
+/// The best span of one feature: start <= end, both among the window's context tokens, at
+/// most `maxAnswerTokens` long, maximising start logit + end logit (Hugging Face's
+/// postprocess_qa_predictions, searched exhaustively). nullopt when the window holds no
+/// context token.
+std::optional<SpanChoice> bestSpan(const float *startLogits, const float *endLogits,
+                                   const SquadFeature &feature, size_t maxAnswerTokens = 30);
+
+/// "f1" (main) and "exact_match" in percent, as the official SQuAD scripts compute them.
+/// Each question's answer is the best span over its windows (by score), as text of its
+/// context. On SQuAD v2.0 (a dataset with an impossible question) the answer is "" when
+/// the smallest [CLS] score (start + end logit at position 0) of its windows beats it.
+EvalScores scoreSpans(const RowLogits &logits, const TaskData &data);
+
+} // namespace bertc

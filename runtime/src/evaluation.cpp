@@ -1,0 +1,200 @@
+// The evaluation loop (batches through bertcEvalStep, logits cut per row, scored by task)
+// and what a run does with it: when to evaluate, the log line, the screen line and the best
+// model folder.
+#include "bertc/runtime/evaluation.h"
+
+#include "bertc/runtime/checkpoint.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+namespace bertc {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Logits per row the eval step writes at most (see bertcEvalStep).
+size_t logitsPerRow(const TrainSettings &train) {
+  switch (train.task) {
+  case TaskKind::Span:
+    return 2 * size_t(train.seqLen);
+  case TaskKind::TokenClassification:
+    return size_t(train.seqLen * train.numLabels);
+  default:
+    return size_t(train.numLabels);
+  }
+}
+
+/// Row `r` of a micro-batch padded to `seq` tokens, cut to the row's `tokens` (RowLogits).
+std::vector<float> rowLogits(const TrainSettings &train, const float *logits, int64_t r,
+                             int64_t seq, size_t tokens) {
+  switch (train.task) {
+  case TaskKind::Span: {
+    const float *starts = logits + 2 * r * seq, *ends = starts + seq;
+    std::vector<float> row(starts, starts + tokens);
+    row.insert(row.end(), ends, ends + tokens);
+    return row;
+  }
+  case TaskKind::TokenClassification: {
+    const float *first = logits + r * seq * train.numLabels;
+    return std::vector<float>(first, first + tokens * size_t(train.numLabels));
+  }
+  default:
+    return std::vector<float>(logits + r * train.numLabels,
+                              logits + (r + 1) * train.numLabels);
+  }
+}
+
+/// Labelled tokens of rows [first, first + count) (token classification's loss normalizer).
+int64_t labelledTokens(const Dataset &data, size_t first, size_t count) {
+  int64_t labelled = 0;
+  for (size_t r = first; r < first + count; ++r)
+    for (int32_t label : data.rows[r].tokenLabels)
+      labelled += label != kIgnoredLabel;
+  return labelled;
+}
+
+EvalScores score(const TrainSettings &train, const RowLogits &logits, const TaskData &data) {
+  switch (train.task) {
+  case TaskKind::Regression:
+    return scoreRegression(logits, data.data);
+  case TaskKind::Span:
+    return scoreSpans(logits, data);
+  case TaskKind::TokenClassification:
+    return scoreTokenClassification(logits, data.data, train.numLabels);
+  default:
+    return scoreClassification(logits, data.data, train.numLabels);
+  }
+}
+
+/// "loss 0.1234, accuracy 0.9375, f1 0.9412".
+std::string describe(const EvalOutcome &outcome) {
+  char text[64];
+  std::snprintf(text, sizeof text, "loss %.4f", outcome.loss);
+  std::string line = text;
+  for (const auto &[name, value] : outcome.scores.values) {
+    std::snprintf(text, sizeof text, ", %s %.4f", name.c_str(), value);
+    line += text;
+  }
+  return line;
+}
+
+} // namespace
+
+EvalOutcome evaluate(std::byte *arena, const TaskData &data, int64_t step, uint64_t seed,
+                     PlanChecker *planCheck) {
+  const TrainerPlan &plan = kTrainerPlan;
+  const TrainSettings &train = plan.train;
+  Batcher batcher(data.data, train.microBatch, /*shuffle=*/false, seed);
+  std::vector<float> logits(size_t(train.microBatch) * logitsPerRow(train));
+  RowLogits rows;
+  rows.reserve(data.data.rows.size());
+  const float *batchLoss = reinterpret_cast<const float *>(arena + plan.inputs.loss);
+  double lossSum = 0.0, lossItems = 0.0;
+  for (int64_t b = 0; b < batcher.batchesPerEpoch(); ++b) {
+    size_t first = rows.size();
+    MicroBatch batch = batcher.next(arena, plan.inputs);
+    int64_t items = data.data.labels == LabelKind::TokenClass
+                        ? labelledTokens(data.data, first, size_t(batch.rows))
+                        : batch.rows;
+    StepContext context{};
+    context.arena = arena;
+    context.batch = batch.rows;
+    context.seq = batch.seq;
+    context.lossNormalizer = float(std::max<int64_t>(items, 1));
+    context.step = step;
+    context.seed = seed;
+    context.scratch = reinterpret_cast<float *>(arena + plan.scratch.offset);
+    context.planCheck = planCheck;
+    bertcEvalStep(context, logits.data());
+    // The step's loss is its rows' sum over the normalizer: weight it back.
+    lossSum += double(*batchLoss) * double(context.lossNormalizer);
+    lossItems += double(items);
+    for (int64_t r = 0; r < batch.rows; ++r)
+      rows.push_back(rowLogits(train, logits.data(), r, batch.seq,
+                               data.data.rows[first + size_t(r)].inputIds.size()));
+  }
+  return {score(train, rows, data), lossItems > 0 ? lossSum / lossItems : 0.0};
+}
+
+TrainingEvaluator::TrainingEvaluator(TaskData data, EvalSettings settings)
+    : data_(std::move(data)), settings_(std::move(settings)) {
+  if (settings_.saveBest.empty() || !settings_.resumed)
+    return;
+  std::ifstream previous(fs::path(settings_.saveBest) / "eval_results.json");
+  nlohmann::json results = nlohmann::json::parse(previous, nullptr, /*allow_exceptions=*/false);
+  if (results.is_object() && results.contains("metric") && results.contains("best") &&
+      results["best"].is_number())
+    best_ = results["best"].get<double>();
+}
+
+bool TrainingEvaluator::due(int64_t step, bool endsEpoch, bool lastStep) const {
+  if (lastStep)
+    return true;
+  return settings_.every > 0 ? step % settings_.every == 0 : endsEpoch;
+}
+
+void TrainingEvaluator::run(int64_t step, int64_t epoch, std::byte *arena, uint64_t seed,
+                            PlanChecker *planCheck, MetricsLog *log,
+                            ProgressDisplay &progress) {
+  EvalOutcome outcome = evaluate(arena, data_, step, seed, planCheck);
+  if (log) {
+    std::vector<std::pair<std::string, double>> values = {{"eval_loss", outcome.loss}};
+    for (const auto &[name, value] : outcome.scores.values)
+      values.push_back({"eval_" + name, value});
+    log->appendEval(step, epoch, values);
+  }
+  progress.note("eval step " + std::to_string(step) + ": " + describe(outcome));
+  if (settings_.saveBest.empty())
+    return;
+  double main = outcome.scores.values.front().second;
+  bool better = !best_ || (outcome.scores.higherIsBetter ? main > *best_ : main < *best_);
+  if (!better)
+    return;
+  best_ = main;
+  saveBest(step, outcome, arena);
+  progress.note("best " + outcome.scores.values.front().first + " so far: saved " +
+                settings_.saveBest);
+}
+
+/// 1. Assemble DIR/../.NAME.partial (a crash's leftover removed first): the model folder
+///    and eval_results.json last.
+/// 2. Move the previous best aside to .NAME.old, rename the partial folder into place,
+///    remove the old one. Only hidden names are ever incomplete.
+void TrainingEvaluator::saveBest(int64_t step, const EvalOutcome &outcome,
+                                 const std::byte *arena) {
+  fs::path destination = fs::absolute(settings_.saveBest).lexically_normal();
+  if (destination.filename().empty())
+    destination = destination.parent_path();
+  fs::path parent = destination.parent_path(), name = destination.filename();
+  fs::path partial = parent / ("." + name.string() + ".partial");
+  fs::path old = parent / ("." + name.string() + ".old");
+  nlohmann::json results = {{"step", step},
+                            {"metric", outcome.scores.values.front().first},
+                            {"best", outcome.scores.values.front().second},
+                            {"eval_loss", outcome.loss}};
+  for (const auto &[metric, value] : outcome.scores.values)
+    results["eval_" + metric] = value;
+  std::error_code ignored;
+  try {
+    fs::create_directories(parent);
+    fs::remove_all(partial);
+    writeModelFolder(partial.string(), kTrainerPlan, arena, settings_.vocab);
+    writeTextFileAtomically((partial / "eval_results.json").string(), results.dump(2) + "\n");
+    if (fs::exists(destination)) {
+      fs::remove_all(old);
+      fs::rename(destination, old);
+    }
+    fs::rename(partial, destination);
+    fs::remove_all(old, ignored);
+  } catch (const fs::filesystem_error &error) {
+    fs::remove_all(partial, ignored);
+    throw CheckpointError(destination.string() + ": cannot save the best model: " +
+                          error.what());
+  }
+}
+
+} // namespace bertc

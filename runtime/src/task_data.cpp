@@ -1,0 +1,167 @@
+// Reading a task's data file: the choice by task, SQuAD windows as rows, and the
+// token-classification reader (words tokenized one at a time so that each tag lands on its
+// word's first piece).
+#include "bertc/runtime/task_data.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+namespace bertc {
+
+Tokenizer loadDataTokenizer(const std::string &dataPath, const std::string &vocabPath,
+                            const DataLimits &limits) {
+  if (vocabPath.empty())
+    throw DataError(dataPath + ": text data needs a WordPiece vocabulary: pass the trainer "
+                               "--vocab FILE (a vocab.txt), or compile the model with "
+                               "[model] from = a Hugging Face folder holding vocab.txt");
+  Vocab vocab = Vocab::load(vocabPath);
+  if (int64_t(vocab.size()) > limits.vocab)
+    throw DataError(vocabPath + ": the vocabulary has " + std::to_string(vocab.size()) +
+                    " tokens but the model's embedding has " + std::to_string(limits.vocab) +
+                    " ([model] vocab): its ids would fall outside the model");
+  bool lowerCase = guessLowerCase(vocab);
+  return Tokenizer(std::move(vocab), lowerCase);
+}
+
+SquadFeatureOptions squadOptionsFor(int64_t seqLen) {
+  SquadFeatureOptions options;
+  options.maxSeqLen = size_t(seqLen);
+  options.maxQueryLength = std::min<size_t>(64, size_t(seqLen) / 6);
+  options.docStride = std::max<size_t>(1, std::min<size_t>(128, size_t(seqLen) / 3));
+  return options;
+}
+
+namespace {
+
+/// "(uncased)" or "(cased)".
+std::string casing(const Tokenizer &tokenizer) {
+  return tokenizer.lowerCase() ? "(uncased)" : "(cased)";
+}
+
+TaskData loadSquadRows(const std::string &path, const DataLimits &limits,
+                       const std::string &vocabPath) {
+  Tokenizer tokenizer = loadDataTokenizer(path, vocabPath, limits);
+  if (limits.seqLen < 8)
+    throw DataError(path + ": SQuAD windows need a seq_len of at least 8 tokens, the plan has " +
+                    std::to_string(limits.seqLen));
+  TaskData task;
+  task.squad = loadSquadDataset(path);
+  task.features = buildSquadFeatures(*task.squad, tokenizer, squadOptionsFor(limits.seqLen));
+  task.data = Dataset{path, {}, LabelKind::Span};
+  task.data.rows.reserve(task.features.features.size());
+  for (const SquadFeature &feature : task.features.features) {
+    Example row{feature.inputIds, feature.tokenTypeIds, feature.startPosition};
+    row.endPosition = feature.endPosition;
+    task.data.rows.push_back(std::move(row));
+  }
+  task.summary = "data: " + std::to_string(task.squad->examples.size()) + " questions from " +
+                 path + " in " + std::to_string(task.data.rows.size()) +
+                 " windows of up to " + std::to_string(limits.seqLen) +
+                 " tokens, tokenized with " + vocabPath + " " + casing(tokenizer);
+  if (!task.squad->mismatchedAnswers.empty())
+    task.summary += "; " + std::to_string(task.squad->mismatchedAnswers.size()) +
+                    " answers differ from their context (located by answer_start), first: " +
+                    task.squad->mismatchedAnswers.front();
+  return task;
+}
+
+/// Reads one row of tagged words (see loadTaggedWords); `where` is "FILE:LINE".
+Example parseTaggedRow(const std::string &line, const std::string &where,
+                       const DataLimits &limits, const TextFields &fields,
+                       const Tokenizer &tokenizer) {
+  auto fail = [&](const std::string &what) { return DataError(where + ": " + what); };
+  nlohmann::json row = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (row.is_discarded())
+    throw fail("malformed JSON");
+  if (!row.is_object())
+    throw fail("a row must be a JSON object, got " + std::string(row.type_name()));
+  for (const std::string &field : {fields.text, fields.label})
+    if (!row.contains(field))
+      throw fail("missing key '" + field + "'");
+  const nlohmann::json &words = row[fields.text], &tags = row[fields.label];
+  if (!words.is_array())
+    throw fail("'" + fields.text + "' must be an array of words, got " + words.type_name());
+  if (!tags.is_array())
+    throw fail("'" + fields.label + "' must be an array of integer tags, got " +
+               tags.type_name());
+  if (words.size() != tags.size())
+    throw fail("'" + fields.text + "' has " + std::to_string(words.size()) + " words but '" +
+               fields.label + "' has " + std::to_string(tags.size()) + " tags");
+
+  size_t capacity = size_t(limits.seqLen) - 2; // [CLS] and [SEP]
+  Example example{{tokenizer.clsId()}, {}, 0};
+  example.tokenLabels = {kIgnoredLabel};
+  for (size_t w = 0; w < words.size(); ++w) {
+    std::string at = "[" + std::to_string(w) + "]";
+    if (!words[w].is_string())
+      throw fail("'" + fields.text + "'" + at + " must be a string, got " + words[w].dump());
+    if (!tags[w].is_number_integer() || tags[w].get<int64_t>() < 0 ||
+        tags[w].get<int64_t>() >= limits.numLabels)
+      throw fail("'" + fields.label + "'" + at + " must be an integer tag in [0, " +
+                 std::to_string(limits.numLabels) + "), got " + tags[w].dump());
+    std::vector<Token> pieces;
+    try {
+      pieces = tokenizer.tokenize(words[w].get<std::string>());
+    } catch (const TokenizerError &error) {
+      throw fail("'" + fields.text + "'" + at + ": " + error.what());
+    }
+    for (size_t p = 0; p < pieces.size(); ++p) {
+      if (example.inputIds.size() - 1 == capacity)
+        break;
+      example.inputIds.push_back(pieces[p].id);
+      example.tokenLabels.push_back(p == 0 ? int32_t(tags[w].get<int64_t>()) : kIgnoredLabel);
+    }
+  }
+  example.inputIds.push_back(tokenizer.sepId());
+  example.tokenLabels.push_back(kIgnoredLabel);
+  example.tokenTypeIds.assign(example.inputIds.size(), 0);
+  return example;
+}
+
+} // namespace
+
+Dataset loadTaggedWords(const std::string &path, const DataLimits &limits,
+                        const TextFields &fields, const Tokenizer &tokenizer) {
+  if (limits.seqLen < 3)
+    throw DataError(path + ": tagged words need a seq_len of at least 3 tokens");
+  std::ifstream file(path);
+  if (!file)
+    throw DataError(path + ": cannot open: " + std::strerror(errno));
+  Dataset data{path, {}, LabelKind::TokenClass};
+  std::string line;
+  for (int64_t lineNumber = 1; std::getline(file, line); ++lineNumber) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos)
+      continue;
+    data.rows.push_back(parseTaggedRow(line, path + ":" + std::to_string(lineNumber), limits,
+                                       fields, tokenizer));
+  }
+  if (data.rows.empty())
+    throw DataError(path + ": no rows");
+  return data;
+}
+
+TaskData loadTaskData(TaskKind task, const std::string &path, const DataLimits &limits,
+                      const TextFields &fields, const std::string &vocabPath) {
+  if (task == TaskKind::Span)
+    return loadSquadRows(path, limits, vocabPath);
+  if (task == TaskKind::TokenClassification) {
+    Tokenizer tokenizer = loadDataTokenizer(path, vocabPath, limits);
+    TaskData result;
+    result.data = loadTaggedWords(path, limits, fields, tokenizer);
+    result.summary = "data: " + std::to_string(result.data.rows.size()) +
+                     " rows of tagged words from " + path + ", tokenized with " + vocabPath +
+                     " " + casing(tokenizer);
+    return result;
+  }
+  TrainingData training = loadTrainingData(path, limits, fields, vocabPath);
+  TaskData result;
+  result.summary = training.summary();
+  result.data = std::move(training.data);
+  return result;
+}
+
+} // namespace bertc

@@ -1,0 +1,78 @@
+// RUN: bertc-opt %s -bertc-autodiff -bertc-insert-optimizer -bertc-rematerialize="arena-budget=2000000" | FileCheck %s --check-prefix=FITS
+// RUN: bertc-opt %s -bertc-autodiff -bertc-insert-optimizer -bertc-rematerialize="arena-budget=920000" | FileCheck %s --check-prefix=EMBED
+// RUN: bertc-opt %s -bertc-autodiff -bertc-insert-optimizer -bertc-rematerialize="arena-budget=920000" -bertc-schedule-for-memory -bertc-plan-buffers | FileCheck %s --check-prefix=EMBED-PLAN
+// RUN: bertc-opt %s -bertc-autodiff -bertc-insert-optimizer -bertc-rematerialize="arena-budget=900000" | FileCheck %s --check-prefix=DENSE
+// RUN: bertc-opt %s -bertc-autodiff -bertc-insert-optimizer -bertc-rematerialize="arena-budget=900000" -bertc-schedule-for-memory -bertc-plan-buffers | FileCheck %s --check-prefix=DENSE-PLAN
+// RUN: bertc-opt %s -bertc-autodiff -bertc-insert-optimizer -bertc-rematerialize="arena-budget=500000" -bertc-schedule-for-memory -bertc-plan-buffers | FileCheck %s --check-prefix=DENSE-PLAN
+
+// A feed-forward block with a residual at batch 16 x seq 8 = 128 rows:
+//   x = embedding [128, 64] (32768 B), h = dense(x) and g = gelu(h) [128, 256]
+//   (131072 B each), r = add(dense(g), x), then LayerNorm and a classifier.
+// Kept for the backward: x (d w1), h (gelu_grad), g (d w2), r (layernorm_grad).
+// Keeping everything plans to 933376 B: 539392 of fixed regions (parameters, their
+// gradients and moments, scratch, inputs) + 393732 of tensors, rounded to 256.
+//
+// Recompute costs, roofline on the cpu model (50 GFLOP/s, 10 GB/s, 1 us per op):
+//   x = embedding: 8192 flops (0.16 us), 512 + 4096 + 32768 = 37376 B (3.74 us) -> 4.74 us
+//   h = dense:     2*128*64*256 + 128*256 = 4227072 flops (84.54 us),
+//                  32768 + 65536 + 1024 + 131072 = 230400 B (23.04 us)     -> 85.54 us
+//   g = gelu:      16*32768 = 524288 flops (10.49 us), 262144 B (26.21 us) -> 27.21 us
+// Recomputing g saves nothing: its clone is made where d w2 reads it, and g is live
+// there either way. Recomputing x frees 32768 B over the peak, recomputing h frees
+// 131072 B (g then reuses h's bytes, and h's clone those of g).
+
+// The step fits as it is: the module is unchanged.
+// FITS-NOT: bert.recompute
+// FITS-LABEL: func.func @micro_step
+// FITS-COUNT-1: bert.embedding
+// FITS-NOT: bert.embedding
+
+// 920000 B asks for 13376 B less: x alone does it (900608 B) at 4.74 us, where h would
+// cost 85.54 us. The clone is placed right before the backward's only reader of x, the
+// gradient of w1, which reads the clone.
+// EMBED: bert.recompute = [{flops = 8192 : i64, name = "embeddings", op = "bert.embedding", origin = "model.toml:2:1"}]
+// EMBED-LABEL: func.func @micro_step
+// EMBED: %[[X:.*]] = bert.embedding
+// EMBED: bert.linear %[[X]]
+// EMBED: bert.add %{{.*}}, %[[X]]
+// EMBED: %[[XC:.*]] = bert.embedding
+// EMBED-NEXT: bert.linear_grad_weight %{{.*}}, %[[XC]]
+// EMBED-PLAN: arena_bytes = 900608
+
+// 900000 B: x alone leaves 900608 B, 608 too many; x and g together still 900608.
+// h is the cheapest that fits (834560 B); its clone reads the kept x and feeds
+// gelu_grad. A budget no plan meets (500000 B) leaves the plan that saves most: the same.
+// DENSE: bert.recompute = [{flops = 4227072 : i64, name = "ffn.dense", op = "bert.linear", origin = "model.toml:3:1"}]
+// DENSE-LABEL: func.func @micro_step
+// DENSE: %[[X:.*]] = bert.embedding
+// DENSE: %[[H:.*]] = bert.linear %[[X]]
+// DENSE: bert.gelu %[[H]]
+// DENSE: %[[HC:.*]] = bert.linear %[[X]]
+// DENSE-NEXT: bert.gelu_grad %{{.*}}, %[[HC]]
+// DENSE-PLAN: arena_bytes = 834560
+
+module attributes {bert.max_batch = 16 : i64, bert.max_seq = 8 : i64, bert.train = {beta1 = 0.9 : f32, beta2 = 0.999 : f32, adam_eps = 1.0e-8 : f32, weight_decay = 0.01 : f32}} {
+  func.func @micro_step() -> tensor<f32> {
+    %ids = bert.input "input_ids" : tensor<?x?xi32>
+    %labels = bert.input "labels" : tensor<?xi32>
+    %t = bert.param "t" {group = "embeddings", trainable = false, decay = true, init = "normal"} : tensor<16x64xf32>
+    %x = bert.embedding %ids, %t : (tensor<?x?xi32>, tensor<16x64xf32>) -> tensor<?x?x64xf32> loc(fused["embeddings"("model.toml":2:1)])
+    %w1 = bert.param "w1" {group = "ffn", trainable = true, decay = true, init = "normal"} : tensor<256x64xf32>
+    %b1 = bert.param "b1" {group = "ffn", trainable = true, decay = false, init = "zeros"} : tensor<256xf32>
+    %h = bert.linear %x, %w1, %b1 : (tensor<?x?x64xf32>, tensor<256x64xf32>, tensor<256xf32>) -> tensor<?x?x256xf32> loc(fused["ffn.dense"("model.toml":3:1)])
+    %g = bert.gelu %h : (tensor<?x?x256xf32>) -> tensor<?x?x256xf32> loc(fused["ffn.gelu"("model.toml":4:1)])
+    %w2 = bert.param "w2" {group = "ffn", trainable = true, decay = true, init = "normal"} : tensor<64x256xf32>
+    %b2 = bert.param "b2" {group = "ffn", trainable = true, decay = false, init = "zeros"} : tensor<64xf32>
+    %o = bert.linear %g, %w2, %b2 : (tensor<?x?x256xf32>, tensor<64x256xf32>, tensor<64xf32>) -> tensor<?x?x64xf32>
+    %r = bert.add %o, %x : (tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+    %gamma = bert.param "gamma" {group = "ffn", trainable = true, decay = false, init = "ones"} : tensor<64xf32>
+    %beta = bert.param "beta" {group = "ffn", trainable = true, decay = false, init = "zeros"} : tensor<64xf32>
+    %n = bert.layernorm %r, %gamma, %beta {epsilon = 1.0e-12 : f32} : (tensor<?x?x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<?x?x64xf32>
+    %cls = bert.select_token %n {index = 0 : i64} : (tensor<?x?x64xf32>) -> tensor<?x64xf32>
+    %w3 = bert.param "w3" {group = "classifier", trainable = true, decay = true, init = "normal"} : tensor<2x64xf32>
+    %b3 = bert.param "b3" {group = "classifier", trainable = true, decay = false, init = "zeros"} : tensor<2xf32>
+    %logits = bert.linear %cls, %w3, %b3 : (tensor<?x64xf32>, tensor<2x64xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+    %loss = bert.cross_entropy %logits, %labels : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+    return %loss : tensor<f32>
+  }
+}

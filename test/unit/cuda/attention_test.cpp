@@ -1,0 +1,100 @@
+// The fused CUDA attention against the CPU's two-matrix attention: ctx, and dq, dk, dv from
+// the recomputing backward, for head dimensions below, at and between the instantiated
+// sizes (24, 32, 64, 128), sequence lengths that leave partial tiles, a fully visible, a
+// partly masked and a fully masked sequence, with and without dropout (whose masks must
+// match the CPU's for the results to agree at all).
+#include "cuda_test_support.h"
+
+#include "bertc/runtime/cpu_kernels.h"
+#include "bertc/runtime/cuda_kernels.h"
+
+namespace bertc::cuda::test {
+namespace {
+
+template <typename T> class AttentionTest : public CudaTypedTest<T> {};
+TYPED_TEST_SUITE(AttentionTest, StorageTypes, StorageTypeNames);
+
+struct AttentionCase {
+  int64_t seq, hidden, heads;
+};
+
+/// Sequence b: all keys visible (b % 3 == 0), the last third masked (1), all masked (2).
+std::vector<int32_t> keyMask(int64_t batch, int64_t seq) {
+  std::vector<int32_t> mask(batch * seq, 1);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t j = 0; j < seq; ++j)
+      if ((b % 3 == 1 && j >= seq - seq / 3) || b % 3 == 2)
+        mask[b * seq + j] = 0;
+  return mask;
+}
+
+template <typename T> void checkAttention(const AttentionCase &c, float dropoutRate) {
+  constexpr int64_t batch = 3;
+  const int64_t n = batch * c.seq * c.hidden;
+  const std::string name = "seq " + std::to_string(c.seq) + ", hidden " + std::to_string(c.hidden) +
+                           ", heads " + std::to_string(c.heads) + ", dropout " +
+                           std::to_string(dropoutRate);
+  const DropoutKey key{42, 3, 5, 8};
+  const auto q = randomValues<T>(n, 1), k = randomValues<T>(n, 2), v = randomValues<T>(n, 3);
+  const auto dctx = randomValues<T>(n, 4);
+  const auto mask = keyMask(batch, c.seq);
+
+  std::vector<float> scratch(cpu::attentionScratchFloats(c.seq));
+  std::vector<T> ctx(n), dq(n), dk(n), dv(n);
+  cpu::attentionForward(q.data(), k.data(), v.data(), mask.data(), ctx.data(), scratch.data(),
+                        batch, c.seq, c.hidden, c.heads, dropoutRate, key);
+  cpu::attentionBackward(dctx.data(), q.data(), k.data(), v.data(), mask.data(), dq.data(),
+                         dk.data(), dv.data(), scratch.data(), batch, c.seq, c.hidden, c.heads,
+                         dropoutRate, key);
+
+  DeviceArray<T> dQ(q), dK(k), dV(v), dDctx(dctx), dCtx(n), dDq(n), dDk(n), dDv(n);
+  DeviceArray<int32_t> dMask(mask);
+  DeviceArray<float> stats(attentionStatsFloats(batch, c.heads, c.seq));
+  cuda::attentionForward(dQ.get(), dK.get(), dV.get(), dMask.get(), dCtx.get(), stats.get(), batch,
+                         c.seq, c.hidden, c.heads, dropoutRate, key, nullptr);
+  cuda::attentionBackward(dDctx.get(), dQ.get(), dK.get(), dV.get(), dMask.get(), dCtx.get(),
+                          stats.get(), dDq.get(), dDk.get(), dDv.get(), batch, c.seq, c.hidden,
+                          c.heads, dropoutRate, key, nullptr);
+
+  // fp32: online softmax and tile-order sums against the CPU's two passes. 16-bit: the
+  // output rounding, and for the backward the row term dctx·ctx taken from the rounded ctx.
+  const double atol = std::is_same_v<T, float> ? 5e-5 : 2 * Tolerance<T>::atol;
+  const double rtol = std::is_same_v<T, float> ? 1e-4 : 2 * Tolerance<T>::rtol;
+  expectClose(dCtx.download(), ctx, atol, rtol, "ctx, " + name);
+  expectClose(dDq.download(), dq, atol, rtol, "dq, " + name);
+  expectClose(dDk.download(), dk, atol, rtol, "dk, " + name);
+  expectClose(dDv.download(), dv, atol, rtol, "dv, " + name);
+}
+
+const AttentionCase kCases[] = {
+    {37, 48, 2},  // head dim 24: padded up to 32
+    {37, 64, 2},  // 32: one lane per row
+    {45, 192, 3}, // 64: two lanes per row (BERT's head size)
+    {33, 256, 2}, // 128: four lanes per row
+    {130, 64, 1}, // 64, five key tiles
+};
+
+TYPED_TEST(AttentionTest, MatchesCpuWithoutDropout) {
+  for (const AttentionCase &c : kCases)
+    checkAttention<TypeParam>(c, 0.0f);
+}
+
+TYPED_TEST(AttentionTest, MatchesCpuWithDropout) {
+  for (const AttentionCase &c : kCases)
+    checkAttention<TypeParam>(c, 0.1f);
+}
+
+TEST(AttentionShapeTest, RejectsHeadDimensionsAboveTheLimit) {
+  const DropoutKey key{1, 1, 1, 0};
+  // Shape checks come before any CUDA call, so this runs without a device.
+  EXPECT_THROW(cuda::attentionForward<float>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                             1, 8, 2 * (kMaxAttentionHeadDim + 1), 2, 0.0f, key,
+                                             nullptr),
+               std::invalid_argument);
+  EXPECT_THROW(cuda::attentionForward<float>(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                             1, 8, 100, 3, 0.0f, key, nullptr),
+               std::invalid_argument);
+}
+
+} // namespace
+} // namespace bertc::cuda::test

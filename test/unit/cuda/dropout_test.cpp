@@ -1,0 +1,42 @@
+// CUDA dropout against the CPU: the counter-based masks must be bit-identical (same kept
+// elements, same scaled values) for every storage type, row offset and rate.
+#include "cuda_test_support.h"
+
+#include "bertc/runtime/cpu_kernels.h"
+#include "bertc/runtime/cuda_kernels.h"
+
+namespace bertc::cuda::test {
+namespace {
+
+template <typename T> class DropoutTest : public CudaTypedTest<T> {};
+TYPED_TEST_SUITE(DropoutTest, StorageTypes, StorageTypeNames);
+
+constexpr int64_t kRows = 37, kRowSize = 1031;
+
+TYPED_TEST(DropoutTest, MasksAreBitIdenticalToCpu) {
+  using T = TypeParam;
+  const auto x = randomValues<T>(kRows * kRowSize, 1);
+  for (const float rate : {0.1f, 0.5f}) {
+    const DropoutKey key{0x123456789abcdefull, 7, 3, 64};
+    std::vector<T> expectedY(x.size()), expectedDx(x.size());
+    cpu::dropoutForward(x.data(), expectedY.data(), kRows, kRowSize, rate, key);
+    cpu::dropoutBackward(x.data(), expectedDx.data(), kRows, kRowSize, rate, key);
+    DeviceArray<T> dX(x), dY(x.size()), dDx(x.size());
+    cuda::dropoutForward(dX.get(), dY.get(), kRows, kRowSize, rate, key, nullptr);
+    cuda::dropoutBackward(dX.get(), dDx.get(), kRows, kRowSize, rate, key, nullptr);
+    expectBitIdentical(dY.download(), expectedY, "dropout forward, rate " + std::to_string(rate));
+    expectBitIdentical(dDx.download(), expectedDx,
+                       "dropout backward, rate " + std::to_string(rate));
+  }
+}
+
+TYPED_TEST(DropoutTest, RateZeroCopies) {
+  using T = TypeParam;
+  const auto x = randomValues<T>(kRows * kRowSize, 2);
+  DeviceArray<T> dX(x), dY(x.size());
+  cuda::dropoutForward(dX.get(), dY.get(), kRows, kRowSize, 0.0f, DropoutKey{1, 1, 1, 0}, nullptr);
+  expectBitIdentical(dY.download(), x, "rate 0");
+}
+
+} // namespace
+} // namespace bertc::cuda::test

@@ -1,0 +1,84 @@
+// The cuBLASLt linear layers against the CPU's (OpenBLAS / fp32-accumulating) ones: the
+// forward with and without its bias epilogue, both backward GEMMs, odd sizes, and operands
+// that are only element-aligned (an arena slot need not be 256-byte aligned).
+#include "cuda_test_support.h"
+
+#include "bertc/runtime/cpu_kernels.h"
+#include "bertc/runtime/cuda_gemm.h"
+
+namespace bertc::cuda::test {
+namespace {
+
+template <typename T> class GemmTest : public CudaTypedTest<T> {
+protected:
+  void SetUp() override {
+    CudaTypedTest<T>::SetUp();
+    if (!this->IsSkipped() && std::is_same_v<T, bf16> && deviceMajorVersion() < 8)
+      GTEST_SKIP() << "bf16 GEMMs need sm_80 or newer";
+  }
+};
+TYPED_TEST_SUITE(GemmTest, StorageTypes, StorageTypeNames);
+
+/// A device copy of host that starts `shift` elements into its allocation.
+template <typename T> struct ShiftedDeviceArray {
+  ShiftedDeviceArray(const std::vector<T> &host, size_t shift)
+      : storage(host.size() + shift), shift(shift) {
+    BERTC_CUDA_CHECK(
+        cudaMemcpy(get(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  T *get() const { return storage.get() + shift; }
+  DeviceArray<T> storage;
+  size_t shift;
+};
+
+template <typename T> void checkLinear(int64_t rows, int64_t in, int64_t out, size_t shift) {
+  const std::string shape = std::to_string(rows) + "x" + std::to_string(in) + "->" +
+                            std::to_string(out) + ", shift " + std::to_string(shift);
+  const auto x = randomValues<T>(rows * in, 1), w = randomValues<T>(out * in, 2);
+  const auto b = randomValues<T>(out, 3), dy = randomValues<T>(rows * out, 4);
+  std::vector<T> y(rows * out), yNoBias(rows * out), dx(rows * in);
+  std::vector<float> dw(out * in);
+  const std::vector<T> zeros(out, fromFloat<T>(0.0f));
+  cpu::linearForward(x.data(), w.data(), b.data(), y.data(), rows, in, out);
+  cpu::linearForward(x.data(), w.data(), zeros.data(), yNoBias.data(), rows, in, out);
+  cpu::linearBackwardInput(dy.data(), w.data(), dx.data(), rows, in, out);
+  cpu::linearBackwardWeight(dy.data(), x.data(), dw.data(), rows, in, out);
+
+  ShiftedDeviceArray<T> dX(x, shift), dW(w, shift), dB(b, shift), dDy(dy, shift);
+  ShiftedDeviceArray<T> dY(std::vector<T>(rows * out), shift);
+  ShiftedDeviceArray<T> dYNoBias(std::vector<T>(rows * out), shift);
+  ShiftedDeviceArray<T> dDx(std::vector<T>(rows * in), shift);
+  ShiftedDeviceArray<float> dDw(std::vector<float>(out * in), shift);
+  DeviceArray<std::byte> workspace(kCublasLtWorkspaceBytes);
+  LinearGemms gemms(workspace.get(), nullptr);
+  gemms.linearForward(dX.get(), dW.get(), dB.get(), dY.get(), rows, in, out);
+  gemms.linearForward(dX.get(), dW.get(), static_cast<const T *>(nullptr), dYNoBias.get(), rows, in,
+                      out);
+  gemms.linearBackwardInput(dDy.get(), dW.get(), dDx.get(), rows, in, out);
+  gemms.linearBackwardWeight(dDy.get(), dX.get(), dDw.get(), rows, in, out);
+  BERTC_CUDA_CHECK(cudaDeviceSynchronize());
+
+  auto download = [](const auto &array, size_t count) {
+    using V = std::remove_pointer_t<decltype(array.get())>;
+    std::vector<V> host(count);
+    BERTC_CUDA_CHECK(
+        cudaMemcpy(host.data(), array.get(), count * sizeof(V), cudaMemcpyDeviceToHost));
+    return host;
+  };
+  // Sums of up to `rows` products in another order: fp32 ulps scaled by the sum's length.
+  const double atol = std::is_same_v<T, float> ? 1e-4 : Tolerance<T>::atol;
+  const double rtol = std::is_same_v<T, float> ? 1e-5 : Tolerance<T>::rtol;
+  expectClose(download(dY, rows * out), y, atol, rtol, "y, " + shape);
+  expectClose(download(dYNoBias, rows * out), yNoBias, atol, rtol, "y without bias, " + shape);
+  expectClose(download(dDx, rows * in), dx, atol, rtol, "dx, " + shape);
+  expectClose(download(dDw, out * in), dw, 1e-4, 1e-5, "dw, " + shape);
+}
+
+TYPED_TEST(GemmTest, MatchesCpuForOddSizes) { checkLinear<TypeParam>(37, 70, 45, 0); }
+
+TYPED_TEST(GemmTest, MatchesCpuForBertSizedRows) { checkLinear<TypeParam>(256, 768, 96, 0); }
+
+TYPED_TEST(GemmTest, MatchesCpuForElementAlignedOperands) { checkLinear<TypeParam>(33, 64, 40, 1); }
+
+} // namespace
+} // namespace bertc::cuda::test

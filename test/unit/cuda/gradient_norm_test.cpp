@@ -1,0 +1,50 @@
+// The CUDA global gradient norm and clipping against a double-precision reference computed
+// here (the CPU target has no clipping twin), and the norm's run-to-run determinism.
+#include "cuda_test_support.h"
+
+#include "bertc/runtime/cuda_kernels.h"
+
+namespace bertc::cuda::test {
+namespace {
+
+class GradientNormTest : public CudaTest {};
+
+double referenceSquaredNorm(const std::vector<float> &x) {
+  double sum = 0.0;
+  for (float value : x)
+    sum += double(value) * double(value);
+  return sum;
+}
+
+TEST_F(GradientNormTest, SquaredNormMatchesDoubleReferenceAndIsDeterministic) {
+  for (const size_t count : {size_t(1), size_t(1000), size_t(3000017)}) {
+    const std::vector<float> x = randomValues<float>(count, uint32_t(count));
+    DeviceArray<float> dX(x), result(1);
+    DeviceArray<double> partials(kSquaredNormPartials);
+    squaredNorm(dX.get(), int64_t(count), partials.get(), result.get(), nullptr);
+    const float first = result.download()[0];
+    EXPECT_NEAR(first, referenceSquaredNorm(x), 1e-6 * referenceSquaredNorm(x)) << count;
+    squaredNorm(dX.get(), int64_t(count), partials.get(), result.get(), nullptr);
+    EXPECT_EQ(result.download()[0], first) << "rerun, " << count;
+  }
+}
+
+TEST_F(GradientNormTest, ClipScalesOnlyAboveTheMaximum) {
+  const std::vector<float> grads = randomValues<float>(4099, 2);
+  const float norm = float(std::sqrt(referenceSquaredNorm(grads)));
+  for (const float maxNorm : {0.25f * norm, 4.0f * norm}) {
+    DeviceArray<float> dGrads(grads), squared(1);
+    DeviceArray<double> partials(kSquaredNormPartials);
+    squaredNorm(dGrads.get(), int64_t(grads.size()), partials.get(), squared.get(), nullptr);
+    clipByGlobalNorm(dGrads.get(), int64_t(grads.size()), squared.get(), maxNorm, nullptr);
+    const float squaredNorm = squared.download()[0];
+    const float coefficient = std::min(maxNorm / (std::sqrt(squaredNorm) + 1e-6f), 1.0f);
+    std::vector<float> expected = grads;
+    for (float &g : expected)
+      g *= coefficient;
+    expectBitIdentical(dGrads.download(), expected, "clipped, max " + std::to_string(maxNorm));
+  }
+}
+
+} // namespace
+} // namespace bertc::cuda::test

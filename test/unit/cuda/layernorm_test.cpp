@@ -1,0 +1,60 @@
+// CUDA LayerNorm (plain and fused with the residual add) against the CPU: the forward, the
+// saved statistics, and the backward from them.
+#include "cuda_test_support.h"
+
+#include "bertc/runtime/cpu_kernels.h"
+#include "bertc/runtime/cuda_kernels.h"
+
+namespace bertc::cuda::test {
+namespace {
+
+template <typename T> class LayerNormTest : public CudaTypedTest<T> {};
+TYPED_TEST_SUITE(LayerNormTest, StorageTypes, StorageTypeNames);
+
+constexpr float kEps = 1e-12f;
+
+/// Runs the fused forward and the backward on [rows, cols] and compares with the CPU's
+/// add, layerNormForward and layerNormBackward.
+template <typename T> void checkLayerNorm(int64_t rows, int64_t cols) {
+  const std::string shape = std::to_string(rows) + "x" + std::to_string(cols);
+  const auto a = randomValues<T>(rows * cols, 1, -2.0f, 3.0f);
+  const auto b = randomValues<T>(rows * cols, 2);
+  const auto gamma = randomValues<T>(cols, 3, 0.5f, 1.5f), beta = randomValues<T>(cols, 4);
+  const auto dy = randomValues<T>(rows * cols, 5);
+
+  std::vector<T> sum(rows * cols), y(rows * cols), dx(rows * cols);
+  std::vector<float> dgamma(cols), dbeta(cols);
+  cpu::add(a.data(), b.data(), sum.data(), rows * cols);
+  cpu::layerNormForward(sum.data(), gamma.data(), beta.data(), y.data(), rows, cols, kEps);
+  cpu::layerNormBackward(dy.data(), sum.data(), gamma.data(), dx.data(), dgamma.data(),
+                         dbeta.data(), rows, cols, kEps);
+
+  DeviceArray<T> dA(a), dB(b), dSum(rows * cols), dGamma(gamma), dBeta(beta), dY(rows * cols);
+  DeviceArray<T> dDy(dy), dDx(rows * cols);
+  DeviceArray<float> mean(rows), rstd(rows), dDgamma(cols), dDbeta(cols);
+  cuda::addLayerNormForward(dA.get(), dB.get(), dSum.get(), dGamma.get(), dBeta.get(), dY.get(),
+                            mean.get(), rstd.get(), rows, cols, kEps, nullptr);
+  cuda::layerNormBackward(dDy.get(), dSum.get(), dGamma.get(), mean.get(), rstd.get(), dDx.get(),
+                          dDgamma.get(), dDbeta.get(), rows, cols, nullptr);
+  expectBitIdentical(dSum.download(), sum, "sum " + shape);
+  expectClose(dY.download(), y, Tolerance<T>::atol, Tolerance<T>::rtol, "y " + shape);
+  expectClose(dDx.download(), dx, Tolerance<T>::atol, Tolerance<T>::rtol, "dx " + shape);
+  // fp32 sums over the rows, in a different order from the CPU's.
+  expectClose(dDgamma.download(), dgamma, 1e-4, 1e-4, "dgamma " + shape);
+  expectClose(dDbeta.download(), dbeta, 1e-4, 1e-4, "dbeta " + shape);
+
+  // The plain forward on the sum gives the fused forward's output and statistics.
+  DeviceArray<T> dY2(rows * cols);
+  DeviceArray<float> mean2(rows), rstd2(rows);
+  cuda::layerNormForward(dSum.get(), dGamma.get(), dBeta.get(), dY2.get(), mean2.get(), rstd2.get(),
+                         rows, cols, kEps, nullptr);
+  expectBitIdentical(dY2.download(), dY.download(), "plain vs fused " + shape);
+  expectBitIdentical(rstd2.download(), rstd.download(), "rstd plain vs fused " + shape);
+}
+
+TYPED_TEST(LayerNormTest, MatchesCpuAtBertBaseWidth) { checkLayerNorm<TypeParam>(67, 768); }
+
+TYPED_TEST(LayerNormTest, MatchesCpuAtOddWidth) { checkLayerNorm<TypeParam>(130, 45); }
+
+} // namespace
+} // namespace bertc::cuda::test

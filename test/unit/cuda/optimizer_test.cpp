@@ -1,0 +1,59 @@
+// CUDA AdamW against the CPU twin, bit for bit: several parameters (with and without weight
+// decay, one spanning several chunks) at offsets where the parameter and state regions do
+// not line up, over three steps.
+#include "cuda_test_support.h"
+
+#include "bertc/runtime/cpu_kernels.h"
+#include "bertc/runtime/cuda_kernels.h"
+
+namespace bertc::cuda::test {
+namespace {
+
+class AdamWTest : public CudaTest {};
+
+TEST(AdamWChunksTest, SplitsParametersInOrder) {
+  const std::vector<AdamWParameter> parameters = {{100, 0, 2 * kAdamWChunkElements + 5, true},
+                                                  {0, 2 * kAdamWChunkElements + 5, 7, false}};
+  const std::vector<AdamWChunk> chunks = adamwChunks(parameters);
+  ASSERT_EQ(chunks.size(), 4u);
+  EXPECT_EQ(chunks[1].paramOffset, 100 + kAdamWChunkElements);
+  EXPECT_EQ(chunks[1].stateOffset, kAdamWChunkElements);
+  EXPECT_EQ(chunks[2].count, 5);
+  EXPECT_EQ(chunks[3].count, 7);
+  EXPECT_EQ(chunks[3].decay, 0);
+}
+
+TEST_F(AdamWTest, MatchesCpuBitForBit) {
+  // Parameter region: [unused 13][A: 40000, decay][B: 768, no decay]; state region: [B][A].
+  const int64_t countA = 40000, countB = 768;
+  const std::vector<AdamWParameter> parameters = {{13, countB, countA, true},
+                                                  {13 + countA, 0, countB, false}};
+  const int64_t paramCount = 13 + countA + countB, stateCount = countA + countB;
+  std::vector<float> params = randomValues<float>(paramCount, 1);
+  std::vector<float> m(stateCount, 0.0f), v(stateCount, 0.0f);
+
+  const std::vector<AdamWChunk> chunks = adamwChunks(parameters);
+  DeviceArray<AdamWChunk> dChunks(chunks);
+  DeviceArray<float> dParams(params), dM(m), dV(v), dGrads(stateCount);
+  for (int64_t step = 1; step <= 3; ++step) {
+    const std::vector<float> grads =
+        randomValues<float>(stateCount, uint32_t(10 + step), -0.1f, 0.1f);
+    const cpu::AdamWConfig config{2e-5 * double(step), 0.9, 0.999, 1e-8, 0.01, step};
+    for (const AdamWParameter &p : parameters) {
+      cpu::AdamWConfig own = config;
+      own.weightDecay = p.decay ? config.weightDecay : 0.0;
+      cpu::adamwUpdate(params.data() + p.paramOffset, grads.data() + p.stateOffset,
+                       m.data() + p.stateOffset, v.data() + p.stateOffset, p.count, own);
+    }
+    BERTC_CUDA_CHECK(cudaMemcpy(dGrads.get(), grads.data(), grads.size() * sizeof(float),
+                                cudaMemcpyHostToDevice));
+    cuda::adamwUpdate(dParams.get(), dGrads.get(), dM.get(), dV.get(), dChunks.get(),
+                      int64_t(chunks.size()), config, nullptr);
+  }
+  expectBitIdentical(dParams.download(), params, "params");
+  expectBitIdentical(dM.download(), m, "m");
+  expectBitIdentical(dV.download(), v, "v");
+}
+
+} // namespace
+} // namespace bertc::cuda::test
