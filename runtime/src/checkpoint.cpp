@@ -189,7 +189,11 @@ std::string formatTrainerState(const TrainerState &state) {
       {"warmup_steps", state.warmupSteps},
       {"data", {{"path", state.dataPath}, {"rows", state.dataRows}, {"fingerprint", fingerprint}}},
       {"data_position", {{"epoch", data.epoch}, {"cursor", data.cursor}}},
-      {"tokens", {{"real", data.tokens.real}, {"computed", data.tokens.computed}}}};
+      {"tokens", {{"real", data.tokens.real}, {"computed", data.tokens.computed}}},
+      {"loss_scaler",
+       {{"scale", state.lossScaler.scale},
+        {"good_steps_in_row", state.lossScaler.goodStepsInRow},
+        {"skipped_steps", state.lossScaler.skipped}}}};
   return json.dump(2) + "\n";
 }
 
@@ -245,6 +249,10 @@ TrainerState parseTrainerState(const std::string &text, const std::string &path)
   state.data.cursor = integer("data_position/cursor");
   state.data.tokens.real = integer("tokens/real");
   state.data.tokens.computed = integer("tokens/computed");
+  state.lossScaler.scale =
+      field("loss_scaler/scale", &nlohmann::json::is_number, "a number").get<float>();
+  state.lossScaler.goodStepsInRow = integer("loss_scaler/good_steps_in_row");
+  state.lossScaler.skipped = integer("loss_scaler/skipped_steps");
   return state;
 }
 

@@ -134,6 +134,7 @@ struct RunSetup {
   int64_t startStep;       ///< optimizer steps already done (by the resumed run)
   int64_t totalSteps;
   BatcherState data;       ///< where the data stream starts
+  DynamicLossScaler::State lossScaler; ///< fp16's loss scale where the run starts
   TrainerState checkpoint; ///< what --save-every records, less the step and data position
 };
 
@@ -152,6 +153,7 @@ BatcherState train(std::byte *arena, const Dataset &data, const TrainerOptions &
   batcher.restore(setup.data);
   int64_t warmup = warmupSteps(plan.train.warmup, setup.totalSteps);
   DynamicLossScaler scaler;
+  scaler.restore(setup.lossScaler);
   // The log and the progress line show the scale only for a run that has one.
   auto reportedScale = [&] { return plan.lossScaling ? double(scaler.scale()) : 0.0; };
   const float *microLoss = reinterpret_cast<const float *>(arena + plan.inputs.loss);
@@ -199,6 +201,7 @@ BatcherState train(std::byte *arena, const Dataset &data, const TrainerOptions &
       TrainerState state = setup.checkpoint;
       state.globalStep = step;
       state.data = batcher.state();
+      state.lossScaler = scaler.state();
       progress.note("saved " + saveCheckpoint(options.save, plan, arena, state, options.vocab));
     }
     if (evaluator && evaluator->due(step, endsEpoch, step == setup.totalSteps))
@@ -288,6 +291,7 @@ RunSetup startRun(const TrainerOptions &options, const Dataset &data,
                                std::to_string(setup.totalSteps) + " steps");
     setup.startStep = resumed->globalStep;
     setup.data = resumed->data;
+    setup.lossScaler = resumed->lossScaler;
     inform("resume: " + resumeDir + " at step " + std::to_string(setup.startStep));
     if (resumed->maxSteps != setup.totalSteps)
       inform("resume: the schedule now spans " + std::to_string(setup.totalSteps) +

@@ -84,6 +84,7 @@ TrainerState sampleState() {
   state.dataRows = 300;
   state.dataFingerprint = 0xfedcba9876543210u;
   state.data = {2, 96, {1000, 1536}};
+  state.lossScaler = {2048.0f, 17, 5};
   return state;
 }
 
@@ -93,6 +94,9 @@ void expectSameState(const TrainerState &a, const TrainerState &b) {
   EXPECT_EQ(a.dataFingerprint, b.dataFingerprint);
   EXPECT_EQ(a.data.cursor, b.data.cursor);
   EXPECT_EQ(a.data.tokens.computed, b.data.tokens.computed);
+  EXPECT_EQ(a.lossScaler.scale, b.lossScaler.scale);
+  EXPECT_EQ(a.lossScaler.goodStepsInRow, b.lossScaler.goodStepsInRow);
+  EXPECT_EQ(a.lossScaler.skipped, b.lossScaler.skipped);
 }
 
 TEST(Checkpoint, TrainerStateRoundTrips) {

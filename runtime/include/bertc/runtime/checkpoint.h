@@ -6,6 +6,7 @@
 #pragma once
 
 #include "bertc/runtime/jsonl_data.h"
+#include "bertc/runtime/loss_scaler.h"
 #include "bertc/runtime/trainer_plan.h"
 
 #include <cstddef>
@@ -51,6 +52,7 @@ struct TrainerState {
   int64_t dataRows = 0;
   uint64_t dataFingerprint = 0; ///< datasetFingerprint of the training data
   BatcherState data;            ///< the batcher's epoch, cursor and token counts
+  DynamicLossScaler::State lossScaler; ///< fp16's loss scale and its counters
 };
 
 /// trainer_state.json's text: Hugging Face's global_step, max_steps and fractional epoch,

@@ -19,6 +19,19 @@ public:
                              int64_t growthInterval = kGrowthInterval)
       : scale_(initialScale), growthInterval_(growthInterval) {}
 
+  /// What a checkpoint keeps, so that a resumed run scales as the uninterrupted one.
+  struct State {
+    float scale = kInitialScale;
+    int64_t goodStepsInRow = 0;
+    int64_t skipped = 0;
+  };
+  State state() const { return {scale_, goodStepsInRow_, skipped_}; }
+  void restore(const State &state) {
+    scale_ = state.scale;
+    goodStepsInRow_ = state.goodStepsInRow;
+    skipped_ = state.skipped;
+  }
+
   /// The scale the next step's backward uses.
   float scale() const { return scale_; }
   /// Steps skipped so far because their gradients overflowed.
