@@ -7,7 +7,9 @@ sm_80 (bf16), `bertc MODEL --vram V --arch sm_80 -emit=plan`:
      (target <= 0.10);
   2. seq 128, effective batch 256, at 6GB: the chosen plan (target: it fits);
   3. seq 512, batch 32, budgets from 24GB down to the smallest that fits: peak <= budget,
-     the peak never rising as the budget falls, recompute never falling;
+     the peak never rising as the budget falls and the estimated step time never falling;
+     then the same with the micro-batch pinned to 32 (--micro-batch 32), where only
+     recomputation can save memory: recompute_flops never falling as the budget does;
   4. BERT-large (24 layers), seq 512, batch 32, at 8GB: wall time of the whole fit search
      (every candidate planned, the rematerialization solver included; target < 10 s).
 Usage: python3 bench/fit_plan.py
@@ -35,11 +37,11 @@ def job(tmp, model, seq, batch):
     return path
 
 
-def fit(toml, vram, out):
+def fit(toml, vram, out, flags=()):
     """(plan.json or None when nothing fits, wall seconds) of planning `toml` at `vram`."""
     start = time.perf_counter()
     result = subprocess.run([str(BERTC), str(toml), "--vram", vram, "--arch", ARCH, "-emit=plan",
-                             "-o", str(out)], capture_output=True, text=True)
+                             "-o", str(out), *flags], capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if result.returncode == 3:
         return None, seconds
@@ -62,8 +64,8 @@ def main():
               "recompute / step flops", "est. step s", "search s"]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        def case(label, toml, vram):
-            plan, seconds = fit(toml, vram, Path(tmp) / "out")
+        def case(label, toml, vram, flags=()):
+            plan, seconds = fit(toml, vram, Path(tmp) / "out", flags)
             cells = describe(plan) if plan else ["-"] * 5
             rows.append([label, vram, "yes" if plan else "no", *cells, f"{seconds:.2f}"])
             return plan
@@ -75,20 +77,24 @@ def main():
         print_table(header, rows)
         print()
 
-        rows = []
-        sweep = []
-        for gb in [24, 16, 12, 10, 8, 6, 5, 4, 3.5, 3, 2.5, 2]:
-            plan = case("base seq 512 batch 32", base512, f"{gb}GB")
-            if plan is None:
-                break
-            sweep.append((gb * 1e9, plan["peak_bytes"], plan["recompute_flops"]))
-        print_table(header, rows)
-        within = all(peak <= budget for budget, peak, _ in sweep)
-        monotone = all(b[1] <= a[1] for a, b in zip(sweep, sweep[1:]))
-        recompute = all(b[2] >= a[2] for a, b in zip(sweep, sweep[1:]))
-        print(f"\npeak <= budget: {within}; peak non-increasing as the budget falls: {monotone}; "
-              f"recompute non-decreasing: {recompute}")
+        def sweep(label, flags=()):
+            rows.clear()
+            points = []
+            for gb in [24, 16, 12, 10, 8, 6, 5, 4, 3.5, 3, 2.5, 2]:
+                plan = case(label, base512, f"{gb}GB", flags)
+                if plan is None:
+                    break
+                points.append((gb * 1e9, plan["peak_bytes"], plan["estimated_step_seconds"],
+                               plan["recompute_flops"]))
+            print_table(header, rows)
+            pairs = list(zip(points, points[1:]))
+            print(f"\npeak <= budget: {all(p[1] <= p[0] for p in points)}; "
+                  f"peak never rises as the budget falls: {all(b[1] <= a[1] for a, b in pairs)}; "
+                  f"est. step time never falls: {all(b[2] >= a[2] for a, b in pairs)}; "
+                  f"recompute_flops never falls: {all(b[3] >= a[3] for a, b in pairs)}\n")
 
+        sweep("base seq 512 batch 32")
+        sweep("base seq 512, micro 32", ["--micro-batch", "32"])
 
 if __name__ == "__main__":
     main()
