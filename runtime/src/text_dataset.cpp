@@ -4,6 +4,7 @@
 // per-row work is only the tokenizer's and the label's.
 #include "bertc/runtime/text_dataset.h"
 
+#include "bertc/runtime/task_data.h"
 #include "bertc/runtime/text_table.h"
 #include "bertc/runtime/tokenizer.h"
 
@@ -55,24 +56,6 @@ bool holdsText(const std::string &path) {
   return extension == "jsonl" && !firstRowHasInputIds(path);
 }
 
-/// The tokenizer of the vocabulary at `vocabPath`, checked against the model for the text
-/// file `dataPath`: there must be a vocabulary, and it may not hold ids the model's
-/// embedding lacks.
-Tokenizer loadTokenizer(const std::string &dataPath, const std::string &vocabPath,
-                        const DataLimits &limits) {
-  if (vocabPath.empty())
-    throw DataError(dataPath + ": text data needs a WordPiece vocabulary: pass the trainer "
-                               "--vocab FILE (a vocab.txt), or compile the model with "
-                               "[model] from = a Hugging Face folder holding vocab.txt");
-  Vocab vocab = Vocab::load(vocabPath);
-  if (int64_t(vocab.size()) > limits.vocab)
-    throw DataError(vocabPath + ": the vocabulary has " + std::to_string(vocab.size()) +
-                    " tokens but the model's embedding has " + std::to_string(limits.vocab) +
-                    " ([model] vocab): its ids would fall outside the model");
-  bool lowerCase = guessLowerCase(vocab);
-  return Tokenizer(std::move(vocab), lowerCase);
-}
-
 /// Whether `text` tokenizes (is UTF-8): tells which text of a pair a TokenizerError was about.
 bool tokenizes(const Tokenizer &tokenizer, const std::string &text) {
   try {
@@ -90,7 +73,7 @@ bool tokenizes(const Tokenizer &tokenizer, const std::string &text) {
 /// 3. read the label: a class, or a regression target when limits.numLabels == 1.
 TrainingData loadTextDataset(const std::string &path, const DataLimits &limits,
                              const TextFields &fields, const std::string &vocabPath) {
-  Tokenizer tokenizer = loadTokenizer(path, vocabPath, limits);
+  Tokenizer tokenizer = loadDataTokenizer(path, vocabPath, limits);
   bool pairs = !fields.textPair.empty();
   if (pairs && limits.typeVocab < 2)
     throw DataError(path + ": sentence pairs ('" + fields.text + "', '" + fields.textPair +
