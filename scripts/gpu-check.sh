@@ -75,13 +75,13 @@ run_kernel_tests() {
 # Plug-in point: the tiny example, 20 steps on the CPU and the CUDA target from the same
 # seed, loss logs compared step by step. Needs `bertc --target cuda`.
 compare_trainer_targets() {
-  record "trainer comparison" "NOT RUN" "needs the CUDA trainer code generator (bertc --target cuda)"
+  record "trainer comparison" "NOT RUN" "needs the CUDA trainer executable (bertc --target cuda builds only trainer.o so far)"
 }
 
 # Plug-in point: bert-base at seq_len 128 and 512, per precision: samples/s and the peak
 # device memory against the plan's bytes, as a table. Needs `bertc --target cuda`.
 measure_bert_base() {
-  record "bert-base throughput" "NOT RUN" "needs the CUDA trainer code generator (bertc --target cuda)"
+  record "bert-base throughput" "NOT RUN" "needs the CUDA trainer executable (bertc --target cuda builds only trainer.o so far)"
 }
 
 echo "gpu-check: $(describe_gpu)"

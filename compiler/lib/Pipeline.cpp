@@ -28,12 +28,15 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to,
       // it places each recomputation next to its readers.
       RematerializeOptions remat;
       remat.arenaBudget = options.rematArenaBudget;
+      remat.arch = options.arch;
       pm.addPass(createRematerialize(remat));
     }
     // Before planning: the order decides how long tensors live, and so the peak.
     pm.addPass(createScheduleForMemory());
     // Last: every tensor the step will ever touch is known only now.
-    pm.addPass(createPlanBuffers());
+    PlanBuffersOptions planning;
+    planning.gemmWorkspace = options.gemmWorkspaceBytes;
+    pm.addPass(createPlanBuffers(planning));
     // An independent second check of the plan (budget 0: the driver checks the whole process).
     pm.addPass(createVerifyBudget());
   }

@@ -8,7 +8,8 @@
 // rounded up to 32, 64 or 128, is a template parameter so the slices stay in registers;
 // dims beyond the real headDim are zero. Rows of the other operand stream through shared
 // memory kTile at a time, each slice padded by 4 floats so the lanes of one row, reading
-// the same element of different slices, hit different banks.
+// the same element of different slices, hit different banks. The products run in fp32 on
+// CUDA cores (not tensor cores), for every storage type and architecture alike.
 #pragma once
 
 #include "bertc/runtime/counter_rng.h"

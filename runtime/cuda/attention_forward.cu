@@ -81,10 +81,6 @@ __global__ void __launch_bounds__(kThreads)
 } // namespace
 } // namespace attention
 
-int64_t attentionStatsFloats(int64_t batch, int64_t heads, int64_t seq) {
-  return 3 * batch * heads * seq;
-}
-
 template <typename T>
 void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx, float *stats,
                       int64_t batch, int64_t seq, int64_t hidden, int64_t heads, float dropoutRate,

@@ -36,6 +36,8 @@ void biasAdd(T *y, const T *bias, int64_t rows, int64_t cols, cudaStream_t strea
 
 template <typename T>
 void biasBackward(const T *dy, float *db, int64_t rows, int64_t out, cudaStream_t stream) {
+  if (out == 0)
+    return;
   biasBackwardKernel<<<columnSumsGrid(out), columnSumsBlock(), 0, stream>>>(dy, db, rows, out);
   BERTC_CUDA_CHECK_LAUNCH();
 }

@@ -34,6 +34,8 @@ __global__ void embeddingForwardKernel(const int32_t *ids, const T *table, T *ou
 //      sums of the slice's columns;
 //   3. the warps' sums are added in warp order and written to the row.
 // No two blocks write the same row, so no atomics; the order is fixed, so reruns agree.
+// Step 1 reads up to `tokens` ids per block (from cache): for BERT's few thousand tokens a
+// step, that is small next to the dout rows every kept block reads.
 template <typename T>
 __global__ void embeddingBackwardKernel(const int32_t *ids, const T *dout, float *dtable,
                                         int64_t tokens, int64_t hidden) {
@@ -91,7 +93,7 @@ template <typename T>
 void embeddingBackward(const int32_t *ids, const T *dout, float *dtable, int64_t tokens,
                        int64_t vocab, int64_t hidden, cudaStream_t stream) {
   BERTC_CUDA_CHECK(cudaMemsetAsync(dtable, 0, size_t(vocab * hidden) * sizeof(float), stream));
-  if (tokens == 0)
+  if (tokens == 0 || hidden == 0)
     return;
   const dim3 grid(unsigned(tokens), unsigned((hidden + kSliceColumns - 1) / kSliceColumns));
   embeddingBackwardKernel<<<grid, kBackwardWarps * kWarpSize, 0, stream>>>(ids, dout, dtable,

@@ -130,6 +130,8 @@ void layerNormBackward(const T *dy, const T *x, const T *gamma, const float *mea
         dy, x, gamma, mean, rstd, dx, rows, cols);
     BERTC_CUDA_CHECK_LAUNCH();
   }
+  if (cols == 0)
+    return;
   layerNormBackwardParamsKernel<<<columnSumsGrid(cols), columnSumsBlock(), 0, stream>>>(
       dy, x, mean, rstd, dgamma, dbeta, rows, cols);
   BERTC_CUDA_CHECK_LAUNCH();

@@ -64,16 +64,6 @@ __global__ void __launch_bounds__(kThreads)
 }
 } // namespace
 
-std::vector<AdamWChunk> adamwChunks(const std::vector<AdamWParameter> &parameters) {
-  std::vector<AdamWChunk> chunks;
-  for (const AdamWParameter &parameter : parameters)
-    for (int64_t begin = 0; begin < parameter.count; begin += kAdamWChunkElements)
-      chunks.push_back({parameter.paramOffset + begin, parameter.stateOffset + begin,
-                        int32_t(std::min(kAdamWChunkElements, parameter.count - begin)),
-                        parameter.decay ? 1 : 0});
-  return chunks;
-}
-
 void adamwUpdate(float *params, const float *grads, float *m, float *v, const AdamWChunk *chunks,
                  int64_t chunkCount, const cpu::AdamWConfig &config, cudaStream_t stream) {
   if (chunkCount == 0)

@@ -19,6 +19,11 @@ struct PipelineOptions {
   /// The arena the rematerializer must meet by recomputing activations in the backward
   /// pass; 0 keeps every activation.
   int64_t rematArenaBudget = 0;
+  /// Bytes of the GEMM library's workspace the arena ends with: the cuBLASLt workspace
+  /// for target cuda (kCudaGemmWorkspaceBytes), 0 for the CPU.
+  int64_t gemmWorkspaceBytes = 0;
+  /// The GPU generation (`--arch`) whose speeds price the choices; empty for the CPU.
+  std::string arch;
 };
 
 /// Adds the passes that take a module from `from` to `to` (from < to).

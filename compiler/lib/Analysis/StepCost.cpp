@@ -34,6 +34,11 @@ const DeviceModel *gpuDeviceModel(llvm::StringRef arch) {
   return nullptr;
 }
 
+const DeviceModel &deviceModel(llvm::StringRef arch) {
+  const DeviceModel *gpu = gpuDeviceModel(arch);
+  return gpu ? *gpu : cpuDeviceModel();
+}
+
 llvm::StringRef knownArchs() { return "sm_75, sm_80, sm_86, sm_89, sm_90"; }
 
 /// Whether `op` reads 16-bit floats, and so runs at the device's 16-bit rate.

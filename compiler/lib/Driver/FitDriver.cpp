@@ -41,7 +41,8 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
           : microBatchCandidates(spec.train.batch);
   std::vector<FitCandidate> fitting;
   // Plans `rows` and keeps it when it fits; says whether it did.
-  auto tryPlan = [&](int64_t rows, const PipelineOptions &options) {
+  auto tryPlan = [&](int64_t rows, PipelineOptions options) {
+    options.arch = request.arch;
     FailureOr<PlanOutcome> outcome = planJob(
         spec, {rows, spec.train.seqLen, spec.train.freeze, options}, *request.device, ctx);
     if (failed(outcome) || outcome->arenaBytes > request.arenaBudget)
@@ -55,12 +56,13 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
     size_t keepingFits = sizes.size();
     if (llvm::is_contained(request.recompute, false))
       for (size_t i = 0; i < sizes.size() && keepingFits == sizes.size(); ++i)
-        if (tryPlan(sizes[i], {precision, 0}))
+        if (tryPlan(sizes[i], {precision, 0, request.gemmWorkspaceBytes}))
           keepingFits = i;
     // Recomputation buys the larger micro-batches, each at its own cost.
     if (llvm::is_contained(request.recompute, true))
       for (size_t i = 0; i < keepingFits; ++i)
-        tryPlan(sizes[i], {precision, request.arenaBudget});
+        tryPlan(sizes[i], {precision, request.arenaBudget - request.gemmWorkspaceBytes,
+                           request.gemmWorkspaceBytes});
   }
   std::stable_sort(fitting.begin(), fitting.end(),
                    [](const FitCandidate &a, const FitCandidate &b) {

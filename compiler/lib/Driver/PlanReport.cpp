@@ -12,7 +12,8 @@ using namespace mlir;
 namespace bertc {
 
 FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory,
-                                     int64_t budgetBytes, int64_t reserveBytes) {
+                                     int64_t budgetBytes, int64_t reserveBytes,
+                                     const DeviceModel &device) {
   auto plan = module->getAttrOfType<DictionaryAttr>("bert.plan");
   auto train = module->getAttrOfType<DictionaryAttr>("bert.train");
   FailureOr<DimBounds> bounds = getDimBounds(module);
@@ -27,7 +28,9 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory,
   s.masterWeightBytes = getPlanRegion(module, "master_weights").bytes;
   s.gradientBytes = getPlanRegion(module, "gradients").bytes;
   s.optimizerStateBytes = getPlanRegion(module, "optimizer_state").bytes;
-  s.workspaceBytes = getPlanRegion(module, "scratch").bytes;
+  // Kernel scratch (the CUDA kernels' row statistics included) and the GEMM library's.
+  s.workspaceBytes =
+      getPlanRegion(module, "scratch").bytes + getPlanRegion(module, "gemm_workspace").bytes;
   s.activationBytes = getPlanRegion(module, "inputs").bytes + memory.savedBytesAtPeak;
   s.temporaryBytes = s.arenaBytes - s.parameterBytes - s.masterWeightBytes - s.gradientBytes -
                      s.optimizerStateBytes - s.workspaceBytes - s.activationBytes;
@@ -37,7 +40,8 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory,
   // What -bertc-mixed-precision planned (a module planned without it is all fp32).
   auto precision = module->getAttrOfType<StringAttr>("bert.precision");
   s.precision = precision ? precision.str() : "fp32";
-  StepCost cost = estimateStepCost(module, cpuDeviceModel());
+  StepCost cost = estimateStepCost(module, device);
+  s.device = device.name;
   s.stepFlops = cost.flops;
   s.estimatedStepSeconds = cost.seconds;
   if (auto recompute = module->getAttrOfType<ArrayAttr>("bert.recompute"))
@@ -95,7 +99,7 @@ void printPlanSummary(const PlanSummary &s, raw_ostream &os) {
   os << llvm::formatv("  plan    micro-batch {0} x {1} step(s), seq {2}, {3}; "
                       "{4:F1} GFLOP per step, about {5:F2} s on {6}\n",
                       s.microBatch, s.accumulationSteps, s.seqLen, s.precision,
-                      s.stepFlops / 1e9, s.estimatedStepSeconds, cpuDeviceModel().name);
+                      s.stepFlops / 1e9, s.estimatedStepSeconds, s.device);
   os << llvm::formatv("  memory  {0} of {1} budget ({2} reserved for the process)\n",
                       formatBytes(s.peakBytes()), formatBytes(s.budgetBytes),
                       formatBytes(s.reserveBytes));

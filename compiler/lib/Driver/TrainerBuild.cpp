@@ -16,6 +16,25 @@
 
 namespace bertc {
 
+namespace {
+
+/// Runs `args` (the program first), its output to `logPath`.
+llvm::Error runCompiler(const std::vector<std::string> &args, llvm::StringRef logPath) {
+  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
+  std::string message;
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, logPath, logPath};
+  int status = llvm::sys::ExecuteAndWait(args.front(), argRefs, std::nullopt, redirects, 0, 0,
+                                         &message);
+  if (status != 0)
+    return llvm::createStringError(
+        "building the trainer failed (" +
+        (message.empty() ? "exit code " + std::to_string(status) : message) +
+        "); the compiler's output is in " + logPath.str());
+  return llvm::Error::success();
+}
+
+} // namespace
+
 llvm::Error buildCpuTrainer(llvm::StringRef source, llvm::StringRef output,
                             llvm::StringRef logPath) {
   std::vector<std::string> args = {runtime_locations::kCxxCompiler,
@@ -29,18 +48,18 @@ llvm::Error buildCpuTrainer(llvm::StringRef source, llvm::StringRef output,
   for (const char *library : runtime_locations::kLinkLibraries)
     args.push_back(library);
   args.push_back("-lpthread");
-  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
+  return runCompiler(args, logPath);
+}
 
-  std::string message;
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, logPath, logPath};
-  int status = llvm::sys::ExecuteAndWait(runtime_locations::kCxxCompiler, argRefs,
-                                         std::nullopt, redirects, 0, 0, &message);
-  if (status != 0)
-    return llvm::createStringError(
-        "building the trainer failed (" +
-        (message.empty() ? "exit code " + std::to_string(status) : message) +
-        "); the compiler's output is in " + logPath.str());
-  return llvm::Error::success();
+bool cudaTargetAvailable() { return *runtime_locations::kNvcc != '\0'; }
+
+llvm::Error compileCudaTrainer(llvm::StringRef source, llvm::StringRef arch,
+                               llvm::StringRef output, llvm::StringRef logPath) {
+  std::string computeArch = "compute_" + arch.drop_front(3).str();
+  return runCompiler({runtime_locations::kNvcc, "-std=c++20", "-O2",
+                      "-gencode=arch=" + computeArch + ",code=" + arch.str(), "-I",
+                      runtime_locations::kIncludeDir, "-c", source.str(), "-o", output.str()},
+                     logPath);
 }
 
 } // namespace bertc

@@ -2,11 +2,13 @@
 //
 // Lays out the arena (see Passes.td): fixed regions for parameters, gradients,
 // optimizer state, kernel scratch and inputs, then the activations of @micro_step
-// packed by liveness. Writes the offsets back into the IR as attributes.
+// packed by liveness, then the GEMM library's workspace (target cuda). Writes the offsets
+// back into the IR as attributes.
 //
 //===----------------------------------------------------------------------===//
 
 #include "bertc/Analysis/ArenaPacker.h"
+#include "bertc/Analysis/KernelWorkspace.h"
 #include "bertc/Analysis/StepLiveness.h"
 #include "bertc/Transforms/Passes.h"
 
@@ -80,12 +82,25 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
         if (p.getTrainable())
           p->setAttr(moment, i64(moments.take(fp32Bytes(p))));
 
-    // 2. Kernel scratch and the per-batch inputs.
+    // 2. Kernel scratch and the per-batch inputs. The CUDA kernels' per-op workspace
+    //    (KernelWorkspace.h) is one slot every op that needs one shares: ops run one
+    //    after another and none keeps it past its own launches.
     bool hasAttention = false;
     microStep->walk([&](AttentionOp) { hasAttention = true; });
     RegionCursor scratch = moments.next();
     if (hasAttention)
       scratch.take(attentionScratchBytes(bounds->maxSeq));
+    int64_t kernelWorkspace = 0;
+    microStep->walk([&](Operation *op) {
+      kernelWorkspace = std::max(kernelWorkspace, bertc::kernelWorkspaceBytes(op, *bounds));
+    });
+    if (kernelWorkspace > 0) {
+      int64_t offset = scratch.take(kernelWorkspace);
+      microStep->walk([&](Operation *op) {
+        if (bertc::kernelWorkspaceBytes(op, *bounds) > 0)
+          op->setAttr("arena.workspace", i64(offset));
+      });
+    }
     RegionCursor inputs = scratch.next();
     microStep->walk([&](InputOp input) {
       input->setAttr("arena.offsets", b.getDenseI64ArrayAttr(
@@ -128,8 +143,14 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
       });
     }
 
-    int64_t arenaBytes = bertc::alignTo(activationsBegin + packing.bytes, alignment);
-    int64_t fixedBytes = activationsBegin;
+    // 5. The GEMM library's workspace last, so that every other offset is the same with
+    //    and without it.
+    int64_t gemmBegin = bertc::alignTo(activationsBegin + packing.bytes, alignment);
+    RegionCursor gemm{gemmBegin, gemmBegin, alignment};
+    if (gemmWorkspace > 0)
+      gemm.take(gemmWorkspace);
+    int64_t arenaBytes = bertc::alignTo(gemm.end, alignment);
+    int64_t fixedBytes = activationsBegin + (gemm.end - gemm.begin);
     module->setAttr(
         "bert.plan",
         b.getDictionaryAttr({
@@ -140,6 +161,7 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
             b.getNamedAttr("optimizer_state", moments.attr(ctx)),
             b.getNamedAttr("scratch", scratch.attr(ctx)),
             b.getNamedAttr("inputs", inputs.attr(ctx)),
+            b.getNamedAttr("gemm_workspace", gemm.attr(ctx)),
             b.getNamedAttr("activations",
                            b.getDenseI64ArrayAttr({activationsBegin, packing.bytes})),
             b.getNamedAttr("lower_bound_bytes",

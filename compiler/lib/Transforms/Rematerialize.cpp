@@ -116,7 +116,7 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
       return signalPassFailure();
     // A step that does not read as a chain keeps everything; the driver reports it.
     FailureOr<bertc::RematChain> model =
-        bertc::buildRematChain(body, *bounds, bertc::cpuDeviceModel());
+        bertc::buildRematChain(body, *bounds, bertc::deviceModel(arch));
     if (failed(model))
       return;
     FailureOr<SmallVector<Value>> chosen = search(*model, *asIs);

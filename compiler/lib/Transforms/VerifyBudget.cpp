@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "bertc/Analysis/KernelWorkspace.h"
 #include "bertc/Analysis/TrainModule.h"
 #include "bertc/Transforms/Passes.h"
 
@@ -58,9 +59,10 @@ std::string describe(const Slot &slot) {
 /// The names of the regions, in the arena's order.
 constexpr StringLiteral kRegionNames[] = {"parameters", "master_weights", "gradients",
                                           "optimizer_state", "scratch", "inputs",
-                                          "activations"};
-/// The one region a plan may leave out: it is empty unless parameters are 16-bit.
-constexpr StringLiteral kOptionalRegion = "master_weights";
+                                          "activations", "gemm_workspace"};
+/// The regions a plan may leave out: masters are empty unless parameters are 16-bit, the
+/// GEMM workspace unless the target is cuda.
+constexpr StringLiteral kOptionalRegions[] = {"master_weights", "gemm_workspace"};
 /// The arena attributes of a parameter and the region each one lies in.
 constexpr std::pair<StringLiteral, StringLiteral> kParamSlots[] = {
     {"arena.value", "parameters"},
@@ -77,7 +79,8 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
   // 2. Walk @micro_step in program order, numbering its ops (steps). Every parameter
   //    attribute and every input is a slot alive at all steps; every other result is
   //    alive from its op to its last user (the return is the last op, so the loss lives
-  //    to the end). Each slot must lie inside the arena, then inside its region.
+  //    to the end); an op's `arena.workspace` (KernelWorkspace.h) is alive at its own
+  //    step. Each slot must lie inside the arena, then inside its region.
   // 3. Sweep the slots by first step, dropping those whose last step has passed, and
   //    keep the live ones in a map by offset. Live slots are pairwise disjoint, so a new
   //    slot overlaps one of them exactly when it overlaps its neighbour on either side.
@@ -121,7 +124,7 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
     regions.clear();
     for (StringRef name : kRegionNames) {
       auto range = dyn_cast_or_null<DenseI64ArrayAttr>(plan.get(name));
-      if (!range && name == kOptionalRegion) {
+      if (!range && llvm::is_contained(kOptionalRegions, name)) {
         regions.push_back({name, 0, 0});
         continue;
       }
@@ -215,6 +218,16 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
           }
         }
         continue;
+      }
+      // A kernel's workspace is its own while it runs (a slot of the scratch region).
+      if (int64_t workspace = bertc::kernelWorkspaceBytes(&op, bounds); workspace > 0) {
+        if (auto offset = op.getAttrOfType<IntegerAttr>("arena.workspace")) {
+          addSlot(&op, "arena.workspace", offset.getInt(), workspace, "scratch", step[&op],
+                  step[&op]);
+        } else {
+          op.emitError() << "'" << op.getName() << "' has no arena.workspace";
+          ok = false;
+        }
       }
       if (op.getNumResults() == 0)
         continue;

@@ -9,7 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "bert/BertDialect.h"
+#include "bertc/Analysis/KernelWorkspace.h"
 #include "bertc/Codegen/CpuTrainer.h"
+#include "bertc/Codegen/CudaTrainer.h"
 #include "bertc/Driver/ByteSize.h"
 #include "bertc/Driver/FitDriver.h"
 #include "bertc/Driver/MemoryHtml.h"
@@ -43,7 +45,14 @@ namespace {
 
 enum ExitCode { kOk = 0, kInvalidInput = 1, kUsage = 2, kOverBudget = 3, kBuildFailed = 4 };
 
-enum class EmitLevel { Mlir, MlirGrad, MlirPlanned, Cpp, Plan, Trainer };
+enum class EmitLevel { Mlir, MlirGrad, MlirPlanned, Cpp, Cuda, Plan, Trainer };
+
+/// What --reserve defaults to for --target cuda: device memory the process holds outside
+/// the arena. The CUDA context with its loaded kernel images typically takes 300-500 MB on
+/// Turing to Hopper GPUs with CUDA 12-13 (lazy module loading), the cuBLASLt handle and
+/// its heuristics a few MB more; 512 MiB covers them. gpu-check.sh compares the measured
+/// peak with the plan. The CPU target's process needs no device memory.
+constexpr int64_t kCudaProcessReserveBytes = int64_t(512) << 20;
 
 cl::OptionCategory bertcOptions("bertc options");
 
@@ -55,10 +64,10 @@ cl::opt<std::string> vram("vram",
                           cl::value_desc("SIZE"), cl::cat(bertcOptions));
 cl::opt<std::string> reserve("reserve",
                              cl::desc("memory kept out of the plan for the process itself "
-                                      "(default 0 for the cpu target)"),
-                             cl::value_desc("SIZE"), cl::init("0"), cl::cat(bertcOptions));
-cl::opt<std::string> target("target", cl::desc("code to generate: cpu"), cl::init("cpu"),
-                            cl::cat(bertcOptions));
+                                      "(default 512MiB for the cuda target, 0 for cpu)"),
+                             cl::value_desc("SIZE"), cl::cat(bertcOptions));
+cl::opt<std::string> target("target", cl::desc("code to generate: cpu or cuda"),
+                            cl::init("cpu"), cl::cat(bertcOptions));
 cl::opt<std::string> arch("arch",
                           cl::desc("GPU generation to plan for: sm_75, sm_80, sm_86, sm_89, "
                                    "sm_90 (picks the 16-bit precision and the speeds the "
@@ -68,7 +77,8 @@ cl::opt<std::string> outputDir("o", cl::desc("output directory (default: out)"),
                                cl::value_desc("DIR"), cl::init("out"), cl::cat(bertcOptions));
 cl::opt<int64_t> microBatch("micro-batch",
                             cl::desc("rows per micro-step; the effective batch is reached by "
-                                     "gradient accumulation (default: the whole batch)"),
+                                     "gradient accumulation (default: the fastest split "
+                                     "that fits --vram)"),
                             cl::value_desc("N"), cl::init(0), cl::cat(bertcOptions));
 cl::opt<bool> explain("explain",
                       cl::desc("say where the peak is and which tensors make it, with the "
@@ -93,6 +103,7 @@ cl::opt<EmitLevel> emitLevel(
                clEnumValN(EmitLevel::MlirGrad, "mlir-grad", "with backward and optimizer"),
                clEnumValN(EmitLevel::MlirPlanned, "mlir-planned", "with the memory plan"),
                clEnumValN(EmitLevel::Cpp, "cpp", "the trainer's C++ source"),
+               clEnumValN(EmitLevel::Cuda, "cuda", "the CUDA trainer's trainer.cu"),
                clEnumValN(EmitLevel::Plan, "plan",
                           "OUTDIR/plan.json and memory.html and the summary, no trainer")),
     cl::cat(bertcOptions));
@@ -102,10 +113,17 @@ int usageError(const llvm::Twine &message) {
   return kUsage;
 }
 
-/// The device the plan's step time is estimated on: --arch's GPU, else the CPU.
-const bertc::DeviceModel &deviceModel() {
-  const bertc::DeviceModel *gpu = bertc::gpuDeviceModel(arch);
-  return gpu ? *gpu : bertc::cpuDeviceModel();
+/// The GPU generation planned for: --arch, else sm_80 for the cuda target.
+std::string targetArch() {
+  return arch.empty() && target == "cuda" ? std::string("sm_80") : arch.getValue();
+}
+
+/// The device the plan's step time is estimated on: the target's GPU, else the CPU.
+const bertc::DeviceModel &deviceModel() { return bertc::deviceModel(targetArch()); }
+
+/// The GEMM library's workspace the plan must hold: cuBLASLt's for target cuda.
+int64_t gemmWorkspaceBytes() {
+  return target == "cuda" ? bertc::kCudaGemmWorkspaceBytes : 0;
 }
 
 /// The precisions to plan, the preferred first (bertc/Driver/Precision.h).
@@ -127,7 +145,9 @@ RunChoice chooseRun(const bertc::JobSpec &spec, std::optional<int64_t> arenaBudg
   if (microBatch > 0)
     pinnedRows = std::min<int64_t>(microBatch, spec.train.batch);
   std::vector<std::string> precisions = precisionCandidates(spec);
-  RunChoice choice{pinnedRows.value_or(spec.train.batch), {precisions.front(), 0}, {}};
+  RunChoice choice{pinnedRows.value_or(spec.train.batch),
+                   {precisions.front(), 0, gemmWorkspaceBytes(), targetArch()},
+                   {}};
   if (!arenaBudget)
     return choice;
   bertc::FitRequest request;
@@ -137,6 +157,8 @@ RunChoice chooseRun(const bertc::JobSpec &spec, std::optional<int64_t> arenaBudg
   if (remat == "none")
     request.recompute = {false};
   request.device = &deviceModel();
+  request.arch = targetArch();
+  request.gemmWorkspaceBytes = gemmWorkspaceBytes();
   choice.ranked = bertc::searchFittingPlans(spec, request, ctx);
   if (!choice.ranked.empty()) {
     choice.microBatch = choice.ranked.front().microBatch;
@@ -200,7 +222,7 @@ int reportMaxBatch(const bertc::JobSpec &spec, int64_t arenaBudget, MLIRContext 
   if (!createOutputDir())
     return kInvalidInput;
   bertc::PipelineOptions options{precisionCandidates(spec).front(),
-                                 remat == "auto" ? arenaBudget : 0};
+                                 remat == "auto" ? arenaBudget : 0, gemmWorkspaceBytes(), arch};
   std::string path;
   std::string table;
   llvm::raw_string_ostream tableStream(table);
@@ -218,6 +240,30 @@ int reportMaxBatch(const bertc::JobSpec &spec, int64_t arenaBudget, MLIRContext 
   return kOk;
 }
 
+/// Writes OUTDIR/trainer.cu and compiles it for --arch (default sm_80).
+int writeCudaTrainer(ModuleOp module) {
+  std::string source;
+  bool emitted = true;
+  if (!writeOutput("trainer.cu",
+                   [&](llvm::raw_ostream &os) {
+                     emitted = succeeded(bertc::emitCudaTrainer(module, os));
+                   },
+                   source) ||
+      !emitted)
+    return kInvalidInput;
+  llvm::SmallString<256> object(outputDir), buildLog(outputDir);
+  llvm::sys::path::append(object, "trainer.o");
+  llvm::sys::path::append(buildLog, "build.log");
+  if (llvm::Error error = bertc::compileCudaTrainer(source, targetArch(),
+                                                    object, buildLog)) {
+    llvm::WithColor::error(llvm::errs(), "bertc") << llvm::toString(std::move(error)) << "\n";
+    return kBuildFailed;
+  }
+  llvm::outs() << "bertc: " << inputPath << " -> " << source << ", " << object
+               << " (target cuda)\n";
+  return kOk;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -227,8 +273,15 @@ int main(int argc, char **argv) {
                               "bertc: compiles a BERT fine-tuning job into a trainer that "
                               "fits a memory budget\n\n"
                               "  bertc model.toml --vram 6GB -o out/ && out/trainer\n");
-  if (target != "cpu")
-    return usageError("unknown --target '" + target + "' (this build generates: cpu)");
+  if (target != "cpu" && target != "cuda")
+    return usageError("unknown --target '" + target + "' (expected cpu or cuda)");
+  if (target == "cuda" && !bertc::cudaTargetAvailable())
+    return usageError("--target cuda needs nvcc, which this bertc was built without (build "
+                      "with a CUDA toolkit in /usr/local/cuda, or use --target cpu)");
+  if (emitLevel == EmitLevel::Cuda && target != "cuda")
+    return usageError("-emit=cuda needs --target cuda");
+  if (emitLevel == EmitLevel::Cpp && target != "cpu")
+    return usageError("-emit=cpp needs --target cpu");
   if (!llvm::is_contained({"auto", "fp32", "bf16", "fp16"}, precision))
     return usageError("--precision '" + precision + "': expected auto, fp32, bf16 or fp16");
   if (remat != "none" && remat != "auto")
@@ -244,6 +297,8 @@ int main(int argc, char **argv) {
   if (!vram.empty() && !budget)
     return usageError("--vram '" + vram + "' is not a size (e.g. 6GB, 6GiB, 6000MB)");
   std::optional<int64_t> reserved = bertc::parseByteSize(reserve);
+  if (reserve.empty())
+    reserved = target == "cuda" ? kCudaProcessReserveBytes : 0;
   if (!reserved)
     return usageError("--reserve '" + reserve + "' is not a size (e.g. 512MB)");
   if (budget && *reserved >= *budget)
@@ -262,6 +317,11 @@ int main(int argc, char **argv) {
     if (maxBatch)
       return usageError("--max-batch needs a .toml job, not an .mlir stage");
     module = parseSourceFile<ModuleOp>(inputPath, sourceMgr, &ctx);
+    // A stage before mixed precision takes the precision the flag names.
+    if (precision != "auto")
+      run.options.precision = precision;
+    run.options.arch = arch;
+    run.options.gemmWorkspaceBytes = gemmWorkspaceBytes();
   } else {
     FailureOr<bertc::JobSpec> parsed = bertc::parseJobFile(inputPath, ctx);
     if (failed(parsed))
@@ -293,13 +353,15 @@ int main(int argc, char **argv) {
   if (failed(memory))
     return kInvalidInput;
   FailureOr<bertc::PlanSummary> plan =
-      bertc::summarizePlan(*module, *memory, *budget, *reserved);
+      bertc::summarizePlan(*module, *memory, *budget, *reserved, deviceModel());
   if (failed(plan))
     return kInvalidInput;
   if (plan->peakBytes() > plan->budgetBytes)
     return reportOverBudget(*plan, *memory, spec, ctx);
   if (emitLevel == EmitLevel::Cpp)
     return failed(bertc::emitCpuTrainer(*module, llvm::outs())) ? kInvalidInput : kOk;
+  if (emitLevel == EmitLevel::Cuda)
+    return failed(bertc::emitCudaTrainer(*module, llvm::outs())) ? kInvalidInput : kOk;
 
   if (!createOutputDir())
     return kInvalidInput;
@@ -316,6 +378,10 @@ int main(int argc, char **argv) {
 
   if (emitLevel == EmitLevel::Plan) {
     llvm::outs() << "bertc: " << inputPath << " planned (-emit=plan: no trainer built)\n";
+  } else if (target == "cuda") {
+    int status = writeCudaTrainer(*module);
+    if (status != kOk)
+      return status;
   } else {
     std::string source;
     bool emitted = true;

@@ -32,6 +32,9 @@ const DeviceModel &cpuDeviceModel();
 /// sm_90), or null for an arch bertc does not know.
 const DeviceModel *gpuDeviceModel(llvm::StringRef arch);
 
+/// gpuDeviceModel(arch), or the CPU's for an empty or unknown arch.
+const DeviceModel &deviceModel(llvm::StringRef arch);
+
 /// The archs gpuDeviceModel knows, for messages.
 llvm::StringRef knownArchs();
 

@@ -25,6 +25,9 @@ struct FitRequest {
   std::vector<std::string> precisions; ///< candidates, the preferred first
   std::vector<bool> recompute = {false, true};
   const DeviceModel *device = nullptr;
+  std::string arch; ///< --arch, for the passes that price their choices
+
+  int64_t gemmWorkspaceBytes = 0; ///< PipelineOptions::gemmWorkspaceBytes of every plan
 };
 
 /// One way to run the job that fits, with its estimate.

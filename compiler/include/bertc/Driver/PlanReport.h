@@ -39,6 +39,7 @@ struct PlanSummary {
   std::string precision;
   double stepFlops = 0;
   double estimatedStepSeconds = 0;
+  std::string device; ///< what estimatedStepSeconds is for: "cpu", "sm_80", ...
   std::vector<RecomputedOp> recompute;
   double recomputeFlops = 0; ///< per optimizer step, included in stepFlops
 
@@ -46,9 +47,10 @@ struct PlanSummary {
   int64_t peakBytes() const { return arenaBytes + reserveBytes; }
 };
 
-/// Reads the summary of a module after -bertc-plan-buffers.
+/// Reads the summary of a module after -bertc-plan-buffers, its step estimated on `device`.
 mlir::FailureOr<PlanSummary> summarizePlan(mlir::ModuleOp module, const StepMemory &memory,
-                                           int64_t budgetBytes, int64_t reserveBytes);
+                                           int64_t budgetBytes, int64_t reserveBytes,
+                                           const DeviceModel &device);
 
 /// plan.json: the machine-readable truth about the plan.
 void writePlanJson(const PlanSummary &plan, llvm::raw_ostream &os);

@@ -99,6 +99,8 @@ def Rematerialize : Pass<"bertc-rematerialize", "mlir::ModuleOp"> {
   let options = [
     Option<"arenaBudget", "arena-budget", "int64_t", "0",
            "bytes the planned arena may take (0: keep every activation)">,
+    Option<"arch", "arch", "std::string", "\"\"",
+           "GPU generation whose speeds price a recomputation (empty: the CPU)">,
   ];
   let dependentDialects = ["mlir::bert::BertDialect"];
 }
@@ -128,7 +130,7 @@ def PlanBuffers : Pass<"bertc-plan-buffers", "mlir::ModuleOp"> {
   let description = [{
     Lays out one arena for the whole trainer:
       [parameters | master weights | gradients | optimizer state | scratch | inputs |
-       activations]
+       activations | gemm workspace]
     Parameters (in their storage type), the fp32 master copies of 16-bit parameters,
     the fp32 gradients and the fp32 AdamW moments are each one contiguous region in
     program order (the optimizer and checkpoint I/O walk them linearly). Every other
@@ -139,6 +141,13 @@ def PlanBuffers : Pass<"bertc-plan-buffers", "mlir::ModuleOp"> {
     tensors are placed first, each at the lowest aligned offset that does not overlap
     a placed tensor whose interval intersects its own.
 
+    Scratch holds the CPU attention's tiles and one slot the CUDA kernels' per-op
+    workspace (attention and LayerNorm row statistics, the attention backward's
+    recomputed forward) shares: every op that needs it gets its offset as
+    `arena.workspace`. Both targets plan it, so both run at the same offsets. The GEMM
+    library's workspace (`gemm-workspace` bytes, the cuBLASLt workspace of target cuda)
+    comes last, so it moves no other slot.
+
     Results: `arena.offsets` (one byte offset per result) on ops, `arena.value`,
     `arena.master` (16-bit parameters), `arena.grad`, `arena.adam_m`, `arena.adam_v`
     on parameters, and the module
@@ -147,6 +156,8 @@ def PlanBuffers : Pass<"bertc-plan-buffers", "mlir::ModuleOp"> {
   let options = [
     Option<"alignment", "alignment", "int64_t", "256",
            "byte alignment of every slot">,
+    Option<"gemmWorkspace", "gemm-workspace", "int64_t", "0",
+           "bytes of the GEMM library's workspace at the arena's end (0: none)">,
   ];
   let dependentDialects = ["mlir::bert::BertDialect"];
 }
@@ -157,10 +168,12 @@ def VerifyBudget : Pass<"bertc-verify-budget", "mlir::ModuleOp"> {
     Re-derives, from the planned IR alone, what `-bertc-plan-buffers` promises, without
     its liveness or packing code, so that a bug in the planner cannot certify itself:
       1. the regions of `bert.plan` (parameters, master weights, gradients, optimizer
-         state, scratch, inputs, activations) lie inside `arena_bytes` and are pairwise disjoint;
+         state, scratch, inputs, activations, gemm workspace) lie inside `arena_bytes`
+         and are pairwise disjoint;
       2. every slot (each result's `arena.offsets`, a parameter's `arena.value`,
          `arena.master` (fp32, for a 16-bit parameter), `arena.grad`, `arena.adam_m`,
-         `arena.adam_v`) lies inside the arena and inside its region; `@optimizer_step` updates the slots `@micro_step` uses, and the
+         `arena.adam_v`, the `arena.workspace` every attention and LayerNorm op needs,
+         alive at its own step) lies inside the arena and inside its region; `@optimizer_step` updates the slots `@micro_step` uses, and the
          plan's `loss` is the slot of the value `@micro_step` returns;
       3. no two slots alive at a common step of `@micro_step` share a byte: a result
          lives from its defining op to its last user (the returned loss to the end), a

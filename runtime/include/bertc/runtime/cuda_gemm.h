@@ -6,6 +6,7 @@
 // approximation, so a linear followed by GELU is this forward then cuda::geluForward.
 #pragma once
 
+#include "bertc/runtime/cuda_buffers.h"
 #include "bertc/runtime/half_types.h"
 
 #include <cuda_runtime_api.h>
@@ -16,16 +17,12 @@
 
 namespace bertc::cuda {
 
-/// Device workspace bytes every cuBLASLt call may use: 32 MiB, what NVIDIA recommends for
-/// Hopper (earlier GPUs need less). The memory plan reserves exactly this much.
-constexpr size_t kCublasLtWorkspaceBytes = size_t(32) << 20;
-
 /// The linear-layer GEMMs queued on one stream: a cuBLASLt handle, the caller's workspace,
 /// and each shape's algorithm, chosen by cuBLASLt's heuristic the first time the shape is
 /// seen (the first step) and reused after. Failures throw CudaError.
 class LinearGemms {
 public:
-  /// `workspace`: kCublasLtWorkspaceBytes of device memory (a slot of the arena).
+  /// `workspace`: kCublasLtWorkspaceBytes (cuda_buffers.h) of device memory, an arena slot.
   LinearGemms(void *workspace, cudaStream_t stream);
   ~LinearGemms();
   LinearGemms(const LinearGemms &) = delete;

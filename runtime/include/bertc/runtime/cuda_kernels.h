@@ -12,12 +12,12 @@
 
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/cpu_kernels.h"
+#include "bertc/runtime/cuda_buffers.h"
 #include "bertc/runtime/half_types.h"
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
-#include <vector>
 
 namespace bertc::cuda {
 
@@ -90,15 +90,10 @@ void layerNormBackward(const T *dy, const T *x, const T *gamma, const float *mea
 
 // ---- Attention (attention_forward.cu, attention_backward.cu) ----
 
-/// Largest head dimension (hidden / heads) the attention kernels take.
-constexpr int64_t kMaxAttentionHeadDim = 128;
-/// fp32 values of the row statistics the attention forward saves for its backward
-/// (per query row: the score maximum, the inverse softmax sum, and dctx·ctx).
-int64_t attentionStatsFloats(int64_t batch, int64_t heads, int64_t seq);
-
 /// The CPU twin's attention (same mask bias, same dropout keys) as a fused kernel that never
 /// forms the [seq, seq] matrix: scores, online softmax, dropout and the product with v run
-/// tile by tile. Writes ctx and the row statistics in `stats` (attentionStatsFloats).
+/// tile by tile. Writes ctx and the row statistics in `stats` (attentionStatsFloats,
+/// cuda_buffers.h).
 template <typename T>
 void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx, float *stats,
                       int64_t batch, int64_t seq, int64_t hidden, int64_t heads, float dropoutRate,
@@ -125,30 +120,9 @@ void crossEntropyForwardBackward(const float *logits, const int32_t *labels, flo
 
 // ---- AdamW (optimizer.cu) ----
 
-/// One trainable parameter: where its fp32 values lie in the parameter region, where its
-/// gradient and moments lie in the (parallel) gradient and moment regions, and whether
-/// weight decay applies to it.
-struct AdamWParameter {
-  int64_t paramOffset;
-  int64_t stateOffset;
-  int64_t count;
-  bool decay;
-};
-/// A piece of one parameter, at most kAdamWChunkElements long; one thread block updates it.
-struct AdamWChunk {
-  int64_t paramOffset;
-  int64_t stateOffset;
-  int32_t count;
-  int32_t decay;
-};
-constexpr int64_t kAdamWChunkElements = 16384;
-/// Splits the parameters into chunks, in order (built once; the device copy lives with the
-/// trainer's other device data).
-std::vector<AdamWChunk> adamwChunks(const std::vector<AdamWParameter> &parameters);
-
 /// torch.optim.AdamW over every chunk in one launch, operation by operation as the CPU twin
 /// (so the two agree bit for bit): config.weightDecay applies to chunks with decay set.
-/// `chunks` is a device array of chunkCount entries.
+/// `chunks` is a device copy of adamwChunks' table (cuda_buffers.h), chunkCount entries.
 void adamwUpdate(float *params, const float *grads, float *m, float *v, const AdamWChunk *chunks,
                  int64_t chunkCount, const cpu::AdamWConfig &config, cudaStream_t stream);
 
@@ -164,10 +138,8 @@ void unscaleGradients(float *grad, int64_t n, float inverseScale, int *nonFinite
 
 // ---- Global gradient norm (gradient_norm.cu) ----
 
-/// Scratch doubles squaredNorm needs (its per-block partial sums).
-constexpr int64_t kSquaredNormPartials = 1024;
 /// *result = sum of x[i]^2 over n values, accumulated in double in a fixed order.
-/// `partials` is device scratch of kSquaredNormPartials doubles.
+/// `partials` is device scratch of kSquaredNormPartials doubles (cuda_buffers.h).
 void squaredNorm(const float *x, int64_t n, double *partials, float *result, cudaStream_t stream);
 /// torch.nn.utils.clip_grad_norm_: grad *= min(1, maxNorm / (sqrt(*squaredNormValue) + 1e-6)),
 /// reading the squared norm from the device.

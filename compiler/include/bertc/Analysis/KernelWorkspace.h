@@ -1,0 +1,37 @@
+//===- KernelWorkspace.h - arena bytes the CUDA kernels need per op -*- C++ -*-===//
+//
+// The CUDA attention and LayerNorm kernels keep per-row statistics beside their
+// outputs, and the attention backward recomputes its forward (the IR keeps neither the
+// statistics nor the forward's output for it). These bytes are planned in the arena's
+// scratch region for both targets, so both run the same schedule at the same offsets.
+// The sizes come from the runtime's bertc/runtime/cuda_buffers.h (no CUDA needed).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "bertc/Analysis/TrainModule.h"
+#include "mlir/IR/Operation.h"
+
+#include <cstdint>
+
+namespace bertc {
+
+/// Bytes of the cuBLASLt workspace a CUDA trainer's GEMMs use (the generated trainer
+/// static_asserts that the runtime it is built against agrees).
+extern const int64_t kCudaGemmWorkspaceBytes;
+
+/// Alignment of the pieces of one op's workspace.
+inline constexpr int64_t kKernelWorkspaceAlignment = 256;
+
+/// Bytes of the attention's row statistics (cuda::attentionStatsFloats).
+int64_t attentionStatsBytes(int64_t batch, int64_t heads, int64_t seq);
+
+/// Bytes `op` needs beside its operands and results on the CUDA target at the plan's
+/// bounds (0 for ops that need none):
+///   attention        its row statistics;
+///   attention_grad   the statistics, then (aligned) the recomputed forward output, shaped
+///                    and typed as the query;
+///   layernorm(_grad) each row's mean and reciprocal standard deviation (fp32).
+int64_t kernelWorkspaceBytes(mlir::Operation *op, DimBounds bounds);
+
+} // namespace bertc

@@ -1,0 +1,16 @@
+//===- CudaTrainer.h - CUDA source of a trainer's step -----------*- C++ -*-===//
+#pragma once
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace bertc {
+
+/// Writes trainer.cu for a module planned for target cuda (with the cuBLASLt workspace,
+/// PipelineOptions::gemmWorkspaceBytes): kTrainerPlan, kAdamWParameters and the step
+/// functions of runtime/include/bertc/runtime/cuda_step.h, launching the runtime's CUDA
+/// kernels and cuBLASLt GEMMs at the planned arena offsets on one stream. Fails with a
+/// diagnostic on an op it cannot emit.
+mlir::LogicalResult emitCudaTrainer(mlir::ModuleOp module, llvm::raw_ostream &os);
+
+} // namespace bertc

@@ -1,0 +1,49 @@
+//===- KernelWorkspace.cpp - arena bytes the CUDA kernels need per op -----===//
+
+#include "bertc/Analysis/KernelWorkspace.h"
+
+#include "bert/BertDialect.h"
+#include "bertc/Analysis/ArenaPacker.h"
+#include "bertc/runtime/cuda_buffers.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::bert;
+
+namespace bertc {
+
+const int64_t kCudaGemmWorkspaceBytes = int64_t(cuda::kCublasLtWorkspaceBytes);
+
+int64_t attentionStatsBytes(int64_t batch, int64_t heads, int64_t seq) {
+  return cuda::attentionStatsFloats(batch, heads, seq) * int64_t(sizeof(float));
+}
+
+namespace {
+
+/// Rows of a [..., features] tensor at the plan's bounds.
+int64_t boundedRows(Value value, DimBounds bounds) {
+  SmallVector<int64_t> shape = boundedShape(cast<RankedTensorType>(value.getType()), bounds);
+  int64_t rows = 1;
+  for (int64_t dim : ArrayRef<int64_t>(shape).drop_back())
+    rows *= dim;
+  return rows;
+}
+
+} // namespace
+
+int64_t kernelWorkspaceBytes(Operation *op, DimBounds bounds) {
+  return llvm::TypeSwitch<Operation *, int64_t>(op)
+      .Case([&](AttentionOp attention) {
+        return attentionStatsBytes(bounds.maxBatch, attention.getHeads(), bounds.maxSeq);
+      })
+      .Case([&](AttentionGradOp grad) {
+        int64_t stats = attentionStatsBytes(bounds.maxBatch, grad.getHeads(), bounds.maxSeq);
+        return alignTo(stats, kKernelWorkspaceAlignment) +
+               boundedBytes(cast<RankedTensorType>(grad.getQuery().getType()), bounds);
+      })
+      .Case([&](LayerNormOp ln) { return 2 * boundedRows(ln.getInput(), bounds) * 4; })
+      .Case([&](LayerNormGradOp ln) { return 2 * boundedRows(ln.getInput(), bounds) * 4; })
+      .Default([](Operation *) { return int64_t(0); });
+}
+
+} // namespace bertc

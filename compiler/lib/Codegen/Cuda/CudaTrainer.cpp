@@ -1,0 +1,225 @@
+//===- CudaTrainer.cpp - CUDA source of a trainer's step -------------------===//
+//
+// Emits, for a planned module, trainer.cu:
+// 1. the parameter table and kTrainerPlan (TrainerPlanTable.h), shared with the CPU;
+// 2. kAdamWParameters: each trainable parameter's fp32 values (its master for a 16-bit
+//    one) and its gradient/moment position (AdamWBases), from which the trainer builds the device
+//    chunk table once (cuda::adamwChunks);
+// 3. bertcMicroStep and bertcOptimizerStep (cuda_step.h): each op of the step functions
+//    becomes launches on one stream, on pointers declared at the op's arena offsets (the
+//    device arena), in program order. AdamW is one launch over every chunk, then the
+//    16-bit working copies are rewritten from their masters;
+// 4. bertcEvalStep: the micro-step's forward with dropout off (EvalStep.h), its fp32
+//    logits copied to the host.
+//
+//===----------------------------------------------------------------------===//
+
+#include "bertc/Codegen/CudaTrainer.h"
+
+#include "../EvalStep.h"
+#include "../TrainerPlanTable.h"
+#include "CudaEmitters.h"
+#include "bert/BertDialect.h"
+#include "bertc/Analysis/KernelWorkspace.h"
+#include "bertc/Analysis/TrainModule.h"
+
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::bert;
+
+namespace bertc {
+
+FailureOr<std::string> kernelWorkspace(Operation *op) {
+  auto offset = op->getAttrOfType<IntegerAttr>("arena.workspace");
+  if (!offset)
+    return op->emitError("op has no kernel workspace: run -bertc-plan-buffers");
+  return "reinterpret_cast<float *>(arena + " + std::to_string(offset.getInt()) + ")";
+}
+
+namespace {
+
+/// The arena offset `key` of `param` (the callers check that it is there).
+int64_t slot(ParamOp param, StringRef key) {
+  return param->getAttrOfType<IntegerAttr>(key).getInt();
+}
+
+/// Where the AdamW launch's gradient and moment arrays start: the slots of the first
+/// trainable parameter. -bertc-plan-buffers lays gradients, first and second moments out
+/// in the same order with the same sizes, so one offset from these bases finds all three.
+struct AdamWBases {
+  int64_t grad, m, v;
+};
+
+AdamWBases adamwBases(AdamWOp first) {
+  auto param = first.getParam().getDefiningOp<ParamOp>();
+  return {slot(param, "arena.grad"), slot(param, "arena.adam_m"), slot(param, "arena.adam_v")};
+}
+
+/// kAdamWParameters, in @optimizer_step's order; offsets count fp32 values from the arena
+/// (parameters) and from the bases (gradients and moments).
+LogicalResult emitAdamWTable(func::FuncOp optimizerStep, raw_ostream &os) {
+  std::optional<AdamWBases> bases;
+  os << "const cuda::AdamWParameter kAdamWParameters[] = {\n";
+  WalkResult walk = optimizerStep.walk([&](AdamWOp adamw) {
+    auto param = adamw.getParam().getDefiningOp<ParamOp>();
+    bool sixteenBit = param && !param.getResult().getType().getElementType().isF32();
+    if (!param || !param->hasAttr("arena.grad") ||
+        (sixteenBit && !param->hasAttr("arena.master"))) {
+      adamw.emitError("parameter has no optimizer slots: run -bertc-plan-buffers");
+      return WalkResult::interrupt();
+    }
+    if (!bases)
+      bases = adamwBases(adamw);
+    int64_t state = slot(param, "arena.grad") - bases->grad;
+    if (slot(param, "arena.adam_m") - bases->m != state ||
+        slot(param, "arena.adam_v") - bases->v != state) {
+      adamw.emitError("the gradient and moment slots are not laid out alike, as the cuda "
+                      "target's AdamW needs");
+      return WalkResult::interrupt();
+    }
+    int64_t values = slot(param, sixteenBit ? "arena.master" : "arena.value");
+    os << "    {" << values / 4 << ", " << state / 4
+       << ", " << param.getResult().getType().getNumElements() << ", "
+       << (adamw.getWeightDecay().convertToDouble() != 0.0 ? "true" : "false") << "}, // "
+       << param.getName() << "\n";
+    return WalkResult::advance();
+  });
+  os << "};\n"
+     << "const size_t kNumAdamWParameters = sizeof(kAdamWParameters) / "
+        "sizeof(kAdamWParameters[0]);\n\n";
+  return failure(walk.wasInterrupted());
+}
+
+/// bertcOptimizerStep: AdamW over every chunk, then the 16-bit working copies.
+LogicalResult emitOptimizerStep(func::FuncOp optimizerStep, raw_ostream &os) {
+  SmallVector<AdamWOp> updates;
+  optimizerStep.walk([&](AdamWOp adamw) { updates.push_back(adamw); });
+  if (updates.empty())
+    return optimizerStep.emitError("@optimizer_step updates no parameter");
+  AdamWOp first = updates.front();
+  double decay = 0.0;
+  for (AdamWOp adamw : updates) {
+    if (adamw.getBeta1() != first.getBeta1() || adamw.getBeta2() != first.getBeta2() ||
+        adamw.getEpsilon() != first.getEpsilon())
+      return adamw.emitError("the cuda target's AdamW takes one beta1, beta2 and epsilon for "
+                             "every parameter");
+    double wd = adamw.getWeightDecay().convertToDouble();
+    if (wd != 0.0 && decay != 0.0 && wd != decay)
+      return adamw.emitError("the cuda target's AdamW takes one weight decay for every "
+                             "parameter that decays");
+    decay = wd != 0.0 ? wd : decay;
+  }
+  AdamWBases bases = adamwBases(first);
+  os << "void bertcOptimizerStep(const StepContext &ctx, const cuda::StepDevice &dev) {\n"
+     << "  std::byte *arena = ctx.arena;\n"
+     << "  cuda::adamwUpdate(reinterpret_cast<float *>(arena), "
+     << "reinterpret_cast<const float *>(arena + " << bases.grad << "), "
+     << "reinterpret_cast<float *>(arena + " << bases.m << "), "
+     << "reinterpret_cast<float *>(arena + " << bases.v << "), "
+     << "dev.adamwChunks, dev.adamwChunkCount, {ctx.lr, "
+     << EmitContext::doubleLiteral(first.getBeta1().convertToDouble()) << ", "
+     << EmitContext::doubleLiteral(first.getBeta2().convertToDouble()) << ", "
+     << EmitContext::doubleLiteral(first.getEpsilon().convertToDouble()) << ", "
+     << EmitContext::doubleLiteral(decay) << ", ctx.adamStep}, dev.stream);\n";
+  for (AdamWOp adamw : updates) {
+    auto param = adamw.getParam().getDefiningOp<ParamOp>();
+    Type element = param.getResult().getType().getElementType();
+    if (element.isF32())
+      continue;
+    std::string type = element.isBF16() ? "bf16" : "fp16";
+    os << "  cuda::convert(reinterpret_cast<const float *>(arena + " << slot(param, "arena.master")
+       << "), reinterpret_cast<" << type << " *>(arena + " << slot(param, "arena.value")
+       << "), " << param.getResult().getType().getNumElements() << ", dev.stream); // "
+       << param.getName() << "\n";
+  }
+  os << "}\n\n";
+  return success();
+}
+
+/// The body of a step function: the pointers declared as their values are defined, then
+/// the launches.
+LogicalResult emitStepBody(func::FuncOp func, EmitContext &ctx, raw_ostream &os) {
+  os << "  std::byte *arena = ctx.arena;\n"
+     << "  [[maybe_unused]] const int64_t B = ctx.batch, S = ctx.seq;\n";
+  for (Operation &op : func.getBody().front()) {
+    if (isa<func::ReturnOp>(op))
+      continue;
+    if (failed(ctx.declareResults(&op)))
+      return failure();
+    if (isa<ParamOp, InputOp>(op))
+      continue;
+    if (failed(emitCudaGemmOp(&op, ctx)) && failed(emitCudaAttentionOp(&op, ctx)) &&
+        failed(emitCudaPointwiseOp(&op, ctx)) && failed(emitCudaLossOp(&op, ctx)))
+      return op.emitError() << "the cuda target has no kernel for '" << op.getName() << "'";
+  }
+  return success();
+}
+
+LogicalResult emitMicroStep(func::FuncOp microStep, raw_ostream &os) {
+  os << "void bertcMicroStep(const StepContext &ctx, const cuda::StepDevice &dev) {\n";
+  EmitContext ctx(os);
+  if (failed(emitStepBody(microStep, ctx, os)))
+    return failure();
+  os << "}\n\n";
+  return success();
+}
+
+/// bertcEvalStep: the forward of `microStep` with dropout off (EvalStep.h), then its fp32
+/// logits (the eval step's second result) copied to the host.
+LogicalResult emitEvalStep(func::FuncOp microStep, raw_ostream &os) {
+  FailureOr<OwningOpRef<func::FuncOp>> eval = buildEvalStep(microStep);
+  if (failed(eval))
+    return failure();
+  Value logits = (**eval).getBody().front().getTerminator()->getOperand(1);
+  if (!cast<ShapedType>(logits.getType()).getElementType().isF32())
+    return microStep.emitError("the cuda target's eval step needs fp32 logits");
+  os << "void bertcEvalStep(const StepContext &ctx, const cuda::StepDevice &dev, "
+        "float *logits) {\n";
+  EmitContext ctx(os);
+  if (failed(emitStepBody(**eval, ctx, os)))
+    return failure();
+  os << "  BERTC_CUDA_CHECK(cudaMemcpyAsync(logits, " << ctx.name(logits) << ", "
+     << EmitContext::bytes(logits) << ", cudaMemcpyDeviceToHost, dev.stream));\n"
+     << "  BERTC_CUDA_CHECK(cudaStreamSynchronize(dev.stream));\n"
+     << "}\n\n";
+  return success();
+}
+
+} // namespace
+
+LogicalResult emitCudaTrainer(ModuleOp module, raw_ostream &os) {
+  FailureOr<func::FuncOp> microStep = getMicroStep(module);
+  if (failed(microStep))
+    return failure();
+  auto optimizerStep = module.lookupSymbol<func::FuncOp>(kOptimizerStep);
+  if (!optimizerStep)
+    return module.emitError("module has no @optimizer_step: run -bertc-insert-optimizer");
+  ArenaRange gemmWorkspace = getPlanRegion(module, "gemm_workspace");
+  if (gemmWorkspace.bytes != kCudaGemmWorkspaceBytes)
+    return module.emitError() << "the plan has no cuBLASLt workspace of "
+                              << kCudaGemmWorkspaceBytes << " bytes: plan for target cuda";
+
+  os << "// Generated by bertc: a CUDA trainer's steps. Every pointer below is a slot of the\n"
+     << "// one device arena the trainer allocates; offsets come from the memory plan.\n"
+     << "#include \"bertc/runtime/cuda_check.h\"\n"
+     << "#include \"bertc/runtime/cuda_extra_kernels.h\"\n"
+     << "#include \"bertc/runtime/cuda_gemm.h\"\n"
+     << "#include \"bertc/runtime/cuda_kernels.h\"\n"
+     << "#include \"bertc/runtime/cuda_step.h\"\n"
+     << "#include \"bertc/runtime/trainer_plan.h\"\n\n"
+     << "using namespace bertc;\n\n"
+     << "static_assert(cuda::kCublasLtWorkspaceBytes == " << kCudaGemmWorkspaceBytes
+     << ", \"the plan's cuBLASLt workspace differs from the runtime's\");\n"
+     << "/// The cuBLASLt workspace: the arena's last " << gemmWorkspace.bytes << " bytes.\n"
+     << "const size_t kGemmWorkspaceOffset = " << gemmWorkspace.offset << ";\n\n"
+     << "namespace {\n\n";
+  emitParamTable(*microStep, os);
+  if (failed(emitPlan(module, *microStep, os)) ||
+      failed(emitAdamWTable(optimizerStep, os)) || failed(emitMicroStep(*microStep, os)) ||
+      failed(emitOptimizerStep(optimizerStep, os)) || failed(emitEvalStep(*microStep, os)))
+    return failure();
+  return success();
+}
+
+} // namespace bertc

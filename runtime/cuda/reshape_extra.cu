@@ -1,0 +1,73 @@
+// Layout changes of the custom and span heads: flattening the tokens of each row (padded to
+// the plan's sequence length) and transposing the last two dimensions. Grid-stride loops
+// over the output; values move unchanged.
+#include "bertc/runtime/cuda_check.h"
+#include "bertc/runtime/cuda_extra_kernels.h"
+
+#include "launch.cuh"
+
+namespace bertc::cuda {
+
+namespace {
+
+template <typename T>
+__global__ void flattenForwardKernel(const T *x, T *out, int64_t batch, int64_t seq,
+                                     int64_t paddedSeq, int64_t hidden) {
+  const int64_t rowSize = paddedSeq * hidden;
+  for (int64_t i = gridStrideBegin(); i < batch * rowSize; i += gridStride()) {
+    const int64_t b = i / rowSize, k = i % rowSize;
+    out[i] = k < seq * hidden ? x[b * seq * hidden + k] : T{}; // zero bits: +0 in every type
+  }
+}
+
+template <typename T>
+__global__ void flattenBackwardKernel(const T *dy, T *dx, int64_t batch, int64_t seq,
+                                      int64_t paddedSeq, int64_t hidden) {
+  const int64_t rowSize = seq * hidden;
+  for (int64_t i = gridStrideBegin(); i < batch * rowSize; i += gridStride())
+    dx[i] = dy[(i / rowSize) * paddedSeq * hidden + i % rowSize];
+}
+
+__global__ void transposeLastTwoKernel(const float *x, float *y, int64_t batch, int64_t m,
+                                       int64_t n) {
+  for (int64_t i = gridStrideBegin(); i < batch * m * n; i += gridStride()) {
+    const int64_t b = i / (m * n), k = i % (m * n); // k = j * m + r in y
+    const int64_t j = k / m, r = k % m;
+    y[i] = x[b * m * n + r * n + j];
+  }
+}
+
+} // namespace
+
+template <typename T>
+void flattenForward(const T *x, T *out, int64_t batch, int64_t seq, int64_t paddedSeq,
+                    int64_t hidden, cudaStream_t stream) {
+  flattenForwardKernel<<<gridFor(batch * paddedSeq * hidden), kElementwiseThreads, 0, stream>>>(
+      x, out, batch, seq, paddedSeq, hidden);
+  BERTC_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void flattenBackward(const T *dy, T *dx, int64_t batch, int64_t seq, int64_t paddedSeq,
+                     int64_t hidden, cudaStream_t stream) {
+  flattenBackwardKernel<<<gridFor(batch * seq * hidden), kElementwiseThreads, 0, stream>>>(
+      dy, dx, batch, seq, paddedSeq, hidden);
+  BERTC_CUDA_CHECK_LAUNCH();
+}
+
+void transposeLastTwo(const float *x, float *y, int64_t batch, int64_t m, int64_t n,
+                      cudaStream_t stream) {
+  transposeLastTwoKernel<<<gridFor(batch * m * n), kElementwiseThreads, 0, stream>>>(x, y, batch,
+                                                                                     m, n);
+  BERTC_CUDA_CHECK_LAUNCH();
+}
+
+#define INSTANTIATE(T)                                                                             \
+  template void flattenForward(const T *, T *, int64_t, int64_t, int64_t, int64_t, cudaStream_t); \
+  template void flattenBackward(const T *, T *, int64_t, int64_t, int64_t, int64_t, cudaStream_t);
+INSTANTIATE(float)
+INSTANTIATE(bf16)
+INSTANTIATE(fp16)
+#undef INSTANTIATE
+
+} // namespace bertc::cuda

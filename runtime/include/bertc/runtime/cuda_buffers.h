@@ -1,0 +1,61 @@
+// The device memory the CUDA runtime needs beyond the tensors of the CPU schedule, in a
+// header without CUDA so that the memory planner can count it: the cuBLASLt workspace,
+// the attention's saved row statistics, the gradient norm's partial sums and the AdamW
+// chunk table. (LayerNorm's saved mean and rstd are [rows] fp32 each, cuda_kernels.h.)
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace bertc::cuda {
+
+/// Device workspace bytes every cuBLASLt call may use: 32 MiB, what NVIDIA recommends for
+/// Hopper (earlier GPUs need less). The memory plan reserves exactly this much.
+constexpr size_t kCublasLtWorkspaceBytes = size_t(32) << 20;
+
+/// Largest head dimension (hidden / heads) the attention kernels take.
+constexpr int64_t kMaxAttentionHeadDim = 128;
+
+/// fp32 values of the row statistics the attention forward saves for its backward: per
+/// query row of each head, the score maximum, the inverse softmax sum and dctx·ctx.
+inline int64_t attentionStatsFloats(int64_t batch, int64_t heads, int64_t seq) {
+  return 3 * batch * heads * seq;
+}
+
+/// Scratch doubles squaredNorm needs (its per-block partial sums).
+constexpr int64_t kSquaredNormPartials = 1024;
+
+/// One trainable parameter: where its fp32 values lie in the parameter region, where its
+/// gradient and moments lie in the (parallel) gradient and moment regions, and whether
+/// weight decay applies to it.
+struct AdamWParameter {
+  int64_t paramOffset;
+  int64_t stateOffset;
+  int64_t count;
+  bool decay;
+};
+
+/// A piece of one parameter, at most kAdamWChunkElements long; one thread block updates it.
+struct AdamWChunk {
+  int64_t paramOffset;
+  int64_t stateOffset;
+  int32_t count;
+  int32_t decay;
+};
+constexpr int64_t kAdamWChunkElements = 16384;
+
+/// Splits the parameters into chunks, in order: the table adamwUpdate takes (built once;
+/// its device copy is sizeof(AdamWChunk) bytes per chunk).
+inline std::vector<AdamWChunk> adamwChunks(const std::vector<AdamWParameter> &parameters) {
+  std::vector<AdamWChunk> chunks;
+  for (const AdamWParameter &parameter : parameters)
+    for (int64_t begin = 0; begin < parameter.count; begin += kAdamWChunkElements)
+      chunks.push_back({parameter.paramOffset + begin, parameter.stateOffset + begin,
+                        int32_t(std::min(kAdamWChunkElements, parameter.count - begin)),
+                        parameter.decay ? 1 : 0});
+  return chunks;
+}
+
+} // namespace bertc::cuda

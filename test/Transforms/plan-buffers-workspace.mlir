@@ -1,0 +1,35 @@
+// RUN: bertc-opt %s -bertc-autodiff -bertc-insert-optimizer -bertc-plan-buffers="alignment=64 gemm-workspace=1000" | FileCheck %s
+// RUN: bertc-opt %s -bertc-autodiff -bertc-insert-optimizer -bertc-plan-buffers="alignment=64" | FileCheck %s --check-prefix=CPU
+
+// The CUDA kernels' workspace: LayerNorm keeps a mean and an rstd per row, 2 x 4 rows x 2
+// fp32 = 64 B, one scratch slot @1536 (after the optimizer state [1024, 1480), aligned)
+// that the forward and the backward both use. Inputs follow @1600, activations @1728.
+// CHECK: bert.plan = {activations = array<i64: 1728, 1028>, arena_bytes = 3840 : i64,
+// The GEMM workspace comes last: 1728 + 1028 = 2756, aligned 2816; + 1000 = 3816 -> 3840.
+// CHECK-SAME: gemm_workspace = array<i64: 2816, 1000>,
+// CHECK-SAME: inputs = array<i64: 1600, 72>,
+// CHECK-SAME: scratch = array<i64: 1536, 64>}
+// CHECK: bert.layernorm {{.*}}arena.workspace = 1536 : i64
+// CHECK: bert.layernorm_grad {{.*}}arena.workspace = 1536 : i64
+
+// Without it (the CPU target) every other offset is the same and the arena ends at 2816.
+// CPU: bert.plan = {activations = array<i64: 1728, 1028>, arena_bytes = 2816 : i64,
+// CPU-SAME: gemm_workspace = array<i64: 2816, 0>,
+// CPU-SAME: scratch = array<i64: 1536, 64>}
+module attributes {bert.max_batch = 2 : i64, bert.max_seq = 4 : i64, bert.train = {beta1 = 0.9 : f32, beta2 = 0.999 : f32, adam_eps = 1.0e-8 : f32, weight_decay = 0.01 : f32}} {
+  func.func @micro_step() -> tensor<f32> {
+    %ids = bert.input "input_ids" : tensor<?x?xi32>
+    %labels = bert.input "labels" : tensor<?xi32>
+    %t = bert.param "t" {group = "embeddings", trainable = false, decay = true, init = "normal"} : tensor<16x8xf32>
+    %e = bert.embedding %ids, %t : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+    %gamma = bert.param "gamma" {group = "embeddings", trainable = true, decay = false, init = "ones"} : tensor<8xf32>
+    %beta = bert.param "beta" {group = "embeddings", trainable = true, decay = false, init = "zeros"} : tensor<8xf32>
+    %n = bert.layernorm %e, %gamma, %beta {epsilon = 1.0e-12 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+    %cls = bert.select_token %n {index = 0 : i64} : (tensor<?x?x8xf32>) -> tensor<?x8xf32>
+    %w = bert.param "w" {group = "classifier", trainable = true, decay = true, init = "normal"} : tensor<2x8xf32>
+    %b = bert.param "b" {group = "classifier", trainable = true, decay = false, init = "zeros"} : tensor<2xf32>
+    %logits = bert.linear %cls, %w, %b : (tensor<?x8xf32>, tensor<2x8xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+    %loss = bert.cross_entropy %logits, %labels : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+    return %loss : tensor<f32>
+  }
+}

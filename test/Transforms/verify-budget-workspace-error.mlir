@@ -1,0 +1,89 @@
+// RUN: bertc-opt %s -split-input-file -verify-diagnostics -bertc-verify-budget
+// The kernel workspace slots of a plan (plan-buffers-workspace.mlir's, planned for the
+// CPU), each broken in one way.
+
+// A LayerNorm's kernel workspace must lie in the scratch region [1536, 1600).
+module attributes {bert.max_batch = 2 : i64, bert.max_seq = 4 : i64, bert.plan = {activations = array<i64: 1728, 1028>, arena_bytes = 2816 : i64, gemm_workspace = array<i64: 2816, 0>, gradients = array<i64: 768, 200>, inputs = array<i64: 1600, 72>, loss = 2752 : i64, lower_bound_bytes = 2636 : i64, master_weights = array<i64: 768, 0>, optimizer_state = array<i64: 1024, 456>, parameters = array<i64: 0, 712>, scratch = array<i64: 1536, 64>}, bert.train = {adam_eps = 9.99999993E-9 : f32, beta1 = 0.899999976 : f32, beta2 = 9.990000e-01 : f32, weight_decay = 0.00999999977 : f32}} {
+  func.func @micro_step() -> tensor<f32> {
+    %0 = bert.input "input_ids" {arena.offsets = array<i64: 1600>} : tensor<?x?xi32>
+    %1 = bert.input "labels" {arena.offsets = array<i64: 1664>} : tensor<?xi32>
+    %2 = bert.param "t" {arena.value = 0 : i64, decay = true, group = "embeddings", init = "normal", trainable = false} : tensor<16x8xf32>
+    %3 = bert.embedding %0, %2 {arena.offsets = array<i64: 1728>} : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+    %4 = bert.param "gamma" {arena.adam_m = 1024 : i64, arena.adam_v = 1280 : i64, arena.grad = 768 : i64, arena.value = 512 : i64, decay = false, group = "embeddings", init = "ones", trainable = true} : tensor<8xf32>
+    %5 = bert.param "beta" {arena.adam_m = 1088 : i64, arena.adam_v = 1344 : i64, arena.grad = 832 : i64, arena.value = 576 : i64, decay = false, group = "embeddings", init = "zeros", trainable = true} : tensor<8xf32>
+    // expected-error@+1 {{'bert.layernorm' arena.workspace [1728, 1792) is not inside the scratch region [1536, 1600)}}
+    %6 = bert.layernorm %3, %4, %5 {arena.offsets = array<i64: 1984>, arena.workspace = 1728 : i64, epsilon = 9.99999996E-13 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+    %7 = bert.select_token %6 {arena.offsets = array<i64: 2240>, index = 0 : i64} : (tensor<?x?x8xf32>) -> tensor<?x8xf32>
+    %8 = bert.param "w" {arena.adam_m = 1152 : i64, arena.adam_v = 1408 : i64, arena.grad = 896 : i64, arena.value = 640 : i64, decay = true, group = "classifier", init = "normal", trainable = true} : tensor<2x8xf32>
+    %9 = bert.param "b" {arena.adam_m = 1216 : i64, arena.adam_v = 1472 : i64, arena.grad = 960 : i64, arena.value = 704 : i64, decay = false, group = "classifier", init = "zeros", trainable = true} : tensor<2xf32>
+    %10 = bert.linear %7, %8, %9 {arena.offsets = array<i64: 1984>} : (tensor<?x8xf32>, tensor<2x8xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+    %11 = bert.cross_entropy %10, %1 {arena.offsets = array<i64: 2752>} : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+    %12 = bert.fill 1.000000e+00 {arena.offsets = array<i64: 2112>} : tensor<f32>
+    %13 = bert.cross_entropy_grad %12, %10, %1 {arena.offsets = array<i64: 2048>} : (tensor<f32>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x2xf32>
+    %14 = bert.linear_grad_input %13, %8 {arena.offsets = array<i64: 2304>} : (tensor<?x2xf32>, tensor<2x8xf32>) -> tensor<?x8xf32>
+    %15 = bert.linear_grad_weight %13, %7 {arena.offsets = array<i64: 2496>} : (tensor<?x2xf32>, tensor<?x8xf32>) -> tensor<2x8xf32>
+    %16 = bert.bias_grad %13 {arena.offsets = array<i64: 2688>} : (tensor<?x2xf32>) -> tensor<2xf32>
+    %17 = bert.select_token_grad %14 {arena.offsets = array<i64: 1984>, index = 0 : i64} : (tensor<?x8xf32>) -> tensor<?x?x8xf32>
+    %inputGrad, %gammaGrad, %betaGrad = bert.layernorm_grad %17, %3, %4 {arena.offsets = array<i64: 2240, 2560, 2624>, arena.workspace = 1536 : i64, epsilon = 9.99999996E-13 : f32} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<8xf32>) -> (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>)
+    bert.accumulate_grad %4, %gammaGrad : tensor<8xf32>, tensor<8xf32>
+    bert.accumulate_grad %5, %betaGrad : tensor<8xf32>, tensor<8xf32>
+    bert.accumulate_grad %8, %15 : tensor<2x8xf32>, tensor<2x8xf32>
+    bert.accumulate_grad %9, %16 : tensor<2xf32>, tensor<2xf32>
+    return %11 : tensor<f32>
+  }
+  func.func @optimizer_step() {
+    %0 = bert.param "gamma" {arena.adam_m = 1024 : i64, arena.adam_v = 1280 : i64, arena.grad = 768 : i64, arena.value = 512 : i64, decay = false, group = "embeddings", init = "ones", trainable = true} : tensor<8xf32>
+    bert.adamw %0 {beta1 = 0.89999997615814208 : f64, beta2 = 0.99900001287460327 : f64, epsilon = 9.9999999392252903E-9 : f64, weight_decay = 0.000000e+00 : f64} : tensor<8xf32>
+    %1 = bert.param "beta" {arena.adam_m = 1088 : i64, arena.adam_v = 1344 : i64, arena.grad = 832 : i64, arena.value = 576 : i64, decay = false, group = "embeddings", init = "zeros", trainable = true} : tensor<8xf32>
+    bert.adamw %1 {beta1 = 0.89999997615814208 : f64, beta2 = 0.99900001287460327 : f64, epsilon = 9.9999999392252903E-9 : f64, weight_decay = 0.000000e+00 : f64} : tensor<8xf32>
+    %2 = bert.param "w" {arena.adam_m = 1152 : i64, arena.adam_v = 1408 : i64, arena.grad = 896 : i64, arena.value = 640 : i64, decay = true, group = "classifier", init = "normal", trainable = true} : tensor<2x8xf32>
+    bert.adamw %2 {beta1 = 0.89999997615814208 : f64, beta2 = 0.99900001287460327 : f64, epsilon = 9.9999999392252903E-9 : f64, weight_decay = 0.0099999997764825821 : f64} : tensor<2x8xf32>
+    %3 = bert.param "b" {arena.adam_m = 1216 : i64, arena.adam_v = 1472 : i64, arena.grad = 960 : i64, arena.value = 704 : i64, decay = false, group = "classifier", init = "zeros", trainable = true} : tensor<2xf32>
+    bert.adamw %3 {beta1 = 0.89999997615814208 : f64, beta2 = 0.99900001287460327 : f64, epsilon = 9.9999999392252903E-9 : f64, weight_decay = 0.000000e+00 : f64} : tensor<2xf32>
+    return
+  }
+}
+
+// -----
+
+// Every LayerNorm needs a kernel workspace (the CUDA kernels keep its statistics there).
+module attributes {bert.max_batch = 2 : i64, bert.max_seq = 4 : i64, bert.plan = {activations = array<i64: 1728, 1028>, arena_bytes = 2816 : i64, gemm_workspace = array<i64: 2816, 0>, gradients = array<i64: 768, 200>, inputs = array<i64: 1600, 72>, loss = 2752 : i64, lower_bound_bytes = 2636 : i64, master_weights = array<i64: 768, 0>, optimizer_state = array<i64: 1024, 456>, parameters = array<i64: 0, 712>, scratch = array<i64: 1536, 64>}, bert.train = {adam_eps = 9.99999993E-9 : f32, beta1 = 0.899999976 : f32, beta2 = 9.990000e-01 : f32, weight_decay = 0.00999999977 : f32}} {
+  func.func @micro_step() -> tensor<f32> {
+    %0 = bert.input "input_ids" {arena.offsets = array<i64: 1600>} : tensor<?x?xi32>
+    %1 = bert.input "labels" {arena.offsets = array<i64: 1664>} : tensor<?xi32>
+    %2 = bert.param "t" {arena.value = 0 : i64, decay = true, group = "embeddings", init = "normal", trainable = false} : tensor<16x8xf32>
+    %3 = bert.embedding %0, %2 {arena.offsets = array<i64: 1728>} : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+    %4 = bert.param "gamma" {arena.adam_m = 1024 : i64, arena.adam_v = 1280 : i64, arena.grad = 768 : i64, arena.value = 512 : i64, decay = false, group = "embeddings", init = "ones", trainable = true} : tensor<8xf32>
+    %5 = bert.param "beta" {arena.adam_m = 1088 : i64, arena.adam_v = 1344 : i64, arena.grad = 832 : i64, arena.value = 576 : i64, decay = false, group = "embeddings", init = "zeros", trainable = true} : tensor<8xf32>
+    %6 = bert.layernorm %3, %4, %5 {arena.offsets = array<i64: 1984>, arena.workspace = 1536 : i64, epsilon = 9.99999996E-13 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+    %7 = bert.select_token %6 {arena.offsets = array<i64: 2240>, index = 0 : i64} : (tensor<?x?x8xf32>) -> tensor<?x8xf32>
+    %8 = bert.param "w" {arena.adam_m = 1152 : i64, arena.adam_v = 1408 : i64, arena.grad = 896 : i64, arena.value = 640 : i64, decay = true, group = "classifier", init = "normal", trainable = true} : tensor<2x8xf32>
+    %9 = bert.param "b" {arena.adam_m = 1216 : i64, arena.adam_v = 1472 : i64, arena.grad = 960 : i64, arena.value = 704 : i64, decay = false, group = "classifier", init = "zeros", trainable = true} : tensor<2xf32>
+    %10 = bert.linear %7, %8, %9 {arena.offsets = array<i64: 1984>} : (tensor<?x8xf32>, tensor<2x8xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+    %11 = bert.cross_entropy %10, %1 {arena.offsets = array<i64: 2752>} : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+    %12 = bert.fill 1.000000e+00 {arena.offsets = array<i64: 2112>} : tensor<f32>
+    %13 = bert.cross_entropy_grad %12, %10, %1 {arena.offsets = array<i64: 2048>} : (tensor<f32>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x2xf32>
+    %14 = bert.linear_grad_input %13, %8 {arena.offsets = array<i64: 2304>} : (tensor<?x2xf32>, tensor<2x8xf32>) -> tensor<?x8xf32>
+    %15 = bert.linear_grad_weight %13, %7 {arena.offsets = array<i64: 2496>} : (tensor<?x2xf32>, tensor<?x8xf32>) -> tensor<2x8xf32>
+    %16 = bert.bias_grad %13 {arena.offsets = array<i64: 2688>} : (tensor<?x2xf32>) -> tensor<2xf32>
+    %17 = bert.select_token_grad %14 {arena.offsets = array<i64: 1984>, index = 0 : i64} : (tensor<?x8xf32>) -> tensor<?x?x8xf32>
+    // expected-error@+1 {{'bert.layernorm_grad' has no arena.workspace}}
+    %inputGrad, %gammaGrad, %betaGrad = bert.layernorm_grad %17, %3, %4 {arena.offsets = array<i64: 2240, 2560, 2624>, epsilon = 9.99999996E-13 : f32} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<8xf32>) -> (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>)
+    bert.accumulate_grad %4, %gammaGrad : tensor<8xf32>, tensor<8xf32>
+    bert.accumulate_grad %5, %betaGrad : tensor<8xf32>, tensor<8xf32>
+    bert.accumulate_grad %8, %15 : tensor<2x8xf32>, tensor<2x8xf32>
+    bert.accumulate_grad %9, %16 : tensor<2xf32>, tensor<2xf32>
+    return %11 : tensor<f32>
+  }
+  func.func @optimizer_step() {
+    %0 = bert.param "gamma" {arena.adam_m = 1024 : i64, arena.adam_v = 1280 : i64, arena.grad = 768 : i64, arena.value = 512 : i64, decay = false, group = "embeddings", init = "ones", trainable = true} : tensor<8xf32>
+    bert.adamw %0 {beta1 = 0.89999997615814208 : f64, beta2 = 0.99900001287460327 : f64, epsilon = 9.9999999392252903E-9 : f64, weight_decay = 0.000000e+00 : f64} : tensor<8xf32>
+    %1 = bert.param "beta" {arena.adam_m = 1088 : i64, arena.adam_v = 1344 : i64, arena.grad = 832 : i64, arena.value = 576 : i64, decay = false, group = "embeddings", init = "zeros", trainable = true} : tensor<8xf32>
+    bert.adamw %1 {beta1 = 0.89999997615814208 : f64, beta2 = 0.99900001287460327 : f64, epsilon = 9.9999999392252903E-9 : f64, weight_decay = 0.000000e+00 : f64} : tensor<8xf32>
+    %2 = bert.param "w" {arena.adam_m = 1152 : i64, arena.adam_v = 1408 : i64, arena.grad = 896 : i64, arena.value = 640 : i64, decay = true, group = "classifier", init = "normal", trainable = true} : tensor<2x8xf32>
+    bert.adamw %2 {beta1 = 0.89999997615814208 : f64, beta2 = 0.99900001287460327 : f64, epsilon = 9.9999999392252903E-9 : f64, weight_decay = 0.0099999997764825821 : f64} : tensor<2x8xf32>
+    %3 = bert.param "b" {arena.adam_m = 1216 : i64, arena.adam_v = 1472 : i64, arena.grad = 960 : i64, arena.value = 704 : i64, decay = false, group = "classifier", init = "zeros", trainable = true} : tensor<2xf32>
+    bert.adamw %3 {beta1 = 0.89999997615814208 : f64, beta2 = 0.99900001287460327 : f64, epsilon = 9.9999999392252903E-9 : f64, weight_decay = 0.000000e+00 : f64} : tensor<2xf32>
+    return
+  }
+}

@@ -1,0 +1,115 @@
+// The launchers of cuda_extra_kernels.h (what generated CUDA trainers need beyond
+// cuda_kernels.h) against their references: the CPU twins, or the fused kernels they
+// split.
+#include "cuda_test_support.h"
+
+#include "bertc/runtime/cpu_kernels.h"
+#include "bertc/runtime/cuda_extra_kernels.h"
+#include "bertc/runtime/cuda_kernels.h"
+
+namespace bertc::cuda::test {
+namespace {
+
+template <typename T> class ExtraKernelsTest : public CudaTypedTest<T> {};
+TYPED_TEST_SUITE(ExtraKernelsTest, StorageTypes, StorageTypeNames);
+
+class FillAndLossTest : public CudaTest {};
+
+// The statistics alone are the ones layerNormForward saves.
+TYPED_TEST(ExtraKernelsTest, LayerNormStatisticsMatchTheForwardsSaved) {
+  using T = TypeParam;
+  const int64_t rows = 67, cols = 768;
+  const float eps = 1e-12f;
+  const auto x = randomValues<T>(rows * cols, 1, -2.0f, 3.0f);
+  const auto gamma = randomValues<T>(cols, 2), beta = randomValues<T>(cols, 3);
+  DeviceArray<T> dX(x), dGamma(gamma), dBeta(beta), dY(rows * cols);
+  DeviceArray<float> mean(rows), rstd(rows), mean2(rows), rstd2(rows);
+  cuda::layerNormForward(dX.get(), dGamma.get(), dBeta.get(), dY.get(), mean.get(), rstd.get(),
+                         rows, cols, eps, nullptr);
+  cuda::layerNormStatistics(dX.get(), mean2.get(), rstd2.get(), rows, cols, eps, nullptr);
+  expectClose(mean2.download(), mean.download(), 1e-5, 1e-5, "mean");
+  expectClose(rstd2.download(), rstd.download(), 1e-5, 1e-5, "rstd");
+}
+
+// Selecting a token and its gradient move values only: bit-identical to the CPU.
+TYPED_TEST(ExtraKernelsTest, SelectTokenMatchesCpu) {
+  using T = TypeParam;
+  const int64_t batch = 5, seq = 7, hidden = 33, index = 2;
+  const auto x = randomValues<T>(batch * seq * hidden, 4);
+  const auto dout = randomValues<T>(batch * hidden, 5);
+  std::vector<T> out(batch * hidden), dx(batch * seq * hidden);
+  cpu::selectTokenForward(x.data(), out.data(), batch, seq, hidden, index);
+  cpu::selectTokenBackward(dout.data(), dx.data(), batch, seq, hidden, index);
+  DeviceArray<T> dX(x), dOut(batch * hidden), dDout(dout), dDx(batch * seq * hidden);
+  cuda::selectTokenForward(dX.get(), dOut.get(), batch, seq, hidden, index, nullptr);
+  cuda::selectTokenBackward(dDout.get(), dDx.get(), batch, seq, hidden, index, nullptr);
+  expectBitIdentical(dOut.download(), out, "out");
+  expectBitIdentical(dDx.download(), dx, "dx");
+}
+
+// Flattening moves values only: bit-identical to the CPU, the padding zero.
+TYPED_TEST(ExtraKernelsTest, FlattenMatchesCpu) {
+  using T = TypeParam;
+  const int64_t batch = 3, seq = 5, paddedSeq = 8, hidden = 7;
+  const auto x = randomValues<T>(batch * seq * hidden, 7);
+  const auto dy = randomValues<T>(batch * paddedSeq * hidden, 8);
+  std::vector<T> out(batch * paddedSeq * hidden), dx(batch * seq * hidden);
+  cpu::flattenForward(x.data(), out.data(), batch, seq, paddedSeq, hidden);
+  cpu::flattenBackward(dy.data(), dx.data(), batch, seq, paddedSeq, hidden);
+  DeviceArray<T> dX(x), dOut(out.size()), dDy(dy), dDx(dx.size());
+  cuda::flattenForward(dX.get(), dOut.get(), batch, seq, paddedSeq, hidden, nullptr);
+  cuda::flattenBackward(dDy.get(), dDx.get(), batch, seq, paddedSeq, hidden, nullptr);
+  expectBitIdentical(dOut.download(), out, "out");
+  expectBitIdentical(dDx.download(), dx, "dx");
+}
+
+TEST_F(FillAndLossTest, TransposeMatchesCpu) {
+  const int64_t batch = 3, m = 5, n = 9;
+  const auto x = randomValues<float>(batch * m * n, 9);
+  std::vector<float> y(x.size());
+  cpu::transposeLastTwo(x.data(), y.data(), batch, m, n);
+  DeviceArray<float> dX(x), dY(x.size());
+  cuda::transposeLastTwo(dX.get(), dY.get(), batch, m, n, nullptr);
+  expectBitIdentical(dY.download(), y, "y");
+}
+
+// Both sum in double; the order differs from the CPU's, so the loss may differ in the last
+// fp32 bit. The gradient is elementwise: bit-identical.
+TEST_F(FillAndLossTest, MseLossMatchesCpu) {
+  const int64_t rows = 300;
+  const float normalizer = 512.0f, dloss = 8.0f;
+  const auto predictions = randomValues<float>(rows, 10, -3.0f, 3.0f);
+  const auto targets = randomValues<float>(rows, 11, -3.0f, 3.0f);
+  std::vector<float> loss(1), grad(rows);
+  cpu::mseLossForward(predictions.data(), targets.data(), loss.data(), rows, normalizer);
+  cpu::mseLossBackward(&dloss, predictions.data(), targets.data(), grad.data(), rows, normalizer);
+  DeviceArray<float> dP(predictions), dT(targets), dLoss(1), dSeed(std::vector<float>{dloss}),
+      dGrad(rows);
+  cuda::mseLossForward(dP.get(), dT.get(), dLoss.get(), rows, normalizer, nullptr);
+  cuda::mseLossBackward(dSeed.get(), dP.get(), dT.get(), dGrad.get(), rows, normalizer, nullptr);
+  expectClose(dLoss.download(), loss, 1e-7, 1e-6, "loss");
+  expectBitIdentical(dGrad.download(), grad, "grad");
+}
+
+// The gradient alone is the fused kernel's, bit for bit (an ignored row included).
+TEST_F(FillAndLossTest, CrossEntropyBackwardMatchesTheFusedKernel) {
+  const int64_t batch = 19, classes = 3;
+  const float normalizer = 32.0f;
+  const auto logits = randomValues<float>(batch * classes, 6, -4.0f, 4.0f);
+  std::vector<int32_t> labels(batch);
+  for (int64_t r = 0; r < batch; ++r)
+    labels[r] = r == 3 ? -100 : int32_t(r % classes);
+  DeviceArray<float> dLogits(logits), seed(1), loss(1), fused(batch * classes),
+      alone(batch * classes);
+  DeviceArray<int32_t> dLabels(labels);
+  cuda::fillScalar(seed.get(), 1.0f, 1024.0f, nullptr);
+  cuda::crossEntropyForwardBackward(dLogits.get(), dLabels.get(), loss.get(), seed.get(),
+                                    fused.get(), batch, classes, normalizer, nullptr);
+  cuda::crossEntropyBackward(seed.get(), dLogits.get(), dLabels.get(), alone.get(), batch,
+                             classes, normalizer, nullptr);
+  EXPECT_EQ(seed.download()[0], 1024.0f);
+  expectBitIdentical(alone.download(), fused.download(), "dlogits");
+}
+
+} // namespace
+} // namespace bertc::cuda::test
