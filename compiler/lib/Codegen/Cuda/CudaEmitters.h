@@ -2,7 +2,7 @@
 //
 // The CUDA twins of EmitContext.h's op emitters: each writes the launches of one op on
 // the step's stream (`dev.stream`), GEMMs through `dev.gemms` (cuda_gemm.h), everything
-// else through the runtime's launchers (cuda_kernels.h, cuda_extra_kernels.h). Tensor
+// else through the runtime's launchers (cuda_kernels.h). Tensor
 // names and sizes come from the shared EmitContext.
 //
 //===----------------------------------------------------------------------===//

@@ -1,6 +1,6 @@
 // The backward's seed on the device: one scalar, written on the step's stream.
 #include "bertc/runtime/cuda_check.h"
-#include "bertc/runtime/cuda_extra_kernels.h"
+#include "bertc/runtime/cuda_kernels.h"
 
 namespace bertc::cuda {
 

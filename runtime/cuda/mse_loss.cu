@@ -1,7 +1,7 @@
 // The regression head's loss, as the CPU twin (mse_loss.cpp): squared errors summed in
 // double by one block in a fixed order (a rerun gives the same bits), and its gradient.
 #include "bertc/runtime/cuda_check.h"
-#include "bertc/runtime/cuda_extra_kernels.h"
+#include "bertc/runtime/cuda_kernels.h"
 
 #include "launch.cuh"
 

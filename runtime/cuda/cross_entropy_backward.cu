@@ -2,7 +2,7 @@
 // ran): one warp per row, the same double-precision arithmetic as cross_entropy.cu's fused
 // kernel, so both give the same dlogits.
 #include "bertc/runtime/cuda_check.h"
-#include "bertc/runtime/cuda_extra_kernels.h"
+#include "bertc/runtime/cuda_kernels.h"
 
 #include <cmath>
 

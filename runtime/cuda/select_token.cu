@@ -1,7 +1,7 @@
 // Selecting one token's vector per row ([CLS] for the pooler) and its gradient: grid-stride
 // loops over the output.
 #include "bertc/runtime/cuda_check.h"
-#include "bertc/runtime/cuda_extra_kernels.h"
+#include "bertc/runtime/cuda_kernels.h"
 
 #include "launch.cuh"
 

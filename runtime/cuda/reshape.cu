@@ -2,7 +2,7 @@
 // the plan's sequence length) and transposing the last two dimensions. Grid-stride loops
 // over the output; values move unchanged.
 #include "bertc/runtime/cuda_check.h"
-#include "bertc/runtime/cuda_extra_kernels.h"
+#include "bertc/runtime/cuda_kernels.h"
 
 #include "launch.cuh"
 

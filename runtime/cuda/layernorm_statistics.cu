@@ -1,7 +1,7 @@
 // LayerNorm row statistics alone: one warp per row, mean first, then the biased variance
 // around it (two passes, as the CPU twin), in fp32.
 #include "bertc/runtime/cuda_check.h"
-#include "bertc/runtime/cuda_extra_kernels.h"
+#include "bertc/runtime/cuda_kernels.h"
 
 #include "device_storage.cuh"
 
@@ -36,7 +36,7 @@ __global__ void layerNormStatisticsKernel(const T *x, float *mean, float *rstd, 
   const float variance = warpSum(squares) / float(cols);
   if (threadIdx.x == 0) {
     mean[row] = mu;
-    rstd[row] = rsqrtf(variance + eps);
+    rstd[row] = 1.0f / sqrtf(variance + eps); // as layerNormForward computes it
   }
 }
 

@@ -1,10 +1,9 @@
-// The launchers of cuda_extra_kernels.h (what generated CUDA trainers need beyond
-// cuda_kernels.h) against their references: the CPU twins, or the fused kernels they
-// split.
+// The heads' and losses' launchers (the loss seed, the cross-entropy gradient alone, the
+// regression loss, LayerNorm statistics, token selection, flattening, transposition)
+// against their references: the CPU twins, or the fused kernels they split.
 #include "cuda_test_support.h"
 
 #include "bertc/runtime/cpu_kernels.h"
-#include "bertc/runtime/cuda_extra_kernels.h"
 #include "bertc/runtime/cuda_kernels.h"
 
 namespace bertc::cuda::test {
