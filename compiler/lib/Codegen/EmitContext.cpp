@@ -77,6 +77,21 @@ LogicalResult EmitContext::declareResults(Operation *op) {
   return success();
 }
 
+FailureOr<std::string> kernelWorkspace(Operation *op) {
+  auto offset = op->getAttrOfType<IntegerAttr>("arena.workspace");
+  if (!offset)
+    return op->emitError("op has no kernel workspace: run -bertc-plan-buffers");
+  return "reinterpret_cast<float *>(arena + " + std::to_string(offset.getInt()) + ")";
+}
+
+std::string EmitContext::call(StringRef kernel) const {
+  return (target == KernelTarget::Cpu ? "  cpu::" : "  cuda::") + kernel.str() + "(";
+}
+
+StringRef EmitContext::end() const {
+  return target == KernelTarget::Cpu ? ");\n" : ", dev.stream);\n";
+}
+
 std::string EmitContext::name(Value value) const { return "t" + std::to_string(id(value)); }
 
 unsigned EmitContext::id(Value value) const { return ids.lookup(value); }

@@ -15,11 +15,22 @@
 
 namespace bertc {
 
+/// Which runtime the generated calls go to: the CPU kernels, or the CUDA launchers, which
+/// take the same arguments and then the step's stream.
+enum class KernelTarget { Cpu, Cuda };
+
 class EmitContext {
 public:
-  explicit EmitContext(llvm::raw_ostream &os) : os(os) {}
+  explicit EmitContext(llvm::raw_ostream &os, KernelTarget target = KernelTarget::Cpu)
+      : os(os), target(target) {}
 
   llvm::raw_ostream &os;
+  const KernelTarget target;
+
+  /// The start of a call of runtime kernel `kernel`: "  cpu::kernel(" or "  cuda::kernel(".
+  std::string call(llvm::StringRef kernel) const;
+  /// The end of a kernel call: ");\n", or ", dev.stream);\n" for a CUDA launch.
+  llvm::StringRef end() const;
 
   /// Declares the pointers of `op`'s results (at their `arena.offsets`) and, for a
   /// parameter, its value slot; afterwards name() answers for them.
@@ -54,6 +65,10 @@ private:
   llvm::DenseMap<mlir::Value, std::string> descriptions;
   unsigned nextId = 0;
 };
+
+/// The pointer to `op`'s kernel workspace (`arena.workspace`, KernelWorkspace.h) as
+/// `float *`, or failure with a diagnostic when it has none.
+mlir::FailureOr<std::string> kernelWorkspace(mlir::Operation *op);
 
 /// Op emitters by family. Each writes the kernel calls of one op and returns failure
 /// (without a diagnostic) when `op` is not of its family.

@@ -1,4 +1,11 @@
 //===- EmitPointwise.cpp - embeddings, norms, activations, dropout --------===//
+//
+// Everything elementwise or row-wise, and the heads' layout changes, for both targets:
+// the CUDA launchers take the CPU kernels' arguments and then the stream. Where they
+// differ (the loss seed lives on the device; the CUDA LayerNorm keeps its row statistics
+// in the op's kernel workspace), the case says so.
+//
+//===----------------------------------------------------------------------===//
 
 #include "EmitContext.h"
 
@@ -12,18 +19,18 @@ namespace bertc {
 
 namespace {
 
-/// "fn(a, b, ..., n);" for kernels over every element of `sized`.
+/// "fn(a, b, ..., n" then the end of the call, for kernels over every element of `sized`.
 void emitElementwise(EmitContext &ctx, StringRef fn, ArrayRef<Value> args, Value sized) {
-  ctx.os << "  cpu::" << fn << "(";
+  ctx.os << ctx.call(fn);
   for (Value arg : args)
     ctx.os << ctx.name(arg) << ", ";
-  ctx.os << EmitContext::numel(sized) << ");\n";
+  ctx.os << EmitContext::numel(sized) << ctx.end();
 }
 
-/// "B, S * 64, rate, key);" for dropout over the samples of `sized`.
+/// "B, S * 64, rate, key" for dropout over the samples of `sized`.
 std::string dropoutArgs(Value sized, float rate, uint32_t stream) {
   return "B, " + EmitContext::sampleSize(sized) + ", " + EmitContext::floatLiteral(rate) +
-         ", " + EmitContext::dropoutKey(stream) + ");\n";
+         ", " + EmitContext::dropoutKey(stream);
 }
 
 /// Dimension `i` of `value` as C++: the batch B, the sequence S, or a constant.
@@ -37,18 +44,39 @@ std::string dimExpr(Value value, unsigned i) {
 /// "B, S, H, index" of a [B, S, H] tensor.
 std::string tokenArgs(Value sequence, int64_t index) {
   return "B, S, " + std::to_string(EmitContext::features(sequence)) + ", " +
-         std::to_string(index) + ");\n";
+         std::to_string(index);
+}
+
+/// "B, S, tokens, H" of a flattening between [B, S, H] and [B, tokens * H].
+std::string flattenArgs(Value sequence, Value flat) {
+  int64_t features = EmitContext::features(sequence);
+  return "B, S, " + std::to_string(EmitContext::features(flat) / features) + ", " +
+         std::to_string(features);
+}
+
+/// The CUDA LayerNorm's "mean, rstd, " pointers: its workspace holds `rows` of each.
+FailureOr<std::string> cudaStatistics(Operation *op, const std::string &rows) {
+  FailureOr<std::string> workspace = kernelWorkspace(op);
+  if (failed(workspace))
+    return failure();
+  return *workspace + ", " + *workspace + " + (" + rows + "), ";
 }
 
 } // namespace
 
 LogicalResult emitPointwiseOp(Operation *op, EmitContext &ctx) {
   auto &os = ctx.os;
+  const bool cuda = ctx.target == KernelTarget::Cuda;
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](FillOp fill) {
-        os << "  *" << ctx.name(fill.getResult()) << " = "
-           << EmitContext::floatLiteral(fill.getValue().convertToFloat())
-           << (fill.getLossScaled() ? " * ctx.lossScale" : "") << ";\n";
+        std::string value = EmitContext::floatLiteral(fill.getValue().convertToFloat());
+        std::string scale = fill.getLossScaled() ? "ctx.lossScale" : "1.0f";
+        if (cuda)
+          os << ctx.call("fillScalar") << ctx.name(fill.getResult()) << ", " << value << ", "
+             << scale << ctx.end();
+        else
+          os << "  *" << ctx.name(fill.getResult()) << " = " << value
+             << (fill.getLossScaled() ? " * ctx.lossScale" : "") << ";\n";
         return success();
       })
       .Case([&](CastOp c) {
@@ -56,18 +84,18 @@ LogicalResult emitPointwiseOp(Operation *op, EmitContext &ctx) {
         return success();
       })
       .Case([&](EmbeddingOp e) {
-        os << "  cpu::embeddingForward(" << ctx.name(e.getIds()) << ", "
+        os << ctx.call("embeddingForward") << ctx.name(e.getIds()) << ", "
            << ctx.name(e.getTable()) << ", " << ctx.name(e.getResult()) << ", "
            << EmitContext::numel(e.getIds()) << ", " << EmitContext::features(e.getResult())
-           << ");\n";
+           << ctx.end();
         return success();
       })
       .Case([&](EmbeddingGradOp g) {
         auto table = cast<RankedTensorType>(g.getTableGrad().getType());
-        os << "  cpu::embeddingBackward(" << ctx.name(g.getIds()) << ", "
+        os << ctx.call("embeddingBackward") << ctx.name(g.getIds()) << ", "
            << ctx.name(g.getResultGrad()) << ", " << ctx.name(g.getTableGrad()) << ", "
            << EmitContext::numel(g.getIds()) << ", " << table.getDimSize(0) << ", "
-           << table.getDimSize(1) << ");\n";
+           << table.getDimSize(1) << ctx.end();
         return success();
       })
       .Case([&](AddOp add) {
@@ -75,21 +103,40 @@ LogicalResult emitPointwiseOp(Operation *op, EmitContext &ctx) {
                         add.getResult());
         return success();
       })
-      .Case([&](LayerNormOp ln) {
-        os << "  cpu::layerNormForward(" << ctx.name(ln.getInput()) << ", "
+      .Case([&](LayerNormOp ln) -> LogicalResult {
+        std::string rows = EmitContext::rows(ln.getInput());
+        FailureOr<std::string> statistics = cuda ? cudaStatistics(op, rows) : std::string();
+        if (failed(statistics))
+          return failure();
+        os << ctx.call("layerNormForward") << ctx.name(ln.getInput()) << ", "
            << ctx.name(ln.getGamma()) << ", " << ctx.name(ln.getBeta()) << ", "
-           << ctx.name(ln.getResult()) << ", " << EmitContext::rows(ln.getInput()) << ", "
+           << ctx.name(ln.getResult()) << ", " << *statistics << rows << ", "
            << EmitContext::features(ln.getInput()) << ", "
-           << EmitContext::floatLiteral(ln.getEpsilon().convertToFloat()) << ");\n";
+           << EmitContext::floatLiteral(ln.getEpsilon().convertToFloat()) << ctx.end();
         return success();
       })
-      .Case([&](LayerNormGradOp g) {
-        os << "  cpu::layerNormBackward(" << ctx.name(g.getResultGrad()) << ", "
-           << ctx.name(g.getInput()) << ", " << ctx.name(g.getGamma()) << ", "
-           << ctx.name(g.getInputGrad()) << ", " << ctx.name(g.getGammaGrad()) << ", "
-           << ctx.name(g.getBetaGrad()) << ", " << EmitContext::rows(g.getInput()) << ", "
-           << EmitContext::features(g.getInput()) << ", "
-           << EmitContext::floatLiteral(g.getEpsilon().convertToFloat()) << ");\n";
+      .Case([&](LayerNormGradOp g) -> LogicalResult {
+        std::string rows = EmitContext::rows(g.getInput());
+        std::string cols = std::to_string(EmitContext::features(g.getInput()));
+        std::string eps = EmitContext::floatLiteral(g.getEpsilon().convertToFloat());
+        if (!cuda) {
+          os << ctx.call("layerNormBackward") << ctx.name(g.getResultGrad()) << ", "
+             << ctx.name(g.getInput()) << ", " << ctx.name(g.getGamma()) << ", "
+             << ctx.name(g.getInputGrad()) << ", " << ctx.name(g.getGammaGrad()) << ", "
+             << ctx.name(g.getBetaGrad()) << ", " << rows << ", " << cols << ", " << eps
+             << ctx.end();
+          return success();
+        }
+        // The IR recomputes the statistics in the backward (the forward's are not kept).
+        FailureOr<std::string> statistics = cudaStatistics(op, rows);
+        if (failed(statistics))
+          return failure();
+        os << ctx.call("layerNormStatistics") << ctx.name(g.getInput()) << ", " << *statistics
+           << rows << ", " << cols << ", " << eps << ctx.end() << ctx.call("layerNormBackward")
+           << ctx.name(g.getResultGrad()) << ", " << ctx.name(g.getInput()) << ", "
+           << ctx.name(g.getGamma()) << ", " << *statistics << ctx.name(g.getInputGrad())
+           << ", " << ctx.name(g.getGammaGrad()) << ", " << ctx.name(g.getBetaGrad()) << ", "
+           << rows << ", " << cols << ctx.end();
         return success();
       })
       .Case([&](GeluOp g) {
@@ -111,46 +158,47 @@ LogicalResult emitPointwiseOp(Operation *op, EmitContext &ctx) {
         return success();
       })
       .Case([&](DropoutOp d) {
-        os << "  cpu::dropoutForward(" << ctx.name(d.getInput()) << ", "
+        os << ctx.call("dropoutForward") << ctx.name(d.getInput()) << ", "
            << ctx.name(d.getResult()) << ", "
-           << dropoutArgs(d.getResult(), d.getRate().convertToFloat(), d.getStream());
+           << dropoutArgs(d.getResult(), d.getRate().convertToFloat(), d.getStream())
+           << ctx.end();
         return success();
       })
       .Case([&](DropoutGradOp d) {
-        os << "  cpu::dropoutBackward(" << ctx.name(d.getResultGrad()) << ", "
+        os << ctx.call("dropoutBackward") << ctx.name(d.getResultGrad()) << ", "
            << ctx.name(d.getInputGrad()) << ", "
-           << dropoutArgs(d.getInputGrad(), d.getRate().convertToFloat(), d.getStream());
+           << dropoutArgs(d.getInputGrad(), d.getRate().convertToFloat(), d.getStream())
+           << ctx.end();
         return success();
       })
       .Case([&](SelectTokenOp s) {
-        os << "  cpu::selectTokenForward(" << ctx.name(s.getInput()) << ", "
-           << ctx.name(s.getResult()) << ", " << tokenArgs(s.getInput(), s.getIndex());
+        os << ctx.call("selectTokenForward") << ctx.name(s.getInput()) << ", "
+           << ctx.name(s.getResult()) << ", " << tokenArgs(s.getInput(), s.getIndex())
+           << ctx.end();
         return success();
       })
       .Case([&](SelectTokenGradOp s) {
-        os << "  cpu::selectTokenBackward(" << ctx.name(s.getResultGrad()) << ", "
-           << ctx.name(s.getInputGrad()) << ", " << tokenArgs(s.getInputGrad(), s.getIndex());
+        os << ctx.call("selectTokenBackward") << ctx.name(s.getResultGrad()) << ", "
+           << ctx.name(s.getInputGrad()) << ", " << tokenArgs(s.getInputGrad(), s.getIndex())
+           << ctx.end();
         return success();
       })
       .Case([&](FlattenOp f) {
-        int64_t features = EmitContext::features(f.getInput());
-        os << "  cpu::flattenForward(" << ctx.name(f.getInput()) << ", "
-           << ctx.name(f.getResult()) << ", B, S, "
-           << EmitContext::features(f.getResult()) / features << ", " << features << ");\n";
+        os << ctx.call("flattenForward") << ctx.name(f.getInput()) << ", "
+           << ctx.name(f.getResult()) << ", " << flattenArgs(f.getInput(), f.getResult())
+           << ctx.end();
         return success();
       })
       .Case([&](FlattenGradOp f) {
-        int64_t features = EmitContext::features(f.getInputGrad());
-        os << "  cpu::flattenBackward(" << ctx.name(f.getResultGrad()) << ", "
-           << ctx.name(f.getInputGrad()) << ", B, S, "
-           << EmitContext::features(f.getResultGrad()) / features << ", " << features
-           << ");\n";
+        os << ctx.call("flattenBackward") << ctx.name(f.getResultGrad()) << ", "
+           << ctx.name(f.getInputGrad()) << ", "
+           << flattenArgs(f.getInputGrad(), f.getResultGrad()) << ctx.end();
         return success();
       })
       .Case([&](TransposeOp t) {
         Value in = t.getInput();
-        os << "  cpu::transposeLastTwo(" << ctx.name(in) << ", " << ctx.name(t.getResult())
-           << ", B, " << dimExpr(in, 1) << ", " << dimExpr(in, 2) << ");\n";
+        os << ctx.call("transposeLastTwo") << ctx.name(in) << ", " << ctx.name(t.getResult())
+           << ", B, " << dimExpr(in, 1) << ", " << dimExpr(in, 2) << ctx.end();
         return success();
       })
       .Default([](Operation *) { return failure(); });

@@ -16,12 +16,7 @@ namespace bertc {
 /// `op` is not of its family.
 mlir::LogicalResult emitCudaGemmOp(mlir::Operation *op, EmitContext &ctx);
 mlir::LogicalResult emitCudaAttentionOp(mlir::Operation *op, EmitContext &ctx);
-mlir::LogicalResult emitCudaPointwiseOp(mlir::Operation *op, EmitContext &ctx);
 /// Loss and gradient accumulation; AdamW is CudaTrainer's (one launch for every parameter).
 mlir::LogicalResult emitCudaLossOp(mlir::Operation *op, EmitContext &ctx);
-
-/// The pointer to `op`'s kernel workspace (`arena.workspace`, KernelWorkspace.h) as
-/// `float *`, or failure with a diagnostic when it has none.
-mlir::FailureOr<std::string> kernelWorkspace(mlir::Operation *op);
 
 } // namespace bertc

@@ -30,13 +30,6 @@ using namespace mlir::bert;
 
 namespace bertc {
 
-FailureOr<std::string> kernelWorkspace(Operation *op) {
-  auto offset = op->getAttrOfType<IntegerAttr>("arena.workspace");
-  if (!offset)
-    return op->emitError("op has no kernel workspace: run -bertc-plan-buffers");
-  return "reinterpret_cast<float *>(arena + " + std::to_string(offset.getInt()) + ")";
-}
-
 namespace {
 
 /// The arena offset `key` of `param` (the callers check that it is there).
@@ -150,7 +143,7 @@ LogicalResult emitStepBody(func::FuncOp func, EmitContext &ctx, raw_ostream &os)
     if (isa<ParamOp, InputOp>(op))
       continue;
     if (failed(emitCudaGemmOp(&op, ctx)) && failed(emitCudaAttentionOp(&op, ctx)) &&
-        failed(emitCudaPointwiseOp(&op, ctx)) && failed(emitCudaLossOp(&op, ctx)))
+        failed(emitPointwiseOp(&op, ctx)) && failed(emitCudaLossOp(&op, ctx)))
       return op.emitError() << "the cuda target has no kernel for '" << op.getName() << "'";
   }
   return success();
@@ -158,7 +151,7 @@ LogicalResult emitStepBody(func::FuncOp func, EmitContext &ctx, raw_ostream &os)
 
 LogicalResult emitMicroStep(func::FuncOp microStep, raw_ostream &os) {
   os << "void bertcMicroStep(const StepContext &ctx, const cuda::StepDevice &dev) {\n";
-  EmitContext ctx(os);
+  EmitContext ctx(os, KernelTarget::Cuda);
   if (failed(emitStepBody(microStep, ctx, os)))
     return failure();
   os << "}\n\n";
@@ -176,7 +169,7 @@ LogicalResult emitEvalStep(func::FuncOp microStep, raw_ostream &os) {
     return microStep.emitError("the cuda target's eval step needs fp32 logits");
   os << "void bertcEvalStep(const StepContext &ctx, const cuda::StepDevice &dev, "
         "float *logits) {\n";
-  EmitContext ctx(os);
+  EmitContext ctx(os, KernelTarget::Cuda);
   if (failed(emitStepBody(**eval, ctx, os)))
     return failure();
   os << "  BERTC_CUDA_CHECK(cudaMemcpyAsync(logits, " << ctx.name(logits) << ", "
