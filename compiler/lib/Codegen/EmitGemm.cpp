@@ -1,4 +1,10 @@
 //===- EmitGemm.cpp - linear layers and their gradients -------------------===//
+//
+// Linear layers and their gradients for both targets: OpenBLAS GEMMs on the CPU, cuBLASLt
+// GEMMs on CUDA (`dev.gemms`, on the step's stream, the bias as the forward's epilogue);
+// the bias gradient is a column sum.
+//
+//===----------------------------------------------------------------------===//
 
 #include "EmitContext.h"
 
@@ -12,17 +18,23 @@ namespace bertc {
 
 LogicalResult emitGemmOp(Operation *op, EmitContext &ctx) {
   auto &os = ctx.os;
+  const bool cuda = ctx.target == KernelTarget::Cuda;
+  // The start of a GEMM call: the CPU kernel, or the CUDA trainer's cuBLASLt wrapper.
+  auto gemm = [&](StringRef fn) {
+    return cuda ? "  dev.gemms->" + fn.str() + "(" : ctx.call(fn);
+  };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](LinearOp linear) {
-        os << "  cpu::linearForward(" << ctx.name(linear.getInput()) << ", "
+        os << gemm("linearForward") << ctx.name(linear.getInput()) << ", "
            << ctx.name(linear.getWeight()) << ", " << ctx.name(linear.getBias()) << ", "
            << ctx.name(linear.getResult()) << ", " << EmitContext::rows(linear.getInput())
            << ", " << EmitContext::features(linear.getInput()) << ", "
-           << EmitContext::features(linear.getResult()) << ");\n";
+           << EmitContext::features(linear.getResult())
+           << (cuda ? "); // bias epilogue\n" : ");\n");
         return success();
       })
       .Case([&](LinearGradInputOp grad) {
-        os << "  cpu::linearBackwardInput(" << ctx.name(grad.getResultGrad()) << ", "
+        os << gemm("linearBackwardInput") << ctx.name(grad.getResultGrad()) << ", "
            << ctx.name(grad.getWeight()) << ", " << ctx.name(grad.getInputGrad()) << ", "
            << EmitContext::rows(grad.getResultGrad()) << ", "
            << EmitContext::features(grad.getInputGrad()) << ", "
@@ -30,7 +42,7 @@ LogicalResult emitGemmOp(Operation *op, EmitContext &ctx) {
         return success();
       })
       .Case([&](LinearGradWeightOp grad) {
-        os << "  cpu::linearBackwardWeight(" << ctx.name(grad.getResultGrad()) << ", "
+        os << gemm("linearBackwardWeight") << ctx.name(grad.getResultGrad()) << ", "
            << ctx.name(grad.getInput()) << ", " << ctx.name(grad.getWeightGrad()) << ", "
            << EmitContext::rows(grad.getResultGrad()) << ", "
            << EmitContext::features(grad.getInput()) << ", "
@@ -38,9 +50,9 @@ LogicalResult emitGemmOp(Operation *op, EmitContext &ctx) {
         return success();
       })
       .Case([&](BiasGradOp grad) {
-        os << "  cpu::biasBackward(" << ctx.name(grad.getResultGrad()) << ", "
+        os << ctx.call("biasBackward") << ctx.name(grad.getResultGrad()) << ", "
            << ctx.name(grad.getBiasGrad()) << ", " << EmitContext::rows(grad.getResultGrad())
-           << ", " << EmitContext::features(grad.getResultGrad()) << ");\n";
+           << ", " << EmitContext::features(grad.getResultGrad()) << ctx.end();
         return success();
       })
       .Default([](Operation *) { return failure(); });

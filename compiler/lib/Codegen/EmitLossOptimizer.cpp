@@ -1,4 +1,10 @@
 //===- EmitLossOptimizer.cpp - loss, gradient accumulation, AdamW ---------===//
+//
+// Cross-entropy and MSE losses with their gradients and gradient accumulation into the
+// fp32 gradient slots, for both targets; AdamW per parameter on the CPU (the CUDA trainer
+// updates every parameter in one launch, CudaTrainer.cpp).
+//
+//===----------------------------------------------------------------------===//
 
 #include "EmitContext.h"
 
@@ -47,41 +53,45 @@ LogicalResult emitLossOptimizerOp(Operation *op, EmitContext &ctx) {
   auto &os = ctx.os;
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](CrossEntropyOp ce) {
-        os << "  cpu::crossEntropyForward(" << ctx.name(ce.getLogits()) << ", "
+        os << ctx.call("crossEntropyForward") << ctx.name(ce.getLogits()) << ", "
            << ctx.name(ce.getLabels()) << ", " << ctx.name(ce.getResult()) << ", "
            << EmitContext::rows(ce.getLogits()) << ", " << classes(ce.getLogits()) << ", "
-           << scaledNormalizer(ce.getScale().convertToFloat()) << ");\n";
+           << scaledNormalizer(ce.getScale().convertToFloat()) << ctx.end();
         return success();
       })
       .Case([&](CrossEntropyGradOp g) {
-        os << "  cpu::crossEntropyBackward(" << ctx.name(g.getResultGrad()) << ", "
+        os << ctx.call("crossEntropyBackward") << ctx.name(g.getResultGrad()) << ", "
            << ctx.name(g.getLogits()) << ", " << ctx.name(g.getLabels()) << ", "
            << ctx.name(g.getLogitsGrad()) << ", " << EmitContext::rows(g.getLogits()) << ", "
            << classes(g.getLogits()) << ", "
-           << scaledNormalizer(g.getScale().convertToFloat()) << ");\n";
+           << scaledNormalizer(g.getScale().convertToFloat()) << ctx.end();
         return success();
       })
       .Case([&](MseLossOp mse) {
-        os << "  cpu::mseLossForward(" << ctx.name(mse.getPredictions()) << ", "
+        os << ctx.call("mseLossForward") << ctx.name(mse.getPredictions()) << ", "
            << ctx.name(mse.getTargets()) << ", " << ctx.name(mse.getResult())
-           << ", B, ctx.lossNormalizer);\n";
+           << ", B, ctx.lossNormalizer" << ctx.end();
         return success();
       })
       .Case([&](MseLossGradOp g) {
-        os << "  cpu::mseLossBackward(" << ctx.name(g.getResultGrad()) << ", "
+        os << ctx.call("mseLossBackward") << ctx.name(g.getResultGrad()) << ", "
            << ctx.name(g.getPredictions()) << ", " << ctx.name(g.getTargets()) << ", "
-           << ctx.name(g.getPredictionsGrad()) << ", B, ctx.lossNormalizer);\n";
+           << ctx.name(g.getPredictionsGrad()) << ", B, ctx.lossNormalizer" << ctx.end();
         return success();
       })
       .Case([&](AccumulateGradOp acc) -> LogicalResult {
-        if (!hasSlots(acc.getParam()))
+        auto param = acc.getParam().getDefiningOp<ParamOp>();
+        if (!param || !param->hasAttr("arena.grad"))
           return acc.emitError("parameter has no gradient slot: run -bertc-plan-buffers");
-        os << "  cpu::accumulate(" << ctx.name(acc.getGrad()) << ", "
+        os << ctx.call("accumulate") << ctx.name(acc.getGrad()) << ", "
            << paramSlot(acc.getParam(), "arena.grad") << ", "
-           << EmitContext::numel(acc.getGrad()) << ");\n";
+           << EmitContext::numel(acc.getGrad()) << ctx.end();
         return success();
       })
       .Case([&](AdamWOp adamw) -> LogicalResult {
+        if (ctx.target == KernelTarget::Cuda)
+          return adamw.emitError("the CUDA trainer updates every parameter in one launch, "
+                                 "not per op");
         Value param = adamw.getParam();
         if (!hasSlots(param))
           return adamw.emitError("parameter has no optimizer slots: run -bertc-plan-buffers");

@@ -1,9 +1,8 @@
-//===- CudaEmitters.h - CUDA launches of the ops, by family ------*- C++ -*-===//
+//===- CudaEmitters.h - the CUDA-only op emitters ----------------*- C++ -*-===//
 //
-// The CUDA twins of EmitContext.h's op emitters: each writes the launches of one op on
-// the step's stream (`dev.stream`), GEMMs through `dev.gemms` (cuda_gemm.h), everything
-// else through the runtime's launchers (cuda_kernels.h). Tensor
-// names and sizes come from the shared EmitContext.
+// The op families whose CUDA launches differ from the CPU calls in more than the stream:
+// the fused attention, which keeps row statistics in the op's kernel workspace. The other
+// families emit for both targets (EmitContext.h, with KernelTarget::Cuda).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -12,11 +11,8 @@
 
 namespace bertc {
 
-/// Each writes the launches of one op and returns failure (without a diagnostic) when
-/// `op` is not of its family.
-mlir::LogicalResult emitCudaGemmOp(mlir::Operation *op, EmitContext &ctx);
+/// Writes the launches of an attention op or its gradient on the step's stream, and returns
+/// failure (without a diagnostic) for any other op.
 mlir::LogicalResult emitCudaAttentionOp(mlir::Operation *op, EmitContext &ctx);
-/// Loss and gradient accumulation; AdamW is CudaTrainer's (one launch for every parameter).
-mlir::LogicalResult emitCudaLossOp(mlir::Operation *op, EmitContext &ctx);
 
 } // namespace bertc

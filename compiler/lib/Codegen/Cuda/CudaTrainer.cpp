@@ -142,8 +142,8 @@ LogicalResult emitStepBody(func::FuncOp func, EmitContext &ctx, raw_ostream &os)
       return failure();
     if (isa<ParamOp, InputOp>(op))
       continue;
-    if (failed(emitCudaGemmOp(&op, ctx)) && failed(emitCudaAttentionOp(&op, ctx)) &&
-        failed(emitPointwiseOp(&op, ctx)) && failed(emitCudaLossOp(&op, ctx)))
+    if (failed(emitGemmOp(&op, ctx)) && failed(emitCudaAttentionOp(&op, ctx)) &&
+        failed(emitPointwiseOp(&op, ctx)) && failed(emitLossOptimizerOp(&op, ctx)))
       return op.emitError() << "the cuda target has no kernel for '" << op.getName() << "'";
   }
   return success();
