@@ -1,0 +1,77 @@
+//===- JobReader.h - reading and checking a job's tables --------*- C++ -*-===//
+//
+// The frontend's private reader of a job file: TomlFrontend.cpp reads the tables,
+// JobChecks.cpp checks ranges and the rules that span tables.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "TomlTable.h"
+
+#include "bertc/frontend/JobSpec.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace bertc::job {
+
+using llvm::StringRef;
+
+inline constexpr StringRef kTables[] = {"model", "head", "train", "data"};
+inline constexpr StringRef kModelKeys[] = {"family",
+                                           "from",
+                                           "hidden",
+                                           "layers",
+                                           "heads",
+                                           "intermediate",
+                                           "vocab",
+                                           "max_position",
+                                           "type_vocab",
+                                           "dropout",
+                                           "attention_dropout",
+                                           "layer_norm_eps",
+                                           "initializer_range"};
+inline constexpr StringRef kHeadKeys[] = {"task", "labels", "dropout", "layers"};
+inline constexpr StringRef kHeadLayerKeys[] = {"op", "name", "out", "index", "rate"};
+inline constexpr StringRef kHeadLayerOps[] = {"flatten", "select_token", "linear",
+                                              "gelu",    "tanh",         "dropout"};
+inline constexpr StringRef kTrainKeys[] = {
+    "batch",    "seq_len",  "epochs", "steps",     "lr",     "weight_decay", "adam_betas",
+    "adam_eps", "schedule", "warmup", "precision", "freeze", "seed",         "shuffle"};
+inline constexpr StringRef kDataKeys[] = {"train",     "eval",  "text",
+                                          "text_pair", "label", "group_by_length"};
+
+inline constexpr StringRef kTasks[] = {"classification", "span", "token-classification", "custom"};
+inline constexpr StringRef kSchedules[] = {"linear", "constant"};
+inline constexpr StringRef kPrecisions[] = {"auto", "fp32", "bf16", "fp16"};
+inline constexpr StringRef kFreezeGroups[] = {"embeddings", "encoder",    "encoder.layer.N",
+                                              "pooler",     "classifier", "head"};
+
+/// Reads the tables of one job file into a JobSpec, reporting through `file`.
+class JobReader {
+public:
+  JobReader(TomlFile &file, StringRef baseDir, JobSpec &spec)
+      : file(file), baseDir(baseDir), spec(spec) {}
+
+  void readModel(const toml::table *table);
+  void readHead(const toml::table *table);
+  void readTrain(const toml::table *table);
+  void readData(const toml::table *table);
+  void checkRanges();
+
+private:
+  void checkTaskHead();
+  void readFreezeGroup(TableReader &reader, const toml::node &entry);
+  mlir::Location loc(const KeyLocations &locations, StringRef key) {
+    return locations.of(key, file.context());
+  }
+  void requirePositive(const KeyLocations &locations, StringRef name, int64_t value);
+  void requireRange(const KeyLocations &locations, StringRef name, double value, double low,
+                    double high, bool highIncluded);
+  void requireChoice(const KeyLocations &locations, StringRef name, StringRef value,
+                     llvm::ArrayRef<StringRef> choices);
+
+  TomlFile &file;
+  StringRef baseDir;
+  JobSpec &spec;
+};
+
+} // namespace bertc::job
