@@ -12,6 +12,12 @@ FailureOr<func::FuncOp> getMicroStep(ModuleOp module) {
   return module.emitError("training module has no @micro_step function");
 }
 
+FailureOr<func::FuncOp> getOptimizerStep(ModuleOp module) {
+  if (auto func = module.lookupSymbol<func::FuncOp>(kOptimizerStep))
+    return func;
+  return module.emitError("module has no @optimizer_step: run -bertc-insert-optimizer");
+}
+
 FailureOr<double> getTrainNumber(ModuleOp module, StringRef key) {
   auto train = module->getAttrOfType<DictionaryAttr>("bert.train");
   if (!train)

@@ -222,7 +222,8 @@ int reportMaxBatch(const bertc::JobSpec &spec, int64_t arenaBudget, MLIRContext 
   if (!createOutputDir())
     return kInvalidInput;
   bertc::PipelineOptions options{precisionCandidates(spec).front(),
-                                 remat == "auto" ? arenaBudget : 0, gemmWorkspaceBytes(), arch};
+                                 remat == "auto" ? arenaBudget : 0, gemmWorkspaceBytes(),
+                                 targetArch()};
   std::string path;
   std::string table;
   llvm::raw_string_ostream tableStream(table);
@@ -320,7 +321,7 @@ int main(int argc, char **argv) {
     // A stage before mixed precision takes the precision the flag names.
     if (precision != "auto")
       run.options.precision = precision;
-    run.options.arch = arch;
+    run.options.arch = targetArch();
     run.options.gemmWorkspaceBytes = gemmWorkspaceBytes();
   } else {
     FailureOr<bertc::JobSpec> parsed = bertc::parseJobFile(inputPath, ctx);

@@ -19,6 +19,9 @@ inline constexpr llvm::StringLiteral kOptimizerStep = "optimizer_step";
 /// The module's @micro_step, or a diagnostic on the module and failure.
 mlir::FailureOr<mlir::func::FuncOp> getMicroStep(mlir::ModuleOp module);
 
+/// The module's @optimizer_step, or a diagnostic on the module and failure.
+mlir::FailureOr<mlir::func::FuncOp> getOptimizerStep(mlir::ModuleOp module);
+
 /// A numeric setting of the module's `bert.train` dictionary, or a diagnostic.
 mlir::FailureOr<double> getTrainNumber(mlir::ModuleOp module, llvm::StringRef key);
 

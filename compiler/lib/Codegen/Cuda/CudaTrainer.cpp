@@ -185,9 +185,9 @@ LogicalResult emitCudaTrainer(ModuleOp module, raw_ostream &os) {
   FailureOr<func::FuncOp> microStep = getMicroStep(module);
   if (failed(microStep))
     return failure();
-  auto optimizerStep = module.lookupSymbol<func::FuncOp>(kOptimizerStep);
-  if (!optimizerStep)
-    return module.emitError("module has no @optimizer_step: run -bertc-insert-optimizer");
+  FailureOr<func::FuncOp> optimizerStep = getOptimizerStep(module);
+  if (failed(optimizerStep))
+    return failure();
   ArenaRange gemmWorkspace = getPlanRegion(module, "gemm_workspace");
   if (gemmWorkspace.bytes != kCudaGemmWorkspaceBytes)
     return module.emitError() << "the plan has no cuBLASLt workspace of "
@@ -208,8 +208,8 @@ LogicalResult emitCudaTrainer(ModuleOp module, raw_ostream &os) {
      << "namespace {\n\n";
   emitParamTable(*microStep, os);
   if (failed(emitPlan(module, *microStep, os)) ||
-      failed(emitAdamWTable(optimizerStep, os)) || failed(emitMicroStep(*microStep, os)) ||
-      failed(emitOptimizerStep(optimizerStep, os)) || failed(emitEvalStep(*microStep, os)))
+      failed(emitAdamWTable(*optimizerStep, os)) || failed(emitMicroStep(*microStep, os)) ||
+      failed(emitOptimizerStep(*optimizerStep, os)) || failed(emitEvalStep(*microStep, os)))
     return failure();
   return success();
 }
