@@ -284,90 +284,6 @@ def Bert_CastOp : Bert_ForwardOp<"cast"> {
 }
 
 //===----------------------------------------------------------------------===//
-// Backward ops
-//===----------------------------------------------------------------------===//
-
-def Bert_EmbeddingGradOp : Bert_BackwardOp<"embedding_grad"> {
-  let summary = "d table: scatter-add of the output gradient rows by id";
-  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_IntTensor:$ids);
-  let results = (outs Bert_FloatTensor:$tableGrad);
-}
-
-def Bert_LayerNormGradOp : Bert_BackwardOp<"layernorm_grad", [], ["estimateFlops"]> {
-  let summary = "d input, d gamma, d beta of LayerNorm (statistics recomputed)";
-  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$input,
-                       Bert_FloatTensor:$gamma, F32Attr:$epsilon);
-  let results = (outs Bert_FloatTensor:$inputGrad, Bert_FloatTensor:$gammaGrad,
-                      Bert_FloatTensor:$betaGrad);
-}
-
-def Bert_LinearGradInputOp : Bert_BackwardOp<"linear_grad_input", [], ["estimateFlops"]> {
-  let summary = "d x = dy W";
-  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$weight);
-  let results = (outs Bert_FloatTensor:$inputGrad);
-}
-
-def Bert_LinearGradWeightOp : Bert_BackwardOp<"linear_grad_weight", [], ["estimateFlops"]> {
-  let summary = "d W = dy^T x, summed over every row";
-  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$input);
-  let results = (outs Bert_FloatTensor:$weightGrad);
-}
-
-def Bert_BiasGradOp : Bert_BackwardOp<"bias_grad"> {
-  let summary = "d b = dy summed over every row";
-  let arguments = (ins Bert_FloatTensor:$resultGrad);
-  let results = (outs Bert_FloatTensor:$biasGrad);
-}
-
-def Bert_GeluGradOp : Bert_BackwardOp<"gelu_grad", [Bert_InPlaceOpInterface],
-                                      ["estimateFlops"]> {
-  let summary = "d x = dy * gelu'(x)";
-  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$input);
-  let results = (outs Bert_FloatTensor:$inputGrad);
-}
-
-def Bert_TanhGradOp : Bert_BackwardOp<"tanh_grad", [Bert_InPlaceOpInterface]> {
-  let summary = "d x = dy * (1 - y^2), from the forward result y";
-  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$result);
-  let results = (outs Bert_FloatTensor:$inputGrad);
-}
-
-def Bert_DropoutGradOp : Bert_BackwardOp<"dropout_grad", [Bert_InPlaceOpInterface]> {
-  let summary = "d x = dy * mask / (1 - rate), the mask regenerated from `stream`";
-  let arguments = (ins Bert_FloatTensor:$resultGrad, F32Attr:$rate, I32Attr:$stream);
-  let results = (outs Bert_FloatTensor:$inputGrad);
-}
-
-def Bert_AttentionGradOp : Bert_BackwardOp<"attention_grad", [], ["estimateFlops"]> {
-  let summary = "d q, d k, d v of fused attention (probabilities recomputed)";
-  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$query,
-                       Bert_FloatTensor:$key, Bert_FloatTensor:$value,
-                       Bert_IntTensor:$mask, I64Attr:$heads, F32Attr:$dropout,
-                       I32Attr:$stream);
-  let results = (outs Bert_FloatTensor:$queryGrad, Bert_FloatTensor:$keyGrad,
-                      Bert_FloatTensor:$valueGrad);
-}
-
-def Bert_SelectTokenGradOp : Bert_BackwardOp<"select_token_grad"> {
-  let summary = "d x: zero except the selected token, which gets dy";
-  let arguments = (ins Bert_FloatTensor:$resultGrad, I64Attr:$index);
-  let results = (outs Bert_FloatTensor:$inputGrad);
-}
-
-def Bert_FlattenGradOp : Bert_BackwardOp<"flatten_grad"> {
-  let summary = "d x: each row's first seq * features gradients, back in [seq, features]";
-  let arguments = (ins Bert_FloatTensor:$resultGrad);
-  let results = (outs Bert_FloatTensor:$inputGrad);
-}
-
-def Bert_CrossEntropyGradOp : Bert_BackwardOp<"cross_entropy_grad"> {
-  let summary = "d logits = d loss * scale * (softmax(logits) - onehot(labels)) / rows";
-  let arguments = (ins Bert_Scalar:$resultGrad, Bert_FloatTensor:$logits,
-                       Bert_IntTensor:$labels, DefaultValuedAttr<F32Attr, "1.0f">:$scale);
-  let results = (outs Bert_FloatTensor:$logitsGrad);
-}
-
-//===----------------------------------------------------------------------===//
 // Parameter updates
 //===----------------------------------------------------------------------===//
 
@@ -442,11 +358,7 @@ def Bert_MseLossOp : Bert_ForwardOp<"mse_loss"> {
   let results = (outs Bert_Scalar:$result);
 }
 
-def Bert_MseLossGradOp : Bert_BackwardOp<"mse_loss_grad"> {
-  let summary = "d predictions = d loss * 2 (predictions - targets) / rows";
-  let arguments = (ins Bert_Scalar:$resultGrad, Bert_FloatTensor:$predictions,
-                       RankedTensorOf<[F32]>:$targets);
-  let results = (outs Bert_FloatTensor:$predictionsGrad);
-}
+// The gradient of each forward op (their GradientOpInterface rules create them).
+include "bert/BertGradientOps.td"
 
 #endif // BERT_OPS
