@@ -1,5 +1,7 @@
 # lit configuration for bertc: FileCheck suites over bertc, bertc-opt and the trainers.
 import os
+import shutil
+import subprocess
 
 import lit.formats
 
@@ -20,10 +22,13 @@ config.substitutions.append(("%python", "python3"))
 if config.nvcc:
     config.available_features.add("nvcc")
 
+# A machine with an NVIDIA GPU (its driver lists one) runs the CUDA trainers themselves.
+if shutil.which("nvidia-smi") and subprocess.run(
+        ["nvidia-smi", "-L"], capture_output=True, text=True).stdout.startswith("GPU"):
+    config.available_features.add("cuda-device")
+
 # The PyTorch reference runs where Debian's python3-torch is installed; elsewhere the
 # parity tests report themselves unsupported (skipped).
-import subprocess
-
 if os.path.exists("/usr/bin/python3") and subprocess.call(
         ["/usr/bin/python3", "-c", "import torch"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:

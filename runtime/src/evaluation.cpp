@@ -1,6 +1,6 @@
-// The evaluation loop (batches through bertcEvalStep, logits cut per row, scored by task)
-// and what a run does with it: when to evaluate, the log line, the screen line and the best
-// model folder.
+// The evaluation loop (batches through the runner's eval step, logits cut per row, scored
+// by task) and what a run does with it: when to evaluate, the log line, the screen line and
+// the best model folder.
 #include "bertc/runtime/evaluation.h"
 
 #include "bertc/runtime/checkpoint.h"
@@ -84,7 +84,7 @@ std::string describe(const EvalOutcome &outcome) {
 
 } // namespace
 
-EvalOutcome evaluate(std::byte *arena, const TaskData &data, int64_t step, uint64_t seed,
+EvalOutcome evaluate(StepRunner &runner, const TaskData &data, int64_t step, uint64_t seed,
                      PlanChecker *planCheck) {
   const TrainerPlan &plan = kTrainerPlan;
   const TrainSettings &train = plan.train;
@@ -92,26 +92,23 @@ EvalOutcome evaluate(std::byte *arena, const TaskData &data, int64_t step, uint6
   std::vector<float> logits(size_t(train.microBatch) * logitsPerRow(train));
   RowLogits rows;
   rows.reserve(data.data.rows.size());
-  const float *batchLoss = reinterpret_cast<const float *>(arena + plan.inputs.loss);
   double lossSum = 0.0, lossItems = 0.0;
   for (int64_t b = 0; b < batcher.batchesPerEpoch(); ++b) {
     size_t first = rows.size();
-    MicroBatch batch = batcher.next(arena, plan.inputs);
+    MicroBatch batch = batcher.next(runner.hostArena(), plan.inputs);
     int64_t items = data.data.labels == LabelKind::TokenClass
                         ? labelledTokens(data.data, first, size_t(batch.rows))
                         : batch.rows;
     StepContext context{};
-    context.arena = arena;
     context.batch = batch.rows;
     context.seq = batch.seq;
     context.lossNormalizer = float(std::max<int64_t>(items, 1));
     context.step = step;
     context.seed = seed;
-    context.scratch = reinterpret_cast<float *>(arena + plan.scratch.offset);
     context.planCheck = planCheck;
-    bertcEvalStep(context, logits.data());
+    float batchLoss = runner.evalStep(context, logits.data());
     // The step's loss is its rows' sum over the normalizer: weight it back.
-    lossSum += double(*batchLoss) * double(context.lossNormalizer);
+    lossSum += double(batchLoss) * double(context.lossNormalizer);
     lossItems += double(items);
     for (int64_t r = 0; r < batch.rows; ++r)
       rows.push_back(rowLogits(train, logits.data(), r, batch.seq,
@@ -137,10 +134,10 @@ bool TrainingEvaluator::due(int64_t step, bool endsEpoch, bool lastStep) const {
   return settings_.every > 0 ? step % settings_.every == 0 : endsEpoch;
 }
 
-void TrainingEvaluator::run(int64_t step, int64_t epoch, std::byte *arena, uint64_t seed,
+void TrainingEvaluator::run(int64_t step, int64_t epoch, StepRunner &runner, uint64_t seed,
                             PlanChecker *planCheck, MetricsLog *log,
                             ProgressDisplay &progress) {
-  EvalOutcome outcome = evaluate(arena, data_, step, seed, planCheck);
+  EvalOutcome outcome = evaluate(runner, data_, step, seed, planCheck);
   if (log) {
     std::vector<std::pair<std::string, double>> values = {{"eval_loss", outcome.loss}};
     for (const auto &[name, value] : outcome.scores.values)
@@ -155,7 +152,8 @@ void TrainingEvaluator::run(int64_t step, int64_t epoch, std::byte *arena, uint6
   if (!better)
     return;
   best_ = main;
-  saveBest(step, outcome, arena);
+  runner.pullState();
+  saveBest(step, outcome, runner.hostArena());
   progress.note("best " + outcome.scores.values.front().first + " so far: saved " +
                 settings_.saveBest);
 }

@@ -1,4 +1,4 @@
-// Mixed precision in the trainer's loop (mixed_precision.h).
+// The 16-bit working copies of the parameters (mixed_precision.h).
 #include "mixed_precision.h"
 
 #include "bertc/runtime/cpu_kernels.h"
@@ -14,21 +14,6 @@ void writeWorkingCopies(const TrainerPlan &plan, std::byte *arena) {
     else if (param.storage == StorageType::F16)
       cpu::convert(master, reinterpret_cast<fp16 *>(arena + param.offset), param.numel);
   }
-}
-
-bool runOptimizerStep(const TrainerPlan &plan, StepContext &context,
-                      DynamicLossScaler &scaler) {
-  if (plan.lossScaling) {
-    // The gradients region is all fp32 gradients and zeroed alignment padding.
-    auto *gradients = reinterpret_cast<float *>(context.arena + plan.gradients.offset);
-    bool finite = cpu::unscaleGradients(gradients, int64_t(plan.gradients.bytes / sizeof(float)),
-                                        1.0f / context.lossScale);
-    if (!scaler.update(finite))
-      return false;
-  }
-  context.adamStep = context.step - scaler.skippedSteps();
-  bertcOptimizerStep(context);
-  return true;
 }
 
 } // namespace bertc

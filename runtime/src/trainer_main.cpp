@@ -1,14 +1,14 @@
-// main() of every generated trainer: data, the one arena allocation, parameter
-// initialisation, pretrained or checkpoint loading, the optimizer-step loop (gradient
-// accumulation, learning-rate schedule, metrics, progress, periodic checkpoints) and the
-// final save. The model itself is the generated kTrainerPlan, bertcMicroStep and
-// bertcOptimizerStep (trainer_plan.h); the flags are trainer_options.cpp's.
+// main() of every generated trainer: data, parameter initialisation, pretrained or
+// checkpoint loading, the optimizer-step loop (gradient accumulation, learning-rate
+// schedule, metrics, progress, periodic checkpoints) and the final save. The model itself
+// is the generated kTrainerPlan and step functions (trainer_plan.h), which run through the
+// target's StepRunner (step_runner.h: the one arena allocation, and on a GPU the copies
+// between host and device); the flags are trainer_options.cpp's.
 #include "mixed_precision.h"
 #include "trainer_options.h"
 
 #include "bertc/runtime/checkpoint.h"
 #include "bertc/runtime/counter_rng.h"
-#include "bertc/runtime/cpu_kernels.h"
 #include "bertc/runtime/evaluation.h"
 #include "bertc/runtime/jsonl_data.h"
 #include "bertc/runtime/metrics_log.h"
@@ -16,6 +16,7 @@
 #include "bertc/runtime/progress.h"
 #include "bertc/runtime/safetensors.h"
 #include "bertc/runtime/schedule.h"
+#include "bertc/runtime/step_runner.h"
 #include "bertc/runtime/task_data.h"
 #include "bertc/runtime/trainer_plan.h"
 
@@ -39,11 +40,6 @@ using namespace bertc;
 constexpr int kExitRuntimeError = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitOutOfMemory = 3;
-
-/// The arena does not fit in memory: exit code 3.
-struct ArenaAllocationError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 std::vector<int64_t> shapeOf(const ParamSlot &param) {
   return std::vector<int64_t>(param.shape, param.shape + param.rank);
@@ -144,7 +140,7 @@ struct RunSetup {
 /// normalizer is the step's row count, so the loss is always the mean over the rows seen.
 /// Every `saveEvery` steps the state goes to a checkpoint; with an `evaluator`, the eval set
 /// is scored when it says so. Returns the batcher's final state.
-BatcherState train(std::byte *arena, const Dataset &data, const TrainerOptions &options,
+BatcherState train(StepRunner &runner, const Dataset &data, const TrainerOptions &options,
                    const RunSetup &setup, MetricsLog *log, PlanChecker *planCheck,
                    ProgressDisplay &progress, TrainingEvaluator *evaluator) {
   const TrainerPlan &plan = kTrainerPlan;
@@ -156,18 +152,15 @@ BatcherState train(std::byte *arena, const Dataset &data, const TrainerOptions &
   scaler.restore(setup.lossScaler);
   // The log and the progress line show the scale only for a run that has one.
   auto reportedScale = [&] { return plan.lossScaling ? double(scaler.scale()) : 0.0; };
-  const float *microLoss = reinterpret_cast<const float *>(arena + plan.inputs.loss);
   for (int64_t step = setup.startStep + 1; step <= setup.totalSteps; ++step) {
     auto start = std::chrono::steady_clock::now();
-    std::memset(arena + plan.gradients.offset, 0, plan.gradients.bytes);
+    runner.zeroGradients();
     StepContext context{};
-    context.arena = arena;
     context.lossNormalizer = float(batcher.lossItemsInNext(plan.train.accumulation));
     context.lr =
         scheduledLr(plan.train.schedule, plan.train.lr, step, setup.totalSteps, warmup);
     context.step = step;
     context.seed = setup.seed;
-    context.scratch = reinterpret_cast<float *>(arena + plan.scratch.offset);
     context.planCheck = planCheck;
     context.lossScale = scaler.scale();
     float loss = 0.0f;
@@ -175,7 +168,7 @@ BatcherState train(std::byte *arena, const Dataset &data, const TrainerOptions &
     bool endsEpoch = false;
     TokenCounts tokens;
     for (int64_t micro = 0; micro < plan.train.accumulation; ++micro) {
-      MicroBatch batch = batcher.next(arena, plan.inputs);
+      MicroBatch batch = batcher.next(runner.hostArena(), plan.inputs);
       if (micro == 0)
         epoch = batch.epoch;
       rows += batch.rows;
@@ -183,13 +176,12 @@ BatcherState train(std::byte *arena, const Dataset &data, const TrainerOptions &
       context.batch = batch.rows;
       context.seq = batch.seq;
       context.firstRow = rows - batch.rows;
-      bertcMicroStep(context);
-      loss += *microLoss;
+      loss += runner.microStep(context);
       endsEpoch = batch.endsEpoch;
       if (batch.endsEpoch)
         break;
     }
-    runOptimizerStep(plan, context, scaler);
+    runner.optimizerStep(context, scaler);
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (log)
@@ -202,38 +194,14 @@ BatcherState train(std::byte *arena, const Dataset &data, const TrainerOptions &
       state.globalStep = step;
       state.data = batcher.state();
       state.lossScaler = scaler.state();
-      progress.note("saved " + saveCheckpoint(options.save, plan, arena, state, options.vocab));
+      runner.pullState();
+      progress.note("saved " +
+                    saveCheckpoint(options.save, plan, runner.hostArena(), state, options.vocab));
     }
     if (evaluator && evaluator->due(step, endsEpoch, step == setup.totalSteps))
-      evaluator->run(step, epoch, arena, setup.seed, planCheck, log, progress);
+      evaluator->run(step, epoch, runner, setup.seed, planCheck, log, progress);
   }
   return batcher.state();
-}
-
-/// The compiler sizes the attention scratch from its own copy of the kernels' formula;
-/// a plan whose scratch is too small for this runtime is refused before any work.
-void checkScratch() {
-  const TrainerPlan &plan = kTrainerPlan;
-  size_t needed = size_t(cpu::attentionScratchFloats(plan.train.seqLen)) * sizeof(float);
-  if (plan.scratch.bytes > 0 && plan.scratch.bytes < needed)
-    throw std::runtime_error("the plan's attention scratch is " +
-                             std::to_string(plan.scratch.bytes) + " bytes but the kernels need " +
-                             std::to_string(needed) + ": rebuild the trainer with this bertc");
-}
-
-using ArenaPtr = std::unique_ptr<std::byte, decltype(&std::free)>;
-
-/// The one allocation of the run: kTrainerPlan.arenaBytes, 64-byte aligned.
-ArenaPtr allocateArena() {
-  size_t bytes = (std::max<size_t>(kTrainerPlan.arenaBytes, 1) + 63) / 64 * 64;
-  auto *arena = static_cast<std::byte *>(std::aligned_alloc(64, bytes));
-  if (!arena) {
-    char gib[32];
-    std::snprintf(gib, sizeof gib, "%.2f", double(bytes) / double(1u << 30));
-    throw ArenaAllocationError("cannot allocate the arena: " + std::to_string(bytes) +
-                               " bytes (" + gib + " GiB) needed");
-  }
-  return ArenaPtr(arena, &std::free);
 }
 
 /// What --save-every records besides the step and data position: the run's settings.
@@ -266,8 +234,9 @@ using Inform = std::function<void(const std::string &)>;
 ///    its seed and length grouping unless the flags name them; its settings must match;
 /// 3. otherwise step 0, with the parameters of --init or drawn from the seed.
 RunSetup startRun(const TrainerOptions &options, const Dataset &data,
-                  const std::string &resumeDir, std::byte *arena, const Inform &inform) {
+                  const std::string &resumeDir, StepRunner &runner, const Inform &inform) {
   const TrainSettings &settings = kTrainerPlan.train;
+  std::byte *arena = runner.hostArena();
   std::memset(arena + kTrainerPlan.optimizerState.offset, 0, kTrainerPlan.optimizerState.bytes);
   std::optional<TrainerState> resumed;
   if (!resumeDir.empty())
@@ -304,6 +273,7 @@ RunSetup startRun(const TrainerOptions &options, const Dataset &data,
     loadParameters(arena, options.init, setup.seed, inform);
   }
   writeWorkingCopies(kTrainerPlan, arena);
+  runner.pushState();
   return setup;
 }
 
@@ -321,8 +291,10 @@ TextFields textFields(const TrainSettings &settings) {
 }
 
 /// Writes the final --save: one safetensors file, or a Hugging Face model folder.
-void saveFinal(const std::string &save, const std::string &vocab, std::byte *arena,
+void saveFinal(const std::string &save, const std::string &vocab, StepRunner &runner,
                ProgressDisplay &progress) {
+  runner.pullState();
+  const std::byte *arena = runner.hostArena();
   if (savesToFile(save)) {
     writeParameters(save, kTrainerPlan, arena);
     progress.note("saved " + save);
@@ -360,25 +332,29 @@ int run(int argc, char **argv) {
                                       !options.resume.empty()});
   }
   std::string resumeDir = options.resume.empty() ? "" : findCheckpoint(options.resume);
-  checkScratch();
-  ArenaPtr arena = allocateArena();
-  RunSetup setup = startRun(options, data, resumeDir, arena.get(), inform);
+  std::unique_ptr<StepRunner> runner = makeStepRunner();
+  if (options.planCheck && !runner->stepsRunOnHost())
+    throw std::runtime_error("--plan-check shadows the arena on the host: it checks the CPU "
+                             "target's trainer only");
+  RunSetup setup = startRun(options, data, resumeDir, *runner, inform);
   std::unique_ptr<MetricsLog> log;
   if (!options.log.empty())
     log = resumeDir.empty() ? std::make_unique<MetricsLog>(options.log)
                             : std::make_unique<MetricsLog>(options.log, setup.startStep);
   std::unique_ptr<PlanChecker> planCheck =
-      options.planCheck ? std::make_unique<PlanChecker>(arena.get(), kTrainerPlan.arenaBytes)
+      options.planCheck ? std::make_unique<PlanChecker>(runner->hostArena(), kTrainerPlan.arenaBytes)
                         : nullptr;
 
   ProgressMode mode = options.quiet                ? ProgressMode::Quiet
                       : ::isatty(::fileno(stdout)) ? ProgressMode::Terminal
                                                    : ProgressMode::Lines;
   ProgressDisplay progress(mode, setup.startStep, setup.totalSteps);
-  BatcherState end = train(arena.get(), data, options, setup, log.get(), planCheck.get(),
-                           progress, evaluator.get());
+  BatcherState end = train(*runner, data, options, setup, log.get(), planCheck.get(), progress,
+                           evaluator.get());
   if (!options.save.empty())
-    saveFinal(options.save, options.vocab, arena.get(), progress);
+    saveFinal(options.save, options.vocab, *runner, progress);
+  if (std::string report = runner->memoryReport(); !report.empty())
+    progress.note(report);
   progress.finish(end.tokens.padFraction());
   return 0;
 }

@@ -1,7 +1,8 @@
 //===- TrainerBuild.cpp - compiling a generated trainer -------------------===//
 //
-// Runs the C++ compiler bertc was built with on the generated source, against the
-// runtime's headers and static libraries (their paths are fixed at bertc's build).
+// Runs the C++ compiler bertc was built with (and nvcc, for the cuda target) on the
+// generated source, against the runtime's headers and static libraries (their paths are
+// fixed at bertc's build).
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,13 +54,22 @@ llvm::Error buildCpuTrainer(llvm::StringRef source, llvm::StringRef output,
 
 bool cudaTargetAvailable() { return *runtime_locations::kNvcc != '\0'; }
 
-llvm::Error compileCudaTrainer(llvm::StringRef source, llvm::StringRef arch,
-                               llvm::StringRef output, llvm::StringRef logPath) {
+llvm::Error buildCudaTrainer(llvm::StringRef source, llvm::StringRef arch,
+                             llvm::StringRef object, llvm::StringRef output,
+                             llvm::StringRef logPath) {
   std::string computeArch = "compute_" + arch.drop_front(3).str();
-  return runCompiler({runtime_locations::kNvcc, "-std=c++20", "-O2",
-                      "-gencode=arch=" + computeArch + ",code=" + arch.str(), "-I",
-                      runtime_locations::kIncludeDir, "-c", source.str(), "-o", output.str()},
-                     logPath);
+  if (llvm::Error error =
+          runCompiler({runtime_locations::kNvcc, "-std=c++20", "-O2",
+                       "-gencode=arch=" + computeArch + ",code=" + arch.str(), "-I",
+                       runtime_locations::kIncludeDir, "-c", source.str(), "-o", object.str()},
+                      logPath))
+    return error;
+  std::vector<std::string> args = {runtime_locations::kCxxCompiler, object.str(), "-o",
+                                   output.str()};
+  for (const char *library : runtime_locations::kCudaLinkLibraries)
+    args.push_back(library);
+  args.push_back("-lpthread");
+  return runCompiler(args, logPath);
 }
 
 } // namespace bertc

@@ -66,8 +66,11 @@ cl::opt<std::string> reserve("reserve",
                              cl::desc("memory kept out of the plan for the process itself "
                                       "(default 512MiB for the cuda target, 0 for cpu)"),
                              cl::value_desc("SIZE"), cl::cat(bertcOptions));
-cl::opt<std::string> target("target", cl::desc("code to generate: cpu or cuda"),
-                            cl::init("cpu"), cl::cat(bertcOptions));
+cl::opt<std::string> target("target",
+                            cl::desc("code to generate: cpu or cuda (default cuda when this "
+                                     "bertc was built with nvcc, else cpu; -emit=cpp and "
+                                     "-emit=cuda imply theirs)"),
+                            cl::cat(bertcOptions));
 cl::opt<std::string> arch("arch",
                           cl::desc("GPU generation to plan for: sm_75, sm_80, sm_86, sm_89, "
                                    "sm_90 (picks the 16-bit precision and the speeds the "
@@ -241,27 +244,33 @@ int reportMaxBatch(const bertc::JobSpec &spec, int64_t arenaBudget, MLIRContext 
   return kOk;
 }
 
-/// Writes OUTDIR/trainer.cu and compiles it for --arch (default sm_80).
-int writeCudaTrainer(ModuleOp module) {
+/// Writes OUTDIR/trainer.cpp (target cpu) or OUTDIR/trainer.cu (target cuda, compiled for
+/// --arch) and builds the executable OUTDIR/trainer from it.
+int writeTrainer(ModuleOp module) {
+  bool cuda = target == "cuda";
   std::string source;
   bool emitted = true;
-  if (!writeOutput("trainer.cu",
+  if (!writeOutput(cuda ? "trainer.cu" : "trainer.cpp",
                    [&](llvm::raw_ostream &os) {
-                     emitted = succeeded(bertc::emitCudaTrainer(module, os));
+                     emitted = succeeded(cuda ? bertc::emitCudaTrainer(module, os)
+                                              : bertc::emitCpuTrainer(module, os));
                    },
                    source) ||
       !emitted)
     return kInvalidInput;
-  llvm::SmallString<256> object(outputDir), buildLog(outputDir);
+  llvm::SmallString<256> trainer(outputDir), object(outputDir), buildLog(outputDir);
+  llvm::sys::path::append(trainer, "trainer");
   llvm::sys::path::append(object, "trainer.o");
   llvm::sys::path::append(buildLog, "build.log");
-  if (llvm::Error error = bertc::compileCudaTrainer(source, targetArch(),
-                                                    object, buildLog)) {
+  llvm::Error error = cuda ? bertc::buildCudaTrainer(source, targetArch(), object, trainer,
+                                                     buildLog)
+                           : bertc::buildCpuTrainer(source, trainer, buildLog);
+  if (error) {
     llvm::WithColor::error(llvm::errs(), "bertc") << llvm::toString(std::move(error)) << "\n";
     return kBuildFailed;
   }
-  llvm::outs() << "bertc: " << inputPath << " -> " << source << ", " << object
-               << " (target cuda)\n";
+  llvm::outs() << "bertc: " << inputPath << " -> " << trainer << " (target " << target
+               << (cuda ? ", " + targetArch() : "") << ")\n";
   return kOk;
 }
 
@@ -274,6 +283,10 @@ int main(int argc, char **argv) {
                               "bertc: compiles a BERT fine-tuning job into a trainer that "
                               "fits a memory budget\n\n"
                               "  bertc model.toml --vram 6GB -o out/ && out/trainer\n");
+  if (target.empty())
+    target = emitLevel == EmitLevel::Cpp ? "cpu"
+             : emitLevel == EmitLevel::Cuda || bertc::cudaTargetAvailable() ? "cuda"
+                                                                             : "cpu";
   if (target != "cpu" && target != "cuda")
     return usageError("unknown --target '" + target + "' (expected cpu or cuda)");
   if (target == "cuda" && !bertc::cudaTargetAvailable())
@@ -379,28 +392,8 @@ int main(int argc, char **argv) {
 
   if (emitLevel == EmitLevel::Plan) {
     llvm::outs() << "bertc: " << inputPath << " planned (-emit=plan: no trainer built)\n";
-  } else if (target == "cuda") {
-    int status = writeCudaTrainer(*module);
-    if (status != kOk)
-      return status;
-  } else {
-    std::string source;
-    bool emitted = true;
-    if (!writeOutput("trainer.cpp",
-                     [&](llvm::raw_ostream &os) {
-                       emitted = succeeded(bertc::emitCpuTrainer(*module, os));
-                     },
-                     source) ||
-        !emitted)
-      return kInvalidInput;
-    llvm::SmallString<256> trainer(outputDir), buildLog(outputDir);
-    llvm::sys::path::append(trainer, "trainer");
-    llvm::sys::path::append(buildLog, "build.log");
-    if (llvm::Error error = bertc::buildCpuTrainer(source, trainer, buildLog)) {
-      llvm::WithColor::error(llvm::errs(), "bertc") << llvm::toString(std::move(error)) << "\n";
-      return kBuildFailed;
-    }
-    llvm::outs() << "bertc: " << inputPath << " -> " << trainer << " (target cpu)\n";
+  } else if (int status = writeTrainer(*module); status != kOk) {
+    return status;
   }
   bertc::printPlanSummary(*plan, llvm::outs());
   bertc::printFitChoice(run.ranked, deviceModel(), llvm::outs());

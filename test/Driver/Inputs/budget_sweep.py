@@ -2,7 +2,7 @@
 
     budget_sweep.py BERTC MODEL.toml OUTDIR 8MB 6MB 4MB ...
 
-For each budget (largest first), `BERTC MODEL --vram B -emit=plan -o OUTDIR`; prints one line
+For each budget (largest first), `BERTC MODEL --target cpu --vram B -emit=plan -o OUTDIR`; prints one line
 per budget ("B: peak P, micro M x A, recompute R" or "B: does not fit") and exits 1, naming
 the budget, when a plan's peak exceeds its budget, when a lower budget gives a higher peak,
 or when a budget fits after a larger one did not. Python 3 standard library only.
@@ -22,8 +22,8 @@ def main(argv):
     bertc, model, out, budgets = argv[0], argv[1], argv[2], argv[3:]
     last_peak, refused = None, None
     for budget in budgets:
-        result = subprocess.run([bertc, model, "--vram", budget, "-emit=plan", "-o", out],
-                                capture_output=True, text=True)
+        result = subprocess.run([bertc, model, "--target", "cpu", "--vram", budget,
+                                 "-emit=plan", "-o", out], capture_output=True, text=True)
         if result.returncode == 3:
             print(f"{budget}: does not fit")
             refused = refused or budget

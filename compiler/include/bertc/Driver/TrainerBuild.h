@@ -15,10 +15,12 @@ llvm::Error buildCpuTrainer(llvm::StringRef source, llvm::StringRef output,
 /// Whether this bertc was built with nvcc (the cuda target's compiler).
 bool cudaTargetAvailable();
 
-/// Compiles `source` (a generated trainer.cu) with nvcc for `arch` (sm_75 ... sm_90) into
-/// the object `output`, against the runtime's headers. The compiler's output goes to
-/// `logPath`; a failure's message points at it.
-llvm::Error compileCudaTrainer(llvm::StringRef source, llvm::StringRef arch,
-                               llvm::StringRef output, llvm::StringRef logPath);
+/// Builds `source` (a generated trainer.cu) into the executable `output`: nvcc compiles it
+/// for `arch` (sm_75 ... sm_90) into the object `object`, which is linked with the CUDA
+/// runtime bertc was built with. The compilers' output goes to `logPath`; a failure's
+/// message points at it.
+llvm::Error buildCudaTrainer(llvm::StringRef source, llvm::StringRef arch,
+                             llvm::StringRef object, llvm::StringRef output,
+                             llvm::StringRef logPath);
 
 } // namespace bertc

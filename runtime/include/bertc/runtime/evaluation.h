@@ -7,6 +7,7 @@
 #include "bertc/runtime/metrics_log.h"
 #include "bertc/runtime/plan_check.h"
 #include "bertc/runtime/progress.h"
+#include "bertc/runtime/step_runner.h"
 #include "bertc/runtime/task_metrics.h"
 
 #include <optional>
@@ -21,9 +22,10 @@ struct EvalOutcome {
   double loss;
 };
 
-/// Runs every row of `data`, micro-batch by micro-batch in file order, through
-/// bertcEvalStep and scores the logits. `step` and `seed` only key dropout, which is off.
-EvalOutcome evaluate(std::byte *arena, const TaskData &data, int64_t step, uint64_t seed,
+/// Runs every row of `data`, micro-batch by micro-batch in file order, through the
+/// runner's eval step (bertcEvalStep) and scores the logits. `step` and `seed` only key
+/// dropout, which is off.
+EvalOutcome evaluate(StepRunner &runner, const TaskData &data, int64_t step, uint64_t seed,
                      PlanChecker *planCheck);
 
 /// When to evaluate and where the best model goes (the trainer's --eval flags).
@@ -48,7 +50,7 @@ public:
   /// Evaluates after `step`, writes an "eval_" line to `log` (when not null), prints the
   /// scores, and when the main score is the best yet writes the model to settings.saveBest:
   /// a Hugging Face folder plus eval_results.json, assembled aside and renamed into place.
-  void run(int64_t step, int64_t epoch, std::byte *arena, uint64_t seed,
+  void run(int64_t step, int64_t epoch, StepRunner &runner, uint64_t seed,
            PlanChecker *planCheck, MetricsLog *log, ProgressDisplay &progress);
 
 private:

@@ -1,0 +1,250 @@
+// The CUDA target's StepRunner (step_runner.h): the generated steps (cuda_step.h) run on
+// one device arena, allocated once after the device is found to hold it, on one stream.
+// The driver's host arena is a mirror with the same layout; the runner copies between the
+// two only at the points step_runner.h lists: parameters, masters and moments once at the
+// start and before saves, each micro-batch's inputs, its loss, the eval logits and fp16's
+// overflow flag.
+#include "bertc/runtime/cuda_check.h"
+#include "bertc/runtime/cuda_memory.h"
+#include "bertc/runtime/cuda_step.h"
+#include "bertc/runtime/step_runner.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <memory>
+#include <type_traits>
+#include <cstdio>
+#include <vector>
+
+namespace bertc {
+namespace {
+
+using cuda::AdamWChunk;
+
+/// "5368709120 bytes (5.00 GiB)".
+std::string bytesText(size_t bytes) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%zu bytes (%.2f GiB)", bytes,
+                double(bytes) / double(size_t(1) << 30));
+  return text;
+}
+
+/// The host mirror of the arena. It is mapped, not allocated: the driver only ever touches
+/// the pages of the parameters, masters, moments and input slots, so the activations'
+/// share of the range (most of it) is never backed by host memory.
+class HostMirror {
+public:
+  explicit HostMirror(size_t bytes) : bytes_(std::max<size_t>(bytes, 1)) {
+    void *mapped = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (mapped == MAP_FAILED)
+      throw ArenaAllocationError("cannot map the arena's host mirror: " + bytesText(bytes_));
+    base_ = static_cast<std::byte *>(mapped);
+  }
+  ~HostMirror() { ::munmap(base_, bytes_); }
+  HostMirror(const HostMirror &) = delete;
+  HostMirror &operator=(const HostMirror &) = delete;
+  std::byte *data() const { return base_; }
+
+private:
+  size_t bytes_;
+  std::byte *base_ = nullptr;
+};
+
+// Device resources are released without checks: a teardown after an error must not
+// throw again.
+struct DeviceFree {
+  void operator()(std::byte *pointer) const { (void)cudaFree(pointer); }
+};
+using DeviceBuffer = std::unique_ptr<std::byte, DeviceFree>;
+struct StreamDestroy {
+  void operator()(cudaStream_t stream) const { (void)cudaStreamDestroy(stream); }
+};
+using Stream = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDestroy>;
+
+/// cudaMalloc, with an allocation failure reported as the arena not fitting (exit code 3).
+DeviceBuffer deviceAllocate(size_t bytes, const char *what) {
+  void *pointer = nullptr;
+  cudaError_t status = cudaMalloc(&pointer, bytes);
+  if (status == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError(); // reported here: do not leave the error pending
+    throw ArenaAllocationError(std::string("cannot allocate ") + what + " on the device: " +
+                               bytesText(bytes));
+  }
+  BERTC_CUDA_CHECK(status);
+  return DeviceBuffer(static_cast<std::byte *>(pointer));
+}
+
+/// The device the run uses (the current one), or a plain error when there is none.
+int requireDevice() {
+  int count = 0;
+  cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0)
+    throw std::runtime_error(
+        std::string("no usable CUDA device (cudaGetDeviceCount: ") +
+        (status == cudaSuccess ? "0 devices" : cudaGetErrorString(status)) +
+        "): this trainer was built for the cuda target; rebuild it with bertc --target cpu "
+        "to train on the CPU");
+  int device = 0;
+  BERTC_CUDA_CHECK(cudaGetDevice(&device));
+  return device;
+}
+
+class CudaStepRunner final : public StepRunner {
+public:
+  CudaStepRunner()
+      : plan_(kTrainerPlan), host_(kTrainerPlan.arenaBytes), deviceIndex_(requireDevice()) {
+    std::vector<AdamWChunk> chunks =
+        cuda::adamwChunks({kAdamWParameters, kAdamWParameters + kNumAdamWParameters});
+    size_t chunkBytes = chunks.size() * sizeof(AdamWChunk);
+    // Besides the arena: the AdamW chunk table and fp16's overflow flag, in one allocation
+    // that the plan's process reserve covers.
+    size_t extraBytes = chunkBytes + sizeof(int);
+    try {
+      cuda::requireDeviceMemory(plan_.arenaBytes + extraBytes);
+    } catch (const cuda::DeviceMemoryError &error) {
+      throw ArenaAllocationError(error.what());
+    }
+    arenaBuffer_ = deviceAllocate(std::max<size_t>(plan_.arenaBytes, 1), "the arena");
+    extras_ = deviceAllocate(extraBytes, "the AdamW chunk table");
+    arena_ = arenaBuffer_.get();
+    cudaStream_t stream = nullptr;
+    BERTC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    streamOwner_.reset(stream);
+    stream_ = stream;
+    copy(extras_.get(), chunks.data(), chunkBytes, cudaMemcpyHostToDevice);
+    synchronize(); // `chunks` is pageable host memory about to go
+    nonFinite_ = reinterpret_cast<int *>(extras_.get() + chunkBytes);
+    gemms_ = std::make_unique<cuda::LinearGemms>(arena_ + kGemmWorkspaceOffset, stream_);
+    device_ = {stream_, gemms_.get(), reinterpret_cast<const AdamWChunk *>(extras_.get()),
+               int64_t(chunks.size())};
+    samplePeak();
+  }
+
+  std::byte *hostArena() override { return host_.data(); }
+  bool stepsRunOnHost() const override { return false; }
+
+  void pushState() override {
+    for (const ArenaRegion &region : stateRegions())
+      copy(arena_ + region.offset, host_.data() + region.offset, region.bytes,
+           cudaMemcpyHostToDevice);
+    synchronize();
+  }
+
+  void pullState() override {
+    for (const ArenaRegion &region : stateRegions())
+      copy(host_.data() + region.offset, arena_ + region.offset, region.bytes,
+           cudaMemcpyDeviceToHost);
+    synchronize();
+  }
+
+  void zeroGradients() override {
+    BERTC_CUDA_CHECK(cudaMemsetAsync(arena_ + plan_.gradients.offset, 0, plan_.gradients.bytes,
+                                     stream_));
+  }
+
+  float microStep(StepContext &ctx) override {
+    uploadInputs(ctx);
+    bind(ctx);
+    bertcMicroStep(ctx, device_);
+    return downloadLoss();
+  }
+
+  bool optimizerStep(StepContext &ctx, DynamicLossScaler &scaler) override {
+    bind(ctx);
+    if (plan_.lossScaling) {
+      // The gradients region is all fp32 gradients and zeroed alignment padding.
+      cuda::unscaleGradients(reinterpret_cast<float *>(arena_ + plan_.gradients.offset),
+                             int64_t(plan_.gradients.bytes / sizeof(float)),
+                             1.0f / ctx.lossScale, nonFinite_, stream_);
+      int nonFinite = 0;
+      copy(&nonFinite, nonFinite_, sizeof nonFinite, cudaMemcpyDeviceToHost);
+      synchronize();
+      if (!scaler.update(nonFinite == 0))
+        return false;
+    }
+    ctx.adamStep = ctx.step - scaler.skippedSteps();
+    bertcOptimizerStep(ctx, device_);
+    return true;
+  }
+
+  float evalStep(StepContext &ctx, float *logits) override {
+    uploadInputs(ctx);
+    bind(ctx);
+    bertcEvalStep(ctx, device_, logits);
+    return downloadLoss();
+  }
+
+  /// The measured device peak against the arena, in one line gpu-check.sh reads.
+  std::string memoryReport() override {
+    samplePeak();
+    cudaDeviceProp properties{};
+    BERTC_CUDA_CHECK(cudaGetDeviceProperties(&properties, deviceIndex_));
+    return "device peak: " + bytesText(peakUsed_) + " in use on " + properties.name +
+           " (cudaMemGetInfo, all processes); arena " + bytesText(plan_.arenaBytes);
+  }
+
+private:
+  /// The regions the host sets and saves: parameters, their fp32 masters, the moments.
+  std::vector<ArenaRegion> stateRegions() const {
+    return {plan_.parameters, plan_.masterWeights, plan_.optimizerState};
+  }
+
+  void copy(void *to, const void *from, size_t bytes, cudaMemcpyKind kind) {
+    if (bytes > 0)
+      BERTC_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, kind, stream_));
+  }
+  void synchronize() { BERTC_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+  /// The input slots a micro-batch of ctx.batch rows padded to ctx.seq tokens fills.
+  void uploadInputs(const StepContext &ctx) {
+    const InputSlots &slots = plan_.inputs;
+    size_t tokens = size_t(ctx.batch * ctx.seq) * sizeof(int32_t);
+    for (size_t offset :
+         {slots.inputIds, slots.tokenTypeIds, slots.positionIds, slots.attentionMask})
+      copy(arena_ + offset, host_.data() + offset, tokens, cudaMemcpyHostToDevice);
+    copy(arena_ + slots.labels, host_.data() + slots.labels,
+         labelBytes(plan_.train.task, ctx.batch, ctx.seq), cudaMemcpyHostToDevice);
+  }
+
+  /// Waits for the step and returns its loss (also the step's error check: a fault in any
+  /// of its kernels surfaces here).
+  float downloadLoss() {
+    float loss = 0.0f;
+    copy(&loss, arena_ + plan_.inputs.loss, sizeof loss, cudaMemcpyDeviceToHost);
+    synchronize();
+    samplePeak();
+    return loss;
+  }
+
+  void bind(StepContext &ctx) const {
+    ctx.arena = arena_;
+    ctx.scratch = reinterpret_cast<float *>(arena_ + plan_.scratch.offset);
+    ctx.planCheck = nullptr;
+  }
+
+  void samplePeak() {
+    cuda::DeviceMemory memory = cuda::deviceMemory();
+    peakUsed_ = std::max(peakUsed_, memory.totalBytes - memory.freeBytes);
+  }
+
+  // Destroyed in reverse: the GEMMs before their stream, the stream before the memory.
+  const TrainerPlan &plan_;
+  HostMirror host_;
+  int deviceIndex_;
+  DeviceBuffer arenaBuffer_, extras_;
+  Stream streamOwner_;
+  std::byte *arena_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  int *nonFinite_ = nullptr;
+  std::unique_ptr<cuda::LinearGemms> gemms_;
+  cuda::StepDevice device_{};
+  size_t peakUsed_ = 0;
+};
+
+} // namespace
+
+std::unique_ptr<StepRunner> makeStepRunner() { return std::make_unique<CudaStepRunner>(); }
+
+} // namespace bertc

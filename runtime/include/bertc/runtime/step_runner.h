@@ -1,0 +1,79 @@
+// Where a trainer's generated steps run, as the driver (trainer_main.cpp, evaluation.cpp)
+// sees it. The driver keeps its state in the host arena, which has the arena's layout: it
+// writes each micro-batch's inputs into their slots there, and initialises, loads and saves
+// parameters, masters and moments there. A runner moves what the steps need between the
+// host arena and the arena the steps run on, at fixed points only:
+//   - parameters, masters and moments: to the steps once they are set (pushState), back
+//     before the host reads them for a save (pullState);
+//   - each micro-batch's input slots to the steps, and its loss back;
+//   - an eval step's logits back.
+// The CPU target runs its steps on the host arena itself and moves nothing
+// (cpu_step_runner.cpp); the CUDA target runs them on a device arena
+// (cuda/cuda_step_runner.cpp). A trainer links exactly one of the two.
+#pragma once
+
+#include "bertc/runtime/loss_scaler.h"
+#include "bertc/runtime/trainer_plan.h"
+
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace bertc {
+
+/// The arena does not fit in the memory the steps run on (the trainer exits with code 3).
+struct ArenaAllocationError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Bytes of the labels slot a micro-batch of `rows` rows padded to `seq` tokens fills.
+inline size_t labelBytes(TaskKind task, int64_t rows, int64_t seq) {
+  switch (task) {
+  case TaskKind::Span:
+    return size_t(2 * rows) * 4;
+  case TaskKind::TokenClassification:
+    return size_t(rows * seq) * 4;
+  default:
+    return size_t(rows) * 4; // an int32 class or an fp32 target per row
+  }
+}
+
+class StepRunner {
+public:
+  virtual ~StepRunner() = default;
+
+  /// The driver's arena: inputs, parameters, masters and moments are read and written here.
+  virtual std::byte *hostArena() = 0;
+  /// Whether the steps run on the host arena itself (what --plan-check shadows).
+  virtual bool stepsRunOnHost() const = 0;
+
+  /// Makes the steps see the host arena's parameters, masters and moments.
+  virtual void pushState() = 0;
+  /// Makes the host arena hold the steps' current parameters, masters and moments.
+  virtual void pullState() = 0;
+
+  /// Zeroes the gradients region (before an optimizer step's first micro-batch).
+  virtual void zeroGradients() = 0;
+  /// bertcMicroStep on the micro-batch in the host arena's input slots (ctx.batch rows of
+  /// ctx.seq tokens). Fills in ctx.arena and ctx.scratch; returns the micro-batch's loss.
+  virtual float microStep(StepContext &ctx) = 0;
+  /// The optimizer step after a step's micro-batches. With loss scaling (fp16) the
+  /// gradients are first divided by ctx.lossScale and checked: on inf or NaN the update is
+  /// skipped (false) and the scaler halves its scale. Sets ctx.adamStep to the update's
+  /// 1-based count. Returns whether the parameters were updated.
+  virtual bool optimizerStep(StepContext &ctx, DynamicLossScaler &scaler) = 0;
+  /// bertcEvalStep on the micro-batch in the host arena's input slots: the head's fp32
+  /// logits into `logits` (host memory); returns the micro-batch's loss.
+  virtual float evalStep(StepContext &ctx, float *logits) = 0;
+
+  /// What the run's memory came to, for the end of the run ("" when there is nothing to
+  /// add to the plan's own figures).
+  virtual std::string memoryReport() = 0;
+};
+
+/// The runner of the target the trainer was built for, with its arena allocated (throws
+/// ArenaAllocationError when the arena does not fit).
+std::unique_ptr<StepRunner> makeStepRunner();
+
+} // namespace bertc

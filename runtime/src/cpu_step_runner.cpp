@@ -1,0 +1,96 @@
+// The CPU target's StepRunner (step_runner.h): the generated steps run on the host arena
+// itself, so nothing moves; the arena is one 64-byte aligned allocation.
+#include "bertc/runtime/cpu_kernels.h"
+#include "bertc/runtime/step_runner.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace bertc {
+namespace {
+
+/// The compiler sizes the attention scratch from its own copy of the kernels' formula;
+/// a plan whose scratch is too small for this runtime is refused before any work.
+void checkScratch(const TrainerPlan &plan) {
+  size_t needed = size_t(cpu::attentionScratchFloats(plan.train.seqLen)) * sizeof(float);
+  if (plan.scratch.bytes > 0 && plan.scratch.bytes < needed)
+    throw std::runtime_error("the plan's attention scratch is " +
+                             std::to_string(plan.scratch.bytes) + " bytes but the kernels need " +
+                             std::to_string(needed) + ": rebuild the trainer with this bertc");
+}
+
+class CpuStepRunner final : public StepRunner {
+public:
+  CpuStepRunner() : plan_(kTrainerPlan) {
+    checkScratch(plan_);
+    size_t bytes = (std::max<size_t>(plan_.arenaBytes, 1) + 63) / 64 * 64;
+    arena_ = static_cast<std::byte *>(std::aligned_alloc(64, bytes));
+    if (!arena_) {
+      char gib[32];
+      std::snprintf(gib, sizeof gib, "%.2f", double(bytes) / double(1u << 30));
+      throw ArenaAllocationError("cannot allocate the arena: " + std::to_string(bytes) +
+                                 " bytes (" + gib + " GiB) needed");
+    }
+  }
+  ~CpuStepRunner() override { std::free(arena_); }
+
+  std::byte *hostArena() override { return arena_; }
+  bool stepsRunOnHost() const override { return true; }
+  void pushState() override {}
+  void pullState() override {}
+
+  void zeroGradients() override {
+    std::memset(arena_ + plan_.gradients.offset, 0, plan_.gradients.bytes);
+  }
+
+  float microStep(StepContext &ctx) override {
+    bind(ctx);
+    bertcMicroStep(ctx);
+    return loss();
+  }
+
+  bool optimizerStep(StepContext &ctx, DynamicLossScaler &scaler) override {
+    bind(ctx);
+    if (plan_.lossScaling) {
+      // The gradients region is all fp32 gradients and zeroed alignment padding.
+      auto *gradients = reinterpret_cast<float *>(arena_ + plan_.gradients.offset);
+      bool finite = cpu::unscaleGradients(
+          gradients, int64_t(plan_.gradients.bytes / sizeof(float)), 1.0f / ctx.lossScale);
+      if (!scaler.update(finite))
+        return false;
+    }
+    ctx.adamStep = ctx.step - scaler.skippedSteps();
+    bertcOptimizerStep(ctx);
+    return true;
+  }
+
+  float evalStep(StepContext &ctx, float *logits) override {
+    bind(ctx);
+    bertcEvalStep(ctx, logits);
+    return loss();
+  }
+
+  std::string memoryReport() override { return ""; }
+
+private:
+  void bind(StepContext &ctx) const {
+    ctx.arena = arena_;
+    ctx.scratch = reinterpret_cast<float *>(arena_ + plan_.scratch.offset);
+  }
+  float loss() const {
+    float value;
+    std::memcpy(&value, arena_ + plan_.inputs.loss, sizeof value);
+    return value;
+  }
+
+  const TrainerPlan &plan_;
+  std::byte *arena_ = nullptr;
+};
+
+} // namespace
+
+std::unique_ptr<StepRunner> makeStepRunner() { return std::make_unique<CpuStepRunner>(); }
+
+} // namespace bertc
