@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """How long bertc takes for BERT-base and BERT-large (fp32, batch 32 x seq 128).
 
-  compile s: `bertc MODEL --emit=cpp`, the whole pipeline up to the trainer's C++ source:
+  compile s: `bertc MODEL --target cpu --emit=cpp`, the whole pipeline up to the trainer's C++ source:
              the compiler's own time.
-  build s:   `bertc MODEL -o DIR`, the same plus compiling and linking the trainer with g++.
+  build s:   `bertc MODEL --target cpu -o DIR`, the same plus compiling and linking the trainer with g++.
 Each is the best of 3 runs (wall clock). Usage: python3 bench/compile_time.py
 """
 import datetime
@@ -33,8 +33,9 @@ def measure(model, tmp):
     toml = MODELS_DIR / f"{model}.toml"
     out_dir = tmp / model
     with open(tmp / f"{model}.cpp", "w") as source:
-        compile_s = best_time([BERTC, toml, "--vram", VRAM, "--emit=cpp"], stdout=source)
-    build_s = best_time([BERTC, toml, "--vram", VRAM, "-o", out_dir])
+        compile_s = best_time([BERTC, toml, "--target", "cpu", "--vram", VRAM, "--emit=cpp"],
+                              stdout=source)
+    build_s = best_time([BERTC, toml, "--target", "cpu", "--vram", VRAM, "-o", out_dir])
     plan = read_plan(out_dir)
     params = plan["categories"]["parameters"] // 4  # fp32: 4 bytes per parameter
     return [model, f"{params:,}", f"{plan['arena_bytes']:,}", f"{compile_s:.3f}", f"{build_s:.2f}"]

@@ -4,7 +4,7 @@
 For BERT-base and BERT-large (fp32, batch 32) at seq_len 128 and 512:
   arena / lower bound: plan.json's arena_bytes over lower_bound_bytes (the most bytes live
                        at once over the schedule: no packing can do better); target <= 1.03.
-  plan s:              `bertc MODEL -emit=mlir-planned`, frontend to verified plan, best of 3.
+  plan s:              `bertc MODEL --target cpu -emit=mlir-planned`, frontend to verified plan, best of 3.
 Usage: python3 bench/memory_plan.py
 """
 import datetime
@@ -26,7 +26,8 @@ def planned(toml):
     best = float("inf")
     for _ in range(RUNS):
         start = time.perf_counter()
-        out = subprocess.run([str(BERTC), str(toml), "-emit=mlir-planned", "--vram", VRAM],
+        out = subprocess.run([str(BERTC), str(toml), "--target", "cpu", "-emit=mlir-planned",
+                              "--vram", VRAM],
                              capture_output=True, text=True, check=True).stdout
         best = min(best, time.perf_counter() - start)
     plan = re.search(r"bert\.plan = \{[^}]*\}", out).group(0)

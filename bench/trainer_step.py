@@ -62,7 +62,8 @@ def measure(model, tmp):
     """One table row for `model`."""
     steps, vocab, min_len, max_len = MODELS[model]
     out_dir, data_file, log_file = tmp / model, tmp / f"{model}.jsonl", tmp / f"{model}.log"
-    run_checked([BERTC, MODELS_DIR / f"{model}.toml", "--vram", VRAM, "-o", out_dir])
+    run_checked([BERTC, MODELS_DIR / f"{model}.toml", "--target", "cpu", "--vram", VRAM,
+                 "-o", out_dir])
     plan = read_plan(out_dir)
     rows = steps * plan["micro_batch"] * plan["accumulation_steps"]
     run_checked([sys.executable, REPO_ROOT / "examples" / "tiny" / "make_data.py", "--rows", rows,

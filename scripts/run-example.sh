@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The main job: builds bertc, generates the tiny example's data, compiles the example
 # under a memory budget and trains the resulting trainer, printing the loss as it goes.
+# The trainer is the CUDA target's where a GPU is present (nvidia-smi lists one), else the
+# CPU target's.
 #   scripts/run-example.sh [MODEL.toml] [VRAM]     (defaults: examples/tiny/model.toml 1GB)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,5 +13,9 @@ if [[ $model == examples/tiny/model.toml && ! -f examples/tiny/train.jsonl ]]; t
   python3 examples/tiny/make_data.py --rows 2048 --seed 1 --out examples/tiny/train.jsonl
 fi
 out=out/$(basename "$(dirname "$model")")
-build/bin/bertc "$model" --vram "$vram" -o "$out"
+target=cpu
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+  target=cuda
+fi
+build/bin/bertc "$model" --vram "$vram" --target "$target" -o "$out"
 "$out/trainer" --log "$out/metrics.jsonl" --save "$out/model.safetensors"

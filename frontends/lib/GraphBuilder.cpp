@@ -339,6 +339,7 @@ DictionaryAttr trainSettings(const JobSpec &spec, Builder &builder) {
       builder.getNamedAttr("adam_eps", real(train.adamEps)),
       builder.getNamedAttr("schedule", text(train.schedule)),
       builder.getNamedAttr("warmup", real(train.warmup)),
+      builder.getNamedAttr("max_grad_norm", real(train.maxGradNorm)),
       builder.getNamedAttr("seed", integer(train.seed)),
       builder.getNamedAttr("shuffle", builder.getBoolAttr(train.shuffle)),
       builder.getNamedAttr("precision", text(train.precision)),

@@ -160,6 +160,10 @@ void JobReader::checkRanges() {
     file.error(loc(tl, "adam_eps")) << "key 'train.adam_eps' must be positive";
   requireChoice(tl, "train.schedule", train.schedule, kSchedules);
   requireRange(tl, "train.warmup", train.warmup, 0, 1, true);
+  if (train.maxGradNorm < 0)
+    file.error(loc(tl, "max_grad_norm"))
+        << "key 'train.max_grad_norm' must not be negative (0 turns clipping off), got "
+        << formatNumber(train.maxGradNorm);
   requireChoice(tl, "train.precision", train.precision, kPrecisions);
   if (train.seed < 0)
     file.error(loc(tl, "seed")) << "key 'train.seed' must not be negative";

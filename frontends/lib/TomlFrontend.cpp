@@ -134,6 +134,7 @@ void JobReader::readTrain(const toml::table *table) {
   reader.readNumber("adam_eps", train.adamEps);
   reader.readString("schedule", train.schedule);
   reader.readNumber("warmup", train.warmup);
+  reader.readNumber("max_grad_norm", train.maxGradNorm);
   reader.readString("precision", train.precision);
   if (const toml::node *freeze = reader.readNode("freeze")) {
     if (const toml::array *groups = freeze->as_array())

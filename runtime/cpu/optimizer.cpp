@@ -1,6 +1,7 @@
 // AdamW on the CPU, reproducing torch.optim.AdamW's fp32 single-tensor path (torch >= 2.0)
 // operation by operation, so a CPU trainer and PyTorch agree to the last bit where the
-// compiler does not fuse multiply-adds (this library builds for x86-64-v2, which has no FMA).
+// compiler does not fuse multiply-adds (this library builds for x86-64-v2, which has no FMA);
+// and the global gradient-norm clipping that may precede it.
 #include "bertc/runtime/cpu_kernels.h"
 
 #include <cmath>
@@ -40,6 +41,19 @@ void adamwUpdate(float *param, const float *grad, float *m, float *v, int64_t n,
     v[i] = vi;
     param[i] = p + negativeStepSize * mi / denom;
   }
+}
+
+float squaredNorm(const float *x, int64_t n) {
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i)
+    sum += double(x[i]) * double(x[i]);
+  return float(sum);
+}
+
+void clipByGlobalNorm(float *grad, int64_t n, float squaredNorm, float maxNorm) {
+  const float coefficient = std::fmin(maxNorm / (std::sqrt(squaredNorm) + 1e-6f), 1.0f);
+  for (int64_t i = 0; i < n; ++i)
+    grad[i] *= coefficient;
 }
 
 } // namespace bertc::cpu

@@ -2,8 +2,8 @@
 // one device arena, allocated once after the device is found to hold it, on one stream.
 // The driver's host arena is a mirror with the same layout; the runner copies between the
 // two only at the points step_runner.h lists: parameters, masters and moments once at the
-// start and before saves, each micro-batch's inputs, its loss, the eval logits and fp16's
-// overflow flag.
+// start and before saves, each micro-batch's inputs, its loss, the eval logits, fp16's
+// overflow flag and, with clipping, the gradient norm.
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_memory.h"
 #include "bertc/runtime/cuda_step.h"
@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <type_traits>
 #include <cstdio>
@@ -91,34 +92,57 @@ int requireDevice() {
   return device;
 }
 
+/// What the runner keeps on the device besides the arena: the AdamW chunk table, the
+/// gradient norm's partial sums and result, and fp16's overflow flag.
+struct DeviceExtras {
+  const AdamWChunk *chunks;
+  double *normPartials; ///< cuda::kSquaredNormPartials of them
+  float *squaredNorm;
+  int *nonFinite;
+};
+
+/// Where DeviceExtras lie in their one allocation (the plan's process reserve covers its
+/// few hundred kilobytes): the chunks, then the doubles, then the scalars.
+struct ExtrasLayout {
+  explicit ExtrasLayout(size_t chunkCount)
+      : chunkBytes((chunkCount * sizeof(AdamWChunk) + 7) / 8 * 8),
+        bytes(chunkBytes + cuda::kSquaredNormPartials * sizeof(double) + sizeof(float) +
+              sizeof(int)) {}
+  DeviceExtras at(std::byte *base) const {
+    std::byte *partials = base + chunkBytes;
+    std::byte *scalars = partials + cuda::kSquaredNormPartials * sizeof(double);
+    return {reinterpret_cast<const AdamWChunk *>(base), reinterpret_cast<double *>(partials),
+            reinterpret_cast<float *>(scalars),
+            reinterpret_cast<int *>(scalars + sizeof(float))};
+  }
+  size_t chunkBytes;
+  size_t bytes;
+};
+
 class CudaStepRunner final : public StepRunner {
 public:
   CudaStepRunner()
       : plan_(kTrainerPlan), host_(kTrainerPlan.arenaBytes), deviceIndex_(requireDevice()) {
     std::vector<AdamWChunk> chunks =
         cuda::adamwChunks({kAdamWParameters, kAdamWParameters + kNumAdamWParameters});
-    size_t chunkBytes = chunks.size() * sizeof(AdamWChunk);
-    // Besides the arena: the AdamW chunk table and fp16's overflow flag, in one allocation
-    // that the plan's process reserve covers.
-    size_t extraBytes = chunkBytes + sizeof(int);
+    ExtrasLayout layout(chunks.size());
     try {
-      cuda::requireDeviceMemory(plan_.arenaBytes + extraBytes);
+      cuda::requireDeviceMemory(plan_.arenaBytes + layout.bytes);
     } catch (const cuda::DeviceMemoryError &error) {
       throw ArenaAllocationError(error.what());
     }
     arenaBuffer_ = deviceAllocate(std::max<size_t>(plan_.arenaBytes, 1), "the arena");
-    extras_ = deviceAllocate(extraBytes, "the AdamW chunk table");
+    extrasBuffer_ = deviceAllocate(layout.bytes, "the optimizer's tables");
     arena_ = arenaBuffer_.get();
+    extras_ = layout.at(extrasBuffer_.get());
     cudaStream_t stream = nullptr;
     BERTC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     streamOwner_.reset(stream);
     stream_ = stream;
-    copy(extras_.get(), chunks.data(), chunkBytes, cudaMemcpyHostToDevice);
+    copy(extrasBuffer_.get(), chunks.data(), layout.chunkBytes, cudaMemcpyHostToDevice);
     synchronize(); // `chunks` is pageable host memory about to go
-    nonFinite_ = reinterpret_cast<int *>(extras_.get() + chunkBytes);
     gemms_ = std::make_unique<cuda::LinearGemms>(arena_ + kGemmWorkspaceOffset, stream_);
-    device_ = {stream_, gemms_.get(), reinterpret_cast<const AdamWChunk *>(extras_.get()),
-               int64_t(chunks.size())};
+    device_ = {stream_, gemms_.get(), extras_.chunks, int64_t(chunks.size())};
     samplePeak();
   }
 
@@ -151,22 +175,28 @@ public:
     return downloadLoss();
   }
 
-  bool optimizerStep(StepContext &ctx, DynamicLossScaler &scaler) override {
+  OptimizerStepOutcome optimizerStep(StepContext &ctx, DynamicLossScaler &scaler) override {
     bind(ctx);
+    // The gradients region is all fp32 gradients and zeroed alignment padding.
+    auto *gradients = reinterpret_cast<float *>(arena_ + plan_.gradients.offset);
+    const auto count = int64_t(plan_.gradients.bytes / sizeof(float));
+    OptimizerStepOutcome outcome;
     if (plan_.lossScaling) {
-      // The gradients region is all fp32 gradients and zeroed alignment padding.
-      cuda::unscaleGradients(reinterpret_cast<float *>(arena_ + plan_.gradients.offset),
-                             int64_t(plan_.gradients.bytes / sizeof(float)),
-                             1.0f / ctx.lossScale, nonFinite_, stream_);
-      int nonFinite = 0;
-      copy(&nonFinite, nonFinite_, sizeof nonFinite, cudaMemcpyDeviceToHost);
-      synchronize();
-      if (!scaler.update(nonFinite == 0))
-        return false;
+      cuda::unscaleGradients(gradients, count, 1.0f / ctx.lossScale, extras_.nonFinite,
+                             stream_);
+      if (!scaler.update(download(extras_.nonFinite) == 0))
+        return outcome;
+    }
+    if (plan_.train.maxGradNorm > 0) {
+      cuda::squaredNorm(gradients, count, extras_.normPartials, extras_.squaredNorm, stream_);
+      cuda::clipByGlobalNorm(gradients, count, extras_.squaredNorm, plan_.train.maxGradNorm,
+                             stream_);
+      outcome.gradNorm = std::sqrt(download(extras_.squaredNorm));
     }
     ctx.adamStep = ctx.step - scaler.skippedSteps();
     bertcOptimizerStep(ctx, device_);
-    return true;
+    outcome.updated = true;
+    return outcome;
   }
 
   float evalStep(StepContext &ctx, float *logits) override {
@@ -196,6 +226,13 @@ private:
       BERTC_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, kind, stream_));
   }
   void synchronize() { BERTC_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  /// One device value, once the work queued before it is done.
+  template <typename T> T download(const T *value) {
+    T result{};
+    copy(&result, value, sizeof result, cudaMemcpyDeviceToHost);
+    synchronize();
+    return result;
+  }
 
   /// The input slots a micro-batch of ctx.batch rows padded to ctx.seq tokens fills.
   void uploadInputs(const StepContext &ctx) {
@@ -211,9 +248,7 @@ private:
   /// Waits for the step and returns its loss (also the step's error check: a fault in any
   /// of its kernels surfaces here).
   float downloadLoss() {
-    float loss = 0.0f;
-    copy(&loss, arena_ + plan_.inputs.loss, sizeof loss, cudaMemcpyDeviceToHost);
-    synchronize();
+    float loss = download(reinterpret_cast<const float *>(arena_ + plan_.inputs.loss));
     samplePeak();
     return loss;
   }
@@ -233,11 +268,11 @@ private:
   const TrainerPlan &plan_;
   HostMirror host_;
   int deviceIndex_;
-  DeviceBuffer arenaBuffer_, extras_;
+  DeviceBuffer arenaBuffer_, extrasBuffer_;
   Stream streamOwner_;
   std::byte *arena_ = nullptr;
+  DeviceExtras extras_{};
   cudaStream_t stream_ = nullptr;
-  int *nonFinite_ = nullptr;
   std::unique_ptr<cuda::LinearGemms> gemms_;
   cuda::StepDevice device_{};
   size_t peakUsed_ = 0;

@@ -4,6 +4,7 @@
 #include "bertc/runtime/step_runner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -51,19 +52,24 @@ public:
     return loss();
   }
 
-  bool optimizerStep(StepContext &ctx, DynamicLossScaler &scaler) override {
+  OptimizerStepOutcome optimizerStep(StepContext &ctx, DynamicLossScaler &scaler) override {
     bind(ctx);
-    if (plan_.lossScaling) {
-      // The gradients region is all fp32 gradients and zeroed alignment padding.
-      auto *gradients = reinterpret_cast<float *>(arena_ + plan_.gradients.offset);
-      bool finite = cpu::unscaleGradients(
-          gradients, int64_t(plan_.gradients.bytes / sizeof(float)), 1.0f / ctx.lossScale);
-      if (!scaler.update(finite))
-        return false;
+    // The gradients region is all fp32 gradients and zeroed alignment padding.
+    auto *gradients = reinterpret_cast<float *>(arena_ + plan_.gradients.offset);
+    const auto count = int64_t(plan_.gradients.bytes / sizeof(float));
+    OptimizerStepOutcome outcome;
+    if (plan_.lossScaling &&
+        !scaler.update(cpu::unscaleGradients(gradients, count, 1.0f / ctx.lossScale)))
+      return outcome;
+    if (plan_.train.maxGradNorm > 0) {
+      float squared = cpu::squaredNorm(gradients, count);
+      cpu::clipByGlobalNorm(gradients, count, squared, plan_.train.maxGradNorm);
+      outcome.gradNorm = std::sqrt(squared);
     }
     ctx.adamStep = ctx.step - scaler.skippedSteps();
     bertcOptimizerStep(ctx);
-    return true;
+    outcome.updated = true;
+    return outcome;
   }
 
   float evalStep(StepContext &ctx, float *logits) override {

@@ -42,6 +42,7 @@ std::string formatMetricsLine(const StepMetrics &metrics) {
          ",\"epoch\":" + std::to_string(metrics.epoch) +
          ",\"loss\":" + jsonFloat(metrics.loss) + ",\"lr\":" + jsonFloat(metrics.lr) +
          ",\"seconds\":" + seconds + ",\"pad_fraction\":" + jsonFloat(metrics.padFraction) +
+         (metrics.gradNorm ? ",\"grad_norm\":" + jsonFloat(*metrics.gradNorm) : "") +
          lossScaleFields(metrics) + "}";
 }
 

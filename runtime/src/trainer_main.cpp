@@ -181,12 +181,12 @@ BatcherState train(StepRunner &runner, const Dataset &data, const TrainerOptions
       if (batch.endsEpoch)
         break;
     }
-    runner.optimizerStep(context, scaler);
+    OptimizerStepOutcome update = runner.optimizerStep(context, scaler);
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (log)
       log->append({step, epoch, loss, context.lr, seconds, tokens.padFraction(), reportedScale(),
-                   scaler.skippedSteps()});
+                   scaler.skippedSteps(), update.gradNorm});
     progress.lossScale(reportedScale(), scaler.skippedSteps());
     progress.step(step, epoch, loss, context.lr, rows);
     if (options.saveEvery && step % *options.saveEvery == 0) {

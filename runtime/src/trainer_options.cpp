@@ -51,6 +51,7 @@ void printTrainerUsage(std::FILE *out) {
       "  --quiet           print only errors and a one-line summary\n"
       "  --plan-check      check the memory plan while training: poison each tensor's bytes\n"
       "                    when it dies and stop on any read of bytes it no longer owns\n"
+      "                    (CPU target)\n"
       "  --help            show this help\n",
       train.trainData && train.trainData[0] ? train.trainData : "none, --data is required",
       train.vocabFile && train.vocabFile[0] ? train.vocabFile : "none",

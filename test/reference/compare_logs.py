@@ -2,18 +2,19 @@
 
 Prints step, ours, reference and relative difference; exits 1 at the first step where
 |ours - reference| > atol + rtol * |reference|, or when the logs differ in steps, else 0.
-Lines without a "loss" key (e.g. evaluation records) are skipped.
+--field compares another per-step value (e.g. grad_norm) instead of the loss; lines
+without the field (e.g. evaluation records) are skipped.
 """
 import argparse
 import json
 import sys
 
 
-def read_losses(path):
-    """[(step, loss)] in file order."""
+def read_values(path, field):
+    """[(step, value of `field`)] in file order."""
     with open(path) as f:
         records = [json.loads(line) for line in f if line.strip()]
-    return [(record["step"], float(record["loss"])) for record in records if "loss" in record]
+    return [(record["step"], float(record[field])) for record in records if field in record]
 
 
 def compare(ours, reference, rtol, atol):
@@ -41,8 +42,12 @@ def main(argv):
     parser.add_argument("reference", help="log of the reference run")
     parser.add_argument("--rtol", type=float, default=1e-4)
     parser.add_argument("--atol", type=float, default=0.0)
+    parser.add_argument("--field", default="loss", help="the per-step value to compare")
     args = parser.parse_args(argv)
-    ok = compare(read_losses(args.ours), read_losses(args.reference), args.rtol, args.atol)
+    ours, reference = read_values(args.ours, args.field), read_values(args.reference, args.field)
+    if not ours:
+        sys.exit(f"{args.ours}: no step has a '{args.field}'")
+    ok = compare(ours, reference, args.rtol, args.atol)
     sys.exit(0 if ok else 1)
 
 

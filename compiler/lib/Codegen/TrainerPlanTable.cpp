@@ -190,6 +190,7 @@ LogicalResult emitPlan(ModuleOp module, func::FuncOp microStep, raw_ostream &os)
      << "        .labelField = " << s.text("label_field") << ",\n"
      << "        .task = " << taskKind(s.text("task")) << ",\n"
      << "        .evalData = " << s.text("eval_data") << ",\n"
+     << "        .maxGradNorm = " << s.real("max_grad_norm") << ",\n"
      << "    },\n"
      << "    .hfConfigJson = " << cppString(module->getAttrOfType<StringAttr>("bert.hf_config"))
      << ",\n"

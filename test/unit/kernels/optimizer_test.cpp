@@ -1,8 +1,11 @@
 // Tests of adamwUpdate against two AdamW steps worked out by hand (in double, in the
-// comments), with and without weight decay.
+// comments), with and without weight decay, and of the global gradient-norm clipping.
 #include "bertc/runtime/cpu_kernels.h"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
 
 using namespace bertc::cpu;
 
@@ -87,4 +90,31 @@ TEST(AdamW, SmallBeta1KeepsTheMovingAverage) {
   adamwUpdate(param.data(), grad.data(), m.data(), v.data(), 1,
               AdamWConfig{0.1, 0.3, 0.999, 1e-8, 0.0, 2});
   EXPECT_NEAR(m[0], -0.28, 1e-6);
+}
+
+// Gradients [3, 4, 0, -12]: squared norm 9 + 16 + 144 = 169, norm 13.
+TEST(GradientClipping, SquaredNormSumsSquares) {
+  const std::vector<float> grad = {3.0f, 4.0f, 0.0f, -12.0f};
+  EXPECT_FLOAT_EQ(squaredNorm(grad.data(), 4), 169.0f);
+  EXPECT_FLOAT_EQ(squaredNorm(grad.data(), 0), 0.0f);
+}
+
+// max norm 6.5 against norm 13: coefficient 6.5 / (13 + 1e-6) = 0.49999996..., so
+// [3, 4, 0, -12] becomes about [1.5, 2, 0, -6], whose norm is 6.5.
+TEST(GradientClipping, ScalesDownToTheMaximumNorm) {
+  std::vector<float> grad = {3.0f, 4.0f, 0.0f, -12.0f};
+  clipByGlobalNorm(grad.data(), 4, 169.0f, 6.5f);
+  EXPECT_NEAR(grad[0], 1.5f, 1e-6);
+  EXPECT_NEAR(grad[1], 2.0f, 1e-6);
+  EXPECT_EQ(grad[2], 0.0f);
+  EXPECT_NEAR(grad[3], -6.0f, 1e-6);
+  EXPECT_NEAR(std::sqrt(squaredNorm(grad.data(), 4)), 6.5f, 1e-5);
+}
+
+// A norm already within the maximum leaves the gradients exactly as they were (coefficient
+// min(20 / 13.000001, 1) = 1).
+TEST(GradientClipping, LeavesSmallGradientsUnchanged) {
+  std::vector<float> grad = {3.0f, 4.0f, 0.0f, -12.0f};
+  clipByGlobalNorm(grad.data(), 4, 169.0f, 20.0f);
+  EXPECT_EQ(grad, (std::vector<float>{3.0f, 4.0f, 0.0f, -12.0f}));
 }

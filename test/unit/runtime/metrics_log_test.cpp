@@ -22,6 +22,13 @@ TEST(MetricsLog, LineFormat) {
             R"("pad_fraction":0.125})");
 }
 
+TEST(MetricsLog, GradNormAndLossScaleFieldsWhenPresent) {
+  StepMetrics metrics{2, 1, 0.5f, 1e-3f, 0.5, 0.0, 1024.0, 3, 12.5f};
+  EXPECT_EQ(formatMetricsLine(metrics),
+            R"({"step":2,"epoch":1,"loss":0.5,"lr":0.00100000005,"seconds":0.500000,)"
+            R"("pad_fraction":0,"grad_norm":12.5,"loss_scale":1024,"skipped_steps":3})");
+}
+
 TEST(MetricsLog, LossRoundTripsExactly) {
   float loss = 1.0f / 3.0f;
   nlohmann::json line = nlohmann::json::parse(formatMetricsLine({1, 1, loss, 0.0f, 0.0, 0.0}));

@@ -105,6 +105,9 @@ struct TrainSpec {
   std::string schedule = "linear";
   /// Fraction of the steps spent warming the learning rate up from 0.
   double warmup = 0.0;
+  /// Before each update, scale the gradients so their global L2 norm is at most this
+  /// (torch.nn.utils.clip_grad_norm_, the Hugging Face Trainer's max_grad_norm); 0: never.
+  double maxGradNorm = 0.0;
   /// `auto`, `fp32`, `bf16` or `fp16`.
   std::string precision = "auto";
   /// Parameter groups without gradients or optimizer state: `embeddings`, `encoder`,

@@ -139,6 +139,13 @@ template <typename From, typename To> void convert(const From *from, To *to, int
 /// whether every one is finite; on false the values are unspecified and the step is skipped.
 bool unscaleGradients(float *grad, int64_t n, float inverseScale);
 
+/// The sum of the squares of n fp32 values, accumulated in double: the square of the
+/// gradients' global L2 norm.
+float squaredNorm(const float *x, int64_t n);
+/// torch.nn.utils.clip_grad_norm_'s scaling: grad *= min(1, maxNorm / (sqrt(squaredNorm) +
+/// 1e-6)), in fp32 as the CUDA twin computes it.
+void clipByGlobalNorm(float *grad, int64_t n, float squaredNorm, float maxNorm);
+
 /// Hyper-parameters of one AdamW update, as torch.optim.AdamW takes them: in double, as
 /// Python floats are, since torch derives 1 - beta, lr * wd and the bias corrections in double.
 struct AdamWConfig {

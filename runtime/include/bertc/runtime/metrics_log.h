@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,11 +23,12 @@ struct StepMetrics {
   double padFraction; ///< share of the step's computed tokens that were padding
   double lossScale = 0;     ///< fp16 loss scale after the step; 0 when the run has none
   int64_t skippedSteps = 0; ///< steps skipped so far for overflowing gradients (fp16)
+  std::optional<float> gradNorm; ///< global gradient norm before clipping (max_grad_norm)
 };
 
 /// {"step":N,"epoch":E,"loss":L,"lr":X,"seconds":S,"pad_fraction":P} without a newline,
-/// with ,"loss_scale":X,"skipped_steps":N before the brace when the run scales its loss
-/// (fp16). A non-finite loss or lr is written as null (JSON has no NaN or infinity).
+/// with ,"grad_norm":G before the brace when the step clipped its gradients, and
+/// ,"loss_scale":X,"skipped_steps":N when the run scales its loss (fp16). A non-finite loss or lr is written as null (JSON has no NaN or infinity).
 std::string formatMetricsLine(const StepMetrics &metrics);
 
 /// {"step":N,"epoch":E,"eval_loss":L,"eval_accuracy":A,...}: an evaluation after step N,

@@ -6,7 +6,8 @@
 //   - parameters, masters and moments: to the steps once they are set (pushState), back
 //     before the host reads them for a save (pullState);
 //   - each micro-batch's input slots to the steps, and its loss back;
-//   - an eval step's logits back.
+//   - an eval step's logits back, and the optimizer step's scalars: fp16's overflow flag,
+//     the gradient norm when clipping.
 // The CPU target runs its steps on the host arena itself and moves nothing
 // (cpu_step_runner.cpp); the CUDA target runs them on a device arena
 // (cuda/cuda_step_runner.cpp). A trainer links exactly one of the two.
@@ -17,6 +18,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -39,6 +41,12 @@ inline size_t labelBytes(TaskKind task, int64_t rows, int64_t seq) {
   }
 }
 
+/// What an optimizer step did.
+struct OptimizerStepOutcome {
+  bool updated = false;          ///< false when fp16's overflow check skipped the update
+  std::optional<float> gradNorm; ///< with max_grad_norm: the global norm before clipping
+};
+
 class StepRunner {
 public:
   virtual ~StepRunner() = default;
@@ -58,11 +66,13 @@ public:
   /// bertcMicroStep on the micro-batch in the host arena's input slots (ctx.batch rows of
   /// ctx.seq tokens). Fills in ctx.arena and ctx.scratch; returns the micro-batch's loss.
   virtual float microStep(StepContext &ctx) = 0;
-  /// The optimizer step after a step's micro-batches. With loss scaling (fp16) the
-  /// gradients are first divided by ctx.lossScale and checked: on inf or NaN the update is
-  /// skipped (false) and the scaler halves its scale. Sets ctx.adamStep to the update's
-  /// 1-based count. Returns whether the parameters were updated.
-  virtual bool optimizerStep(StepContext &ctx, DynamicLossScaler &scaler) = 0;
+  /// The optimizer step after a step's micro-batches:
+  /// 1. with loss scaling (fp16), the gradients are divided by ctx.lossScale and checked:
+  ///    on inf or NaN the update is skipped and the scaler halves its scale;
+  /// 2. with a max_grad_norm (TrainSettings::maxGradNorm > 0), the gradients are scaled
+  ///    so that their global L2 norm is at most that (clip_grad_norm_);
+  /// 3. AdamW, ctx.adamStep set to the update's 1-based count.
+  virtual OptimizerStepOutcome optimizerStep(StepContext &ctx, DynamicLossScaler &scaler) = 0;
   /// bertcEvalStep on the micro-batch in the host arena's input slots: the head's fp32
   /// logits into `logits` (host memory); returns the micro-batch's loss.
   virtual float evalStep(StepContext &ctx, float *logits) = 0;

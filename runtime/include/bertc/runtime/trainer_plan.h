@@ -99,6 +99,7 @@ struct TrainSettings {
   const char *labelField;  ///< [data] label: the column of the label ("" reads as "label")
   TaskKind task;
   const char *evalData;    ///< default for --eval ("" when none)
+  float maxGradNorm;       ///< clip the gradients' global L2 norm to this per update; 0: off
 };
 
 /// Everything the driver needs to know about the compiled model and its memory plan.

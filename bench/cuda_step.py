@@ -1,0 +1,304 @@
+#!/usr/bin/env python3
+"""CUDA trainer step time, throughput and device peak for BERT-base, against PyTorch eager + AMP.
+
+For each seq_len (default 128 and 512): a copy of bench/models/bert-base.toml (bert-base-cased
+dims, batch 32, dropout 0.1) at that seq_len with precision "auto" (the --arch's 16-bit type),
+built with `bertc --target cuda --arch ARCH --vram VRAM`; STEPS x batch full-length rows (no
+padding) from examples/tiny/make_data.py; the trainer runs STEPS steps with a metrics log.
+  batch          the plan's micro-batch x accumulation steps;
+  recompute      plan.json's recompute_flops / step_flops;
+  median step s  median of the log's "seconds" (wall time of an optimizer step), first WARMUP
+                 steps dropped; samples/s is batch / median step s;
+  peak GiB       bertc: the trainer's "device peak" line, cudaMemGetInfo's in-use bytes sampled
+                 after every micro-step: the CUDA context included, and other processes too (run
+                 it on an idle GPU). PyTorch: torch.cuda.max_memory_allocated, its tensors only
+                 (no CUDA context, no allocator cache), so lower than a device figure would be;
+  plan GiB       plan.json's peak_bytes: arena_bytes plus the reserve the cuda target keeps for
+                 the CUDA context and libraries, i.e. the plan's figure for the whole process, the
+                 one the device peak is held to.
+PyTorch, when torch and transformers import and torch sees a GPU: BertForSequenceClassification
+from a BertConfig with the same dims (random init, nothing downloaded), AdamW(lr 2e-5,
+weight_decay 0.01), torch.autocast in bf16 when bertc's plan chose bf16, else fp16 with a
+GradScaler, at the plan's micro-batch x accumulation, same steps and warm-up, each step timed
+between two torch.cuda.synchronize(). "vs PyTorch" is bertc's samples/s over PyTorch's.
+--dry-run plans, builds and writes the data, then prints what it would run (no GPU needed).
+--prepare DIR plans and builds the trainers into DIR with a manifest.json (arch, vram, and per
+seq_len its directory, batch and precision) and runs nothing (no GPU needed); --prebuilt DIR
+runs those trainers without calling bertc, for a GPU machine that cannot build bertc
+(scripts/gpu-bundle.sh, scripts/gpu-check.sh).
+Usage: python3 bench/cuda_step.py [--seqs 128 512] [--steps 30] [--warmup 5] [--vram 16GB]
+                                  [--arch sm_90] [--dry-run] [--prepare DIR | --prebuilt DIR]
+"""
+import argparse
+import datetime
+import json
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+
+from common import BERTC, MODELS_DIR, REPO_ROOT, print_table, read_plan, require_bertc, run_checked
+
+MODEL = MODELS_DIR / "bert-base.toml"
+ARCHS = [75, 80, 86, 89, 90]  # what bertc --arch knows, as compute capabilities x 10
+SEQS, VRAM = [128, 512], "16GB"  # the defaults of --seqs and --vram
+MANIFEST = "manifest.json"  # what --prepare writes into its directory and --prebuilt reads
+
+
+def detect_arch():
+    """bertc's --arch for the first GPU nvidia-smi lists: the newest it knows that the GPU runs."""
+    try:
+        cap = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+                             capture_output=True, text=True, check=True).stdout.split()[0]
+    except (OSError, subprocess.CalledProcessError, IndexError):
+        sys.exit("bench: no GPU found with nvidia-smi; name the architecture with --arch")
+    major, minor = cap.split(".")
+    number = int(major) * 10 + int(minor)
+    known = [a for a in ARCHS if a <= number]
+    if not known:
+        sys.exit(f"bench: compute capability {cap} is older than bertc's oldest --arch, sm_75")
+    if number > ARCHS[-1]:
+        print(f"bench: compute capability {cap} is newer than bertc knows: using sm_{ARCHS[-1]}",
+              file=sys.stderr)
+    return f"sm_{max(known)}"
+
+
+def torch_missing():
+    """Why the PyTorch comparison cannot run, or None when it can."""
+    try:
+        import torch
+        import transformers  # noqa: F401
+    except ImportError as error:
+        return f"cannot import {error.name}"
+    if not torch.cuda.is_available():
+        return "torch sees no CUDA device"
+    return None
+
+
+def build(tmp, seq, arch, vram):
+    """(trainer, plan) for bert-base at `seq`, precision auto, built for the cuda target."""
+    text = re.sub(r"seq_len = \d+", f"seq_len = {seq}", MODEL.read_text())
+    toml = tmp / f"bert-base-{seq}.toml"
+    toml.write_text(re.sub(r'precision = "\w+"', 'precision = "auto"', text))
+    out = tmp / f"seq{seq}"
+    run_checked([BERTC, toml, "--target", "cuda", "--arch", arch, "--vram", vram, "-o", out])
+    return out / "trainer", read_plan(out)
+
+
+def prepare(out, seqs, arch, vram):
+    """Builds the trainers for `seqs` into `out` and writes the manifest --prebuilt reads."""
+    out.mkdir(parents=True, exist_ok=True)
+    trainers = {}
+    for seq in seqs:
+        trainer, plan = build(out, seq, arch, vram)
+        trainers[str(seq)] = {
+            "dir": trainer.parent.name, "batch": plan["micro_batch"] * plan["accumulation_steps"],
+            **{key: plan[key] for key in ("micro_batch", "accumulation_steps", "precision",
+                                          "peak_bytes")}}
+    manifest = {"model": str(MODEL.relative_to(REPO_ROOT)), "arch": arch, "vram": vram,
+                "trainers": trainers}
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+    print(f"bench: built {', '.join(f'seq {seq}' for seq in seqs)} for {arch} into {out}")
+
+
+def load_prebuilt(directory, seqs, arch, vram):
+    """(arch, vram, {seq: (trainer, plan)}) of the trainers `prepare` built into `directory`;
+    `seqs`, `arch` and `vram` (None: the manifest's) must be among what it holds."""
+    try:
+        manifest = json.loads((directory / MANIFEST).read_text())
+    except (OSError, ValueError) as error:
+        sys.exit(f"bench: no prebuilt trainers in {directory}: {error}")
+    for name, asked in (("arch", arch), ("vram", vram)):
+        if asked not in (None, manifest[name]):
+            sys.exit(f"bench: --{name} {asked}, but {directory} was built with {manifest[name]}")
+    trainers = manifest["trainers"]
+    missing = [seq for seq in seqs or [] if str(seq) not in trainers]
+    if missing:
+        sys.exit(f"bench: {directory} has no trainer for seq {missing} (it has {list(trainers)})")
+    built = {}
+    for seq in seqs or map(int, trainers):
+        out = directory / trainers[str(seq)]["dir"]
+        built[seq] = (out / "trainer", read_plan(out))
+    return manifest["arch"], manifest["vram"], built
+
+
+def run_bertc(trainer, data, steps, warmup, log):
+    """(median step seconds, device peak bytes, GPU name) of one trainer run."""
+    result = subprocess.run([str(trainer), "--data", str(data), "--steps", str(steps),
+                             "--log", str(log)], capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"bench: {trainer} failed ({result.returncode}):\n{result.stderr[-2000:]}")
+    peak = re.search(r"device peak: (\d+) bytes .* in use on (.+?) \(cudaMemGetInfo", result.stdout)
+    if not peak:
+        sys.exit(f"bench: {trainer} printed no 'device peak:' line:\n{result.stdout[-2000:]}")
+    records = map(json.loads, Path(log).read_text().splitlines())
+    seconds = [r["seconds"] for r in records if "loss" in r][warmup:]
+    return statistics.median(seconds), int(peak.group(1)), peak.group(2)
+
+
+def torch_precision(plan):
+    """The autocast type PyTorch runs a plan's job in: bf16 where bertc chose it, else fp16."""
+    return "bf16" if plan["precision"] == "bf16" else "fp16"
+
+
+def run_torch(dims, seq, plan, steps, warmup, device="cuda"):
+    """(median step seconds, max_memory_allocated bytes, description) of the same job in
+    PyTorch eager with autocast. `device` is there so the loop can be tried on a CPU."""
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    config = transformers.BertConfig(
+        vocab_size=dims["vocab"], hidden_size=dims["hidden"], num_hidden_layers=dims["layers"],
+        num_attention_heads=dims["heads"], intermediate_size=dims["intermediate"],
+        max_position_embeddings=dims["max_position"], type_vocab_size=dims["type_vocab"],
+        hidden_dropout_prob=dims["dropout"], attention_probs_dropout_prob=dims["dropout"],
+        num_labels=dims["labels"])
+    if device == "cuda":
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+    model = transformers.BertForSequenceClassification(config).to(device).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5, weight_decay=0.01)
+    dtype = torch.bfloat16 if torch_precision(plan) == "bf16" else torch.float16
+    # Disabled (bf16) it passes the loss through and steps the optimizer unchanged.
+    scaler = torch.amp.GradScaler(device, enabled=dtype == torch.float16)
+    micro, accumulation = plan["micro_batch"], plan["accumulation_steps"]
+    batch = {"input_ids": torch.randint(5, dims["vocab"], (micro, seq), device=device),
+             "token_type_ids": torch.zeros(micro, seq, dtype=torch.long, device=device),
+             "attention_mask": torch.ones(micro, seq, dtype=torch.long, device=device),
+             "labels": torch.randint(0, dims["labels"], (micro,), device=device)}
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    seconds = []
+    for _ in range(steps):
+        sync()
+        start = time.perf_counter()
+        for _ in range(accumulation):
+            with torch.autocast(device_type=device, dtype=dtype):
+                loss = model(**batch).loss / accumulation
+            scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad(set_to_none=True)
+        sync()
+        seconds.append(time.perf_counter() - start)
+    peak = torch.cuda.max_memory_allocated() if device == "cuda" else 0
+    attention = getattr(model.config, "_attn_implementation", "?")
+    del model, optimizer
+    about = (f"torch {torch.__version__}, transformers {transformers.__version__}, "
+             f"{attention} attention, {str(dtype).removeprefix('torch.')} autocast")
+    return statistics.median(seconds[warmup:]), peak, about
+
+
+def gib(n):
+    return f"{n / 2**30:.2f}"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seqs", type=int, nargs="+",
+                        help=f"default {SEQS[0]} {SEQS[1]}, or what --prebuilt holds")
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--vram", help=f"default {VRAM}, or what --prebuilt was built with")
+    parser.add_argument("--arch", help="bertc --arch (default: from nvidia-smi's compute_cap)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="plan, build and write the data; print what would run")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--prepare", metavar="DIR", type=Path,
+                       help="build the trainers into DIR with a manifest; run nothing")
+    where.add_argument("--prebuilt", metavar="DIR", type=Path,
+                       help="run the trainers --prepare built into DIR; bertc is not called")
+    args = parser.parse_args()
+    if args.steps <= args.warmup:
+        sys.exit("bench: --steps must be larger than --warmup")
+    prebuilt = {}
+    if args.prebuilt:
+        arch, vram, prebuilt = load_prebuilt(args.prebuilt, args.seqs, args.arch, args.vram)
+        seqs = list(prebuilt)
+    else:
+        require_bertc()
+        arch, vram, seqs = args.arch or detect_arch(), args.vram or VRAM, args.seqs or SEQS
+    if args.prepare:
+        prepare(args.prepare, seqs, arch, vram)
+        return
+    # A time limit's SIGTERM (scripts/gpu-check.sh) exits through the cleanup of the temporary
+    # directory; the progress lines on stderr keep what was measured by then.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("bench: terminated"))
+    job = tomllib.loads(MODEL.read_text())
+    dims = {**job["model"], "labels": job["head"]["labels"]}
+    rows, measured, torch_errors, gpu = [], {}, [], "?"
+    with tempfile.TemporaryDirectory(prefix="bertc-bench-") as tmp:
+        tmp = Path(tmp)
+        built = {}
+        for seq in seqs:
+            trainer, plan = prebuilt[seq] if prebuilt else build(tmp, seq, arch, vram)
+            batch = plan["micro_batch"] * plan["accumulation_steps"]
+            data, log = tmp / f"seq{seq}.jsonl", tmp / f"seq{seq}.log.jsonl"
+            run_checked([sys.executable, REPO_ROOT / "examples" / "tiny" / "make_data.py",
+                         "--rows", args.steps * batch, "--vocab", dims["vocab"], "--min-len", seq,
+                         "--max-len", seq, "--seed", 0, "--out", data])
+            built[seq] = plan
+            if args.dry_run:
+                print(f"would run: {trainer} --data {data} --steps {args.steps} --log {log}")
+                continue
+            step_s, peak, gpu = run_bertc(trainer, data, args.steps, args.warmup, log)
+            measured[seq] = (step_s, peak)
+            print(f"seq {seq}: bertc {step_s:.4f} s/step, {batch / step_s:,.1f} samples/s, "
+                  f"device peak {gib(peak)} GiB", file=sys.stderr, flush=True)
+
+        # PyTorch after every bertc run, so that a slow or failing PyTorch costs no bertc row,
+        # and only then imported: a CUDA context of this process would count in the trainers'
+        # device peak (cudaMemGetInfo sees all processes).
+        no_torch = torch_missing()
+        torch_rows, about = {}, None
+        for seq, plan in built.items():
+            if no_torch:
+                break
+            if args.dry_run:
+                print(f"would run PyTorch at seq {seq}: micro-batch {plan['micro_batch']} x "
+                      f"{plan['accumulation_steps']}, {torch_precision(plan)} autocast")
+                continue
+            try:
+                step_s, peak, about = run_torch(dims, seq, plan, args.steps, args.warmup)
+                torch_rows[seq] = (step_s, peak)
+            except Exception as error:  # reported under the table; bertc's rows stay
+                torch_errors.append(f"PyTorch at seq {seq} failed: {type(error).__name__}: {error}")
+
+    for seq, plan in built.items():
+        batch = plan["micro_batch"] * plan["accumulation_steps"]
+        split = f"{plan['micro_batch']} x {plan['accumulation_steps']}"
+        recompute = (f"{plan['recompute_flops'] / plan['step_flops']:.3f}"
+                     if "recompute_flops" in plan and plan.get("step_flops") else "-")
+        step_s, peak = measured.get(seq, (None, None))
+        torch_s, torch_peak = torch_rows.get(seq, (None, None))
+        ratio = f"{torch_s / step_s:.2f}x" if step_s and torch_s else "-"
+        rows.append([seq, "bertc", split, plan["precision"], recompute,
+                     f"{step_s:.4f}" if step_s else "-",
+                     f"{batch / step_s:,.1f}" if step_s else "-", ratio, gib(peak) if peak else "-", gib(plan["peak_bytes"]),
+                     ("yes" if peak <= plan["peak_bytes"] else "NO") if peak else "-"])
+        if torch_s:
+            rows.append([seq, "PyTorch AMP", split, torch_precision(plan),
+                         "-", f"{torch_s:.4f}", f"{batch / torch_s:,.1f}", "-", gib(torch_peak),
+                         "-", "-"])
+    mode = " (dry run: nothing measured)" if args.dry_run else ""
+    mode += f" (trainers prebuilt in {args.prebuilt})" if prebuilt else ""
+    print(f"CUDA trainer step, BERT-base, {args.steps} steps (first {args.warmup} skipped), "
+          f"--vram {vram} --arch {arch}, {gpu}, {datetime.date.today()}{mode}")
+    if no_torch:
+        print(f"PyTorch comparison not run: {no_torch}")
+    elif about:
+        print(f"PyTorch: {about}")
+    print_table(["seq", "run", "batch", "precision", "recompute", "median step s", "samples/s",
+                 "vs PyTorch", "peak GiB", "plan GiB", "peak <= plan"], rows)
+    for error in torch_errors:
+        print(error)
+    sys.exit(1 if torch_errors else 0)
+
+
+if __name__ == "__main__":
+    main()
