@@ -175,30 +175,6 @@ public:
     return downloadLoss();
   }
 
-  OptimizerStepOutcome optimizerStep(StepContext &ctx, DynamicLossScaler &scaler) override {
-    bind(ctx);
-    // The gradients region is all fp32 gradients and zeroed alignment padding.
-    auto *gradients = reinterpret_cast<float *>(arena_ + plan_.gradients.offset);
-    const auto count = int64_t(plan_.gradients.bytes / sizeof(float));
-    OptimizerStepOutcome outcome;
-    if (plan_.lossScaling) {
-      cuda::unscaleGradients(gradients, count, 1.0f / ctx.lossScale, extras_.nonFinite,
-                             stream_);
-      if (!scaler.update(download(extras_.nonFinite) == 0))
-        return outcome;
-    }
-    if (plan_.train.maxGradNorm > 0) {
-      cuda::squaredNorm(gradients, count, extras_.normPartials, extras_.squaredNorm, stream_);
-      cuda::clipByGlobalNorm(gradients, count, extras_.squaredNorm, plan_.train.maxGradNorm,
-                             stream_);
-      outcome.gradNorm = std::sqrt(download(extras_.squaredNorm));
-    }
-    ctx.adamStep = ctx.step - scaler.skippedSteps();
-    bertcOptimizerStep(ctx, device_);
-    outcome.updated = true;
-    return outcome;
-  }
-
   float evalStep(StepContext &ctx, float *logits) override {
     uploadInputs(ctx);
     bind(ctx);
@@ -215,7 +191,29 @@ public:
            " (cudaMemGetInfo, all processes); arena " + bytesText(plan_.arenaBytes);
   }
 
+protected:
+  bool unscaleGradients(float inverseScale) override {
+    cuda::unscaleGradients(gradients(), gradientCount(), inverseScale, extras_.nonFinite,
+                           stream_);
+    return download(extras_.nonFinite) == 0;
+  }
+  float clipGradients(float maxNorm) override {
+    cuda::squaredNorm(gradients(), gradientCount(), extras_.normPartials, extras_.squaredNorm,
+                      stream_);
+    cuda::clipByGlobalNorm(gradients(), gradientCount(), extras_.squaredNorm, maxNorm, stream_);
+    return std::sqrt(download(extras_.squaredNorm));
+  }
+  void applyUpdate(StepContext &ctx) override {
+    bind(ctx);
+    bertcOptimizerStep(ctx, device_);
+  }
+
 private:
+  float *gradients() const {
+    return reinterpret_cast<float *>(arena_ + plan_.gradients.offset);
+  }
+  int64_t gradientCount() const { return int64_t(plan_.gradients.bytes / sizeof(float)); }
+
   /// The regions the host sets and saves: parameters, their fp32 masters, the moments.
   std::vector<ArenaRegion> stateRegions() const {
     return {plan_.parameters, plan_.masterWeights, plan_.optimizerState};

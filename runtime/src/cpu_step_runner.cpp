@@ -52,26 +52,6 @@ public:
     return loss();
   }
 
-  OptimizerStepOutcome optimizerStep(StepContext &ctx, DynamicLossScaler &scaler) override {
-    bind(ctx);
-    // The gradients region is all fp32 gradients and zeroed alignment padding.
-    auto *gradients = reinterpret_cast<float *>(arena_ + plan_.gradients.offset);
-    const auto count = int64_t(plan_.gradients.bytes / sizeof(float));
-    OptimizerStepOutcome outcome;
-    if (plan_.lossScaling &&
-        !scaler.update(cpu::unscaleGradients(gradients, count, 1.0f / ctx.lossScale)))
-      return outcome;
-    if (plan_.train.maxGradNorm > 0) {
-      float squared = cpu::squaredNorm(gradients, count);
-      cpu::clipByGlobalNorm(gradients, count, squared, plan_.train.maxGradNorm);
-      outcome.gradNorm = std::sqrt(squared);
-    }
-    ctx.adamStep = ctx.step - scaler.skippedSteps();
-    bertcOptimizerStep(ctx);
-    outcome.updated = true;
-    return outcome;
-  }
-
   float evalStep(StepContext &ctx, float *logits) override {
     bind(ctx);
     bertcEvalStep(ctx, logits);
@@ -80,7 +60,25 @@ public:
 
   std::string memoryReport() override { return ""; }
 
+protected:
+  bool unscaleGradients(float inverseScale) override {
+    return cpu::unscaleGradients(gradients(), gradientCount(), inverseScale);
+  }
+  float clipGradients(float maxNorm) override {
+    float squared = cpu::squaredNorm(gradients(), gradientCount());
+    cpu::clipByGlobalNorm(gradients(), gradientCount(), squared, maxNorm);
+    return std::sqrt(squared);
+  }
+  void applyUpdate(StepContext &ctx) override {
+    bind(ctx);
+    bertcOptimizerStep(ctx);
+  }
+
 private:
+  float *gradients() const {
+    return reinterpret_cast<float *>(arena_ + plan_.gradients.offset);
+  }
+  int64_t gradientCount() const { return int64_t(plan_.gradients.bytes / sizeof(float)); }
   void bind(StepContext &ctx) const {
     ctx.arena = arena_;
     ctx.scratch = reinterpret_cast<float *>(arena_ + plan_.scratch.offset);

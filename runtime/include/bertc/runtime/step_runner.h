@@ -72,7 +72,7 @@ public:
   /// 2. with a max_grad_norm (TrainSettings::maxGradNorm > 0), the gradients are scaled
   ///    so that their global L2 norm is at most that (clip_grad_norm_);
   /// 3. AdamW, ctx.adamStep set to the update's 1-based count.
-  virtual OptimizerStepOutcome optimizerStep(StepContext &ctx, DynamicLossScaler &scaler) = 0;
+  OptimizerStepOutcome optimizerStep(StepContext &ctx, DynamicLossScaler &scaler);
   /// bertcEvalStep on the micro-batch in the host arena's input slots: the head's fp32
   /// logits into `logits` (host memory); returns the micro-batch's loss.
   virtual float evalStep(StepContext &ctx, float *logits) = 0;
@@ -80,6 +80,16 @@ public:
   /// What the run's memory came to, for the end of the run ("" when there is nothing to
   /// add to the plan's own figures).
   virtual std::string memoryReport() = 0;
+
+protected:
+  // The optimizer step's parts, on the gradients region (all fp32 gradients and zeroed
+  // alignment padding) where the steps run.
+  /// Multiplies every gradient by `inverseScale`; returns whether all are finite.
+  virtual bool unscaleGradients(float inverseScale) = 0;
+  /// Scales the gradients to a global L2 norm of at most `maxNorm`; returns the norm before.
+  virtual float clipGradients(float maxNorm) = 0;
+  /// bertcOptimizerStep.
+  virtual void applyUpdate(StepContext &ctx) = 0;
 };
 
 /// The runner of the target the trainer was built for, with its arena allocated (throws
