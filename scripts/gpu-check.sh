@@ -4,11 +4,11 @@
 #      $BERTC_GPU_CHECK_BUILD_DIR), with the CUDA code for this machine's GPU only
 #      (CMAKE_CUDA_ARCHITECTURES=native: one architecture instead of five, to fit the time
 #      limit; the normal test suite covers the all-architectures build), or bertc's default
-#      list when configuring with native fails. On a GPU machine without bertc's toolchain
-#      (LLVM/MLIR, GoogleTest, ...), scripts/gpu-bundle.sh prepares gpu-bundle/ elsewhere: when
-#      it is here, nothing is built; it is unpacked into DIR/bundle and steps 2 to 4 run what
-#      it holds (the kernel test binary, prebuilt trainers, the CPU's loss logs), with a
-#      warning when it was built from other sources than this tree's;
+#      list when configuring with native fails. Where gpu-bundle/ is present (made by
+#      scripts/gpu-bundle.sh on a machine with bertc's toolchain, for a GPU machine without
+#      LLVM/MLIR, GoogleTest, ...), nothing is built: it is unpacked into build-gpu/bundle,
+#      steps 2 to 4 run what it holds (the kernel test binary, the trainers, the CPU's loss
+#      logs), and the summary warns when it was built from other sources than this tree's;
 #   2. run the kernel tests (ctest -L gpu; from a bundle, the test binary): every CUDA kernel
 #      against its CPU twin;
 #   3. the tiny example trained 20 steps on the CPU and the CUDA target from one seed, in fp32
@@ -24,6 +24,7 @@
 # Environment, for trying the script's steps without the build or without a GPU:
 #   BERTC_GPU_BUNDLE=DIR           the bundle to use (default gpu-bundle, when it exists);
 #   BERTC_GPU_CHECK_BUILD_DIR=DIR  build directory, and where logs go (default build-gpu);
+#                                  both relative to the repository root
 #   BERTC_GPU_CHECK_SKIP_BUILD=1   skip step 1 and use DIR as it is (it must hold bin/bertc);
 #   BERTC_GPU_CHECK_ARCH=sm_XX     bertc's --arch instead of the GPU's; without a GPU, steps 3
 #                                  and 4 then run and fail at the first CUDA trainer instead of
@@ -150,10 +151,11 @@ tarfile.open(sys.argv[1]).extractall(
   fi
 }
 
-# add_cuda_libraries BINARY: the bundle's binaries find cudart and cuBLASLt through an rpath to
-# the toolkit they were built with (/usr/local/cuda/lib there); where the loader finds neither
-# that way nor through ldconfig, this puts the directory that holds them on LD_LIBRARY_PATH:
-# this machine's CUDA toolkit, or Python's nvidia pip packages (PyTorch's CUDA libraries).
+# add_cuda_libraries BINARY: the bundle's binaries look for cudart and cuBLASLt through an
+# rpath to the toolkit that built them (/usr/local/cuda/lib on that machine) and ldconfig's
+# cache; for each that BINARY still lacks here (ldd: "not found"), this puts the directory that
+# holds it on LD_LIBRARY_PATH: from this machine's CUDA toolkit, or from Python's nvidia pip
+# packages (PyTorch's CUDA libraries).
 add_cuda_libraries() {
   local name found roots=(/usr/local/cuda/) root
   while IFS= read -r root; do
@@ -162,7 +164,7 @@ add_cuda_libraries() {
   for name in $(ldd "$1" 2>/dev/null | awk '/not found/ { print $1 }'); do
     found=$(find "${roots[@]}" -name "$name" -print -quit 2>/dev/null)
     if [[ -n $found ]]; then
-      export LD_LIBRARY_PATH="${found%/*}:$LD_LIBRARY_PATH"
+      export LD_LIBRARY_PATH="${found%/*}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
       echo "gpu-check: $name from ${found%/*}"
     else
       echo "gpu-check: $name not found (looked in ${roots[*]})"
@@ -172,7 +174,7 @@ add_cuda_libraries() {
 
 # Step 1 for a bundle: unpacks it and puts its libraries, and CUDA's, on LD_LIBRARY_PATH.
 unpack_bundle() {
-  local step_start commit status
+  local step_start commit archs nvcc status
   step_start=$(date +%s)
   if [[ ! -f $bundle/MANIFEST || ! -f $bundle/bundle.tar.xz ]]; then
     record "build" FAILED "$bundle has no MANIFEST and bundle.tar.xz: rerun scripts/gpu-bundle.sh"
@@ -187,12 +189,16 @@ unpack_bundle() {
   fi
   export LD_LIBRARY_PATH="$prebuilt/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   add_cuda_libraries "$prebuilt/bin/bertc_cuda_kernel_tests"
-  commit=$(manifest_field commit)
-  record "build" ok "prebuilt bundle ${commit:0:12} (CUDA for $(manifest_field \
-    cuda-architectures), nvcc $(manifest_field nvcc)), unpacked in $(($(date +%s) - step_start)) s"
+  commit=$(manifest_field commit) archs=$(manifest_field cuda-architectures)
+  nvcc=$(manifest_field nvcc)
+  record "build" ok "prebuilt bundle ${commit:0:12} (CUDA for $archs, nvcc $nvcc), unpacked in \
+$(($(date +%s) - step_start)) s"
+  # The commit alone would not do: the bundle may come from uncommitted sources, and this
+  # tree is often a copy without .git.
   if [[ $(manifest_field sources) != "$(sources_fingerprint)" ]]; then
-    record "bundle sources" WARNING "built from other sources than this tree's (commit \
-${commit:0:12}$(git rev-parse --short=12 HEAD 2>/dev/null | sed 's/^/, this tree: /')): rerun scripts/gpu-bundle.sh"
+    record "bundle sources" WARNING "the bundle (commit ${commit:0:12}) was built from other \
+sources than this tree's$(git rev-parse --short=12 HEAD 2>/dev/null | sed 's/^/ (HEAD /; s/$/)/'): \
+rerun scripts/gpu-bundle.sh"
   fi
 }
 
@@ -222,7 +228,7 @@ run_kernel_tests() {
   local counts="$((${total:-0} - failed_tests - skipped)) passed, $failed_tests failed, $skipped skipped"
   if [[ $status -ne 0 ]]; then
     [[ -n $total ]] || counts=$(grep -m1 'error while loading' "$log")
-    record "CUDA kernel tests" FAILED "$(outcome $status): ${counts:-no test ran}, see $log"
+    record "CUDA kernel tests" FAILED "$(outcome $status): ${counts:-no summary in its output}, see $log"
     return 1
   fi
   if ((skipped > 0)); then

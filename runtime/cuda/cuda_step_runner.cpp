@@ -73,7 +73,7 @@ DeviceBuffer deviceAllocate(size_t bytes, const char *what) {
     throw ArenaAllocationError(std::string("cannot allocate ") + what + " on the device: " +
                                bytesText(bytes));
   }
-  BERTC_CUDA_CHECK(status);
+  cuda::checkCuda(status, "cudaMalloc(&pointer, bytes)", __FILE__, __LINE__);
   return DeviceBuffer(static_cast<std::byte *>(pointer));
 }
 

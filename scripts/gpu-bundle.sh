@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Prepares gpu-bundle/: everything scripts/gpu-check.sh needs on a GPU machine that has CUDA,
+# CMake and Python but not bertc's toolchain (LLVM/MLIR 19, GoogleTest, toml++, nlohmann-json,
+# OpenBLAS), so that nothing is built there. Run it here; then run gpu-check.sh there with
+# gpu-bundle/ beside it (for the device tool: carry ["gpu-bundle"]).
+#   1. builds bertc and the CUDA kernel tests (Release, Ninja, ccache) into build-bundle/ (or
+#      $BERTC_GPU_BUNDLE_BUILD_DIR) for the CUDA architectures in $BERTC_GPU_ARCHS (default
+#      "90", the H100/H200; "80;90" builds the kernels and the trainers for each);
+#   2. stages the kernel test binary and the libraries it loads that such a machine lacks
+#      (OpenBLAS and its Fortran runtime; glibc, libstdc++ and CUDA's libraries are there);
+#      per architecture the tiny example's CUDA trainers in fp32 and bf16 and BERT-base's at
+#      seq 128 and 512 (bench/cuda_step.py --prepare), each with its plan.json; the tiny
+#      example's data and the CPU trainers' loss logs for the 20 steps gpu-check.sh compares;
+#   3. strips the binaries and packs them into gpu-bundle/bundle.tar.xz beside a MANIFEST
+#      (commit, a hash of the sources, architectures, contents), and prints the size.
+set -euo pipefail
+shopt -s nullglob
+cd "$(dirname "$0")/.."
+
+started=$(date +%s)
+build_dir=${BERTC_GPU_BUNDLE_BUILD_DIR:-build-bundle}
+archs=${BERTC_GPU_ARCHS:-90}
+out=gpu-bundle
+stage="$build_dir/gpu-bundle-stage"  # what goes into the archive
+work="$build_dir/gpu-bundle-work"    # everything else bertc writes
+bertc="$build_dir/bin/bertc"
+# The device tool carries at most 64 MiB, the repository's tracked files (~3 MiB) included.
+limit_mib=40
+
+# The sources the bundle's binaries come from, as one hash: gpu-check.sh computes the same in
+# the tree it runs in (often a copy without .git) to warn when the bundle does not match it.
+# The exclusions are .gitignore's, so that here and there list the same files. Keep the two
+# scripts' copies identical.
+sources_fingerprint() {
+  find CMakeLists.txt compiler dialect frontends runtime test/unit/cuda examples/tiny bench/models \
+    -type f ! -path '*/__pycache__/*' ! -name '*.pyc' ! -path 'examples/*/train.jsonl' -print0 |
+    LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16
+}
+
+# quietly LOG COMMAND...: runs it with its output in LOG; on failure shows LOG's end and exits.
+quietly() {
+  local log=$1
+  shift
+  "$@" >>"$log" 2>&1 || { tail -30 "$log"; echo "gpu-bundle: failed: $*, see $log" >&2; exit 1; }
+}
+
+# take FROM TO: a trainer and its plan (bertc's other output stays behind).
+take() { mkdir -p "$2" && cp "$1/trainer" "$1/plan.json" "$2/"; }
+
+trainer_archs=()
+for number in ${archs//;/ }; do
+  case $number in
+    75 | 80 | 86 | 89 | 90) trainer_archs+=("sm_$number") ;;
+    *) echo "gpu-bundle: BERTC_GPU_ARCHS: $number is none of bertc's 75 80 86 89 90" >&2; exit 1 ;;
+  esac
+done
+
+mkdir -p "$build_dir"
+log="$build_dir/gpu-bundle.log"
+: >"$log"
+echo "gpu-bundle: building bertc and the CUDA kernel tests in $build_dir for CUDA $archs" \
+  "(log: $log; minutes on a cold ccache)"
+launchers=()
+if command -v ccache >/dev/null; then
+  launchers=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+fi
+quietly "$log" cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launchers[@]}" \
+  -DCMAKE_CUDA_ARCHITECTURES="$archs"
+quietly "$log" cmake --build "$build_dir" --target bertc bertc_cuda_kernel_tests
+echo "gpu-bundle: built at $(($(date +%s) - started)) s"
+
+rm -rf "$stage" "$work"
+mkdir -p "$stage/bin" "$stage/lib" "$stage/tiny" "$work"
+cp "$build_dir/bin/bertc_cuda_kernel_tests" "$stage/bin/"
+
+# The tiny example: gpu-check.sh trains the CUDA trainers on this data from seed 1 and compares
+# their losses with these CPU logs.
+data="$stage/tiny/train.jsonl"
+quietly "$log" python3 examples/tiny/make_data.py --rows 2048 --seed 1 --out "$data"
+for precision in fp32 bf16; do
+  quietly "$log" "$bertc" examples/tiny/model.toml --vram 1GB --precision "$precision" \
+    --target cpu -o "$work/cpu-$precision"
+  quietly "$log" "$work/cpu-$precision/trainer" --data "$data" --steps 20 --seed 1 --quiet \
+    --log "$stage/tiny/cpu-$precision.jsonl"
+  for arch in "${trainer_archs[@]}"; do
+    quietly "$log" "$bertc" examples/tiny/model.toml --vram 1GB --precision "$precision" \
+      --target cuda --arch "$arch" -o "$work/$arch/tiny-$precision"
+    take "$work/$arch/tiny-$precision" "$stage/$arch/tiny-$precision"
+  done
+done
+for arch in "${trainer_archs[@]}"; do
+  quietly "$log" env BERTC="$bertc" python3 bench/cuda_step.py --prepare "$work/$arch/bert-base" \
+    --arch "$arch"
+  mkdir -p "$stage/$arch/bert-base"
+  cp "$work/$arch/bert-base/manifest.json" "$stage/$arch/bert-base/"
+  for seq_dir in "$work/$arch/bert-base"/seq*/; do
+    take "$seq_dir" "$stage/$arch/bert-base/$(basename "$seq_dir")"
+  done
+done
+echo "gpu-bundle: trainers built at $(($(date +%s) - started)) s"
+
+# The shared libraries the binaries load, less those the GPU machine has: glibc's, the GCC
+# runtime, and CUDA's (gpu-check.sh finds cudart and cuBLASLt there).
+binaries=("$stage/bin/bertc_cuda_kernel_tests" "$stage"/sm_*/*/trainer "$stage"/sm_*/*/*/trainer)
+loads=$(ldd "${binaries[@]}")
+if grep 'not found' <<<"$loads" >&2; then
+  exit 1
+fi
+awk '$2 == "=>" { print $1, $3 }' <<<"$loads" | sort -u |
+  { grep -Ev '^(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libcudart|libcublasLt)\.so' || true; } |
+  while read -r name path; do cp -L "$path" "$stage/lib/$name"; done
+strip --strip-unneeded "${binaries[@]}" "$stage"/lib/*
+
+rm -rf "$out"
+mkdir -p "$out"
+XZ_OPT=-T0 tar --sort=name --owner=0 --group=0 -C "$stage" -cJf "$out/bundle.tar.xz" .
+nvcc=$(sed -n 's/^set(CMAKE_CUDA_COMPILER_VERSION "\(.*\)")/\1/p' \
+  "$build_dir"/CMakeFiles/*/CMakeCUDACompiler.cmake | head -1)
+{
+  echo "bertc GPU bundle, made by scripts/gpu-bundle.sh for scripts/gpu-check.sh"
+  echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)"
+  echo "sources: $(sources_fingerprint)"
+  echo "cuda-architectures: $archs"
+  echo "trainers: ${trainer_archs[*]}"
+  echo "nvcc: ${nvcc:-unknown}"
+  echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "contents of bundle.tar.xz (bytes, path):"
+  (cd "$stage" && find . -type f -printf '  %s\t%P\n' | LC_ALL=C sort -k2)
+} >"$out/MANIFEST"
+
+size=$(du -sb "$out" | cut -f1)
+echo "gpu-bundle: $out/ is $((size / 1024)) KiB ($(($(du -sb "$stage" | cut -f1) / 1024)) KiB" \
+  "unpacked), made in $(($(date +%s) - started)) s"
+if ((size > limit_mib * 1024 * 1024)); then
+  echo "gpu-bundle: over $limit_mib MiB: too little of the device tool's 64 MiB carry is left" >&2
+  exit 1
+fi
