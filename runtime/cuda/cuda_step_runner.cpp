@@ -13,9 +13,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <type_traits>
-#include <cstdio>
 #include <vector>
 
 namespace bertc {
@@ -79,6 +80,10 @@ DeviceBuffer deviceAllocate(size_t bytes, const char *what) {
 
 /// The device the run uses (the current one), or a plain error when there is none.
 int requireDevice() {
+  // Kernels are loaded when first launched, not all at start-up (CUDA's default since
+  // 12.2, kept unless the environment says otherwise): the context stays within the
+  // plan's process reserve.
+  ::setenv("CUDA_MODULE_LOADING", "LAZY", /*overwrite=*/0);
   int count = 0;
   cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0)
@@ -92,32 +97,21 @@ int requireDevice() {
   return device;
 }
 
-/// What the runner keeps on the device besides the arena: the AdamW chunk table, the
-/// gradient norm's partial sums and result, and fp16's overflow flag.
-struct DeviceExtras {
-  const AdamWChunk *chunks;
+/// The optimizer's tables in their arena slot (cuda::optimizerTables).
+struct OptimizerTablePointers {
+  AdamWChunk *chunks;
   double *normPartials; ///< cuda::kSquaredNormPartials of them
   float *squaredNorm;
   int *nonFinite;
 };
 
-/// Where DeviceExtras lie in their one allocation (the plan's process reserve covers its
-/// few hundred kilobytes): the chunks, then the doubles, then the scalars.
-struct ExtrasLayout {
-  explicit ExtrasLayout(size_t chunkCount)
-      : chunkBytes((chunkCount * sizeof(AdamWChunk) + 7) / 8 * 8),
-        bytes(chunkBytes + cuda::kSquaredNormPartials * sizeof(double) + sizeof(float) +
-              sizeof(int)) {}
-  DeviceExtras at(std::byte *base) const {
-    std::byte *partials = base + chunkBytes;
-    std::byte *scalars = partials + cuda::kSquaredNormPartials * sizeof(double);
-    return {reinterpret_cast<const AdamWChunk *>(base), reinterpret_cast<double *>(partials),
-            reinterpret_cast<float *>(scalars),
-            reinterpret_cast<int *>(scalars + sizeof(float))};
-  }
-  size_t chunkBytes;
-  size_t bytes;
-};
+OptimizerTablePointers tablePointers(std::byte *slot, int64_t chunkCount) {
+  cuda::OptimizerTables layout = cuda::optimizerTables(chunkCount);
+  return {reinterpret_cast<AdamWChunk *>(slot),
+          reinterpret_cast<double *>(slot + layout.partialsOffset),
+          reinterpret_cast<float *>(slot + layout.squaredNormOffset),
+          reinterpret_cast<int *>(slot + layout.nonFiniteOffset)};
+}
 
 class CudaStepRunner final : public StepRunner {
 public:
@@ -125,24 +119,31 @@ public:
       : plan_(kTrainerPlan), host_(kTrainerPlan.arenaBytes), deviceIndex_(requireDevice()) {
     std::vector<AdamWChunk> chunks =
         cuda::adamwChunks({kAdamWParameters, kAdamWParameters + kNumAdamWParameters});
-    ExtrasLayout layout(chunks.size());
+    size_t tablesBytes = cuda::optimizerTables(int64_t(chunks.size())).bytes;
+    if (tablesBytes > kOptimizerTablesBytes)
+      throw std::runtime_error("the plan's optimizer tables are " +
+                               std::to_string(kOptimizerTablesBytes) + " bytes but the runtime "
+                               "needs " + std::to_string(tablesBytes) +
+                               ": rebuild the trainer with this bertc");
+    BERTC_CUDA_CHECK(cudaFree(nullptr)); // creates the context: what is in use before the arena
+    contextBytes_ = usedBytes();
     try {
-      cuda::requireDeviceMemory(plan_.arenaBytes + layout.bytes);
+      cuda::requireDeviceMemory(plan_.arenaBytes);
     } catch (const cuda::DeviceMemoryError &error) {
       throw ArenaAllocationError(error.what());
     }
     arenaBuffer_ = deviceAllocate(std::max<size_t>(plan_.arenaBytes, 1), "the arena");
-    extrasBuffer_ = deviceAllocate(layout.bytes, "the optimizer's tables");
     arena_ = arenaBuffer_.get();
-    extras_ = layout.at(extrasBuffer_.get());
+    tables_ = tablePointers(arena_ + kOptimizerTablesOffset, int64_t(chunks.size()));
     cudaStream_t stream = nullptr;
     BERTC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     streamOwner_.reset(stream);
     stream_ = stream;
-    copy(extrasBuffer_.get(), chunks.data(), layout.chunkBytes, cudaMemcpyHostToDevice);
+    copy(tables_.chunks, chunks.data(), chunks.size() * sizeof(AdamWChunk),
+         cudaMemcpyHostToDevice);
     synchronize(); // `chunks` is pageable host memory about to go
     gemms_ = std::make_unique<cuda::LinearGemms>(arena_ + kGemmWorkspaceOffset, stream_);
-    device_ = {stream_, gemms_.get(), extras_.chunks, int64_t(chunks.size())};
+    device_ = {stream_, gemms_.get(), tables_.chunks, int64_t(chunks.size())};
     samplePeak();
   }
 
@@ -188,20 +189,21 @@ public:
     cudaDeviceProp properties{};
     BERTC_CUDA_CHECK(cudaGetDeviceProperties(&properties, deviceIndex_));
     return "device peak: " + bytesText(peakUsed_) + " in use on " + properties.name +
-           " (cudaMemGetInfo, all processes); arena " + bytesText(plan_.arenaBytes);
+           " (cudaMemGetInfo, all processes); arena " + bytesText(plan_.arenaBytes) +
+           ", in use before it (CUDA context) " + bytesText(contextBytes_);
   }
 
 protected:
   bool unscaleGradients(float inverseScale) override {
-    cuda::unscaleGradients(gradients(), gradientCount(), inverseScale, extras_.nonFinite,
+    cuda::unscaleGradients(gradients(), gradientCount(), inverseScale, tables_.nonFinite,
                            stream_);
-    return download(extras_.nonFinite) == 0;
+    return download(tables_.nonFinite) == 0;
   }
   float clipGradients(float maxNorm) override {
-    cuda::squaredNorm(gradients(), gradientCount(), extras_.normPartials, extras_.squaredNorm,
+    cuda::squaredNorm(gradients(), gradientCount(), tables_.normPartials, tables_.squaredNorm,
                       stream_);
-    cuda::clipByGlobalNorm(gradients(), gradientCount(), extras_.squaredNorm, maxNorm, stream_);
-    return std::sqrt(download(extras_.squaredNorm));
+    cuda::clipByGlobalNorm(gradients(), gradientCount(), tables_.squaredNorm, maxNorm, stream_);
+    return std::sqrt(download(tables_.squaredNorm));
   }
   void applyUpdate(StepContext &ctx) override {
     bind(ctx);
@@ -257,22 +259,24 @@ private:
     ctx.planCheck = nullptr;
   }
 
-  void samplePeak() {
+  static size_t usedBytes() {
     cuda::DeviceMemory memory = cuda::deviceMemory();
-    peakUsed_ = std::max(peakUsed_, memory.totalBytes - memory.freeBytes);
+    return memory.totalBytes - memory.freeBytes;
   }
+  void samplePeak() { peakUsed_ = std::max(peakUsed_, usedBytes()); }
 
   // Destroyed in reverse: the GEMMs before their stream, the stream before the memory.
   const TrainerPlan &plan_;
   HostMirror host_;
   int deviceIndex_;
-  DeviceBuffer arenaBuffer_, extrasBuffer_;
+  DeviceBuffer arenaBuffer_;
   Stream streamOwner_;
   std::byte *arena_ = nullptr;
-  DeviceExtras extras_{};
+  OptimizerTablePointers tables_{};
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<cuda::LinearGemms> gemms_;
   cuda::StepDevice device_{};
+  size_t contextBytes_ = 0; ///< in use once the context exists, before the arena
   size_t peakUsed_ = 0;
 };
 

@@ -135,8 +135,10 @@ struct LinearGemms::State {
       status = cublasLtMatmulAlgoGetHeuristic(handle, plan.desc, plan.a, plan.b, plan.d, plan.d,
                                               preference, 1, &result, &algorithms);
     cublasLtMatmulPreferenceDestroy(preference);
-    BERTC_CUBLAS_CHECK(status);
-    if (algorithms == 0)
+    // "Not supported" is cuBLASLt's way of saying no algorithm fits: explained below.
+    if (status != CUBLAS_STATUS_NOT_SUPPORTED)
+      BERTC_CUBLAS_CHECK(status);
+    if (status == CUBLAS_STATUS_NOT_SUPPORTED || algorithms == 0)
       throw CudaError("cuBLASLt has no algorithm for a " + std::to_string(shape.m) + "x" +
                       std::to_string(shape.n) + "x" + std::to_string(shape.k) +
                       " GEMM with these types on this GPU (bf16 needs sm_80 or newer)");

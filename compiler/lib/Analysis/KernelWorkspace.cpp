@@ -14,6 +14,13 @@ namespace bertc {
 
 const int64_t kCudaGemmWorkspaceBytes = int64_t(cuda::kCublasLtWorkspaceBytes);
 
+int64_t cudaOptimizerTablesBytes(func::FuncOp microStep) {
+  int64_t chunks = 0;
+  for (ParamOp param : trainableParams(microStep))
+    chunks += cuda::adamwChunkCount(param.getResult().getType().getNumElements());
+  return int64_t(cuda::optimizerTables(chunks).bytes);
+}
+
 int64_t attentionStatsBytes(int64_t batch, int64_t heads, int64_t seq) {
   return cuda::attentionStatsFloats(batch, heads, seq) * int64_t(sizeof(float));
 }

@@ -2,8 +2,8 @@
 //
 // Lays out the arena (see Passes.td): fixed regions for parameters, gradients,
 // optimizer state, kernel scratch and inputs, then the activations of @micro_step
-// packed by liveness, then the GEMM library's workspace (target cuda). Writes the offsets
-// back into the IR as attributes.
+// packed by liveness, then the CUDA runtime's workspace (target cuda: cuBLASLt's and the
+// optimizer's tables). Writes the offsets back into the IR as attributes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -143,12 +143,14 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
       });
     }
 
-    // 5. The GEMM library's workspace last, so that every other offset is the same with
-    //    and without it.
+    // 5. The CUDA runtime's workspace last, so that every other offset is the same with
+    //    and without it: the GEMM library's, then the optimizer's tables.
     int64_t gemmBegin = bertc::alignTo(activationsBegin + packing.bytes, alignment);
     RegionCursor gemm{gemmBegin, gemmBegin, alignment};
-    if (gemmWorkspace > 0)
+    if (gemmWorkspace > 0) {
       gemm.take(gemmWorkspace);
+      gemm.take(bertc::cudaOptimizerTablesBytes(*microStep));
+    }
     int64_t arenaBytes = bertc::alignTo(gemm.end, alignment);
     int64_t fixedBytes = activationsBegin + (gemm.end - gemm.begin);
     module->setAttr(

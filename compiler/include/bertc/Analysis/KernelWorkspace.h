@@ -20,6 +20,10 @@ namespace bertc {
 /// static_asserts that the runtime it is built against agrees).
 extern const int64_t kCudaGemmWorkspaceBytes;
 
+/// Bytes of the CUDA runtime's optimizer tables (cuda::optimizerTables) for the trainable
+/// parameters of `microStep`.
+int64_t cudaOptimizerTablesBytes(mlir::func::FuncOp microStep);
+
 /// Alignment of the pieces of one op's workspace.
 inline constexpr int64_t kKernelWorkspaceAlignment = 256;
 

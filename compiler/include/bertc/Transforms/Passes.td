@@ -144,9 +144,11 @@ def PlanBuffers : Pass<"bertc-plan-buffers", "mlir::ModuleOp"> {
     Scratch holds the CPU attention's tiles and one slot the CUDA kernels' per-op
     workspace (attention and LayerNorm row statistics, the attention backward's
     recomputed forward) shares: every op that needs it gets its offset as
-    `arena.workspace`. Both targets plan it, so both run at the same offsets. The GEMM
-    library's workspace (`gemm-workspace` bytes, the cuBLASLt workspace of target cuda)
-    comes last, so it moves no other slot.
+    `arena.workspace`. Both targets plan it, so both run at the same offsets. The CUDA
+    runtime's workspace comes last, so it moves no other slot: with `gemm-workspace`
+    bytes (the cuBLASLt workspace of target cuda), those and then the optimizer's device
+    tables (the AdamW chunk table, the gradient norm's partial sums; cuda_buffers.h),
+    together the `gemm_workspace` region.
 
     Results: `arena.offsets` (one byte offset per result) on ops, `arena.value`,
     `arena.master` (16-bit parameters), `arena.grad`, `arena.adam_m`, `arena.adam_v`

@@ -1,7 +1,8 @@
 // The device memory the CUDA runtime needs beyond the tensors of the CPU schedule, in a
 // header without CUDA so that the memory planner can count it: the cuBLASLt workspace,
-// the attention's saved row statistics, the gradient norm's partial sums and the AdamW
-// chunk table. (LayerNorm's saved mean and rstd are [rows] fp32 each, cuda_kernels.h.)
+// the attention's saved row statistics, and the optimizer's tables (the AdamW chunk table,
+// the gradient norm's partial sums and scalars). (LayerNorm's saved mean and rstd are
+// [rows] fp32 each, cuda_kernels.h.)
 #pragma once
 
 #include <algorithm>
@@ -45,6 +46,27 @@ struct AdamWChunk {
   int32_t decay;
 };
 constexpr int64_t kAdamWChunkElements = 16384;
+
+/// Chunks adamwChunks cuts a parameter of `count` values into.
+inline int64_t adamwChunkCount(int64_t count) {
+  return (count + kAdamWChunkElements - 1) / kAdamWChunkElements;
+}
+
+/// The optimizer's tables, one arena slot after the cuBLASLt workspace: the AdamW chunk
+/// table, then kSquaredNormPartials doubles, the squared gradient norm (float) and fp16's
+/// overflow flag (int). Offsets are from the slot's start.
+struct OptimizerTables {
+  size_t partialsOffset;
+  size_t squaredNormOffset;
+  size_t nonFiniteOffset;
+  size_t bytes;
+};
+inline OptimizerTables optimizerTables(int64_t chunkCount) {
+  size_t partials = (size_t(chunkCount) * sizeof(AdamWChunk) + 7) / 8 * 8;
+  size_t squaredNorm = partials + size_t(kSquaredNormPartials) * sizeof(double);
+  size_t nonFinite = squaredNorm + sizeof(float);
+  return {partials, squaredNorm, nonFinite, nonFinite + sizeof(int)};
+}
 
 /// Splits the parameters into chunks, in order: the table adamwUpdate takes (built once;
 /// its device copy is sizeof(AdamWChunk) bytes per chunk).

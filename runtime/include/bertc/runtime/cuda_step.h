@@ -29,6 +29,9 @@ extern const bertc::cuda::AdamWParameter kAdamWParameters[];
 extern const size_t kNumAdamWParameters;
 /// Byte offset of the cuBLASLt workspace (kCublasLtWorkspaceBytes) in the arena.
 extern const size_t kGemmWorkspaceOffset;
+/// Byte offset and size of the optimizer's tables (cuda::optimizerTables) in the arena.
+extern const size_t kOptimizerTablesOffset;
+extern const size_t kOptimizerTablesBytes;
 /// Forward and backward of one micro-batch on the device arena (see bertcMicroStep in
 /// trainer_plan.h), queued on dev.stream.
 void bertcMicroStep(const bertc::StepContext &ctx, const bertc::cuda::StepDevice &dev);
