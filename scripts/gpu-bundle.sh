@@ -8,9 +8,12 @@
 #      "90", the H100/H200; "80;90" builds the kernels and the trainers for each);
 #   2. stages the kernel test binary and the libraries it loads that such a machine lacks
 #      (OpenBLAS and its Fortran runtime; glibc, libstdc++ and CUDA's libraries are there);
-#      per architecture the tiny example's CUDA trainers in fp32 and bf16 and BERT-base's at
-#      seq 128 and 512 (bench/cuda_step.py --prepare), each with its plan.json; the tiny
-#      example's data and the CPU trainers' loss logs for the 20 steps gpu-check.sh compares;
+#      per architecture the tiny example's CUDA trainers (fp32, bf16, fp16, and fp32 with
+#      gradient clipping: "clip", a copy of examples/tiny/model.toml with max_grad_norm = 0.05)
+#      and BERT-base's at seq 128 and 512 (bench/cuda_step.py --prepare), each with its
+#      plan.json; the tiny example's data and the CPU trainers' metrics logs of the 20 steps
+#      gpu-check.sh compares (tiny/cpu-VARIANT.jsonl: losses; fp16's also loss_scale and
+#      skipped_steps, clip's grad_norm);
 #   3. strips the binaries and packs them into gpu-bundle/bundle.tar.xz beside a MANIFEST
 #      (commit, a hash of the sources, architectures, contents), and prints the size.
 set -euo pipefail
@@ -74,18 +77,29 @@ mkdir -p "$stage/bin" "$stage/lib" "$stage/tiny" "$work"
 cp "$build_dir/bin/bertc_cuda_kernel_tests" "$stage/bin/"
 
 # The tiny example: gpu-check.sh trains the CUDA trainers on this data from seed 1 and compares
-# their losses with these CPU logs.
+# their metrics logs with these CPU logs. The variants are gpu-check.sh's: fp32, bf16, fp16
+# (loss scaling), and clip: fp32 with max_grad_norm = 0.05, which clips most steps (the tiny
+# example's gradient norm runs 0.03 to 0.4), as test/e2e/grad-clipping.test makes it.
 data="$stage/tiny/train.jsonl"
 quietly "$log" python3 examples/tiny/make_data.py --rows 2048 --seed 1 --out "$data"
-for precision in fp32 bf16; do
-  quietly "$log" "$bertc" examples/tiny/model.toml --vram 1GB --precision "$precision" \
-    --target cpu -o "$work/cpu-$precision"
-  quietly "$log" "$work/cpu-$precision/trainer" --data "$data" --steps 20 --seed 1 --quiet \
-    --log "$stage/tiny/cpu-$precision.jsonl"
+clip_model="$work/clip.toml"
+sed 's/^warmup = 0.1$/warmup = 0.1\nmax_grad_norm = 0.05/' examples/tiny/model.toml >"$clip_model"
+if ! grep -q '^max_grad_norm = 0.05$' "$clip_model"; then
+  echo "gpu-bundle: no 'warmup = 0.1' line in examples/tiny/model.toml to add max_grad_norm after" >&2
+  exit 1
+fi
+tiny_variants=(fp32 bf16 fp16 clip)
+for variant in "${tiny_variants[@]}"; do
+  model=examples/tiny/model.toml precision=$variant
+  [[ $variant == clip ]] && model=$clip_model precision=fp32
+  quietly "$log" "$bertc" "$model" --vram 1GB --precision "$precision" \
+    --target cpu -o "$work/cpu-$variant"
+  quietly "$log" "$work/cpu-$variant/trainer" --data "$data" --steps 20 --seed 1 --quiet \
+    --log "$stage/tiny/cpu-$variant.jsonl"
   for arch in "${trainer_archs[@]}"; do
-    quietly "$log" "$bertc" examples/tiny/model.toml --vram 1GB --precision "$precision" \
-      --target cuda --arch "$arch" -o "$work/$arch/tiny-$precision"
-    take "$work/$arch/tiny-$precision" "$stage/$arch/tiny-$precision"
+    quietly "$log" "$bertc" "$model" --vram 1GB --precision "$precision" \
+      --target cuda --arch "$arch" -o "$work/$arch/tiny-$variant"
+    take "$work/$arch/tiny-$variant" "$stage/$arch/tiny-$variant"
   done
 done
 for arch in "${trainer_archs[@]}"; do
@@ -122,6 +136,7 @@ nvcc=$(sed -n 's/^set(CMAKE_CUDA_COMPILER_VERSION "\(.*\)")/\1/p' \
   echo "sources: $(sources_fingerprint)"
   echo "cuda-architectures: $archs"
   echo "trainers: ${trainer_archs[*]}"
+  echo "tiny: ${tiny_variants[*]}"
   echo "nvcc: ${nvcc:-unknown}"
   echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "contents of bundle.tar.xz (bytes, path):"

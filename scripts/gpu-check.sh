@@ -7,19 +7,30 @@
 #      list when configuring with native fails. Where gpu-bundle/ is present (made by
 #      scripts/gpu-bundle.sh on a machine with bertc's toolchain, for a GPU machine without
 #      LLVM/MLIR, GoogleTest, ...), nothing is built: it is unpacked into build-gpu/bundle,
-#      steps 2 to 4 run what it holds (the kernel test binary, the trainers, the CPU's loss
-#      logs), and the summary warns when it was built from other sources than this tree's;
+#      steps 2 to 5 run what it holds (the kernel test binary, the trainers, the CPU's
+#      metrics logs), and the summary warns when it was built from other sources than this tree's;
 #   2. run the kernel tests (ctest -L gpu; from a bundle, the test binary): every CUDA kernel
 #      against its CPU twin;
-#   3. the tiny example trained 20 steps on the CPU and the CUDA target from one seed, in fp32
-#      and in bf16, loss logs compared step by step, and the CUDA trainer's measured device
-#      peak against its plan's peak_bytes;
-#   4. bench/cuda_step.py: BERT-base step time, throughput and device peak at seq 128 and 512,
+#   3. the tiny example trained 20 steps on the CPU and the CUDA target from one seed, the
+#      metrics logs compared step by step, and each CUDA trainer's measured device peak
+#      against its plan's peak_bytes, in four variants:
+#        fp32  losses at rtol 1e-3;
+#        bf16  losses at rtol 2e-2 (the 8-bit mantissa);
+#        fp16  losses at rtol 2e-2, and the last step's loss_scale and skipped_steps exactly
+#              (dynamic loss scaling: the unscale kernel, the overflow flag read back);
+#        clip  fp32 with max_grad_norm = 0.05 (a copy of examples/tiny/model.toml; it clips
+#              most steps), losses and grad_norm at rtol 1e-3;
+#   4. memcheck: where compute-sanitizer is (PATH, beside nvcc, /usr/local/cuda), the tiny fp32
+#      CUDA trainer for 2 steps under --tool memcheck, then, in what is left of the step's 90 s,
+#      under --tool racecheck; a sanitizer that refuses the device ("Device not supported")
+#      is NOT RUN, and one that runs out of time is "timed out", neither a failure;
+#   5. bench/cuda_step.py: BERT-base step time, throughput and device peak at seq 128 and 512,
 #      against PyTorch where torch and transformers are installed.
-# Each step has a time limit (build 230 s, kernel tests 60 s, comparison 60 s, bert-base
-# 110 s). It prints what ran and what did not, and exits non-zero only when something that
-# ran failed. It reads the GPU's name, memory and compute capability; it never changes or
-# resets any GPU setting.
+# Each step has a time limit (build 230 s, kernel tests 60 s, comparison 90 s, memcheck 90 s,
+# bert-base 110 s), and the run as a whole 470 s: a step gets what is left of that when it is
+# less than its own limit, and does not start with under 20 s. It prints what ran and what did
+# not, and exits non-zero only when something that ran failed. It reads the GPU's name, memory
+# and compute capability; it never changes or resets any GPU setting.
 #
 # Environment, for trying the script's steps without the build or without a GPU:
 #   BERTC_GPU_BUNDLE=DIR           the bundle to use (default gpu-bundle, when it exists);
@@ -27,7 +38,7 @@
 #                                  both relative to the repository root
 #   BERTC_GPU_CHECK_SKIP_BUILD=1   skip step 1 and use DIR as it is (it must hold bin/bertc);
 #   BERTC_GPU_CHECK_ARCH=sm_XX     bertc's --arch instead of the GPU's; without a GPU, steps 3
-#                                  and 4 then run and fail at the first CUDA trainer instead of
+#                                  to 5 then run and fail at the first CUDA trainer instead of
 #                                  being skipped.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -43,8 +54,25 @@ started=$(date +%s)
 summary=()
 failed=0
 arch=""
+tiny_data=""  # the tiny example's data, once step 3 has it
+total_limit=470  # s, the whole run's: under 8 minutes with the unpacking and the summary
 
 elapsed() { echo $(($(date +%s) - started)); }
+# step_limit OWN: a step's time limit: OWN seconds, or what is left of total_limit if less.
+step_limit() {
+  local left=$((started + total_limit - $(date +%s)))
+  echo $((left < $1 ? left : $1))
+}
+# time_for STEP...: true when at least 20 s of total_limit are left; else records each STEP
+# NOT RUN.
+time_for() {
+  local left=$((started + total_limit - $(date +%s))) step
+  ((left >= 20)) && return 0
+  for step in "$@"; do
+    record "$step" "NOT RUN" "only ${left} s left of the run's ${total_limit} s"
+  done
+  return 1
+}
 # record STEP STATUS DETAIL: one line of the final summary.
 record() { summary+=("$(printf '  %-24s %-8s %s' "$1" "$2" "$3")"); }
 # within COMMAND...: runs it with what is left of the calling step's $deadline (epoch s).
@@ -97,7 +125,7 @@ detect_arch() {
 configure_and_build() {
   local step_start deadline log="$build_dir/gpu-check-build.log" archs="native" status
   step_start=$(date +%s)
-  deadline=$((step_start + 230))
+  deadline=$((step_start + $(step_limit 230)))
   mkdir -p "$build_dir"
   if ! within cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_CUDA_ARCHITECTURES=native >"$log" 2>&1; then
@@ -208,7 +236,7 @@ run_kernel_tests() {
   if [[ -n $bundle ]]; then
     # The GoogleTest binary itself: ctest needs the build directory.
     log="$build_dir/gpu-check-kernel-tests.log"
-    timeout 60 "$prebuilt/bin/bertc_cuda_kernel_tests" >"$log" 2>&1
+    timeout "$(step_limit 60)" "$prebuilt/bin/bertc_cuda_kernel_tests" >"$log" 2>&1
     status=$?
     grep -E '^\[  FAILED  \]|error while loading' "$log" | tail -15
     total=$(sed -nE 's/^\[==========\] ([0-9]+) tests? from .* ran\..*/\1/p' "$log")
@@ -216,7 +244,7 @@ run_kernel_tests() {
     skipped=$(sed -nE 's/^\[  SKIPPED \] ([0-9]+) tests?, listed below:/\1/p' "$log")
   else
     log="$build_dir/gpu-check-ctest.log"
-    timeout 60 ctest --test-dir "$build_dir" -L gpu --no-tests=error --output-on-failure \
+    timeout "$(step_limit 60)" ctest --test-dir "$build_dir" -L gpu --no-tests=error --output-on-failure \
       --timeout 50 -j "$jobs" >"$log" 2>&1
     status=$?
     grep -E 'tests passed|tests failed|\*\*\*Failed|\*\*\*Exception' "$log" | tail -15
@@ -251,22 +279,62 @@ run_tiny() {
   fi
 }
 
-# train_both PRECISION RTOL: the tiny example, 20 steps on each target from seed 1, CUDA's
-# losses against the CPU's, then the CUDA trainer's device peak against plan.json. From a
-# bundle, the CUDA trainer and the CPU's loss log come prebuilt; else bertc builds both.
-# Uses compare_trainer_targets' $work, $data, $deadline and $log.
+# compare_field FIELD RTOL [last]: CUDA's per-step FIELD against the CPU's (compare_logs.py),
+# every step, or with "last" the last step's only; appends what it found to $found. Uses
+# train_both's locals.
+compare_field() {
+  local field=$1 rtol=$2 ours="$dir/cuda.jsonl" reference=$cpu_log out status largest
+  out="$dir/compare-$field.txt"
+  if [[ ${3:-} == last ]]; then
+    ours="$dir/cuda-last.jsonl" reference="$dir/cpu-last.jsonl"
+    tail -n 1 "$dir/cuda.jsonl" >"$ours" && tail -n 1 "$cpu_log" >"$reference"
+  fi
+  within python3 test/reference/compare_logs.py "$ours" "$reference" --field "$field" \
+    --rtol "$rtol" >"$out" 2>&1
+  status=$?
+  # The largest of the "rel. diff" column (step, ours, reference, rel. diff rows).
+  largest=$(awk 'NF == 4 && $1 ~ /^[0-9]+$/ && $4 + 0 > m { m = $4 + 0 } END { printf "%.3g", m }' \
+    "$out")
+  if [[ $status -ne 0 ]]; then
+    [[ $status -eq 124 ]] && echo "timed out" >>"$out"
+    record "$name" FAILED "$field differs: $(tail -1 "$out") (largest rel. diff $largest, \
+rtol $rtol), see $out"
+    return 1
+  fi
+  if [[ ${3:-} == last ]]; then
+    found+="$field $(awk 'NF == 4 && $1 ~ /^[0-9]+$/ { print $2 " at step " $1 }' "$out") as \
+on the CPU; "
+  else
+    found+="$field largest rel. diff $largest (rtol $rtol); "
+  fi
+}
+
+# train_both VARIANT RTOL [FIELD:RTOL | last:FIELD]...: the tiny example, 20 steps on each
+# target from seed 1, CUDA's losses against the CPU's at RTOL, then each further FIELD at its
+# RTOL every step, or exactly at the last step, then the CUDA trainer's device peak against
+# plan.json. VARIANT is fp32, bf16, fp16 (a precision) or clip (fp32 with $clip_model). From a
+# bundle, the CUDA trainer and the CPU's log come prebuilt; else bertc builds both. Uses
+# compare_trainer_targets' $work, $data, $deadline, $log and $clip_model.
 train_both() {
-  local precision=$1 rtol=$2 dir="$work/$1" target status largest peak flags cuda cpu_log
-  local name="tiny $precision cpu/cuda"
+  local variant=$1 rtol=$2 dir="$work/$1" target status peak flags cuda cpu_log check
+  local name="tiny $1 cpu/cuda" model=examples/tiny/model.toml precision=$1 found=""
+  shift 2
+  [[ $variant == clip ]] && name="tiny clip fp32 cpu/cuda" model=$clip_model precision=fp32
   mkdir -p "$dir"
   if [[ -n $bundle ]]; then
-    cuda="$prebuilt/$arch/tiny-$precision"
-    cpu_log="$prebuilt/tiny/cpu-$precision.jsonl"
+    cuda="$prebuilt/$arch/tiny-$variant"
+    cpu_log="$prebuilt/tiny/cpu-$variant.jsonl"
+    if [[ ! -x $cuda/trainer || ! -f $cpu_log ]]; then
+      # Bundles from before the "tiny:" line held fp32 and bf16.
+      record "$name" "NOT RUN" "the bundle has no tiny-$variant trainer or cpu-$variant.jsonl \
+(it has tiny: $(manifest_field tiny | grep . || echo fp32 bf16)): rerun scripts/gpu-bundle.sh"
+      return 0
+    fi
   else
     for target in cpu cuda; do
       flags=(--target "$target")
       [[ $target == cuda ]] && flags+=(--arch "$arch")
-      within "$bertc" examples/tiny/model.toml --vram 1GB --precision "$precision" "${flags[@]}" \
+      within "$bertc" "$model" --vram 1GB --precision "$precision" "${flags[@]}" \
         -o "$dir/$target" >>"$log" 2>&1
       status=$?
       if [[ $status -ne 0 ]]; then
@@ -278,31 +346,30 @@ train_both() {
     cuda="$dir/cuda" cpu_log="$dir/cpu.jsonl"
   fi
   run_tiny "$cuda" cuda || return 1
-  within python3 test/reference/compare_logs.py "$dir/cuda.jsonl" "$cpu_log" \
-    --rtol "$rtol" >"$dir/compare.txt" 2>&1
-  status=$?
-  # The largest of the "rel. diff" column (step, ours, reference, rel. diff rows).
-  largest=$(awk 'NF == 4 && $1 ~ /^[0-9]+$/ && $4 + 0 > m { m = $4 + 0 } END { printf "%.3g", m }' \
-    "$dir/compare.txt")
-  if [[ $status -ne 0 ]]; then
-    record "$name" FAILED \
-      "losses differ: $(tail -1 "$dir/compare.txt") (largest rel. diff $largest), see $dir/compare.txt"
-    return 1
-  fi
+  compare_field loss "$rtol" || return 1
+  for check in "$@"; do
+    if [[ $check == last:* ]]; then
+      compare_field "${check#last:}" 0 last || return 1
+    else
+      compare_field "${check%:*}" "${check#*:}" || return 1
+    fi
+  done
   peak=$(python3 test/cuda/Inputs/peak_within_plan.py "$dir/cuda.out" "$cuda/plan.json" 2>&1)
   status=$?
   if [[ $status -ne 0 ]]; then
-    record "$name" FAILED "losses match (largest rel. diff $largest, rtol $rtol), but $peak"
+    record "$name" FAILED "the logs match (${found%; }), but $peak"
     return 1
   fi
-  record "$name" ok "largest rel. diff $largest (rtol $rtol); $peak"
+  record "$name" ok "${found}$peak"
 }
 
+# Step 3. Sets tiny_data, the data the memcheck step trains on.
 compare_trainer_targets() {
-  local deadline work="$build_dir/gpu-check-compare" log data status=0
-  deadline=$(($(date +%s) + 60))
+  local deadline work="$build_dir/gpu-check-compare" log data status=0 clip_model
+  deadline=$(($(date +%s) + $(step_limit 90)))
   log="$work/build.log"
   data="$work/train.jsonl"
+  clip_model="$work/clip.toml"
   rm -rf "$work" && mkdir -p "$work"
   if [[ -n $bundle ]]; then
     data="$prebuilt/tiny/train.jsonl"
@@ -311,23 +378,123 @@ compare_trainer_targets() {
     record "tiny cpu/cuda" FAILED "make_data.py failed, see $log"
     return 1
   fi
+  tiny_data=$data
+  # As test/e2e/grad-clipping.test makes it (and gpu-bundle.sh): the tiny example's gradient
+  # norm runs 0.03 to 0.4, so 0.05 clips most steps.
+  sed 's/^warmup = 0.1$/warmup = 0.1\nmax_grad_norm = 0.05/' examples/tiny/model.toml >"$clip_model"
   train_both fp32 1e-3 || status=1
   train_both bf16 2e-2 || status=1
+  train_both fp16 2e-2 last:loss_scale last:skipped_steps || status=1
+  if [[ -z $bundle ]] && ! grep -q '^max_grad_norm = 0.05$' "$clip_model"; then
+    record "tiny clip fp32 cpu/cuda" FAILED "no 'warmup = 0.1' line in examples/tiny/model.toml \
+to add max_grad_norm after"
+    status=1
+  else
+    train_both clip 1e-3 grad_norm:1e-3 || status=1
+  fi
+  return $status
+}
+
+# find_sanitizer: compute-sanitizer's path, from PATH, beside nvcc or in /usr/local/cuda.
+find_sanitizer() {
+  local candidate nvcc
+  command -v compute-sanitizer 2>/dev/null && return 0
+  nvcc=$(command -v nvcc 2>/dev/null)
+  for candidate in ${nvcc:+"${nvcc%/*}/compute-sanitizer"} /usr/local/cuda/bin/compute-sanitizer \
+      /usr/local/cuda/compute-sanitizer/compute-sanitizer; do
+    [[ -x $candidate ]] && { echo "$candidate"; return 0; }
+  done
+  return 1
+}
+
+# sanitize TOOL: the tiny fp32 CUDA trainer for 2 steps under compute-sanitizer --tool TOOL,
+# within the step's $deadline; records "TOOL (tiny fp32)", and sets ran=1 when the sanitizer
+# ran to its end, else why_not to why it did not. Uses run_sanitizers' locals.
+sanitize() {
+  local tool=$1 out="$mdir/$1.out" left status errors totals tool_start last
+  local name="$1 (tiny fp32)"
+  tool_start=$(date +%s)
+  left=$((deadline - tool_start))
+  ran=0
+  if ((left < 10)); then
+    why_not="under 10 s left of the step's ${limit} s"
+    record "$name" "NOT RUN" "$why_not"
+    return 0
+  fi
+  # -k: a sanitizer that ignores SIGTERM; timeout signals its whole process group, so the
+  # trainer under it goes too.
+  timeout -k 5 $((left - 5)) "$sanitizer" --tool "$tool" --error-exitcode 1 "$trainer/trainer" \
+    --data "$tiny_data" --steps 2 --seed 1 --log "$mdir/$tool.jsonl" >"$out" 2>&1
+  status=$?
+  # Its own lines start with "========= "; the first of an error's lines name it.
+  errors=$(grep '^========= ' "$out" |
+    grep -Ev 'COMPUTE-SANITIZER|ERROR SUMMARY|RACECHECK SUMMARY|Target application returned' |
+    sed 's/^=* *//' | grep -v '^$' | head -3 | paste -sd '|' | sed 's/|/ | /g')
+  totals=$(grep -E '^=+ (ERROR|RACECHECK) SUMMARY' "$out" | sed 's/^=* *//' | paste -sd ';' |
+    sed 's/;/; /g')
+  if grep -qi 'device not supported' "$out"; then
+    why_not="compute-sanitizer refuses this GPU: \
+$(grep -i -m1 'device not supported' "$out" | sed 's/^=* *//')"
+    record "$name" "NOT RUN" "$why_not, see $out"
+  elif [[ $status -eq 124 || $status -eq 137 ]]; then
+    why_not="$tool timed out"
+    record "$name" "timed out" "after $(($(date +%s) - tool_start)) s (the step has ${limit} s), see $out"
+  elif [[ $status -eq 0 ]]; then
+    ran=1
+    record "$name" ok "2 steps in $(($(date +%s) - tool_start)) s${totals:+: $totals}"
+  elif [[ -n $errors && $totals != *"ERROR SUMMARY: 0 errors"* ]]; then
+    ran=1
+    record "$name" FAILED "${totals:-errors}: $errors, see $out"
+    return 1
+  else
+    ran=1
+    # The trainer's own lines: its first error, else its last line.
+    last=$(grep -Ev '^(=+ .*|=*)$' "$out" | { grep -i -m1 'error' || tail -1; })
+    record "$name" FAILED "the trainer $(outcome $status) under compute-sanitizer: $last, see $out"
+    return 1
+  fi
+}
+
+# Step 4: memcheck, then racecheck in what is left of the step's time.
+run_sanitizers() {
+  local sanitizer trainer mdir="$build_dir/gpu-check-memcheck" limit deadline ran=0 status=0
+  local why_not=""
+  if ! sanitizer=$(find_sanitizer); then
+    record "memcheck (tiny fp32)" "NOT RUN" "no compute-sanitizer (looked in PATH, beside nvcc, \
+/usr/local/cuda)"
+    return 0
+  fi
+  trainer="$build_dir/gpu-check-compare/fp32/cuda"
+  [[ -n $bundle ]] && trainer="$prebuilt/$arch/tiny-fp32"
+  if [[ ! -x $trainer/trainer || -z ${tiny_data:-} ]]; then
+    record "memcheck (tiny fp32)" "NOT RUN" "no tiny fp32 CUDA trainer (see tiny fp32 cpu/cuda)"
+    return 0
+  fi
+  rm -rf "$mdir" && mkdir -p "$mdir"
+  limit=$(step_limit 90)
+  deadline=$(($(date +%s) + limit))
+  sanitize memcheck || status=1
+  if ((ran)); then
+    sanitize racecheck || status=1
+  else
+    record "racecheck (tiny fp32)" "NOT RUN" "$why_not"
+  fi
   return $status
 }
 
 measure_bert_base() {
-  local step_start log="$build_dir/gpu-check-bert-base.txt" status over last line
+  local step_start log="$build_dir/gpu-check-bert-base.txt" status over last line limit
   local trainers=(--arch "$arch")
   [[ -n $bundle ]] && trainers=(--prebuilt "$prebuilt/$arch/bert-base")
   step_start=$(date +%s)
-  BERTC="$bertc" PYTHONUNBUFFERED=1 timeout 110 python3 bench/cuda_step.py "${trainers[@]}" \
+  limit=$(step_limit 110)
+  BERTC="$bertc" PYTHONUNBUFFERED=1 timeout "$limit" python3 bench/cuda_step.py "${trainers[@]}" \
     >"$log" 2>&1
   status=$?
   cat "$log"
   if [[ $status -ne 0 ]]; then
     last=$(grep -v '^$' "$log" | tail -1)
-    record "bert-base throughput" FAILED "$(outcome $status)${last:+: $last}"
+    record "bert-base throughput" FAILED "$(outcome $status) (limit $limit s)${last:+: $last}"
     return 1
   fi
   # The table's last column is "peak <= plan": NO means the device held more than planned.
@@ -347,7 +514,7 @@ measure_bert_base() {
 echo "gpu-check: $(describe_gpu)"
 detect_arch
 mkdir -p "$build_dir"
-not_ready=""  # why steps 2 to 4 cannot run, if they cannot
+not_ready=""  # why steps 2 to 5 cannot run, if they cannot
 if [[ -n $bundle ]]; then
   unpack_bundle || not_ready="the bundle could not be used"
 elif [[ ${BERTC_GPU_CHECK_SKIP_BUILD:-} == 1 && -f $build_dir/CMakeCache.txt ]]; then
@@ -375,11 +542,20 @@ elif [[ -z $not_ready && -n $bundle && ! -d $prebuilt/$arch ]]; then
 fi
 if [[ -n $not_ready ]]; then
   record "trainer comparison" "NOT RUN" "$not_ready"
+  record "memcheck" "NOT RUN" "$not_ready"
   record "bert-base throughput" "NOT RUN" "$not_ready"
 else
-  compare_trainer_targets || failed=1
-  echo "gpu-check: trainer comparison done at $(elapsed) s"
-  measure_bert_base || failed=1
+  if time_for "trainer comparison" "memcheck"; then
+    compare_trainer_targets || failed=1
+    echo "gpu-check: trainer comparison done at $(elapsed) s"
+    if time_for "memcheck"; then
+      run_sanitizers || failed=1
+      echo "gpu-check: memcheck done at $(elapsed) s"
+    fi
+  fi
+  if time_for "bert-base throughput"; then
+    measure_bert_base || failed=1
+  fi
 fi
 
 echo
