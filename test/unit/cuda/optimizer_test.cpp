@@ -23,6 +23,24 @@ TEST(AdamWChunksTest, SplitsParametersInOrder) {
   EXPECT_EQ(chunks[3].decay, 0);
 }
 
+// What the plan counts is what the split makes: 2 * kAdamWChunkElements + 5 values are 3
+// chunks, 7 are 1.
+TEST(AdamWChunksTest, ChunkCountMatchesTheSplit) {
+  EXPECT_EQ(adamwChunkCount(2 * kAdamWChunkElements + 5), 3);
+  EXPECT_EQ(adamwChunkCount(7), 1);
+  EXPECT_EQ(adamwChunkCount(kAdamWChunkElements), 1);
+}
+
+// 4 chunks of 24 bytes, then 1024 doubles (8192 bytes) at 96, the squared norm at 8288, the
+// overflow flag at 8292: 8296 bytes.
+TEST(AdamWChunksTest, OptimizerTablesLayout) {
+  const OptimizerTables tables = optimizerTables(4);
+  EXPECT_EQ(tables.partialsOffset, 96u);
+  EXPECT_EQ(tables.squaredNormOffset, 8288u);
+  EXPECT_EQ(tables.nonFiniteOffset, 8292u);
+  EXPECT_EQ(tables.bytes, 8296u);
+}
+
 TEST_F(AdamWTest, MatchesCpuBitForBit) {
   // Parameter region: [unused 13][A: 40000, decay][B: 768, no decay]; state region: [B][A].
   const int64_t countA = 40000, countB = 768;

@@ -61,8 +61,10 @@ struct OptimizerTables {
   size_t nonFiniteOffset;
   size_t bytes;
 };
+static_assert(sizeof(AdamWChunk) % alignof(double) == 0,
+              "the partial sums after the chunk table must stay aligned");
 inline OptimizerTables optimizerTables(int64_t chunkCount) {
-  size_t partials = (size_t(chunkCount) * sizeof(AdamWChunk) + 7) / 8 * 8;
+  size_t partials = size_t(chunkCount) * sizeof(AdamWChunk);
   size_t squaredNorm = partials + size_t(kSquaredNormPartials) * sizeof(double);
   size_t nonFinite = squaredNorm + sizeof(float);
   return {partials, squaredNorm, nonFinite, nonFinite + sizeof(int)};
