@@ -271,6 +271,10 @@ int writeTrainer(ModuleOp module) {
   }
   llvm::outs() << "bertc: " << inputPath << " -> " << trainer << " (target " << target
                << (cuda ? ", " + targetArch() : "") << ")\n";
+  // The cuda target is the default wherever nvcc is, GPU or not: say where it can run.
+  if (cuda && !llvm::sys::fs::exists("/dev/nvidiactl"))
+    llvm::outs() << "bertc: note: this machine has no NVIDIA driver (/dev/nvidiactl), so the "
+                    "trainer runs only where there is one; --target cpu builds one for here\n";
   return kOk;
 }
 
