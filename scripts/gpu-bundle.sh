@@ -30,16 +30,6 @@ bertc="$build_dir/bin/bertc"
 # The device tool carries at most 64 MiB, the repository's tracked files (~3 MiB) included.
 limit_mib=40
 
-# The sources the bundle's binaries come from, as one hash: gpu-check.sh computes the same in
-# the tree it runs in (often a copy without .git) to warn when the bundle does not match it.
-# The exclusions are .gitignore's, so that here and there list the same files. Keep the two
-# scripts' copies identical.
-sources_fingerprint() {
-  find CMakeLists.txt compiler dialect frontends runtime test/unit/cuda examples/tiny bench/models \
-    -type f ! -path '*/__pycache__/*' ! -name '*.pyc' ! -path 'examples/*/train.jsonl' -print0 |
-    LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16
-}
-
 # quietly LOG COMMAND...: runs it with its output in LOG; on failure shows LOG's end and exits.
 quietly() {
   local log=$1
@@ -133,7 +123,7 @@ nvcc=$(sed -n 's/^set(CMAKE_CUDA_COMPILER_VERSION "\(.*\)")/\1/p' \
 {
   echo "bertc GPU bundle, made by scripts/gpu-bundle.sh for scripts/gpu-check.sh"
   echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)"
-  echo "sources: $(sources_fingerprint)"
+  echo "sources: $(bash scripts/sources-fingerprint.sh)"
   echo "cuda-architectures: $archs"
   echo "trainers: ${trainer_archs[*]}"
   echo "tiny: ${tiny_variants[*]}"

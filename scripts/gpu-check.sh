@@ -155,15 +155,6 @@ configure_and_build() {
   record "configure + build" ok "$(($(date +%s) - step_start)) s, $jobs jobs, CUDA for $archs"
 }
 
-# The sources a bundle's binaries come from, as one hash: gpu-bundle.sh records it in the
-# MANIFEST, and this tree's (often a copy without .git) should match it. The exclusions are
-# .gitignore's, so that both trees list the same files. Keep the two scripts' copies identical.
-sources_fingerprint() {
-  find CMakeLists.txt compiler dialect frontends runtime test/unit/cuda examples/tiny bench/models \
-    -type f ! -path '*/__pycache__/*' ! -name '*.pyc' ! -path 'examples/*/train.jsonl' -print0 |
-    LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16
-}
-
 # manifest_field NAME: the value of the bundle MANIFEST's "NAME: value" line.
 manifest_field() { sed -n "s/^$1: //p" "$bundle/MANIFEST" | head -1; }
 
@@ -223,7 +214,7 @@ unpack_bundle() {
 $(($(date +%s) - step_start)) s"
   # The commit alone would not do: the bundle may come from uncommitted sources, and this
   # tree is often a copy without .git.
-  if [[ $(manifest_field sources) != "$(sources_fingerprint)" ]]; then
+  if [[ $(manifest_field sources) != "$(bash scripts/sources-fingerprint.sh)" ]]; then
     record "bundle sources" WARNING "the bundle (commit ${commit:0:12}) was built from other \
 sources than this tree's$(git rev-parse --short=12 HEAD 2>/dev/null | sed 's/^/ (HEAD /; s/$/)/'): \
 rerun scripts/gpu-bundle.sh"

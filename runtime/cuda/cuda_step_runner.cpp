@@ -246,7 +246,8 @@ private:
   }
 
   /// Waits for the step and returns its loss (also the step's error check: a fault in any
-  /// of its kernels surfaces here).
+  /// of its kernels surfaces here). The peak is sampled after every step because lazily
+  /// loaded kernels grow the context the first time they run (the first eval step's too).
   float downloadLoss() {
     float loss = download(reinterpret_cast<const float *>(arena_ + plan_.inputs.loss));
     samplePeak();
