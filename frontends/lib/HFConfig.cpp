@@ -7,12 +7,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BoundedFile.h"
+
 #include "bertc/frontend/TomlFrontend.h"
+#include "bertc/runtime/json_limits.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 using namespace bertc;
@@ -101,12 +103,17 @@ mlir::LogicalResult bertc::readHuggingFaceFolder(StringRef folder, mlir::FileLin
   if (!llvm::sys::fs::is_directory(folder))
     return mlir::emitError(fromLoc)
            << "cannot read '" << configPath << "': model folder '" << folder << "' does not exist";
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(configPath);
-  if (!buffer)
+  llvm::Expected<std::string> bytes =
+      readFileUpTo(configPath, kMaxSmallInputBytes, "a config.json");
+  if (!bytes)
     return mlir::emitError(fromLoc)
-           << "cannot read '" << configPath << "': " << buffer.getError().message();
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse((*buffer)->getBuffer());
+           << "cannot read '" << configPath << "': " << llvm::toString(bytes.takeError());
+  StringRef text = *bytes;
+  // llvm::json::parse recurses per nesting level: bound the depth before it runs.
+  if (std::optional<JsonLimitIssue> issue = findJsonLimitIssue({text.data(), text.size()}))
+    return mlir::emitError(fromLoc) << "malformed '" << configPath << "' at line " << issue->line
+                                    << ", column " << issue->column << ": " << issue->what;
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
   if (!parsed)
     return mlir::emitError(fromLoc)
            << "malformed '" << configPath << "': " << llvm::toString(parsed.takeError());

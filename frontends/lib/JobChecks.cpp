@@ -12,10 +12,14 @@
 
 namespace bertc::job {
 
-void JobReader::requirePositive(const KeyLocations &locations, StringRef name, int64_t value) {
+void JobReader::requireCount(const KeyLocations &locations, StringRef name, int64_t value,
+                             int64_t maximum) {
   if (value < 1)
     file.error(loc(locations, name.rsplit('.').second))
         << "key '" << name << "' must be positive, got " << value;
+  else if (value > maximum)
+    file.error(loc(locations, name.rsplit('.').second))
+        << "key '" << name << "' must be at most " << maximum << " (bertc's limit), got " << value;
 }
 
 void JobReader::requireRange(const KeyLocations &locations, StringRef name, double value,
@@ -89,13 +93,13 @@ void JobReader::checkRanges() {
   const ModelSpec &model = spec.model;
   const KeyLocations &ml = model.locations;
   requireChoice(ml, "model.family", model.family, {"bert"});
-  requirePositive(ml, "model.hidden", model.hidden);
-  requirePositive(ml, "model.layers", model.layers);
-  requirePositive(ml, "model.heads", model.heads);
-  requirePositive(ml, "model.intermediate", model.intermediate);
-  requirePositive(ml, "model.vocab", model.vocab);
-  requirePositive(ml, "model.max_position", model.maxPosition);
-  requirePositive(ml, "model.type_vocab", model.typeVocab);
+  requireCount(ml, "model.hidden", model.hidden, limits::kHidden);
+  requireCount(ml, "model.layers", model.layers, limits::kLayers);
+  requireCount(ml, "model.heads", model.heads, limits::kHeads);
+  requireCount(ml, "model.intermediate", model.intermediate, limits::kIntermediate);
+  requireCount(ml, "model.vocab", model.vocab, limits::kVocab);
+  requireCount(ml, "model.max_position", model.maxPosition, limits::kMaxPosition);
+  requireCount(ml, "model.type_vocab", model.typeVocab, limits::kTypeVocab);
   if (model.hidden > 0 && model.heads > 0 && model.hidden % model.heads != 0)
     file.error(loc(ml, "heads")) << "key 'model.hidden' (" << model.hidden
                                  << ") must be divisible by 'model.heads' (" << model.heads << ")";
@@ -113,12 +117,16 @@ void JobReader::checkRanges() {
   const HeadSpec &head = spec.head;
   const KeyLocations &hl = head.locations;
   requireChoice(hl, "head.task", head.task, kTasks);
-  requirePositive(hl, "head.labels", head.labels);
+  requireCount(hl, "head.labels", head.labels, limits::kLabels);
   checkTaskHead();
   if (head.task == "custom" && head.layers.empty())
     file.error(loc(hl, "task")) << "a custom head needs its ops: add [[head.layers]] tables";
   if (head.task != "custom" && !head.layers.empty())
     file.error(loc(hl, "layers")) << "key 'head.layers' is for task = \"custom\" only";
+  if (int64_t(head.layers.size()) > limits::kHeadLayers)
+    file.error(loc(hl, "layers")) << "a custom head may have at most " << limits::kHeadLayers
+                                  << " [[head.layers]] tables (bertc's limit), got "
+                                  << head.layers.size();
   for (const HeadLayer &layer : head.layers) {
     const KeyLocations &ll = layer.locations;
     if (layer.op.empty())
@@ -127,7 +135,7 @@ void JobReader::checkRanges() {
     else
       requireChoice(ll, "head.layers.op", layer.op, kHeadLayerOps);
     if (layer.op == "linear")
-      requirePositive(ll, "head.layers.out", layer.out);
+      requireCount(ll, "head.layers.out", layer.out, limits::kLabels);
     if (layer.op == "select_token" && (layer.index < 0 || layer.index >= spec.train.seqLen))
       file.error(loc(ll, "index")) << "key 'head.layers.index' (" << layer.index
                                    << ") must be a token position below seq_len ("
@@ -140,16 +148,16 @@ void JobReader::checkRanges() {
 
   const TrainSpec &train = spec.train;
   const KeyLocations &tl = train.locations;
-  requirePositive(tl, "train.batch", train.batch);
-  requirePositive(tl, "train.seq_len", train.seqLen);
+  requireCount(tl, "train.batch", train.batch, limits::kBatch);
+  requireCount(tl, "train.seq_len", train.seqLen, limits::kMaxPosition);
   if (train.seqLen > model.maxPosition && model.maxPosition > 0)
     file.error(loc(tl, "seq_len"))
         << "key 'train.seq_len' (" << train.seqLen << ") must not exceed 'model.max_position' ("
         << model.maxPosition << ")";
   if (train.steps == 0)
-    requirePositive(tl, "train.epochs", train.epochs);
+    requireCount(tl, "train.epochs", train.epochs, limits::kEpochs);
   else
-    requirePositive(tl, "train.steps", train.steps);
+    requireCount(tl, "train.steps", train.steps, limits::kSteps);
   if (train.lr <= 0)
     file.error(loc(tl, "lr")) << "key 'train.lr' must be positive, got " << formatNumber(train.lr);
   if (train.weightDecay < 0)
@@ -174,7 +182,8 @@ void JobReader::checkRanges() {
                         : (!hasPooler || spec.isFrozen("pooler")) && spec.isFrozen("classifier");
   bool everythingFrozen =
       spec.isFrozen("embeddings") && spec.isFrozen("encoder.layer.0") && headFrozen;
-  for (int64_t layer = 1; everythingFrozen && layer < model.layers; ++layer)
+  for (int64_t layer = 1; everythingFrozen && layer < std::min(model.layers, limits::kLayers);
+       ++layer)
     everythingFrozen = spec.isFrozen("encoder.layer." + std::to_string(layer));
   if (everythingFrozen)
     file.error(loc(tl, "freeze")) << "every parameter group is frozen: nothing to train";

@@ -46,6 +46,24 @@ inline constexpr StringRef kPrecisions[] = {"auto", "fp32", "bf16", "fp16"};
 inline constexpr StringRef kFreezeGroups[] = {"embeddings", "encoder",    "encoder.layer.N",
                                               "pooler",     "classifier", "head"};
 
+/// The largest value of each size and count (README, "The DSL"). With them every tensor of
+/// a plan stays below 2^48 bytes and the whole plan below 2^62, so the planner's int64 byte
+/// arithmetic cannot overflow, and a compile stays within minutes.
+namespace limits {
+inline constexpr int64_t kHidden = 32768;
+inline constexpr int64_t kLayers = 256;
+inline constexpr int64_t kHeads = 256;
+inline constexpr int64_t kIntermediate = 131072;
+inline constexpr int64_t kVocab = 1048576;
+inline constexpr int64_t kMaxPosition = 8192; ///< seq_len too, which must not exceed it
+inline constexpr int64_t kTypeVocab = 1024;
+inline constexpr int64_t kLabels = 65536;  ///< head.labels and a custom linear's out
+inline constexpr int64_t kHeadLayers = 64; ///< [[head.layers]] tables
+inline constexpr int64_t kBatch = 4096;
+inline constexpr int64_t kEpochs = 100000;
+inline constexpr int64_t kSteps = 1000000000;
+} // namespace limits
+
 /// Reads the tables of one job file into a JobSpec, reporting through `file`.
 class JobReader {
 public:
@@ -64,7 +82,7 @@ private:
   mlir::Location loc(const KeyLocations &locations, StringRef key) {
     return locations.of(key, file.context());
   }
-  void requirePositive(const KeyLocations &locations, StringRef name, int64_t value);
+  void requireCount(const KeyLocations &locations, StringRef name, int64_t value, int64_t maximum);
   void requireRange(const KeyLocations &locations, StringRef name, double value, double low,
                     double high, bool highIncluded);
   void requireChoice(const KeyLocations &locations, StringRef name, StringRef value,

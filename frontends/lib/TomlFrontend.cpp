@@ -12,11 +12,14 @@
 
 #include "bertc/frontend/TomlFrontend.h"
 
+#include "BoundedFile.h"
 #include "JobReader.h"
+#include "TomlSourceCheck.h"
 
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+
+#include <cmath>
 
 using namespace bertc;
 using namespace bertc::job;
@@ -124,7 +127,11 @@ void JobReader::readTrain(const toml::table *table) {
       double *targets[] = {&train.beta1, &train.beta2};
       for (size_t i = 0; i < 2; ++i) {
         const toml::node &beta = *pair->get(i);
-        if (std::optional<double> value = asNumber(beta))
+        std::optional<double> value = asNumber(beta);
+        if (value && !std::isfinite(*value))
+          file.error(file.locate(beta.source().begin))
+              << "key 'train.adam_betas' must hold finite numbers, got " << formatNumber(*value);
+        else if (value)
           *targets[i] = *value;
         else
           reader.reportType("adam_betas", beta, "an array of two numbers [beta1, beta2]");
@@ -158,10 +165,13 @@ void JobReader::readFreezeGroup(TableReader &reader, const toml::node &entry) {
   mlir::FileLineColLoc entryLoc = file.locate(entry.source().begin);
   if (StringRef index = group; index.consume_front("encoder.layer.")) {
     unsigned layer;
-    if (index.getAsInteger(10, layer) || layer >= spec.model.layers) {
-      file.error(entryLoc) << "freeze group '" << group << "' does not exist: the model has "
-                           << spec.model.layers << " layers, encoder.layer.0 to encoder.layer."
-                           << spec.model.layers - 1;
+    int64_t layers = spec.model.layers;
+    if (index.getAsInteger(10, layer) || layer >= layers) {
+      mlir::InFlightDiagnostic diag = file.error(entryLoc);
+      diag << "freeze group '" << group << "' does not exist: the model has " << layers
+           << " layers";
+      if (layers > 0)
+        diag << ", encoder.layer.0 to encoder.layer." << layers - 1;
       return;
     }
     // "encoder.layer.01" names the group "encoder.layer.1".
@@ -203,13 +213,19 @@ void JobReader::readData(const toml::table *table) {
 
 mlir::FailureOr<JobSpec> bertc::parseJobFile(StringRef path, mlir::MLIRContext &ctx) {
   TomlFile file(path, ctx);
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer = llvm::MemoryBuffer::getFile(path);
-  if (!buffer) {
+  llvm::Expected<std::string> bytes = readFileUpTo(path, kMaxSmallInputBytes, "a job file");
+  if (!bytes) {
     file.error(mlir::UnknownLoc::get(&ctx))
-        << "cannot read '" << path << "': " << buffer.getError().message();
+        << "cannot read '" << path << "': " << llvm::toString(bytes.takeError());
     return mlir::failure();
   }
-  StringRef text = (*buffer)->getBuffer();
+  StringRef text = *bytes;
+  if (std::optional<TextPosition> at = findNonAsciiOutsideStrings(text)) {
+    file.error(mlir::FileLineColLoc::get(&ctx, path, at->line, at->column))
+        << "non-ASCII character outside a string or comment (TOML keys, table names and "
+           "values other than strings are ASCII)";
+    return mlir::failure();
+  }
   toml::parse_result parsed =
       toml::parse(std::string_view(text.data(), text.size()), std::string_view(path));
   if (!parsed) {

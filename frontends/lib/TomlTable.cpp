@@ -7,6 +7,7 @@
 
 #include "TomlTable.h"
 
+#include <cmath>
 #include <cstdio>
 #include <limits>
 
@@ -165,7 +166,16 @@ bool TableReader::readInteger(llvm::StringRef key, int64_t &out) {
 }
 
 bool TableReader::readNumber(llvm::StringRef key, double &out) {
-  return readTyped(key, out, asNumber, "a number");
+  double value;
+  if (!readTyped(key, value, asNumber, "a number"))
+    return false;
+  if (!std::isfinite(value)) {
+    file.error(locations.keys[key])
+        << "key '" << qualified(key) << "' must be a finite number, got " << formatNumber(value);
+    return false;
+  }
+  out = value;
+  return true;
 }
 
 bool TableReader::readString(llvm::StringRef key, std::string &out) {

@@ -62,7 +62,7 @@ public:
 
   /// Each getter returns true when `key` is present with the right type and was read.
   bool readInteger(llvm::StringRef key, int64_t &out);
-  /// Integers are accepted where a number is expected.
+  /// Integers are accepted where a number is expected; nan and inf are reported.
   bool readNumber(llvm::StringRef key, double &out);
   bool readString(llvm::StringRef key, std::string &out);
   bool readBoolean(llvm::StringRef key, bool &out);
