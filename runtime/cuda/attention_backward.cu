@@ -145,15 +145,14 @@ void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const 
   const Params p = makeParams(batch, seq, hidden, heads, dropoutRate, key, stats);
   if (batch == 0 || seq == 0)
     return;
-  rowTermKernel<<<gridFor(batch * heads * seq), kElementwiseThreads, 0, stream>>>(dctx, ctx, p);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(rowTermKernel, gridFor(batch * heads * seq), kElementwiseThreads, 0, stream, dctx,
+               ctx, p);
   dispatchHeadDim(p.headDim, [&](auto headDim) {
     constexpr int D = decltype(headDim)::value;
-    keyValueGradKernel<T, D>
-        <<<rowGrid<D>(p), kThreads, 0, stream>>>(dctx, q, k, v, mask, dk, dv, p);
-    BERTC_CUDA_CHECK_LAUNCH();
-    queryGradKernel<T, D><<<rowGrid<D>(p), kThreads, 0, stream>>>(dctx, q, k, v, mask, dq, p);
-    BERTC_CUDA_CHECK_LAUNCH();
+    BERTC_LAUNCH((keyValueGradKernel<T, D>), rowGrid<D>(p), kThreads, 0, stream, dctx, q, k, v,
+                 mask, dk, dv, p);
+    BERTC_LAUNCH((queryGradKernel<T, D>), rowGrid<D>(p), kThreads, 0, stream, dctx, q, k, v, mask,
+                 dq, p);
   });
 }
 

@@ -13,6 +13,7 @@
 #include "bertc/runtime/cuda_kernels.h"
 
 #include "attention_common.cuh"
+#include "launch.cuh"
 
 namespace bertc::cuda {
 
@@ -91,8 +92,7 @@ void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T
     return;
   dispatchHeadDim(p.headDim, [&](auto headDim) {
     constexpr int D = decltype(headDim)::value;
-    forwardKernel<T, D><<<rowGrid<D>(p), kThreads, 0, stream>>>(q, k, v, mask, ctx, p);
-    BERTC_CUDA_CHECK_LAUNCH();
+    BERTC_LAUNCH((forwardKernel<T, D>), rowGrid<D>(p), kThreads, 0, stream, q, k, v, mask, ctx, p);
   });
 }
 

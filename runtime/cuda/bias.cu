@@ -30,16 +30,16 @@ __global__ void __launch_bounds__(kColumnSumsThreads)
 
 template <typename T>
 void biasAdd(T *y, const T *bias, int64_t rows, int64_t cols, cudaStream_t stream) {
-  biasAddKernel<<<gridFor(rows * cols), kElementwiseThreads, 0, stream>>>(y, bias, rows, cols);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(biasAddKernel, gridFor(rows * cols), kElementwiseThreads, 0, stream, y, bias, rows,
+               cols);
 }
 
 template <typename T>
 void biasBackward(const T *dy, float *db, int64_t rows, int64_t out, cudaStream_t stream) {
   if (out == 0)
     return;
-  biasBackwardKernel<<<columnSumsGrid(out), columnSumsBlock(), 0, stream>>>(dy, db, rows, out);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(biasBackwardKernel, columnSumsGrid(out), columnSumsBlock(), 0, stream, dy, db, rows,
+               out);
 }
 
 #define INSTANTIATE(T)                                                                             \

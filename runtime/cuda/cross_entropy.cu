@@ -7,6 +7,7 @@
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
+#include "launch.cuh"
 #include "warp_reduce.cuh"
 
 namespace bertc::cuda {
@@ -62,17 +63,15 @@ __global__ void __launch_bounds__(kWarps *kWarpSize)
 
 void crossEntropyForward(const float *logits, const int32_t *labels, float *loss, int64_t batch,
                          int64_t classes, float normalizer, cudaStream_t stream) {
-  crossEntropyKernel<<<1, kWarps * kWarpSize, 0, stream>>>(logits, labels, loss, nullptr, nullptr,
-                                                           batch, classes, normalizer);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(crossEntropyKernel, 1, kWarps * kWarpSize, 0, stream, logits, labels, loss, nullptr,
+               nullptr, batch, classes, normalizer);
 }
 
 void crossEntropyForwardBackward(const float *logits, const int32_t *labels, float *loss,
                                  const float *dloss, float *dlogits, int64_t batch, int64_t classes,
                                  float normalizer, cudaStream_t stream) {
-  crossEntropyKernel<<<1, kWarps * kWarpSize, 0, stream>>>(logits, labels, loss, dloss, dlogits,
-                                                           batch, classes, normalizer);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(crossEntropyKernel, 1, kWarps * kWarpSize, 0, stream, logits, labels, loss, dloss,
+               dlogits, batch, classes, normalizer);
 }
 
 } // namespace bertc::cuda

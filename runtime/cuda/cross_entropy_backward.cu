@@ -4,6 +4,8 @@
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
+#include "launch.cuh"
+
 #include <cmath>
 
 namespace bertc::cuda {
@@ -59,9 +61,8 @@ void crossEntropyBackward(const float *dloss, const float *logits, const int32_t
                           float *dlogits, int64_t batch, int64_t classes, float normalizer,
                           cudaStream_t stream) {
   const unsigned blocks = unsigned((batch + kRowsPerBlock - 1) / kRowsPerBlock);
-  crossEntropyBackwardKernel<<<blocks > 0 ? blocks : 1, dim3(32, kRowsPerBlock), 0, stream>>>(
-      dloss, logits, labels, dlogits, batch, classes, normalizer);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(crossEntropyBackwardKernel, blocks > 0 ? blocks : 1, dim3(32, kRowsPerBlock), 0,
+               stream, dloss, logits, labels, dlogits, batch, classes, normalizer);
 }
 
 } // namespace bertc::cuda

@@ -1,6 +1,9 @@
 // The failure path of BERTC_CUDA_CHECK and BERTC_CUBLAS_CHECK (cuda_check.h).
 #include "bertc/runtime/cuda_check.h"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace bertc::cuda {
 
 namespace {
@@ -19,6 +22,18 @@ void checkCuda(cudaError_t status, const char *call, const char *file, int line)
 void checkCublas(cublasStatus_t status, const char *call, const char *file, int line) {
   if (status != CUBLAS_STATUS_SUCCESS)
     fail(call, file, line, cublasLtGetStatusName(status), cublasLtGetStatusString(status));
+}
+
+void checkLaunch(const char *kernel, const char *file, int line) {
+  static const bool synchronize = [] {
+    const char *value = std::getenv("BERTC_CUDA_SYNC_LAUNCHES");
+    return value && std::strcmp(value, "0") != 0;
+  }();
+  const std::string call = std::string("launch of ") + kernel;
+  checkCuda(cudaGetLastError(), call.c_str(), file, line);
+  if (synchronize)
+    checkCuda(cudaDeviceSynchronize(), (call + " (run with BERTC_CUDA_SYNC_LAUNCHES)").c_str(),
+              file, line);
 }
 
 } // namespace bertc::cuda

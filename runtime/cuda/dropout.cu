@@ -34,9 +34,8 @@ void applyDropoutMask(const T *in, T *out, int64_t rows, int64_t rowSize, float 
     return;
   }
   const float keptScale = 1.0f / (1.0f - rate);
-  applyDropoutMaskKernel<<<gridFor(n), kElementwiseThreads, 0, stream>>>(in, out, rows, rowSize,
-                                                                         rate, keptScale, key);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(applyDropoutMaskKernel, gridFor(n), kElementwiseThreads, 0, stream, in, out, rows,
+               rowSize, rate, keptScale, key);
 }
 } // namespace
 

@@ -56,35 +56,29 @@ template <typename G> __global__ void accumulateKernel(const G *g, float *grad, 
 } // namespace
 
 template <typename T> void add(const T *a, const T *b, T *out, int64_t n, cudaStream_t stream) {
-  addKernel<<<gridFor(n), kElementwiseThreads, 0, stream>>>(a, b, out, n);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(addKernel, gridFor(n), kElementwiseThreads, 0, stream, a, b, out, n);
 }
 
 template <typename T> void geluForward(const T *x, T *y, int64_t n, cudaStream_t stream) {
-  geluForwardKernel<<<gridFor(n), kElementwiseThreads, 0, stream>>>(x, y, n);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(geluForwardKernel, gridFor(n), kElementwiseThreads, 0, stream, x, y, n);
 }
 
 template <typename T>
 void geluBackward(const T *dy, const T *x, T *dx, int64_t n, cudaStream_t stream) {
-  geluBackwardKernel<<<gridFor(n), kElementwiseThreads, 0, stream>>>(dy, x, dx, n);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(geluBackwardKernel, gridFor(n), kElementwiseThreads, 0, stream, dy, x, dx, n);
 }
 
 template <typename T> void tanhForward(const T *x, T *y, int64_t n, cudaStream_t stream) {
-  tanhForwardKernel<<<gridFor(n), kElementwiseThreads, 0, stream>>>(x, y, n);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(tanhForwardKernel, gridFor(n), kElementwiseThreads, 0, stream, x, y, n);
 }
 
 template <typename T>
 void tanhBackward(const T *dy, const T *y, T *dx, int64_t n, cudaStream_t stream) {
-  tanhBackwardKernel<<<gridFor(n), kElementwiseThreads, 0, stream>>>(dy, y, dx, n);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(tanhBackwardKernel, gridFor(n), kElementwiseThreads, 0, stream, dy, y, dx, n);
 }
 
 template <typename G> void accumulate(const G *g, float *grad, int64_t n, cudaStream_t stream) {
-  accumulateKernel<<<gridFor(n), kElementwiseThreads, 0, stream>>>(g, grad, n);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(accumulateKernel, gridFor(n), kElementwiseThreads, 0, stream, g, grad, n);
 }
 
 #define INSTANTIATE(T)                                                                             \

@@ -84,9 +84,8 @@ __global__ void embeddingBackwardKernel(const int32_t *ids, const T *dout, float
 template <typename T>
 void embeddingForward(const int32_t *ids, const T *table, T *out, int64_t tokens, int64_t hidden,
                       cudaStream_t stream) {
-  embeddingForwardKernel<<<gridFor(tokens * hidden), kElementwiseThreads, 0, stream>>>(
-      ids, table, out, tokens, hidden);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(embeddingForwardKernel, gridFor(tokens * hidden), kElementwiseThreads, 0, stream,
+               ids, table, out, tokens, hidden);
 }
 
 template <typename T>
@@ -96,9 +95,8 @@ void embeddingBackward(const int32_t *ids, const T *dout, float *dtable, int64_t
   if (tokens == 0 || hidden == 0)
     return;
   const dim3 grid(unsigned(tokens), unsigned((hidden + kSliceColumns - 1) / kSliceColumns));
-  embeddingBackwardKernel<<<grid, kBackwardWarps * kWarpSize, 0, stream>>>(ids, dout, dtable,
-                                                                           tokens, hidden);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(embeddingBackwardKernel, grid, kBackwardWarps * kWarpSize, 0, stream, ids, dout,
+               dtable, tokens, hidden);
 }
 
 #define INSTANTIATE(T)                                                                             \

@@ -54,17 +54,14 @@ __global__ void clipByGlobalNormKernel(float *grad, int64_t n, const float *squa
 
 void squaredNorm(const float *x, int64_t n, double *partials, float *result, cudaStream_t stream) {
   const unsigned blocks = std::min<unsigned>(gridFor(n, kThreads), kSquaredNormPartials);
-  squaredNormPartialsKernel<<<blocks, kThreads, 0, stream>>>(x, n, partials);
-  BERTC_CUDA_CHECK_LAUNCH();
-  squaredNormTotalKernel<<<1, kWarpSize, 0, stream>>>(partials, int(blocks), result);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(squaredNormPartialsKernel, blocks, kThreads, 0, stream, x, n, partials);
+  BERTC_LAUNCH(squaredNormTotalKernel, 1, kWarpSize, 0, stream, partials, int(blocks), result);
 }
 
 void clipByGlobalNorm(float *grad, int64_t n, const float *squaredNormValue, float maxNorm,
                       cudaStream_t stream) {
-  clipByGlobalNormKernel<<<gridFor(n), kElementwiseThreads, 0, stream>>>(grad, n, squaredNormValue,
-                                                                         maxNorm);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(clipByGlobalNormKernel, gridFor(n), kElementwiseThreads, 0, stream, grad, n,
+               squaredNormValue, maxNorm);
 }
 
 } // namespace bertc::cuda

@@ -7,6 +7,7 @@
 
 #include "column_sums.cuh"
 #include "device_storage.cuh"
+#include "launch.cuh"
 #include "warp_reduce.cuh"
 
 namespace bertc::cuda {
@@ -105,9 +106,8 @@ void layerNormForward(const T *x, const T *gamma, const T *beta, T *y, float *me
                       int64_t rows, int64_t cols, float eps, cudaStream_t stream) {
   if (rows == 0)
     return;
-  layerNormForwardKernel<T><<<rowBlocks(rows), kRowsPerBlock * kWarpSize, 0, stream>>>(
-      x, nullptr, nullptr, gamma, beta, y, mean, rstd, rows, cols, eps);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(layerNormForwardKernel<T>, rowBlocks(rows), kRowsPerBlock * kWarpSize, 0, stream, x,
+               nullptr, nullptr, gamma, beta, y, mean, rstd, rows, cols, eps);
 }
 
 template <typename T>
@@ -116,9 +116,8 @@ void addLayerNormForward(const T *a, const T *b, T *sum, const T *gamma, const T
                          cudaStream_t stream) {
   if (rows == 0)
     return;
-  layerNormForwardKernel<<<rowBlocks(rows), kRowsPerBlock * kWarpSize, 0, stream>>>(
-      a, b, sum, gamma, beta, y, mean, rstd, rows, cols, eps);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(layerNormForwardKernel, rowBlocks(rows), kRowsPerBlock * kWarpSize, 0, stream, a, b,
+               sum, gamma, beta, y, mean, rstd, rows, cols, eps);
 }
 
 template <typename T>
@@ -126,15 +125,13 @@ void layerNormBackward(const T *dy, const T *x, const T *gamma, const float *mea
                        const float *rstd, T *dx, float *dgamma, float *dbeta, int64_t rows,
                        int64_t cols, cudaStream_t stream) {
   if (rows > 0) {
-    layerNormBackwardInputKernel<<<rowBlocks(rows), kRowsPerBlock * kWarpSize, 0, stream>>>(
-        dy, x, gamma, mean, rstd, dx, rows, cols);
-    BERTC_CUDA_CHECK_LAUNCH();
+    BERTC_LAUNCH(layerNormBackwardInputKernel, rowBlocks(rows), kRowsPerBlock * kWarpSize, 0,
+                 stream, dy, x, gamma, mean, rstd, dx, rows, cols);
   }
   if (cols == 0)
     return;
-  layerNormBackwardParamsKernel<<<columnSumsGrid(cols), columnSumsBlock(), 0, stream>>>(
-      dy, x, mean, rstd, dgamma, dbeta, rows, cols);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(layerNormBackwardParamsKernel, columnSumsGrid(cols), columnSumsBlock(), 0, stream,
+               dy, x, mean, rstd, dgamma, dbeta, rows, cols);
 }
 
 #define INSTANTIATE(T)                                                                             \

@@ -4,6 +4,7 @@
 #include "bertc/runtime/cuda_kernels.h"
 
 #include "device_storage.cuh"
+#include "launch.cuh"
 
 namespace bertc::cuda {
 
@@ -46,9 +47,8 @@ template <typename T>
 void layerNormStatistics(const T *x, float *mean, float *rstd, int64_t rows, int64_t cols,
                          float eps, cudaStream_t stream) {
   const unsigned blocks = unsigned((rows + kRowsPerBlock - 1) / kRowsPerBlock);
-  layerNormStatisticsKernel<<<blocks > 0 ? blocks : 1, dim3(32, kRowsPerBlock), 0, stream>>>(
-      x, mean, rstd, rows, cols, eps);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(layerNormStatisticsKernel, blocks > 0 ? blocks : 1, dim3(32, kRowsPerBlock), 0,
+               stream, x, mean, rstd, rows, cols, eps);
 }
 
 template void layerNormStatistics(const float *, float *, float *, int64_t, int64_t, float,

@@ -2,6 +2,8 @@
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
+#include "launch.cuh"
+
 namespace bertc::cuda {
 
 namespace {
@@ -9,8 +11,7 @@ __global__ void fillScalarKernel(float *out, float value) { *out = value; }
 } // namespace
 
 void fillScalar(float *out, float value, float scale, cudaStream_t stream) {
-  fillScalarKernel<<<1, 1, 0, stream>>>(out, value * scale);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(fillScalarKernel, 1, 1, 0, stream, out, value * scale);
 }
 
 } // namespace bertc::cuda

@@ -12,8 +12,8 @@ namespace {
 constexpr int kLossThreads = 256;
 
 __global__ void __launch_bounds__(kLossThreads)
-    mseLossForwardKernel(const float *predictions, const float *targets, float *loss,
-                         int64_t rows, float normalizer) {
+    mseLossForwardKernel(const float *predictions, const float *targets, float *loss, int64_t rows,
+                         float normalizer) {
   __shared__ double partial[kLossThreads];
   double sum = 0.0;
   for (int64_t r = threadIdx.x; r < rows; r += kLossThreads) {
@@ -43,16 +43,14 @@ __global__ void mseLossBackwardKernel(const float *dloss, const float *predictio
 
 void mseLossForward(const float *predictions, const float *targets, float *loss, int64_t rows,
                     float normalizer, cudaStream_t stream) {
-  mseLossForwardKernel<<<1, kLossThreads, 0, stream>>>(predictions, targets, loss, rows,
-                                                       normalizer);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(mseLossForwardKernel, 1, kLossThreads, 0, stream, predictions, targets, loss, rows,
+               normalizer);
 }
 
 void mseLossBackward(const float *dloss, const float *predictions, const float *targets,
                      float *dpredictions, int64_t rows, float normalizer, cudaStream_t stream) {
-  mseLossBackwardKernel<<<gridFor(rows), kElementwiseThreads, 0, stream>>>(
-      dloss, predictions, targets, dpredictions, rows, normalizer);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(mseLossBackwardKernel, gridFor(rows), kElementwiseThreads, 0, stream, dloss,
+               predictions, targets, dpredictions, rows, normalizer);
 }
 
 } // namespace bertc::cuda

@@ -7,6 +7,8 @@
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
+#include "launch.cuh"
+
 #include <cmath>
 
 namespace bertc::cuda {
@@ -68,9 +70,8 @@ void adamwUpdate(float *params, const float *grads, float *m, float *v, const Ad
                  int64_t chunkCount, const cpu::AdamWConfig &config, cudaStream_t stream) {
   if (chunkCount == 0)
     return;
-  adamwKernel<<<unsigned(chunkCount), kThreads, 0, stream>>>(params, grads, m, v, chunks,
-                                                             adamwScalars(config));
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(adamwKernel, unsigned(chunkCount), kThreads, 0, stream, params, grads, m, v, chunks,
+               adamwScalars(config));
 }
 
 } // namespace bertc::cuda

@@ -32,16 +32,14 @@ __global__ void unscaleGradientsKernel(float *grad, int64_t n, float inverseScal
 
 template <typename From, typename To>
 void convert(const From *from, To *to, int64_t n, cudaStream_t stream) {
-  convertKernel<<<gridFor(n), kElementwiseThreads, 0, stream>>>(from, to, n);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(convertKernel, gridFor(n), kElementwiseThreads, 0, stream, from, to, n);
 }
 
 void unscaleGradients(float *grad, int64_t n, float inverseScale, int *nonFinite,
                       cudaStream_t stream) {
   BERTC_CUDA_CHECK(cudaMemsetAsync(nonFinite, 0, sizeof(int), stream));
-  unscaleGradientsKernel<<<gridFor(n), kElementwiseThreads, 0, stream>>>(grad, n, inverseScale,
-                                                                         nonFinite);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(unscaleGradientsKernel, gridFor(n), kElementwiseThreads, 0, stream, grad, n,
+               inverseScale, nonFinite);
 }
 
 #define INSTANTIATE_CONVERT_TO(To)                                                                 \

@@ -42,28 +42,25 @@ __global__ void transposeLastTwoKernel(const float *x, float *y, int64_t batch, 
 template <typename T>
 void flattenForward(const T *x, T *out, int64_t batch, int64_t seq, int64_t paddedSeq,
                     int64_t hidden, cudaStream_t stream) {
-  flattenForwardKernel<<<gridFor(batch * paddedSeq * hidden), kElementwiseThreads, 0, stream>>>(
-      x, out, batch, seq, paddedSeq, hidden);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(flattenForwardKernel, gridFor(batch * paddedSeq * hidden), kElementwiseThreads, 0,
+               stream, x, out, batch, seq, paddedSeq, hidden);
 }
 
 template <typename T>
 void flattenBackward(const T *dy, T *dx, int64_t batch, int64_t seq, int64_t paddedSeq,
                      int64_t hidden, cudaStream_t stream) {
-  flattenBackwardKernel<<<gridFor(batch * seq * hidden), kElementwiseThreads, 0, stream>>>(
-      dy, dx, batch, seq, paddedSeq, hidden);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(flattenBackwardKernel, gridFor(batch * seq * hidden), kElementwiseThreads, 0, stream,
+               dy, dx, batch, seq, paddedSeq, hidden);
 }
 
 void transposeLastTwo(const float *x, float *y, int64_t batch, int64_t m, int64_t n,
                       cudaStream_t stream) {
-  transposeLastTwoKernel<<<gridFor(batch * m * n), kElementwiseThreads, 0, stream>>>(x, y, batch,
-                                                                                     m, n);
-  BERTC_CUDA_CHECK_LAUNCH();
+  BERTC_LAUNCH(transposeLastTwoKernel, gridFor(batch * m * n), kElementwiseThreads, 0, stream, x, y,
+               batch, m, n);
 }
 
 #define INSTANTIATE(T)                                                                             \
-  template void flattenForward(const T *, T *, int64_t, int64_t, int64_t, int64_t, cudaStream_t); \
+  template void flattenForward(const T *, T *, int64_t, int64_t, int64_t, int64_t, cudaStream_t);  \
   template void flattenBackward(const T *, T *, int64_t, int64_t, int64_t, int64_t, cudaStream_t);
 INSTANTIATE(float)
 INSTANTIATE(bf16)

@@ -47,7 +47,7 @@ enum ExitCode { kOk = 0, kInvalidInput = 1, kUsage = 2, kOverBudget = 3, kBuildF
 
 enum class EmitLevel { Mlir, MlirGrad, MlirPlanned, Cpp, Cuda, Plan, Trainer };
 
-/// What --reserve defaults to for --target cuda: device memory the process holds outside
+/// What --reserve defaults to for the CUDA targets: device memory the process holds outside
 /// the arena. The CUDA context with its loaded kernel images typically takes 300-500 MB on
 /// Turing to Hopper GPUs with CUDA 12-13 (lazy module loading), the cuBLASLt handle and
 /// its heuristics a few MB more; 512 MiB covers them. gpu-check.sh compares the measured
@@ -64,12 +64,13 @@ cl::opt<std::string> vram("vram",
                           cl::value_desc("SIZE"), cl::cat(bertcOptions));
 cl::opt<std::string> reserve("reserve",
                              cl::desc("memory kept out of the plan for the process itself "
-                                      "(default 512MiB for the cuda target, 0 for cpu)"),
+                                      "(default 512MiB for the CUDA targets, 0 for cpu)"),
                              cl::value_desc("SIZE"), cl::cat(bertcOptions));
 cl::opt<std::string> target("target",
-                            cl::desc("code to generate: cpu or cuda (default cuda when this "
-                                     "bertc was built with nvcc, else cpu; -emit=cpp and "
-                                     "-emit=cuda imply theirs)"),
+                            cl::desc("code to generate: cpu, cuda, or cuda-sim (the cuda "
+                                     "trainer on a simulated GPU, run on the CPU); default "
+                                     "cuda when this bertc was built with nvcc, else cpu; "
+                                     "-emit=cpp and -emit=cuda imply theirs)"),
                             cl::cat(bertcOptions));
 cl::opt<std::string> arch("arch",
                           cl::desc("GPU generation to plan for: sm_75, sm_80, sm_86, sm_89, "
@@ -116,18 +117,20 @@ int usageError(const llvm::Twine &message) {
   return kUsage;
 }
 
-/// The GPU generation planned for: --arch, else sm_80 for the cuda target.
+/// Whether the target runs the generated trainer.cu: on a GPU (cuda) or on the simulated
+/// one (cuda-sim), which plans, emits and runs exactly as the GPU does.
+bool cudaTarget() { return target == "cuda" || target == "cuda-sim"; }
+
+/// The GPU generation planned for: --arch, else sm_80 for the CUDA targets.
 std::string targetArch() {
-  return arch.empty() && target == "cuda" ? std::string("sm_80") : arch.getValue();
+  return arch.empty() && cudaTarget() ? std::string("sm_80") : arch.getValue();
 }
 
 /// The device the plan's step time is estimated on: the target's GPU, else the CPU.
 const bertc::DeviceModel &deviceModel() { return bertc::deviceModel(targetArch()); }
 
-/// The GEMM library's workspace the plan must hold: cuBLASLt's for target cuda.
-int64_t gemmWorkspaceBytes() {
-  return target == "cuda" ? bertc::kCudaGemmWorkspaceBytes : 0;
-}
+/// The GEMM library's workspace the plan must hold: cuBLASLt's for the CUDA targets.
+int64_t gemmWorkspaceBytes() { return cudaTarget() ? bertc::kCudaGemmWorkspaceBytes : 0; }
 
 /// The precisions to plan, the preferred first (bertc/Driver/Precision.h).
 std::vector<std::string> precisionCandidates(const bertc::JobSpec &spec) {
@@ -244,10 +247,10 @@ int reportMaxBatch(const bertc::JobSpec &spec, int64_t arenaBudget, MLIRContext 
   return kOk;
 }
 
-/// Writes OUTDIR/trainer.cpp (target cpu) or OUTDIR/trainer.cu (target cuda, compiled for
-/// --arch) and builds the executable OUTDIR/trainer from it.
-int writeTrainer(ModuleOp module) {
-  bool cuda = target == "cuda";
+/// Writes OUTDIR/trainer.cpp (target cpu) or OUTDIR/trainer.cu (the CUDA targets, compiled
+/// for --arch or for the simulated device) and builds the executable OUTDIR/trainer from it.
+int writeTrainer(ModuleOp module, int64_t budget) {
+  bool cuda = cudaTarget();
   std::string source;
   bool emitted = true;
   if (!writeOutput(cuda ? "trainer.cu" : "trainer.cpp",
@@ -258,13 +261,18 @@ int writeTrainer(ModuleOp module) {
                    source) ||
       !emitted)
     return kInvalidInput;
-  llvm::SmallString<256> trainer(outputDir), object(outputDir), buildLog(outputDir);
+  llvm::SmallString<256> trainer(outputDir), object(outputDir), buildLog(outputDir),
+      simulatedDevice(outputDir);
   llvm::sys::path::append(trainer, "trainer");
   llvm::sys::path::append(object, "trainer.o");
   llvm::sys::path::append(buildLog, "build.log");
-  llvm::Error error = cuda ? bertc::buildCudaTrainer(source, targetArch(), object, trainer,
-                                                     buildLog)
-                           : bertc::buildCpuTrainer(source, trainer, buildLog);
+  llvm::sys::path::append(simulatedDevice, "simulated_device.cpp");
+  llvm::Error error =
+      target == "cuda-sim"
+          ? bertc::buildSimulatedCudaTrainer(source, targetArch(), budget, simulatedDevice,
+                                             trainer, buildLog)
+      : cuda ? bertc::buildCudaTrainer(source, targetArch(), object, trainer, buildLog)
+             : bertc::buildCpuTrainer(source, trainer, buildLog);
   if (error) {
     llvm::WithColor::error(llvm::errs(), "bertc") << llvm::toString(std::move(error)) << "\n";
     return kBuildFailed;
@@ -272,7 +280,7 @@ int writeTrainer(ModuleOp module) {
   llvm::outs() << "bertc: " << inputPath << " -> " << trainer << " (target " << target
                << (cuda ? ", " + targetArch() : "") << ")\n";
   // The cuda target is the default wherever nvcc is, GPU or not: say where it can run.
-  if (cuda && !llvm::sys::fs::exists("/dev/nvidiactl"))
+  if (target == "cuda" && !llvm::sys::fs::exists("/dev/nvidiactl"))
     llvm::outs() << "bertc: note: this machine has no NVIDIA driver (/dev/nvidiactl), so the "
                     "trainer runs only where there is one; --target cpu builds one for here\n";
   return kOk;
@@ -291,13 +299,13 @@ int main(int argc, char **argv) {
     target = emitLevel == EmitLevel::Cpp ? "cpu"
              : emitLevel == EmitLevel::Cuda || bertc::cudaTargetAvailable() ? "cuda"
                                                                              : "cpu";
-  if (target != "cpu" && target != "cuda")
-    return usageError("unknown --target '" + target + "' (expected cpu or cuda)");
+  if (target != "cpu" && !cudaTarget())
+    return usageError("unknown --target '" + target + "' (expected cpu, cuda or cuda-sim)");
   if (target == "cuda" && !bertc::cudaTargetAvailable())
     return usageError("--target cuda needs nvcc, which this bertc was built without (build "
                       "with a CUDA toolkit in /usr/local/cuda, or use --target cpu)");
-  if (emitLevel == EmitLevel::Cuda && target != "cuda")
-    return usageError("-emit=cuda needs --target cuda");
+  if (emitLevel == EmitLevel::Cuda && !cudaTarget())
+    return usageError("-emit=cuda needs --target cuda or cuda-sim");
   if (emitLevel == EmitLevel::Cpp && target != "cpu")
     return usageError("-emit=cpp needs --target cpu");
   if (!llvm::is_contained({"auto", "fp32", "bf16", "fp16"}, precision))
@@ -316,7 +324,7 @@ int main(int argc, char **argv) {
     return usageError("--vram '" + vram + "' is not a size (e.g. 6GB, 6GiB, 6000MB)");
   std::optional<int64_t> reserved = bertc::parseByteSize(reserve);
   if (reserve.empty())
-    reserved = target == "cuda" ? kCudaProcessReserveBytes : 0;
+    reserved = cudaTarget() ? kCudaProcessReserveBytes : 0;
   if (!reserved)
     return usageError("--reserve '" + reserve + "' is not a size (e.g. 512MB)");
   if (budget && *reserved >= *budget)
@@ -396,7 +404,7 @@ int main(int argc, char **argv) {
 
   if (emitLevel == EmitLevel::Plan) {
     llvm::outs() << "bertc: " << inputPath << " planned (-emit=plan: no trainer built)\n";
-  } else if (int status = writeTrainer(*module); status != kOk) {
+  } else if (int status = writeTrainer(*module, plan->budgetBytes); status != kOk) {
     return status;
   }
   bertc::printPlanSummary(*plan, llvm::outs());

@@ -1,5 +1,6 @@
 // Shared pieces of the CUDA kernel tests: the fixture that skips when the machine has no
-// CUDA device, device arrays, random inputs in a storage type, and the tolerance check
+// CUDA device (and, on the simulated device, fails a test whose kernels faulted), device
+// arrays, random inputs in a storage type, and the tolerance check
 // |actual - expected| <= atol + rtol * |expected| per element.
 #pragma once
 
@@ -7,6 +8,10 @@
 #include "bertc/runtime/half_types.h"
 
 #include <gtest/gtest.h>
+
+#if defined(BERTC_CUDA_SIM)
+#include "bertc/cuda_sim/faults.h"
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -34,13 +39,22 @@ inline int deviceMajorVersion() {
   return major;
 }
 
-/// Tests that run kernels: skipped, not failed, on a machine without a CUDA device.
+/// Tests that run kernels: skipped, not failed, on a machine without a CUDA device. On the
+/// simulated device, whatever its checkers reported fails the test (compute-sanitizer's
+/// role on a GPU).
 class CudaTest : public ::testing::Test {
 protected:
   void SetUp() override {
     if (!hasCudaDevice())
       GTEST_SKIP() << "no CUDA device";
   }
+#if defined(BERTC_CUDA_SIM)
+  void TearDown() override {
+    for (const std::string &report : sim::faultReports())
+      ADD_FAILURE() << "simulated device: " << report;
+    sim::clearDeviceFaults();
+  }
+#endif
 };
 
 /// The same, once per storage type.

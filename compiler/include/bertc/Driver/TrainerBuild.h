@@ -4,6 +4,8 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <cstdint>
+
 namespace bertc {
 
 /// Compiles `source` (a generated CPU trainer) into the executable `output`, linked
@@ -22,5 +24,14 @@ bool cudaTargetAvailable();
 llvm::Error buildCudaTrainer(llvm::StringRef source, llvm::StringRef arch,
                              llvm::StringRef object, llvm::StringRef output,
                              llvm::StringRef logPath);
+
+/// Builds `source` (a generated trainer.cu, unchanged) into the executable `output` for the
+/// simulated device: the host compiler compiles it against the simulated CUDA runtime and
+/// links it with the runtime's CUDA runner and kernels built for that device, so it trains
+/// on the CPU as the GPU would. The device it simulates is an `arch` GPU with
+/// `deviceBytes` of memory, written to `deviceSource` and compiled in.
+llvm::Error buildSimulatedCudaTrainer(llvm::StringRef source, llvm::StringRef arch,
+                                      int64_t deviceBytes, llvm::StringRef deviceSource,
+                                      llvm::StringRef output, llvm::StringRef logPath);
 
 } // namespace bertc

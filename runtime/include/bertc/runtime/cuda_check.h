@@ -1,8 +1,9 @@
 // Error checking for every CUDA runtime, cuBLAS and cuBLASLt call in bertc: a failed call
 // throws CudaError naming the file:line, the call's text and the library's error string,
-// so nothing ever continues past a failure. Kernel launches are checked with
-// BERTC_CUDA_CHECK_LAUNCH() right after the launch (it catches bad launch configurations;
-// faults inside a kernel surface at the next synchronizing call, which is checked too).
+// so nothing ever continues past a failure. Every kernel launch (BERTC_LAUNCH, launch.cuh)
+// is checked by checkLaunch: a bad launch configuration at once; a fault inside a kernel at
+// the next synchronizing call, or at once, naming the kernel, when the environment sets
+// BERTC_CUDA_SYNC_LAUNCHES=1 (slow: for finding which kernel faults).
 #pragma once
 
 #include <cublasLt.h>
@@ -22,6 +23,10 @@ struct CudaError : std::runtime_error {
 void checkCuda(cudaError_t status, const char *call, const char *file, int line);
 /// Throws CudaError unless `status` is CUBLAS_STATUS_SUCCESS (cuBLAS and cuBLASLt share it).
 void checkCublas(cublasStatus_t status, const char *call, const char *file, int line);
+/// Checks the launch of `kernel` just made (a bad grid, too much shared memory, no device
+/// code for this GPU's architecture) and, under BERTC_CUDA_SYNC_LAUNCHES=1, waits for the
+/// kernel and checks how it ended.
+void checkLaunch(const char *kernel, const char *file, int line);
 
 } // namespace bertc::cuda
 
@@ -29,7 +34,3 @@ void checkCublas(cublasStatus_t status, const char *call, const char *file, int 
 #define BERTC_CUDA_CHECK(call) ::bertc::cuda::checkCuda((call), #call, __FILE__, __LINE__)
 /// Checks a cuBLAS or cuBLASLt call.
 #define BERTC_CUBLAS_CHECK(call) ::bertc::cuda::checkCublas((call), #call, __FILE__, __LINE__)
-/// Checks the kernel launch just made (a bad grid, too much shared memory, no device code
-/// for this GPU's architecture).
-#define BERTC_CUDA_CHECK_LAUNCH()                                                                  \
-  ::bertc::cuda::checkCuda(cudaGetLastError(), "kernel launch", __FILE__, __LINE__)

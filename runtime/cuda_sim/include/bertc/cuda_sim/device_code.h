@@ -1,0 +1,96 @@
+// What nvcc gives device code, for the host compiler: the CUDA keywords, the thread's
+// coordinates, the block- and warp-wide synchronizing functions and the math intrinsics.
+// A kernel runs as one fiber per thread (src/block_scheduler.cpp); the blocks of a launch
+// run one after another, so a `__shared__` variable is a static that every thread of the
+// running block sees. Shared variables live in their own section, which the scheduler
+// fills with garbage before each block, as a real block finds its shared memory.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstdint>
+#include <math.h>
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline __attribute__((always_inline))
+#define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
+#define __shared__ static __attribute__((section("bertc_sim_shared")))
+
+struct uint3 {
+  unsigned x, y, z;
+};
+struct __align__(16) float4 {
+  float x, y, z, w;
+};
+
+namespace bertc::sim {
+
+/// The coordinates of the running thread, its block, and the launch.
+struct ThreadCoordinates {
+  uint3 thread, block;
+  dim3 blockSize, gridSize;
+};
+
+/// The coordinates of the thread running now; only valid inside a kernel.
+const ThreadCoordinates &currentThread();
+
+/// The collectives a thread waits in; each returns once every participant has arrived.
+void syncThreads();
+int syncThreadsCount(int predicate);
+uint64_t shuffleXor(unsigned mask, uint64_t bits, int laneMask, int width);
+unsigned ballot(unsigned mask, int predicate);
+void syncWarp(unsigned mask);
+
+template <typename T> uint64_t toBits(T value) {
+  static_assert(sizeof(T) <= sizeof(uint64_t));
+  uint64_t bits = 0;
+  __builtin_memcpy(&bits, &value, sizeof value);
+  return bits;
+}
+template <typename T> T fromBits(uint64_t bits) {
+  T value;
+  __builtin_memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+} // namespace bertc::sim
+
+#define threadIdx (::bertc::sim::currentThread().thread)
+#define blockIdx (::bertc::sim::currentThread().block)
+#define blockDim (::bertc::sim::currentThread().blockSize)
+#define gridDim (::bertc::sim::currentThread().gridSize)
+constexpr int warpSize = 32;
+
+inline void __syncthreads() { bertc::sim::syncThreads(); }
+inline int __syncthreads_count(int predicate) { return bertc::sim::syncThreadsCount(predicate); }
+inline int __syncthreads_or(int predicate) { return bertc::sim::syncThreadsCount(predicate) != 0; }
+inline int __syncthreads_and(int predicate) {
+  return bertc::sim::syncThreadsCount(!predicate) == 0;
+}
+inline void __syncwarp(unsigned mask = 0xffffffffu) { bertc::sim::syncWarp(mask); }
+inline unsigned __ballot_sync(unsigned mask, int predicate) {
+  return bertc::sim::ballot(mask, predicate);
+}
+template <typename T>
+inline T __shfl_xor_sync(unsigned mask, T value, int laneMask, int width = warpSize) {
+  return bertc::sim::fromBits<T>(
+      bertc::sim::shuffleXor(mask, bertc::sim::toBits(value), laneMask, width));
+}
+
+// Rounded arithmetic: the host computes each in one IEEE operation (the simulated build
+// is compiled with -ffp-contract=off, so nothing is fused behind these).
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fdiv_rn(float a, float b) { return a / b; }
+inline float __fsqrt_rn(float a) { return sqrtf(a); }
+inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
+inline float __expf(float a) { return expf(a); }
+inline float __logf(float a) { return logf(a); }
+inline float rsqrtf(float a) { return 1.0f / sqrtf(a); }
+inline int __ffs(int value) { return __builtin_ffs(value); }
+inline int __popc(unsigned value) { return __builtin_popcount(value); }

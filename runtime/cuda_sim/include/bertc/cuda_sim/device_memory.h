@@ -1,0 +1,16 @@
+// The simulated device's memory and identity, for the simulated libraries (cuBLASLt) and
+// the checkers: which host addresses are device memory, and which GPU is simulated.
+#pragma once
+
+#include <cstddef>
+
+namespace bertc::sim {
+
+/// True when [pointer, pointer + bytes) lies inside one live cudaMalloc allocation.
+bool isDeviceRange(const void *pointer, size_t bytes);
+
+/// The simulated GPU's compute capability as major * 10 + minor (80 for sm_80): the
+/// trainer's --arch, or BERTC_SIM_ARCH (e.g. "sm_75") when set; sm_80 by default.
+int computeCapability();
+
+} // namespace bertc::sim

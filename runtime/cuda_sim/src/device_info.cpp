@@ -1,0 +1,108 @@
+// The simulated device's identity: one GPU with CUDA's per-block limits, of the
+// architecture BERTC_SIM_ARCH names (sm_75 to sm_90) when set, otherwise of the --arch of
+// a trainer that bertc built for the cuda-sim target (it defines
+// bertc_sim_compute_capability), and sm_80 for other programs (the kernel tests).
+#include "device_memory_state.h"
+#include "launch_limits.h"
+#include "runtime_errors.h"
+
+#include "bertc/cuda_sim/device_memory.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+// Defined by a trainer built for the cuda-sim target; a weak reference, null elsewhere.
+extern "C" __attribute__((weak)) const int bertc_sim_compute_capability;
+
+namespace bertc::sim {
+
+int computeCapability() {
+  const char *arch = std::getenv("BERTC_SIM_ARCH");
+  int capability = 0;
+  if (!arch)
+    return &bertc_sim_compute_capability ? bertc_sim_compute_capability : 80;
+  if (std::sscanf(arch, "sm_%d", &capability) != 1 || capability < 75 || capability > 90) {
+    std::fprintf(stderr,
+                 "bertc simulated device: BERTC_SIM_ARCH=%s is not one of sm_75 to "
+                 "sm_90\n",
+                 arch);
+    std::exit(2);
+  }
+  return capability;
+}
+
+} // namespace bertc::sim
+
+using namespace bertc::sim;
+
+cudaError_t cudaGetDeviceCount(int *count) {
+  if (!count)
+    return recordResult(cudaErrorInvalidValue);
+  *count = 1;
+  return stickyError();
+}
+
+cudaError_t cudaGetDevice(int *device) {
+  if (!device)
+    return recordResult(cudaErrorInvalidValue);
+  *device = 0;
+  return stickyError();
+}
+
+cudaError_t cudaSetDevice(int device) {
+  return device == 0 ? stickyError() : recordResult(cudaErrorInvalidDevice);
+}
+
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp *properties, int device) {
+  if (!properties)
+    return recordResult(cudaErrorInvalidValue);
+  if (device != 0)
+    return recordResult(cudaErrorInvalidDevice);
+  std::memset(properties, 0, sizeof *properties);
+  const int capability = computeCapability();
+  std::snprintf(properties->name, sizeof properties->name, "bertc simulated sm_%d device",
+                capability);
+  properties->totalGlobalMem = deviceCapacity();
+  properties->sharedMemPerBlock = kMaxSharedBytesPerBlock;
+  properties->warpSize = kWarpSize;
+  properties->maxThreadsPerBlock = kMaxThreadsPerBlock;
+  properties->maxThreadsDim[0] = properties->maxThreadsDim[1] = kMaxThreadsPerBlock;
+  properties->maxThreadsDim[2] = kMaxBlockDimZ;
+  properties->maxGridSize[0] = kMaxGridDimX;
+  properties->maxGridSize[1] = properties->maxGridSize[2] = kMaxGridDimYZ;
+  properties->major = capability / 10;
+  properties->minor = capability % 10;
+  properties->multiProcessorCount = 1;
+  return stickyError();
+}
+
+cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attribute, int device) {
+  if (!value)
+    return recordResult(cudaErrorInvalidValue);
+  if (device != 0)
+    return recordResult(cudaErrorInvalidDevice);
+  switch (attribute) {
+  case cudaDevAttrMaxThreadsPerBlock:
+    *value = kMaxThreadsPerBlock;
+    break;
+  case cudaDevAttrMaxSharedMemoryPerBlock:
+    *value = int(kMaxSharedBytesPerBlock);
+    break;
+  case cudaDevAttrWarpSize:
+    *value = kWarpSize;
+    break;
+  case cudaDevAttrMultiProcessorCount:
+    *value = 1;
+    break;
+  case cudaDevAttrComputeCapabilityMajor:
+    *value = computeCapability() / 10;
+    break;
+  case cudaDevAttrComputeCapabilityMinor:
+    *value = computeCapability() % 10;
+    break;
+  default:
+    return recordResult(cudaErrorInvalidValue);
+  }
+  return stickyError();
+}

@@ -1,0 +1,16 @@
+// CUDA's launch limits for compute capability 7.5 to 9.0 (the CUDA programming guide's
+// "technical specifications" table), which the simulated device enforces.
+#pragma once
+
+#include <cstddef>
+
+namespace bertc::sim {
+
+constexpr int kWarpSize = 32;
+constexpr int kMaxThreadsPerBlock = 1024;
+constexpr int kMaxBlockDimZ = 64;
+constexpr int kMaxGridDimX = 2147483647;
+constexpr int kMaxGridDimYZ = 65535;
+constexpr size_t kMaxSharedBytesPerBlock = 48 * 1024; // static shared memory
+
+} // namespace bertc::sim
