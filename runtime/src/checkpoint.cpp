@@ -16,6 +16,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <unistd.h>
@@ -197,9 +198,13 @@ std::string formatTrainerState(const TrainerState &state) {
   return json.dump(2) + "\n";
 }
 
+/// Reads trainer_state.json field by field: each must exist with its type and lie in its
+/// range, and the counts must agree with one another (a step within the run's steps, a
+/// data position within the data, no more skipped steps than steps), so that a damaged or
+/// hand-edited file is refused with the key named rather than trained from.
 TrainerState parseTrainerState(const std::string &text, const std::string &path) {
-  nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded() || !json.is_object())
+  nlohmann::json json = parseJsonFile<CheckpointError>(text, path);
+  if (!json.is_object())
     throw CheckpointError(path + ": not a JSON object");
   // The value at a '/'-separated key path, which must exist with the type `want` accepts.
   auto field = [&](const char *keys, bool (nlohmann::json::*want)() const noexcept,
@@ -215,8 +220,24 @@ TrainerState parseTrainerState(const std::string &text, const std::string &path)
       throw CheckpointError(path + ": '" + std::string(keys) + "' must be " + typeName);
     return *value;
   };
-  auto integer = [&](const char *keys) {
-    return field(keys, &nlohmann::json::is_number_integer, "an integer").get<int64_t>();
+  // An integer in [low, high]; one beyond int64 (which would wrap) is out of range too.
+  auto integer = [&](const char *keys, int64_t low, int64_t high = INT64_MAX) {
+    const nlohmann::json &value = field(keys, &nlohmann::json::is_number_integer, "an integer");
+    bool fits = !value.is_number_unsigned() || value.get<uint64_t>() <= uint64_t(INT64_MAX);
+    if (!fits || value.get<int64_t>() < low || value.get<int64_t>() > high)
+      throw CheckpointError(path + ": '" + keys + "' must be an integer in [" +
+                            std::to_string(low) + ", " + std::to_string(high) + "], got " +
+                            value.dump());
+    return value.get<int64_t>();
+  };
+  // A finite number in (0, FLT_MAX], as the float it is used as.
+  auto positiveFloat = [&](const char *keys) {
+    const nlohmann::json &value = field(keys, &nlohmann::json::is_number, "a number");
+    double number = value.get<double>();
+    if (!(number > 0 && number <= std::numeric_limits<float>::max()))
+      throw CheckpointError(path + ": '" + keys + "' must be a positive float, got " +
+                            value.dump());
+    return float(number);
   };
   auto boolean = [&](const char *keys) {
     return field(keys, &nlohmann::json::is_boolean, "true or false").get<bool>();
@@ -225,34 +246,37 @@ TrainerState parseTrainerState(const std::string &text, const std::string &path)
     return field(keys, &nlohmann::json::is_string, "a string").get<std::string>();
   };
   TrainerState state;
-  state.globalStep = integer("global_step");
-  state.maxSteps = integer("max_steps");
+  state.maxSteps = integer("max_steps", 0);
+  state.globalStep = integer("global_step", 0, state.maxSteps);
   state.seed =
       field("seed", &nlohmann::json::is_number_unsigned, "a non-negative integer").get<uint64_t>();
-  state.batch = integer("train_batch_size");
-  state.microBatch = integer("micro_batch");
-  state.accumulation = integer("accumulation");
-  state.seqLen = integer("seq_len");
+  state.batch = integer("train_batch_size", 1);
+  state.microBatch = integer("micro_batch", 1, state.batch);
+  state.accumulation = integer("accumulation", 1, state.batch);
+  state.seqLen = integer("seq_len", 1);
   state.shuffle = boolean("shuffle");
   state.groupByLength = boolean("group_by_length");
-  state.lr = field("learning_rate", &nlohmann::json::is_number, "a number").get<float>();
-  state.schedule = string("lr_schedule") == "linear" ? LrSchedule::Linear : LrSchedule::Constant;
-  state.warmupSteps = integer("warmup_steps");
+  state.lr = positiveFloat("learning_rate");
+  std::string schedule = string("lr_schedule");
+  if (schedule != "linear" && schedule != "constant")
+    throw CheckpointError(path + ": 'lr_schedule' must be \"linear\" or \"constant\", got \"" +
+                          schedule + "\"");
+  state.schedule = schedule == "linear" ? LrSchedule::Linear : LrSchedule::Constant;
+  state.warmupSteps = integer("warmup_steps", 0, state.maxSteps);
   state.dataPath = string("data/path");
-  state.dataRows = integer("data/rows");
+  state.dataRows = integer("data/rows", 1);
   std::string fingerprint = string("data/fingerprint");
-  char *end = nullptr;
-  state.dataFingerprint = std::strtoull(fingerprint.c_str(), &end, 16);
-  if (fingerprint.empty() || *end != '\0')
-    throw CheckpointError(path + ": 'data/fingerprint' must be hexadecimal");
-  state.data.epoch = integer("data_position/epoch");
-  state.data.cursor = integer("data_position/cursor");
-  state.data.tokens.real = integer("tokens/real");
-  state.data.tokens.computed = integer("tokens/computed");
-  state.lossScaler.scale =
-      field("loss_scaler/scale", &nlohmann::json::is_number, "a number").get<float>();
-  state.lossScaler.goodStepsInRow = integer("loss_scaler/good_steps_in_row");
-  state.lossScaler.skipped = integer("loss_scaler/skipped_steps");
+  if (fingerprint.empty() || fingerprint.size() > 16 ||
+      fingerprint.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+    throw CheckpointError(path + ": 'data/fingerprint' must be hexadecimal (16 digits)");
+  state.dataFingerprint = std::strtoull(fingerprint.c_str(), nullptr, 16);
+  state.data.epoch = integer("data_position/epoch", 0);
+  state.data.cursor = integer("data_position/cursor", 0, state.data.epoch ? state.dataRows : 0);
+  state.data.tokens.computed = integer("tokens/computed", 0);
+  state.data.tokens.real = integer("tokens/real", 0, state.data.tokens.computed);
+  state.lossScaler.scale = positiveFloat("loss_scaler/scale");
+  state.lossScaler.goodStepsInRow = integer("loss_scaler/good_steps_in_row", 0, state.globalStep);
+  state.lossScaler.skipped = integer("loss_scaler/skipped_steps", 0, state.globalStep);
   return state;
 }
 
@@ -382,7 +406,8 @@ std::string findCheckpoint(const std::string &path) {
 TrainerState loadCheckpoint(const std::string &dir, const TrainerPlan &plan, std::byte *arena) {
   fs::path folder = dir;
   std::string statePath = (folder / "trainer_state.json").string();
-  TrainerState state = parseTrainerState(readWholeFile<CheckpointError>(statePath), statePath);
+  TrainerState state =
+      parseTrainerState(readWholeFile<CheckpointError>(statePath, kStateFileLimit), statePath);
   readExactly((folder / "model.safetensors").string(), dir, tensorSlots(plan, /*moments=*/false),
               arena);
   readExactly((folder / "optimizer.safetensors").string(), dir, tensorSlots(plan, /*moments=*/true),

@@ -5,11 +5,12 @@
 
 #include "bertc/runtime/checkpoint.h"
 
+#include "input_files.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 namespace bertc {
 namespace {
@@ -121,8 +122,13 @@ TrainingEvaluator::TrainingEvaluator(TaskData data, EvalSettings settings)
     : data_(std::move(data)), settings_(std::move(settings)) {
   if (settings_.saveBest.empty() || !settings_.resumed)
     return;
-  std::ifstream previous(fs::path(settings_.saveBest) / "eval_results.json");
-  nlohmann::json results = nlohmann::json::parse(previous, nullptr, /*allow_exceptions=*/false);
+  // The previous best is only a bar to beat: without a readable one, any score beats it.
+  std::string path = (fs::path(settings_.saveBest) / "eval_results.json").string();
+  std::error_code ignored;
+  if (!fs::is_regular_file(path, ignored))
+    return;
+  nlohmann::json results =
+      parseJsonFile<CheckpointError>(readWholeFile<CheckpointError>(path, kStateFileLimit), path);
   if (results.is_object() && results.contains("metric") && results.contains("best") &&
       results["best"].is_number())
     best_ = results["best"].get<double>();

@@ -1,36 +1,113 @@
 // Reading the files a run is given (tables, SQuAD JSON, a checkpoint's trainer_state.json):
-// a whole file as text, and a JSON parse error as a message. Each caller throws its own
-// error type. Private to the runtime.
+// a whole file as text up to its kind's size limit, its lines, and JSON parsed within
+// bertc's limits (json_limits.h) with located errors. Each caller throws its own error
+// type. Private to the runtime.
 #pragma once
+
+#include "bertc/runtime/json_limits.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <fcntl.h>
 #include <string>
+#include <string_view>
+#include <unistd.h>
 
 namespace bertc {
 
+/// A kind of file read whole into memory, and the most bytes read of it (README lists them).
+/// safetensors data is not read whole; its header has its own limit (safetensors.cpp).
+struct FileLimit {
+  uint64_t bytes;
+  const char *kind;
+};
+inline constexpr FileLimit kDataFileLimit{uint64_t(1) << 30, "a data file"};
+inline constexpr FileLimit kVocabFileLimit{uint64_t(64) << 20, "a vocabulary"};
+inline constexpr FileLimit kMetricsLogLimit{uint64_t(1) << 30, "a metrics log"};
+inline constexpr FileLimit kStateFileLimit{uint64_t(1) << 20, "a checkpoint's JSON file"};
+
+/// "1 GiB", "64 MiB".
+inline std::string formatLimit(uint64_t bytes) {
+  return bytes >= (uint64_t(1) << 30) ? std::to_string(bytes >> 30) + " GiB"
+                                      : std::to_string(bytes >> 20) + " MiB";
+}
+
 /// The bytes of the file at `path`. Throws Error "PATH: cannot open: REASON" when it cannot
-/// be opened, and "PATH: cannot read: REASON" when reading it fails (a directory).
-template <class Error> std::string readWholeFile(const std::string &path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
+/// be opened, "PATH: cannot read: REASON" when reading it fails (a directory), and
+/// "PATH: larger than 1 MiB, the limit for KIND" past `limit` (a device such as /dev/zero
+/// included: reading stops one chunk past the limit).
+template <class Error> std::string readWholeFile(const std::string &path, FileLimit limit) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
     throw Error(path + ": cannot open: " + std::strerror(errno));
-  try {
-    return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-  } catch (const std::ios_base::failure &) {
-    throw Error(path + ": cannot read: " + std::strerror(errno));
+  std::string bytes;
+  char chunk[64 * 1024];
+  while (true) {
+    ssize_t read = ::read(fd, chunk, sizeof chunk);
+    if (read < 0 && errno == EINTR)
+      continue;
+    if (read <= 0 || bytes.size() + size_t(read) > limit.bytes) {
+      std::string reason = read < 0 ? std::strerror(errno) : "";
+      ::close(fd);
+      if (read < 0)
+        throw Error(path + ": cannot read: " + reason);
+      if (read == 0)
+        return bytes;
+      throw Error(path + ": larger than " + formatLimit(limit.bytes) + ", the limit for " +
+                  limit.kind);
+    }
+    bytes.append(chunk, size_t(read));
   }
 }
 
-/// What a JSON parse error says, without nlohmann's "[json.exception.parse_error.101] ".
-inline std::string jsonParseMessage(const nlohmann::json::parse_error &error) {
+/// Calls visit(line, content) for each LF-ended line of `text` (the last may lack its LF),
+/// `line` 1-based and `content` without the LF.
+template <class Visit> void forEachLine(std::string_view text, Visit visit) {
+  size_t pos = 0;
+  for (int64_t line = 1; pos < text.size(); ++line) {
+    size_t newline = std::min(text.find('\n', pos), text.size());
+    visit(line, text.substr(pos, newline - pos));
+    pos = newline + 1;
+  }
+}
+
+/// What a JSON error says, without nlohmann's "[json.exception.parse_error.101] ".
+inline std::string jsonParseMessage(const nlohmann::json::exception &error) {
   std::string detail = error.what();
   size_t bracket = detail.find("] ");
   return bracket == std::string::npos ? detail : detail.substr(bracket + 2);
+}
+
+/// Parses one line of a JSONL file; `where` is "FILE:LINE". Throws Error
+/// "FILE:LINE: column C: nesting deeper than 64 levels" (or a number out of range) before
+/// parsing, and "FILE:LINE: malformed JSON: ..." for what the parser rejects.
+template <class Error, class Json = nlohmann::json>
+Json parseJsonLine(std::string_view line, const std::string &where) {
+  if (std::optional<JsonLimitIssue> issue = findJsonLimitIssue(line))
+    throw Error(where + ": column " + std::to_string(issue->column) + ": " + issue->what);
+  try {
+    return Json::parse(line);
+  } catch (const nlohmann::json::exception &error) {
+    throw Error(where + ": malformed JSON: " + jsonParseMessage(error));
+  }
+}
+
+/// Parses the whole JSON file `path` whose bytes are `text`. Throws Error
+/// "PATH:LINE:COLUMN: nesting deeper than 64 levels" (or a number out of range) before
+/// parsing, and "PATH: malformed JSON: parse error at line L, column C: ..." after.
+template <class Error, class Json = nlohmann::json>
+Json parseJsonFile(std::string_view text, const std::string &path) {
+  if (std::optional<JsonLimitIssue> issue = findJsonLimitIssue(text))
+    throw Error(path + ":" + std::to_string(issue->line) + ":" + std::to_string(issue->column) +
+                ": " + issue->what);
+  try {
+    return Json::parse(text);
+  } catch (const nlohmann::json::exception &error) {
+    throw Error(path + ": malformed JSON: " + jsonParseMessage(error));
+  }
 }
 
 } // namespace bertc

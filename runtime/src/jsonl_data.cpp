@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <fstream>
+#include <limits>
 #include <numeric>
 
 namespace bertc {
@@ -36,15 +36,10 @@ bool readInteger(const nlohmann::json &value, int64_t &out) {
 }
 
 /// Parses one JSONL line into `example`; `where` is "FILE:LINE" for errors.
-void parseRow(const std::string &line, const std::string &where, const DataLimits &limits,
+void parseRow(std::string_view line, const std::string &where, const DataLimits &limits,
               Example &example) {
   auto fail = [&](const std::string &what) { return DataError(where + ": " + what); };
-  nlohmann::json row;
-  try {
-    row = nlohmann::json::parse(line);
-  } catch (const nlohmann::json::parse_error &error) {
-    throw fail("malformed JSON: " + jsonParseMessage(error));
-  }
+  nlohmann::json row = parseJsonLine<DataError>(line, where);
   if (!row.is_object())
     throw fail("a row must be a JSON object, got " + std::string(row.type_name()));
 
@@ -91,6 +86,8 @@ void parseRow(const std::string &line, const std::string &where, const DataLimit
     if (!target.is_number() || !std::isfinite(target.get<double>()))
       throw fail("'label' must be a finite number (a regression target), got " +
                  target.dump());
+    if (std::fabs(target.get<double>()) > std::numeric_limits<float>::max())
+      throw fail("'label' " + target.dump() + " is beyond a float's range (3.4e38 in magnitude)");
     example.label = 0;
     example.target = target.get<float>();
     return;
@@ -107,22 +104,15 @@ void parseRow(const std::string &line, const std::string &where, const DataLimit
 } // namespace
 
 Dataset loadJsonlDataset(const std::string &path, const DataLimits &limits) {
-  std::ifstream file(path);
-  if (!file)
-    throw DataError(path + ": cannot open: " + std::strerror(errno));
+  std::string text = readWholeFile<DataError>(path, kDataFileLimit);
   Dataset data{path, {}, limits.numLabels == 1 ? LabelKind::Target : LabelKind::Class};
-  std::string line;
-  for (int64_t lineNumber = 1; std::getline(file, line); ++lineNumber) {
-    if (!line.empty() && line.back() == '\r')
-      line.pop_back();
-    if (line.find_first_not_of(" \t") == std::string::npos)
-      continue;
+  forEachLine(text, [&](int64_t lineNumber, std::string_view line) {
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos)
+      return;
     Example example;
     parseRow(line, path + ":" + std::to_string(lineNumber), limits, example);
     data.rows.push_back(std::move(example));
-  }
-  if (file.bad())
-    throw DataError(path + ": read failed");
+  });
   if (data.rows.empty())
     throw DataError(path + ": no rows");
   return data;

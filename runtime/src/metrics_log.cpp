@@ -5,12 +5,14 @@
 
 #include "bertc/runtime/checkpoint.h"
 
+#include "input_files.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
+#include <filesystem>
 #include <stdexcept>
 
 namespace bertc {
@@ -66,16 +68,20 @@ MetricsLog::MetricsLog(const std::string &path)
 /// rewrites the file atomically with them, then opens it for appending.
 MetricsLog::MetricsLog(const std::string &path, int64_t lastStep) : path_(path) {
   std::string kept;
-  if (std::ifstream existing{path}) {
-    for (std::string line; std::getline(existing, line);) {
-      nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-      if (record.is_discarded() || !record.is_object())
-        continue;
-      auto step = record.find("step");
-      if (step == record.end() || (step->is_number_integer() && step->get<int64_t>() <= lastStep))
-        kept += line + "\n";
-    }
-  }
+  std::error_code ignored;
+  std::string existing = std::filesystem::exists(path, ignored)
+                             ? readWholeFile<std::runtime_error>(path, kMetricsLogLimit)
+                             : std::string();
+  forEachLine(existing, [&](int64_t, std::string_view line) {
+    if (findJsonLimitIssue(line))
+      return;
+    nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (record.is_discarded() || !record.is_object())
+      return;
+    auto step = record.find("step");
+    if (step == record.end() || (step->is_number_integer() && step->get<int64_t>() <= lastStep))
+      kept += std::string(line) + "\n";
+  });
   writeTextFileAtomically(path, kept);
   file_ = std::fopen(path.c_str(), "a");
   if (!file_)

@@ -3,8 +3,11 @@
 // before any parameter is touched; tensor bytes are then read straight into the arena.
 #include "bertc/runtime/safetensors.h"
 
+#include "input_files.h"
+
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <set>
@@ -122,6 +125,45 @@ SafetensorsEntry parseEntry(const nlohmann::json &json, const std::string &conte
   return entry;
 }
 
+/// The tensors must tile the data section as the format requires (and the reference
+/// implementation checks): ordered by offset, the first at byte 0, each beginning where the
+/// previous ends, the last ending at the end of the file. An overlap would let two
+/// parameters share bytes; a gap or trailing bytes mean a header that does not describe
+/// the file.
+void checkDataLayout(const std::string &path,
+                     const std::map<std::string, SafetensorsEntry> &entries, uint64_t dataBytes) {
+  std::vector<std::pair<std::string, const SafetensorsEntry *>> byOffset;
+  for (const auto &[name, entry] : entries)
+    byOffset.push_back({name, &entry});
+  std::stable_sort(byOffset.begin(), byOffset.end(), [](const auto &a, const auto &b) {
+    return std::pair(a.second->dataBegin, a.second->dataEnd) <
+           std::pair(b.second->dataBegin, b.second->dataEnd);
+  });
+  auto range = [](const SafetensorsEntry &entry) {
+    return "[" + std::to_string(entry.dataBegin) + ", " + std::to_string(entry.dataEnd) + "]";
+  };
+  uint64_t covered = 0; // the data section's bytes [0, covered) belong to earlier tensors
+  const std::string *previous = nullptr;
+  for (const auto &[name, entry] : byOffset) {
+    std::string where = path + ": tensor " + name + ": bad header: data_offsets " + range(*entry);
+    if (entry->dataBegin < covered)
+      throw SafetensorsError(where + " overlap tensor " + *previous + "'s " +
+                             range(entries.at(*previous)));
+    if (entry->dataBegin > covered)
+      throw SafetensorsError(where + " leave bytes [" + std::to_string(covered) + ", " +
+                             std::to_string(entry->dataBegin) + ") of the data section unused" +
+                             (previous ? " (after tensor " + *previous + ")" : ""));
+    covered = entry->dataEnd;
+    previous = &name;
+  }
+  if (covered != dataBytes)
+    throw SafetensorsError(path + ": bad header: " + std::to_string(dataBytes - covered) +
+                           " bytes follow the last tensor" +
+                           (previous ? ", " + *previous + "," : "") +
+                           " in the data section (the tensors end at byte " +
+                           std::to_string(covered) + " of " + std::to_string(dataBytes) + ")");
+}
+
 } // namespace
 
 SafetensorsReader::SafetensorsReader(const std::string &path)
@@ -149,11 +191,18 @@ SafetensorsReader::SafetensorsReader(const std::string &path)
     throw SafetensorsError(path + ": truncated file: cannot read the header");
   dataStart_ = 8 + headerBytes;
 
+  if (std::optional<JsonLimitIssue> issue = findJsonLimitIssue(headerText)) {
+    const std::string &key = issue->topLevelKey;
+    std::string tensor = key.empty() || key == "__metadata__" ? "" : ": tensor " + key;
+    throw SafetensorsError(path + tensor + ": bad header: " + issue->what + " (header line " +
+                           std::to_string(issue->line) + ", column " +
+                           std::to_string(issue->column) + ")");
+  }
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(headerText);
-  } catch (const nlohmann::json::parse_error &error) {
-    throw SafetensorsError(path + ": bad header: invalid JSON: " + error.what());
+  } catch (const nlohmann::json::exception &error) {
+    throw SafetensorsError(path + ": bad header: invalid JSON: " + jsonParseMessage(error));
   }
   if (!header.is_object())
     throw SafetensorsError(path + ": bad header: not a JSON object");
@@ -171,6 +220,7 @@ SafetensorsReader::SafetensorsReader(const std::string &path)
     }
     entries_[name] = parseEntry(value, path + ": tensor " + name, fileBytes - dataStart_);
   }
+  checkDataLayout(path, entries_, fileBytes - dataStart_);
 }
 
 void SafetensorsReader::readF32(const std::string &name,

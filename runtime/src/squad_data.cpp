@@ -192,12 +192,7 @@ void labelAnswer(ByteSpan answer, const std::vector<ByteSpan> &spans, SquadFeatu
 } // namespace
 
 SquadDataset loadSquadDataset(const std::string &path) {
-  Json root;
-  try {
-    root = Json::parse(readWholeFile<SquadError>(path));
-  } catch (const Json::parse_error &error) {
-    throw SquadError(path + ": malformed JSON: " + jsonParseMessage(error));
-  }
+  Json root = parseJsonFile<SquadError>(readWholeFile<SquadError>(path, kDataFileLimit), path);
 
   Reader reader(path);
   SquadDataset data{path, {}, {}, {}};

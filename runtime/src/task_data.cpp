@@ -3,12 +3,11 @@
 // word's first piece).
 #include "bertc/runtime/task_data.h"
 
+#include "input_files.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 
 namespace bertc {
 
@@ -70,13 +69,10 @@ TaskData loadSquadRows(const std::string &path, const DataLimits &limits,
 }
 
 /// Reads one row of tagged words (see loadTaggedWords); `where` is "FILE:LINE".
-Example parseTaggedRow(const std::string &line, const std::string &where,
-                       const DataLimits &limits, const TextFields &fields,
-                       const Tokenizer &tokenizer) {
+Example parseTaggedRow(std::string_view line, const std::string &where, const DataLimits &limits,
+                       const TextFields &fields, const Tokenizer &tokenizer) {
   auto fail = [&](const std::string &what) { return DataError(where + ": " + what); };
-  nlohmann::json row = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (row.is_discarded())
-    throw fail("malformed JSON");
+  nlohmann::json row = parseJsonLine<DataError>(line, where);
   if (!row.is_object())
     throw fail("a row must be a JSON object, got " + std::string(row.type_name()));
   for (const std::string &field : {fields.text, fields.label})
@@ -128,17 +124,14 @@ Dataset loadTaggedWords(const std::string &path, const DataLimits &limits,
                         const TextFields &fields, const Tokenizer &tokenizer) {
   if (limits.seqLen < 3)
     throw DataError(path + ": tagged words need a seq_len of at least 3 tokens");
-  std::ifstream file(path);
-  if (!file)
-    throw DataError(path + ": cannot open: " + std::strerror(errno));
+  std::string text = readWholeFile<DataError>(path, kDataFileLimit);
   Dataset data{path, {}, LabelKind::TokenClass};
-  std::string line;
-  for (int64_t lineNumber = 1; std::getline(file, line); ++lineNumber) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos)
-      continue;
+  forEachLine(text, [&](int64_t lineNumber, std::string_view line) {
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos)
+      return;
     data.rows.push_back(parseTaggedRow(line, path + ":" + std::to_string(lineNumber), limits,
                                        fields, tokenizer));
-  }
+  });
   if (data.rows.empty())
     throw DataError(path + ": no rows");
   return data;

@@ -8,14 +8,14 @@
 #include "bertc/runtime/text_table.h"
 #include "bertc/runtime/tokenizer.h"
 
+#include "input_files.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <optional>
 
 namespace bertc {
 namespace {
@@ -36,16 +36,17 @@ std::string rowCount(size_t rows) {
 /// Whether the first non-blank line of the JSONL file at `path` is an object with
 /// "input_ids". A line that is not JSON says no: the text reader then reports it.
 bool firstRowHasInputIds(const std::string &path) {
-  std::ifstream file(path);
-  if (!file)
-    throw DataError(path + ": cannot open: " + std::strerror(errno));
-  for (std::string line; std::getline(file, line);) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos)
-      continue;
-    nlohmann::json row = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    return row.is_object() && row.contains("input_ids");
-  }
-  return false;
+  std::string text = readWholeFile<DataError>(path, kDataFileLimit);
+  std::optional<bool> hasInputIds;
+  forEachLine(text, [&](int64_t, std::string_view line) {
+    if (hasInputIds || line.find_first_not_of(" \t\r") == std::string_view::npos)
+      return;
+    nlohmann::json row = findJsonLimitIssue(line)
+                             ? nlohmann::json()
+                             : nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    hasInputIds = row.is_object() && row.contains("input_ids");
+  });
+  return hasInputIds.value_or(false);
 }
 
 /// Whether `path` holds text rather than pre-tokenized rows (see loadTrainingData).
@@ -105,7 +106,7 @@ TrainingData loadTextDataset(const std::string &path, const DataLimits &limits,
     result.tokenization->truncatedRows += encoding.truncated;
     Example example{std::move(encoding.inputIds), std::move(encoding.tokenTypeIds), 0};
     if (regression)
-      example.target = float(table.floatLabel(row, labelColumn));
+      example.target = table.floatLabel(row, labelColumn);
     else
       example.label = int32_t(table.intLabel(row, labelColumn, limits.numLabels));
     result.data.rows.push_back(std::move(example));

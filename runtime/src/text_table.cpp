@@ -11,6 +11,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <unordered_map>
 
 namespace bertc {
@@ -101,17 +102,6 @@ std::vector<Record> splitCsv(const std::string &path, const std::string &text) {
   return records;
 }
 
-/// Calls visit(line, content) for each LF-ended line of `text` (the last may lack its LF),
-/// `line` 1-based and `content` without the LF.
-template <class Visit> void forEachLine(const std::string &text, Visit visit) {
-  size_t pos = 0;
-  for (int64_t line = 1; pos < text.size(); ++line) {
-    size_t newline = std::min(text.find('\n', pos), text.size());
-    visit(line, std::string_view(text.data() + pos, newline - pos));
-    pos = newline + 1;
-  }
-}
-
 /// Splits GLUE-style TSV text into records: one per non-empty line (LF or CRLF), fields
 /// split on tabs and kept literally.
 std::vector<Record> splitTsv(const std::string &text) {
@@ -193,12 +183,8 @@ TextTable loadJsonl(const std::string &path, const std::string &text) {
   forEachLine(text, [&](int64_t line, std::string_view content) {
     if (content.find_first_not_of(" \t\r") == std::string_view::npos)
       return;
-    nlohmann::ordered_json object;
-    try {
-      object = nlohmann::ordered_json::parse(content);
-    } catch (const nlohmann::json::parse_error &error) {
-      throw DataError(located(path, line) + ": malformed JSON: " + jsonParseMessage(error));
-    }
+    nlohmann::ordered_json object =
+        parseJsonLine<DataError, nlohmann::ordered_json>(content, located(path, line));
     if (!object.is_object())
       throw DataError(located(path, line) + ": a row must be a JSON object, got " +
                       object.type_name());
@@ -315,7 +301,7 @@ int64_t TextTable::intLabel(size_t row, size_t column, int64_t numLabels) const 
   return label;
 }
 
-double TextTable::floatLabel(size_t row, size_t column) const {
+float TextTable::floatLabel(size_t row, size_t column) const {
   const std::string &value = text(row, column);
   double label = 0;
   auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), label);
@@ -323,7 +309,10 @@ double TextTable::floatLabel(size_t row, size_t column) const {
       !std::isfinite(label))
     throw DataError(where(row) + ": " + columns_[column] + " '" + value +
                     "' is not a finite number");
-  return label;
+  if (std::fabs(label) > std::numeric_limits<float>::max())
+    throw DataError(where(row) + ": " + columns_[column] + " '" + value +
+                    "' is beyond a float's range (3.4e38 in magnitude)");
+  return float(label);
 }
 
 TextTable loadTextTable(const std::string &path) {
@@ -331,7 +320,7 @@ TextTable loadTextTable(const std::string &path) {
   std::string extension = dot == std::string::npos ? "" : lowerAscii(path.substr(dot));
   if (extension != ".csv" && extension != ".tsv" && extension != ".jsonl")
     throw DataError(path + ": unknown table format; expected a .csv, .tsv or .jsonl file");
-  std::string text = readWholeFile<DataError>(path);
+  std::string text = readWholeFile<DataError>(path, kDataFileLimit);
   if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) // a UTF-8 byte order mark
     text.erase(0, 3);
   if (extension == ".jsonl")

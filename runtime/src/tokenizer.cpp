@@ -4,12 +4,10 @@
 // through every step.
 #include "bertc/runtime/tokenizer.h"
 
+#include "input_files.h"
 #include "unicode_text.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 
 namespace bertc {
 namespace {
@@ -91,13 +89,11 @@ Encoding frame(int32_t clsId, int32_t sepId, std::vector<Token> first,
 } // namespace
 
 Vocab Vocab::load(const std::string &path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    throw TokenizerError(path + ": cannot open vocabulary: " + std::strerror(errno));
+  std::string text = readWholeFile<TokenizerError>(path, kVocabFileLimit);
   Vocab vocab;
   vocab.path_ = path;
-  std::string line;
-  for (size_t lineNumber = 1; std::getline(file, line); ++lineNumber) {
+  forEachLine(text, [&](int64_t lineNumber, std::string_view content) {
+    std::string line(content);
     if (!line.empty() && line.back() == '\r')
       line.pop_back();
     auto [entry, added] = vocab.ids_.emplace(line, int32_t(vocab.tokens_.size()));
@@ -106,9 +102,7 @@ Vocab Vocab::load(const std::string &path) {
                            "' is listed twice (first on line " +
                            std::to_string(entry->second + 1) + ")");
     vocab.tokens_.push_back(line);
-  }
-  if (file.bad())
-    throw TokenizerError(path + ": read failed");
+  });
   if (vocab.tokens_.empty())
     throw TokenizerError(path + ": the vocabulary is empty");
   std::string missing;

@@ -84,7 +84,7 @@ TrainerState sampleState() {
   state.dataRows = 300;
   state.dataFingerprint = 0xfedcba9876543210u;
   state.data = {2, 96, {1000, 1536}};
-  state.lossScaler = {2048.0f, 17, 5};
+  state.lossScaler = {2048.0f, 7, 5};
   return state;
 }
 
@@ -121,8 +121,70 @@ TEST(Checkpoint, TrainerStateErrorsNameTheKey) {
   json["shuffle"] = "yes";
   EXPECT_EQ(errorOf([&] { parseTrainerState(json.dump(), "s.json"); }),
             "s.json: 'shuffle' must be true or false");
-  EXPECT_EQ(errorOf([&] { parseTrainerState("{\"global_step\": ", "s.json"); }),
-            "s.json: not a JSON object");
+  EXPECT_EQ(errorOf([&] {
+              parseTrainerState("{\"global_step\": ", "s.json");
+            }).rfind("s.json: malformed JSON: parse error at line 1, column 17", 0),
+            0u);
+  EXPECT_EQ(errorOf([&] { parseTrainerState("[1]", "s.json"); }), "s.json: not a JSON object");
+  EXPECT_EQ(errorOf([&] {
+              parseTrainerState("{\"global_step\":\n" + std::string(100000, '[') +
+                                    std::string(100000, ']') + "}",
+                                "s.json");
+            }),
+            "s.json:2:64: nesting deeper than 64 levels");
+  EXPECT_EQ(errorOf([&] { parseTrainerState("{\"global_step\": 1e400}", "s.json"); }),
+            "s.json:1:17: number 1e400 is out of range (a double holds at most 1.8e308 in "
+            "magnitude)");
+}
+
+// Each field must lie in its range and agree with the others: a negative step would train
+// from a negative learning rate, a skipped-step count beyond int64 would wrap.
+TEST(Checkpoint, TrainerStateFieldsAreCheckedOneByOne) {
+  struct Case {
+    const char *keys;
+    nlohmann::json value;
+    std::string expected;
+  } cases[] = {
+      {"/global_step", -3, "'global_step' must be an integer in [0, 30], got -3"},
+      {"/global_step", 31, "'global_step' must be an integer in [0, 30], got 31"},
+      {"/max_steps", -1, "'max_steps' must be an integer in [0, 9223372036854775807], got -1"},
+      {"/loss_scaler/skipped_steps", 18446744073709551615u,
+       "'loss_scaler/skipped_steps' must be an integer in [0, 12], got 18446744073709551615"},
+      {"/loss_scaler/good_steps_in_row", 13,
+       "'loss_scaler/good_steps_in_row' must be an integer in [0, 12], got 13"},
+      {"/loss_scaler/scale", 1e300, "'loss_scaler/scale' must be a positive float, got 1e+300"},
+      {"/loss_scaler/scale", 0, "'loss_scaler/scale' must be a positive float, got 0"},
+      {"/learning_rate", -0.5, "'learning_rate' must be a positive float, got -0.5"},
+      {"/train_batch_size", 0,
+       "'train_batch_size' must be an integer in [1, 9223372036854775807], got 0"},
+      {"/micro_batch", 64, "'micro_batch' must be an integer in [1, 32], got 64"},
+      {"/warmup_steps", 31, "'warmup_steps' must be an integer in [0, 30], got 31"},
+      {"/lr_schedule", "cosine",
+       "'lr_schedule' must be \"linear\" or \"constant\", got \"cosine\""},
+      {"/data/rows", 0, "'data/rows' must be an integer in [1, 9223372036854775807], got 0"},
+      {"/data/fingerprint", "-1", "'data/fingerprint' must be hexadecimal (16 digits)"},
+      {"/data_position/cursor", 301,
+       "'data_position/cursor' must be an integer in [0, 300], got 301"},
+      {"/data_position/epoch", -1,
+       "'data_position/epoch' must be an integer in [0, 9223372036854775807], got -1"},
+      {"/tokens/real", 2000, "'tokens/real' must be an integer in [0, 1536], got 2000"},
+  };
+  for (const Case &c : cases) {
+    nlohmann::json json = nlohmann::json::parse(formatTrainerState(sampleState()));
+    json[nlohmann::json::json_pointer(c.keys)] = c.value;
+    EXPECT_EQ(errorOf([&] { parseTrainerState(json.dump(), "s.json"); }), "s.json: " + c.expected)
+        << c.keys;
+  }
+}
+
+TEST(Checkpoint, AStateFileIsReadUpToItsLimit) {
+  ScratchDir dir;
+  fs::create_directories(dir.file("checkpoint-1"));
+  fs::create_symlink("/dev/zero", dir.file("checkpoint-1/trainer_state.json"));
+  TrainerPlan plan{};
+  EXPECT_EQ(errorOf([&] { loadCheckpoint(dir.file("checkpoint-1"), plan, nullptr); }),
+            dir.file("checkpoint-1/trainer_state.json") +
+                ": larger than 1 MiB, the limit for a checkpoint's JSON file");
 }
 
 TEST(Checkpoint, ResumeChecksListEveryDifference) {

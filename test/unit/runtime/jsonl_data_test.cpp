@@ -92,8 +92,8 @@ TEST(JsonlData, ReadsGoodRows) {
 }
 
 struct BadRow {
-  const char *row;
-  const char *message;
+  std::string row;
+  std::string message;
 };
 
 class JsonlBadRow : public ::testing::TestWithParam<BadRow> {};
@@ -111,6 +111,10 @@ INSTANTIATE_TEST_SUITE_P(
     EveryKind, JsonlBadRow,
     ::testing::Values(
         BadRow{R"({"input_ids": [101, 102], "label": 1)", "malformed JSON: "},
+        BadRow{R"({"input_ids": [101, 102], "label": )" + std::string(100000, '[') + "]}",
+               "column 99: nesting deeper than 64 levels"},
+        BadRow{R"({"input_ids": [101, 1e400], "label": 1})",
+               "column 21: number 1e400 is out of range"},
         BadRow{"[101, 102]", "a row must be a JSON object, got array"},
         BadRow{R"({"label": 1})", "missing key 'input_ids'"},
         BadRow{R"({"input_ids": "101 102", "label": 1})",

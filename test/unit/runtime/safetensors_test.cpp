@@ -198,12 +198,55 @@ TEST(Safetensors, CorruptHeadersAreReported) {
        path + ": tensor w: bad header: data_offsets span 4 bytes, but F32 [2] needs 8"},
       {R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[4,0]}})",
        path + ": tensor w: bad header: data_offsets begin 4 is after end 0"},
+      {R"({"w":{"dtype":"F32","shape":[1e400],"data_offsets":[0,4]}})",
+       path + ": tensor w: bad header: number 1e400 is out of range"},
+      {R"({"w":)" + std::string(100000, '[') + std::string(100000, ']') + "}",
+       path + ": tensor w: bad header: nesting deeper than 64 levels (header line 1, column 69)"},
   };
   for (const Case &c : cases) {
     testing::writeText(path, assemble(c.header, std::string(8, '\0')));
     std::string error = errorOf([&] { SafetensorsReader reader(path); });
     EXPECT_EQ(error.rfind(c.expected, 0), 0u) << "header " << c.header << "\ngot: " << error;
   }
+}
+
+// The tensors must tile the data section exactly, as the reference implementation requires:
+// overlapping tensors would share bytes, and a gap or trailing bytes mean the header does not
+// describe the file.
+TEST(Safetensors, TensorsMustTileTheDataSection) {
+  ScratchDir dir;
+  std::string path = dir.file("layout.safetensors");
+  auto tensor = [](const char *name, int begin, int end) {
+    return std::string("\"") + name + R"(":{"dtype":"F32","shape":[)" +
+           std::to_string((end - begin) / 4) + R"(],"data_offsets":[)" + std::to_string(begin) +
+           "," + std::to_string(end) + "]}";
+  };
+  struct Case {
+    std::string header;
+    size_t dataBytes;
+    std::string expected;
+  } cases[] = {
+      {"{" + tensor("a", 0, 8) + "," + tensor("b", 4, 12) + "}", 12,
+       path + ": tensor b: bad header: data_offsets [4, 12] overlap tensor a's [0, 8]"},
+      {"{" + tensor("a", 0, 4) + "," + tensor("b", 8, 12) + "}", 12,
+       path + ": tensor b: bad header: data_offsets [8, 12] leave bytes [4, 8) of the data "
+              "section unused (after tensor a)"},
+      {"{" + tensor("a", 4, 8) + "}", 8,
+       path + ": tensor a: bad header: data_offsets [4, 8] leave bytes [0, 4) of the data "
+              "section unused"},
+      {"{" + tensor("a", 0, 4) + "," + tensor("b", 4, 8) + "}", 20,
+       path + ": bad header: 12 bytes follow the last tensor, b, in the data section (the "
+              "tensors end at byte 8 of 20)"},
+  };
+  for (const Case &c : cases) {
+    testing::writeText(path, assemble(c.header, std::string(c.dataBytes, '\0')));
+    EXPECT_EQ(errorOf([&] { SafetensorsReader reader(path); }), c.expected) << c.header;
+  }
+  // Empty tensors take no bytes wherever they sit, and tensors may be listed in any order.
+  testing::writeText(path, assemble("{" + tensor("b", 4, 8) + "," + tensor("e", 4, 4) + "," +
+                                        tensor("a", 0, 4) + "}",
+                                    std::string(8, '\0')));
+  EXPECT_EQ(SafetensorsReader(path).entries().size(), 3u);
 }
 
 TEST(Safetensors, UnsupportedDtypeNamesTheTensor) {

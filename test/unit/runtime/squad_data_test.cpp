@@ -297,6 +297,13 @@ TEST(SquadData, MalformedFilesGiveLocatedErrors) {
   EXPECT_EQ(loadError(R"({"data": [)").rfind("dev.json: malformed JSON: parse error at line 1",
                                                0),
             0u);
+  EXPECT_EQ(loadError("{\"data\":\n  " + std::string(100000, '[') + std::string(100000, ']') + "}"),
+            "dev.json:2:66: nesting deeper than 64 levels");
+  EXPECT_EQ(loadError(R"({"data": [], "version": 1e400})")
+                .rfind("dev.json:1:25: number 1e400 "
+                       "is out of range",
+                       0),
+            0u);
   EXPECT_EQ(loadError("[1]"), "dev.json: must be an object, got array");
   EXPECT_EQ(loadError(R"({"version": "1.1"})"), "dev.json: missing key 'data'");
   EXPECT_EQ(loadError(R"({"data": {}})"), "dev.json: data: must be an array, got object");

@@ -146,10 +146,15 @@ TEST(TaskData, MalformedTaggedRowsNameFileAndLine) {
   const std::string good = "{\"tokens\": [\"EU\"], \"ner_tags\": [3]}\n";
   // A blank line counts: the bad row is line 3.
   EXPECT_EQ(files.taggedError(good + "\n{\"tokens\": [\"EU\"], \"ner_tags\": [3]\n"),
-            at + "3: malformed JSON");
+            at + "3: malformed JSON: parse error at line 1, column 35: syntax error while "
+                 "parsing object - unexpected end of input; expected '}'");
   // Bytes that are not UTF-8 inside a JSON string make the line malformed JSON.
-  EXPECT_EQ(files.taggedError(good + "{\"tokens\": [\"\xff\"], \"ner_tags\": [3]}\n"),
-            at + "2: malformed JSON");
+  EXPECT_EQ(files.taggedError(good + "{\"tokens\": [\"\xff\"], \"ner_tags\": [3]}\n")
+                .rfind(at + "2: malformed JSON: ", 0),
+            0u);
+  EXPECT_EQ(files.taggedError("{\"tokens\": [\"EU\"], \"ner_tags\": [1e999]}\n"),
+            at + "1: column 33: number 1e999 is out of range (a double holds at most 1.8e308 "
+                 "in magnitude)");
   EXPECT_EQ(files.taggedError("[\"EU\"]\n"), at + "1: a row must be a JSON object, got array");
   EXPECT_EQ(files.taggedError(good + "{\"tokens\": [\"EU\"]}\n"),
             at + "2: missing key 'ner_tags'");
@@ -269,6 +274,13 @@ TEST(TaskData, ANonNumericRegressionLabelNamesFileAndLine) {
   EXPECT_EQ(files.regressionError("ids.jsonl", "{\"input_ids\": [2, 3], \"label\": 1}\n"
                                                "{\"input_ids\": [2, 3], \"label\": \"high\"}\n"),
             ids + ":2: 'label' must be a finite number (a regression target), got \"high\"");
+  // A double beyond float's range would train on infinity (a NaN loss), so it is refused.
+  EXPECT_EQ(files.regressionError("ids.jsonl", "{\"input_ids\": [2, 3], \"label\": 1e300}\n"),
+            ids + ":1: 'label' 1e+300 is beyond a float's range (3.4e38 in magnitude)");
+  EXPECT_EQ(files.regressionError("train.tsv", "text\tlabel\nlamb\t0.5\nEU\t-1e300\n"),
+            tsv + ":3: label '-1e300' is beyond a float's range (3.4e38 in magnitude)");
+  EXPECT_EQ(files.regressionError("train.jsonl", "{\"text\": \"EU\", \"label\": 1e39}\n"),
+            jsonl + ":1: label '1e+39' is beyond a float's range (3.4e38 in magnitude)");
 }
 
 TEST(TaskData, DataTokenizerWithoutAVocabularySaysToPassVocab) {

@@ -200,8 +200,9 @@ TEST(TextDataset, TextWithoutAVocabularySaysHowToGiveOne) {
                   "(a vocab.txt), or compile the model with [model] from = a Hugging Face "
                   "folder holding vocab.txt");
   std::string absent = files.dir.file("absent.txt");
-  EXPECT_EQ(errorOf([&] { loadTrainingData(tsv, kLimits, {}, absent); })
-                .rfind(absent + ": cannot open vocabulary", 0),
+  EXPECT_EQ(errorOf([&] {
+              loadTrainingData(tsv, kLimits, {}, absent);
+            }).rfind(absent + ": cannot open: ", 0),
             0u);
 }
 

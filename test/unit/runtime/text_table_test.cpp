@@ -152,9 +152,9 @@ TEST(JsonlTable, ReadingAFieldAsTheWrongKindNamesItsLine) {
 
 /// A file that must be refused: its name, content, and what the error says after the path.
 struct BadTable {
-  const char *name;
-  const char *content;
-  const char *message;
+  std::string name;
+  std::string content;
+  std::string message;
 };
 
 class BadTextTable : public ::testing::TestWithParam<BadTable> {};
@@ -184,6 +184,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadTable{"c.tsv", "\n\n", ": empty file: no header row"},
         BadTable{"d.tsv", "a\tb\n", ": no rows after the header"},
         BadTable{"a.jsonl", "{\"a\": 1}\n{\"a\": 1\n", ":2: malformed JSON: "},
+        BadTable{"f.jsonl", "{\"a\": " + std::string(100000, '[') + "]}\n",
+                 ":1: column 70: nesting deeper than 64 levels"},
+        BadTable{"g.jsonl", "{\"a\": 1}\n{\"a\": -1e400}\n",
+                 ":2: column 7: number -1e400 is out of range"},
         BadTable{"b.jsonl", "\n[1, 2]\n", ":2: a row must be a JSON object, got array"},
         BadTable{"c.jsonl", "{\"a\": 1}\n\"text\"\n",
                  ":2: a row must be a JSON object, got string"},
@@ -276,9 +280,9 @@ TEST(TextTable, LabelsFromJsonNumbersAndTheColumnNameInErrors) {
   EXPECT_EQ(table.intLabel(0, gold, 2), 1);
   EXPECT_EQ(errorOf([&] { table.intLabel(1, gold, 2); }),
             table.path() + ":2: gold '1.0' is not an integer in [0, 2)");
-  EXPECT_DOUBLE_EQ(table.floatLabel(0, score), 3.75);
-  EXPECT_DOUBLE_EQ(table.floatLabel(1, score), 4.0);
-  EXPECT_DOUBLE_EQ(table.floatLabel(1, gold), 1.0);
+  EXPECT_FLOAT_EQ(table.floatLabel(0, score), 3.75);
+  EXPECT_FLOAT_EQ(table.floatLabel(1, score), 4.0);
+  EXPECT_FLOAT_EQ(table.floatLabel(1, gold), 1.0);
 }
 
 TEST(TextTable, FloatLabelsMustBeFiniteNumbers) {
@@ -289,9 +293,9 @@ TEST(TextTable, FloatLabelsMustBeFiniteNumbers) {
                              "a,b,\na,b,1e999\na,b,2.5x\n");
   std::string path = table.path();
   size_t score = table.column("score");
-  EXPECT_DOUBLE_EQ(table.floatLabel(0, score), 3.8);
-  EXPECT_DOUBLE_EQ(table.floatLabel(1, score), -0.01);
-  EXPECT_DOUBLE_EQ(table.floatLabel(2, score), 5.0);
+  EXPECT_FLOAT_EQ(table.floatLabel(0, score), 3.8);
+  EXPECT_FLOAT_EQ(table.floatLabel(1, score), -0.01);
+  EXPECT_FLOAT_EQ(table.floatLabel(2, score), 5.0);
   const char *rejected[] = {"high", "nan", "inf", "", "1e999", "2.5x"};
   for (size_t i = 0; i < std::size(rejected); ++i)
     EXPECT_EQ(errorOf([&] { table.floatLabel(3 + i, score); }),

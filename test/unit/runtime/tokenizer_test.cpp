@@ -282,7 +282,10 @@ TEST(Vocab, ErrorsNameTheFile) {
   ScratchDir dir;
   std::string missing = dir.file("missing.txt");
   EXPECT_EQ(errorOf([&] { Vocab::load(missing); }),
-            missing + ": cannot open vocabulary: No such file or directory");
+            missing + ": cannot open: No such file or directory");
+  // A device without an end is read only up to the vocabulary's limit.
+  EXPECT_EQ(errorOf([&] { Vocab::load("/dev/zero"); }),
+            "/dev/zero: larger than 64 MiB, the limit for a vocabulary");
   writeText(dir.file("empty.txt"), "");
   EXPECT_EQ(errorOf([&] { Vocab::load(dir.file("empty.txt")); }),
             dir.file("empty.txt") + ": the vocabulary is empty");

@@ -71,9 +71,10 @@ public:
   /// (with the column's name in place of "label").
   int64_t intLabel(size_t row, size_t column, int64_t numLabels) const;
 
-  /// A regression label: the field's text must be a finite decimal number ("3.8", "-1e-2").
-  /// Throws DataError "FILE:LINE: label 'high' is not a finite number" otherwise.
-  double floatLabel(size_t row, size_t column) const;
+  /// A regression label: the field's text must be a finite decimal number ("3.8", "-1e-2")
+  /// that a float holds. Throws DataError "FILE:LINE: label 'high' is not a finite number"
+  /// or "FILE:LINE: label '1e300' is beyond a float's range (3.4e38 in magnitude)".
+  float floatLabel(size_t row, size_t column) const;
 
 private:
   const Field &field(size_t row, size_t column) const;
