@@ -226,6 +226,21 @@ TrainerState checkpointSettings(const TrainerOptions &options, const Dataset &da
   return state;
 }
 
+/// The optimizer steps of `epochs` passes over `rows` rows. An epoch is ceil(rows /
+/// microBatch) micro-batches taken `accumulation` at a time, and train() never lets a step
+/// cross an epoch's end, so its last step takes the rows that remain (fewer than the batch
+/// when the batch does not divide the rows). Throws UsageError when the count overflows.
+int64_t stepsForEpochs(int64_t epochs, size_t rows) {
+  const TrainSettings &train = kTrainerPlan.train;
+  int64_t microBatches = (int64_t(rows) + train.microBatch - 1) / train.microBatch;
+  int64_t stepsPerEpoch = (microBatches + train.accumulation - 1) / train.accumulation;
+  int64_t steps;
+  if (__builtin_mul_overflow(epochs, stepsPerEpoch, &steps))
+    throw UsageError(std::to_string(epochs) + " epochs of " + std::to_string(stepsPerEpoch) +
+                     " steps are more steps than a run can count");
+  return steps;
+}
+
 using Inform = std::function<void(const std::string &)>;
 
 /// Decides where training starts and fills the arena's parameters and moments for it:
@@ -243,14 +258,13 @@ RunSetup startRun(const TrainerOptions &options, const Dataset &data,
     resumed = loadCheckpoint(resumeDir, kTrainerPlan, arena);
   RunSetup setup{};
   setup.seed = options.seed.value_or(resumed ? resumed->seed : settings.seed);
-  setup.groupByLength = options.groupByLength || settings.groupByLength ||
-                        (resumed && resumed->groupByLength);
-  int64_t stepsPerEpoch = (int64_t(data.rows.size()) + settings.batch - 1) / settings.batch;
-  setup.totalSteps = options.steps    ? *options.steps
-                     : options.epochs ? *options.epochs * stepsPerEpoch
-                     : resumed        ? resumed->maxSteps
+  setup.groupByLength =
+      options.groupByLength || settings.groupByLength || (resumed && resumed->groupByLength);
+  setup.totalSteps = options.steps        ? *options.steps
+                     : options.epochs     ? stepsForEpochs(*options.epochs, data.rows.size())
+                     : resumed            ? resumed->maxSteps
                      : settings.steps > 0 ? settings.steps
-                                          : settings.epochs * stepsPerEpoch;
+                                          : stepsForEpochs(settings.epochs, data.rows.size());
   setup.checkpoint = checkpointSettings(options, data, setup);
   if (resumed) {
     checkResumable(*resumed, setup.checkpoint, resumeDir);

@@ -18,12 +18,14 @@ std::string FitCandidate::describe() const {
 
 namespace {
 
-/// The micro-batches worth planning, largest first: the batch split into 1, 2, 4, ...
-/// accumulation steps (rounded up, so no step has more rows than the others).
+/// The micro-batches worth planning, largest first: for 1, 2, 4, ... accumulation steps,
+/// the largest divisor of the batch that splits it into at least that many, so that every
+/// candidate runs exactly the effective batch (100: 100, 50, 25, 10, 5, 2, 1).
 std::vector<int64_t> microBatchCandidates(int64_t batch) {
+  std::vector<int64_t> divisors = batchDivisors(batch);
   std::vector<int64_t> sizes;
   for (int64_t steps = 1;; steps *= 2) {
-    int64_t rows = (batch + steps - 1) / steps;
+    int64_t rows = *std::prev(llvm::upper_bound(divisors, batch / steps));
     if (sizes.empty() || rows < sizes.back())
       sizes.push_back(rows);
     if (rows == 1)
@@ -32,6 +34,19 @@ std::vector<int64_t> microBatchCandidates(int64_t batch) {
 }
 
 } // namespace
+
+std::optional<std::string> microBatchError(int64_t microBatch, int64_t batch) {
+  if (microBatch >= batch || batch % microBatch == 0)
+    return std::nullopt;
+  std::vector<int64_t> divisors = batchDivisors(batch);
+  auto above = llvm::upper_bound(divisors, microBatch);
+  return llvm::formatv("--micro-batch {0} does not divide [train] batch {1}: the steps would "
+                       "run {2} rows, not {1}; the nearest micro-batches that divide it are "
+                       "{3} and {4}",
+                       microBatch, batch, (batch + microBatch - 1) / microBatch * microBatch,
+                       *std::prev(above), *above)
+      .str();
+}
 
 std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitRequest &request,
                                              MLIRContext &ctx) {
@@ -47,7 +62,7 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
         spec, {rows, spec.train.seqLen, spec.train.freeze, options}, *request.device, ctx);
     if (failed(outcome) || outcome->arenaBytes > request.arenaBudget)
       return false;
-    fitting.push_back({rows, (spec.train.batch + rows - 1) / rows, options, *outcome});
+    fitting.push_back({rows, spec.train.batch / rows, options, *outcome});
     return true;
   };
   for (const std::string &precision : request.precisions) {

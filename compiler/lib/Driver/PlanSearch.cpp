@@ -84,6 +84,25 @@ Fitting largestFittingMicroBatch(const JobSpec &spec, int64_t seqLen, int64_t li
   });
 }
 
+std::vector<int64_t> batchDivisors(int64_t batch) {
+  std::vector<int64_t> divisors;
+  for (int64_t rows = 1; rows <= batch; ++rows)
+    if (batch % rows == 0)
+      divisors.push_back(rows);
+  return divisors;
+}
+
+Fitting largestFittingDivisor(const JobSpec &spec, int64_t limit, int64_t arenaBudget,
+                              const PipelineOptions &options, MLIRContext &ctx) {
+  std::vector<int64_t> divisors = batchDivisors(spec.train.batch);
+  llvm::erase_if(divisors, [&](int64_t rows) { return rows > limit; });
+  Fitting index = largestFitting(int64_t(divisors.size()), arenaBudget, [&](int64_t i) {
+    return planArenaBytes(spec, {divisors[i - 1], spec.train.seqLen, spec.train.freeze, options},
+                          ctx);
+  });
+  return {index.value > 0 ? divisors[index.value - 1] : 0, index.arenaBytes};
+}
+
 namespace {
 
 /// The coarse freeze groups of a job: "embeddings", "encoder" and the head's groups.
@@ -156,11 +175,11 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
     return succeeded(bytes) ? *bytes : int64_t(-1);
   };
   const std::vector<std::string> &frozen = spec.train.freeze;
-  Fitting rows = largestFittingMicroBatch(spec, spec.train.seqLen, plan.microBatch - 1,
-                                          arenaBudget, {plan.precision, 0}, ctx);
+  Fitting rows =
+      largestFittingDivisor(spec, plan.microBatch - 1, arenaBudget, {plan.precision, 0}, ctx);
   if (rows.value > 0) {
     anyFits = true;
-    int64_t steps = (spec.train.batch + rows.value - 1) / rows.value;
+    int64_t steps = spec.train.batch / rows.value;
     os << llvm::formatv("  - micro-batch {0} x {1} accumulation steps (the same effective "
                         "batch of {2}): {3} (--micro-batch {0})\n",
                         rows.value, steps, spec.train.batch, formatBytes(rows.arenaBytes));

@@ -353,6 +353,9 @@ int main(int argc, char **argv) {
     if (failed(parsed))
       return kInvalidInput;
     spec = std::move(*parsed);
+    if (std::optional<std::string> problem =
+            microBatch > 0 ? bertc::microBatchError(microBatch, spec->train.batch) : std::nullopt)
+      return usageError(*problem);
     if (maxBatch && !budget)
       return usageError("--max-batch needs --vram SIZE (e.g. --vram 6GB)");
     if (maxBatch)

@@ -202,6 +202,13 @@ TEST(TrainerDriver, UsageErrorsExitWithTwo) {
   EXPECT_EQ(runTrainer(dir, "--data " + data + " --steps many").exitCode, 2);
   EXPECT_EQ(runTrainer(dir, "--data " + data + " --epochs 0").exitCode, 2);
   EXPECT_EQ(runTrainer(dir, "--data").exitCode, 2);
+  run = runTrainer(dir, "--data " + data + " --epochs 9223372036854775807");
+  EXPECT_EQ(run.exitCode, 2);
+  EXPECT_EQ(run.err.rfind("trainer: error: 9223372036854775807 epochs of 3 steps are more steps "
+                          "than a run can count\n",
+                          0),
+            0u)
+      << run.err;
   run = runTrainer(dir, "");
   EXPECT_EQ(run.exitCode, 2);
   EXPECT_EQ(run.err.rfind("trainer: error: no training data: pass --data FILE\n", 0), 0u);

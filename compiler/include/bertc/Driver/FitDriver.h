@@ -42,6 +42,11 @@ struct FitCandidate {
   std::string describe() const;
 };
 
+/// Why `microBatch` cannot run `batch` (it does not divide it, so the steps would run a
+/// rounded-up batch), naming the nearest micro-batches that can; nothing when it can (a
+/// micro-batch of the batch or more runs the whole batch at once).
+std::optional<std::string> microBatchError(int64_t microBatch, int64_t batch);
+
 /// Every candidate that fits, the fastest first (ties: the smaller arena); empty when
 /// nothing fits. Only the largest fitting micro-batch of each (precision, recompute)
 /// pair is kept without recomputation, as a smaller one only adds steps.

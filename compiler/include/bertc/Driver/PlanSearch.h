@@ -56,6 +56,15 @@ Fitting largestFittingMicroBatch(const JobSpec &spec, int64_t seqLen, int64_t li
                                  int64_t arenaBudget, const PipelineOptions &options,
                                  mlir::MLIRContext &ctx);
 
+/// The divisors of `batch`, smallest first: the micro-batches that run it exactly (a
+/// micro-batch that does not divide the batch would round it up to a multiple).
+std::vector<int64_t> batchDivisors(int64_t batch);
+
+/// The largest micro-batch in [1, limit] that divides the job's batch and whose arena is at
+/// most `arenaBudget` (a bisection over the divisors, as the arena grows with them).
+Fitting largestFittingDivisor(const JobSpec &spec, int64_t limit, int64_t arenaBudget,
+                              const PipelineOptions &options, mlir::MLIRContext &ctx);
+
 /// Ways to make `spec` fit `arenaBudget`, with their numbers, and the tensors that
 /// dominate the plan that does not fit; printed after the over-budget error.
 void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemory &memory,
