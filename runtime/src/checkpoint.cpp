@@ -1,52 +1,27 @@
-// Model folders and resumable checkpoints: atomic file replacement (temporary name, fsync,
-// rename, fsync of the directory), checkpoint folders assembled under a hidden name and
-// renamed into place, trainer_state.json, and loading with an exact match of tensor names
+// Model folders and resumable checkpoints: their files saved atomically and checkpoint
+// folders swapped in whole (save_files.h), trainer_state.json, finding the latest checkpoint
+// (recovering one a crash left mid-swap), and loading with an exact match of tensor names
 // and shapes against the plan.
 #include "bertc/runtime/checkpoint.h"
 
 #include "bertc/runtime/safetensors.h"
+#include "bertc/runtime/save_files.h"
 
 #include "input_files.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fcntl.h>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <map>
 #include <sstream>
-#include <unistd.h>
 
 namespace bertc {
 namespace fs = std::filesystem;
 namespace {
-
-/// Flushes a file's or a directory's data and metadata to disk.
-void syncToDisk(const std::string &path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || ::fsync(fd) != 0) {
-    std::string reason = std::strerror(errno);
-    if (fd >= 0)
-      ::close(fd);
-    throw CheckpointError(path + ": cannot flush to disk: " + reason);
-  }
-  ::close(fd);
-}
-
-void renameOrThrow(const fs::path &from, const fs::path &to) {
-  if (std::rename(from.c_str(), to.c_str()) != 0)
-    throw CheckpointError(to.string() + ": cannot rename " + from.string() +
-                          " to it: " + std::strerror(errno));
-}
-
-/// The directory holding `path` ("." for a bare file name).
-fs::path directoryOf(const fs::path &path) {
-  return path.has_parent_path() ? path.parent_path() : fs::path(".");
-}
 
 /// "[a,b]" as error messages print a shape.
 std::string formatShape(const std::vector<int64_t> &shape) {
@@ -99,9 +74,7 @@ void writeTensors(const std::string &path, const TensorSlots &slots, const std::
   std::vector<TensorToWrite> tensors;
   for (const auto &[name, slot] : slots)
     tensors.push_back({name, slot.shape, reinterpret_cast<const float *>(arena + slot.offset)});
-  writeFileAtomically(path, [&](const std::string &temporary) {
-    writeSafetensors(temporary, tensors, {{"format", "pt"}});
-  });
+  writeSafetensors(path, tensors, {{"format", "pt"}});
 }
 
 /// Reads the arena's `expected` slots from the safetensors file `path`, after checking that
@@ -135,34 +108,6 @@ void readExactly(const std::string &path, const std::string &dir, const TensorSl
 }
 
 } // namespace
-
-void writeFileAtomically(const std::string &path,
-                         const std::function<void(const std::string &)> &writeTemporary) {
-  fs::path target = path;
-  std::string temporary =
-      (directoryOf(target) / ("." + target.filename().string() + ".tmp")).string();
-  try {
-    writeTemporary(temporary);
-    syncToDisk(temporary);
-    renameOrThrow(temporary, target);
-  } catch (...) {
-    std::error_code ignored;
-    fs::remove(temporary, ignored);
-    throw;
-  }
-  syncToDisk(directoryOf(target));
-}
-
-void writeTextFileAtomically(const std::string &path, const std::string &text) {
-  writeFileAtomically(path, [&](const std::string &temporary) {
-    std::FILE *file = std::fopen(temporary.c_str(), "wb");
-    if (!file)
-      throw CheckpointError(temporary + ": cannot create: " + std::strerror(errno));
-    bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
-    if (std::fclose(file) != 0 || !written)
-      throw CheckpointError(temporary + ": write failed: " + std::strerror(errno));
-  });
-}
 
 std::string formatTrainerState(const TrainerState &state) {
   const BatcherState &data = state.data;
@@ -339,44 +284,26 @@ std::vector<std::string> writeModelFolder(const std::string &dir, const TrainerP
   return written;
 }
 
-/// 1. Assemble OUT/.checkpoint-STEP.partial (a leftover of a crash is removed first): the
-///    model folder files, optimizer.safetensors, and trainer_state.json last.
-/// 2. Move an existing checkpoint-STEP (an earlier run's) aside to .checkpoint-STEP.old.
-/// 3. Rename the partial folder to checkpoint-STEP, flush OUT, remove the old one.
-/// Only hidden names are ever incomplete, and findCheckpoint never picks those.
+/// The model folder files, optimizer.safetensors, and trainer_state.json last, assembled
+/// and swapped in as OUT/checkpoint-STEP by replaceFolderAtomically.
 std::string saveCheckpoint(const std::string &outDir, const TrainerPlan &plan,
                            const std::byte *arena, const TrainerState &state,
                            const std::string &vocabPath) {
-  std::string name = "checkpoint-" + std::to_string(state.globalStep);
-  fs::path out = outDir, destination = out / name;
-  fs::path partial = out / ("." + name + ".partial"), old = out / ("." + name + ".old");
-  std::error_code ignored;
-  try {
-    fs::remove_all(partial);
-    writeModelFolder(partial.string(), plan, arena, vocabPath);
-    writeTensors((partial / "optimizer.safetensors").string(), tensorSlots(plan, /*moments=*/true),
-                 arena);
-    writeTextFileAtomically((partial / "trainer_state.json").string(), formatTrainerState(state));
-    syncToDisk(partial.string());
-    if (fs::exists(destination)) {
-      fs::remove_all(old);
-      renameOrThrow(destination, old);
-    }
-    renameOrThrow(partial, destination);
-  } catch (const fs::filesystem_error &error) {
-    fs::remove_all(partial, ignored);
-    throw CheckpointError(destination.string() + ": cannot save: " + error.what());
-  } catch (...) {
-    fs::remove_all(partial, ignored);
-    throw;
-  }
-  syncToDisk(out.string());
-  fs::remove_all(old, ignored);
-  return destination.string();
+  std::string destination =
+      (fs::path(outDir) / ("checkpoint-" + std::to_string(state.globalStep))).string();
+  replaceFolderAtomically(destination, [&](const std::string &partial) {
+    writeModelFolder(partial, plan, arena, vocabPath);
+    writeTensors((fs::path(partial) / "optimizer.safetensors").string(),
+                 tensorSlots(plan, /*moments=*/true), arena);
+    writeTextFileAtomically((fs::path(partial) / "trainer_state.json").string(),
+                            formatTrainerState(state));
+  });
+  return destination;
 }
 
 std::string findCheckpoint(const std::string &path) {
   std::error_code error;
+  recoverFolderSwap(namedPath(path));
   if (!fs::is_directory(path, error))
     throw CheckpointError(
         path + (fs::exists(path, error) ? ": not a folder" : ": no such checkpoint folder"));
@@ -384,6 +311,16 @@ std::string findCheckpoint(const std::string &path) {
     return path;
   std::string latest;
   int64_t latestStep = -1;
+  // A save that a crash interrupted may have left a checkpoint only as .checkpoint-N.old.
+  std::vector<fs::path> swappedOut;
+  for (const fs::directory_entry &entry : fs::directory_iterator(path, error)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind(".checkpoint-", 0) == 0 && name.size() > 4 &&
+        name.compare(name.size() - 4, 4, ".old") == 0)
+      swappedOut.push_back(fs::path(path) / name.substr(1, name.size() - 5));
+  }
+  for (const fs::path &checkpoint : swappedOut)
+    recoverFolderSwap(namedPath(checkpoint.string()));
   for (const fs::directory_entry &entry : fs::directory_iterator(path, error)) {
     std::string name = entry.path().filename().string();
     const std::string prefix = "checkpoint-";

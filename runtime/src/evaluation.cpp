@@ -4,6 +4,7 @@
 #include "bertc/runtime/evaluation.h"
 
 #include "bertc/runtime/checkpoint.h"
+#include "bertc/runtime/save_files.h"
 
 #include "input_files.h"
 
@@ -123,6 +124,7 @@ TrainingEvaluator::TrainingEvaluator(TaskData data, EvalSettings settings)
   if (settings_.saveBest.empty() || !settings_.resumed)
     return;
   // The previous best is only a bar to beat: without a readable one, any score beats it.
+  recoverFolderSwap(namedPath(settings_.saveBest));
   std::string path = (fs::path(settings_.saveBest) / "eval_results.json").string();
   std::error_code ignored;
   if (!fs::is_regular_file(path, ignored))
@@ -164,41 +166,19 @@ void TrainingEvaluator::run(int64_t step, int64_t epoch, StepRunner &runner, uin
                 settings_.saveBest);
 }
 
-/// 1. Assemble DIR/../.NAME.partial (a crash's leftover removed first): the model folder
-///    and eval_results.json last.
-/// 2. Move the previous best aside to .NAME.old, rename the partial folder into place,
-///    remove the old one. Only hidden names are ever incomplete.
-void TrainingEvaluator::saveBest(int64_t step, const EvalOutcome &outcome,
-                                 const std::byte *arena) {
-  fs::path destination = fs::absolute(settings_.saveBest).lexically_normal();
-  if (destination.filename().empty())
-    destination = destination.parent_path();
-  fs::path parent = destination.parent_path(), name = destination.filename();
-  fs::path partial = parent / ("." + name.string() + ".partial");
-  fs::path old = parent / ("." + name.string() + ".old");
+/// The model folder and eval_results.json, swapped in as --save-best's folder.
+void TrainingEvaluator::saveBest(int64_t step, const EvalOutcome &outcome, const std::byte *arena) {
   nlohmann::json results = {{"step", step},
                             {"metric", outcome.scores.values.front().first},
                             {"best", outcome.scores.values.front().second},
                             {"eval_loss", outcome.loss}};
   for (const auto &[metric, value] : outcome.scores.values)
     results["eval_" + metric] = value;
-  std::error_code ignored;
-  try {
-    fs::create_directories(parent);
-    fs::remove_all(partial);
-    writeModelFolder(partial.string(), kTrainerPlan, arena, settings_.vocab);
-    writeTextFileAtomically((partial / "eval_results.json").string(), results.dump(2) + "\n");
-    if (fs::exists(destination)) {
-      fs::remove_all(old);
-      fs::rename(destination, old);
-    }
-    fs::rename(partial, destination);
-    fs::remove_all(old, ignored);
-  } catch (const fs::filesystem_error &error) {
-    fs::remove_all(partial, ignored);
-    throw CheckpointError(destination.string() + ": cannot save the best model: " +
-                          error.what());
-  }
+  replaceFolderAtomically(settings_.saveBest, [&](const std::string &partial) {
+    writeModelFolder(partial, kTrainerPlan, arena, settings_.vocab);
+    writeTextFileAtomically((fs::path(partial) / "eval_results.json").string(),
+                            results.dump(2) + "\n");
+  });
 }
 
 } // namespace bertc

@@ -3,7 +3,7 @@
 // resume the trimming of steps the resumed run will redo.
 #include "bertc/runtime/metrics_log.h"
 
-#include "bertc/runtime/checkpoint.h"
+#include "bertc/runtime/save_files.h"
 
 #include "input_files.h"
 

@@ -2,6 +2,7 @@
 // dtypes, byte ranges against the file size), so a truncated or corrupt checkpoint fails
 // before any parameter is touched; tensor bytes are then read straight into the arena.
 #include "bertc/runtime/safetensors.h"
+#include "bertc/runtime/save_files.h"
 
 #include "input_files.h"
 
@@ -280,8 +281,7 @@ void writeSafetensors(const std::string &path, const std::vector<TensorToWrite> 
   // The reference writer pads the header with spaces so the data section is 8-byte aligned.
   headerText.append((8 - headerText.size() % 8) % 8, ' ');
 
-  std::string temporary = path + ".tmp";
-  {
+  writeFileAtomically(path, [&](const std::string &temporary) {
     std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
     if (!file)
       throw SafetensorsError(temporary + ": cannot create: " + std::strerror(errno));
@@ -297,17 +297,9 @@ void writeSafetensors(const std::string &path, const std::vector<TensorToWrite> 
       file.write(reinterpret_cast<const char *>(tensor.data), std::streamsize(bytes));
     }
     file.close();
-    if (!file) {
-      std::filesystem::remove(temporary);
+    if (!file)
       throw SafetensorsError(temporary + ": write failed (disk full?)");
-    }
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) {
-    std::filesystem::remove(temporary);
-    throw SafetensorsError(path + ": cannot rename " + temporary + ": " + error.message());
-  }
+  });
 }
 
 } // namespace bertc

@@ -326,6 +326,7 @@ int run(int argc, char **argv) {
     printTrainerUsage(stdout);
     return 0;
   }
+  requireWritableSaveTargets(options);
   Inform inform = [&](const std::string &message) {
     if (!options.quiet)
       std::printf("%s\n", message.c_str());

@@ -3,10 +3,12 @@
 // ever sees a consistent set of options.
 #include "trainer_options.h"
 
+#include "bertc/runtime/save_files.h"
 #include "bertc/runtime/trainer_plan.h"
 
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <set>
 
 namespace bertc {
@@ -79,6 +81,24 @@ bool savesToFile(const std::string &path) {
   const std::string suffix = ".safetensors";
   return path.size() >= suffix.size() &&
          path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+void requireWritableSaveTargets(const TrainerOptions &options) {
+  if (!options.save.empty()) {
+    if (!savesToFile(options.save))
+      requireWritableFolder("--save", options.save);
+    else if (std::filesystem::is_directory(options.save))
+      throw SaveError("--save " + options.save + ": is a folder, not a .safetensors file");
+    else
+      requireWritableFolder("--save", folderOf(namedPath(options.save)).string());
+  }
+  if (!options.saveBest.empty()) {
+    std::filesystem::path best = namedPath(options.saveBest);
+    if (std::filesystem::exists(best) && !std::filesystem::is_directory(best))
+      throw SaveError("--save-best " + options.saveBest + ": exists and is not a folder");
+    // The best model is assembled beside its folder and renamed into place.
+    requireWritableFolder("--save-best", best.parent_path().string());
+  }
 }
 
 TrainerOptions parseTrainerFlags(int argc, char **argv) {

@@ -49,4 +49,9 @@ void printTrainerUsage(std::FILE *out);
 /// a model folder.
 bool savesToFile(const std::string &path);
 
+/// Checks, before training, that what --save, --save-every and --save-best write can be
+/// written: each folder they write in exists (it is created) and takes a new file, and no
+/// target is a file where a folder belongs or the reverse. Throws SaveError naming the flag.
+void requireWritableSaveTargets(const TrainerOptions &options);
+
 } // namespace bertc

@@ -5,6 +5,7 @@
 #include "bertc/runtime/checkpoint.h"
 
 #include "bertc/runtime/safetensors.h"
+#include "bertc/runtime/save_files.h"
 
 #include "scratch_dir.h"
 
@@ -314,6 +315,47 @@ TEST(Checkpoint, FindsTheLatestCompleteCheckpoint) {
   EXPECT_EQ(errorOf([&] { findCheckpoint(out + "/checkpoint-20"); }),
             out + "/checkpoint-20: holds neither trainer_state.json nor a checkpoint-N folder "
                   "to resume from");
+}
+
+// A re-save of checkpoint-N moves the previous copy aside before renaming the new one into
+// place; a crash between the two renames leaves only .checkpoint-N.old. Resuming must find
+// that copy (not fall back to an earlier checkpoint), and the next save must not lose it.
+TEST(Checkpoint, ACheckpointLeftMidSwapIsRecovered) {
+  ScratchDir dir;
+  SmallPlan saved(nullptr, nullptr);
+  std::string out = dir.file("run");
+  TrainerState earlier = sampleState();
+  earlier.globalStep = 6;
+  saveCheckpoint(out, saved.plan, saved.bytes(), earlier, "");
+  std::string latest = saveCheckpoint(out, saved.plan, saved.bytes(), sampleState(), "");
+  fs::rename(latest, out + "/.checkpoint-12.old");
+  EXPECT_EQ(findCheckpoint(out), latest);
+  EXPECT_EQ(listing(out), (std::vector<std::string>{"checkpoint-12", "checkpoint-6"}));
+
+  fs::rename(latest, out + "/.checkpoint-12.old");
+  EXPECT_EQ(findCheckpoint(latest), latest) << "--resume naming the checkpoint itself";
+
+  // A save interrupted after both renames left a stale copy: it is removed, not restored.
+  fs::create_directories(out + "/.checkpoint-12.old");
+  EXPECT_EQ(findCheckpoint(out), latest);
+  EXPECT_EQ(listing(out), (std::vector<std::string>{"checkpoint-12", "checkpoint-6"}));
+}
+
+TEST(Checkpoint, AFailedFolderSaveKeepsThePreviousCopy) {
+  ScratchDir dir;
+  std::string best = dir.file("best");
+  replaceFolderAtomically(best, [](const std::string &partial) {
+    writeTextFileAtomically(partial + "/eval_results.json", "first");
+  });
+  EXPECT_EQ(errorOf([&] {
+              replaceFolderAtomically(best, [](const std::string &partial) {
+                writeTextFileAtomically(partial + "/eval_results.json", "second");
+                throw std::runtime_error("disk full");
+              });
+            }),
+            "disk full");
+  EXPECT_EQ(readText(best + "/eval_results.json"), "first");
+  EXPECT_EQ(listing(dir.file("")), std::vector<std::string>{"best"});
 }
 
 } // namespace

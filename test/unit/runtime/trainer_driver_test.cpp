@@ -214,6 +214,36 @@ TEST(TrainerDriver, UsageErrorsExitWithTwo) {
   EXPECT_EQ(run.err.rfind("trainer: error: no training data: pass --data FILE\n", 0), 0u);
 }
 
+// A target that cannot be written would lose every trained weight at the end: it is refused
+// before the data is read or step 1 runs (no log line is written).
+TEST(TrainerDriver, SaveTargetsAreCheckedBeforeTraining) {
+  ScratchDir dir;
+  std::string data = writeData(dir);
+  testing::writeText(dir.file("taken"), "");
+  std::filesystem::create_directories(dir.file("folder.safetensors"));
+  struct Case {
+    std::string args;
+    std::string error;
+  } cases[] = {
+      {"--save taken", "--save taken: exists and is not a folder"},
+      {"--save taken/model", "--save taken/model: cannot create the folder: Not a directory"},
+      {"--save folder.safetensors", "--save folder.safetensors: is a folder, not a .safetensors "
+                                    "file"},
+      {"--save taken/model.safetensors",
+       "--save " + dir.file("taken") + ": exists and is not a folder"},
+      {"--save /proc/model", "--save /proc/model: cannot create the folder: "},
+      {"--eval " + data + " --save-best taken", "--save-best taken: exists and is not a folder"},
+      {"--eval " + data + " --save-best /proc/best",
+       "--save-best /proc: cannot write in the folder: "},
+  };
+  for (const Case &c : cases) {
+    RunResult run = runTrainer(dir, "--data " + data + " --log log.jsonl " + c.args);
+    EXPECT_EQ(run.exitCode, 1) << c.args;
+    EXPECT_EQ(run.err.rfind("trainer: error: " + c.error, 0), 0u) << run.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("log.jsonl"))) << c.args;
+  }
+}
+
 TEST(TrainerDriver, AnArenaThatCannotBeAllocatedExitsWithThree) {
   ScratchDir dir;
   RunResult run = runTrainer(dir, "--data " + writeData(dir), BERTC_STANDIN_TRAINER_OOM);

@@ -173,6 +173,22 @@ TEST(TrainerResume, BadResumesAreRefusedWithTheReason) {
             0u);
 }
 
+// A crash while checkpoint-8 was being saved again can leave it only as .checkpoint-8.old:
+// --resume puts it back and continues from step 8, not from checkpoint-4.
+TEST(TrainerResume, AResumeRecoversACheckpointLeftMidSwap) {
+  ScratchDir dir;
+  std::string data = writeData(dir);
+  std::string run = "--data " + data + " --steps 10";
+  ASSERT_EQ(runTrainer(dir, run + " --save-every 4 --save out").exitCode, 0);
+  std::filesystem::rename(dir.file("out/checkpoint-8"), dir.file("out/.checkpoint-8.old"));
+  RunResult resumed = runTrainer(dir, run + " --resume out");
+  ASSERT_EQ(resumed.exitCode, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("resume: out/checkpoint-8 at step 8\n"), std::string::npos)
+      << resumed.out;
+  EXPECT_TRUE(std::filesystem::exists(dir.file("out/checkpoint-8/trainer_state.json")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("out/.checkpoint-8.old")));
+}
+
 /// The run's pad fraction as the summary prints it ("padding 31.7% of tokens").
 double summaryPadding(const std::string &out) {
   size_t at = out.find("padding ");

@@ -11,7 +11,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -23,17 +22,6 @@ class CheckpointError : public std::runtime_error {
 public:
   using std::runtime_error::runtime_error;
 };
-
-/// Replaces `path` so that readers see the old file or the whole new one, never a part:
-/// `writeTemporary(temporary)` creates the content at a temporary name in the same
-/// directory, which is flushed to disk (fsync), renamed over `path`, and the directory
-/// flushed. If anything fails or `writeTemporary` throws, the temporary is removed, the
-/// previous file is left as it was and the error propagates.
-void writeFileAtomically(const std::string &path,
-                         const std::function<void(const std::string &temporary)> &writeTemporary);
-
-/// writeFileAtomically with `text` as the content.
-void writeTextFileAtomically(const std::string &path, const std::string &text);
 
 /// What trainer_state.json records: where training stands, and the settings that a resumed
 /// run must share for its steps to equal the uninterrupted run's bit for bit. Dropout is
@@ -86,7 +74,9 @@ std::string saveCheckpoint(const std::string &outDir, const TrainerPlan &plan,
                            const std::string &vocabPath);
 
 /// The checkpoint `path` names: `path` itself when it holds trainer_state.json, else its
-/// complete checkpoint-N folder with the largest N. Throws CheckpointError when neither.
+/// complete checkpoint-N folder with the largest N. A checkpoint that an interrupted save
+/// left only as .checkpoint-N.old is renamed back first (recoverFolderSwap). Throws
+/// CheckpointError when there is none.
 std::string findCheckpoint(const std::string &path);
 
 /// Reads checkpoint `dir` into the arena (parameters and AdamW moments) and returns its

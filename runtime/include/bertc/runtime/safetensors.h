@@ -64,7 +64,8 @@ struct TensorToWrite {
 };
 
 /// Writes `tensors` as F32 in the given order, with `metadata` as `__metadata__` (omitted when
-/// empty). Atomic: writes `path.tmp`, then renames it over `path`. Throws SafetensorsError.
+/// empty). Atomic (writeFileAtomically in save_files.h): readers see the previous file or the
+/// whole new one. Throws SafetensorsError or SaveError.
 void writeSafetensors(const std::string &path, const std::vector<TensorToWrite> &tensors,
                       const std::map<std::string, std::string> &metadata = {});
 
