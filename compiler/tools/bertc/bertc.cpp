@@ -247,6 +247,24 @@ int reportMaxBatch(const bertc::JobSpec &spec, int64_t arenaBudget, MLIRContext 
   return kOk;
 }
 
+/// `-emit=cpp`: the trainer's C++ source on stdout, or as OUTDIR/trainer.cpp when -o is
+/// given.
+int emitCppSource(ModuleOp module) {
+  if (outputDir.getNumOccurrences() == 0)
+    return failed(bertc::emitCpuTrainer(module, llvm::outs())) ? kInvalidInput : kOk;
+  std::string source;
+  bool emitted = true;
+  if (!createOutputDir() ||
+      !writeOutput(
+          "trainer.cpp",
+          [&](llvm::raw_ostream &os) { emitted = succeeded(bertc::emitCpuTrainer(module, os)); },
+          source) ||
+      !emitted)
+    return kInvalidInput;
+  llvm::outs() << "bertc: " << inputPath << " -> " << source << " (-emit=cpp: no trainer built)\n";
+  return kOk;
+}
+
 /// Writes OUTDIR/trainer.cpp (target cpu) or OUTDIR/trainer.cu (the CUDA targets, compiled
 /// for --arch or for the simulated device) and builds the executable OUTDIR/trainer from it.
 int writeTrainer(ModuleOp module, int64_t budget) {
@@ -388,7 +406,7 @@ int main(int argc, char **argv) {
   if (plan->peakBytes() > plan->budgetBytes)
     return reportOverBudget(*plan, *memory, spec, ctx);
   if (emitLevel == EmitLevel::Cpp)
-    return failed(bertc::emitCpuTrainer(*module, llvm::outs())) ? kInvalidInput : kOk;
+    return emitCppSource(*module);
   if (emitLevel == EmitLevel::Cuda)
     return failed(bertc::emitCudaTrainer(*module, llvm::outs())) ? kInvalidInput : kOk;
 
