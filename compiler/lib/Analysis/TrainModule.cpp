@@ -35,7 +35,33 @@ FailureOr<DimBounds> getDimBounds(ModuleOp module) {
   auto seq = module->getAttrOfType<IntegerAttr>("bert.max_seq");
   if (!batch || !seq)
     return module.emitError("training module needs 'bert.max_batch' and 'bert.max_seq'");
-  return DimBounds{batch.getInt(), seq.getInt()};
+  DimBounds bounds{batch.getInt(), seq.getInt()};
+  if (bounds.maxBatch < 1 || bounds.maxSeq < 1)
+    return module.emitError("'bert.max_batch' and 'bert.max_seq' must be positive");
+  // A job read from TOML stays far below this; an .mlir stage may hold any shape.
+  WalkResult tooLarge = module.walk([&](Operation *op) {
+    SmallVector<Type> types(op->getResultTypes());
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        llvm::append_range(types, block.getArgumentTypes());
+    for (Type type : types) {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      if (!tensor || !tensor.getElementType().isIntOrFloat())
+        continue;
+      int64_t bytes = elementBytes(tensor.getElementType());
+      for (int64_t dim : boundedShape(tensor, bounds))
+        if (dim < 0 || __builtin_mul_overflow(bytes, dim, &bytes) || bytes > kMaxTensorBytes) {
+          op->emitError() << "a result of type " << type << " would take more than 2^48 bytes "
+                          << "at micro-batch " << bounds.maxBatch << " and sequence "
+                          << bounds.maxSeq << ", more than a plan holds";
+          return WalkResult::interrupt();
+        }
+    }
+    return WalkResult::advance();
+  });
+  if (tooLarge.wasInterrupted())
+    return failure();
+  return bounds;
 }
 
 SmallVector<int64_t> boundedShape(RankedTensorType type, DimBounds bounds) {

@@ -31,6 +31,14 @@ struct DimBounds {
   int64_t maxBatch;
   int64_t maxSeq;
 };
+
+/// The most bytes one tensor of a plan may take at its bounds (256 TiB). The frontend's
+/// limits keep every tensor of a TOML job below it; checking it bounds the plan's int64
+/// byte arithmetic for any module.
+inline constexpr int64_t kMaxTensorBytes = int64_t(1) << 48;
+
+/// The module's bounds; fails with a diagnostic when they are missing or not positive, or
+/// when a tensor would exceed kMaxTensorBytes at them (reported at its op).
 mlir::FailureOr<DimBounds> getDimBounds(mlir::ModuleOp module);
 
 /// The shape of `type` with its dynamic dimensions replaced by their bounds.
