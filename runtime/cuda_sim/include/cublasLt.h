@@ -103,16 +103,16 @@ typedef enum {
 
 /// Matmul descriptor attributes; the type each value has is given beside it.
 typedef enum {
-  CUBLASLT_MATMUL_DESC_COMPUTE_TYPE = 0,              ///< int32_t (cublasComputeType_t)
-  CUBLASLT_MATMUL_DESC_SCALE_TYPE = 1,                ///< int32_t (cudaDataType_t) of alpha, beta
-  CUBLASLT_MATMUL_DESC_POINTER_MODE = 2,              ///< int32_t, default HOST
-  CUBLASLT_MATMUL_DESC_TRANSA = 3,                    ///< int32_t, default CUBLAS_OP_N
-  CUBLASLT_MATMUL_DESC_TRANSB = 4,                    ///< int32_t, default CUBLAS_OP_N
-  CUBLASLT_MATMUL_DESC_EPILOGUE = 7,                  ///< uint32_t, default DEFAULT
-  CUBLASLT_MATMUL_DESC_BIAS_POINTER = 8,              ///< (const) void *, default NULL
-  CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE = 10,        ///< int64_t elements, default 0
-  CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER = 11,     ///< (const) void *, default NULL
-  CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD = 12,          ///< int64_t, multiple of 8, >= D's rows
+  CUBLASLT_MATMUL_DESC_COMPUTE_TYPE = 0,               ///< int32_t (cublasComputeType_t)
+  CUBLASLT_MATMUL_DESC_SCALE_TYPE = 1,                 ///< int32_t (cudaDataType_t) of alpha, beta
+  CUBLASLT_MATMUL_DESC_POINTER_MODE = 2,               ///< int32_t, default HOST
+  CUBLASLT_MATMUL_DESC_TRANSA = 3,                     ///< int32_t, default CUBLAS_OP_N
+  CUBLASLT_MATMUL_DESC_TRANSB = 4,                     ///< int32_t, default CUBLAS_OP_N
+  CUBLASLT_MATMUL_DESC_EPILOGUE = 7,                   ///< uint32_t, default DEFAULT
+  CUBLASLT_MATMUL_DESC_BIAS_POINTER = 8,               ///< (const) void *, default NULL
+  CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE = 10,         ///< int64_t elements, default 0
+  CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER = 11,      ///< (const) void *, default NULL
+  CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD = 12,           ///< int64_t, multiple of 8, >= D's rows
   CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE = 13, ///< int64_t, multiple of 8, default 0
   CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE = 26,            ///< int32_t, default -1: D's type
 } cublasLtMatmulDescAttributes_t;
@@ -161,12 +161,11 @@ cublasStatus_t cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayout_t matLayout
                                                 size_t sizeInBytes, size_t *sizeWritten);
 
 cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *matmulDesc,
-                                        cublasComputeType_t computeType,
-                                        cudaDataType_t scaleType);
+                                        cublasComputeType_t computeType, cudaDataType_t scaleType);
 cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t matmulDesc);
 cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t matmulDesc,
-                                              cublasLtMatmulDescAttributes_t attr,
-                                              const void *buf, size_t sizeInBytes);
+                                              cublasLtMatmulDescAttributes_t attr, const void *buf,
+                                              size_t sizeInBytes);
 cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t matmulDesc,
                                               cublasLtMatmulDescAttributes_t attr, void *buf,
                                               size_t sizeInBytes, size_t *sizeWritten);
@@ -184,16 +183,11 @@ cublasStatus_t cublasLtMatmulPreferenceGetAttribute(cublasLtMatmulPreference_t p
 /// Offers one algorithm for the problem: CUBLAS_STATUS_NOT_SUPPORTED (and *returnAlgoCount
 /// 0) when no algorithm fits the types, device and preferences, INVALID_VALUE when the
 /// descriptors contradict each other.
-cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t lightHandle,
-                                              cublasLtMatmulDesc_t operationDesc,
-                                              cublasLtMatrixLayout_t Adesc,
-                                              cublasLtMatrixLayout_t Bdesc,
-                                              cublasLtMatrixLayout_t Cdesc,
-                                              cublasLtMatrixLayout_t Ddesc,
-                                              cublasLtMatmulPreference_t preference,
-                                              int requestedAlgoCount,
-                                              cublasLtMatmulHeuristicResult_t heuristicResultsArray[],
-                                              int *returnAlgoCount);
+cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
+    cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t operationDesc, cublasLtMatrixLayout_t Adesc,
+    cublasLtMatrixLayout_t Bdesc, cublasLtMatrixLayout_t Cdesc, cublasLtMatrixLayout_t Ddesc,
+    cublasLtMatmulPreference_t preference, int requestedAlgoCount,
+    cublasLtMatmulHeuristicResult_t heuristicResultsArray[], int *returnAlgoCount);
 
 /// D = epilogue(alpha * op(A) op(B) + beta * C). A null algo runs what the heuristic would
 /// choose for these pointers without workspace. Operands outside device memory fault the

@@ -9,6 +9,7 @@
 // block whose threads never wait needs one stack.
 #include "block_scheduler.h"
 
+#include "access_checks.h"
 #include "fiber.h"
 
 #include "bertc/cuda_sim/faults.h"
@@ -64,7 +65,8 @@ std::string threadName(const SimThread &thread) {
 
 class Block {
 public:
-  Block(const LaunchConfig &config, uint3 block, void (*threadBody)(void *), void *context)
+  Block(const LaunchConfig &config, uint3 block, void (*threadBody)(const void *),
+        const void *context)
       : config_(config), threadBody_(threadBody), context_(context) {
     const dim3 size = config.block;
     threads_.resize(size_t(size.x) * size.y * size.z);
@@ -85,25 +87,24 @@ public:
   bool run();
 
   // Called by the running thread.
-  SimThread &self() { return *running_; }
   int arriveAtBarrier(int predicate);
   uint64_t arriveAtWarpCollective(WarpCollective collective, unsigned mask, uint64_t bits,
                                   int laneMask, int width);
+  /// Raises a fault about the running thread and leaves its fiber for good.
+  [[noreturn]] void failRunning(const std::string &problem);
 
 private:
   static void threadMain(void *block);
   void resume(SimThread &thread);
   void yield() { bertc_sim_fiber_switch(&running_->stackPointer, schedulerStackPointer_); }
-  /// Raises a fault about the running thread and leaves its fiber for good.
-  [[noreturn]] void failRunning(const std::string &problem);
   bool tryReleaseWarp(SimThread &arrived);
   void releaseBarrier();
   std::string where() const;
   std::string deadlockReport() const;
 
   const LaunchConfig &config_;
-  void (*threadBody_)(void *);
-  void *context_;
+  void (*threadBody_)(const void *);
+  const void *context_;
   std::vector<SimThread> threads_;
   SimThread *running_ = nullptr;
   void *schedulerStackPointer_ = nullptr;
@@ -130,7 +131,8 @@ void Block::threadMain(void *block) {
 }
 
 void Block::resume(SimThread &thread) {
-  if (thread.state == State::NotStarted) {
+  const bool starting = thread.state == State::NotStarted;
+  if (starting) {
     auto &pool = freeStacks();
     if (pool.empty()) {
       thread.stack = std::make_unique<FiberStack>();
@@ -143,7 +145,12 @@ void Block::resume(SimThread &thread) {
   thread.state = State::Running;
   running_ = &thread;
   currentCoordinates = &thread.coordinates;
+  // A thread that waited resumes inside the simulator, whose ChecksPaused restores its
+  // checks on the way back to the kernel.
+  if (starting)
+    checksRunThread(&thread.coordinates, thread.index, thread.stack->low(), thread.stack->high());
   bertc_sim_fiber_switch(&schedulerStackPointer_, thread.stackPointer);
+  checksLeaveThread();
   running_ = nullptr;
   currentCoordinates = nullptr;
   if (thread.state == State::Finished) {
@@ -209,6 +216,7 @@ void Block::releaseBarrier() {
       thread.state = State::Runnable;
     }
   atBarrier_ = 0;
+  checksBarrier();
 }
 
 uint64_t Block::arriveAtWarpCollective(WarpCollective collective, unsigned mask, uint64_t bits,
@@ -314,28 +322,44 @@ Block &runningBlock() { return *currentBlock; }
 
 } // namespace
 
-bool runBlock(const LaunchConfig &config, uint3 block, void (*threadBody)(void *), void *context) {
+void stopRunningThread(const std::string &problem) {
+  checksLeaveThread();
+  runningBlock().failRunning(problem);
+}
+
+bool runBlock(const LaunchConfig &config, uint3 block, void (*threadBody)(const void *),
+              const void *context) {
   Block running(config, block, threadBody, context);
   return running.run();
 }
 
 const ThreadCoordinates &currentThread() { return *currentCoordinates; }
 
-void syncThreads() { runningBlock().arriveAtBarrier(0); }
+// The collectives run simulator code inside the calling thread: unchecked (ChecksPaused).
+void syncThreads() {
+  ChecksPaused paused;
+  runningBlock().arriveAtBarrier(0);
+}
 
-int syncThreadsCount(int predicate) { return runningBlock().arriveAtBarrier(predicate); }
+int syncThreadsCount(int predicate) {
+  ChecksPaused paused;
+  return runningBlock().arriveAtBarrier(predicate);
+}
 
 uint64_t shuffleXor(unsigned mask, uint64_t bits, int laneMask, int width) {
+  ChecksPaused paused;
   return runningBlock().arriveAtWarpCollective(WarpCollective::Shuffle, mask, bits, laneMask,
                                                width);
 }
 
 unsigned ballot(unsigned mask, int predicate) {
+  ChecksPaused paused;
   return unsigned(
       runningBlock().arriveAtWarpCollective(WarpCollective::Ballot, mask, predicate != 0, 0, 32));
 }
 
 void syncWarp(unsigned mask) {
+  ChecksPaused paused;
   runningBlock().arriveAtWarpCollective(WarpCollective::SyncWarp, mask, 0, 0, 32);
 }
 

@@ -109,10 +109,9 @@ void computeMatmul(const MatmulProblem &problem, const MatmulOperands &operands)
       if (epilogue == CUBLASLT_EPILOGUE_BGRADB)
         problem.transB ? sumRows(b, n, k, gradient.data()) : sumColumns(b, k, n, gradient.data());
     }
-    void *biasVector = operands.bias
-                           ? elementAt(operands.bias, problem.biasType,
-                                       batch * problem.biasBatchStride)
-                           : nullptr;
+    void *biasVector =
+        operands.bias ? elementAt(operands.bias, problem.biasType, batch * problem.biasBatchStride)
+                      : nullptr;
     if (readsBias(epilogue))
       loadFloats(problem.biasType, biasVector, bias.data(), m);
 
@@ -121,7 +120,8 @@ void computeMatmul(const MatmulProblem &problem, const MatmulOperands &operands)
       for (int64_t i = 0; i < m; ++i)
         x[i] *= operands.alpha;
       if (operands.c) {
-        loadFloats(output, elementAt(operands.c, output, batch * problem.c.batchStride + j * problem.c.ld),
+        loadFloats(output,
+                   elementAt(operands.c, output, batch * problem.c.batchStride + j * problem.c.ld),
                    column.data(), m);
         for (int64_t i = 0; i < m; ++i)
           x[i] += operands.beta * column[i];
@@ -159,7 +159,8 @@ void computeMatmul(const MatmulProblem &problem, const MatmulOperands &operands)
       default:
         break;
       }
-      storeFloats(output, x, elementAt(operands.d, output, batch * problem.d.batchStride + j * problem.d.ld),
+      storeFloats(output, x,
+                  elementAt(operands.d, output, batch * problem.d.batchStride + j * problem.d.ld),
                   m);
     }
     if (writesBiasGradient(epilogue))

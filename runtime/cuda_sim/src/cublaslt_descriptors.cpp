@@ -173,8 +173,7 @@ cublasStatus_t cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayout_t matLayout
 }
 
 cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *matmulDesc,
-                                        cublasComputeType_t computeType,
-                                        cudaDataType_t scaleType) {
+                                        cublasComputeType_t computeType, cudaDataType_t scaleType) {
   MatmulDesc desc;
   desc.computeType = int32_t(computeType);
   desc.scaleType = int32_t(scaleType);
@@ -187,8 +186,8 @@ cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t matmulDesc) {
 }
 
 cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t matmulDesc,
-                                              cublasLtMatmulDescAttributes_t attr,
-                                              const void *buf, size_t sizeInBytes) {
+                                              cublasLtMatmulDescAttributes_t attr, const void *buf,
+                                              size_t sizeInBytes) {
   if (!matmulDesc)
     return CUBLAS_STATUS_INVALID_VALUE;
   return setAttribute(descSlot(*unwrap(matmulDesc), attr), buf, sizeInBytes);

@@ -113,8 +113,8 @@ struct MatmulOperands {
   float alpha, beta;
   const void *a, *b, *c; ///< c is read only when beta != 0
   void *d;
-  void *bias, *aux;      ///< the descriptor's, read or written as the epilogue says
-  void *workspace;       ///< null when the algorithm takes no workspace
+  void *bias, *aux; ///< the descriptor's, read or written as the epilogue says
+  void *workspace;  ///< null when the algorithm takes no workspace
 };
 
 /// Runs the matmul on the host: inputs widened to fp32, OpenBLAS sgemm (fp32 products

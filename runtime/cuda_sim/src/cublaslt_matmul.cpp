@@ -134,8 +134,7 @@ cublasStatus_t describeProblem(const MatmulDesc &desc, cublasLtMatrixLayout_t a,
     return status;
   for (auto [operation, transposed] :
        {std::pair{desc.transA, &problem->transA}, std::pair{desc.transB, &problem->transB}})
-    if (cublasStatus_t status = transposeOf(operation, transposed);
-        status != CUBLAS_STATUS_SUCCESS)
+    if (cublasStatus_t status = transposeOf(operation, transposed); status != CUBLAS_STATUS_SUCCESS)
       return status;
   const MatrixView &viewA = problem->a, &viewB = problem->b;
   problem->m = problem->d.rows;
@@ -194,9 +193,10 @@ cublasStatus_t checkOperands(const MatmulProblem &problem, const AlgoRecord &alg
   const bool hasBias = readsBias(problem.epilogue) || writesBiasGradient(problem.epilogue);
   const bool hasAux = usesAux(problem.epilogue);
   const int64_t biasSpan = (batches - 1) * problem.biasBatchStride + problem.biasLength;
-  const size_t biasBytes = elementBytes(problem.biasType), outputBytes = elementBytes(problem.d.type);
-  if (problem.k > 0 && (!isAligned(operands.a, algo.alignment[0]) ||
-                        !isAligned(operands.b, algo.alignment[1])))
+  const size_t biasBytes = elementBytes(problem.biasType),
+               outputBytes = elementBytes(problem.d.type);
+  if (problem.k > 0 &&
+      (!isAligned(operands.a, algo.alignment[0]) || !isAligned(operands.b, algo.alignment[1])))
     return CUBLAS_STATUS_INVALID_VALUE;
   if ((operands.c && !isAligned(operands.c, algo.alignment[2])) ||
       !isAligned(operands.d, algo.alignment[3]) ||
@@ -210,8 +210,7 @@ cublasStatus_t checkOperands(const MatmulProblem &problem, const AlgoRecord &alg
   const bool inDeviceMemory =
       isDeviceOperand("A", operands.a, problem.a.span(batches) * elementBytes(problem.a.type)) &&
       isDeviceOperand("B", operands.b, problem.b.span(batches) * elementBytes(problem.b.type)) &&
-      (!operands.c ||
-       isDeviceOperand("C", operands.c, problem.c.span(batches) * outputBytes)) &&
+      (!operands.c || isDeviceOperand("C", operands.c, problem.c.span(batches) * outputBytes)) &&
       isDeviceOperand("D", operands.d, problem.d.span(batches) * outputBytes) &&
       (!hasBias || isDeviceOperand("bias", operands.bias, biasSpan * biasBytes)) &&
       (!hasAux ||
@@ -227,16 +226,11 @@ using namespace bertc::sim::cublaslt;
 
 extern "C" {
 
-cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t lightHandle,
-                                              cublasLtMatmulDesc_t operationDesc,
-                                              cublasLtMatrixLayout_t Adesc,
-                                              cublasLtMatrixLayout_t Bdesc,
-                                              cublasLtMatrixLayout_t Cdesc,
-                                              cublasLtMatrixLayout_t Ddesc,
-                                              cublasLtMatmulPreference_t preference,
-                                              int requestedAlgoCount,
-                                              cublasLtMatmulHeuristicResult_t heuristicResultsArray[],
-                                              int *returnAlgoCount) {
+cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
+    cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t operationDesc, cublasLtMatrixLayout_t Adesc,
+    cublasLtMatrixLayout_t Bdesc, cublasLtMatrixLayout_t Cdesc, cublasLtMatrixLayout_t Ddesc,
+    cublasLtMatmulPreference_t preference, int requestedAlgoCount,
+    cublasLtMatmulHeuristicResult_t heuristicResultsArray[], int *returnAlgoCount) {
   if (!lightHandle)
     return CUBLAS_STATUS_NOT_INITIALIZED;
   if (!operationDesc || !Adesc || !Bdesc || !Cdesc || !Ddesc || !preference ||
@@ -252,8 +246,7 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t lightHandle,
 
   // No algorithm reads a matrix less aligned than one of its elements.
   AlgoRecord algo{kAlgoTag, typeSignature(desc, problem), {}, 0};
-  const cudaDataType_t types[4] = {problem.a.type, problem.b.type, problem.c.type,
-                                   problem.d.type};
+  const cudaDataType_t types[4] = {problem.a.type, problem.b.type, problem.c.type, problem.d.type};
   for (int operand = 0; operand < 4; ++operand) {
     const uint32_t alignment = limits.minAlignment[operand];
     if (alignment == 0 || alignment % elementBytes(types[operand]) != 0)

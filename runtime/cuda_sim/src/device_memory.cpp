@@ -47,7 +47,9 @@ size_t capacityFromEnvironment(const char *text) {
 
 struct DeviceMemory {
   size_t capacity = 0, used = 0, peak = 0, allocations = 0;
-  std::map<uintptr_t, size_t> live; ///< address -> bytes
+  /// address -> bytes asked for (what accesses are checked against, as compute-sanitizer
+  /// does) and bytes taken (rounded up to the allocation granule)
+  std::map<uintptr_t, std::pair<size_t, size_t>> live;
 
   DeviceMemory() {
     const char *text = std::getenv("BERTC_SIM_DEVICE_MEMORY");
@@ -61,12 +63,12 @@ struct DeviceMemory {
   }
 
   /// The live allocation holding `address`, or live.end().
-  std::map<uintptr_t, size_t>::const_iterator holding(uintptr_t address) const {
+  auto holding(uintptr_t address) const {
     auto after = live.upper_bound(address);
     if (after == live.begin())
       return live.end();
     auto candidate = std::prev(after);
-    return address < candidate->first + candidate->second ? candidate : live.end();
+    return address < candidate->first + candidate->second.first ? candidate : live.end();
   }
 };
 
@@ -80,11 +82,18 @@ size_t roundedUp(size_t bytes) {
 }
 } // namespace
 
+DeviceRange deviceAllocationAt(const void *pointer) {
+  const auto allocation = memory().holding(reinterpret_cast<uintptr_t>(pointer));
+  if (allocation == memory().live.end())
+    return {};
+  return {allocation->first, allocation->first + allocation->second.first};
+}
+
 bool isDeviceRange(const void *pointer, size_t bytes) {
   const auto address = reinterpret_cast<uintptr_t>(pointer);
   const auto allocation = memory().holding(address);
   return allocation != memory().live.end() &&
-         bytes <= allocation->first + allocation->second - address;
+         bytes <= allocation->first + allocation->second.first - address;
 }
 
 size_t deviceCapacity() { return memory().capacity; }
@@ -111,7 +120,7 @@ cudaError_t cudaMalloc(void **pointer, size_t bytes) {
   // Fresh device memory holds whatever was there before: all-ones bytes are NaN in every
   // float format, so a read of memory nothing wrote shows in the results.
   std::memset(allocation, 0xff, rounded);
-  device.live.emplace(reinterpret_cast<uintptr_t>(allocation), rounded);
+  device.live.emplace(reinterpret_cast<uintptr_t>(allocation), std::pair(bytes, rounded));
   device.used += rounded;
   device.peak = std::max(device.peak, device.used);
   ++device.allocations;
@@ -128,7 +137,7 @@ cudaError_t cudaFree(void *pointer) {
   const auto allocation = device.live.find(reinterpret_cast<uintptr_t>(pointer));
   if (allocation == device.live.end())
     return bertc::sim::recordResult(cudaErrorInvalidDevicePointer);
-  device.used -= allocation->second;
+  device.used -= allocation->second.second;
   device.live.erase(allocation);
   std::free(pointer);
   return cudaSuccess;

@@ -12,13 +12,13 @@ extern "C" void bertc_sim_fiber_start();
 namespace bertc::sim {
 
 FiberStack::FiberStack() {
-  const size_t page = size_t(::sysconf(_SC_PAGESIZE));
-  mappingBytes_ = kBytes + page;
+  guardBytes_ = size_t(::sysconf(_SC_PAGESIZE));
+  mappingBytes_ = kBytes + guardBytes_;
   mapping_ = ::mmap(nullptr, mappingBytes_, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (mapping_ == MAP_FAILED)
     throw std::bad_alloc();
-  ::mprotect(mapping_, page, PROT_NONE);
+  ::mprotect(mapping_, guardBytes_, PROT_NONE);
 }
 
 FiberStack::~FiberStack() { ::munmap(mapping_, mappingBytes_); }

@@ -21,9 +21,13 @@ public:
   /// return (it switches away for the last time instead).
   void *prepare(void (*entry)(void *), void *argument);
 
+  /// The usable range of the stack (the guard page excluded).
+  const void *low() const { return static_cast<const char *>(mapping_) + guardBytes_; }
+  const void *high() const { return static_cast<const char *>(mapping_) + mappingBytes_; }
+
 private:
   void *mapping_;
-  size_t mappingBytes_;
+  size_t mappingBytes_, guardBytes_;
 };
 
 } // namespace bertc::sim

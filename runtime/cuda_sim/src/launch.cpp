@@ -1,16 +1,10 @@
 // Kernel launches (launch.h): the configuration checked as a GPU checks it, then the
-// blocks run one after another, each finding its shared memory full of garbage.
+// blocks run one after another.
+#include "access_checks.h"
 #include "block_scheduler.h"
 #include "launch_limits.h"
 #include "runtime_errors.h"
 #include "streams.h"
-
-#include <cstring>
-
-// The bounds of the section that holds every __shared__ variable (device_code.h); weak,
-// for programs whose kernels declare none.
-extern "C" char __start_bertc_sim_shared[] __attribute__((weak));
-extern "C" char __stop_bertc_sim_shared[] __attribute__((weak));
 
 namespace bertc::sim {
 
@@ -24,14 +18,10 @@ bool validConfiguration(const LaunchConfig &config) {
          grid.z <= unsigned(kMaxGridDimYZ) && config.sharedBytes <= kMaxSharedBytesPerBlock;
 }
 
-void fillSharedMemoryWithGarbage() {
-  if (__start_bertc_sim_shared)
-    std::memset(__start_bertc_sim_shared, 0xff,
-                size_t(__stop_bertc_sim_shared - __start_bertc_sim_shared));
-}
 } // namespace
 
-void launch(const LaunchConfig &config, void (*threadBody)(void *), void *context) {
+void launch(const LaunchConfig &config, void (*threadBody)(const void *), const void *context,
+            size_t contextBytes) {
   if (stickyError())
     return;
   if (!validConfiguration(config)) {
@@ -42,10 +32,12 @@ void launch(const LaunchConfig &config, void (*threadBody)(void *), void *contex
     recordResult(cudaErrorInvalidResourceHandle);
     return;
   }
+  checksBeginLaunch(context, contextBytes);
+  uint64_t blockIndex = 0;
   for (unsigned z = 0; z < config.grid.z; ++z)
     for (unsigned y = 0; y < config.grid.y; ++y)
       for (unsigned x = 0; x < config.grid.x; ++x) {
-        fillSharedMemoryWithGarbage();
+        checksBeginBlock(blockIndex++);
         if (!runBlock(config, {x, y, z}, threadBody, context))
           return;
       }

@@ -1,9 +1,9 @@
 // What nvcc gives device code, for the host compiler: the CUDA keywords, the thread's
 // coordinates, the block- and warp-wide synchronizing functions and the math intrinsics.
 // A kernel runs as one fiber per thread (src/block_scheduler.cpp); the blocks of a launch
-// run one after another, so a `__shared__` variable is a static that every thread of the
-// running block sees. Shared variables live in their own section, which the scheduler
-// fills with garbage before each block, as a real block finds its shared memory.
+// run one after another on one host thread, so a `__shared__` variable is a static
+// thread_local that every thread of the running block sees (thread_local keeps the shared
+// variables together where the checkers find them, src/shared_section.h).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -18,7 +18,7 @@
 #define __forceinline__ inline __attribute__((always_inline))
 #define __launch_bounds__(...)
 #define __align__(n) __attribute__((aligned(n)))
-#define __shared__ static __attribute__((section("bertc_sim_shared")))
+#define __shared__ static thread_local
 
 struct uint3 {
   unsigned x, y, z;

@@ -3,11 +3,19 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace bertc::sim {
 
 /// True when [pointer, pointer + bytes) lies inside one live cudaMalloc allocation.
 bool isDeviceRange(const void *pointer, size_t bytes);
+
+/// The live cudaMalloc allocation holding `pointer` as [begin, end) (the bytes asked for),
+/// or an empty range when there is none.
+struct DeviceRange {
+  uintptr_t begin = 0, end = 0;
+};
+DeviceRange deviceAllocationAt(const void *pointer);
 
 /// The simulated GPU's compute capability as major * 10 + minor (80 for sm_80): the
 /// trainer's --arch, or BERTC_SIM_ARCH (e.g. "sm_75") when set; sm_80 by default.

@@ -19,7 +19,9 @@ struct LaunchConfig {
 
 /// Runs threadBody(context) once per thread of the grid, as the launch's configuration
 /// says, on the stream. A configuration a GPU refuses sets the last error and runs nothing.
-void launch(const LaunchConfig &config, void (*threadBody)(void *), void *context);
+/// The threads may read the contextBytes at context (the launch's arguments).
+void launch(const LaunchConfig &config, void (*threadBody)(const void *), const void *context,
+            size_t contextBytes);
 
 /// Launches `kernel`, a callable that calls the kernel with its arguments (so a template
 /// kernel's arguments are deduced from the call's, as nvcc deduces them). Every thread gets
@@ -29,13 +31,13 @@ void launchKernel(const LaunchConfig &config, Kernel kernel, Args... arguments) 
   struct Call {
     Kernel kernel;
     std::tuple<Args...> arguments;
-    static void run(void *context) {
+    static void run(const void *context) {
       const Call &call = *static_cast<const Call *>(context);
       std::apply(call.kernel, call.arguments);
     }
   };
   Call call{kernel, {arguments...}};
-  launch(config, &Call::run, &call);
+  launch(config, &Call::run, &call, sizeof call);
 }
 
 } // namespace bertc::sim
