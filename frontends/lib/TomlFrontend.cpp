@@ -220,10 +220,9 @@ mlir::FailureOr<JobSpec> bertc::parseJobFile(StringRef path, mlir::MLIRContext &
     return mlir::failure();
   }
   StringRef text = *bytes;
-  if (std::optional<TextPosition> at = findNonAsciiOutsideStrings(text)) {
-    file.error(mlir::FileLineColLoc::get(&ctx, path, at->line, at->column))
-        << "non-ASCII character outside a string or comment (TOML keys, table names and "
-           "values other than strings are ASCII)";
+  if (std::optional<SourceProblem> problem = findUnsafeTomlSource(text)) {
+    const TextPosition &at = problem->position;
+    file.error(mlir::FileLineColLoc::get(&ctx, path, at.line, at.column)) << problem->message;
     return mlir::failure();
   }
   toml::parse_result parsed =

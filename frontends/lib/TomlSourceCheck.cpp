@@ -6,8 +6,12 @@
 //      more quotes before them belong to the string); `\` escapes a character in `"""`;
 //   3. `"` and `'` start one-line strings, closed by the same quote or ended by the line;
 //      `\` escapes a character in `"`;
-//   4. anywhere else a byte above 0x7F is the finding.
-// Malformed strings are left for TOML++ to report; this pass only has to be safe on them.
+//   4. `[` and `{` inside a value (an array, an inline table) open one more level, `]` and
+//      `}` close one; a `[` that is the first character of a line outside any value opens
+//      a table header, whose name is checked;
+//   5. anywhere else a byte above 0x7F is a finding.
+// Malformed strings and brackets are left for TOML++ to report (it stops at its first
+// error, so nothing after one reaches it); this pass only has to be safe on them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,21 +20,44 @@
 using namespace bertc;
 using llvm::StringRef;
 
-std::optional<TextPosition> bertc::findNonAsciiOutsideStrings(StringRef text) {
+namespace {
+
+/// What TOML allows to start a key: a bare-key character or a quote.
+bool startsKey(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+         c == '_' || c == '-' || c == '"' || c == '\'';
+}
+
+} // namespace
+
+std::optional<SourceProblem> bertc::findUnsafeTomlSource(StringRef text) {
   // A UTF-8 byte order mark, which TOML++ skips, is no character of the first line.
   size_t at = text.starts_with("\xEF\xBB\xBF") ? 3 : 0, lineStart = at;
   unsigned line = 1;
+  unsigned valueDepth = 0;  // arrays and inline tables open around `at`
+  bool lineBlank = true;    // nothing but spaces and tabs since the line's start
   // Moves `at` past the byte it is on, counting the line it ends.
   auto advance = [&] {
     if (text[at] == '\n') {
       ++line;
       lineStart = at + 1;
+      lineBlank = true;
+    } else if (text[at] != ' ' && text[at] != '\t') {
+      lineBlank = false;
     }
     ++at;
+  };
+  auto problemAt = [&](size_t where, std::string message) {
+    // Columns count characters: UTF-8 continuation bytes (10xxxxxx) start none.
+    unsigned column = 1;
+    for (char before : text.slice(lineStart, where))
+      column += (static_cast<unsigned char>(before) & 0xC0) != 0x80;
+    return SourceProblem{{line, column}, std::move(message)};
   };
   // Skips a string whose opening `quote` `at` is on, up to and including its closing.
   auto skipString = [&](StringRef quote, bool escapes, bool multiLine) {
     at += quote.size();
+    lineBlank = false;
     while (at < text.size()) {
       if (text.substr(at).starts_with(quote)) {
         at += quote.size();
@@ -46,6 +73,13 @@ std::optional<TextPosition> bertc::findNonAsciiOutsideStrings(StringRef text) {
       advance();
     }
   };
+  // The first character of a table header's name, after `[` or `[[` and spaces, if any.
+  auto tableNameStart = [&](size_t open) {
+    size_t name = text.find_first_not_of(" \t", open + 1);
+    if (name != StringRef::npos && text[name] == '[' && name == open + 1)
+      name = text.find_first_not_of(" \t", name + 1);
+    return name;
+  };
   while (at < text.size()) {
     char c = text[at];
     StringRef rest = text.substr(at);
@@ -57,12 +91,19 @@ std::optional<TextPosition> bertc::findNonAsciiOutsideStrings(StringRef text) {
     } else if (c == '"' || c == '\'') {
       skipString(rest.take_front(1), c == '"', /*multiLine=*/false);
     } else if (static_cast<unsigned char>(c) > 0x7F) {
-      // Columns count characters: UTF-8 continuation bytes (10xxxxxx) start none.
-      unsigned column = 1;
-      for (char before : text.slice(lineStart, at))
-        column += (static_cast<unsigned char>(before) & 0xC0) != 0x80;
-      return TextPosition{line, column};
+      return problemAt(at, "non-ASCII character outside a string or comment (TOML keys, table "
+                           "names and values other than strings are ASCII)");
+    } else if (c == '[' && valueDepth == 0 && lineBlank) {
+      size_t name = tableNameStart(at);
+      // An empty name and the end of the file are errors TOML++ reports itself.
+      if (name != StringRef::npos && text[name] != ']' && !startsKey(text[name]))
+        return problemAt(name, "expected a table name (a bare key or a quoted one) after '['");
+      advance();
     } else {
+      if (c == '[' || c == '{')
+        ++valueDepth;
+      else if ((c == ']' || c == '}') && valueDepth > 0)
+        --valueDepth;
       advance();
     }
   }

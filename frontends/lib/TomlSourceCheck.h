@@ -1,8 +1,10 @@
 //===- TomlSourceCheck.h - checks on a job file's bytes before TOML++ -*- C++ -*-===//
 //
-// Private to the frontend. TOML++ 3.3 reaches undefined behaviour on some non-ASCII bytes
-// outside strings (a line `é = 1`), where TOML allows none anyway: such bytes are found
-// here, before the text is handed to TOML++.
+// Private to the frontend. TOML++ 3.3 reaches undefined behaviour on some inputs that TOML
+// forbids anyway: non-ASCII bytes outside strings (a line `é = 1`) and a table header whose
+// name starts with neither a bare-key character nor a quote (`[=]`, `[#]`, `[\0]`; the
+// parser assumes it cannot happen). Such spots are found here, before the text is handed
+// to TOML++.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -10,6 +12,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
+#include <string>
 
 namespace bertc {
 
@@ -19,8 +22,16 @@ struct TextPosition {
   unsigned column;
 };
 
+/// A spot TOML++ must not be given, and what is wrong there.
+struct SourceProblem {
+  TextPosition position;
+  std::string message;
+};
+
 /// The first byte of `text` above 0x7F outside a string ("...", '...', """...""",
-/// '''...''') and outside a comment, or nothing.
-std::optional<TextPosition> findNonAsciiOutsideStrings(llvm::StringRef text);
+/// '''...''') and outside a comment, or the first table header (`[` or `[[` opening a line
+/// outside any value) whose name starts with something other than a bare-key character
+/// (A-Z a-z 0-9 _ -) or a quote; nothing when there is neither.
+std::optional<SourceProblem> findUnsafeTomlSource(llvm::StringRef text);
 
 } // namespace bertc
