@@ -29,6 +29,7 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to,
       RematerializeOptions remat;
       remat.arenaBudget = options.rematArenaBudget;
       remat.arch = options.arch;
+      remat.gemmWorkspace = options.gemmWorkspaceBytes;
       pm.addPass(createRematerialize(remat));
     }
     // Before planning: the order decides how long tensors live, and so the peak.

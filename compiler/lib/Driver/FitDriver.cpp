@@ -76,8 +76,7 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
     // Recomputation buys the larger micro-batches, each at its own cost.
     if (llvm::is_contained(request.recompute, true))
       for (size_t i = 0; i < keepingFits; ++i)
-        tryPlan(sizes[i], {precision, request.arenaBudget - request.gemmWorkspaceBytes,
-                           request.gemmWorkspaceBytes});
+        tryPlan(sizes[i], {precision, request.arenaBudget, request.gemmWorkspaceBytes});
   }
   std::stable_sort(fitting.begin(), fitting.end(),
                    [](const FitCandidate &a, const FitCandidate &b) {

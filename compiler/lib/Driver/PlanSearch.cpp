@@ -216,6 +216,16 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
     os << "  none of these fits on its own: combine them, or give a larger --vram\n";
 }
 
+std::vector<int64_t> maxBatchSeqLens(int64_t maxPosition) {
+  std::vector<int64_t> seqLens;
+  for (int64_t seq : {64, 128, 256, 320, 384, 512})
+    if (seq <= maxPosition)
+      seqLens.push_back(seq);
+  if (maxPosition < 512 && (seqLens.empty() || seqLens.back() != maxPosition))
+    seqLens.push_back(maxPosition);
+  return seqLens;
+}
+
 void printMaxBatchTable(const JobSpec &spec, ArrayRef<int64_t> seqLens, int64_t arenaBudget,
                         const PipelineOptions &options, MLIRContext &ctx, raw_ostream &table,
                         raw_ostream &json) {
@@ -224,8 +234,6 @@ void printMaxBatchTable(const JobSpec &spec, ArrayRef<int64_t> seqLens, int64_t 
   table << llvm::formatv("{0,8}  {1,15}  {2,12}\n", "seq_len", "max micro-batch", "arena");
   llvm::json::Array rows;
   for (int64_t seq : seqLens) {
-    if (seq > spec.model.maxPosition)
-      continue;
     Fitting best = largestFittingMicroBatch(spec, seq, kLimit, arenaBudget, options, ctx);
     table << llvm::formatv("{0,8}  {1,15}  {2,12}\n", seq,
                            best.value == 0 ? std::string("none")

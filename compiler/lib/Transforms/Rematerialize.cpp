@@ -84,10 +84,10 @@ SmallVector<Operation *> cloneIntoBackward(Block &body, ArrayRef<Value> values) 
   return created;
 }
 
-/// The arena a module plans to and where its activations begin.
+/// The arena a module plans to and what its regions other than the activations take.
 struct PlannedArena {
   int64_t arenaBytes = 0;
-  int64_t activationsBegin = 0;
+  int64_t fixedBytes = 0;
 };
 
 struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
@@ -128,20 +128,17 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
   }
 
   /// The cheapest recomputation whose real plan fits; if none does, the one whose plan
-  /// is smallest (empty if none beats keeping everything).
+  /// is smallest (empty if none beats keeping everything). The solver runs with the
+  /// model's budget lowered by each excess; when that finds nothing that fits, the plan
+  /// of lowest modelled peak is tried last, so that whenever that plan fits, the result
+  /// does (which keeps "fits" monotone in the micro-batch for the drivers' searches).
   FailureOr<SmallVector<Value>> search(const bertc::RematChain &model,
                                        const PlannedArena &asIs) {
     SmallVector<Value> best;
     int64_t bestArena = asIs.arenaBytes;
-    int64_t modelBudget = arenaBudget - asIs.activationsBegin;
-    for (int attempt = 0; attempt <= kMaxTightenings; ++attempt) {
-      std::optional<bertc::remat::Solution> solution;
-      if (modelBudget > 0)
-        solution = bertc::remat::solveWithinBudget(model.chain, modelBudget);
-      bool lowestPeak = !solution;
-      if (lowestPeak)
-        solution = bertc::remat::solveLowestPeak(model.chain);
-      SmallVector<Value> values = recomputedValues(model, solution->evaluation);
+    // Plans `solution`, keeping it when its arena is the smallest yet; returns the arena.
+    auto tryPlan = [&](const bertc::remat::Solution &solution) -> FailureOr<int64_t> {
+      SmallVector<Value> values = recomputedValues(model, solution.evaluation);
       FailureOr<PlannedArena> planned = planWith(values);
       if (failed(planned))
         return failure();
@@ -149,11 +146,24 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
         best = values;
         bestArena = planned->arenaBytes;
       }
-      if (planned->arenaBytes <= arenaBudget || lowestPeak)
+      return planned->arenaBytes;
+    };
+    int64_t modelBudget = arenaBudget - asIs.fixedBytes;
+    for (int attempt = 0; attempt <= kMaxTightenings && modelBudget > 0; ++attempt) {
+      std::optional<bertc::remat::Solution> solution =
+          bertc::remat::solveWithinBudget(model.chain, modelBudget);
+      if (!solution)
         break;
+      FailureOr<int64_t> arena = tryPlan(*solution);
+      if (failed(arena))
+        return failure();
+      if (*arena <= arenaBudget)
+        return best;
       modelBudget = std::min(solution->evaluation.peakBytes - 1,
-                             modelBudget - (planned->arenaBytes - arenaBudget));
+                             modelBudget - (*arena - arenaBudget));
     }
+    if (failed(tryPlan(bertc::remat::solveLowestPeak(model.chain))))
+      return failure();
     return best;
   }
 
@@ -172,10 +182,13 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
     cloneIntoBackward(body, copiedValues);
     OpPassManager pipeline(ModuleOp::getOperationName());
     pipeline.addPass(bertc::createScheduleForMemory());
-    pipeline.addPass(bertc::createPlanBuffers());
+    bertc::PlanBuffersOptions planning;
+    planning.gemmWorkspace = gemmWorkspace;
+    pipeline.addPass(bertc::createPlanBuffers(planning));
     LogicalResult planned = runPipeline(pipeline, copy);
     PlannedArena arena{bertc::getPlanInteger(copy, "arena_bytes"),
-                       bertc::getPlanRegion(copy, "activations").offset};
+                       bertc::getPlanRegion(copy, "activations").offset +
+                           bertc::getPlanRegion(copy, "gemm_workspace").bytes};
     copy.erase();
     if (failed(planned))
       return failure();

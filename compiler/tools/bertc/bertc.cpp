@@ -89,8 +89,9 @@ cl::opt<bool> explain("explain",
                                "TOML line each comes from"),
                       cl::cat(bertcOptions));
 cl::opt<bool> maxBatch("max-batch",
-                       cl::desc("print, for seq_len 64 to 512, the largest micro-batch that "
-                                "fits --vram (also OUTDIR/max_batch.json); builds nothing"),
+                       cl::desc("print, for seq_len 64 to 512 (up to the model's "
+                                "max_position), the largest micro-batch that fits --vram "
+                                "(also OUTDIR/max_batch.json); builds nothing"),
                        cl::cat(bertcOptions));
 cl::opt<std::string> precision("precision",
                                cl::desc("storage precision: auto (the job's [train] "
@@ -235,14 +236,17 @@ int reportMaxBatch(const bertc::JobSpec &spec, int64_t arenaBudget, MLIRContext 
   llvm::raw_string_ostream tableStream(table);
   if (!writeOutput("max_batch.json",
                    [&](llvm::raw_ostream &json) {
-                     bertc::printMaxBatchTable(spec, {64, 128, 256, 320, 384, 512},
-                                               arenaBudget, options, ctx, tableStream,
-                                               json);
+                     bertc::printMaxBatchTable(spec,
+                                               bertc::maxBatchSeqLens(spec.model.maxPosition),
+                                               arenaBudget, options, ctx, tableStream, json);
                    },
                    path))
     return kInvalidInput;
   llvm::outs() << "bertc: largest micro-batch under " << bertc::formatBytes(arenaBudget)
-               << " of arena (" << options.precision << ", recompute " << remat << ")\n"
+               << " of arena (" << options.precision << ", recompute " << remat << ")";
+  if (spec.model.maxPosition < 512)
+    llvm::outs() << ", seq_len up to the model's max_position " << spec.model.maxPosition;
+  llvm::outs() << "\n"
                << table << "  json    " << path << "\n";
   return kOk;
 }

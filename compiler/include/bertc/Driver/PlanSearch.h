@@ -50,8 +50,9 @@ struct Fitting {
 };
 
 /// The largest micro-batch in [1, limit] whose arena is at most `arenaBudget` at
-/// `seqLen`. The arena grows with the micro-batch, so a doubling search then bisection
-/// finds it in O(log limit) plans.
+/// `seqLen`. The arena grows with the micro-batch (with recomputation too: its trial plans
+/// measure the final arena, and the lowest-peak plan is tried last), so a doubling search
+/// then bisection finds it in O(log limit) plans.
 Fitting largestFittingMicroBatch(const JobSpec &spec, int64_t seqLen, int64_t limit,
                                  int64_t arenaBudget, const PipelineOptions &options,
                                  mlir::MLIRContext &ctx);
@@ -70,9 +71,13 @@ Fitting largestFittingDivisor(const JobSpec &spec, int64_t limit, int64_t arenaB
 void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemory &memory,
                     int64_t arenaBudget, mlir::MLIRContext &ctx, llvm::raw_ostream &os);
 
-/// `bertc --max-batch`: for each of `seqLens` (those the model's positions allow), the
-/// largest micro-batch that fits with `options`, as a table on `table` and as JSON on
-/// `json`.
+/// The sequence lengths `bertc --max-batch` reports: 64, 128, 256, 320, 384 and 512 up to
+/// `maxPosition`, and `maxPosition` itself when it is below 512 and not among them (a model
+/// of 40 positions gets the row 40).
+std::vector<int64_t> maxBatchSeqLens(int64_t maxPosition);
+
+/// `bertc --max-batch`: for each of `seqLens`, the largest micro-batch that fits with
+/// `options`, as a table on `table` and as JSON on `json`.
 void printMaxBatchTable(const JobSpec &spec, llvm::ArrayRef<int64_t> seqLens,
                         int64_t arenaBudget, const PipelineOptions &options,
                         mlir::MLIRContext &ctx, llvm::raw_ostream &table,

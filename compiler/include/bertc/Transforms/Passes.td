@@ -85,7 +85,10 @@ def Rematerialize : Pass<"bertc-rematerialize", "mlir::ModuleOp"> {
          solver (RematSolver.h) finds the cheapest keep set whose modelled peak fits
          the budget less the fixed regions, exactly, block by block and across blocks.
       3. The choice is checked with the real planner (schedule-for-memory and
-         plan-buffers on a copy). Packing and scheduling differ from the model, so
+         plan-buffers on a copy, with the final plan's GEMM workspace, so that the
+         arena compared with the budget is the one the step will have; the model's
+         budget is what the regions around the activations leave). Packing and
+         scheduling differ from the model, so
          while the arena is over budget, the model's budget is lowered by the excess
          and the solver runs again.
       4. When no keep set fits, the one of lowest modelled peak is applied (the
@@ -101,6 +104,9 @@ def Rematerialize : Pass<"bertc-rematerialize", "mlir::ModuleOp"> {
            "bytes the planned arena may take (0: keep every activation)">,
     Option<"arch", "arch", "std::string", "\"\"",
            "GPU generation whose speeds price a recomputation (empty: the CPU)">,
+    Option<"gemmWorkspace", "gemm-workspace", "int64_t", "0",
+           "plan-buffers' gemm-workspace of the final plan, which the trial plans hold "
+           "too, so that they measure the arena the budget is for">,
   ];
   let dependentDialects = ["mlir::bert::BertDialect"];
 }
