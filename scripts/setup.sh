@@ -7,6 +7,10 @@ packages=(
   cmake ninja-build g++ python3
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   libtomlplusplus-dev libgtest-dev libopenblas-dev nlohmann-json3-dev
+  # The fuzz targets (scripts/fuzz.sh): clang with libFuzzer and the sanitizer runtimes.
+  clang libclang-rt-dev
+  # The PyTorch reference of test/e2e/parity-torch.test (for /usr/bin/python3).
+  python3-torch
 )
 
 missing=()

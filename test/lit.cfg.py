@@ -27,10 +27,15 @@ if shutil.which("nvidia-smi") and subprocess.run(
         ["nvidia-smi", "-L"], capture_output=True, text=True).stdout.startswith("GPU"):
     config.available_features.add("cuda-device")
 
-# The PyTorch reference runs where Debian's python3-torch is installed; elsewhere the
-# parity tests report themselves unsupported (skipped).
-if os.path.exists("/usr/bin/python3") and subprocess.call(
-        ["/usr/bin/python3", "-c", "import torch"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
+# The PyTorch reference runs where Debian's python3-torch is installed (scripts/setup.sh
+# installs it); elsewhere the parity tests report themselves unsupported (skipped), except
+# under CI=true, where they run and fail, so that CI cannot skip them silently.
+torch_found = os.path.exists("/usr/bin/python3") and subprocess.call(
+    ["/usr/bin/python3", "-c", "import torch"],
+    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0
+if not torch_found and os.environ.get("CI") == "true":
+    lit_config.warning("CI=true but /usr/bin/python3 cannot import torch: the parity tests "
+                       "will fail (scripts/setup.sh installs python3-torch)")
+if torch_found or os.environ.get("CI") == "true":
     config.available_features.add("torch")
 config.substitutions.append(("%torch_python", "/usr/bin/python3"))
