@@ -188,8 +188,10 @@ LogicalResult SelectTokenOp::verify() {
       failed(expectLastDim(*this, getResult(), "result", lastDim(getInput()))))
     return failure();
   int64_t seq = tensorType(getInput()).getDimSize(1);
-  if (getIndex() < 0 || (!ShapedType::isDynamic(seq) && getIndex() >= seq))
-    return emitOpError() << "token index " << getIndex() << " is outside the sequence";
+  // Signed: the attribute's accessor is unsigned, which would hide a negative index.
+  const int64_t index = getIndexAttr().getInt();
+  if (index < 0 || (!ShapedType::isDynamic(seq) && index >= seq))
+    return emitOpError() << "token index " << index << " is outside the sequence";
   return success();
 }
 

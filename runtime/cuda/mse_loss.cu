@@ -23,7 +23,7 @@ __global__ void __launch_bounds__(kLossThreads)
   partial[threadIdx.x] = sum;
   __syncthreads();
   for (int half = kLossThreads / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half)
+    if (int(threadIdx.x) < half)
       partial[threadIdx.x] += partial[threadIdx.x + half];
     __syncthreads();
   }

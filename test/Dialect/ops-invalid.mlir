@@ -153,3 +153,19 @@ func.func @cast_changes_shape(%x: tensor<4x8xbf16>) {
   %y = bert.cast %x : (tensor<4x8xbf16>) -> tensor<4x6xf32>
   return
 }
+
+// -----
+
+func.func @select_token_negative_index(%h: tensor<?x16x8xf32>) {
+  // expected-error @+1 {{token index -1 is outside the sequence}}
+  %cls = bert.select_token %h {index = -1 : i64} : (tensor<?x16x8xf32>) -> tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @select_token_past_the_sequence(%h: tensor<?x16x8xf32>) {
+  // expected-error @+1 {{token index 16 is outside the sequence}}
+  %cls = bert.select_token %h {index = 16 : i64} : (tensor<?x16x8xf32>) -> tensor<?x8xf32>
+  return
+}

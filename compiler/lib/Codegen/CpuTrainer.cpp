@@ -30,8 +30,8 @@ namespace {
 /// The arena offset of an op result, -1 for parameters and inputs.
 int64_t arenaOffset(Value value) {
   auto result = dyn_cast<OpResult>(value);
-  auto offsets = result ? result.getOwner()->getAttrOfType<DenseI64ArrayAttr>("arena.offsets")
-                        : nullptr;
+  auto offsets =
+      result ? result.getOwner()->getAttrOfType<DenseI64ArrayAttr>("arena.offsets") : nullptr;
   return offsets && isPlannedActivation(value) ? offsets[result.getResultNumber()] : -1;
 }
 
@@ -55,8 +55,8 @@ void emitPlanCheckReads(Operation &op, const EmitContext &ctx, raw_ostream &os) 
   for (Value operand : op.getOperands())
     if (isPlannedActivation(operand))
       os << "  planCheckRead(ctx, " << ctx.name(operand) << ", " << EmitContext::bytes(operand)
-         << ", " << ctx.id(operand) << ", \"" << op.getName() << "\", \""
-         << ctx.describe(operand) << "\");\n";
+         << ", " << ctx.id(operand) << ", \"" << op.getName() << "\", \"" << ctx.describe(operand)
+         << "\");\n";
 }
 
 void emitPlanCheckUpdates(Operation &op, const EmitContext &ctx, ValueRange keepAlive,
@@ -69,8 +69,8 @@ void emitPlanCheckUpdates(Operation &op, const EmitContext &ctx, ValueRange keep
     if (llvm::is_contained(keepAlive, value) || last.lookup(value) != &op ||
         !released.insert(value).second)
       return;
-    os << "  planCheckRelease(ctx, " << ctx.name(value) << ", " << EmitContext::bytes(value)
-       << ", " << ctx.id(value) << ");\n";
+    os << "  planCheckRelease(ctx, " << ctx.name(value) << ", " << EmitContext::bytes(value) << ", "
+       << ctx.id(value) << ");\n";
   };
   // An in-place result took over its dying operand's bytes: they are not released.
   auto takenOver = [&](Value operand) {
@@ -100,9 +100,9 @@ LogicalResult emitStepBody(func::FuncOp func, EmitContext &ctx, raw_ostream &os)
     if (isa<ParamOp, InputOp>(op))
       continue;
     emitPlanCheckReads(op, ctx, os);
-    if (failed(emitGemmOp(&op, ctx)) && failed(emitAttentionOp(&op, ctx)) &&
-        failed(emitPointwiseOp(&op, ctx)) && failed(emitLossOptimizerOp(&op, ctx)))
-      return op.emitError("the cpu target has no kernel for this op");
+    if (failed(
+            emitOp(&op, ctx, {emitGemmOp, emitAttentionOp, emitPointwiseOp, emitLossOptimizerOp})))
+      return failure();
     emitPlanCheckUpdates(op, ctx, returned, last, os);
   }
   return success();
@@ -129,9 +129,8 @@ LogicalResult emitEvalStep(func::FuncOp microStep, raw_ostream &os) {
   if (failed(emitStepBody(**eval, ctx, os)))
     return failure();
   Value logits = (**eval).getBody().front().getTerminator()->getOperand(1);
-  os << "  planCheckRead(ctx, " << ctx.name(logits) << ", " << EmitContext::bytes(logits)
-     << ", " << ctx.id(logits) << ", \"bertcEvalStep\", \"" << ctx.describe(logits)
-     << "\");\n"
+  os << "  planCheckRead(ctx, " << ctx.name(logits) << ", " << EmitContext::bytes(logits) << ", "
+     << ctx.id(logits) << ", \"bertcEvalStep\", \"" << ctx.describe(logits) << "\");\n"
      << "  for (int64_t i = 0; i < " << EmitContext::numel(logits) << "; ++i)\n"
      << "    logits[i] = float(" << ctx.name(logits) << "[i]);\n"
      << "}\n\n";

@@ -21,14 +21,13 @@ std::string shapeAndDropout(Value query, int64_t heads, float dropout, uint32_t 
 
 } // namespace
 
-LogicalResult emitAttentionOp(Operation *op, EmitContext &ctx) {
+std::optional<LogicalResult> emitAttentionOp(Operation *op, EmitContext &ctx) {
   auto &os = ctx.os;
-  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+  return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
       .Case([&](AttentionOp attention) {
         os << "  cpu::attentionForward(" << ctx.name(attention.getQuery()) << ", "
            << ctx.name(attention.getKey()) << ", " << ctx.name(attention.getValue()) << ", "
-           << ctx.name(attention.getMask()) << ", " << ctx.name(attention.getResult())
-           << ", "
+           << ctx.name(attention.getMask()) << ", " << ctx.name(attention.getResult()) << ", "
            << shapeAndDropout(attention.getQuery(), attention.getHeads(),
                               attention.getDropout().convertToFloat(), attention.getStream());
         return success();
@@ -39,11 +38,11 @@ LogicalResult emitAttentionOp(Operation *op, EmitContext &ctx) {
            << ctx.name(grad.getValue()) << ", " << ctx.name(grad.getMask()) << ", "
            << ctx.name(grad.getQueryGrad()) << ", " << ctx.name(grad.getKeyGrad()) << ", "
            << ctx.name(grad.getValueGrad()) << ", "
-           << shapeAndDropout(grad.getQuery(), grad.getHeads(),
-                              grad.getDropout().convertToFloat(), grad.getStream());
+           << shapeAndDropout(grad.getQuery(), grad.getHeads(), grad.getDropout().convertToFloat(),
+                              grad.getStream());
         return success();
       })
-      .Default([](Operation *) { return failure(); });
+      .Default([](Operation *) { return std::nullopt; });
 }
 
 } // namespace bertc

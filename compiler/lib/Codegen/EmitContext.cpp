@@ -69,8 +69,8 @@ LogicalResult EmitContext::declareResults(Operation *op) {
     std::string type = cppType(cast<ShapedType>(result.getType()).getElementType());
     unsigned id = nextId++;
     std::string description = label + " " + shapeComment(result);
-    os << "  " << type << " *t" << id << " = reinterpret_cast<" << type << " *>(arena + "
-       << offset << "); // " << description << "\n";
+    os << "  " << type << " *t" << id << " = reinterpret_cast<" << type << " *>(arena + " << offset
+       << "); // " << description << "\n";
     ids[result] = id;
     descriptions[result] = "t" + std::to_string(id) + " = " + description;
   }
@@ -100,8 +100,7 @@ std::string EmitContext::describe(Value value) const { return descriptions.looku
 
 std::string EmitContext::bytes(Value value) {
   auto type = cast<RankedTensorType>(value.getType());
-  return "(" + numel(value) + ") * " +
-         std::to_string((type.getElementTypeBitWidth() + 7) / 8);
+  return "(" + numel(value) + ") * " + std::to_string((type.getElementTypeBitWidth() + 7) / 8);
 }
 
 std::string EmitContext::numel(Value value) { return product(dimExprs(value)); }
@@ -141,12 +140,19 @@ std::string shortestLiteral(double value, bool asFloat) {
 } // namespace
 
 std::string EmitContext::dropoutKey(uint32_t stream) {
-  return "DropoutKey{ctx.seed, uint64_t(ctx.step), " + std::to_string(stream) +
-         "u, ctx.firstRow}";
+  return "DropoutKey{ctx.seed, uint64_t(ctx.step), " + std::to_string(stream) + "u, ctx.firstRow}";
 }
 
 std::string EmitContext::floatLiteral(float value) { return shortestLiteral(value, true) + "f"; }
 
 std::string EmitContext::doubleLiteral(double value) { return shortestLiteral(value, false); }
+
+LogicalResult emitOp(Operation *op, EmitContext &ctx, llvm::ArrayRef<OpEmitter> emitters) {
+  for (OpEmitter emit : emitters)
+    if (std::optional<LogicalResult> emitted = emit(op, ctx))
+      return *emitted;
+  return op->emitError() << "the " << (ctx.target == KernelTarget::Cuda ? "cuda" : "cpu")
+                         << " target has no kernel for '" << op->getName() << "'";
+}
 
 } // namespace bertc

@@ -8,9 +8,11 @@
 #pragma once
 
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <string>
 
 namespace bertc {
@@ -70,11 +72,18 @@ private:
 /// `float *`, or failure with a diagnostic when it has none.
 mlir::FailureOr<std::string> kernelWorkspace(mlir::Operation *op);
 
-/// Op emitters by family. Each writes the kernel calls of one op and returns failure
-/// (without a diagnostic) when `op` is not of its family.
-mlir::LogicalResult emitGemmOp(mlir::Operation *op, EmitContext &ctx);
-mlir::LogicalResult emitAttentionOp(mlir::Operation *op, EmitContext &ctx);
-mlir::LogicalResult emitPointwiseOp(mlir::Operation *op, EmitContext &ctx);
-mlir::LogicalResult emitLossOptimizerOp(mlir::Operation *op, EmitContext &ctx);
+/// An op emitter of one family: writes the kernel calls of `op` and returns success, or
+/// failure after a diagnostic; std::nullopt when `op` is not of its family.
+using OpEmitter = std::optional<mlir::LogicalResult> (*)(mlir::Operation *op, EmitContext &ctx);
+
+std::optional<mlir::LogicalResult> emitGemmOp(mlir::Operation *op, EmitContext &ctx);
+std::optional<mlir::LogicalResult> emitAttentionOp(mlir::Operation *op, EmitContext &ctx);
+std::optional<mlir::LogicalResult> emitPointwiseOp(mlir::Operation *op, EmitContext &ctx);
+std::optional<mlir::LogicalResult> emitLossOptimizerOp(mlir::Operation *op, EmitContext &ctx);
+
+/// Emits `op` with the first of `emitters` whose family it is; an op of none of them is an
+/// error naming the target and the op.
+mlir::LogicalResult emitOp(mlir::Operation *op, EmitContext &ctx,
+                           llvm::ArrayRef<OpEmitter> emitters);
 
 } // namespace bertc

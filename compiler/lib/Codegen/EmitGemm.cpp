@@ -16,19 +16,17 @@ using namespace mlir::bert;
 
 namespace bertc {
 
-LogicalResult emitGemmOp(Operation *op, EmitContext &ctx) {
+std::optional<LogicalResult> emitGemmOp(Operation *op, EmitContext &ctx) {
   auto &os = ctx.os;
   const bool cuda = ctx.target == KernelTarget::Cuda;
   // The start of a GEMM call: the CPU kernel, or the CUDA trainer's cuBLASLt wrapper.
-  auto gemm = [&](StringRef fn) {
-    return cuda ? "  dev.gemms->" + fn.str() + "(" : ctx.call(fn);
-  };
-  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+  auto gemm = [&](StringRef fn) { return cuda ? "  dev.gemms->" + fn.str() + "(" : ctx.call(fn); };
+  return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
       .Case([&](LinearOp linear) {
         os << gemm("linearForward") << ctx.name(linear.getInput()) << ", "
            << ctx.name(linear.getWeight()) << ", " << ctx.name(linear.getBias()) << ", "
-           << ctx.name(linear.getResult()) << ", " << EmitContext::rows(linear.getInput())
-           << ", " << EmitContext::features(linear.getInput()) << ", "
+           << ctx.name(linear.getResult()) << ", " << EmitContext::rows(linear.getInput()) << ", "
+           << EmitContext::features(linear.getInput()) << ", "
            << EmitContext::features(linear.getResult())
            << (cuda ? "); // bias epilogue\n" : ");\n");
         return success();
@@ -55,7 +53,7 @@ LogicalResult emitGemmOp(Operation *op, EmitContext &ctx) {
            << ", " << EmitContext::features(grad.getResultGrad()) << ctx.end();
         return success();
       })
-      .Default([](Operation *) { return failure(); });
+      .Default([](Operation *) { return std::nullopt; });
 }
 
 } // namespace bertc

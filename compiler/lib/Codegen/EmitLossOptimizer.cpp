@@ -22,8 +22,7 @@ namespace {
 std::string paramSlot(Value param, StringRef slot) {
   auto op = param.getDefiningOp<ParamOp>();
   auto offset = op ? op->getAttrOfType<IntegerAttr>(slot) : IntegerAttr();
-  return "reinterpret_cast<float *>(arena + " +
-         std::to_string(offset ? offset.getInt() : -1) + ")";
+  return "reinterpret_cast<float *>(arena + " + std::to_string(offset ? offset.getInt() : -1) + ")";
 }
 
 bool hasSlots(Value param) {
@@ -49,9 +48,9 @@ std::string scaledNormalizer(float scale) {
 
 } // namespace
 
-LogicalResult emitLossOptimizerOp(Operation *op, EmitContext &ctx) {
+std::optional<LogicalResult> emitLossOptimizerOp(Operation *op, EmitContext &ctx) {
   auto &os = ctx.os;
-  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+  return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
       .Case([&](CrossEntropyOp ce) {
         os << ctx.call("crossEntropyForward") << ctx.name(ce.getLogits()) << ", "
            << ctx.name(ce.getLabels()) << ", " << ctx.name(ce.getResult()) << ", "
@@ -63,8 +62,8 @@ LogicalResult emitLossOptimizerOp(Operation *op, EmitContext &ctx) {
         os << ctx.call("crossEntropyBackward") << ctx.name(g.getResultGrad()) << ", "
            << ctx.name(g.getLogits()) << ", " << ctx.name(g.getLabels()) << ", "
            << ctx.name(g.getLogitsGrad()) << ", " << EmitContext::rows(g.getLogits()) << ", "
-           << classes(g.getLogits()) << ", "
-           << scaledNormalizer(g.getScale().convertToFloat()) << ctx.end();
+           << classes(g.getLogits()) << ", " << scaledNormalizer(g.getScale().convertToFloat())
+           << ctx.end();
         return success();
       })
       .Case([&](MseLossOp mse) {
@@ -84,8 +83,8 @@ LogicalResult emitLossOptimizerOp(Operation *op, EmitContext &ctx) {
         if (!param || !param->hasAttr("arena.grad"))
           return acc.emitError("parameter has no gradient slot: run -bertc-plan-buffers");
         os << ctx.call("accumulate") << ctx.name(acc.getGrad()) << ", "
-           << paramSlot(acc.getParam(), "arena.grad") << ", "
-           << EmitContext::numel(acc.getGrad()) << ctx.end();
+           << paramSlot(acc.getParam(), "arena.grad") << ", " << EmitContext::numel(acc.getGrad())
+           << ctx.end();
         return success();
       })
       .Case([&](AdamWOp adamw) -> LogicalResult {
@@ -101,11 +100,11 @@ LogicalResult emitLossOptimizerOp(Operation *op, EmitContext &ctx) {
         if (sixteenBit && !param.getDefiningOp()->hasAttr("arena.master"))
           return adamw.emitError("16-bit parameter has no master slot: run -bertc-plan-buffers");
         std::string master = sixteenBit ? paramSlot(param, "arena.master") : ctx.name(param);
-        os << "  cpu::adamwUpdate(" << master << ", " << paramSlot(param, "arena.grad")
-           << ", " << paramSlot(param, "arena.adam_m") << ", "
-           << paramSlot(param, "arena.adam_v") << ", " << EmitContext::numel(param)
-           << ", {ctx.lr, " << EmitContext::doubleLiteral(adamw.getBeta1().convertToDouble())
-           << ", " << EmitContext::doubleLiteral(adamw.getBeta2().convertToDouble()) << ", "
+        os << "  cpu::adamwUpdate(" << master << ", " << paramSlot(param, "arena.grad") << ", "
+           << paramSlot(param, "arena.adam_m") << ", " << paramSlot(param, "arena.adam_v") << ", "
+           << EmitContext::numel(param) << ", {ctx.lr, "
+           << EmitContext::doubleLiteral(adamw.getBeta1().convertToDouble()) << ", "
+           << EmitContext::doubleLiteral(adamw.getBeta2().convertToDouble()) << ", "
            << EmitContext::doubleLiteral(adamw.getEpsilon().convertToDouble()) << ", "
            << EmitContext::doubleLiteral(adamw.getWeightDecay().convertToDouble())
            << ", ctx.adamStep});\n";
@@ -114,7 +113,7 @@ LogicalResult emitLossOptimizerOp(Operation *op, EmitContext &ctx) {
              << EmitContext::numel(param) << ");\n";
         return success();
       })
-      .Default([](Operation *) { return failure(); });
+      .Default([](Operation *) { return std::nullopt; });
 }
 
 } // namespace bertc

@@ -29,8 +29,8 @@ void emitElementwise(EmitContext &ctx, StringRef fn, ArrayRef<Value> args, Value
 
 /// "B, S * 64, rate, key" for dropout over the samples of `sized`.
 std::string dropoutArgs(Value sized, float rate, uint32_t stream) {
-  return "B, " + EmitContext::sampleSize(sized) + ", " + EmitContext::floatLiteral(rate) +
-         ", " + EmitContext::dropoutKey(stream);
+  return "B, " + EmitContext::sampleSize(sized) + ", " + EmitContext::floatLiteral(rate) + ", " +
+         EmitContext::dropoutKey(stream);
 }
 
 /// Dimension `i` of `value` as C++: the batch B, the sequence S, or a constant.
@@ -43,8 +43,7 @@ std::string dimExpr(Value value, unsigned i) {
 
 /// "B, S, H, index" of a [B, S, H] tensor.
 std::string tokenArgs(Value sequence, int64_t index) {
-  return "B, S, " + std::to_string(EmitContext::features(sequence)) + ", " +
-         std::to_string(index);
+  return "B, S, " + std::to_string(EmitContext::features(sequence)) + ", " + std::to_string(index);
 }
 
 /// "B, S, tokens, H" of a flattening between [B, S, H] and [B, tokens * H].
@@ -64,10 +63,10 @@ FailureOr<std::string> cudaStatistics(Operation *op, const std::string &rows) {
 
 } // namespace
 
-LogicalResult emitPointwiseOp(Operation *op, EmitContext &ctx) {
+std::optional<LogicalResult> emitPointwiseOp(Operation *op, EmitContext &ctx) {
   auto &os = ctx.os;
   const bool cuda = ctx.target == KernelTarget::Cuda;
-  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+  return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
       .Case([&](FillOp fill) {
         std::string value = EmitContext::floatLiteral(fill.getValue().convertToFloat());
         std::string scale = fill.getLossScaled() ? "ctx.lossScale" : "1.0f";
@@ -84,10 +83,9 @@ LogicalResult emitPointwiseOp(Operation *op, EmitContext &ctx) {
         return success();
       })
       .Case([&](EmbeddingOp e) {
-        os << ctx.call("embeddingForward") << ctx.name(e.getIds()) << ", "
-           << ctx.name(e.getTable()) << ", " << ctx.name(e.getResult()) << ", "
-           << EmitContext::numel(e.getIds()) << ", " << EmitContext::features(e.getResult())
-           << ctx.end();
+        os << ctx.call("embeddingForward") << ctx.name(e.getIds()) << ", " << ctx.name(e.getTable())
+           << ", " << ctx.name(e.getResult()) << ", " << EmitContext::numel(e.getIds()) << ", "
+           << EmitContext::features(e.getResult()) << ctx.end();
         return success();
       })
       .Case([&](EmbeddingGradOp g) {
@@ -99,8 +97,7 @@ LogicalResult emitPointwiseOp(Operation *op, EmitContext &ctx) {
         return success();
       })
       .Case([&](AddOp add) {
-        emitElementwise(ctx, "add", {add.getLhs(), add.getRhs(), add.getResult()},
-                        add.getResult());
+        emitElementwise(ctx, "add", {add.getLhs(), add.getRhs(), add.getResult()}, add.getResult());
         return success();
       })
       .Case([&](LayerNormOp ln) -> LogicalResult {
@@ -134,9 +131,9 @@ LogicalResult emitPointwiseOp(Operation *op, EmitContext &ctx) {
         os << ctx.call("layerNormStatistics") << ctx.name(g.getInput()) << ", " << *statistics
            << rows << ", " << cols << ", " << eps << ctx.end() << ctx.call("layerNormBackward")
            << ctx.name(g.getResultGrad()) << ", " << ctx.name(g.getInput()) << ", "
-           << ctx.name(g.getGamma()) << ", " << *statistics << ctx.name(g.getInputGrad())
-           << ", " << ctx.name(g.getGammaGrad()) << ", " << ctx.name(g.getBetaGrad()) << ", "
-           << rows << ", " << cols << ctx.end();
+           << ctx.name(g.getGamma()) << ", " << *statistics << ctx.name(g.getInputGrad()) << ", "
+           << ctx.name(g.getGammaGrad()) << ", " << ctx.name(g.getBetaGrad()) << ", " << rows
+           << ", " << cols << ctx.end();
         return success();
       })
       .Case([&](GeluOp g) {
@@ -153,15 +150,14 @@ LogicalResult emitPointwiseOp(Operation *op, EmitContext &ctx) {
         return success();
       })
       .Case([&](TanhGradOp t) {
-        emitElementwise(ctx, "tanhBackward",
-                        {t.getResultGrad(), t.getResult(), t.getInputGrad()}, t.getInputGrad());
+        emitElementwise(ctx, "tanhBackward", {t.getResultGrad(), t.getResult(), t.getInputGrad()},
+                        t.getInputGrad());
         return success();
       })
       .Case([&](DropoutOp d) {
         os << ctx.call("dropoutForward") << ctx.name(d.getInput()) << ", "
            << ctx.name(d.getResult()) << ", "
-           << dropoutArgs(d.getResult(), d.getRate().convertToFloat(), d.getStream())
-           << ctx.end();
+           << dropoutArgs(d.getResult(), d.getRate().convertToFloat(), d.getStream()) << ctx.end();
         return success();
       })
       .Case([&](DropoutGradOp d) {
@@ -173,8 +169,7 @@ LogicalResult emitPointwiseOp(Operation *op, EmitContext &ctx) {
       })
       .Case([&](SelectTokenOp s) {
         os << ctx.call("selectTokenForward") << ctx.name(s.getInput()) << ", "
-           << ctx.name(s.getResult()) << ", " << tokenArgs(s.getInput(), s.getIndex())
-           << ctx.end();
+           << ctx.name(s.getResult()) << ", " << tokenArgs(s.getInput(), s.getIndex()) << ctx.end();
         return success();
       })
       .Case([&](SelectTokenGradOp s) {
@@ -191,8 +186,8 @@ LogicalResult emitPointwiseOp(Operation *op, EmitContext &ctx) {
       })
       .Case([&](FlattenGradOp f) {
         os << ctx.call("flattenBackward") << ctx.name(f.getResultGrad()) << ", "
-           << ctx.name(f.getInputGrad()) << ", "
-           << flattenArgs(f.getInputGrad(), f.getResultGrad()) << ctx.end();
+           << ctx.name(f.getInputGrad()) << ", " << flattenArgs(f.getInputGrad(), f.getResultGrad())
+           << ctx.end();
         return success();
       })
       .Case([&](TransposeOp t) {
@@ -201,7 +196,7 @@ LogicalResult emitPointwiseOp(Operation *op, EmitContext &ctx) {
            << ", B, " << dimExpr(in, 1) << ", " << dimExpr(in, 2) << ctx.end();
         return success();
       })
-      .Default([](Operation *) { return failure(); });
+      .Default([](Operation *) { return std::nullopt; });
 }
 
 } // namespace bertc

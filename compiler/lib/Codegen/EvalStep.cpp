@@ -40,9 +40,8 @@ llvm::SetVector<Operation *> lossDependencies(Value loss) {
 FailureOr<OwningOpRef<func::FuncOp>> buildEvalStep(func::FuncOp microStep) {
   Block &body = microStep.getBody().front();
   Operation *terminator = body.getTerminator();
-  Operation *lossOp = terminator->getNumOperands() == 1
-                          ? terminator->getOperand(0).getDefiningOp()
-                          : nullptr;
+  Operation *lossOp =
+      terminator->getNumOperands() == 1 ? terminator->getOperand(0).getDefiningOp() : nullptr;
   if (!lossOp || !isa<CrossEntropyOp, MseLossOp>(lossOp))
     return microStep.emitError("@micro_step must return the result of a loss op "
                                "(bert.cross_entropy or bert.mse_loss) to be evaluated");

@@ -19,7 +19,6 @@ namespace bertc {
 /// bytes only when their live intervals in the step are disjoint; a subset of the ops in
 /// the same order only shortens intervals, so they stay disjoint.
 /// Fails with a diagnostic when the step does not return the result of a loss op.
-mlir::FailureOr<mlir::OwningOpRef<mlir::func::FuncOp>>
-buildEvalStep(mlir::func::FuncOp microStep);
+mlir::FailureOr<mlir::OwningOpRef<mlir::func::FuncOp>> buildEvalStep(mlir::func::FuncOp microStep);
 
 } // namespace bertc

@@ -52,6 +52,7 @@ public:
   std::string text(StringRef key) const {
     return cppString(dyn_cast_or_null<StringAttr>(train.get(key)));
   }
+
 private:
   DictionaryAttr train;
 };
@@ -126,8 +127,8 @@ void emitParamTable(func::FuncOp microStep, raw_ostream &os) {
     os << "}, " << param.getResult().getType().getNumElements() << ", "
        << slotOrZero(param, "arena.value") << ", " << (param.getTrainable() ? "true" : "false")
        << ", " << slotOrZero(param, "arena.grad") << ", " << slotOrZero(param, "arena.adam_m")
-       << ", " << slotOrZero(param, "arena.adam_v") << ", "
-       << (param.getDecay() ? "true" : "false") << ", " << initKind(param.getInit()) << ", "
+       << ", " << slotOrZero(param, "arena.adam_v") << ", " << (param.getDecay() ? "true" : "false")
+       << ", " << initKind(param.getInit()) << ", "
        << storageKind(param.getResult().getType().getElementType()) << ", "
        << slotOrZero(param, "arena.master") << "},\n";
   });
@@ -183,8 +184,7 @@ LogicalResult emitPlan(ModuleOp module, func::FuncOp microStep, raw_ostream &os)
      << "        .trainData = " << s.text("train_data") << ",\n"
      << "        .initCheckpoint = " << s.text("init_checkpoint") << ",\n"
      << "        .vocabFile = " << s.text("vocab_file") << ",\n"
-     << "        .groupByLength = " << (s.boolean("group_by_length") ? "true" : "false")
-     << ",\n"
+     << "        .groupByLength = " << (s.boolean("group_by_length") ? "true" : "false") << ",\n"
      << "        .textField = " << s.text("text_field") << ",\n"
      << "        .textPairField = " << s.text("text_pair_field") << ",\n"
      << "        .labelField = " << s.text("label_field") << ",\n"

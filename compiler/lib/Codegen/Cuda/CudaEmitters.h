@@ -11,8 +11,8 @@
 
 namespace bertc {
 
-/// Writes the launches of an attention op or its gradient on the step's stream, and returns
-/// failure (without a diagnostic) for any other op.
-mlir::LogicalResult emitCudaAttentionOp(mlir::Operation *op, EmitContext &ctx);
+/// Writes the launches of an attention op or its gradient on the step's stream (an
+/// OpEmitter: std::nullopt for any other op).
+std::optional<mlir::LogicalResult> emitCudaAttentionOp(mlir::Operation *op, EmitContext &ctx);
 
 } // namespace bertc

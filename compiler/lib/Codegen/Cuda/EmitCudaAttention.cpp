@@ -23,9 +23,9 @@ namespace {
 
 /// The arguments both attention launchers end with.
 std::string shapeAndDropout(Value query, int64_t heads, float dropout, uint32_t stream) {
-  return "B, S, " + std::to_string(EmitContext::features(query)) + ", " +
-         std::to_string(heads) + ", " + EmitContext::floatLiteral(dropout) + ", " +
-         EmitContext::dropoutKey(stream) + ", dev.stream);\n";
+  return "B, S, " + std::to_string(EmitContext::features(query)) + ", " + std::to_string(heads) +
+         ", " + EmitContext::floatLiteral(dropout) + ", " + EmitContext::dropoutKey(stream) +
+         ", dev.stream);\n";
 }
 
 /// The C++ element type of `value` ("float", "bf16", "fp16").
@@ -36,17 +36,17 @@ std::string elementType(Value value) {
 
 } // namespace
 
-LogicalResult emitCudaAttentionOp(Operation *op, EmitContext &ctx) {
+std::optional<LogicalResult> emitCudaAttentionOp(Operation *op, EmitContext &ctx) {
   auto &os = ctx.os;
-  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+  return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
       .Case([&](AttentionOp attention) -> LogicalResult {
         FailureOr<std::string> stats = kernelWorkspace(op);
         if (failed(stats))
           return failure();
         os << "  cuda::attentionForward(" << ctx.name(attention.getQuery()) << ", "
            << ctx.name(attention.getKey()) << ", " << ctx.name(attention.getValue()) << ", "
-           << ctx.name(attention.getMask()) << ", " << ctx.name(attention.getResult())
-           << ", " << *stats << ", "
+           << ctx.name(attention.getMask()) << ", " << ctx.name(attention.getResult()) << ", "
+           << *stats << ", "
            << shapeAndDropout(attention.getQuery(), attention.getHeads(),
                               attention.getDropout().convertToFloat(), attention.getStream());
         return success();
@@ -56,13 +56,12 @@ LogicalResult emitCudaAttentionOp(Operation *op, EmitContext &ctx) {
         FailureOr<DimBounds> bounds = getDimBounds(op->getParentOfType<ModuleOp>());
         if (failed(stats) || failed(bounds))
           return failure();
-        int64_t contextOffset = alignTo(
-            attentionStatsBytes(bounds->maxBatch, grad.getHeads(), bounds->maxSeq),
-            kKernelWorkspaceAlignment);
+        int64_t contextOffset =
+            alignTo(attentionStatsBytes(bounds->maxBatch, grad.getHeads(), bounds->maxSeq),
+                    kKernelWorkspaceAlignment);
         std::string type = elementType(grad.getQuery());
         std::string shape = shapeAndDropout(grad.getQuery(), grad.getHeads(),
-                                            grad.getDropout().convertToFloat(),
-                                            grad.getStream());
+                                            grad.getDropout().convertToFloat(), grad.getStream());
         os << "  {\n"
            << "    // The forward again: its statistics and output, which the IR did not keep.\n"
            << "    float *stats = " << *stats << ";\n"
@@ -73,13 +72,12 @@ LogicalResult emitCudaAttentionOp(Operation *op, EmitContext &ctx) {
            << ctx.name(grad.getMask()) << ", context, stats, " << shape
            << "    cuda::attentionBackward(" << ctx.name(grad.getResultGrad()) << ", "
            << ctx.name(grad.getQuery()) << ", " << ctx.name(grad.getKey()) << ", "
-           << ctx.name(grad.getValue()) << ", " << ctx.name(grad.getMask())
-           << ", context, stats, " << ctx.name(grad.getQueryGrad()) << ", "
-           << ctx.name(grad.getKeyGrad()) << ", " << ctx.name(grad.getValueGrad()) << ", "
-           << shape << "  }\n";
+           << ctx.name(grad.getValue()) << ", " << ctx.name(grad.getMask()) << ", context, stats, "
+           << ctx.name(grad.getQueryGrad()) << ", " << ctx.name(grad.getKeyGrad()) << ", "
+           << ctx.name(grad.getValueGrad()) << ", " << shape << "  }\n";
         return success();
       })
-      .Default([](Operation *) { return failure(); });
+      .Default([](Operation *) { return std::nullopt; });
 }
 
 } // namespace bertc
