@@ -6,9 +6,9 @@
 //      more quotes before them belong to the string); `\` escapes a character in `"""`;
 //   3. `"` and `'` start one-line strings, closed by the same quote or ended by the line;
 //      `\` escapes a character in `"`;
-//   4. `[` and `{` inside a value (an array, an inline table) open one more level, `]` and
-//      `}` close one; a `[` that is the first character of a line outside any value opens
-//      a table header, whose name is checked;
+//   4. `[` and `{` inside a value open an array or an inline table, `]` and `}` close the
+//      innermost; a `}` that would close an array is a finding; a `[` that is the first
+//      character of a line outside any value opens a table header, whose name is checked;
 //   5. anywhere else a byte above 0x7F is a finding.
 // Malformed strings and brackets are left for TOML++ to report (it stops at its first
 // error, so nothing after one reaches it); this pass only has to be safe on them.
@@ -16,6 +16,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "TomlSourceCheck.h"
+
+#include <string>
 
 using namespace bertc;
 using llvm::StringRef;
@@ -34,7 +36,7 @@ std::optional<SourceProblem> bertc::findUnsafeTomlSource(StringRef text) {
   // A UTF-8 byte order mark, which TOML++ skips, is no character of the first line.
   size_t at = text.starts_with("\xEF\xBB\xBF") ? 3 : 0, lineStart = at;
   unsigned line = 1;
-  unsigned valueDepth = 0;  // arrays and inline tables open around `at`
+  std::string open;         // the `[` and `{` of the values open at `at`, innermost last
   bool lineBlank = true;    // nothing but spaces and tabs since the line's start
   // Moves `at` past the byte it is on, counting the line it ends.
   auto advance = [&] {
@@ -93,17 +95,19 @@ std::optional<SourceProblem> bertc::findUnsafeTomlSource(StringRef text) {
     } else if (static_cast<unsigned char>(c) > 0x7F) {
       return problemAt(at, "non-ASCII character outside a string or comment (TOML keys, table "
                            "names and values other than strings are ASCII)");
-    } else if (c == '[' && valueDepth == 0 && lineBlank) {
+    } else if (c == '[' && open.empty() && lineBlank) {
       size_t name = tableNameStart(at);
       // An empty name and the end of the file are errors TOML++ reports itself.
       if (name != StringRef::npos && text[name] != ']' && !startsKey(text[name]))
         return problemAt(name, "expected a table name (a bare key or a quoted one) after '['");
       advance();
+    } else if (c == '}' && !open.empty() && open.back() == '[') {
+      return problemAt(at, "'}' inside an array (expected a value, ',' or ']')");
     } else {
       if (c == '[' || c == '{')
-        ++valueDepth;
-      else if ((c == ']' || c == '}') && valueDepth > 0)
-        --valueDepth;
+        open.push_back(c);
+      else if ((c == ']' || c == '}') && !open.empty())
+        open.pop_back();
       advance();
     }
   }
