@@ -179,7 +179,8 @@ TrainerState parseTrainerState(const std::string &text, const std::string &path)
   auto positiveFloat = [&](const char *keys) {
     const nlohmann::json &value = field(keys, &nlohmann::json::is_number, "a number");
     double number = value.get<double>();
-    if (!(number > 0 && number <= std::numeric_limits<float>::max()))
+    // A number below a float's smallest (1e-50) would become 0 as the float.
+    if (!(number > 0 && number <= std::numeric_limits<float>::max() && float(number) > 0))
       throw CheckpointError(path + ": '" + keys + "' must be a positive float, got " +
                             value.dump());
     return float(number);

@@ -156,6 +156,8 @@ TEST(Checkpoint, TrainerStateFieldsAreCheckedOneByOne) {
       {"/loss_scaler/scale", 1e300, "'loss_scaler/scale' must be a positive float, got 1e+300"},
       {"/loss_scaler/scale", 0, "'loss_scaler/scale' must be a positive float, got 0"},
       {"/learning_rate", -0.5, "'learning_rate' must be a positive float, got -0.5"},
+      // Found by fuzz_trainer_state: it became 0 as a float, which no save could write back.
+      {"/learning_rate", 1e-50, "'learning_rate' must be a positive float, got 1e-50"},
       {"/train_batch_size", 0,
        "'train_batch_size' must be an integer in [1, 9223372036854775807], got 0"},
       {"/micro_batch", 64, "'micro_batch' must be an integer in [1, 32], got 64"},
