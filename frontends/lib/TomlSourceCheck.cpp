@@ -2,14 +2,20 @@
 //
 // One pass over the text with the lexical states of TOML that may hold any character:
 //   1. `#` starts a comment that runs to the end of the line;
-//   2. `"""` and `'''` start multi-line strings, closed by the same three quotes (up to two
-//      more quotes before them belong to the string); `\` escapes a character in `"""`;
-//   3. `"` and `'` start one-line strings, closed by the same quote or ended by the line;
+//   2. a quote starts a string only where TOML allows one: first on its line (a key), or
+//      after `=`, `[`, `{`, `,` or `.` (a value, an array element, a key in an inline
+//      table or a dotted key). TOML++ reads a quote anywhere else (`203'''`) as part of a
+//      bare value, and so must this pass;
+//   3. `"""` and `'''` start multi-line strings, closed by the same three quotes (up to two
+//      more quotes before them belong to the string); `\` escapes a character in `"""`,
+//      and a non-ASCII character after it, or after the whitespace a line-ending `\`
+//      trims, is a finding;
+//   4. `"` and `'` start one-line strings, closed by the same quote or ended by the line;
 //      `\` escapes a character in `"`;
-//   4. `[` and `{` inside a value open an array or an inline table, `]` and `}` close the
+//   5. `[` and `{` inside a value open an array or an inline table, `]` and `}` close the
 //      innermost; a `}` that would close an array is a finding; a `[` that is the first
 //      character of a line outside any value opens a table header, whose name is checked;
-//   5. anywhere else a byte above 0x7F is a finding.
+//   6. anywhere else a byte above 0x7F is a finding.
 // Malformed strings and brackets are left for TOML++ to report (it stops at its first
 // error, so nothing after one reaches it); this pass only has to be safe on them.
 //
@@ -30,73 +36,111 @@ bool startsKey(char c) {
          c == '_' || c == '-' || c == '"' || c == '\'';
 }
 
-} // namespace
+bool isNonAscii(char c) { return static_cast<unsigned char>(c) > 0x7F; }
 
-std::optional<SourceProblem> bertc::findUnsafeTomlSource(StringRef text) {
-  // A UTF-8 byte order mark, which TOML++ skips, is no character of the first line.
-  size_t at = text.starts_with("\xEF\xBB\xBF") ? 3 : 0, lineStart = at;
+/// The pass, over one text.
+class SourceScanner {
+public:
+  explicit SourceScanner(StringRef text)
+      // A UTF-8 byte order mark, which TOML++ skips, is no character of the first line.
+      : text(text), at(text.starts_with("\xEF\xBB\xBF") ? 3 : 0), lineStart(at) {}
+
+  std::optional<SourceProblem> run();
+
+private:
+  /// Moves `at` past the byte it is on, counting the line it ends.
+  void advance();
+  SourceProblem problemAt(size_t where, std::string message) const;
+  /// Skips a string whose opening `quote` `at` is on, up to and including its closing;
+  /// a problem when it holds an escape TOML++ cannot read safely.
+  std::optional<SourceProblem> skipString(StringRef quote, bool escapes, bool multiLine);
+  /// Whether a quote at `at` opens a string (rule 2).
+  bool stringMayStart() const {
+    return lineBlank || StringRef("=[{,.").contains(lastToken);
+  }
+
+  StringRef text;
+  size_t at, lineStart;
   unsigned line = 1;
-  std::string open;         // the `[` and `{` of the values open at `at`, innermost last
-  bool lineBlank = true;    // nothing but spaces and tabs since the line's start
-  // Moves `at` past the byte it is on, counting the line it ends.
-  auto advance = [&] {
-    if (text[at] == '\n') {
-      ++line;
-      lineStart = at + 1;
-      lineBlank = true;
-    } else if (text[at] != ' ' && text[at] != '\t') {
-      lineBlank = false;
-    }
-    ++at;
-  };
-  auto problemAt = [&](size_t where, std::string message) {
-    // Columns count characters: UTF-8 continuation bytes (10xxxxxx) start none.
-    unsigned column = 1;
-    for (char before : text.slice(lineStart, where))
-      column += (static_cast<unsigned char>(before) & 0xC0) != 0x80;
-    return SourceProblem{{line, column}, std::move(message)};
-  };
-  // Skips a string whose opening `quote` `at` is on, up to and including its closing.
-  auto skipString = [&](StringRef quote, bool escapes, bool multiLine) {
-    at += quote.size();
+  std::string open;      // the `[` and `{` of the values open at `at`, innermost last
+  bool lineBlank = true; // nothing but spaces and tabs since the line's start
+  char lastToken = 0;    // the last character outside comments and whitespace
+};
+
+void SourceScanner::advance() {
+  char c = text[at];
+  if (c == '\n') {
+    ++line;
+    lineStart = at + 1;
+    lineBlank = true;
+  } else if (c != ' ' && c != '\t' && c != '\r') {
     lineBlank = false;
-    while (at < text.size()) {
-      if (text.substr(at).starts_with(quote)) {
-        at += quote.size();
-        while (multiLine && at < text.size() && text[at] == quote[0] &&
-               text.substr(at, 3).count(quote[0]) <= 2)
-          ++at;
-        return;
+    lastToken = c;
+  }
+  ++at;
+}
+
+SourceProblem SourceScanner::problemAt(size_t where, std::string message) const {
+  // Columns count characters: UTF-8 continuation bytes (10xxxxxx) start none.
+  unsigned column = 1;
+  for (char before : text.slice(lineStart, where))
+    column += (static_cast<unsigned char>(before) & 0xC0) != 0x80;
+  return SourceProblem{{line, column}, std::move(message)};
+}
+
+std::optional<SourceProblem> SourceScanner::skipString(StringRef quote, bool escapes,
+                                                       bool multiLine) {
+  at += quote.size();
+  lineBlank = false;
+  lastToken = quote[0];
+  while (at < text.size()) {
+    if (text.substr(at).starts_with(quote)) {
+      at += quote.size();
+      while (multiLine && at < text.size() && text[at] == quote[0] &&
+             text.substr(at, 3).count(quote[0]) <= 2)
+        ++at;
+      lastToken = quote[0];
+      return std::nullopt;
+    }
+    if (!multiLine && text[at] == '\n')
+      return std::nullopt;
+    if (escapes && text[at] == '\\' && at + 1 < text.size()) {
+      // TOML++ asks whether what follows a `\` in """ (after the whitespace a line-ending
+      // `\` trims) is whitespace, which is undefined behaviour for most non-ASCII ones.
+      size_t next = multiLine ? text.find_first_not_of(" \t\r\n", at + 1) : at + 1;
+      if (multiLine && next != StringRef::npos && isNonAscii(text[next])) {
+        while (at < next)
+          advance();
+        return problemAt(next, "non-ASCII character after a '\\' in a \"\"\" string (write "
+                               "it as an escape, \\uXXXX)");
       }
-      if (!multiLine && text[at] == '\n')
-        return;
-      if (escapes && text[at] == '\\' && at + 1 < text.size())
-        advance();
       advance();
     }
-  };
-  // The first character of a table header's name, after `[` or `[[` and spaces, if any.
-  auto tableNameStart = [&](size_t open) {
-    size_t name = text.find_first_not_of(" \t", open + 1);
-    if (name != StringRef::npos && text[name] == '[' && name == open + 1)
-      name = text.find_first_not_of(" \t", name + 1);
-    return name;
-  };
+    advance();
+  }
+  return std::nullopt;
+}
+
+std::optional<SourceProblem> SourceScanner::run() {
   while (at < text.size()) {
     char c = text[at];
     StringRef rest = text.substr(at);
+    bool quote = c == '"' || c == '\'';
     if (c == '#') {
       while (at < text.size() && text[at] != '\n')
         ++at;
-    } else if (rest.starts_with("\"\"\"") || rest.starts_with("'''")) {
-      skipString(rest.take_front(3), c == '"', /*multiLine=*/true);
-    } else if (c == '"' || c == '\'') {
-      skipString(rest.take_front(1), c == '"', /*multiLine=*/false);
-    } else if (static_cast<unsigned char>(c) > 0x7F) {
+    } else if (quote && stringMayStart()) {
+      bool multiLine = rest.starts_with("\"\"\"") || rest.starts_with("'''");
+      if (std::optional<SourceProblem> problem =
+              skipString(rest.take_front(multiLine ? 3 : 1), c == '"', multiLine))
+        return problem;
+    } else if (isNonAscii(c)) {
       return problemAt(at, "non-ASCII character outside a string or comment (TOML keys, table "
                            "names and values other than strings are ASCII)");
     } else if (c == '[' && open.empty() && lineBlank) {
-      size_t name = tableNameStart(at);
+      size_t name = text.find_first_not_of(" \t", at + 1);
+      if (name != StringRef::npos && text[name] == '[' && name == at + 1)
+        name = text.find_first_not_of(" \t", name + 1);
       // An empty name and the end of the file are errors TOML++ reports itself.
       if (name != StringRef::npos && text[name] != ']' && !startsKey(text[name]))
         return problemAt(name, "expected a table name (a bare key or a quoted one) after '['");
@@ -112,4 +156,10 @@ std::optional<SourceProblem> bertc::findUnsafeTomlSource(StringRef text) {
     }
   }
   return std::nullopt;
+}
+
+} // namespace
+
+std::optional<SourceProblem> bertc::findUnsafeTomlSource(StringRef text) {
+  return SourceScanner(text).run();
 }
