@@ -61,6 +61,8 @@ run_target() {
 }
 
 start=$(date +%s)
+# Whatever ends this script ends the targets still running.
+trap 'kill $(jobs -rp) 2>/dev/null || true' EXIT
 declare -A pids
 failed=0
 for name in "${targets[@]}"; do
@@ -77,7 +79,7 @@ for name in "${targets[@]}"; do
     status="FAILED (exit $?; see $build/logs/$name.log and $build/artifacts/)"
     failed=1
   fi
-  done_line=$(grep -E '^Done [0-9]+ runs' "$build/logs/$name.log" | tail -1)
+  done_line=$(grep -E '^Done [0-9]+ runs' "$build/logs/$name.log" | tail -1 || true)
   printf 'fuzz %-22s %s: %s\n' "$name" "${done_line:-no runs}" "$status"
 done
 echo "fuzz: ${#targets[@]} targets in $(($(date +%s) - start)) s"

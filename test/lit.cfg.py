@@ -39,3 +39,7 @@ if not torch_found and os.environ.get("CI") == "true":
 if torch_found or os.environ.get("CI") == "true":
     config.available_features.add("torch")
 config.substitutions.append(("%torch_python", "/usr/bin/python3"))
+
+# Flags for every trainer bertc builds (a sanitizer build passes -fsanitize=... this way).
+if "BERTC_TRAINER_CXXFLAGS" in os.environ:
+    config.environment["BERTC_TRAINER_CXXFLAGS"] = os.environ["BERTC_TRAINER_CXXFLAGS"]

@@ -2,14 +2,20 @@
 //
 // Runs the C++ compiler bertc was built with (and nvcc, for the cuda target) on the
 // generated source, against the runtime's headers and static libraries (their paths are
-// fixed at bertc's build).
+// fixed at bertc's build), adding the flags the user gives (trainerCxxFlags).
 //
 //===----------------------------------------------------------------------===//
 
 #include "bertc/Driver/TrainerBuild.h"
 
 #include "bertc/Driver/RuntimeLocations.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/StringSaver.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
@@ -51,18 +57,45 @@ llvm::Error writeSimulatedDevice(llvm::StringRef path, llvm::StringRef arch,
   return llvm::Error::success();
 }
 
+/// `flags` with "address" taken out of each -fsanitize= list ("-fsanitize=address,undefined"
+/// becomes "-fsanitize=undefined"): the simulated device's -fsanitize=kernel-address, which
+/// its memory checkers hook, excludes AddressSanitizer from the code it instruments.
+std::vector<std::string> withoutAddressSanitizer(llvm::ArrayRef<std::string> flags) {
+  std::vector<std::string> kept;
+  for (llvm::StringRef flag : flags) {
+    if (!flag.consume_front("-fsanitize=")) {
+      kept.push_back(flag.str());
+      continue;
+    }
+    llvm::SmallVector<llvm::StringRef> checks;
+    flag.split(checks, ',');
+    llvm::erase(checks, "address");
+    if (!checks.empty())
+      kept.push_back("-fsanitize=" + llvm::join(checks, ","));
+  }
+  return kept;
+}
+
 } // namespace
 
+std::vector<std::string> trainerCxxFlags(llvm::StringRef cxxflags) {
+  llvm::BumpPtrAllocator allocator;
+  llvm::StringSaver saver(allocator);
+  llvm::SmallVector<const char *> tokens;
+  std::optional<std::string> environment = llvm::sys::Process::GetEnv("BERTC_TRAINER_CXXFLAGS");
+  if (environment)
+    llvm::cl::TokenizeGNUCommandLine(*environment, saver, tokens);
+  llvm::cl::TokenizeGNUCommandLine(cxxflags, saver, tokens);
+  return std::vector<std::string>(tokens.begin(), tokens.end());
+}
+
 llvm::Error buildCpuTrainer(llvm::StringRef source, llvm::StringRef output,
-                            llvm::StringRef logPath) {
-  std::vector<std::string> args = {runtime_locations::kCxxCompiler,
-                                   "-std=c++20",
-                                   "-O2",
-                                   "-I",
-                                   runtime_locations::kIncludeDir,
-                                   source.str(),
-                                   "-o",
-                                   output.str()};
+                            llvm::StringRef logPath, llvm::ArrayRef<std::string> extraFlags) {
+  std::vector<std::string> args = {runtime_locations::kCxxCompiler, "-std=c++20", "-O2"};
+  args.insert(args.end(), extraFlags.begin(), extraFlags.end());
+  for (std::string arg : {std::string("-I"), std::string(runtime_locations::kIncludeDir),
+                          source.str(), std::string("-o"), output.str()})
+    args.push_back(arg);
   for (const char *library : runtime_locations::kLinkLibraries)
     args.push_back(library);
   args.push_back("-lpthread");
@@ -73,7 +106,7 @@ bool cudaTargetAvailable() { return *runtime_locations::kNvcc != '\0'; }
 
 llvm::Error buildCudaTrainer(llvm::StringRef source, llvm::StringRef arch,
                              llvm::StringRef object, llvm::StringRef output,
-                             llvm::StringRef logPath) {
+                             llvm::StringRef logPath, llvm::ArrayRef<std::string> extraFlags) {
   std::string computeArch = "compute_" + arch.drop_front(3).str();
   if (llvm::Error error =
           runCompiler({runtime_locations::kNvcc, "-std=c++20", "-O2",
@@ -81,8 +114,10 @@ llvm::Error buildCudaTrainer(llvm::StringRef source, llvm::StringRef arch,
                        runtime_locations::kIncludeDir, "-c", source.str(), "-o", object.str()},
                       logPath))
     return error;
-  std::vector<std::string> args = {runtime_locations::kCxxCompiler, object.str(), "-o",
-                                   output.str()};
+  std::vector<std::string> args = {runtime_locations::kCxxCompiler};
+  args.insert(args.end(), extraFlags.begin(), extraFlags.end());
+  for (std::string arg : {object.str(), std::string("-o"), output.str()})
+    args.push_back(arg);
   for (const char *library : runtime_locations::kCudaLinkLibraries)
     args.push_back(library);
   args.push_back("-lpthread");
@@ -91,21 +126,29 @@ llvm::Error buildCudaTrainer(llvm::StringRef source, llvm::StringRef arch,
 
 llvm::Error buildSimulatedCudaTrainer(llvm::StringRef source, llvm::StringRef arch,
                                       int64_t deviceBytes, llvm::StringRef deviceSource,
-                                      llvm::StringRef output, llvm::StringRef logPath) {
+                                      llvm::StringRef object, llvm::StringRef output,
+                                      llvm::StringRef logPath,
+                                      llvm::ArrayRef<std::string> extraFlags) {
   if (llvm::Error error = writeSimulatedDevice(deviceSource, arch, deviceBytes))
     return error;
-  std::vector<std::string> args = {runtime_locations::kCxxCompiler, "-std=c++20", "-O2"};
+  std::vector<std::string> compile = {runtime_locations::kCxxCompiler, "-std=c++20", "-O2"};
   for (const char *flag : runtime_locations::kCudaSimCompileFlags)
-    args.push_back(flag);
-  // -x none ends the device-code language flag before the files that follow.
+    compile.push_back(flag);
+  for (const std::string &flag : withoutAddressSanitizer(extraFlags))
+    compile.push_back(flag);
   for (std::string arg : {std::string("-I"), std::string(runtime_locations::kIncludeDir),
-                          source.str(), std::string("-x"), std::string("none"),
-                          deviceSource.str(), std::string("-o"), output.str()})
-    args.push_back(arg);
+                          std::string("-c"), source.str(), std::string("-o"), object.str()})
+    compile.push_back(arg);
+  if (llvm::Error error = runCompiler(compile, logPath))
+    return error;
+  std::vector<std::string> link = {runtime_locations::kCxxCompiler, "-std=c++20", "-O2"};
+  link.insert(link.end(), extraFlags.begin(), extraFlags.end());
+  for (std::string arg : {object.str(), deviceSource.str(), std::string("-o"), output.str()})
+    link.push_back(arg);
   for (const char *library : runtime_locations::kCudaSimLinkLibraries)
-    args.push_back(library);
-  args.push_back("-lpthread");
-  return runCompiler(args, logPath);
+    link.push_back(library);
+  link.push_back("-lpthread");
+  return runCompiler(link, logPath);
 }
 
 } // namespace bertc

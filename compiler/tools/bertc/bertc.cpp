@@ -102,6 +102,11 @@ cl::opt<std::string> remat("remat",
                            cl::desc("recomputation in the backward pass: auto (where it "
                                     "lets a faster plan fit) or none"),
                            cl::init("auto"), cl::cat(bertcOptions));
+cl::opt<std::string> cxxflags("cxxflags",
+                              cl::desc("flags for the host compiler that builds the trainer, "
+                                       "after BERTC_TRAINER_CXXFLAGS (e.g. "
+                                       "\"-fsanitize=address,undefined\")"),
+                              cl::value_desc("FLAGS"), cl::cat(bertcOptions));
 cl::opt<EmitLevel> emitLevel(
     "emit", cl::desc("stop after a stage and print it to stdout"), cl::init(EmitLevel::Trainer),
     cl::values(clEnumValN(EmitLevel::Mlir, "mlir", "the forward graph"),
@@ -289,12 +294,13 @@ int writeTrainer(ModuleOp module, int64_t budget) {
   llvm::sys::path::append(object, "trainer.o");
   llvm::sys::path::append(buildLog, "build.log");
   llvm::sys::path::append(simulatedDevice, "simulated_device.cpp");
+  std::vector<std::string> flags = bertc::trainerCxxFlags(cxxflags);
   llvm::Error error =
       target == "cuda-sim"
           ? bertc::buildSimulatedCudaTrainer(source, targetArch(), budget, simulatedDevice,
-                                             trainer, buildLog)
-      : cuda ? bertc::buildCudaTrainer(source, targetArch(), object, trainer, buildLog)
-             : bertc::buildCpuTrainer(source, trainer, buildLog);
+                                             object, trainer, buildLog, flags)
+      : cuda ? bertc::buildCudaTrainer(source, targetArch(), object, trainer, buildLog, flags)
+             : bertc::buildCpuTrainer(source, trainer, buildLog, flags);
   if (error) {
     llvm::WithColor::error(llvm::errs(), "bertc") << llvm::toString(std::move(error)) << "\n";
     return kBuildFailed;
