@@ -9,6 +9,8 @@ packages=(
   libtomlplusplus-dev libgtest-dev libopenblas-dev nlohmann-json3-dev
   # The fuzz targets (scripts/fuzz.sh): clang with libFuzzer and the sanitizer runtimes.
   clang libclang-rt-dev
+  # The format check (scripts/format.sh): the clang-format of LLVM 19.
+  clang-format-19
   # The PyTorch reference of test/e2e/parity-torch.test (for /usr/bin/python3).
   python3-torch
 )

@@ -7,8 +7,7 @@
 
 namespace bertc {
 
-void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to,
-                   const PipelineOptions &options) {
+void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const PipelineOptions &options) {
   if (from < Stage::Train && to >= Stage::Train) {
     // The whole micro-step: the backward pass is derived, never written by hand.
     pm.addPass(createAutodiff());

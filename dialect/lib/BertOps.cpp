@@ -15,9 +15,7 @@ using namespace mlir::bert;
 
 namespace {
 
-RankedTensorType tensorType(Value value) {
-  return cast<RankedTensorType>(value.getType());
-}
+RankedTensorType tensorType(Value value) { return cast<RankedTensorType>(value.getType()); }
 
 int64_t lastDim(Value value) { return tensorType(value).getShape().back(); }
 
@@ -25,8 +23,7 @@ int64_t lastDim(Value value) { return tensorType(value).getShape().back(); }
 LogicalResult expectRank(Operation *op, Value value, StringRef what, int64_t rank) {
   if (tensorType(value).getRank() == rank)
     return success();
-  return op->emitOpError() << what << " must have rank " << rank << ", got "
-                           << value.getType();
+  return op->emitOpError() << what << " must have rank " << rank << ", got " << value.getType();
 }
 
 /// Fails unless the last dimension of `value` is `expected` (dynamic sizes pass).
@@ -34,27 +31,24 @@ LogicalResult expectLastDim(Operation *op, Value value, StringRef what, int64_t 
   int64_t actual = lastDim(value);
   if (ShapedType::isDynamic(actual) || ShapedType::isDynamic(expected) || actual == expected)
     return success();
-  return op->emitOpError() << what << " has last dimension " << actual << ", expected "
-                           << expected;
+  return op->emitOpError() << what << " has last dimension " << actual << ", expected " << expected;
 }
 
 /// Fails unless `a` and `b` have the same type.
-LogicalResult expectSameType(Operation *op, Value a, StringRef aWhat, Value b,
-                             StringRef bWhat) {
+LogicalResult expectSameType(Operation *op, Value a, StringRef aWhat, Value b, StringRef bWhat) {
   if (a.getType() == b.getType())
     return success();
-  return op->emitOpError() << aWhat << " " << a.getType() << " and " << bWhat << " "
-                           << b.getType() << " must have the same type";
+  return op->emitOpError() << aWhat << " " << a.getType() << " and " << bWhat << " " << b.getType()
+                           << " must have the same type";
 }
 
 /// Fails unless `a` and `b` have the same shape (weight gradients are fp32 whatever the
 /// storage type of their parameter).
-LogicalResult expectSameShape(Operation *op, Value a, StringRef aWhat, Value b,
-                              StringRef bWhat) {
+LogicalResult expectSameShape(Operation *op, Value a, StringRef aWhat, Value b, StringRef bWhat) {
   if (tensorType(a).getShape() == tensorType(b).getShape())
     return success();
-  return op->emitOpError() << aWhat << " " << a.getType() << " and " << bWhat << " "
-                           << b.getType() << " must have the same shape";
+  return op->emitOpError() << aWhat << " " << a.getType() << " and " << bWhat << " " << b.getType()
+                           << " must have the same shape";
 }
 
 LogicalResult expectRate(Operation *op, StringRef what, double rate) {
@@ -163,9 +157,7 @@ LogicalResult LinearOp::verify() {
 LogicalResult GeluOp::verify() { return success(); }
 LogicalResult TanhOp::verify() { return success(); }
 
-LogicalResult DropoutOp::verify() {
-  return expectRate(*this, "rate", getRate().convertToFloat());
-}
+LogicalResult DropoutOp::verify() { return expectRate(*this, "rate", getRate().convertToFloat()); }
 
 LogicalResult AttentionOp::verify() {
   if (failed(expectRank(*this, getQuery(), "query", 3)) ||
@@ -201,8 +193,7 @@ static LogicalResult verifyFlattenWidth(Operation *op, Value sequence, Value fla
   int64_t features = lastDim(sequence), width = lastDim(flat);
   if (ShapedType::isDynamic(width) || width % features != 0)
     return op->emitOpError() << "flattened width " << width
-                             << " is not a whole number of tokens of " << features
-                             << " features";
+                             << " is not a whole number of tokens of " << features << " features";
   int64_t seq = tensorType(sequence).getDimSize(1);
   if (!ShapedType::isDynamic(seq) && width / features < seq)
     return op->emitOpError() << "flattened width " << width << " holds " << width / features
@@ -226,8 +217,7 @@ LogicalResult FlattenGradOp::verify() {
 
 /// Logits [batch, classes] with labels [batch], or [batch, n, classes] with [batch, n];
 /// a positive scale.
-static LogicalResult verifyCrossEntropy(Operation *op, Value logits, Value labels,
-                                        float scale) {
+static LogicalResult verifyCrossEntropy(Operation *op, Value logits, Value labels, float scale) {
   int64_t rank = tensorType(logits).getRank();
   if (rank != 2 && rank != 3)
     return op->emitOpError() << "logits must have rank 2 or 3, got " << logits.getType();
@@ -322,9 +312,8 @@ LogicalResult TransposeOp::verify() {
     return failure();
   auto in = tensorType(getInput()).getShape(), out = tensorType(getResult()).getShape();
   if (in[0] != out[0] || in[1] != out[2] || in[2] != out[1])
-    return emitOpError() << "result " << getResult().getType()
-                         << " must be the input " << getInput().getType()
-                         << " with its last two dimensions swapped";
+    return emitOpError() << "result " << getResult().getType() << " must be the input "
+                         << getInput().getType() << " with its last two dimensions swapped";
   return success();
 }
 
@@ -337,9 +326,7 @@ static LogicalResult verifyMseLoss(Operation *op, Value predictions, Value targe
   return success();
 }
 
-LogicalResult MseLossOp::verify() {
-  return verifyMseLoss(*this, getPredictions(), getTargets());
-}
+LogicalResult MseLossOp::verify() { return verifyMseLoss(*this, getPredictions(), getTargets()); }
 
 LogicalResult MseLossGradOp::verify() {
   if (failed(verifyMseLoss(*this, getPredictions(), getTargets())))

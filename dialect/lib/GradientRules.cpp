@@ -15,8 +15,7 @@ SmallVector<Value> EmbeddingOp::buildGradients(OpBuilder &b, ValueRange resultGr
                                                ArrayRef<bool> needed) {
   SmallVector<Value> grads(2);
   if (needed[1])
-    grads[1] = b.create<EmbeddingGradOp>(getLoc(), getTable().getType(), resultGrads[0],
-                                         getIds());
+    grads[1] = b.create<EmbeddingGradOp>(getLoc(), getTable().getType(), resultGrads[0], getIds());
   return grads;
 }
 
@@ -25,8 +24,7 @@ SmallVector<Value> AddOp::buildGradients(OpBuilder &, ValueRange resultGrads,
   return {needed[0] ? resultGrads[0] : Value(), needed[1] ? resultGrads[0] : Value()};
 }
 
-SmallVector<Value> CastOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
-                                          ArrayRef<bool>) {
+SmallVector<Value> CastOp::buildGradients(OpBuilder &b, ValueRange resultGrads, ArrayRef<bool>) {
   return {b.create<CastOp>(getLoc(), getInput().getType(), resultGrads[0])};
 }
 
@@ -52,41 +50,36 @@ SmallVector<Value> LinearOp::buildGradients(OpBuilder &b, ValueRange resultGrads
   return grads;
 }
 
-SmallVector<Value> GeluOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
-                                          ArrayRef<bool>) {
+SmallVector<Value> GeluOp::buildGradients(OpBuilder &b, ValueRange resultGrads, ArrayRef<bool>) {
   return {b.create<GeluGradOp>(getLoc(), getType(), resultGrads[0], getInput())};
 }
 
-SmallVector<Value> TanhOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
-                                          ArrayRef<bool>) {
+SmallVector<Value> TanhOp::buildGradients(OpBuilder &b, ValueRange resultGrads, ArrayRef<bool>) {
   return {b.create<TanhGradOp>(getLoc(), getType(), resultGrads[0], getResult())};
 }
 
-SmallVector<Value> DropoutOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
-                                             ArrayRef<bool>) {
-  return {b.create<DropoutGradOp>(getLoc(), getType(), resultGrads[0], getRateAttr(),
-                                  getStreamAttr())};
+SmallVector<Value> DropoutOp::buildGradients(OpBuilder &b, ValueRange resultGrads, ArrayRef<bool>) {
+  return {
+      b.create<DropoutGradOp>(getLoc(), getType(), resultGrads[0], getRateAttr(), getStreamAttr())};
 }
 
 SmallVector<Value> AttentionOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
                                                ArrayRef<bool> needed) {
   Type type = getQuery().getType();
-  auto grad = b.create<AttentionGradOp>(getLoc(), TypeRange{type, type, type},
-                                        resultGrads[0], getQuery(), getKey(), getValue(),
-                                        getMask(), getHeadsAttr(), getDropoutAttr(),
-                                        getStreamAttr());
+  auto grad = b.create<AttentionGradOp>(getLoc(), TypeRange{type, type, type}, resultGrads[0],
+                                        getQuery(), getKey(), getValue(), getMask(), getHeadsAttr(),
+                                        getDropoutAttr(), getStreamAttr());
   return {needed[0] ? grad.getQueryGrad() : Value(), needed[1] ? grad.getKeyGrad() : Value(),
           needed[2] ? grad.getValueGrad() : Value(), Value()};
 }
 
 SmallVector<Value> SelectTokenOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
                                                  ArrayRef<bool>) {
-  return {b.create<SelectTokenGradOp>(getLoc(), getInput().getType(), resultGrads[0],
-                                      getIndexAttr())};
+  return {
+      b.create<SelectTokenGradOp>(getLoc(), getInput().getType(), resultGrads[0], getIndexAttr())};
 }
 
-SmallVector<Value> FlattenOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
-                                             ArrayRef<bool>) {
+SmallVector<Value> FlattenOp::buildGradients(OpBuilder &b, ValueRange resultGrads, ArrayRef<bool>) {
   return {b.create<FlattenGradOp>(getLoc(), getInput().getType(), resultGrads[0])};
 }
 

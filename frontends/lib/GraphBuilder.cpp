@@ -15,8 +15,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "bertc/frontend/HFConfigWriter.h"
 #include "bertc/frontend/GraphBuilder.h"
+#include "bertc/frontend/HFConfigWriter.h"
 
 #include "bert/BertDialect.h"
 
@@ -194,8 +194,8 @@ Value ForwardBuilder::classifierLoss(Value hidden) {
   Value logits = linear(pooled, "classifier", spec.head.labels, "classifier", hl, "labels");
   // HF BertForSequenceClassification: num_labels == 1 is a regression (MSELoss).
   if (spec.head.labels == 1)
-    return builder.create<bert::MseLossOp>(at("loss", hl, "labels"),
-                                           RankedTensorType::get({}, f32), logits, labels);
+    return builder.create<bert::MseLossOp>(at("loss", hl, "labels"), RankedTensorType::get({}, f32),
+                                           logits, labels);
   return builder.create<bert::CrossEntropyOp>(at("loss", hl, "task"),
                                               RankedTensorType::get({}, f32), logits, labels,
                                               builder.getF32FloatAttr(1.0f));
@@ -207,8 +207,7 @@ Value ForwardBuilder::classifierLoss(Value hidden) {
 Value ForwardBuilder::spanLoss(Value hidden) {
   const KeyLocations &hl = spec.head.locations;
   Value perToken = linear(hidden, "qa_outputs", 2, "classifier", hl, "task");
-  auto startsEnds =
-      RankedTensorType::get({ShapedType::kDynamic, 2, ShapedType::kDynamic}, f32);
+  auto startsEnds = RankedTensorType::get({ShapedType::kDynamic, 2, ShapedType::kDynamic}, f32);
   Value positions =
       builder.create<bert::TransposeOp>(at("qa_outputs.split", hl, "task"), startsEnds, perToken);
   return builder.create<bert::CrossEntropyOp>(at("loss", hl, "task"),

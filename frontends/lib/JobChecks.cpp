@@ -63,20 +63,20 @@ void JobReader::checkTaskHead() {
     if (head.dropout)
       file.error(loc(hl, "dropout")) << "key 'head.dropout' has no effect for task = \"span\" "
                                         "(BertForQuestionAnswering has no head dropout)";
-    for (auto [key, path] : {std::pair<StringRef, StringRef>{"train", data.train},
-                             {"eval", data.eval}})
+    for (auto [key, path] :
+         {std::pair<StringRef, StringRef>{"train", data.train}, {"eval", data.eval}})
       if (!path.empty() && extensionOf(path) != ".json")
         file.error(loc(data.locations, key))
-            << "task = \"span\" reads SQuAD JSON (a .json file), but 'data." << key
-            << "' is '" << llvm::sys::path::filename(path) << "'";
+            << "task = \"span\" reads SQuAD JSON (a .json file), but 'data." << key << "' is '"
+            << llvm::sys::path::filename(path) << "'";
   }
   if (head.task == "token-classification") {
     if (head.labels < 2 && head.labels > 0)
       file.error(loc(hl, "labels")) << "task = \"token-classification\" needs 'head.labels' "
                                        ">= 2 (the tag classes), got "
                                     << head.labels;
-    for (auto [key, path] : {std::pair<StringRef, StringRef>{"train", data.train},
-                             {"eval", data.eval}})
+    for (auto [key, path] :
+         {std::pair<StringRef, StringRef>{"train", data.train}, {"eval", data.eval}})
       if (!path.empty() && extensionOf(path) != ".jsonl")
         file.error(loc(data.locations, key))
             << "task = \"token-classification\" reads JSONL rows of words and tags (a .jsonl "
@@ -137,9 +137,9 @@ void JobReader::checkRanges() {
     if (layer.op == "linear")
       requireCount(ll, "head.layers.out", layer.out, limits::kLabels);
     if (layer.op == "select_token" && (layer.index < 0 || layer.index >= spec.train.seqLen))
-      file.error(loc(ll, "index")) << "key 'head.layers.index' (" << layer.index
-                                   << ") must be a token position below seq_len ("
-                                   << spec.train.seqLen << ")";
+      file.error(loc(ll, "index"))
+          << "key 'head.layers.index' (" << layer.index
+          << ") must be a token position below seq_len (" << spec.train.seqLen << ")";
     if (layer.op == "dropout")
       requireRange(ll, "head.layers.rate", layer.rate, 0, 1, false);
   }

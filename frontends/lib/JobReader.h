@@ -33,10 +33,10 @@ inline constexpr StringRef kHeadKeys[] = {"task", "labels", "dropout", "layers"}
 inline constexpr StringRef kHeadLayerKeys[] = {"op", "name", "out", "index", "rate"};
 inline constexpr StringRef kHeadLayerOps[] = {"flatten", "select_token", "linear",
                                               "gelu",    "tanh",         "dropout"};
-inline constexpr StringRef kTrainKeys[] = {
-    "batch",  "seq_len",       "epochs",    "steps",  "lr",   "weight_decay", "adam_betas",
-    "adam_eps", "schedule",    "warmup",    "max_grad_norm",  "precision",    "freeze",
-    "seed",   "shuffle"};
+inline constexpr StringRef kTrainKeys[] = {"batch",    "seq_len",      "epochs",        "steps",
+                                           "lr",       "weight_decay", "adam_betas",    "adam_eps",
+                                           "schedule", "warmup",       "max_grad_norm", "precision",
+                                           "freeze",   "seed",         "shuffle"};
 inline constexpr StringRef kDataKeys[] = {"train",     "eval",  "text",
                                           "text_pair", "label", "group_by_length"};
 

@@ -91,8 +91,7 @@ void JobReader::readHead(const toml::table *table) {
   }
   for (const toml::node &entry : *entries) {
     HeadLayer layer;
-    TableReader layerReader(file, entry.as_table(), "head.layers", kHeadLayerKeys,
-                            layer.locations);
+    TableReader layerReader(file, entry.as_table(), "head.layers", kHeadLayerKeys, layer.locations);
     layerReader.readString("op", layer.op);
     layerReader.readString("name", layer.name);
     layerReader.readInteger("out", layer.out);

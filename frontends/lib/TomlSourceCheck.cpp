@@ -32,8 +32,8 @@ namespace {
 
 /// What TOML allows to start a key: a bare-key character or a quote.
 bool startsKey(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-         c == '_' || c == '-' || c == '"' || c == '\'';
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-' || c == '"' || c == '\'';
 }
 
 bool isNonAscii(char c) { return static_cast<unsigned char>(c) > 0x7F; }
@@ -55,9 +55,7 @@ private:
   /// a problem when it holds an escape TOML++ cannot read safely.
   std::optional<SourceProblem> skipString(StringRef quote, bool escapes, bool multiLine);
   /// Whether a quote at `at` opens a string (rule 2).
-  bool stringMayStart() const {
-    return lineBlank || StringRef("=[{,.").contains(lastToken);
-  }
+  bool stringMayStart() const { return lineBlank || StringRef("=[{,.").contains(lastToken); }
 
   StringRef text;
   size_t at, lineStart;

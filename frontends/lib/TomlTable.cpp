@@ -138,8 +138,7 @@ void TableReader::reportType(llvm::StringRef key, const toml::node &value,
 namespace {
 
 /// The value of a TOML leaf of type `Leaf`, or nothing for any other node.
-template <typename Leaf, typename T>
-std::optional<T> leafValue(const toml::node &value) {
+template <typename Leaf, typename T> std::optional<T> leafValue(const toml::node &value) {
   if (const auto *leaf = value.as<Leaf>())
     return T(leaf->get());
   return std::nullopt;

@@ -32,8 +32,7 @@ struct ScratchFolder {
 
 const std::string &scratchFolder() {
   static const ScratchFolder folder = [] {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "bertc-fuzz-XXXXXX").string();
+    std::string pattern = (std::filesystem::temp_directory_path() / "bertc-fuzz-XXXXXX").string();
     if (!mkdtemp(pattern.data()))
       throw std::runtime_error("fuzz: cannot create a folder like " + pattern);
     return ScratchFolder{pattern};

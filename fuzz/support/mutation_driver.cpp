@@ -38,7 +38,7 @@ struct Options {
   uint64_t runs = UINT64_MAX;
   double maxTotalTime = 0; ///< seconds; 0: no limit
   uint64_t seed = 1;
-  unsigned timeout = 60;   ///< seconds per input
+  unsigned timeout = 60; ///< seconds per input
   size_t maxLen = 4096;
   std::string artifactPrefix;
   std::vector<std::string> inputs;
@@ -199,11 +199,10 @@ int main(int argc, char **argv) {
     if (currentRun < options.runs)
       run(seed);
   // As libFuzzer: files alone (no folder) are inputs to run once each, as reproducers.
-  bool reproducing = !options.inputs.empty() &&
-                     std::none_of(options.inputs.begin(), options.inputs.end(),
-                                  [](const std::string &input) {
-                                    return std::filesystem::is_directory(input);
-                                  });
+  bool reproducing =
+      !options.inputs.empty() &&
+      std::none_of(options.inputs.begin(), options.inputs.end(),
+                   [](const std::string &input) { return std::filesystem::is_directory(input); });
   while (!reproducing && currentRun < options.runs &&
          (options.maxTotalTime <= 0 || elapsed() < options.maxTotalTime)) {
     Bytes input = seeds[rng() % seeds.size()];
@@ -213,7 +212,7 @@ int main(int argc, char **argv) {
       input.resize(options.maxLen);
     run(input);
   }
-  std::printf("Done %llu runs in %.0f second(s)\n",
-              static_cast<unsigned long long>(currentRun), elapsed());
+  std::printf("Done %llu runs in %.0f second(s)\n", static_cast<unsigned long long>(currentRun),
+              elapsed());
   return 0;
 }

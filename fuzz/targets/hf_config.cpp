@@ -18,8 +18,8 @@ const char kJob[] = "[model]\nfrom = \"hf\"\n\n[head]\ntask = \"classification\"
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static const std::string job = [] {
     std::filesystem::create_directory(bertc::fuzz::scratchFolder() + "/hf");
-    return bertc::fuzz::writeInputFile(reinterpret_cast<const uint8_t *>(kJob),
-                                       sizeof kJob - 1, "job.toml");
+    return bertc::fuzz::writeInputFile(reinterpret_cast<const uint8_t *>(kJob), sizeof kJob - 1,
+                                       "job.toml");
   }();
   bertc::fuzz::writeInputFile(data, size, "hf/config.json");
   (void)bertc::parseJobFile(job, bertc::fuzz::quietContext());

@@ -23,9 +23,7 @@ struct AttentionShape {
   /// Offset of head h of sequence b in a [batch, seq, hidden] tensor.
   int64_t headOffset(int64_t b, int64_t h) const { return b * seq * hidden + h * headDim(); }
   /// Dropout index, within row b of the batch, of probability (i, 0) of head h.
-  uint64_t dropoutIndexInRow(int64_t h, int64_t i) const {
-    return uint64_t((h * seq + i) * seq);
-  }
+  uint64_t dropoutIndexInRow(int64_t h, int64_t i) const { return uint64_t((h * seq + i) * seq); }
 };
 
 /// Turns scores (already scaled) into softmax probabilities in place, adding -FLT_MAX to
@@ -73,8 +71,8 @@ int64_t attentionScratchFloats(int64_t seq) { return 2 * seq * seq + seq; }
 //   3. ctx_h = P v_h, written straight into ctx's head columns.
 template <typename T>
 void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx,
-                      float *scratch, int64_t batch, int64_t seq, int64_t hidden,
-                      int64_t heads, float dropoutRate, const DropoutKey &key) {
+                      float *scratch, int64_t batch, int64_t seq, int64_t hidden, int64_t heads,
+                      float dropoutRate, const DropoutKey &key) {
   const AttentionShape shape{batch, seq, hidden, heads};
   float *probs = scratch; // [seq, seq]
   for (int64_t b = 0; b < batch; ++b) {
@@ -91,8 +89,8 @@ void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T
         }
       }
       const int64_t offset = shape.headOffset(b, h);
-      mixedGemm(false, false, seq, shape.headDim(), seq, 1.0f, probs, seq, v + offset, hidden,
-                0.0f, ctx + offset, hidden);
+      mixedGemm(false, false, seq, shape.headDim(), seq, 1.0f, probs, seq, v + offset, hidden, 0.0f,
+                ctx + offset, hidden);
     }
   }
 }
@@ -107,9 +105,8 @@ void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T
 //   4. dv_h = D^T dctx_h, dq_h = G k_h, dk_h = G^T q_h.
 template <typename T>
 void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const int32_t *mask,
-                       T *dq, T *dk, T *dv, float *scratch,
-                       int64_t batch, int64_t seq, int64_t hidden, int64_t heads, float dropoutRate,
-                       const DropoutKey &key) {
+                       T *dq, T *dk, T *dv, float *scratch, int64_t batch, int64_t seq,
+                       int64_t hidden, int64_t heads, float dropoutRate, const DropoutKey &key) {
   const AttentionShape shape{batch, seq, hidden, heads};
   const int64_t headDim = shape.headDim();
   const float scale = 1.0f / std::sqrt(float(headDim));
@@ -124,8 +121,7 @@ void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const 
     for (int64_t h = 0; h < heads; ++h) {
       const int64_t offset = shape.headOffset(b, h);
       headProbabilities(q, k, mask, probs, shape, b, h);
-      mixedGemm(false, true, n, n, d, 1.0f, dctx + offset, ld, v + offset, ld, 0.0f, gradScores,
-                n);
+      mixedGemm(false, true, n, n, d, 1.0f, dctx + offset, ld, v + offset, ld, 0.0f, gradScores, n);
       for (int64_t i = 0; i < seq; ++i) {
         float *pRow = probs + i * seq;
         float *gRow = gradScores + i * seq;
@@ -153,12 +149,11 @@ void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const 
   }
 }
 
-#define INSTANTIATE(T)                                                                       \
-  template void attentionForward(const T *, const T *, const T *, const int32_t *, T *,       \
-                                 float *, int64_t, int64_t, int64_t, int64_t, float,          \
-                                 const DropoutKey &);                                        \
-  template void attentionBackward(const T *, const T *, const T *, const T *, const int32_t *,\
-                                  T *, T *, T *, float *, int64_t, int64_t, int64_t, int64_t, \
+#define INSTANTIATE(T)                                                                             \
+  template void attentionForward(const T *, const T *, const T *, const int32_t *, T *, float *,   \
+                                 int64_t, int64_t, int64_t, int64_t, float, const DropoutKey &);   \
+  template void attentionBackward(const T *, const T *, const T *, const T *, const int32_t *,     \
+                                  T *, T *, T *, float *, int64_t, int64_t, int64_t, int64_t,      \
                                   float, const DropoutKey &);
 BERTC_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
 #undef INSTANTIATE

@@ -65,7 +65,7 @@ static void applyDropoutMask(const T *in, T *out, int64_t rows, int64_t rowSize,
     for (int64_t i = 0; i < rowSize; ++i) {
       const int64_t at = row * rowSize + i;
       out[at] = fromFloat<T>(dropoutKeep(key, row, uint64_t(i), rate) ? toFloat(in[at]) * keptScale
-                                                                       : 0.0f);
+                                                                      : 0.0f);
     }
 }
 
@@ -116,17 +116,17 @@ void flattenBackward(const T *dy, T *dx, int64_t batch, int64_t seq, int64_t pad
                 size_t(seq * hidden) * sizeof(T));
 }
 
-#define INSTANTIATE(T)                                                                       \
-  template void add(const T *, const T *, T *, int64_t);                                     \
-  template void geluForward(const T *, T *, int64_t);                                        \
-  template void geluBackward(const T *, const T *, T *, int64_t);                            \
-  template void tanhForward(const T *, T *, int64_t);                                        \
-  template void tanhBackward(const T *, const T *, T *, int64_t);                            \
-  template void dropoutForward(const T *, T *, int64_t, int64_t, float, const DropoutKey &);  \
-  template void dropoutBackward(const T *, T *, int64_t, int64_t, float, const DropoutKey &); \
-  template void selectTokenForward(const T *, T *, int64_t, int64_t, int64_t, int64_t);       \
-  template void selectTokenBackward(const T *, T *, int64_t, int64_t, int64_t, int64_t);      \
-  template void flattenForward(const T *, T *, int64_t, int64_t, int64_t, int64_t);           \
+#define INSTANTIATE(T)                                                                             \
+  template void add(const T *, const T *, T *, int64_t);                                           \
+  template void geluForward(const T *, T *, int64_t);                                              \
+  template void geluBackward(const T *, const T *, T *, int64_t);                                  \
+  template void tanhForward(const T *, T *, int64_t);                                              \
+  template void tanhBackward(const T *, const T *, T *, int64_t);                                  \
+  template void dropoutForward(const T *, T *, int64_t, int64_t, float, const DropoutKey &);       \
+  template void dropoutBackward(const T *, T *, int64_t, int64_t, float, const DropoutKey &);      \
+  template void selectTokenForward(const T *, T *, int64_t, int64_t, int64_t, int64_t);            \
+  template void selectTokenBackward(const T *, T *, int64_t, int64_t, int64_t, int64_t);           \
+  template void flattenForward(const T *, T *, int64_t, int64_t, int64_t, int64_t);                \
   template void flattenBackward(const T *, T *, int64_t, int64_t, int64_t, int64_t);
 BERTC_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
 #undef INSTANTIATE

@@ -26,10 +26,9 @@ void embeddingBackward(const int32_t *ids, const T *dout, float *dtable, int64_t
   }
 }
 
-#define INSTANTIATE(T)                                                                       \
-  template void embeddingForward(const int32_t *, const T *, T *, int64_t, int64_t);          \
-  template void embeddingBackward(const int32_t *, const T *, float *, int64_t, int64_t,      \
-                                  int64_t);
+#define INSTANTIATE(T)                                                                             \
+  template void embeddingForward(const int32_t *, const T *, T *, int64_t, int64_t);               \
+  template void embeddingBackward(const int32_t *, const T *, float *, int64_t, int64_t, int64_t);
 BERTC_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
 #undef INSTANTIATE
 

@@ -80,11 +80,10 @@ void layerNormBackward(const T *dy, const T *x, const T *gamma, T *dx, float *dg
   }
 }
 
-#define INSTANTIATE(T)                                                                       \
-  template void layerNormForward(const T *, const T *, const T *, T *, int64_t, int64_t,      \
-                                 float);                                                     \
-  template void layerNormBackward(const T *, const T *, const T *, T *, float *, float *,     \
-                                  int64_t, int64_t, float);
+#define INSTANTIATE(T)                                                                             \
+  template void layerNormForward(const T *, const T *, const T *, T *, int64_t, int64_t, float);   \
+  template void layerNormBackward(const T *, const T *, const T *, T *, float *, float *, int64_t, \
+                                  int64_t, float);
 BERTC_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
 #undef INSTANTIATE
 

@@ -40,12 +40,10 @@ template <typename T> void biasBackward(const T *dy, float *db, int64_t rows, in
   }
 }
 
-#define INSTANTIATE(T)                                                                       \
-  template void linearForward(const T *, const T *, const T *, T *, int64_t, int64_t,         \
-                              int64_t);                                                      \
-  template void linearBackwardInput(const T *, const T *, T *, int64_t, int64_t, int64_t);    \
-  template void linearBackwardWeight(const T *, const T *, float *, int64_t, int64_t,         \
-                                     int64_t);                                               \
+#define INSTANTIATE(T)                                                                             \
+  template void linearForward(const T *, const T *, const T *, T *, int64_t, int64_t, int64_t);    \
+  template void linearBackwardInput(const T *, const T *, T *, int64_t, int64_t, int64_t);         \
+  template void linearBackwardWeight(const T *, const T *, float *, int64_t, int64_t, int64_t);    \
   template void biasBackward(const T *, float *, int64_t, int64_t);
 BERTC_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
 #undef INSTANTIATE

@@ -23,9 +23,8 @@ constexpr int64_t kRows = 128, kCols = 128, kDepth = 256;
 
 /// Row-major C[m, n] = alpha op(A)[m, k] op(B)[k, n] + beta C, op(X) = X^T when trans.
 template <typename TA, typename TB, typename TC>
-void mixedGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha,
-               const TA *a, int64_t lda, const TB *b, int64_t ldb, float beta, TC *c,
-               int64_t ldc) {
+void mixedGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const TA *a,
+               int64_t lda, const TB *b, int64_t ldb, float beta, TC *c, int64_t ldc) {
   if constexpr (std::is_same_v<TA, float> && std::is_same_v<TB, float> &&
                 std::is_same_v<TC, float>) {
     cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
@@ -46,12 +45,12 @@ void mixedGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float 
           const int64_t depth = std::min(kDepth, k - k0);
           for (int64_t i = 0; i < rows; ++i)
             for (int64_t p = 0; p < depth; ++p)
-              aTile[i * depth + p] = toFloat(transA ? a[(k0 + p) * lda + i0 + i]
-                                                    : a[(i0 + i) * lda + k0 + p]);
+              aTile[i * depth + p] =
+                  toFloat(transA ? a[(k0 + p) * lda + i0 + i] : a[(i0 + i) * lda + k0 + p]);
           for (int64_t p = 0; p < depth; ++p)
             for (int64_t j = 0; j < cols; ++j)
-              bTile[p * cols + j] = toFloat(transB ? b[(j0 + j) * ldb + k0 + p]
-                                                   : b[(k0 + p) * ldb + j0 + j]);
+              bTile[p * cols + j] =
+                  toFloat(transB ? b[(j0 + j) * ldb + k0 + p] : b[(k0 + p) * ldb + j0 + j]);
           cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(rows), blasint(cols),
                       blasint(depth), alpha, aTile, blasint(depth), bTile, blasint(cols), 1.0f,
                       accumulator, blasint(cols));

@@ -34,9 +34,9 @@ bool unscaleGradients(float *grad, int64_t n, float inverseScale) {
 BERTC_FOR_EACH_STORAGE_TYPE(INSTANTIATE_ACCUMULATE)
 #undef INSTANTIATE_ACCUMULATE
 
-#define INSTANTIATE_CONVERT_TO(To)                                                           \
-  template void convert(const float *, To *, int64_t);                                       \
-  template void convert(const ::bertc::bf16 *, To *, int64_t);                               \
+#define INSTANTIATE_CONVERT_TO(To)                                                                 \
+  template void convert(const float *, To *, int64_t);                                             \
+  template void convert(const ::bertc::bf16 *, To *, int64_t);                                     \
   template void convert(const ::bertc::fp16 *, To *, int64_t);
 BERTC_FOR_EACH_STORAGE_TYPE(INSTANTIATE_CONVERT_TO)
 #undef INSTANTIATE_CONVERT_TO

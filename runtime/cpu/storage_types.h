@@ -5,7 +5,7 @@
 
 #include "bertc/runtime/half_types.h"
 
-#define BERTC_FOR_EACH_STORAGE_TYPE(INSTANTIATE)                                             \
-  INSTANTIATE(float)                                                                         \
-  INSTANTIATE(::bertc::bf16)                                                                 \
+#define BERTC_FOR_EACH_STORAGE_TYPE(INSTANTIATE)                                                   \
+  INSTANTIATE(float)                                                                               \
+  INSTANTIATE(::bertc::bf16)                                                                       \
   INSTANTIATE(::bertc::fp16)

@@ -71,8 +71,8 @@ DeviceBuffer deviceAllocate(size_t bytes, const char *what) {
   cudaError_t status = cudaMalloc(&pointer, bytes);
   if (status == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError(); // reported here: do not leave the error pending
-    throw ArenaAllocationError(std::string("cannot allocate ") + what + " on the device: " +
-                               bytesText(bytes));
+    throw ArenaAllocationError(std::string("cannot allocate ") + what +
+                               " on the device: " + bytesText(bytes));
   }
   cuda::checkCuda(status, "cudaMalloc(&pointer, bytes)", __FILE__, __LINE__);
   return DeviceBuffer(static_cast<std::byte *>(pointer));
@@ -121,10 +121,11 @@ public:
         cuda::adamwChunks({kAdamWParameters, kAdamWParameters + kNumAdamWParameters});
     size_t tablesBytes = cuda::optimizerTables(int64_t(chunks.size())).bytes;
     if (tablesBytes > kOptimizerTablesBytes)
-      throw std::runtime_error("the plan's optimizer tables are " +
-                               std::to_string(kOptimizerTablesBytes) + " bytes but the runtime "
-                               "needs " + std::to_string(tablesBytes) +
-                               ": rebuild the trainer with this bertc");
+      throw std::runtime_error(
+          "the plan's optimizer tables are " + std::to_string(kOptimizerTablesBytes) +
+          " bytes but the runtime "
+          "needs " +
+          std::to_string(tablesBytes) + ": rebuild the trainer with this bertc");
     BERTC_CUDA_CHECK(cudaFree(nullptr)); // creates the context: what is in use before the arena
     contextBytes_ = usedBytes();
     try {
@@ -139,8 +140,7 @@ public:
     BERTC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     streamOwner_.reset(stream);
     stream_ = stream;
-    copy(tables_.chunks, chunks.data(), chunks.size() * sizeof(AdamWChunk),
-         cudaMemcpyHostToDevice);
+    copy(tables_.chunks, chunks.data(), chunks.size() * sizeof(AdamWChunk), cudaMemcpyHostToDevice);
     synchronize(); // `chunks` is pageable host memory about to go
     gemms_ = std::make_unique<cuda::LinearGemms>(arena_ + kGemmWorkspaceOffset, stream_);
     device_ = {stream_, gemms_.get(), tables_.chunks, int64_t(chunks.size())};
@@ -165,8 +165,8 @@ public:
   }
 
   void zeroGradients() override {
-    BERTC_CUDA_CHECK(cudaMemsetAsync(arena_ + plan_.gradients.offset, 0, plan_.gradients.bytes,
-                                     stream_));
+    BERTC_CUDA_CHECK(
+        cudaMemsetAsync(arena_ + plan_.gradients.offset, 0, plan_.gradients.bytes, stream_));
   }
 
   float microStep(StepContext &ctx) override {
@@ -195,8 +195,7 @@ public:
 
 protected:
   bool unscaleGradients(float inverseScale) override {
-    cuda::unscaleGradients(gradients(), gradientCount(), inverseScale, tables_.nonFinite,
-                           stream_);
+    cuda::unscaleGradients(gradients(), gradientCount(), inverseScale, tables_.nonFinite, stream_);
     return download(tables_.nonFinite) == 0;
   }
   float clipGradients(float maxNorm) override {
@@ -211,9 +210,7 @@ protected:
   }
 
 private:
-  float *gradients() const {
-    return reinterpret_cast<float *>(arena_ + plan_.gradients.offset);
-  }
+  float *gradients() const { return reinterpret_cast<float *>(arena_ + plan_.gradients.offset); }
   int64_t gradientCount() const { return int64_t(plan_.gradients.bytes / sizeof(float)); }
 
   /// The regions the host sets and saves: parameters, their fp32 masters, the moments.

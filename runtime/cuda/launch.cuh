@@ -39,8 +39,9 @@ __device__ __forceinline__ int64_t gridStride() { return int64_t(gridDim.x) * bl
 /// (BERTC_CUDA_SIM) the same kernel runs on the host, one fiber per thread.
 #if defined(BERTC_CUDA_SIM)
 #define BERTC_LAUNCH_KERNEL(kernel, grid, block, sharedBytes, stream, ...)                         \
-  ::bertc::sim::launchKernel({#kernel, grid, block, sharedBytes, stream},                          \
-                             [](auto... arguments) { kernel(arguments...); }, __VA_ARGS__)
+  ::bertc::sim::launchKernel(                                                                      \
+      {#kernel, grid, block, sharedBytes, stream},                                                 \
+      [](auto... arguments) { kernel(arguments...); }, __VA_ARGS__)
 #else
 #define BERTC_LAUNCH_KERNEL(kernel, grid, block, sharedBytes, stream, ...)                         \
   kernel<<<grid, block, sharedBytes, stream>>>(__VA_ARGS__)

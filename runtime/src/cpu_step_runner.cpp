@@ -75,9 +75,7 @@ protected:
   }
 
 private:
-  float *gradients() const {
-    return reinterpret_cast<float *>(arena_ + plan_.gradients.offset);
-  }
+  float *gradients() const { return reinterpret_cast<float *>(arena_ + plan_.gradients.offset); }
   int64_t gradientCount() const { return int64_t(plan_.gradients.bytes / sizeof(float)); }
   void bind(StepContext &ctx) const {
     ctx.arena = arena_;

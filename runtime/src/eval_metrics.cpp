@@ -17,8 +17,7 @@ namespace {
 void checkPaired(const char *metric, size_t predictions, size_t references) {
   if (predictions != references)
     throw std::invalid_argument(std::string(metric) + ": " + std::to_string(predictions) +
-                                " predictions but " + std::to_string(references) +
-                                " references");
+                                " predictions but " + std::to_string(references) + " references");
   if (predictions == 0)
     throw std::invalid_argument(std::string(metric) + ": no predictions");
 }
@@ -42,8 +41,8 @@ std::u32string decodeUtf8(std::string_view text) {
 /// Python's str.isspace(), which str.split() splits on.
 bool isSpace(char32_t c) {
   return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
-         c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
-         c == 0x202F || c == 0x205F || c == 0x3000;
+         c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F ||
+         c == 0x205F || c == 0x3000;
 }
 
 /// Python's string.punctuation.
@@ -56,18 +55,15 @@ bool isAsciiPunctuation(char32_t c) {
 /// header; other non-ASCII code points count as word characters.
 bool isWordChar(char32_t c) {
   if (c < 0x80)
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           c == '_';
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
   // Non-ASCII code points that are neither \w nor whitespace, as inclusive ranges.
   static constexpr char32_t kSymbols[][2] = {
-      {0x80, 0x84},     {0x86, 0x9F},     {0xA1, 0xA9},     {0xAB, 0xB1},
-      {0xB4, 0xB4},     {0xB6, 0xB8},     {0xBB, 0xBB},     {0xBF, 0xBF},
-      {0xD7, 0xD7},     {0xF7, 0xF7},     {0x2C2, 0x2C5},   {0x2D2, 0x2DF},
-      {0x2E5, 0x2EB},   {0x2ED, 0x2ED},   {0x2EF, 0x36F},   {0x2000, 0x206F},
-      {0x2072, 0x2073}, {0x207A, 0x207E}, {0x208A, 0x208F}, {0x209D, 0x20FF},
-      {0x3001, 0x3004}, {0x3008, 0x3020}, {0x302A, 0x3030}, {0x3036, 0x3037},
-      {0x303D, 0x303F}, {0xFF00, 0xFF0F}, {0xFF1A, 0xFF20}, {0xFF3B, 0xFF40},
-      {0xFF5B, 0xFF65}};
+      {0x80, 0x84},     {0x86, 0x9F},     {0xA1, 0xA9},     {0xAB, 0xB1},     {0xB4, 0xB4},
+      {0xB6, 0xB8},     {0xBB, 0xBB},     {0xBF, 0xBF},     {0xD7, 0xD7},     {0xF7, 0xF7},
+      {0x2C2, 0x2C5},   {0x2D2, 0x2DF},   {0x2E5, 0x2EB},   {0x2ED, 0x2ED},   {0x2EF, 0x36F},
+      {0x2000, 0x206F}, {0x2072, 0x2073}, {0x207A, 0x207E}, {0x208A, 0x208F}, {0x209D, 0x20FF},
+      {0x3001, 0x3004}, {0x3008, 0x3020}, {0x302A, 0x3030}, {0x3036, 0x3037}, {0x303D, 0x303F},
+      {0xFF00, 0xFF0F}, {0xFF1A, 0xFF20}, {0xFF3B, 0xFF40}, {0xFF5B, 0xFF65}};
   if (isSpace(c))
     return false;
   for (const auto &range : kSymbols)
@@ -82,10 +78,9 @@ void appendLower(char32_t c, std::u32string &out) {
   bool latin1Upper = (c >= 'A' && c <= 'Z') || (c >= 0xC0 && c <= 0xDE && c != 0xD7);
   // Latin Extended-A pairs an upper-case letter with the lower-case one after it; the
   // upper-case one is even in three runs and odd in two.
-  bool extendedUpper = (c >= 0x100 && c <= 0x137 && c % 2 == 0) ||
-                       (c >= 0x139 && c <= 0x148 && c % 2 == 1) ||
-                       (c >= 0x14A && c <= 0x177 && c % 2 == 0) ||
-                       (c >= 0x179 && c <= 0x17E && c % 2 == 1);
+  bool extendedUpper =
+      (c >= 0x100 && c <= 0x137 && c % 2 == 0) || (c >= 0x139 && c <= 0x148 && c % 2 == 1) ||
+      (c >= 0x14A && c <= 0x177 && c % 2 == 0) || (c >= 0x179 && c <= 0x17E && c % 2 == 1);
   if (c == 0x130) { // İ lowers to i + combining dot above
     out += U'i';
     out += char32_t(0x307);
@@ -140,8 +135,8 @@ std::vector<std::string> answerTokens(std::string_view text) {
 }
 
 /// Token F1 of already normalized token lists (see squadF1).
-double tokenF1(const std::vector<std::string> &prediction,
-               const std::vector<std::string> &gold, SquadVersion version) {
+double tokenF1(const std::vector<std::string> &prediction, const std::vector<std::string> &gold,
+               SquadVersion version) {
   if (version == SquadVersion::V2_0 && (prediction.empty() || gold.empty()))
     return prediction.empty() && gold.empty() ? 1.0 : 0.0;
   std::unordered_map<std::string, int64_t> goldCounts;
@@ -237,8 +232,8 @@ double squadF1(std::string_view prediction, std::string_view gold, SquadVersion 
   return tokenF1(answerTokens(prediction), answerTokens(gold), version);
 }
 
-SquadScore squadQuestionScore(std::string_view prediction,
-                              const std::vector<std::string> &golds, SquadVersion version) {
+SquadScore squadQuestionScore(std::string_view prediction, const std::vector<std::string> &golds,
+                              SquadVersion version) {
   std::vector<std::vector<std::string>> goldTokens;
   for (const std::string &gold : golds) {
     std::vector<std::string> tokens = answerTokens(gold);

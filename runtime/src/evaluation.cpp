@@ -45,8 +45,7 @@ std::vector<float> rowLogits(const TrainSettings &train, const float *logits, in
     return std::vector<float>(first, first + tokens * size_t(train.numLabels));
   }
   default:
-    return std::vector<float>(logits + r * train.numLabels,
-                              logits + (r + 1) * train.numLabels);
+    return std::vector<float>(logits + r * train.numLabels, logits + (r + 1) * train.numLabels);
   }
 }
 
@@ -143,8 +142,7 @@ bool TrainingEvaluator::due(int64_t step, bool endsEpoch, bool lastStep) const {
 }
 
 void TrainingEvaluator::run(int64_t step, int64_t epoch, StepRunner &runner, uint64_t seed,
-                            PlanChecker *planCheck, MetricsLog *log,
-                            ProgressDisplay &progress) {
+                            PlanChecker *planCheck, MetricsLog *log, ProgressDisplay &progress) {
   EvalOutcome outcome = evaluate(runner, data_, step, seed, planCheck);
   if (log) {
     std::vector<std::pair<std::string, double>> values = {{"eval_loss", outcome.loss}};

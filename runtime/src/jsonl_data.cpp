@@ -59,8 +59,8 @@ void parseRow(std::string_view line, const std::string &where, const DataLimits 
       if (!readInteger(array[i], id))
         throw fail(element + " must be an integer, got " + array[i].dump());
       if (id < 0 || id >= bound)
-        throw fail(element + " = " + std::to_string(id) + " is outside the " + boundName +
-                   " [0, " + std::to_string(bound) + ")");
+        throw fail(element + " = " + std::to_string(id) + " is outside the " + boundName + " [0, " +
+                   std::to_string(bound) + ")");
       if (int64_t(out.size()) < limits.seqLen)
         out.push_back(int32_t(id));
     }
@@ -70,8 +70,7 @@ void parseRow(std::string_view line, const std::string &where, const DataLimits 
     throw fail("missing key 'input_ids'");
   readIds("input_ids", limits.vocab, "vocabulary", example.inputIds);
   if (row.contains("token_type_ids")) {
-    readIds("token_type_ids", limits.typeVocab, "token type vocabulary",
-            example.tokenTypeIds);
+    readIds("token_type_ids", limits.typeVocab, "token type vocabulary", example.tokenTypeIds);
     if (row["token_type_ids"].size() != row["input_ids"].size())
       throw fail("'token_type_ids' has " + std::to_string(row["token_type_ids"].size()) +
                  " entries, 'input_ids' has " + std::to_string(row["input_ids"].size()));
@@ -84,8 +83,7 @@ void parseRow(std::string_view line, const std::string &where, const DataLimits 
   if (limits.numLabels == 1) {
     const nlohmann::json &target = row["label"];
     if (!target.is_number() || !std::isfinite(target.get<double>()))
-      throw fail("'label' must be a finite number (a regression target), got " +
-                 target.dump());
+      throw fail("'label' must be a finite number (a regression target), got " + target.dump());
     if (std::fabs(target.get<double>()) > std::numeric_limits<float>::max())
       throw fail("'label' " + target.dump() + " is beyond a float's range (3.4e38 in magnitude)");
     example.label = 0;
@@ -200,9 +198,7 @@ void Batcher::groupByLength() {
   }
 }
 
-BatcherState Batcher::state() const {
-  return BatcherState{epoch_, int64_t(cursor_), tokens_};
-}
+BatcherState Batcher::state() const { return BatcherState{epoch_, int64_t(cursor_), tokens_}; }
 
 void Batcher::restore(const BatcherState &state) {
   if (state.epoch < 0 || state.cursor < 0 || size_t(state.cursor) > order_.size() ||
@@ -250,8 +246,7 @@ static void writeLabels(const Example &example, LabelKind kind, std::byte *slot,
     return;
   case LabelKind::TokenClass:
     for (size_t t = 0; t < seq; ++t)
-      labels[r * seq + t] =
-          t < example.tokenLabels.size() ? example.tokenLabels[t] : kIgnoredLabel;
+      labels[r * seq + t] = t < example.tokenLabels.size() ? example.tokenLabels[t] : kIgnoredLabel;
     return;
   }
 }

@@ -41,17 +41,16 @@ std::string formatMetricsLine(const StepMetrics &metrics) {
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.6f", metrics.seconds);
   return "{\"step\":" + std::to_string(metrics.step) +
-         ",\"epoch\":" + std::to_string(metrics.epoch) +
-         ",\"loss\":" + jsonFloat(metrics.loss) + ",\"lr\":" + jsonFloat(metrics.lr) +
-         ",\"seconds\":" + seconds + ",\"pad_fraction\":" + jsonFloat(metrics.padFraction) +
+         ",\"epoch\":" + std::to_string(metrics.epoch) + ",\"loss\":" + jsonFloat(metrics.loss) +
+         ",\"lr\":" + jsonFloat(metrics.lr) + ",\"seconds\":" + seconds +
+         ",\"pad_fraction\":" + jsonFloat(metrics.padFraction) +
          (metrics.gradNorm ? ",\"grad_norm\":" + jsonFloat(*metrics.gradNorm) : "") +
          lossScaleFields(metrics) + "}";
 }
 
 std::string formatEvalLine(int64_t step, int64_t epoch,
                            const std::vector<std::pair<std::string, double>> &values) {
-  std::string line =
-      "{\"step\":" + std::to_string(step) + ",\"epoch\":" + std::to_string(epoch);
+  std::string line = "{\"step\":" + std::to_string(step) + ",\"epoch\":" + std::to_string(epoch);
   for (const auto &[name, value] : values)
     line += ",\"" + name + "\":" + jsonFloat(value);
   return line + "}";
@@ -60,8 +59,7 @@ std::string formatEvalLine(int64_t step, int64_t epoch,
 MetricsLog::MetricsLog(const std::string &path)
     : path_(path), file_(std::fopen(path.c_str(), "w")) {
   if (!file_)
-    throw std::runtime_error(path + ": cannot create the metrics log: " +
-                             std::strerror(errno));
+    throw std::runtime_error(path + ": cannot create the metrics log: " + std::strerror(errno));
 }
 
 /// Keeps the complete lines whose "step" is at most `lastStep` (and any without a step),
@@ -99,10 +97,8 @@ void MetricsLog::appendEval(int64_t step, int64_t epoch,
 
 void MetricsLog::write(const std::string &record) {
   std::string line = record + "\n";
-  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() ||
-      std::fflush(file_) != 0)
-    throw std::runtime_error(path_ + ": cannot write the metrics log: " +
-                             std::strerror(errno));
+  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0)
+    throw std::runtime_error(path_ + ": cannot write the metrics log: " + std::strerror(errno));
 }
 
 } // namespace bertc

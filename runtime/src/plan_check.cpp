@@ -40,11 +40,11 @@ void PlanChecker::read(const void *data, size_t bytes, int32_t tensor, const cha
     if (owners[g] == tensor)
       continue;
     size_t offset = g * kGranuleBytes;
-    std::string holder = owners[g] == kNobody ? std::string("dead bytes")
-                                              : "bytes now owned by tensor t" +
-                                                    std::to_string(owners[g]);
-    throw PlanCheckError("plan check: " + std::string(op) + " reads " + what + ", but arena offset " +
-                         std::to_string(offset) + " holds " + holder);
+    std::string holder = owners[g] == kNobody
+                             ? std::string("dead bytes")
+                             : "bytes now owned by tensor t" + std::to_string(owners[g]);
+    throw PlanCheckError("plan check: " + std::string(op) + " reads " + what +
+                         ", but arena offset " + std::to_string(offset) + " holds " + holder);
   }
 }
 

@@ -171,8 +171,8 @@ void ProgressDisplay::lossScale(double scale, int64_t skippedSteps) {
 
 void ProgressDisplay::redraw() {
   int columns = terminalColumns(out_);
-  size_t shown = columns > 1 ? std::min(statusLine_.size(), size_t(columns - 1))
-                             : statusLine_.size();
+  size_t shown =
+      columns > 1 ? std::min(statusLine_.size(), size_t(columns - 1)) : statusLine_.size();
   std::fprintf(out_, "\r%.*s\033[K", int(shown), statusLine_.c_str());
   std::fflush(out_);
   lineIsStale_ = false;

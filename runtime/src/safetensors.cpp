@@ -180,8 +180,8 @@ SafetensorsReader::SafetensorsReader(const std::string &path)
                            " bytes, fewer than the 8-byte header length");
   uint64_t headerBytes = readLittleEndian64(lengthBytes);
   if (headerBytes > kMaxHeaderBytes)
-    throw SafetensorsError(path + ": bad header: header length " +
-                           std::to_string(headerBytes) + " exceeds the 100 MB limit");
+    throw SafetensorsError(path + ": bad header: header length " + std::to_string(headerBytes) +
+                           " exceeds the 100 MB limit");
   if (headerBytes > fileBytes - 8)
     throw SafetensorsError(path + ": truncated file: the header claims " +
                            std::to_string(headerBytes) + " bytes but only " +
@@ -213,8 +213,7 @@ SafetensorsReader::SafetensorsReader(const std::string &path)
         throw SafetensorsError(path + ": bad header: __metadata__ is not an object");
       for (const auto &[key, text] : value.items()) {
         if (!text.is_string())
-          throw SafetensorsError(path + ": bad header: __metadata__." + key +
-                                 " is not a string");
+          throw SafetensorsError(path + ": bad header: __metadata__." + key + " is not a string");
         metadata_[key] = text.get<std::string>();
       }
       continue;
@@ -224,8 +223,8 @@ SafetensorsReader::SafetensorsReader(const std::string &path)
   checkDataLayout(path, entries_, fileBytes - dataStart_);
 }
 
-void SafetensorsReader::readF32(const std::string &name,
-                                const std::vector<int64_t> &expectedShape, float *out) {
+void SafetensorsReader::readF32(const std::string &name, const std::vector<int64_t> &expectedShape,
+                                float *out) {
   std::string context = path_ + ": tensor " + name;
   auto found = entries_.find(name);
   if (found == entries_.end())
@@ -233,8 +232,8 @@ void SafetensorsReader::readF32(const std::string &name,
                            std::to_string(entries_.size()) + " tensors)");
   const SafetensorsEntry &entry = found->second;
   if (entry.shape != expectedShape)
-    throw SafetensorsError(context + ": file has " + formatShape(entry.shape) +
-                           ", model expects " + formatShape(expectedShape));
+    throw SafetensorsError(context + ": file has " + formatShape(entry.shape) + ", model expects " +
+                           formatShape(expectedShape));
   bool isF32 = entry.dtype == "F32";
   if (!isF32 && entry.dtype != "BF16" && entry.dtype != "F16")
     throw SafetensorsError(context + ": dtype " + entry.dtype +
@@ -272,9 +271,8 @@ void writeSafetensors(const std::string &path, const std::vector<TensorToWrite> 
     uint64_t bytes = 4;
     for (int64_t dim : tensor.shape)
       bytes *= uint64_t(dim);
-    header[tensor.name] = {{"dtype", "F32"},
-                           {"shape", tensor.shape},
-                           {"data_offsets", {offset, offset + bytes}}};
+    header[tensor.name] = {
+        {"dtype", "F32"}, {"shape", tensor.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   std::string headerText = header.dump();

@@ -27,8 +27,8 @@ float scheduledLr(LrSchedule schedule, float baseLr, int64_t step, int64_t total
   if (s < warmup)
     factor = double(s) / double(std::max<int64_t>(1, warmup));
   else
-    factor = std::max(0.0, double(totalSteps - s) /
-                               double(std::max<int64_t>(1, totalSteps - warmup)));
+    factor =
+        std::max(0.0, double(totalSteps - s) / double(std::max<int64_t>(1, totalSteps - warmup)));
   return float(double(baseLr) * factor);
 }
 

@@ -114,8 +114,8 @@ SquadAnswer readAnswer(const Reader &reader, const Json &json, const std::string
   int64_t contextChars = int64_t(charStarts.size()) - 1;
   std::string contextSize = "(" + std::to_string(contextChars) + " characters)";
   if (answer.answerStart < 0)
-    throw reader.error(where, "answer_start " + std::to_string(answer.answerStart) +
-                                  " is negative");
+    throw reader.error(where,
+                       "answer_start " + std::to_string(answer.answerStart) + " is negative");
   if (answer.answerStart >= contextChars)
     throw reader.error(where, "answer_start " + std::to_string(answer.answerStart) +
                                   " is beyond the context " + contextSize);
@@ -127,8 +127,7 @@ SquadAnswer readAnswer(const Reader &reader, const Json &json, const std::string
                                   ") runs past the end of the context " + contextSize);
   answer.span = {charStarts[size_t(answer.answerStart)],
                  charStarts[size_t(answer.answerStart + textChars)]};
-  std::string_view found(context.data() + answer.span.begin,
-                         answer.span.end - answer.span.begin);
+  std::string_view found(context.data() + answer.span.begin, answer.span.end - answer.span.begin);
   if (found != answer.text)
     data.mismatchedAnswers.push_back(data.path + ": " + where + ": text '" + answer.text +
                                      "' differs from the context at answer_start " +
@@ -139,8 +138,7 @@ SquadAnswer readAnswer(const Reader &reader, const Json &json, const std::string
 
 /// Reads the questions of the paragraph data.paragraphs.back() (found at `where`).
 void readQuestions(const Reader &reader, const Json &qas, const std::string &where,
-                   std::unordered_map<std::string, std::string> &idLocations,
-                   SquadDataset &data) {
+                   std::unordered_map<std::string, std::string> &idLocations, SquadDataset &data) {
   size_t paragraph = data.paragraphs.size() - 1;
   const std::string &context = data.paragraphs.back().context;
   std::vector<size_t> charStarts = codePointStarts(context);
@@ -152,13 +150,12 @@ void readQuestions(const Reader &reader, const Json &qas, const std::string &whe
     example.question = reader.member(qas[q], at, "question", Kind::kString).get<std::string>();
     if (qas[q].contains("is_impossible"))
       example.isImpossible =
-          reader.expect(qas[q]["is_impossible"], Reader::child(at, "is_impossible"),
-                        Kind::kBoolean).get<bool>();
+          reader.expect(qas[q]["is_impossible"], Reader::child(at, "is_impossible"), Kind::kBoolean)
+              .get<bool>();
     auto [first, added] = idLocations.emplace(example.id, at);
     if (!added)
-      throw reader.error(Reader::child(at, "id"), "id '" + example.id +
-                                                      "' is used twice (first at " +
-                                                      first->second + ")");
+      throw reader.error(Reader::child(at, "id"),
+                         "id '" + example.id + "' is used twice (first at " + first->second + ")");
     std::string answersAt = Reader::child(at, "answers");
     const Json &answers = reader.member(qas[q], at, "answers", Kind::kArray);
     if (example.isImpossible && !answers.empty())
@@ -166,8 +163,8 @@ void readQuestions(const Reader &reader, const Json &qas, const std::string &whe
     if (!example.isImpossible && answers.empty())
       throw reader.error(answersAt, "no answer, and is_impossible is not true");
     for (size_t a = 0; a < answers.size(); ++a)
-      example.answers.push_back(readAnswer(reader, answers[a], Reader::element(answersAt, a),
-                                           context, charStarts, data));
+      example.answers.push_back(
+          readAnswer(reader, answers[a], Reader::element(answersAt, a), context, charStarts, data));
     data.examples.push_back(std::move(example));
   }
 }
@@ -211,8 +208,7 @@ SquadDataset loadSquadDataset(const std::string &path) {
     for (size_t p = 0; p < paragraphs.size(); ++p) {
       std::string paragraphAt = Reader::element(paragraphsAt, p);
       reader.expect(paragraphs[p], paragraphAt, Kind::kObject);
-      const Json &context =
-          reader.member(paragraphs[p], paragraphAt, "context", Kind::kString);
+      const Json &context = reader.member(paragraphs[p], paragraphAt, "context", Kind::kString);
       const Json &qas = reader.member(paragraphs[p], paragraphAt, "qas", Kind::kArray);
       data.paragraphs.push_back({title, context.get<std::string>()});
       readQuestions(reader, qas, Reader::child(paragraphAt, "qas"), idLocations, data);
@@ -228,11 +224,10 @@ SquadFeatures buildSquadFeatures(const SquadDataset &data, const Tokenizer &toke
   if (options.docStride == 0)
     throw std::invalid_argument("SQuAD features: doc stride must be at least 1");
   if (options.maxSeqLen < options.maxQueryLength + 4)
-    throw std::invalid_argument("SQuAD features: a sequence of " +
-                                std::to_string(options.maxSeqLen) +
-                                " tokens cannot hold [CLS], a question of up to " +
-                                std::to_string(options.maxQueryLength) +
-                                " tokens, two [SEP] and some context");
+    throw std::invalid_argument(
+        "SQuAD features: a sequence of " + std::to_string(options.maxSeqLen) +
+        " tokens cannot hold [CLS], a question of up to " + std::to_string(options.maxQueryLength) +
+        " tokens, two [SEP] and some context");
   SquadFeatures out;
   out.contextTokenSpans.resize(data.paragraphs.size());
   std::vector<int32_t> contextIds; // of the paragraph of the previous example
@@ -280,9 +275,8 @@ SquadFeatures buildSquadFeatures(const SquadDataset &data, const Tokenizer &toke
 }
 
 std::optional<std::string_view> predictedAnswerText(const SquadDataset &data,
-                                                    const SquadFeatures &features,
-                                                    size_t feature, size_t startToken,
-                                                    size_t endToken) {
+                                                    const SquadFeatures &features, size_t feature,
+                                                    size_t startToken, size_t endToken) {
   const SquadFeature &f = features.features[feature];
   if (startToken < f.contextStart || endToken < startToken ||
       endToken >= f.contextStart + f.contextTokens())

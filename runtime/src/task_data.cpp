@@ -58,9 +58,9 @@ TaskData loadSquadRows(const std::string &path, const DataLimits &limits,
     task.data.rows.push_back(std::move(row));
   }
   task.summary = "data: " + std::to_string(task.squad->examples.size()) + " questions from " +
-                 path + " in " + std::to_string(task.data.rows.size()) +
-                 " windows of up to " + std::to_string(limits.seqLen) +
-                 " tokens, tokenized with " + vocabPath + " " + casing(tokenizer);
+                 path + " in " + std::to_string(task.data.rows.size()) + " windows of up to " +
+                 std::to_string(limits.seqLen) + " tokens, tokenized with " + vocabPath + " " +
+                 casing(tokenizer);
   if (!task.squad->mismatchedAnswers.empty())
     task.summary += "; " + std::to_string(task.squad->mismatchedAnswers.size()) +
                     " answers differ from their context (located by answer_start), first: " +
@@ -82,8 +82,7 @@ Example parseTaggedRow(std::string_view line, const std::string &where, const Da
   if (!words.is_array())
     throw fail("'" + fields.text + "' must be an array of words, got " + words.type_name());
   if (!tags.is_array())
-    throw fail("'" + fields.label + "' must be an array of integer tags, got " +
-               tags.type_name());
+    throw fail("'" + fields.label + "' must be an array of integer tags, got " + tags.type_name());
   if (words.size() != tags.size())
     throw fail("'" + fields.text + "' has " + std::to_string(words.size()) + " words but '" +
                fields.label + "' has " + std::to_string(tags.size()) + " tags");
@@ -120,8 +119,8 @@ Example parseTaggedRow(std::string_view line, const std::string &where, const Da
 
 } // namespace
 
-Dataset loadTaggedWords(const std::string &path, const DataLimits &limits,
-                        const TextFields &fields, const Tokenizer &tokenizer) {
+Dataset loadTaggedWords(const std::string &path, const DataLimits &limits, const TextFields &fields,
+                        const Tokenizer &tokenizer) {
   if (limits.seqLen < 3)
     throw DataError(path + ": tagged words need a seq_len of at least 3 tokens");
   std::string text = readWholeFile<DataError>(path, kDataFileLimit);
@@ -129,8 +128,8 @@ Dataset loadTaggedWords(const std::string &path, const DataLimits &limits,
   forEachLine(text, [&](int64_t lineNumber, std::string_view line) {
     if (line.find_first_not_of(" \t\r") == std::string_view::npos)
       return;
-    data.rows.push_back(parseTaggedRow(line, path + ":" + std::to_string(lineNumber), limits,
-                                       fields, tokenizer));
+    data.rows.push_back(
+        parseTaggedRow(line, path + ":" + std::to_string(lineNumber), limits, fields, tokenizer));
   });
   if (data.rows.empty())
     throw DataError(path + ": no rows");
@@ -146,8 +145,8 @@ TaskData loadTaskData(TaskKind task, const std::string &path, const DataLimits &
     TaskData result;
     result.data = loadTaggedWords(path, limits, fields, tokenizer);
     result.summary = "data: " + std::to_string(result.data.rows.size()) +
-                     " rows of tagged words from " + path + ", tokenized with " + vocabPath +
-                     " " + casing(tokenizer);
+                     " rows of tagged words from " + path + ", tokenized with " + vocabPath + " " +
+                     casing(tokenizer);
     return result;
   }
   TrainingData training = loadTrainingData(path, limits, fields, vocabPath);

@@ -24,8 +24,7 @@ void checkRows(const RowLogits &logits, const Dataset &data) {
 
 } // namespace
 
-EvalScores scoreClassification(const RowLogits &logits, const Dataset &data,
-                               int64_t numLabels) {
+EvalScores scoreClassification(const RowLogits &logits, const Dataset &data, int64_t numLabels) {
   checkRows(logits, data);
   std::vector<int64_t> predictions, labels;
   for (size_t r = 0; r < logits.size(); ++r) {

@@ -29,9 +29,7 @@ std::string extensionOf(const std::string &path) {
 }
 
 /// "1 row", "3 rows".
-std::string rowCount(size_t rows) {
-  return std::to_string(rows) + (rows == 1 ? " row" : " rows");
-}
+std::string rowCount(size_t rows) { return std::to_string(rows) + (rows == 1 ? " row" : " rows"); }
 
 /// Whether the first non-blank line of the JSONL file at `path` is an object with
 /// "input_ids". A line that is not JSON says no: the text reader then reports it.
@@ -78,8 +76,8 @@ TrainingData loadTextDataset(const std::string &path, const DataLimits &limits,
   bool pairs = !fields.textPair.empty();
   if (pairs && limits.typeVocab < 2)
     throw DataError(path + ": sentence pairs ('" + fields.text + "', '" + fields.textPair +
-                    "') need 2 token types but the model has " +
-                    std::to_string(limits.typeVocab) + " ([model] type_vocab)");
+                    "') need 2 token types but the model has " + std::to_string(limits.typeVocab) +
+                    " ([model] type_vocab)");
   TextTable table = loadTextTable(path);
   size_t textColumn = table.column(fields.text);
   size_t pairColumn = pairs ? table.column(fields.textPair) : 0;
@@ -96,8 +94,7 @@ TrainingData loadTextDataset(const std::string &path, const DataLimits &limits,
                    : tokenizer.encode(text, seqLen);
     } catch (const TokenizerError &error) {
       size_t column = pairs && tokenizes(tokenizer, text) ? pairColumn : textColumn;
-      throw DataError(table.where(row) + ": '" + table.columns()[column] + "': " +
-                      error.what());
+      throw DataError(table.where(row) + ": '" + table.columns()[column] + "': " + error.what());
     }
   };
   result.data.rows.reserve(table.size());

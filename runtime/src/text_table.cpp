@@ -51,8 +51,8 @@ std::vector<Record> splitCsv(const std::string &path, const std::string &text) {
   size_t pos = 0, end = text.size();
   int64_t line = 1;
   auto atLineEnd = [&](size_t at) {
-    return at < end && (text[at] == '\n' || (text[at] == '\r' && at + 1 < end &&
-                                             text[at + 1] == '\n'));
+    return at < end &&
+           (text[at] == '\n' || (text[at] == '\r' && at + 1 < end && text[at + 1] == '\n'));
   };
   auto skipLineEnd = [&] {
     pos += text[pos] == '\r' ? 2 : 1;
@@ -216,8 +216,8 @@ size_t editDistance(const std::string &a, const std::string &b) {
     d[0][j] = j;
   for (size_t i = 1; i <= a.size(); ++i)
     for (size_t j = 1; j <= b.size(); ++j) {
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1,
-                          d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      d[i][j] = std::min(
+          {d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
       if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
         d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
@@ -236,8 +236,7 @@ std::string describe(const Field &field) {
 
 } // namespace
 
-TextTable::TextTable(std::string path, std::vector<std::string> columns,
-                     std::vector<TableRow> rows)
+TextTable::TextTable(std::string path, std::vector<std::string> columns, std::vector<TableRow> rows)
     : path_(std::move(path)), columns_(std::move(columns)), rows_(std::move(rows)) {}
 
 bool TextTable::hasColumn(std::string_view name) const {
@@ -294,8 +293,8 @@ int64_t TextTable::intLabel(size_t row, size_t column, int64_t numLabels) const 
   const std::string &value = text(row, column);
   int64_t label = -1;
   auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), label);
-  if (value.empty() || error != std::errc() || end != value.data() + value.size() ||
-      label < 0 || label >= numLabels)
+  if (value.empty() || error != std::errc() || end != value.data() + value.size() || label < 0 ||
+      label >= numLabels)
     throw DataError(where(row) + ": " + columns_[column] + " '" + value +
                     "' is not an integer in [0, " + std::to_string(numLabels) + ")");
   return label;

@@ -99,8 +99,8 @@ Vocab Vocab::load(const std::string &path) {
     auto [entry, added] = vocab.ids_.emplace(line, int32_t(vocab.tokens_.size()));
     if (!added)
       throw TokenizerError(path + ":" + std::to_string(lineNumber) + ": token '" + line +
-                           "' is listed twice (first on line " +
-                           std::to_string(entry->second + 1) + ")");
+                           "' is listed twice (first on line " + std::to_string(entry->second + 1) +
+                           ")");
     vocab.tokens_.push_back(line);
   });
   if (vocab.tokens_.empty())
@@ -140,8 +140,7 @@ bool guessLowerCase(const Vocab &vocab) {
 
 Tokenizer::Tokenizer(Vocab vocab, bool lowerCase)
     : vocab_(std::move(vocab)), lowerCase_(lowerCase), clsId_(*vocab_.find("[CLS]")),
-      sepId_(*vocab_.find("[SEP]")), padId_(*vocab_.find("[PAD]")),
-      unkId_(*vocab_.find("[UNK]")) {
+      sepId_(*vocab_.find("[SEP]")), padId_(*vocab_.find("[PAD]")), unkId_(*vocab_.find("[UNK]")) {
   for (const char *name : {"[CLS]", "[SEP]", "[PAD]", "[UNK]", "[MASK]"})
     if (std::optional<int32_t> id = vocab_.find(name))
       specials_.emplace_back(name, *id);
@@ -176,12 +175,10 @@ std::vector<Token> Tokenizer::tokenize(std::string_view text) const {
 ///  3. uncased: NFD and drop non-spacing marks (accents); cased: NFC;
 ///  4. split on spaces, and around each punctuation character;
 ///  5. WordPiece each word.
-void Tokenizer::tokenizeSegment(std::string_view text, size_t base,
-                                std::vector<Token> &out) const {
+void Tokenizer::tokenizeSegment(std::string_view text, size_t base, std::vector<Token> &out) const {
   std::vector<Char> decoded, lowered, cleaned;
   if (size_t bad = decodeUtf8(text, base, decoded); bad != SIZE_MAX)
-    throw TokenizerError("invalid UTF-8 at byte " + std::to_string(base + bad) +
-                         " of the text");
+    throw TokenizerError("invalid UTF-8 at byte " + std::to_string(base + bad) + " of the text");
   if (lowerCase_) {
     for (const Char &c : decoded)
       appendLower(c, lowered);

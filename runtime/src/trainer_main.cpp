@@ -127,9 +127,9 @@ void loadParameters(std::byte *arena, const std::string &initPath, uint64_t seed
 struct RunSetup {
   uint64_t seed;
   bool groupByLength;
-  int64_t startStep;       ///< optimizer steps already done (by the resumed run)
+  int64_t startStep; ///< optimizer steps already done (by the resumed run)
   int64_t totalSteps;
-  BatcherState data;       ///< where the data stream starts
+  BatcherState data;                   ///< where the data stream starts
   DynamicLossScaler::State lossScaler; ///< fp16's loss scale where the run starts
   TrainerState checkpoint; ///< what --save-every records, less the step and data position
 };
@@ -144,8 +144,7 @@ BatcherState train(StepRunner &runner, const Dataset &data, const TrainerOptions
                    const RunSetup &setup, MetricsLog *log, PlanChecker *planCheck,
                    ProgressDisplay &progress, TrainingEvaluator *evaluator) {
   const TrainerPlan &plan = kTrainerPlan;
-  Batcher batcher(data, plan.train.microBatch, plan.train.shuffle, setup.seed,
-                  setup.groupByLength);
+  Batcher batcher(data, plan.train.microBatch, plan.train.shuffle, setup.seed, setup.groupByLength);
   batcher.restore(setup.data);
   int64_t warmup = warmupSteps(plan.train.warmup, setup.totalSteps);
   DynamicLossScaler scaler;
@@ -157,8 +156,7 @@ BatcherState train(StepRunner &runner, const Dataset &data, const TrainerOptions
     runner.zeroGradients();
     StepContext context{};
     context.lossNormalizer = float(batcher.lossItemsInNext(plan.train.accumulation));
-    context.lr =
-        scheduledLr(plan.train.schedule, plan.train.lr, step, setup.totalSteps, warmup);
+    context.lr = scheduledLr(plan.train.schedule, plan.train.lr, step, setup.totalSteps, warmup);
     context.step = step;
     context.seed = setup.seed;
     context.planCheck = planCheck;
@@ -248,8 +246,8 @@ using Inform = std::function<void(const std::string &)>;
 /// 2. with a checkpoint (`resumeDir`), its parameters, moments, step and data position, and
 ///    its seed and length grouping unless the flags name them; its settings must match;
 /// 3. otherwise step 0, with the parameters of --init or drawn from the seed.
-RunSetup startRun(const TrainerOptions &options, const Dataset &data,
-                  const std::string &resumeDir, StepRunner &runner, const Inform &inform) {
+RunSetup startRun(const TrainerOptions &options, const Dataset &data, const std::string &resumeDir,
+                  StepRunner &runner, const Inform &inform) {
   const TrainSettings &settings = kTrainerPlan.train;
   std::byte *arena = runner.hostArena();
   std::memset(arena + kTrainerPlan.optimizerState.offset, 0, kTrainerPlan.optimizerState.bytes);
@@ -343,8 +341,8 @@ int run(int argc, char **argv) {
         loadTaskData(settings.task, options.eval, limits, textFields(settings), options.vocab);
     inform("eval " + eval.summary);
     evaluator = std::make_unique<TrainingEvaluator>(
-        std::move(eval), EvalSettings{options.evalEvery, options.saveBest, options.vocab,
-                                      !options.resume.empty()});
+        std::move(eval),
+        EvalSettings{options.evalEvery, options.saveBest, options.vocab, !options.resume.empty()});
   }
   std::string resumeDir = options.resume.empty() ? "" : findCheckpoint(options.resume);
   std::unique_ptr<StepRunner> runner = makeStepRunner();
@@ -357,15 +355,16 @@ int run(int argc, char **argv) {
     log = resumeDir.empty() ? std::make_unique<MetricsLog>(options.log)
                             : std::make_unique<MetricsLog>(options.log, setup.startStep);
   std::unique_ptr<PlanChecker> planCheck =
-      options.planCheck ? std::make_unique<PlanChecker>(runner->hostArena(), kTrainerPlan.arenaBytes)
-                        : nullptr;
+      options.planCheck
+          ? std::make_unique<PlanChecker>(runner->hostArena(), kTrainerPlan.arenaBytes)
+          : nullptr;
 
   ProgressMode mode = options.quiet                ? ProgressMode::Quiet
                       : ::isatty(::fileno(stdout)) ? ProgressMode::Terminal
                                                    : ProgressMode::Lines;
   ProgressDisplay progress(mode, setup.startStep, setup.totalSteps);
-  BatcherState end = train(*runner, data, options, setup, log.get(), planCheck.get(), progress,
-                           evaluator.get());
+  BatcherState end =
+      train(*runner, data, options, setup, log.get(), planCheck.get(), progress, evaluator.get());
   if (!options.save.empty())
     saveFinal(options.save, options.vocab, *runner, progress);
   if (std::string report = runner->memoryReport(); !report.empty())

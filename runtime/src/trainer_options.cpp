@@ -56,8 +56,8 @@ void printTrainerUsage(std::FILE *out) {
       "                    (CPU target)\n"
       "  --help            show this help\n",
       train.trainData && train.trainData[0] ? train.trainData : "none, --data is required",
-      train.vocabFile && train.vocabFile[0] ? train.vocabFile : "none",
-      initDefault.c_str(), stepsDefault.c_str(), static_cast<long long>(train.epochs),
+      train.vocabFile && train.vocabFile[0] ? train.vocabFile : "none", initDefault.c_str(),
+      stepsDefault.c_str(), static_cast<long long>(train.epochs),
       static_cast<unsigned long long>(train.seed), train.groupByLength ? " (default: on)" : "",
       train.evalData && train.evalData[0] ? train.evalData : "none");
 }
@@ -123,9 +123,8 @@ TrainerOptions parseTrainerFlags(int argc, char **argv) {
       flag.resize(equals);
     }
     static const std::set<std::string> known = {
-        "--data", "--vocab", "--init",       "--steps",  "--epochs",
-        "--log",  "--save",  "--save-every", "--resume", "--seed",
-        "--eval", "--eval-every", "--save-best"};
+        "--data",       "--vocab",  "--init", "--steps", "--epochs",     "--log",      "--save",
+        "--save-every", "--resume", "--seed", "--eval",  "--eval-every", "--save-best"};
     if (!known.count(flag))
       throw UsageError("unknown flag '" + flag + "'");
     if (!inlineValue && i + 1 >= argc)

@@ -62,16 +62,15 @@ uint8_t combiningClass(char32_t codePoint) {
 // Hangul syllables decompose and compose arithmetically (Unicode 3.12).
 constexpr char32_t kHangulBase = 0xAC00, kLeadBase = 0x1100, kVowelBase = 0x1161,
                    kTrailBase = 0x11A7;
-constexpr char32_t kLeadCount = 19, kVowelCount = 21, kTrailCount = 28,
-                   kSyllableCount = 11172;
+constexpr char32_t kLeadCount = 19, kVowelCount = 21, kTrailCount = 28, kSyllableCount = 11172;
 
 /// Appends the full canonical decomposition of `codePoint`, each part with `span`'s bytes.
 void appendDecomposed(char32_t codePoint, const Char &span, std::vector<Char> &out) {
   if (codePoint >= kHangulBase && codePoint < kHangulBase + kSyllableCount) {
     char32_t index = codePoint - kHangulBase;
     out.push_back({kLeadBase + index / (kVowelCount * kTrailCount), span.begin, span.end});
-    out.push_back({kVowelBase + index % (kVowelCount * kTrailCount) / kTrailCount, span.begin,
-                   span.end});
+    out.push_back(
+        {kVowelBase + index % (kVowelCount * kTrailCount) / kTrailCount, span.begin, span.end});
     if (index % kTrailCount != 0)
       out.push_back({kTrailBase + index % kTrailCount, span.begin, span.end});
     return;
@@ -90,8 +89,7 @@ void appendDecomposed(char32_t codePoint, const Char &span, std::vector<Char> &o
 char32_t composePair(char32_t first, char32_t second) {
   if (first >= kLeadBase && first < kLeadBase + kLeadCount && second >= kVowelBase &&
       second < kVowelBase + kVowelCount)
-    return kHangulBase +
-           ((first - kLeadBase) * kVowelCount + second - kVowelBase) * kTrailCount;
+    return kHangulBase + ((first - kLeadBase) * kVowelCount + second - kVowelBase) * kTrailCount;
   if (first >= kHangulBase && first < kHangulBase + kSyllableCount &&
       (first - kHangulBase) % kTrailCount == 0 && second > kTrailBase &&
       second < kTrailBase + kTrailCount)
@@ -112,8 +110,11 @@ char32_t composePair(char32_t first, char32_t second) {
 size_t decodeUtf8At(std::string_view text, size_t at, char32_t &codePoint) {
   auto byte = [&](size_t i) { return uint8_t(text[i]); };
   uint8_t lead = byte(at);
-  size_t length = lead < 0x80 ? 1 : lead >= 0xC2 && lead <= 0xDF ? 2
-                  : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xF0 && lead <= 0xF4 ? 4 : 0;
+  size_t length = lead < 0x80                    ? 1
+                  : lead >= 0xC2 && lead <= 0xDF ? 2
+                  : lead >= 0xE0 && lead <= 0xEF ? 3
+                  : lead >= 0xF0 && lead <= 0xF4 ? 4
+                                                 : 0;
   if (length == 0 || at + length > text.size())
     return 0;
   char32_t value = length == 1 ? lead : lead & (0x7F >> length); // the lead's payload
@@ -143,10 +144,7 @@ size_t decodeUtf8(std::string_view text, size_t base, std::vector<Char> &out) {
 
 void appendUtf8(char32_t codePoint, std::string &out) {
   static const uint8_t kLeadBits[] = {0x00, 0xC0, 0xE0, 0xF0};
-  int continuations = codePoint < 0x80      ? 0
-                      : codePoint < 0x800   ? 1
-                      : codePoint < 0x10000 ? 2
-                                            : 3;
+  int continuations = codePoint < 0x80 ? 0 : codePoint < 0x800 ? 1 : codePoint < 0x10000 ? 2 : 3;
   out += char(kLeadBits[continuations] | codePoint >> 6 * continuations);
   for (int i = continuations - 1; i >= 0; --i)
     out += char(0x80 | (codePoint >> 6 * i & 0x3F));
@@ -172,8 +170,8 @@ void appendLower(const Char &c, std::vector<Char> &out) {
   }
   const LowerRun *run = findRange(kLowerRuns, c.codePoint);
   bool mapped = run && (c.codePoint - run->first) % run->stride == 0;
-  out.push_back({mapped ? char32_t(int64_t(c.codePoint) + run->delta) : c.codePoint,
-                 c.begin, c.end});
+  out.push_back(
+      {mapped ? char32_t(int64_t(c.codePoint) + run->delta) : c.codePoint, c.begin, c.end});
 }
 
 std::vector<Char> decomposeCanonical(const std::vector<Char> &chars) {
@@ -198,8 +196,8 @@ std::vector<Char> decomposeCanonical(const std::vector<Char> &chars) {
 std::vector<Char> composeCanonical(const std::vector<Char> &chars) {
   std::vector<Char> decomposed = decomposeCanonical(chars), out;
   out.reserve(decomposed.size());
-  size_t starter = SIZE_MAX;   // index in out of the last starter
-  uint8_t lastClass = 0;       // combining class of the last character after it
+  size_t starter = SIZE_MAX; // index in out of the last starter
+  uint8_t lastClass = 0;     // combining class of the last character after it
   for (const Char &c : decomposed) {
     uint8_t ownClass = combiningClass(c.codePoint);
     if (starter != SIZE_MAX) {

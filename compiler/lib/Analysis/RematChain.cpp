@@ -81,9 +81,7 @@ private:
     return failure();
   }
 
-  bool isOutput(NodeRef ref) {
-    return ref.node == int(result.chain[ref.block].nodes.size()) - 1;
-  }
+  bool isOutput(NodeRef ref) { return ref.node == int(result.chain[ref.block].nodes.size()) - 1; }
 
   LogicalResult splitForward() {
     SmallVector<Operation *> ops;
@@ -140,7 +138,8 @@ private:
     remat::Node node;
     Value value = op->getResult(0);
     node.bytes = bytesOf(value, bounds);
-    node.cost = int64_t(std::llround(estimateOpSeconds(op, bounds.maxBatch, bounds.maxSeq, device) * 1e12));
+    node.cost =
+        int64_t(std::llround(estimateOpSeconds(op, bounds.maxBatch, bounds.maxSeq, device) * 1e12));
     node.recomputable = isPure(op);
     for (Value operand : op->getOperands()) {
       if (!isPlannedActivation(operand))

@@ -162,8 +162,7 @@ std::optional<BlockProfile> simulateBlock(const Block &block, const std::vector<
       operand = isClone && cloned[u] ? &clone[u] : &original[u];
       operandBytes = block.nodes[u].bytes;
     }
-    if (operand->exists() && operand->end == result.begin &&
-        operandBytes == block.nodes[v].bytes) {
+    if (operand->exists() && operand->end == result.begin && operandBytes == block.nodes[v].bytes) {
       delta[result.begin] -= operandBytes;
       delta[result.begin + 1] += operandBytes;
     }
@@ -196,8 +195,7 @@ std::optional<BlockProfile> simulateBlock(const Block &block, const std::vector<
 
 /// Drops every item that another item is at most in all three keys (keeping the first
 /// of equal ones). `keys` gives (a, b, c); the order of the survivors is by (a, b, c).
-template <typename T, typename Keys>
-std::vector<T> paretoFront(std::vector<T> items, Keys keys) {
+template <typename T, typename Keys> std::vector<T> paretoFront(std::vector<T> items, Keys keys) {
   std::stable_sort(items.begin(), items.end(),
                    [&](const T &x, const T &y) { return keys(x) < keys(y); });
   std::map<int64_t, int64_t> staircase; // b -> least c among kept items with that b or less
@@ -314,13 +312,12 @@ std::optional<Solution> solve(const Chain &chain, int64_t budgetBytes, Goal goal
         int64_t peak = std::max(state.peak, state.held + profile.ownPeak);
         if (peak > budgetBytes)
           continue;
-        next.push_back({state.held + profile.held, state.cost + profile.cost, peak, int(s),
-                        int(c)});
+        next.push_back(
+            {state.held + profile.held, state.cost + profile.cost, peak, int(s), int(c)});
       }
     }
-    states[l + 1] = paretoFront(std::move(next), [](const State &x) {
-      return std::make_tuple(x.cost, x.held, x.peak);
-    });
+    states[l + 1] = paretoFront(
+        std::move(next), [](const State &x) { return std::make_tuple(x.cost, x.held, x.peak); });
     if (states[l + 1].empty())
       return std::nullopt;
   }

@@ -19,11 +19,11 @@ namespace {
 // Dense datasheet peaks (no sparsity; 16-bit GEMMs with fp32 accumulation; fp32 GEMMs
 // without TF32) of one representative card per generation, and a typical launch cost.
 const DeviceModel kGpuModels[] = {
-    {"sm_75", 8.1e12, 65e12, 320e9, 5e-6, "fp16"},     // T4
-    {"sm_80", 19.5e12, 312e12, 1555e9, 5e-6, "bf16"},  // A100 40GB
-    {"sm_86", 35.6e12, 71e12, 936e9, 5e-6, "bf16"},    // RTX 3090
-    {"sm_89", 82.6e12, 165e12, 1008e9, 5e-6, "bf16"},  // RTX 4090
-    {"sm_90", 67e12, 989e12, 3350e9, 5e-6, "bf16"},    // H100 SXM
+    {"sm_75", 8.1e12, 65e12, 320e9, 5e-6, "fp16"},    // T4
+    {"sm_80", 19.5e12, 312e12, 1555e9, 5e-6, "bf16"}, // A100 40GB
+    {"sm_86", 35.6e12, 71e12, 936e9, 5e-6, "bf16"},   // RTX 3090
+    {"sm_89", 82.6e12, 165e12, 1008e9, 5e-6, "bf16"}, // RTX 4090
+    {"sm_90", 67e12, 989e12, 3350e9, 5e-6, "bf16"},   // H100 SXM
 };
 } // namespace
 

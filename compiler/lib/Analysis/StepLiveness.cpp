@@ -27,9 +27,9 @@ std::vector<TensorLife> activationLifetimes(Block &body, DimBounds bounds) {
       int64_t end = position[&op];
       for (Operation *user : result.getUsers())
         end = std::max(end, user == terminator ? lastPosition : position[user]);
-      lives.push_back({result,
-                       {position[&op], end,
-                        boundedBytes(cast<RankedTensorType>(result.getType()), bounds)}});
+      lives.push_back(
+          {result,
+           {position[&op], end, boundedBytes(cast<RankedTensorType>(result.getType()), bounds)}});
     }
   }
   return lives;

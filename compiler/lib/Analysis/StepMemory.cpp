@@ -72,8 +72,8 @@ FailureOr<StepMemory> analyzeStepMemory(ModuleOp module) {
     // A 16-bit parameter has an fp32 master; gradients and moments are always fp32.
     int64_t fp32Bytes = param.getResult().getType().getNumElements() * 4;
     bool sixteenBit = !param.getResult().getType().getElementType().isF32();
-    planned.totalBytes = planned.bytes + (sixteenBit ? fp32Bytes : 0) +
-                         (param.getTrainable() ? 3 * fp32Bytes : 0);
+    planned.totalBytes =
+        planned.bytes + (sixteenBit ? fp32Bytes : 0) + (param.getTrainable() ? 3 * fp32Bytes : 0);
     for (StringRef key :
          {"arena.value", "arena.master", "arena.grad", "arena.adam_m", "arena.adam_v"})
       if (auto offset = param->getAttrOfType<IntegerAttr>(key))
@@ -94,11 +94,9 @@ FailureOr<StepMemory> analyzeStepMemory(ModuleOp module) {
     PlannedTensor tensor;
     describeLocation(def->getLoc(), tensor.name, tensor.origin);
     bool keptForBackward =
-        forward.contains(life.value) &&
-        llvm::any_of(life.value.getUsers(), [&](Operation *user) {
+        forward.contains(life.value) && llvm::any_of(life.value.getUsers(), [&](Operation *user) {
           return user != body.getTerminator() &&
-                 llvm::none_of(user->getResults(),
-                               [&](Value r) { return forward.contains(r); });
+                 llvm::none_of(user->getResults(), [&](Value r) { return forward.contains(r); });
         });
     if (!forward.contains(life.value))
       tensor.name += "/grad";
@@ -146,9 +144,8 @@ std::vector<const PlannedTensor *> liveAt(const StepMemory &memory, int64_t step
   for (const PlannedTensor &tensor : memory.tensors)
     if (tensor.firstStep <= step && step <= tensor.lastStep)
       live.push_back(&tensor);
-  llvm::stable_sort(live, [](const PlannedTensor *a, const PlannedTensor *b) {
-    return a->bytes > b->bytes;
-  });
+  llvm::stable_sort(
+      live, [](const PlannedTensor *a, const PlannedTensor *b) { return a->bytes > b->bytes; });
   return live;
 }
 

@@ -51,15 +51,14 @@ std::optional<std::string> microBatchError(int64_t microBatch, int64_t batch) {
 std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitRequest &request,
                                              MLIRContext &ctx) {
   std::vector<int64_t> sizes =
-      request.microBatch
-          ? std::vector<int64_t>{std::min(*request.microBatch, spec.train.batch)}
-          : microBatchCandidates(spec.train.batch);
+      request.microBatch ? std::vector<int64_t>{std::min(*request.microBatch, spec.train.batch)}
+                         : microBatchCandidates(spec.train.batch);
   std::vector<FitCandidate> fitting;
   // Plans `rows` and keeps it when it fits; says whether it did.
   auto tryPlan = [&](int64_t rows, PipelineOptions options) {
     options.arch = request.arch;
-    FailureOr<PlanOutcome> outcome = planJob(
-        spec, {rows, spec.train.seqLen, spec.train.freeze, options}, *request.device, ctx);
+    FailureOr<PlanOutcome> outcome =
+        planJob(spec, {rows, spec.train.seqLen, spec.train.freeze, options}, *request.device, ctx);
     if (failed(outcome) || outcome->arenaBytes > request.arenaBudget)
       return false;
     fitting.push_back({rows, spec.train.batch / rows, options, *outcome});
@@ -87,8 +86,7 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
   return fitting;
 }
 
-void printFitChoice(ArrayRef<FitCandidate> ranked, const DeviceModel &device,
-                    raw_ostream &os) {
+void printFitChoice(ArrayRef<FitCandidate> ranked, const DeviceModel &device, raw_ostream &os) {
   if (ranked.empty())
     return;
   auto line = [&](StringRef label, const FitCandidate &candidate) {

@@ -21,17 +21,17 @@ void printExplanation(const StepMemory &memory, const PlanSummary &plan, unsigne
                       memory.steps.empty() ? "" : memory.steps[memory.peakStep],
                       formatBytes(memory.peakLiveBytes), formatBytes(fixed));
   os << llvm::formatv("  {0} tensors live there; the largest:\n", live.size());
-  os << llvm::formatv("  {0,10}  {1,-11}  {2,-7}  {3,-18}  {4}\n", "bytes", "category",
-                      "dtype", "shape", "tensor (made by, declared at)");
+  os << llvm::formatv("  {0,10}  {1,-11}  {2,-7}  {3,-18}  {4}\n", "bytes", "category", "dtype",
+                      "shape", "tensor (made by, declared at)");
   for (const PlannedTensor *tensor : llvm::ArrayRef(live).take_front(count))
     os << llvm::formatv("  {0,10}  {1,-11}  {2,-7}  {3,-18}  {4} ({5}{6}{7})\n",
-                        formatBytes(tensor->bytes), tensor->category, tensor->dtype,
-                        tensor->shape, tensor->name, tensor->producer,
-                        tensor->origin.empty() ? "" : ", ", tensor->origin);
+                        formatBytes(tensor->bytes), tensor->category, tensor->dtype, tensor->shape,
+                        tensor->name, tensor->producer, tensor->origin.empty() ? "" : ", ",
+                        tensor->origin);
 }
 
-MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory,
-                                 const PlanSummary &plan, StringRef title) {
+MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory, const PlanSummary &plan,
+                                 StringRef title) {
   MemoryPicture picture;
   picture.title = title.str();
   picture.budgetBytes = plan.budgetBytes;
@@ -40,28 +40,24 @@ MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory,
   picture.peakBytes = plan.peakBytes();
   picture.peakStep = memory.peakStep;
   picture.steps = memory.steps;
-  picture.categories = {{"parameters", plan.parameterBytes},
-                        {"master_weights", plan.masterWeightBytes},
-                        {"gradients", plan.gradientBytes},
-                        {"optimizer_state", plan.optimizerStateBytes},
-                        {"activations", plan.activationBytes},
-                        {"temporaries", plan.temporaryBytes},
-                        {"workspace", plan.workspaceBytes},
-                        {"reserve", plan.reserveBytes}};
+  picture.categories = {
+      {"parameters", plan.parameterBytes},   {"master_weights", plan.masterWeightBytes},
+      {"gradients", plan.gradientBytes},     {"optimizer_state", plan.optimizerStateBytes},
+      {"activations", plan.activationBytes}, {"temporaries", plan.temporaryBytes},
+      {"workspace", plan.workspaceBytes},    {"reserve", plan.reserveBytes}};
   int64_t lastStep = std::max<int64_t>(int64_t(memory.steps.size()) - 1, 0);
-  auto whole = [&](std::string name, std::string category, std::string shape,
-                   std::string dtype, int64_t offset, int64_t bytes) {
+  auto whole = [&](std::string name, std::string category, std::string shape, std::string dtype,
+                   int64_t offset, int64_t bytes) {
     picture.blocks.push_back({std::move(name), std::move(category), std::move(shape),
                               std::move(dtype), "", "", offset, bytes, 0, lastStep});
   };
   for (const PlannedParam &param : memory.params)
     for (const auto &[key, offset] : param.slots) {
-      auto [suffix, category] =
-          llvm::StringSwitch<std::pair<const char *, const char *>>(key)
-              .Case("arena.grad", {" (gradient)", "gradients"})
-              .Case("arena.adam_m", {" (Adam m)", "optimizer_state"})
-              .Case("arena.adam_v", {" (Adam v)", "optimizer_state"})
-              .Default({"", "parameters"});
+      auto [suffix, category] = llvm::StringSwitch<std::pair<const char *, const char *>>(key)
+                                    .Case("arena.grad", {" (gradient)", "gradients"})
+                                    .Case("arena.adam_m", {" (Adam m)", "optimizer_state"})
+                                    .Case("arena.adam_v", {" (Adam v)", "optimizer_state"})
+                                    .Default({"", "parameters"});
       whole(param.name + suffix, category, param.shape, "f32", offset, param.bytes);
     }
   FailureOr<func::FuncOp> microStep = getMicroStep(module);

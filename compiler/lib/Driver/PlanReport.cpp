@@ -11,9 +11,8 @@ using namespace mlir;
 
 namespace bertc {
 
-FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory,
-                                     int64_t budgetBytes, int64_t reserveBytes,
-                                     const DeviceModel &device) {
+FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory, int64_t budgetBytes,
+                                     int64_t reserveBytes, const DeviceModel &device) {
   auto plan = module->getAttrOfType<DictionaryAttr>("bert.plan");
   auto train = module->getAttrOfType<DictionaryAttr>("bert.train");
   FailureOr<DimBounds> bounds = getDimBounds(module);
@@ -64,14 +63,10 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory,
 
 void writePlanJson(const PlanSummary &s, raw_ostream &os) {
   llvm::json::Object categories{
-      {"parameters", s.parameterBytes},
-      {"master_weights", s.masterWeightBytes},
-      {"gradients", s.gradientBytes},
-      {"optimizer_state", s.optimizerStateBytes},
-      {"activations", s.activationBytes},
-      {"temporaries", s.temporaryBytes},
-      {"workspace", s.workspaceBytes},
-      {"reserve", s.reserveBytes},
+      {"parameters", s.parameterBytes},   {"master_weights", s.masterWeightBytes},
+      {"gradients", s.gradientBytes},     {"optimizer_state", s.optimizerStateBytes},
+      {"activations", s.activationBytes}, {"temporaries", s.temporaryBytes},
+      {"workspace", s.workspaceBytes},    {"reserve", s.reserveBytes},
   };
   llvm::json::Array recompute;
   for (const RecomputedOp &op : s.recompute)
@@ -98,8 +93,8 @@ void writePlanJson(const PlanSummary &s, raw_ostream &os) {
 void printPlanSummary(const PlanSummary &s, raw_ostream &os) {
   os << llvm::formatv("  plan    micro-batch {0} x {1} step(s), seq {2}, {3}; "
                       "{4:F1} GFLOP per step, about {5:F2} s on {6}\n",
-                      s.microBatch, s.accumulationSteps, s.seqLen, s.precision,
-                      s.stepFlops / 1e9, s.estimatedStepSeconds, s.device);
+                      s.microBatch, s.accumulationSteps, s.seqLen, s.precision, s.stepFlops / 1e9,
+                      s.estimatedStepSeconds, s.device);
   os << llvm::formatv("  memory  {0} of {1} budget ({2} reserved for the process)\n",
                       formatBytes(s.peakBytes()), formatBytes(s.budgetBytes),
                       formatBytes(s.reserveBytes));

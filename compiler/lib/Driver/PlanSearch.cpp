@@ -37,8 +37,7 @@ FailureOr<PlanOutcome> planJob(const JobSpec &spec, const PlanPoint &point,
   return PlanOutcome{getPlanInteger(*module, "arena_bytes"), estimateStepCost(*module, device)};
 }
 
-FailureOr<int64_t> planArenaBytes(const JobSpec &spec, const PlanPoint &point,
-                                  MLIRContext &ctx) {
+FailureOr<int64_t> planArenaBytes(const JobSpec &spec, const PlanPoint &point, MLIRContext &ctx) {
   FailureOr<PlanOutcome> outcome = planJob(spec, point, cpuDeviceModel(), ctx);
   if (failed(outcome))
     return failure();
@@ -111,8 +110,7 @@ std::vector<std::string> freezeCandidates(const StepMemory &memory, const JobSpe
   std::vector<std::string> groups;
   for (const PlannedParam &param : memory.params) {
     std::string group = StringRef(param.group).starts_with("encoder.") ? "encoder" : param.group;
-    if (param.totalBytes > param.bytes && !spec.isFrozen(param.group) &&
-        seen.insert(group).second)
+    if (param.totalBytes > param.bytes && !spec.isFrozen(param.group) && seen.insert(group).second)
       groups.push_back(group);
   }
   return groups;
@@ -121,11 +119,9 @@ std::vector<std::string> freezeCandidates(const StepMemory &memory, const JobSpe
 /// The largest multiple of 8 below the job's seq_len that fits at `microBatch`.
 Fitting largestFittingSeqLen(const JobSpec &spec, int64_t microBatch, int64_t arenaBudget,
                              MLIRContext &ctx) {
-  Fitting units = largestFitting((spec.train.seqLen + 7) / 8 - 1, arenaBudget,
-                                 [&](int64_t eights) {
-                                   return planArenaBytes(
-                                       spec, {microBatch, eights * 8, spec.train.freeze}, ctx);
-                                 });
+  Fitting units = largestFitting((spec.train.seqLen + 7) / 8 - 1, arenaBudget, [&](int64_t eights) {
+    return planArenaBytes(spec, {microBatch, eights * 8, spec.train.freeze}, ctx);
+  });
   return {units.value * 8, units.arenaBytes};
 }
 
@@ -136,8 +132,8 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
   // 1. What dominates: the tensors live at the peak, and the parameters with their
   //    gradients and moments, the larger first, each with its largest members.
   std::vector<const PlannedTensor *> live = liveAt(memory, memory.peakStep);
-  int64_t paramTotal = plan.parameterBytes + plan.gradientBytes + plan.optimizerStateBytes +
-                       plan.masterWeightBytes;
+  int64_t paramTotal =
+      plan.parameterBytes + plan.gradientBytes + plan.optimizerStateBytes + plan.masterWeightBytes;
   auto printLive = [&] {
     os << llvm::formatv("  tensors live at the peak ({0}): {1} in {2} tensors, the largest\n",
                         memory.steps.empty() ? "" : memory.steps[memory.peakStep],
@@ -186,8 +182,7 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
   } else if (int64_t one = arenaAt(1, spec.train.seqLen, frozen); one > 0) {
     os << llvm::formatv("  - no micro-batch fits: even 1 row needs {0}\n", formatBytes(one));
   }
-  if (Fitting seq = largestFittingSeqLen(spec, plan.microBatch, arenaBudget, ctx);
-      seq.value > 0) {
+  if (Fitting seq = largestFittingSeqLen(spec, plan.microBatch, arenaBudget, ctx); seq.value > 0) {
     anyFits = true;
     os << llvm::formatv("  - seq_len = {0} (now {1}) at micro-batch {2}: {3}\n", seq.value,
                         spec.train.seqLen, plan.microBatch, formatBytes(seq.arenaBytes));
@@ -202,8 +197,7 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
       continue;
     if (bytes <= arenaBudget) {
       anyFits = anyFreezeFits = true;
-      os << llvm::formatv("  - freeze = [\"{0}\"] in [train]: {1}\n", group,
-                          formatBytes(bytes));
+      os << llvm::formatv("  - freeze = [\"{0}\"] in [train]: {1}\n", group, formatBytes(bytes));
     } else if (!bestFreeze || bytes < bestFreeze->second) {
       bestFreeze = {group, bytes};
     }
@@ -236,19 +230,17 @@ void printMaxBatchTable(const JobSpec &spec, ArrayRef<int64_t> seqLens, int64_t 
   for (int64_t seq : seqLens) {
     Fitting best = largestFittingMicroBatch(spec, seq, kLimit, arenaBudget, options, ctx);
     table << llvm::formatv("{0,8}  {1,15}  {2,12}\n", seq,
-                           best.value == 0 ? std::string("none")
-                                           : (best.value == kLimit ? ">= " : "") +
-                                                 std::to_string(best.value),
+                           best.value == 0
+                               ? std::string("none")
+                               : (best.value == kLimit ? ">= " : "") + std::to_string(best.value),
                            best.value > 0 ? formatBytes(best.arenaBytes) : "-");
-    rows.push_back(llvm::json::Object{{"seq_len", seq},
-                                      {"max_micro_batch", best.value},
-                                      {"arena_bytes", best.arenaBytes}});
+    rows.push_back(llvm::json::Object{
+        {"seq_len", seq}, {"max_micro_batch", best.value}, {"arena_bytes", best.arenaBytes}});
   }
   json << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
                                      {"arena_budget_bytes", arenaBudget},
                                      {"precision", options.precision},
-                                     {"recompute", options.rematArenaBudget > 0 ? "auto"
-                                                                                : "none"},
+                                     {"recompute", options.rematArenaBudget > 0 ? "auto" : "none"},
                                      {"rows", std::move(rows)}}))
        << "\n";
 }

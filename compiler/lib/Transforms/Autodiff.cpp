@@ -59,8 +59,8 @@ struct AutodiffPass : bertc::impl::AutodiffBase<AutodiffPass> {
     OpBuilder builder(ret);
     Value loss = ret.getOperand(0);
     llvm::DenseMap<Value, Value> grads;
-    grads[loss] = builder.create<FillOp>(loss.getLoc(), loss.getType(),
-                                         builder.getF32FloatAttr(1.0f));
+    grads[loss] =
+        builder.create<FillOp>(loss.getLoc(), loss.getType(), builder.getF32FloatAttr(1.0f));
 
     for (Operation *op : llvm::reverse(forward)) {
       SmallVector<Value> resultGrads;
@@ -82,8 +82,8 @@ struct AutodiffPass : bertc::impl::AutodiffBase<AutodiffPass> {
         if (!grad)
           continue;
         Value &sum = grads[operand];
-        sum = sum ? builder.create<AddOp>(op->getLoc(), sum.getType(), sum, grad).getResult()
-                  : grad;
+        sum =
+            sum ? builder.create<AddOp>(op->getLoc(), sum.getType(), sum, grad).getResult() : grad;
       }
     }
 

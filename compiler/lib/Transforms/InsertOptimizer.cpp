@@ -37,9 +37,8 @@ struct InsertOptimizerPass : bertc::impl::InsertOptimizerBase<InsertOptimizerPas
     for (ParamOp param : bertc::trainableParams(*microStep)) {
       auto copy = cast<ParamOp>(builder.clone(*param));
       double weightDecay = param.getDecay() ? *decay : 0.0;
-      builder.create<AdamWOp>(param.getLoc(), copy.getResult(),
-                              builder.getF64FloatAttr(*beta1), builder.getF64FloatAttr(*beta2),
-                              builder.getF64FloatAttr(*eps),
+      builder.create<AdamWOp>(param.getLoc(), copy.getResult(), builder.getF64FloatAttr(*beta1),
+                              builder.getF64FloatAttr(*beta2), builder.getF64FloatAttr(*eps),
                               builder.getF64FloatAttr(weightDecay));
     }
     builder.create<func::ReturnOp>(module.getLoc());

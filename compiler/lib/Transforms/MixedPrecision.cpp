@@ -119,13 +119,12 @@ struct MixedPrecisionPass : bertc::impl::MixedPrecisionBase<MixedPrecisionPass> 
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (module->hasAttr("bert.precision")) {
-      module.emitError() << "module already has a precision ("
-                         << module->getAttr("bert.precision") << ")";
+      module.emitError() << "module already has a precision (" << module->getAttr("bert.precision")
+                         << ")";
       return signalPassFailure();
     }
     if (precision != "fp32" && precision != "bf16" && precision != "fp16") {
-      module.emitError() << "unknown precision '" << precision
-                         << "' (expected fp32, bf16 or fp16)";
+      module.emitError() << "unknown precision '" << precision << "' (expected fp32, bf16 or fp16)";
       return signalPassFailure();
     }
     FailureOr<func::FuncOp> microStep = bertc::getMicroStep(module);
@@ -139,8 +138,7 @@ struct MixedPrecisionPass : bertc::impl::MixedPrecisionBase<MixedPrecisionPass> 
     Type storage = precision == "bf16" ? Type(b.getBF16Type()) : Type(b.getF16Type());
     // 1. Parameters, in every step function.
     module.walk([&](ParamOp param) {
-      param.getResult().setType(
-          cast<RankedTensorType>(param.getResult().getType()).clone(storage));
+      param.getResult().setType(cast<RankedTensorType>(param.getResult().getType()).clone(storage));
     });
     // 2. The micro-step in program order (the casts it creates are not revisited).
     Retyper retyper(storage);

@@ -103,8 +103,8 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     }
     RegionCursor inputs = scratch.next();
     microStep->walk([&](InputOp input) {
-      input->setAttr("arena.offsets", b.getDenseI64ArrayAttr(
-                                          {inputs.take(bytesOf(input.getResult(), *bounds))}));
+      input->setAttr("arena.offsets",
+                     b.getDenseI64ArrayAttr({inputs.take(bytesOf(input.getResult(), *bounds))}));
     });
 
     // 3. Activations: live intervals over the program order, in-place chains as one
@@ -166,8 +166,7 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
             b.getNamedAttr("gemm_workspace", gemm.attr(ctx)),
             b.getNamedAttr("activations",
                            b.getDenseI64ArrayAttr({activationsBegin, packing.bytes})),
-            b.getNamedAttr("lower_bound_bytes",
-                           i64(fixedBytes + bertc::maxLiveBytes(intervals))),
+            b.getNamedAttr("lower_bound_bytes", i64(fixedBytes + bertc::maxLiveBytes(intervals))),
             b.getNamedAttr("loss", i64(offsets[loss])),
         }));
   }

@@ -46,9 +46,7 @@ SmallVector<Operation *> cloneIntoBackward(Block &body, ArrayRef<Value> values) 
   llvm::DenseMap<Operation *, unsigned> position;
   for (auto [index, op] : llvm::enumerate(body))
     position[&op] = unsigned(index);
-  auto earlier = [&](Operation *a, Operation *b) {
-    return !b || (a && position[a] < position[b]);
-  };
+  auto earlier = [&](Operation *a, Operation *b) { return !b || (a && position[a] < position[b]); };
   // 1. Where each clone goes: before its first backward reader or before the place of
   //    a clone that reads it, found from the last value back.
   llvm::DenseMap<Value, Operation *> place;
@@ -58,9 +56,9 @@ SmallVector<Operation *> cloneIntoBackward(Block &body, ArrayRef<Value> values) 
   for (Value value : llvm::reverse(values)) {
     Operation *first = nullptr;
     for (Operation *user : value.getUsers()) {
-      Operation *candidate = !forward.contains(user) ? user
+      Operation *candidate = !forward.contains(user)        ? user
                              : recomputedOps.contains(user) ? place.lookup(user->getResult(0))
-                                                             : nullptr;
+                                                            : nullptr;
       if (candidate && earlier(candidate, first))
         first = candidate;
     }
@@ -132,8 +130,7 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
   /// model's budget lowered by each excess; when that finds nothing that fits, the plan
   /// of lowest modelled peak is tried last, so that whenever that plan fits, the result
   /// does (which keeps "fits" monotone in the micro-batch for the drivers' searches).
-  FailureOr<SmallVector<Value>> search(const bertc::RematChain &model,
-                                       const PlannedArena &asIs) {
+  FailureOr<SmallVector<Value>> search(const bertc::RematChain &model, const PlannedArena &asIs) {
     SmallVector<Value> best;
     int64_t bestArena = asIs.arenaBytes;
     // Plans `solution`, keeping it when its arena is the smallest yet; returns the arena.
@@ -159,8 +156,8 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
         return failure();
       if (*arena <= arenaBudget)
         return best;
-      modelBudget = std::min(solution->evaluation.peakBytes - 1,
-                             modelBudget - (*arena - arenaBudget));
+      modelBudget =
+          std::min(solution->evaluation.peakBytes - 1, modelBudget - (*arena - arenaBudget));
     }
     if (failed(tryPlan(bertc::remat::solveLowestPeak(model.chain))))
       return failure();
@@ -203,8 +200,7 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
       std::string name, origin;
       bertc::describeLocation(clone->getLoc(), name, origin);
       auto costly = dyn_cast<bert::CostOpInterface>(clone);
-      int64_t flops =
-          costly ? int64_t(costly.estimateFlops(bounds.maxBatch, bounds.maxSeq)) : 0;
+      int64_t flops = costly ? int64_t(costly.estimateFlops(bounds.maxBatch, bounds.maxSeq)) : 0;
       entries.push_back(b.getDictionaryAttr({
           b.getNamedAttr("op", b.getStringAttr(clone->getName().getStringRef())),
           b.getNamedAttr("name", b.getStringAttr(name)),

@@ -76,8 +76,8 @@ SmallVector<Operation *> greedyOrder(Block &body, bertc::DimBounds bounds) {
       if (!bertc::isPlannedActivation(operand) || !seen.insert(operand).second)
         continue;
       unsigned uses = llvm::count(op->getOperands(), operand);
-      if (unscheduledUsers.lookup(operand) == uses && !llvm::is_contained(
-                                                          terminator->getOperands(), operand))
+      if (unscheduledUsers.lookup(operand) == uses &&
+          !llvm::is_contained(terminator->getOperands(), operand))
         net += bytesOf(operand);
     }
     for (Value result : op->getResults())

@@ -57,9 +57,9 @@ std::string describe(const Slot &slot) {
 }
 
 /// The names of the regions, in the arena's order.
-constexpr StringLiteral kRegionNames[] = {"parameters", "master_weights", "gradients",
-                                          "optimizer_state", "scratch", "inputs",
-                                          "activations", "gemm_workspace"};
+constexpr StringLiteral kRegionNames[] = {"parameters",      "master_weights", "gradients",
+                                          "optimizer_state", "scratch",        "inputs",
+                                          "activations",     "gemm_workspace"};
 /// The regions a plan may leave out: masters are empty unless parameters are 16-bit, the
 /// GEMM workspace unless the target is cuda.
 constexpr StringLiteral kOptionalRegions[] = {"master_weights", "gemm_workspace"};

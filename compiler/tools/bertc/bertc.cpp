@@ -56,8 +56,8 @@ constexpr int64_t kCudaProcessReserveBytes = int64_t(512) << 20;
 
 cl::OptionCategory bertcOptions("bertc options");
 
-cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.toml | stage.mlir>"),
-                               cl::Required, cl::cat(bertcOptions));
+cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.toml | stage.mlir>"), cl::Required,
+                               cl::cat(bertcOptions));
 cl::opt<std::string> vram("vram",
                           cl::desc("VRAM budget for the whole trainer process, e.g. 6GB, "
                                    "6GiB, 6000MB (GB = 10^9 bytes, GiB = 2^30 bytes)"),
@@ -239,20 +239,19 @@ int reportMaxBatch(const bertc::JobSpec &spec, int64_t arenaBudget, MLIRContext 
   std::string path;
   std::string table;
   llvm::raw_string_ostream tableStream(table);
-  if (!writeOutput("max_batch.json",
-                   [&](llvm::raw_ostream &json) {
-                     bertc::printMaxBatchTable(spec,
-                                               bertc::maxBatchSeqLens(spec.model.maxPosition),
-                                               arenaBudget, options, ctx, tableStream, json);
-                   },
-                   path))
+  if (!writeOutput(
+          "max_batch.json",
+          [&](llvm::raw_ostream &json) {
+            bertc::printMaxBatchTable(spec, bertc::maxBatchSeqLens(spec.model.maxPosition),
+                                      arenaBudget, options, ctx, tableStream, json);
+          },
+          path))
     return kInvalidInput;
   llvm::outs() << "bertc: largest micro-batch under " << bertc::formatBytes(arenaBudget)
                << " of arena (" << options.precision << ", recompute " << remat << ")";
   if (spec.model.maxPosition < 512)
     llvm::outs() << ", seq_len up to the model's max_position " << spec.model.maxPosition;
-  llvm::outs() << "\n"
-               << table << "  json    " << path << "\n";
+  llvm::outs() << "\n" << table << "  json    " << path << "\n";
   return kOk;
 }
 
@@ -280,12 +279,13 @@ int writeTrainer(ModuleOp module, int64_t budget) {
   bool cuda = cudaTarget();
   std::string source;
   bool emitted = true;
-  if (!writeOutput(cuda ? "trainer.cu" : "trainer.cpp",
-                   [&](llvm::raw_ostream &os) {
-                     emitted = succeeded(cuda ? bertc::emitCudaTrainer(module, os)
-                                              : bertc::emitCpuTrainer(module, os));
-                   },
-                   source) ||
+  if (!writeOutput(
+          cuda ? "trainer.cu" : "trainer.cpp",
+          [&](llvm::raw_ostream &os) {
+            emitted = succeeded(cuda ? bertc::emitCudaTrainer(module, os)
+                                     : bertc::emitCpuTrainer(module, os));
+          },
+          source) ||
       !emitted)
     return kInvalidInput;
   llvm::SmallString<256> trainer(outputDir), object(outputDir), buildLog(outputDir),
@@ -297,8 +297,8 @@ int writeTrainer(ModuleOp module, int64_t budget) {
   std::vector<std::string> flags = bertc::trainerCxxFlags(cxxflags);
   llvm::Error error =
       target == "cuda-sim"
-          ? bertc::buildSimulatedCudaTrainer(source, targetArch(), budget, simulatedDevice,
-                                             object, trainer, buildLog, flags)
+          ? bertc::buildSimulatedCudaTrainer(source, targetArch(), budget, simulatedDevice, object,
+                                             trainer, buildLog, flags)
       : cuda ? bertc::buildCudaTrainer(source, targetArch(), object, trainer, buildLog, flags)
              : bertc::buildCpuTrainer(source, trainer, buildLog, flags);
   if (error) {
@@ -324,9 +324,9 @@ int main(int argc, char **argv) {
                               "fits a memory budget\n\n"
                               "  bertc model.toml --vram 6GB -o out/ && out/trainer\n");
   if (target.empty())
-    target = emitLevel == EmitLevel::Cpp ? "cpu"
+    target = emitLevel == EmitLevel::Cpp                                    ? "cpu"
              : emitLevel == EmitLevel::Cuda || bertc::cudaTargetAvailable() ? "cuda"
-                                                                             : "cpu";
+                                                                            : "cpu";
   if (target != "cpu" && !cudaTarget())
     return usageError("unknown --target '" + target + "' (expected cpu, cuda or cuda-sim)");
   if (target == "cuda" && !bertc::cudaTargetAvailable())
@@ -356,8 +356,8 @@ int main(int argc, char **argv) {
   if (!reserved)
     return usageError("--reserve '" + reserve + "' is not a size (e.g. 512MB)");
   if (budget && *reserved >= *budget)
-    return usageError("--reserve " + bertc::formatBytes(*reserved) +
-                      " leaves nothing of --vram " + bertc::formatBytes(*budget));
+    return usageError("--reserve " + bertc::formatBytes(*reserved) + " leaves nothing of --vram " +
+                      bertc::formatBytes(*budget));
 
   MLIRContext ctx;
   ctx.loadDialect<bert::BertDialect, func::FuncDialect>();
@@ -423,14 +423,15 @@ int main(int argc, char **argv) {
   if (!createOutputDir())
     return kInvalidInput;
   std::string planJson, memoryPage;
-  if (!writeOutput("plan.json", [&](llvm::raw_ostream &os) { bertc::writePlanJson(*plan, os); },
-                   planJson) ||
-      !writeOutput("memory.html",
-                   [&](llvm::raw_ostream &os) {
-                     os << bertc::renderMemoryHtml(
-                         bertc::buildMemoryPicture(*module, *memory, *plan, inputPath));
-                   },
-                   memoryPage))
+  if (!writeOutput(
+          "plan.json", [&](llvm::raw_ostream &os) { bertc::writePlanJson(*plan, os); }, planJson) ||
+      !writeOutput(
+          "memory.html",
+          [&](llvm::raw_ostream &os) {
+            os << bertc::renderMemoryHtml(
+                bertc::buildMemoryPicture(*module, *memory, *plan, inputPath));
+          },
+          memoryPage))
     return kInvalidInput;
 
   if (emitLevel == EmitLevel::Plan) {

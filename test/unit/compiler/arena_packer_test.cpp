@@ -62,8 +62,8 @@ ArenaPacking packAndCheck(const char *name, const Intervals &intervals, int64_t 
       int64_t aBegin = packing.offsets[i], bBegin = packing.offsets[j];
       bool sameBytes = aBegin < bBegin + b.bytes && bBegin < aBegin + a.bytes;
       EXPECT_FALSE(sameTime && sameBytes)
-          << "buffers " << i << " [" << aBegin << ", " << aBegin + a.bytes << ") and " << j
-          << " [" << bBegin << ", " << bBegin + b.bytes << ") are alive together";
+          << "buffers " << i << " [" << aBegin << ", " << aBegin + a.bytes << ") and " << j << " ["
+          << bBegin << ", " << bBegin + b.bytes << ") are alive together";
     }
   }
   int64_t lowerBound = bruteForceMaxLive(intervals);

@@ -61,8 +61,7 @@ BruteResult simulateStep(const Chain &chain, const KeepSets &keep) {
             for (int u : block.nodes[w].operands)
               if (u == v)
                 need = std::min(need, firstNeed[l][w]);
-        if (need != std::numeric_limits<int>::max() &&
-            (!cloned[l][v] || need != firstNeed[l][v])) {
+        if (need != std::numeric_limits<int>::max() && (!cloned[l][v] || need != firstNeed[l][v])) {
           cloned[l][v] = true;
           firstNeed[l][v] = need;
           changed = true;
@@ -413,8 +412,8 @@ TEST(RematSolver, PeakIsMonotoneInTheBudget) {
   for (int instance = 0; instance < 100; ++instance) {
     Chain chain = randomChain(rng);
     int64_t previousPeak = std::numeric_limits<int64_t>::max();
-    for (int64_t budget = solveWithinBudget(chain, std::numeric_limits<int64_t>::max())
-                              ->evaluation.peakBytes;
+    for (int64_t budget =
+             solveWithinBudget(chain, std::numeric_limits<int64_t>::max())->evaluation.peakBytes;
          budget >= 0; --budget) {
       std::optional<Solution> solved = solveWithinBudget(chain, budget);
       if (!solved)

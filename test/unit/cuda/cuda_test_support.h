@@ -113,7 +113,9 @@ std::vector<T> randomValues(size_t count, uint32_t seed, float low = -1.0f, floa
 /// Tolerances for results stored in T after fp32 math that differs from the CPU's only in
 /// the order of operations: a few fp32 ulps, or one rounding step of the 16-bit types.
 template <typename T> struct Tolerance;
-template <> struct Tolerance<float> { static constexpr double atol = 1e-5, rtol = 1e-5; };
+template <> struct Tolerance<float> {
+  static constexpr double atol = 1e-5, rtol = 1e-5;
+};
 template <> struct Tolerance<bf16> {
   static constexpr double atol = 1e-2, rtol = 1.6e-2; // bf16 keeps 8 significant bits
 };

@@ -104,8 +104,8 @@ TEST_F(FillAndLossTest, CrossEntropyBackwardMatchesTheFusedKernel) {
   cuda::fillScalar(seed.get(), 1.0f, 1024.0f, nullptr);
   cuda::crossEntropyForwardBackward(dLogits.get(), dLabels.get(), loss.get(), seed.get(),
                                     fused.get(), batch, classes, normalizer, nullptr);
-  cuda::crossEntropyBackward(seed.get(), dLogits.get(), dLabels.get(), alone.get(), batch,
-                             classes, normalizer, nullptr);
+  cuda::crossEntropyBackward(seed.get(), dLogits.get(), dLabels.get(), alone.get(), batch, classes,
+                             normalizer, nullptr);
   EXPECT_EQ(seed.download()[0], 1024.0f);
   expectBitIdentical(alone.download(), fused.download(), "dlogits");
 }

@@ -121,8 +121,7 @@ TEST_F(CheckersTest, MissingBarrierIsASharedMemoryRace) {
 
 TEST_F(CheckersTest, MissingBarrierReadingAheadReadsUnwrittenSharedMemory) {
   float *in = deviceArray(kThreads, 1.0f), *out = deviceArray(kThreads, 0.0f);
-  launchOn(
-      "readAhead", 1, kThreads, [](auto... a) { readAhead(a...); }, in, out);
+  launchOn("readAhead", 1, kThreads, [](auto... a) { readAhead(a...); }, in, out);
   // Thread 0 reads staged[1] before thread 1 has run: on a GPU the read races the write.
   expectOneReport("^kernel readAhead block \\(0,0,0\\) thread \\(0,0,0\\): shared memory read "
                   "of 4 bytes at 0x[0-9a-f]+ reads bytes no thread of the block has written");
@@ -131,12 +130,10 @@ TEST_F(CheckersTest, MissingBarrierReadingAheadReadsUnwrittenSharedMemory) {
 TEST_F(CheckersTest, OffByOneIndexIsOutOfBounds) {
   const int n = 100;
   float *in = deviceArray(n, 1.0f), *out = deviceArray(n, 0.0f);
-  launchOn(
-      "scale", 2, kThreads, [](auto... a) { scale(a...); }, in, out, n, false);
+  launchOn("scale", 2, kThreads, [](auto... a) { scale(a...); }, in, out, n, false);
   EXPECT_TRUE(faultReports().empty());
   EXPECT_EQ(download(out, n), std::vector<float>(n, 2.0f));
-  launchOn(
-      "scale", 2, kThreads, [](auto... a) { scale(a...); }, in, out, n, true);
+  launchOn("scale", 2, kThreads, [](auto... a) { scale(a...); }, in, out, n, true);
   // Thread 36 of block 1 is element 100: its read of in[100] is the first access past the end.
   const std::string address = [&] {
     char text[32];
@@ -150,24 +147,21 @@ TEST_F(CheckersTest, OffByOneIndexIsOutOfBounds) {
 
 TEST_F(CheckersTest, ReadOfUnwrittenSharedMemory) {
   float *out = deviceArray(kThreads, 0.0f);
-  launchOn(
-      "readUnwritten", 1, kThreads, [](auto... a) { readUnwritten(a...); }, out);
+  launchOn("readUnwritten", 1, kThreads, [](auto... a) { readUnwritten(a...); }, out);
   expectOneReport("^kernel readUnwritten block \\(0,0,0\\) thread \\(0,0,0\\): shared memory "
                   "read of 4 bytes at 0x[0-9a-f]+ reads bytes no thread of the block has written");
 }
 
 TEST_F(CheckersTest, TwoThreadsWritingOneAddressRace) {
   float *out = deviceArray(1, 0.0f);
-  launchOn(
-      "everyoneWritesOne", 1, 2, [](auto... a) { everyoneWritesOne(a...); }, out);
+  launchOn("everyoneWritesOne", 1, 2, [](auto... a) { everyoneWritesOne(a...); }, out);
   expectOneReport("^kernel everyoneWritesOne block \\(0,0,0\\) thread \\(1,0,0\\): global memory "
                   "race: write of 4 bytes at 0x[0-9a-f]+ after thread index 0 wrote it");
 }
 
 TEST_F(CheckersTest, TwoBlocksWritingOneAddressRace) {
   float *out = deviceArray(1, 0.0f);
-  launchOn(
-      "everyoneWritesOne", 2, 1, [](auto... a) { everyoneWritesOne(a...); }, out);
+  launchOn("everyoneWritesOne", 2, 1, [](auto... a) { everyoneWritesOne(a...); }, out);
   expectOneReport("^kernel everyoneWritesOne block \\(1,0,0\\) thread \\(0,0,0\\): global memory "
                   "race: write of 4 bytes at 0x[0-9a-f]+ after thread index 0 of block 0");
 }

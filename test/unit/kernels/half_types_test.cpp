@@ -21,9 +21,9 @@ TEST(Bf16, RoundsToNearestTiesToEven) {
   EXPECT_EQ(toBf16(fromBits(0x3F818000)).bits, 0x3F82); // halfway, 0x3F82 is even
   EXPECT_EQ(toBf16(fromBits(0x3F808001)).bits, 0x3F81); // just above halfway
   EXPECT_EQ(toBf16(fromBits(0x3F807FFF)).bits, 0x3F80); // just below
-  EXPECT_EQ(toBf16(-3.140625f).bits, 0xC049);            // exact: 0xC0490000
-  EXPECT_EQ(toBf16(fromBits(0x00018000)).bits, 0x0002);  // subnormal tie rounds up to even
-  EXPECT_EQ(toBf16(fromBits(0x00008000)).bits, 0x0000);  // subnormal tie rounds down to even
+  EXPECT_EQ(toBf16(-3.140625f).bits, 0xC049);           // exact: 0xC0490000
+  EXPECT_EQ(toBf16(fromBits(0x00018000)).bits, 0x0002); // subnormal tie rounds up to even
+  EXPECT_EQ(toBf16(fromBits(0x00008000)).bits, 0x0000); // subnormal tie rounds down to even
 }
 
 TEST(Bf16, OverflowInfinityAndNaN) {
@@ -67,12 +67,12 @@ TEST(Bf16, MatchesNearestEvenReferenceOverManyFloats) {
 TEST(Fp16, HandComputedPatterns) {
   EXPECT_EQ(toFp16(1.0f).bits, 0x3C00);
   EXPECT_EQ(toFp16(-2.0f).bits, 0xC000);
-  EXPECT_EQ(toFp16(0.1f).bits, 0x2E66);                  // 0.0999755859375
-  EXPECT_EQ(toFp16(fromBits(0x3F801000)).bits, 0x3C00);  // 1 + 2^-11: tie, to even
-  EXPECT_EQ(toFp16(fromBits(0x3F803000)).bits, 0x3C02);  // 1 + 3 * 2^-11: tie, to even
-  EXPECT_EQ(toFp16(65504.0f).bits, 0x7BFF);              // the largest half
+  EXPECT_EQ(toFp16(0.1f).bits, 0x2E66);                 // 0.0999755859375
+  EXPECT_EQ(toFp16(fromBits(0x3F801000)).bits, 0x3C00); // 1 + 2^-11: tie, to even
+  EXPECT_EQ(toFp16(fromBits(0x3F803000)).bits, 0x3C02); // 1 + 3 * 2^-11: tie, to even
+  EXPECT_EQ(toFp16(65504.0f).bits, 0x7BFF);             // the largest half
   EXPECT_EQ(toFp16(std::nextafter(65520.0f, 0.0f)).bits, 0x7BFF);
-  EXPECT_EQ(toFp16(65520.0f).bits, 0x7C00);              // halfway to 2^16: inf
+  EXPECT_EQ(toFp16(65520.0f).bits, 0x7C00); // halfway to 2^16: inf
   EXPECT_EQ(toFp16(-1e6f).bits, 0xFC00);
   EXPECT_EQ(toFp16(std::numeric_limits<float>::infinity()).bits, 0x7C00);
   EXPECT_EQ(toFp16(std::nanf("")).bits & 0x7E00, 0x7E00);
@@ -81,11 +81,11 @@ TEST(Fp16, HandComputedPatterns) {
 TEST(Fp16, Subnormals) {
   const float unit = std::ldexp(1.0f, -24); // the smallest subnormal half
   EXPECT_EQ(toFp16(unit).bits, 0x0001);
-  EXPECT_EQ(toFp16(unit / 2).bits, 0x0000);                  // 2^-25: tie, to even zero
+  EXPECT_EQ(toFp16(unit / 2).bits, 0x0000); // 2^-25: tie, to even zero
   EXPECT_EQ(toFp16(std::nextafter(unit / 2, 1.0f)).bits, 0x0001);
-  EXPECT_EQ(toFp16(1.5f * unit).bits, 0x0002);               // tie between 1 and 2 units
-  EXPECT_EQ(toFp16(1023 * unit).bits, 0x03FF);               // the largest subnormal
-  EXPECT_EQ(toFp16(1023.5f * unit).bits, 0x0400);            // tie: carries into 2^-14
+  EXPECT_EQ(toFp16(1.5f * unit).bits, 0x0002);    // tie between 1 and 2 units
+  EXPECT_EQ(toFp16(1023 * unit).bits, 0x03FF);    // the largest subnormal
+  EXPECT_EQ(toFp16(1023.5f * unit).bits, 0x0400); // tie: carries into 2^-14
   EXPECT_EQ(toFp16(-3 * unit).bits, 0x8003);
   EXPECT_EQ(toFloat(fp16{0x0001}), unit);
   EXPECT_EQ(toFloat(fp16{0x83FF}), -1023 * unit);

@@ -53,7 +53,8 @@ void expectOneRounding(const std::vector<T> &actual, const std::vector<float> &r
                        const char *what) {
   ASSERT_EQ(actual.size(), reference.size()) << what;
   for (size_t i = 0; i < reference.size(); ++i)
-    ASSERT_LE(std::abs(toFloat(actual[i]) - reference[i]), kAtol + kRtol<T> * std::abs(reference[i]))
+    ASSERT_LE(std::abs(toFloat(actual[i]) - reference[i]),
+              kAtol + kRtol<T> * std::abs(reference[i]))
         << what << "[" << i << "]: " << toFloat(actual[i]) << " vs " << reference[i];
 }
 
@@ -77,7 +78,8 @@ TYPED_TEST_SUITE(MixedPrecisionKernel, StorageTypes);
 TYPED_TEST(MixedPrecisionKernel, Linear) {
   using T = TypeParam;
   const int64_t rows = 130, in = 300, out = 140;
-  auto x = stored<T>(randomTensor(rows * in, 1)), w = stored<T>(randomTensor(out * in, 2, -0.1f, 0.1f));
+  auto x = stored<T>(randomTensor(rows * in, 1)),
+       w = stored<T>(randomTensor(out * in, 2, -0.1f, 0.1f));
   auto b = stored<T>(randomTensor(out, 3)), dy = stored<T>(randomTensor(rows * out, 4));
   std::vector<float> y32(rows * out), dx32(rows * in), dw32(out * in), db32(out);
   linearForward(x.asFloat.data(), w.asFloat.data(), b.asFloat.data(), y32.data(), rows, in, out);
@@ -99,8 +101,10 @@ TYPED_TEST(MixedPrecisionKernel, Linear) {
 TYPED_TEST(MixedPrecisionKernel, LayerNorm) {
   using T = TypeParam;
   const int64_t rows = 6, cols = 40;
-  auto x = stored<T>(randomTensor(rows * cols, 5, -2, 2)), dy = stored<T>(randomTensor(rows * cols, 6));
-  auto gamma = stored<T>(randomTensor(cols, 7, 0.5f, 1.5f)), beta = stored<T>(randomTensor(cols, 8));
+  auto x = stored<T>(randomTensor(rows * cols, 5, -2, 2)),
+       dy = stored<T>(randomTensor(rows * cols, 6));
+  auto gamma = stored<T>(randomTensor(cols, 7, 0.5f, 1.5f)),
+       beta = stored<T>(randomTensor(cols, 8));
   std::vector<float> y32(rows * cols), dx32(rows * cols), dg32(cols), db32(cols);
   layerNormForward(x.asFloat.data(), gamma.asFloat.data(), beta.asFloat.data(), y32.data(), rows,
                    cols, 1e-5f);
@@ -110,8 +114,8 @@ TYPED_TEST(MixedPrecisionKernel, LayerNorm) {
   std::vector<float> dg(cols), db(cols);
   layerNormForward(x.storage.data(), gamma.storage.data(), beta.storage.data(), y.data(), rows,
                    cols, 1e-5f);
-  layerNormBackward(dy.storage.data(), x.storage.data(), gamma.storage.data(), dx.data(),
-                    dg.data(), db.data(), rows, cols, 1e-5f);
+  layerNormBackward(dy.storage.data(), x.storage.data(), gamma.storage.data(), dx.data(), dg.data(),
+                    db.data(), rows, cols, 1e-5f);
   expectOneRounding(y, y32, "y");
   expectOneRounding(dx, dx32, "dx");
   expectSameSums(dg, dg32, "dgamma");
@@ -154,8 +158,8 @@ TYPED_TEST(MixedPrecisionKernel, EmbeddingSelectTokenFlatten) {
   auto table = stored<T>(randomTensor(vocab * hidden, 12));
   auto x = stored<T>(randomTensor(batch * seq * hidden, 13));
   std::vector<int32_t> ids = {0, 4, 2, 2, 1, 3, 0, 0, 4, 4, 1, 2};
-  std::vector<float> e32(batch * seq * hidden), sel32(batch * hidden),
-      flat32(batch * 5 * hidden), dtable32(vocab * hidden), dtable(vocab * hidden);
+  std::vector<float> e32(batch * seq * hidden), sel32(batch * hidden), flat32(batch * 5 * hidden),
+      dtable32(vocab * hidden), dtable(vocab * hidden);
   std::vector<T> e(e32.size()), sel(sel32.size()), flat(flat32.size());
   embeddingForward(ids.data(), table.asFloat.data(), e32.data(), batch * seq, hidden);
   embeddingForward(ids.data(), table.storage.data(), e.data(), batch * seq, hidden);
@@ -180,11 +184,11 @@ TYPED_TEST(MixedPrecisionKernel, Attention) {
   std::vector<float> scratch(attentionScratchFloats(seq));
   const DropoutKey key{1, 2, 3, 0};
   std::vector<float> ctx32(n), dq32(n), dk32(n), dv32(n);
-  attentionForward(q.asFloat.data(), k.asFloat.data(), v.asFloat.data(), mask.data(),
-                   ctx32.data(), scratch.data(), batch, seq, hidden, heads, 0.1f, key);
+  attentionForward(q.asFloat.data(), k.asFloat.data(), v.asFloat.data(), mask.data(), ctx32.data(),
+                   scratch.data(), batch, seq, hidden, heads, 0.1f, key);
   attentionBackward(dctx.asFloat.data(), q.asFloat.data(), k.asFloat.data(), v.asFloat.data(),
-                    mask.data(), dq32.data(), dk32.data(), dv32.data(), scratch.data(), batch,
-                    seq, hidden, heads, 0.1f, key);
+                    mask.data(), dq32.data(), dk32.data(), dv32.data(), scratch.data(), batch, seq,
+                    hidden, heads, 0.1f, key);
   std::vector<T> ctx(n), dq(n), dk(n), dv(n);
   attentionForward(q.storage.data(), k.storage.data(), v.storage.data(), mask.data(), ctx.data(),
                    scratch.data(), batch, seq, hidden, heads, 0.1f, key);

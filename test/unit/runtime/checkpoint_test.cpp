@@ -215,8 +215,7 @@ struct SmallPlan {
   ParamSlot params[3] = {
       {"classifier.weight", 2, {2, 3}, 6, 0, true, 0, 64, 96, true, ParamInit::Normal},
       {"classifier.bias", 1, {2}, 2, 32, true, 0, 128, 160, false, ParamInit::Zeros},
-      {"bert.embeddings.LayerNorm.weight", 1, {3}, 3, 192, false, 0, 0, 0, false,
-       ParamInit::Ones}};
+      {"bert.embeddings.LayerNorm.weight", 1, {3}, 3, 192, false, 0, 0, 0, false, ParamInit::Ones}};
   TrainerPlan plan{};
   std::vector<float> arena = std::vector<float>(64);
 
@@ -237,13 +236,13 @@ TEST(Checkpoint, AFolderRoundTripsParametersMomentsAndState) {
   SmallPlan saved(vocab.c_str(), R"({"model_type": "bert"})");
   std::iota(saved.arena.begin(), saved.arena.end(), 0.5f);
   std::string out = dir.file("run");
-  std::string path = saveCheckpoint(out, saved.plan, saved.bytes(), sampleState(), vocabOf(saved.plan));
+  std::string path =
+      saveCheckpoint(out, saved.plan, saved.bytes(), sampleState(), vocabOf(saved.plan));
   EXPECT_EQ(path, out + "/checkpoint-12");
   EXPECT_EQ(listing(out), std::vector<std::string>{"checkpoint-12"});
   EXPECT_EQ(listing(path),
-            (std::vector<std::string>{"config.json", "model.safetensors",
-                                      "optimizer.safetensors", "trainer_state.json",
-                                      "vocab.txt"}));
+            (std::vector<std::string>{"config.json", "model.safetensors", "optimizer.safetensors",
+                                      "trainer_state.json", "vocab.txt"}));
   EXPECT_EQ(readText(path + "/config.json"), "{\"model_type\": \"bert\"}\n");
   EXPECT_EQ(readText(path + "/vocab.txt"), "[PAD]\n[UNK]\n");
   SafetensorsReader optimizer(path + "/optimizer.safetensors");

@@ -139,8 +139,8 @@ TEST(SquadMetrics, NormalizeAnswerHandlesUnicodeAsPythonDoes) {
 }
 
 TEST(SquadMetrics, ExactMatchComparesNormalizedText) {
-  EXPECT_EQ(squadExactMatch("The Beatles", "beatles"), 1.0);    // "beatles" both
-  EXPECT_EQ(squadExactMatch("Beatles!", "the  beatles"), 1.0);  // "beatles" both
+  EXPECT_EQ(squadExactMatch("The Beatles", "beatles"), 1.0);   // "beatles" both
+  EXPECT_EQ(squadExactMatch("Beatles!", "the  beatles"), 1.0); // "beatles" both
   EXPECT_EQ(squadExactMatch("Beatle", "Beatles"), 0.0);
   EXPECT_EQ(squadExactMatch("a", "the"), 1.0); // "" both
 }
@@ -174,8 +174,8 @@ TEST(SquadMetrics, TokenF1) {
 TEST(SquadMetrics, QuestionScoreIsTheMaximumOverGoldAnswers) {
   for (SquadVersion version : {SquadVersion::V1_1, SquadVersion::V2_0}) {
     // "denver broncos" equals the second gold answer once normalized: EM 1, F1 1.
-    SquadScore exact = squadQuestionScore(
-        "Denver Broncos", {"Broncos", "the Denver Broncos", "Denver"}, version);
+    SquadScore exact =
+        squadQuestionScore("Denver Broncos", {"Broncos", "the Denver Broncos", "Denver"}, version);
     EXPECT_EQ(exact.exactMatch, 1.0);
     EXPECT_DOUBLE_EQ(exact.f1, 1.0);
     // [in, 1990] vs [1990]: P = 1/2, R = 1: F1 = 2/3.

@@ -243,9 +243,9 @@ TEST(Batcher, GroupingByLengthVisitsEveryRowOncePerEpoch) {
     for (size_t begin : {0, 100, 200}) {
       auto first = epoch.begin() + std::ptrdiff_t(begin);
       auto last = epoch.begin() + std::ptrdiff_t(std::min<size_t>(begin + 100, 250));
-      EXPECT_TRUE(std::is_sorted(first, last, [&](int32_t a, int32_t b) {
-        return length(a) > length(b);
-      })) << "mega-batch at " << begin << " is sorted longest first";
+      EXPECT_TRUE(
+          std::is_sorted(first, last, [&](int32_t a, int32_t b) { return length(a) > length(b); }))
+          << "mega-batch at " << begin << " is sorted longest first";
     }
     // Mega-batches hold shuffled rows, not file order: the first is not rows 0..99.
     EXPECT_NE(std::set<int32_t>(epoch.begin(), epoch.begin() + 100),

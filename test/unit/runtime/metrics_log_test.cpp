@@ -65,19 +65,20 @@ TEST(MetricsLog, AResumeKeepsTheStepsUpToItsCheckpoint) {
   std::string step1 = formatMetricsLine({1, 1, 0.5f, 1e-3f, 0.1, 0.0});
   std::string step2 = formatMetricsLine({2, 1, 0.4f, 1e-3f, 0.1, 0.0});
   std::string step3 = formatMetricsLine({3, 1, 0.3f, 1e-3f, 0.1, 0.0});
-  testing::writeText(path, step1 + "\n" + R"({"note":"no step"})" + "\n" + step2 + "\n" +
-                               step3 + "\n" + step3.substr(0, 20));
+  testing::writeText(path, step1 + "\n" + R"({"note":"no step"})" + "\n" + step2 + "\n" + step3 +
+                               "\n" + step3.substr(0, 20));
   {
     MetricsLog log(path, /*lastStep=*/2);
     log.append({3, 1, 0.25f, 1e-3f, 0.1, 0.0});
   }
-  EXPECT_EQ(testing::readText(path), step1 + "\n" + R"({"note":"no step"})" + "\n" + step2 +
-                                         "\n" + formatMetricsLine({3, 1, 0.25f, 1e-3f, 0.1, 0.0}) +
-                                         "\n");
+  EXPECT_EQ(testing::readText(path), step1 + "\n" + R"({"note":"no step"})" + "\n" + step2 + "\n" +
+                                         formatMetricsLine({3, 1, 0.25f, 1e-3f, 0.1, 0.0}) + "\n");
 
   // A resume with a fresh log file starts it.
   std::string fresh = dir.file("fresh.jsonl");
-  { MetricsLog log(fresh, /*lastStep=*/2); }
+  {
+    MetricsLog log(fresh, /*lastStep=*/2);
+  }
   EXPECT_EQ(testing::readText(fresh), "");
   std::vector<std::string> files;
   for (const auto &entry : std::filesystem::directory_iterator(dir.file("")))

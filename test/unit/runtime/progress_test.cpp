@@ -106,8 +106,7 @@ TEST(Progress, ModesWriteWhatTheyShould) {
   // The terminal line is redrawn in place: the note clears it, prints, and redraws; the last
   // step always shows (mean of the recent losses 0.75, 0.25, 0.5); the summary follows.
   std::string terminal = displayOutput(ProgressMode::Terminal);
-  EXPECT_EQ(terminal.rfind("\rstep 1/3 [######..............]  33%  epoch 1  loss 0.7500", 0),
-            0u)
+  EXPECT_EQ(terminal.rfind("\rstep 1/3 [######..............]  33%  epoch 1  loss 0.7500", 0), 0u)
       << terminal;
   EXPECT_NE(terminal.find("\r\033[Ksaved somewhere\n\rstep "), std::string::npos) << terminal;
   EXPECT_NE(terminal.find("\rstep 3/3 [####################] 100%  epoch 2  loss 0.5000  "),

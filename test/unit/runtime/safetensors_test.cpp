@@ -52,8 +52,12 @@ std::string writeSmallFile(const ScratchDir &dir) {
 TEST(Safetensors, RoundTripIsBitwise) {
   ScratchDir dir;
   std::string path = dir.file("round.safetensors");
-  float matrix[6] = {1.5f, -0.0f, std::numeric_limits<float>::denorm_min(),
-                     std::numeric_limits<float>::infinity(), 3.14159274f, -1e-30f};
+  float matrix[6] = {1.5f,
+                     -0.0f,
+                     std::numeric_limits<float>::denorm_min(),
+                     std::numeric_limits<float>::infinity(),
+                     3.14159274f,
+                     -1e-30f};
   uint32_t nanBits = 0x7FC01234u; // a NaN with a payload must survive too
   std::memcpy(&matrix[5], &nanBits, sizeof nanBits);
   float vector[4] = {0.1f, 0.2f, 0.3f, 0.4f};
@@ -86,15 +90,14 @@ TEST(Safetensors, ReadsAHandAssembledFileAndConvertsHalfPrecision) {
                        R"("a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
                        R"("b":{"dtype":"BF16","shape":[3],"data_offsets":[8,14]},)"
                        R"("h":{"dtype":"F16","shape":[1,3],"data_offsets":[14,20]}})";
-  std::string data = {
-      // a: 1.5f = 0x3FC00000, -2.0f = 0xC0000000 (little-endian)
-      '\x00', '\x00', '\xC0', '\x3F', '\x00', '\x00', '\x00', '\xC0',
-      // b: BF16 is the top half of an fp32: 0x3F80 -> 1.0; 0xC040 -> -3.0;
-      // 0x3E20 -> 0x3E200000 = 2^(124-127) * (1 + 0.25) = 0.15625
-      '\x80', '\x3F', '\x40', '\xC0', '\x20', '\x3E',
-      // h: F16 0x3C00 -> 1.0; 0xC500 -> -(2^(17-15) * (1 + 256/1024)) = -5.0;
-      // 0x0001 -> the smallest subnormal, 2^-24
-      '\x00', '\x3C', '\x00', '\xC5', '\x01', '\x00'};
+  std::string data = {// a: 1.5f = 0x3FC00000, -2.0f = 0xC0000000 (little-endian)
+                      '\x00', '\x00', '\xC0', '\x3F', '\x00', '\x00', '\x00', '\xC0',
+                      // b: BF16 is the top half of an fp32: 0x3F80 -> 1.0; 0xC040 -> -3.0;
+                      // 0x3E20 -> 0x3E200000 = 2^(124-127) * (1 + 0.25) = 0.15625
+                      '\x80', '\x3F', '\x40', '\xC0', '\x20', '\x3E',
+                      // h: F16 0x3C00 -> 1.0; 0xC500 -> -(2^(17-15) * (1 + 256/1024)) = -5.0;
+                      // 0x0001 -> the smallest subnormal, 2^-24
+                      '\x00', '\x3C', '\x00', '\xC5', '\x01', '\x00'};
   testing::writeText(path, assemble(header, data));
 
   SafetensorsReader reader(path);
@@ -165,8 +168,7 @@ TEST(Safetensors, TruncatedDataNamesTheTensor) {
   std::string path = writeSmallFile(dir);
   std::filesystem::resize_file(path, std::filesystem::file_size(path) - 4);
   std::string error = errorOf([&] { SafetensorsReader reader(path); });
-  EXPECT_NE(error.find(path + ": tensor w: data ends at byte 24"), std::string::npos)
-      << error;
+  EXPECT_NE(error.find(path + ": tensor w: data ends at byte 24"), std::string::npos) << error;
   EXPECT_NE(error.find("truncated"), std::string::npos) << error;
 }
 
@@ -178,8 +180,7 @@ TEST(Safetensors, TruncatedHeaderIsReported) {
             std::string::npos);
   testing::writeText(path, assemble(R"({"w":{"dtype":"F32","shape":[1],)", "").substr(0, 20));
   std::string error = errorOf([&] { SafetensorsReader reader(path); });
-  EXPECT_NE(error.find(path + ": truncated file: the header claims"), std::string::npos)
-      << error;
+  EXPECT_NE(error.find(path + ": truncated file: the header claims"), std::string::npos) << error;
 }
 
 TEST(Safetensors, CorruptHeadersAreReported) {

@@ -19,8 +19,8 @@ public:
     const ::testing::TestInfo *test = ::testing::UnitTest::GetInstance()->current_test_info();
     std::string name = std::string(test->test_suite_name()) + "-" + test->name();
     std::replace(name.begin(), name.end(), '/', '_'); // parameterized tests: "Suite/Name/0"
-    path_ = std::filesystem::temp_directory_path() /
-            ("bertc-" + name + "-" + std::to_string(getpid()));
+    path_ =
+        std::filesystem::temp_directory_path() / ("bertc-" + name + "-" + std::to_string(getpid()));
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }

@@ -23,13 +23,12 @@ const char *const kVocab[] = {
     "?", ".", ",", ";", "!", "$", "-", "'", "(", ")", "«", "»", "—",
     // English
     "the", "eiffel", "tower", "is", "in", "paris", "where", "who", "built", "when", "was",
-    "released", "how", "much", "did", "it", "earn", "earned", "zoe", "sal", "##dana",
-    "starred", "avatar", "2009", "directed", "by", "james", "cameron", "2", "9", "bill",
-    "##ion",
+    "released", "how", "much", "did", "it", "earn", "earned", "zoe", "sal", "##dana", "starred",
+    "avatar", "2009", "directed", "by", "james", "cameron", "2", "9", "bill", "##ion",
     // French
-    "le", "cafe", "de", "flore", "a", "est", "celebre", "il", "ouvert", "en", "18", "##87",
-    "ou", "quand", "t", "quel", "comment", "jean", "paul", "sartre", "y", "ecrivait",
-    "simone", "beauvoir", "aussi", "qui", "d", "autre",
+    "le", "cafe", "de", "flore", "a", "est", "celebre", "il", "ouvert", "en", "18", "##87", "ou",
+    "quand", "t", "quel", "comment", "jean", "paul", "sartre", "y", "ecrivait", "simone",
+    "beauvoir", "aussi", "qui", "d", "autre",
     // the windowing test
     "b", "c", "e", "f", "g", "h", "i", "j", "q", "r", "s"};
 
@@ -58,14 +57,14 @@ std::string loadError(const std::string &json) {
 /// A one-paragraph file about the Eiffel Tower (29 characters) with `qas`.
 std::string towerFile(const std::string &qas) {
   return R"({"version": "1.1", "data": [{"title": "Eiffel_Tower", "paragraphs": [
-      {"context": "The Eiffel Tower is in Paris.", "qas": )" + qas + "}]}]}";
+      {"context": "The Eiffel Tower is in Paris.", "qas": )" +
+         qas + "}]}]}";
 }
 
 const char *const kWhere = R"("id": "q1", "question": "Where is the Eiffel Tower?")";
 
 /// Token strings of inputIds.
-std::vector<std::string> tokensOf(const Tokenizer &tokenizer,
-                                  const std::vector<int32_t> &ids) {
+std::vector<std::string> tokensOf(const Tokenizer &tokenizer, const std::vector<int32_t> &ids) {
   std::vector<std::string> out;
   for (int32_t id : ids)
     out.push_back(tokenizer.vocab().token(id));
@@ -181,8 +180,8 @@ TEST(SquadData, AnswerStraddlingWindowsIsLabelledWhereItIsWhole) {
   EXPECT_EQ(tokensOf(tokenizer, features.features[4].inputIds),
             (Strings{"[CLS]", "q", "r", "[SEP]", "i", "j", "[SEP]"}));
   // "d e" is whole only in [c d e]; [e f g] holds half of it.
-  EXPECT_EQ(positions, (std::vector<std::pair<int32_t, int32_t>>{
-                           {0, 0}, {5, 6}, {0, 0}, {0, 0}, {0, 0}}));
+  EXPECT_EQ(positions,
+            (std::vector<std::pair<int32_t, int32_t>>{{0, 0}, {5, 6}, {0, 0}, {0, 0}, {0, 0}}));
   EXPECT_EQ(predictedAnswerText(data, features, 1, 5, 6), "d e");
 
   // With a one-token question, 4 context tokens per window: [a b c d] [c d e f] ...
@@ -219,22 +218,27 @@ TEST(SquadData, AnswersRoundTripThroughTokenPositions) {
       {"Film",
        "Zoë Saldaña starred in «Avatar» (2009), directed by James Cameron; it earned $2.9 "
        "billion!",
-       {{"Who directed «Avatar»?", "James Cameron"}, {"When was Avatar released?", "2009"},
-        {"Who starred in it?", "Zoë Saldaña"}, {"How much did it earn?", "$2.9 billion"},
+       {{"Who directed «Avatar»?", "James Cameron"},
+        {"When was Avatar released?", "2009"},
+        {"Who starred in it?", "Zoë Saldaña"},
+        {"How much did it earn?", "$2.9 billion"},
         {"Who starred?", "(2009)"}}},
-      {"Café", "Le Café de Flore, à Paris, est célèbre — il a ouvert en 1887.",
-       {{"Où est le café?", "Paris"}, {"Quand a-t-il ouvert?", "1887"},
-        {"Quel café?", "Café de Flore"}, {"Comment est-il?", "célèbre"}}},
-      {"Café", "Jean-Paul Sartre y écrivait. Simone de Beauvoir aussi.",
+      {"Café",
+       "Le Café de Flore, à Paris, est célèbre — il a ouvert en 1887.",
+       {{"Où est le café?", "Paris"},
+        {"Quand a-t-il ouvert?", "1887"},
+        {"Quel café?", "Café de Flore"},
+        {"Comment est-il?", "célèbre"}}},
+      {"Café",
+       "Jean-Paul Sartre y écrivait. Simone de Beauvoir aussi.",
        {{"Qui écrivait?", "Jean-Paul Sartre"}, {"Qui d'autre?", "Simone de Beauvoir"}}}};
   nlohmann::json file = {{"version", "1.1"}, {"data", nlohmann::json::array()}};
   for (const Paragraph &paragraph : paragraphs) {
     nlohmann::json qas = nlohmann::json::array();
     for (const auto &[question, answer] : paragraph.qas)
       addQuestion(qas, paragraph.context, question, answer);
-    file["data"].push_back(
-        {{"title", paragraph.title},
-         {"paragraphs", {{{"context", paragraph.context}, {"qas", qas}}}}});
+    file["data"].push_back({{"title", paragraph.title},
+                            {"paragraphs", {{{"context", paragraph.context}, {"qas", qas}}}}});
   }
   SquadDataset data = load(dir, file.dump(2));
   ASSERT_EQ(data.examples.size(), 11u);
@@ -287,15 +291,14 @@ TEST(SquadData, MismatchedAnswerTextIsCountedNotFatal) {
   SquadDataset data = load(dir, towerFile(std::string("[{") + kWhere + R"(, "answers": [
       {"text": "Lyon", "answer_start": 23}]}])"));
   ASSERT_EQ(data.mismatchedAnswers.size(), 1u);
-  EXPECT_EQ(data.mismatchedAnswers[0],
-            dir.file("dev.json") + ": data[0].paragraphs[0].qas[0].answers[0]: text 'Lyon' "
-                                   "differs from the context at answer_start 23: 'Pari'");
+  EXPECT_EQ(data.mismatchedAnswers[0], dir.file("dev.json") +
+                                           ": data[0].paragraphs[0].qas[0].answers[0]: text 'Lyon' "
+                                           "differs from the context at answer_start 23: 'Pari'");
   EXPECT_EQ(data.examples[0].answers[0].span.end, 27u);
 }
 
 TEST(SquadData, MalformedFilesGiveLocatedErrors) {
-  EXPECT_EQ(loadError(R"({"data": [)").rfind("dev.json: malformed JSON: parse error at line 1",
-                                               0),
+  EXPECT_EQ(loadError(R"({"data": [)").rfind("dev.json: malformed JSON: parse error at line 1", 0),
             0u);
   EXPECT_EQ(loadError("{\"data\":\n  " + std::string(100000, '[') + std::string(100000, ']') + "}"),
             "dev.json:2:66: nesting deeper than 64 levels");
@@ -321,9 +324,9 @@ TEST(SquadData, MalformedFilesGiveLocatedErrors) {
   EXPECT_EQ(loadError(towerFile(std::string("[{") + kWhere + R"(, "answers": ["Paris"]}])")),
             "dev.json: data[0].paragraphs[0].qas[0].answers[0]: must be an object, got "
             "string");
-  EXPECT_EQ(loadError(towerFile(std::string("[{") + kWhere +
-                                R"(, "answers": [{"answer_start": 23}]}])")),
-            "dev.json: data[0].paragraphs[0].qas[0].answers[0]: missing key 'text'");
+  EXPECT_EQ(
+      loadError(towerFile(std::string("[{") + kWhere + R"(, "answers": [{"answer_start": 23}]}])")),
+      "dev.json: data[0].paragraphs[0].qas[0].answers[0]: missing key 'text'");
   EXPECT_EQ(loadError(towerFile(std::string("[{") + kWhere + R"(, "answers": [
                                 {"text": "Paris", "answer_start": "23"}]}])")),
             "dev.json: data[0].paragraphs[0].qas[0].answers[0].answer_start: must be an "
@@ -346,7 +349,8 @@ TEST(SquadData, InconsistentAnswersGiveLocatedErrors) {
     std::string paragraph = R"({"context": "The Eiffel Tower is in Paris.", "qas": [)";
     return R"({"data": [{"paragraphs": [)" + paragraph + good + R"(]}]}, {"paragraphs": [)" +
            paragraph + R"({"id": "r", "question": "?", "answers": []}, {"id": "s",
-           "question": "?", "answers": [{"text": "x", "answer_start": 1}]}]},)" + paragraph +
+           "question": "?", "answers": [{"text": "x", "answer_start": 1}]}]},)" +
+           paragraph +
            R"({"id": "t", "question": "?", "answers": [{"text": "x", "answer_start": 1}]},)" +
            badQuestion + "]}]}]}";
   };

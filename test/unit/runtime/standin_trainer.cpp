@@ -24,11 +24,11 @@ constexpr size_t kScale = 128;      // bert.embeddings.LayerNorm.weight fp32 [1]
 constexpr size_t kWeightGrad = 192; // fp32 [2, 1]
 constexpr size_t kBiasGrad = 256;   // fp32 [2]
 constexpr size_t kWeightM = 320, kWeightV = 384, kBiasM = 448, kBiasV = 512; // fp32 [2]
-constexpr size_t kInputIds = 576;   // int32 [4, 8] = 128 bytes
+constexpr size_t kInputIds = 576;                                  // int32 [4, 8] = 128 bytes
 constexpr size_t kTokenTypes = 704, kPositions = 832, kMask = 960; // int32 [4, 8]
-constexpr size_t kLabels = 1088;    // int32 [4]
-constexpr size_t kLoss = 1152;      // fp32 scalar
-constexpr size_t kScratch = 1216;   // empty: no attention, so no scratch (as bertc plans it)
+constexpr size_t kLabels = 1088;                                   // int32 [4]
+constexpr size_t kLoss = 1152;                                     // fp32 scalar
+constexpr size_t kScratch = 1216; // empty: no attention, so no scratch (as bertc plans it)
 constexpr size_t kArenaBytes = 1280;
 
 // The out-of-memory variant claims an arena no machine can provide (2^62 bytes).
@@ -39,12 +39,29 @@ constexpr size_t kPlannedArenaBytes = kArenaBytes;
 #endif
 
 const ParamSlot kParams[] = {
-    {"classifier.weight", 2, {kClasses, 1}, kClasses, kWeight, true, kWeightGrad, kWeightM,
-     kWeightV, true, ParamInit::Normal},
-    {"classifier.bias", 1, {kClasses}, kClasses, kBias, true, kBiasGrad, kBiasM, kBiasV,
-     false, ParamInit::Zeros},
-    {"bert.embeddings.LayerNorm.weight", 1, {1}, 1, kScale, false, 0, 0, 0, false,
-     ParamInit::Ones},
+    {"classifier.weight",
+     2,
+     {kClasses, 1},
+     kClasses,
+     kWeight,
+     true,
+     kWeightGrad,
+     kWeightM,
+     kWeightV,
+     true,
+     ParamInit::Normal},
+    {"classifier.bias",
+     1,
+     {kClasses},
+     kClasses,
+     kBias,
+     true,
+     kBiasGrad,
+     kBiasM,
+     kBiasV,
+     false,
+     ParamInit::Zeros},
+    {"bert.embeddings.LayerNorm.weight", 1, {1}, 1, kScale, false, 0, 0, 0, false, ParamInit::Ones},
 };
 
 template <class T> T *slot(const StepContext &ctx, size_t offset) {
@@ -62,14 +79,35 @@ extern const TrainerPlan kTrainerPlan = {
     /*optimizerState=*/{320, 256},
     /*scratch=*/{kScratch, 0},
     {kInputIds, kTokenTypes, kPositions, kMask, kLabels, kLoss},
-    {kBatch, kMicroBatch, kAccumulation, kSeqLen, /*epochs=*/2, /*steps=*/0, /*lr=*/0.1f,
-     /*weightDecay=*/0.01f, 0.9f, 0.999f, 1e-8f, LrSchedule::Linear, /*warmup=*/0.1f,
-     /*seed=*/7, /*shuffle=*/true, kClasses, /*initializerRange=*/0.02f, kVocab,
-     /*typeVocab=*/2, /*trainData=*/"", /*initCheckpoint=*/"",
-     /*vocabFile=*/"standin-vocab.txt", /*groupByLength=*/false, /*textField=*/"sentence",
-     /*textPairField=*/"", /*labelField=*/"label"},
-    /*hfConfigJson=*/R"({"architectures": ["BertForSequenceClassification"], )"
-                     R"("model_type": "bert", "num_labels": 2, "vocab_size": 100})",
+    {kBatch,
+     kMicroBatch,
+     kAccumulation,
+     kSeqLen,
+     /*epochs=*/2,
+     /*steps=*/0,
+     /*lr=*/0.1f,
+     /*weightDecay=*/0.01f,
+     0.9f,
+     0.999f,
+     1e-8f,
+     LrSchedule::Linear,
+     /*warmup=*/0.1f,
+     /*seed=*/7,
+     /*shuffle=*/true,
+     kClasses,
+     /*initializerRange=*/0.02f,
+     kVocab,
+     /*typeVocab=*/2,
+     /*trainData=*/"",
+     /*initCheckpoint=*/"",
+     /*vocabFile=*/"standin-vocab.txt",
+     /*groupByLength=*/false,
+     /*textField=*/"sentence",
+     /*textPairField=*/"",
+     /*labelField=*/"label"},
+    /*hfConfigJson=*/
+    R"({"architectures": ["BertForSequenceClassification"], )"
+    R"("model_type": "bert", "num_labels": 2, "vocab_size": 100})",
 };
 
 /// Row b's feature: its mean input id over the attention mask, over the vocabulary, scaled.

@@ -17,22 +17,22 @@ using testing::ScratchDir;
 using Ids = std::vector<int32_t>;
 
 /// Uncased: no token but the bracketed ones holds an upper-case letter.
-const char *const kVocab = "[PAD]\n"    // 0
-                           "[UNK]\n"    // 1
-                           "[CLS]\n"    // 2
-                           "[SEP]\n"    // 3
-                           "[MASK]\n"   // 4
-                           "eu\n"       // 5
-                           "rejects\n"  // 6
-                           "german\n"   // 7
-                           "call\n"     // 8
-                           "to\n"       // 9
-                           "boy\n"      // 10
-                           "##cott\n"   // 11
-                           "british\n"  // 12
-                           "lamb\n"     // 13
-                           ".\n"        // 14
-                           "##s\n";     // 15
+const char *const kVocab = "[PAD]\n"   // 0
+                           "[UNK]\n"   // 1
+                           "[CLS]\n"   // 2
+                           "[SEP]\n"   // 3
+                           "[MASK]\n"  // 4
+                           "eu\n"      // 5
+                           "rejects\n" // 6
+                           "german\n"  // 7
+                           "call\n"    // 8
+                           "to\n"      // 9
+                           "boy\n"     // 10
+                           "##cott\n"  // 11
+                           "british\n" // 12
+                           "lamb\n"    // 13
+                           ".\n"       // 14
+                           "##s\n";    // 15
 constexpr int64_t kVocabSize = 16;
 
 constexpr int32_t kIgnored = -100; // PyTorch's CrossEntropyLoss ignore_index
@@ -85,11 +85,11 @@ public:
 
 TEST(TaskData, TagsLandOnTheFirstPieceOfEachWord) {
   TaskFiles files;
-  Dataset data = files.tagged(
-      "{\"tokens\": [\"EU\", \"rejects\", \"German\", \"call\", \"to\", \"boycott\", "
-      "\"British\", \"lamb\", \".\"], \"ner_tags\": [3, 0, 7, 0, 0, 0, 7, 0, 0]}\n"
-      "\n"
-      "{\"tokens\": [\"zebra\", \"lamb.\", \"lambs\"], \"ner_tags\": [1, 8, 2]}\n");
+  Dataset data =
+      files.tagged("{\"tokens\": [\"EU\", \"rejects\", \"German\", \"call\", \"to\", \"boycott\", "
+                   "\"British\", \"lamb\", \".\"], \"ner_tags\": [3, 0, 7, 0, 0, 0, 7, 0, 0]}\n"
+                   "\n"
+                   "{\"tokens\": [\"zebra\", \"lamb.\", \"lambs\"], \"ner_tags\": [1, 8, 2]}\n");
   EXPECT_EQ(data.path, files.dir.file("train.jsonl"));
   EXPECT_EQ(data.labels, LabelKind::TokenClass);
   ASSERT_EQ(data.rows.size(), 2u);
@@ -97,8 +97,8 @@ TEST(TaskData, TagsLandOnTheFirstPieceOfEachWord) {
   // [CLS] eu rejects german call to boy ##cott british lamb . [SEP]: "EU" lower-cased,
   // "boycott" two pieces of which only "boy" is tagged.
   EXPECT_EQ(data.rows[0].inputIds, (Ids{2, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 3}));
-  EXPECT_EQ(data.rows[0].tokenLabels, (Ids{kIgnored, 3, 0, 7, 0, 0, 0, kIgnored, 7, 0, 0,
-                                           kIgnored}));
+  EXPECT_EQ(data.rows[0].tokenLabels,
+            (Ids{kIgnored, 3, 0, 7, 0, 0, 0, kIgnored, 7, 0, 0, kIgnored}));
   EXPECT_EQ(data.rows[0].tokenTypeIds, Ids(12, 0));
 
   // [CLS] [UNK] lamb . lamb ##s [SEP]: an unknown word keeps its tag on [UNK]; the word
@@ -131,8 +131,8 @@ TEST(TaskData, TaggedRowsAreCutToSeqLen) {
 
   // The shortest sequence: one piece between [CLS] and [SEP].
   limits.seqLen = 3;
-  Dataset shortest = files.tagged("{\"tokens\": [\"boycott\", \"EU\"], \"ner_tags\": [4, 3]}\n",
-                                  limits);
+  Dataset shortest =
+      files.tagged("{\"tokens\": [\"boycott\", \"EU\"], \"ner_tags\": [4, 3]}\n", limits);
   EXPECT_EQ(shortest.rows[0].inputIds, (Ids{2, 10, 3}));
   EXPECT_EQ(shortest.rows[0].tokenLabels, (Ids{kIgnored, 4, kIgnored}));
   limits.seqLen = 2;
@@ -156,8 +156,7 @@ TEST(TaskData, MalformedTaggedRowsNameFileAndLine) {
             at + "1: column 33: number 1e999 is out of range (a double holds at most 1.8e308 "
                  "in magnitude)");
   EXPECT_EQ(files.taggedError("[\"EU\"]\n"), at + "1: a row must be a JSON object, got array");
-  EXPECT_EQ(files.taggedError(good + "{\"tokens\": [\"EU\"]}\n"),
-            at + "2: missing key 'ner_tags'");
+  EXPECT_EQ(files.taggedError(good + "{\"tokens\": [\"EU\"]}\n"), at + "2: missing key 'ner_tags'");
   EXPECT_EQ(files.taggedError("{\"words\": [\"EU\"], \"ner_tags\": [3]}\n"),
             at + "1: missing key 'tokens'");
   EXPECT_EQ(files.taggedError("{\"tokens\": \"EU rejects\", \"ner_tags\": [3, 0]}\n"),
@@ -185,9 +184,8 @@ TEST(TaskData, BadWordsAndTagsNameTheirPlace) {
             at + "'ner_tags'[0] must be an integer tag in [0, 9), got 9");
   EXPECT_EQ(files.taggedError("{\"tokens\": [\"EU\", \"call\"], \"ner_tags\": [0, -1]}\n"),
             at + "'ner_tags'[1] must be an integer tag in [0, 9), got -1");
-  EXPECT_EQ(
-      files.taggedError("{\"tokens\": [\"EU\"], \"ner_tags\": [18446744073709551615]}\n"),
-      at + "'ner_tags'[0] must be an integer tag in [0, 9), got 18446744073709551615");
+  EXPECT_EQ(files.taggedError("{\"tokens\": [\"EU\"], \"ner_tags\": [18446744073709551615]}\n"),
+            at + "'ner_tags'[0] must be an integer tag in [0, 9), got 18446744073709551615");
   // Lists of different lengths.
   EXPECT_EQ(files.taggedError("{\"tokens\": [\"EU\", \"rejects\"], \"ner_tags\": [3]}\n"),
             at + "'tokens' has 2 words but 'ner_tags' has 1 tags");
@@ -247,8 +245,7 @@ TEST(TaskData, RegressionTargetsFromEveryTextFormat) {
   TaskData ids = files.regression("ids.jsonl", "{\"input_ids\": [2, 30, 3], \"label\": 1.5}\n");
   EXPECT_EQ(ids.data.rows[0].inputIds, (Ids{2, 30, 3}));
   EXPECT_EQ(ids.data.rows[0].target, 1.5f);
-  EXPECT_EQ(ids.summary, "data: 1 row from " + files.dir.file("ids.jsonl") +
-                             " (pre-tokenized)");
+  EXPECT_EQ(ids.summary, "data: 1 row from " + files.dir.file("ids.jsonl") + " (pre-tokenized)");
 }
 
 TEST(TaskData, ANonNumericRegressionLabelNamesFileAndLine) {
@@ -259,9 +256,9 @@ TEST(TaskData, ANonNumericRegressionLabelNamesFileAndLine) {
   EXPECT_EQ(files.regressionError("train.tsv", "text\tlabel\nlamb\t1.5x\n"),
             tsv + ":2: label '1.5x' is not a finite number");
   std::string csv = files.dir.file("train.csv");
-  EXPECT_EQ(files.regressionError("train.csv", "text,score\nEU,1\nlamb,inf\n",
-                                  {"text", "", "score"}),
-            csv + ":3: score 'inf' is not a finite number");
+  EXPECT_EQ(
+      files.regressionError("train.csv", "text,score\nEU,1\nlamb,inf\n", {"text", "", "score"}),
+      csv + ":3: score 'inf' is not a finite number");
   EXPECT_EQ(files.regressionError("train.csv", "text,label\nlamb,nan\n"),
             csv + ":2: label 'nan' is not a finite number");
   std::string jsonl = files.dir.file("train.jsonl");

@@ -49,15 +49,15 @@ public:
   std::string vocab() const { return dir.file("vocab.txt"); }
 
   /// Writes `text` to `name` and loads it as training data.
-  TrainingData load(const std::string &name, const std::string &text,
-                    const TextFields &fields = {}, const DataLimits &limits = kLimits) const {
+  TrainingData load(const std::string &name, const std::string &text, const TextFields &fields = {},
+                    const DataLimits &limits = kLimits) const {
     testing::writeText(dir.file(name), text);
     return loadTrainingData(dir.file(name), limits, fields, vocab());
   }
 
   /// What loading `text` as `name` throws.
-  std::string error(const std::string &name, const std::string &text,
-                    const TextFields &fields = {}, const DataLimits &limits = kLimits) const {
+  std::string error(const std::string &name, const std::string &text, const TextFields &fields = {},
+                    const DataLimits &limits = kLimits) const {
     return errorOf([&] { load(name, text, fields, limits); });
   }
 
@@ -68,10 +68,11 @@ TextFields sentenceFields() { return TextFields{"sentence", "", "label"}; }
 
 TEST(TextDataset, EncodesTsvRowsWithTheVocabulary) {
   TextData files;
-  TrainingData loaded = files.load("train.tsv", "sentence\tlabel\n"
-                                                "The movie was GOOD!\t1\n"
-                                                "a bad, unbelievable plot\t0\n"
-                                                "the zebra\t1\n",
+  TrainingData loaded = files.load("train.tsv",
+                                   "sentence\tlabel\n"
+                                   "The movie was GOOD!\t1\n"
+                                   "a bad, unbelievable plot\t0\n"
+                                   "the zebra\t1\n",
                                    sentenceFields());
   const std::vector<Example> &rows = loaded.data.rows;
   ASSERT_EQ(rows.size(), 3u);
@@ -89,8 +90,8 @@ TEST(TextDataset, EncodesTsvRowsWithTheVocabulary) {
   EXPECT_TRUE(loaded.tokenization->lowerCase);
   EXPECT_EQ(loaded.tokenization->truncatedRows, 0);
   EXPECT_EQ(loaded.summary(), "data: 3 rows from " + files.dir.file("train.tsv") +
-                                    ", tokenized with " + files.vocab() +
-                                    " (uncased), 0 rows truncated to 16 tokens");
+                                  ", tokenized with " + files.vocab() +
+                                  " (uncased), 0 rows truncated to 16 tokens");
 }
 
 TEST(TextDataset, EncodesCsvSentencePairsWithTokenTypes) {
@@ -126,21 +127,20 @@ TEST(TextDataset, ReadsTextJsonlAndLeavesPreTokenizedJsonlToItsLoader) {
   ASSERT_EQ(ids.data.rows.size(), 1u);
   EXPECT_EQ(ids.data.rows[0].inputIds, (Ids{2, 30, 3}));
   EXPECT_FALSE(ids.tokenization);
-  EXPECT_EQ(ids.summary(), "data: 1 row from " + files.dir.file("ids.jsonl") +
-                                 " (pre-tokenized)");
+  EXPECT_EQ(ids.summary(), "data: 1 row from " + files.dir.file("ids.jsonl") + " (pre-tokenized)");
   // Pre-tokenized data needs no vocabulary.
-  EXPECT_EQ(loadTrainingData(files.dir.file("ids.jsonl"), kLimits, {}, "").data.rows.size(),
-            1u);
+  EXPECT_EQ(loadTrainingData(files.dir.file("ids.jsonl"), kLimits, {}, "").data.rows.size(), 1u);
 }
 
 TEST(TextDataset, TruncatesToSeqLenAndCountsTheRowsCut) {
   TextData files;
   DataLimits limits = kLimits;
   limits.seqLen = 6;
-  TrainingData single = files.load("single.tsv", "text\tlabel\n"
-                                                 "the movie was good !\t1\n" // 7 tokens
-                                                 "the movie was good\t1\n"   // exactly 6
-                                                 "good\t0\n",
+  TrainingData single = files.load("single.tsv",
+                                   "text\tlabel\n"
+                                   "the movie was good !\t1\n" // 7 tokens
+                                   "the movie was good\t1\n"   // exactly 6
+                                   "good\t0\n",
                                    {}, limits);
   EXPECT_EQ(single.data.rows[0].inputIds, (Ids{2, 5, 6, 7, 8, 3}));
   EXPECT_EQ(single.data.rows[1].inputIds, (Ids{2, 5, 6, 7, 8, 3}));
@@ -149,8 +149,9 @@ TEST(TextDataset, TruncatesToSeqLenAndCountsTheRowsCut) {
             ", 1 row truncated to 6 tokens");
 
   // Longest first: 4 + 1 tokens need 8, so the longer first text loses two.
-  TrainingData pair = files.load("pair.tsv", "a\tb\tlabel\n"
-                                             "the movie was good\tbad\t1\n",
+  TrainingData pair = files.load("pair.tsv",
+                                 "a\tb\tlabel\n"
+                                 "the movie was good\tbad\t1\n",
                                  TextFields{"a", "b", "label"}, limits);
   EXPECT_EQ(pair.data.rows[0].inputIds, (Ids{2, 5, 6, 3, 9, 3}));
   EXPECT_EQ(pair.data.rows[0].tokenTypeIds, (Ids{0, 0, 0, 0, 1, 1}));
@@ -171,8 +172,7 @@ TEST(TextDataset, BadLabelsNameFileAndLine) {
   std::string tsv = files.dir.file("train.tsv");
   EXPECT_EQ(files.error("train.tsv", "text\tlabel\ngood\t1\n\nbad\tpos\n"),
             tsv + ":4: label 'pos' is not an integer in [0, 2)");
-  EXPECT_EQ(files.error("train.tsv", "text\tstars\ngood\t2\n",
-                        TextFields{"text", "", "stars"}),
+  EXPECT_EQ(files.error("train.tsv", "text\tstars\ngood\t2\n", TextFields{"text", "", "stars"}),
             tsv + ":2: stars '2' is not an integer in [0, 2)");
   std::string jsonl = files.dir.file("train.jsonl");
   EXPECT_EQ(files.error("train.jsonl", "{\"text\": \"good\", \"label\": 1}\n{\"text\": \"bad\"}\n"),
@@ -181,14 +181,14 @@ TEST(TextDataset, BadLabelsNameFileAndLine) {
 
 TEST(TextDataset, AMissingColumnNamesTheColumnsThereAre) {
   TextData files;
-  EXPECT_EQ(files.error("train.tsv", "sentence\tlabel\ngood\t1\n",
-                        TextFields{"sentense", "", "label"}),
-            files.dir.file("train.tsv") +
-                ": no column 'sentense'; columns are: sentence, label (did you mean "
-                "'sentence'?)");
-  EXPECT_EQ(files.error("train.csv", "text,label\ngood,1\n", TextFields{"text", "hypothesis",
-                                                                          "label"}),
-            files.dir.file("train.csv") + ": no column 'hypothesis'; columns are: text, label");
+  EXPECT_EQ(
+      files.error("train.tsv", "sentence\tlabel\ngood\t1\n", TextFields{"sentense", "", "label"}),
+      files.dir.file("train.tsv") +
+          ": no column 'sentense'; columns are: sentence, label (did you mean "
+          "'sentence'?)");
+  EXPECT_EQ(
+      files.error("train.csv", "text,label\ngood,1\n", TextFields{"text", "hypothesis", "label"}),
+      files.dir.file("train.csv") + ": no column 'hypothesis'; columns are: text, label");
 }
 
 TEST(TextDataset, TextWithoutAVocabularySaysHowToGiveOne) {
@@ -215,8 +215,7 @@ TEST(TextDataset, AVocabularyLargerThanTheModelIsRefused) {
                 " tokens but the model's embedding has 16 ([model] vocab): its ids would "
                 "fall outside the model");
   limits.vocab = kVocabSize; // exactly the model's size is fine
-  EXPECT_EQ(files.load("train.tsv", "text\tlabel\ngood\t1\n", {}, limits).data.rows.size(),
-            1u);
+  EXPECT_EQ(files.load("train.tsv", "text\tlabel\ngood\t1\n", {}, limits).data.rows.size(), 1u);
 }
 
 TEST(TextDataset, InvalidUtf8NamesTheLineAndTheColumn) {
@@ -230,8 +229,8 @@ TEST(TextDataset, PairsNeedTwoTokenTypes) {
   TextData files;
   DataLimits limits = kLimits;
   limits.typeVocab = 1;
-  EXPECT_EQ(files.error("train.tsv", "a\tb\tlabel\ngood\tbad\t1\n",
-                        TextFields{"a", "b", "label"}, limits),
+  EXPECT_EQ(files.error("train.tsv", "a\tb\tlabel\ngood\tbad\t1\n", TextFields{"a", "b", "label"},
+                        limits),
             files.dir.file("train.tsv") +
                 ": sentence pairs ('a', 'b') need 2 token types but the model has 1 "
                 "([model] type_vocab)");

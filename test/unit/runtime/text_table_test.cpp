@@ -47,16 +47,16 @@ using Strings = std::vector<std::string>;
 TEST(Csv, ReadsQuotedFieldsEscapesAndLineBreaks) {
   ScratchDir dir;
   TextTable table = loadText(dir, "train.csv",
-                             "sentence,label\r\n"                 // line 1
-                             "\"Hello, world\",1\r\n"             // line 2
-                             "\"She said \"\"hi\"\"\",0\r\n"      // line 3
-                             "\"two\nlines\",1\r\n"               // lines 4-5
-                             "a 5\" screen,0\r\n"                 // line 6: bare quote is data
-                             ",1\r\n"                             // line 7: empty field
-                             "\r\n"                               // line 8: skipped
-                             "\"\",0\n"                           // line 9: quoted empty field
-                             "\"crlf\r\ninside\",1\n"             // lines 10-11
-                             "last,0");                           // line 12, no line end
+                             "sentence,label\r\n"            // line 1
+                             "\"Hello, world\",1\r\n"        // line 2
+                             "\"She said \"\"hi\"\"\",0\r\n" // line 3
+                             "\"two\nlines\",1\r\n"          // lines 4-5
+                             "a 5\" screen,0\r\n"            // line 6: bare quote is data
+                             ",1\r\n"                        // line 7: empty field
+                             "\r\n"                          // line 8: skipped
+                             "\"\",0\n"                      // line 9: quoted empty field
+                             "\"crlf\r\ninside\",1\n"        // lines 10-11
+                             "last,0");                      // line 12, no line end
   EXPECT_EQ(table.columns(), (Strings{"sentence", "label"}));
   EXPECT_EQ(allText(table), (Rows{{"Hello, world", "1"},
                                   {"She said \"hi\"", "0"},
@@ -79,18 +79,18 @@ TEST(Csv, EmptyFieldsAtTheEndOfARecord) {
 TEST(Tsv, TakesFieldsLiterallyAsGlueDoes) {
   ScratchDir dir;
   TextTable table = loadText(dir, "train.tsv",
-                             "sentence\tlabel\n"                     // line 1
-                             "it 's a \"charming\" journey \t1\n"    // line 2
-                             "\"quoted\"\t0\r\n"                     // line 3: CRLF
-                             "\n"                                    // line 4: skipped
-                             "a, b\t1\n"                             // line 5
-                             "\t0");                                 // line 6: empty field
+                             "sentence\tlabel\n"                  // line 1
+                             "it 's a \"charming\" journey \t1\n" // line 2
+                             "\"quoted\"\t0\r\n"                  // line 3: CRLF
+                             "\n"                                 // line 4: skipped
+                             "a, b\t1\n"                          // line 5
+                             "\t0");                              // line 6: empty field
   EXPECT_EQ(table.columns(), (Strings{"sentence", "label"}));
   // Quotes stay, as do commas and spaces around a field; only the CR of CRLF goes.
-  EXPECT_EQ(allText(table), (Rows{{"it 's a \"charming\" journey ", "1"},
-                                  {"\"quoted\"", "0"},
-                                  {"a, b", "1"},
-                                  {"", "0"}}));
+  EXPECT_EQ(
+      allText(table),
+      (Rows{
+          {"it 's a \"charming\" journey ", "1"}, {"\"quoted\"", "0"}, {"a, b", "1"}, {"", "0"}}));
   EXPECT_EQ(lines(table), (std::vector<int64_t>{2, 3, 5, 6}));
 }
 
@@ -116,7 +116,7 @@ TEST(JsonlTable, KeepsTextNumbersAndIdListsWithTheirLines) {
          score = table.column("score"), ids = table.column("input_ids");
   EXPECT_EQ(table.text(0, sentence), "good film");
   EXPECT_EQ(table.text(1, sentence), "bad \"film\"");
-  EXPECT_EQ(table.text(0, label), "1");   // numbers as JSON writes them
+  EXPECT_EQ(table.text(0, label), "1"); // numbers as JSON writes them
   EXPECT_EQ(table.text(0, score), "0.5");
   EXPECT_EQ(table.text(1, table.column("flag")), "true");
   EXPECT_EQ(table.ids(1, ids), (std::vector<int64_t>{101, 7, 102}));
@@ -298,9 +298,9 @@ TEST(TextTable, FloatLabelsMustBeFiniteNumbers) {
   EXPECT_FLOAT_EQ(table.floatLabel(2, score), 5.0);
   const char *rejected[] = {"high", "nan", "inf", "", "1e999", "2.5x"};
   for (size_t i = 0; i < std::size(rejected); ++i)
-    EXPECT_EQ(errorOf([&] { table.floatLabel(3 + i, score); }),
-              path + ":" + std::to_string(5 + i) + ": score '" + rejected[i] +
-                  "' is not a finite number");
+    EXPECT_EQ(errorOf([&] { table.floatLabel(3 + i, score); }), path + ":" + std::to_string(5 + i) +
+                                                                    ": score '" + rejected[i] +
+                                                                    "' is not a finite number");
 }
 
 } // namespace

@@ -17,12 +17,13 @@ using testing::writeText;
 
 /// The vocabulary the tests tokenize with: special tokens, then words in both cases.
 const std::vector<std::string> kTokens = {
-    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[unused0]",
-    "hello", "Hello", "world", "World", "##world", "héllo", "Héllo",
-    ",", "!", "?", ".", "'", "-", "(", ")", "[", "]", "$", "^", "`", "«", "»", "¿", "—",
-    "un", "##aff", "##able", "don", "t", "stop", "me", "now", "que", "mask",
-    "a", "##a", "b", "c", "d", "é", "##é", "i", "σασ",
-    "我", "爱", "nlp", "N", "##LP", "한", "ᄒ", "##ᅡ", "##ᆫ"};
+    "[PAD]", "[UNK]",   "[CLS]", "[SEP]", "[MASK]", "[unused0]", "hello", "Hello", "world",
+    "World", "##world", "héllo", "Héllo", ",",      "!",         "?",     ".",     "'",
+    "-",     "(",       ")",     "[",     "]",      "$",         "^",     "`",     "«",
+    "»",     "¿",       "—",     "un",    "##aff",  "##able",    "don",   "t",     "stop",
+    "me",    "now",     "que",   "mask",  "a",      "##a",       "b",     "c",     "d",
+    "é",     "##é",     "i",     "σασ",   "我",     "爱",        "nlp",   "N",     "##LP",
+    "한",    "ᄒ",      "##ᅡ",   "##ᆫ"};
 
 std::string vocabFile(const ScratchDir &dir, const std::vector<std::string> &tokens) {
   std::string text;
@@ -51,8 +52,7 @@ TEST(BasicTokenizer, SplitsPunctuationOffWords) {
   EXPECT_EQ(texts(tokenizer.tokenize("don't stop-me (now)...")),
             (Strings{"don", "'", "t", "stop", "-", "me", "(", "now", ")", ".", ".", "."}));
   // ASCII symbols count as punctuation ($ is Sc, ^ and ` are Sk) ...
-  EXPECT_EQ(texts(tokenizer.tokenize("a$b^c`d")),
-            (Strings{"a", "$", "b", "^", "c", "`", "d"}));
+  EXPECT_EQ(texts(tokenizer.tokenize("a$b^c`d")), (Strings{"a", "$", "b", "^", "c", "`", "d"}));
   // ... and outside ASCII only P*: « » ¿ — split, the math sign ± (Sm) does not, so
   // "a±a" stays one word, which no vocabulary entry continues after "a".
   EXPECT_EQ(texts(tokenizer.tokenize("«hello»—¿que? a±a")),
@@ -112,9 +112,8 @@ TEST(BasicTokenizer, DropsControlCharactersAndSplitsOnAnyWhitespace) {
   // NEL (U+0085) is a control character to BERT, not whitespace.
   EXPECT_EQ(texts(tokenizer.tokenize("hello\u0085world")), (Strings{"hello", "##world"}));
   // No-break space, ideographic space, tab, CR LF and the line separator all split.
-  EXPECT_EQ(
-      texts(tokenizer.tokenize("hello\u00A0world\u3000hello\tworld\r\nhello\u2028world")),
-      (Strings{"hello", "world", "hello", "world", "hello", "world"}));
+  EXPECT_EQ(texts(tokenizer.tokenize("hello\u00A0world\u3000hello\tworld\r\nhello\u2028world")),
+            (Strings{"hello", "world", "hello", "world", "hello", "world"}));
   EXPECT_TRUE(tokenizer.tokenize(" \t\r\n\u00A0").empty());
 }
 
@@ -168,8 +167,7 @@ TEST(Tokenizer, KeepsSpecialTokensWhole) {
             (Strings{"[CLS]", "hello", "[MASK]", "world", "[SEP]", "[", "mask", "]"}));
   EXPECT_EQ(tokens[2].id, 4);
   EXPECT_EQ(text.substr(tokens[2].begin, tokens[2].end - tokens[2].begin), "[MASK]");
-  EXPECT_EQ(texts(makeTokenizer(dir, false).tokenize("[PAD][UNK]")),
-            (Strings{"[PAD]", "[UNK]"}));
+  EXPECT_EQ(texts(makeTokenizer(dir, false).tokenize("[PAD][UNK]")), (Strings{"[PAD]", "[UNK]"}));
 }
 
 TEST(Tokenizer, OffsetsPointBackIntoTheText) {
@@ -203,7 +201,10 @@ TEST(Tokenizer, PiecesOfOneCharacterShareItsSpan) {
 TEST(Tokenizer, RejectsInvalidUtf8) {
   ScratchDir dir;
   Tokenizer tokenizer = makeTokenizer(dir, true);
-  EXPECT_EQ(errorOf([&] { tokenizer.tokenize("ab\xff" "cd"); }),
+  EXPECT_EQ(errorOf([&] {
+              tokenizer.tokenize("ab\xff"
+                                 "cd");
+            }),
             "invalid UTF-8 at byte 2 of the text");
   EXPECT_EQ(errorOf([&] { tokenizer.tokenize("a \xc0\xaf"); }), // overlong "/"
             "invalid UTF-8 at byte 2 of the text");
@@ -300,8 +301,8 @@ TEST(Vocab, ErrorsNameTheFile) {
 
 TEST(Vocab, GuessesLowerCasingFromTheTokens) {
   ScratchDir dir;
-  Strings uncased = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[unused0]",
-                     "hello", "##ß", "straße", "σας", "我", "!"};
+  Strings uncased = {"[PAD]", "[UNK]", "[CLS]",  "[SEP]", "[MASK]", "[unused0]",
+                     "hello", "##ß",   "straße", "σας",   "我",     "!"};
   EXPECT_TRUE(guessLowerCase(Vocab::load(vocabFile(dir, uncased))));
   for (const char *upper : {"Hello", "##É", "Σ"}) {
     Strings cased = uncased;

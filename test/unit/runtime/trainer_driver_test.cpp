@@ -44,8 +44,8 @@ TEST(TrainerDriver, SameSeedGivesIdenticalLogs) {
   ScratchDir dir;
   std::string data = writeData(dir);
   auto logFor = [&](const std::string &seed, const std::string &name) {
-    RunResult run = runTrainer(dir, "--data " + data + " --epochs 3 --seed " + seed +
-                                        " --log " + dir.file(name));
+    RunResult run = runTrainer(dir, "--data " + data + " --epochs 3 --seed " + seed + " --log " +
+                                        dir.file(name));
     EXPECT_EQ(run.exitCode, 0) << run.err;
     return readLog(dir.file(name));
   };
@@ -65,16 +65,15 @@ TEST(TrainerDriver, SaveThenInitRestoresTheParameters) {
   ASSERT_TRUE(std::filesystem::exists(saved)) << run.out;
 
   // Load the directory (an HF-style checkpoint folder), train 0 steps, save again.
-  run = runTrainer(dir, "--data " + data + " --init " + checkpointDir +
-                            " --steps 0 --save " + dir.file("again.safetensors"));
+  run = runTrainer(dir, "--data " + data + " --init " + checkpointDir + " --steps 0 --save " +
+                            dir.file("again.safetensors"));
   ASSERT_EQ(run.exitCode, 0) << run.err;
   auto original = readCheckpoint(saved);
   auto restored = readCheckpoint(dir.file("again.safetensors"));
   EXPECT_EQ(original.size(), 3u);
   ASSERT_EQ(original.size(), restored.size());
   for (const auto &[name, values] : original)
-    EXPECT_EQ(std::memcmp(values.data(), restored[name].data(), values.size() * 4), 0)
-        << name;
+    EXPECT_EQ(std::memcmp(values.data(), restored[name].data(), values.size() * 4), 0) << name;
   EXPECT_NE(original["classifier.bias"], std::vector<float>(2, 0.0f)) << "3 steps trained it";
   EXPECT_EQ(original["bert.embeddings.LayerNorm.weight"], std::vector<float>{1.0f});
 }
@@ -88,8 +87,8 @@ TEST(TrainerDriver, InitAcceptsHuggingFaceNamesAndIgnoresUnusedTensors) {
                           {"classifier.bias", {2}, bias},
                           {"bert.embeddings.LayerNorm.gamma", {1}, &gamma}, // legacy name
                           {"cls.predictions.bias", {3}, unused}});
-  RunResult run = runTrainer(dir, "--data " + data + " --init " + init +
-                                      " --steps 0 --save " + dir.file("out.safetensors"));
+  RunResult run = runTrainer(dir, "--data " + data + " --init " + init + " --steps 0 --save " +
+                                      dir.file("out.safetensors"));
   ASSERT_EQ(run.exitCode, 0) << run.err;
   EXPECT_NE(run.out.find("init: 3 tensors loaded from " + init +
                          ", 1 in the file not used by this model ignored"),
@@ -130,8 +129,7 @@ TEST(TrainerDriver, InitErrorsNameTheTensor) {
   std::string data = writeData(dir);
   std::string init = dir.file("bad.safetensors");
   float values[3] = {};
-  writeSafetensors(init, {{"classifier.weight", {2, 1}, values},
-                          {"classifier.bias", {2}, values}});
+  writeSafetensors(init, {{"classifier.weight", {2, 1}, values}, {"classifier.bias", {2}, values}});
   RunResult run = runTrainer(dir, "--data " + data + " --init " + init);
   EXPECT_EQ(run.exitCode, 1);
   EXPECT_EQ(run.err, "trainer: error: " + init +
@@ -182,8 +180,7 @@ TEST(TrainerDriver, TrainsOnTextThroughTheVocabulary) {
 
   run = runTrainer(dir, "--data train.tsv --steps 0");
   ASSERT_EQ(run.exitCode, 0) << run.err;
-  EXPECT_NE(run.out.find("tokenized with standin-vocab.txt (cased)"), std::string::npos)
-      << run.out;
+  EXPECT_NE(run.out.find("tokenized with standin-vocab.txt (cased)"), std::string::npos) << run.out;
 
   testing::writeText(dir.file("bad.tsv"), "sentence\tlabel\ngood\tyes\n");
   run = runTrainer(dir, "--data bad.tsv --vocab vocab.txt");
@@ -255,8 +252,8 @@ TEST(TrainerDriver, AnArenaThatCannotBeAllocatedExitsWithThree) {
 
 TEST(TrainerDriver, QuietPrintsOnlyTheSummary) {
   ScratchDir dir;
-  RunResult run = runTrainer(dir, "--data " + writeData(dir) +
-                                      " --steps 4 --save-every 2 --save out --quiet");
+  RunResult run =
+      runTrainer(dir, "--data " + writeData(dir) + " --steps 4 --save-every 2 --save out --quiet");
   ASSERT_EQ(run.exitCode, 0) << run.err;
   EXPECT_EQ(run.out.rfind("done: step 4/4, loss ", 0), 0u) << run.out;
   EXPECT_NE(run.out.find("% of tokens, "), std::string::npos) << run.out;

@@ -63,13 +63,15 @@ TEST(TrainerResume, AResumedRunRepeatsTheUninterruptedLossesBitForBit) {
     RunResult resumed = runTrainer(dir, run + " --resume out/checkpoint-4 --log from4.jsonl"
                                               " --save from4/");
     ASSERT_EQ(resumed.exitCode, 0) << resumed.err;
-    EXPECT_EQ(resumed.out.rfind("data: 20 rows from " + data + " (pre-tokenized)\n"
-                                "resume: out/checkpoint-4 at step 4\nstep 5/10  loss ", 0),
+    EXPECT_EQ(resumed.out.rfind("data: 20 rows from " + data +
+                                    " (pre-tokenized)\n"
+                                    "resume: out/checkpoint-4 at step 4\nstep 5/10  loss ",
+                                0),
               0u)
         << resumed.out;
     EXPECT_EQ(readLog(dir.file("from4.jsonl")), steps(full, 5, 10));
-    EXPECT_TRUE(sameTensors(dir.file("from4/model.safetensors"),
-                            dir.file("full/model.safetensors")));
+    EXPECT_TRUE(
+        sameTensors(dir.file("from4/model.safetensors"), dir.file("full/model.safetensors")));
     resumed = runTrainer(dir, "--data " + data + " --resume out/checkpoint-8 --log from8.jsonl");
     ASSERT_EQ(resumed.exitCode, 0) << resumed.err;
     EXPECT_EQ(readLog(dir.file("from8.jsonl")), steps(full, 9, 10));
@@ -93,15 +95,14 @@ TEST(TrainerResume, AKilledRunResumesToTheSameResult) {
     int null = open("/dev/null", O_WRONLY);
     if (chdir(dir.file("").c_str()) != 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
       _exit(127);
-    execl(BERTC_STANDIN_TRAINER, BERTC_STANDIN_TRAINER, "--data", data.c_str(), "--steps",
-          "60", "--log", "run.jsonl", "--save", "out", "--save-every", "4", nullptr);
+    execl(BERTC_STANDIN_TRAINER, BERTC_STANDIN_TRAINER, "--data", data.c_str(), "--steps", "60",
+          "--log", "run.jsonl", "--save", "out", "--save-every", "4", nullptr);
     _exit(127);
   }
   std::string firstCheckpoint = dir.file("out/checkpoint-4/trainer_state.json");
   int status = 0;
   bool exited = false;
-  for (int wait = 0; wait < 20000 && !exited && !std::filesystem::exists(firstCheckpoint);
-       ++wait) {
+  for (int wait = 0; wait < 20000 && !exited && !std::filesystem::exists(firstCheckpoint); ++wait) {
     exited = waitpid(child, &status, WNOHANG) == child;
     usleep(500);
   }
@@ -111,14 +112,15 @@ TEST(TrainerResume, AKilledRunResumesToTheSameResult) {
   }
   ASSERT_TRUE(std::filesystem::exists(firstCheckpoint));
 
-  RunResult resumed = runTrainer(dir, "--data " + data + " --log run.jsonl --save out "
-                                      "--save-every 4 --resume out");
+  RunResult resumed = runTrainer(dir, "--data " + data +
+                                          " --log run.jsonl --save out "
+                                          "--save-every 4 --resume out");
   ASSERT_EQ(resumed.exitCode, 0) << resumed.err;
   SCOPED_TRACE(resumed.out.substr(0, resumed.out.find('\n'))); // "resume: out/checkpoint-N"
   EXPECT_NE(resumed.out.find("done: step 60/60"), std::string::npos) << resumed.out;
   EXPECT_EQ(readLog(dir.file("run.jsonl")), readLog(dir.file("uninterrupted.jsonl")));
-  EXPECT_TRUE(sameTensors(dir.file("out/model.safetensors"),
-                          dir.file("uninterrupted/model.safetensors")));
+  EXPECT_TRUE(
+      sameTensors(dir.file("out/model.safetensors"), dir.file("uninterrupted/model.safetensors")));
   for (const auto &entry : std::filesystem::directory_iterator(dir.file("out")))
     EXPECT_NE(entry.path().filename().string()[0], '.') << "left behind: " << entry.path();
 }
@@ -133,8 +135,7 @@ TEST(TrainerResume, BadResumesAreRefusedWithTheReason) {
     EXPECT_EQ(result.exitCode, 1) << args;
     return result.err;
   };
-  EXPECT_EQ(error(run + " --resume absent"),
-            "trainer: error: absent: no such checkpoint folder\n");
+  EXPECT_EQ(error(run + " --resume absent"), "trainer: error: absent: no such checkpoint folder\n");
   std::filesystem::create_directories(dir.file("empty"));
   EXPECT_EQ(error(run + " --resume empty"),
             "trainer: error: empty: holds neither trainer_state.json nor a checkpoint-N "
@@ -167,9 +168,10 @@ TEST(TrainerResume, BadResumesAreRefusedWithTheReason) {
   for (std::string args : {" --resume out --init x.safetensors", " --save-every 4",
                            " --save-every 4 --save model.safetensors", " --save-every 0"})
     EXPECT_EQ(runTrainer(dir, run + args).exitCode, 2) << args;
-  EXPECT_EQ(runTrainer(dir, run + " --save-every 4").err.rfind(
-                "trainer: error: --save-every writes checkpoint folders into the --save "
-                "folder: pass --save DIR (not a .safetensors file)\n", 0),
+  EXPECT_EQ(runTrainer(dir, run + " --save-every 4")
+                .err.rfind("trainer: error: --save-every writes checkpoint folders into the --save "
+                           "folder: pass --save DIR (not a .safetensors file)\n",
+                           0),
             0u);
 }
 

@@ -47,10 +47,10 @@ struct PlannedParam {
 struct StepMemory {
   std::vector<PlannedParam> params; ///< largest totalBytes first
   std::vector<PlannedTensor> tensors;
-  std::vector<std::string> steps;  ///< op name at each position
-  int64_t peakStep = 0;            ///< first position where the most bytes are live
-  int64_t peakLiveBytes = 0;       ///< tensor bytes live there (in-place chains once)
-  int64_t savedBytesAtPeak = 0;    ///< of which kept for the backward
+  std::vector<std::string> steps; ///< op name at each position
+  int64_t peakStep = 0;           ///< first position where the most bytes are live
+  int64_t peakLiveBytes = 0;      ///< tensor bytes live there (in-place chains once)
+  int64_t savedBytesAtPeak = 0;   ///< of which kept for the backward
 };
 
 /// The name and TOML position a location carries: NameLoc("name", file:line:col).

@@ -21,7 +21,7 @@ namespace bertc {
 /// The axes of the search and the budget.
 struct FitRequest {
   int64_t arenaBudget = 0;
-  std::optional<int64_t> microBatch; ///< pinned by --micro-batch
+  std::optional<int64_t> microBatch;   ///< pinned by --micro-batch
   std::vector<std::string> precisions; ///< candidates, the preferred first
   std::vector<bool> recompute = {false, true};
   const DeviceModel *device = nullptr;

@@ -32,15 +32,15 @@ struct ArenaBlock {
 
 /// Everything the page shows.
 struct MemoryPicture {
-  std::string title;               ///< e.g. "examples/tiny/model.toml"
+  std::string title; ///< e.g. "examples/tiny/model.toml"
   int64_t budgetBytes = 0;
   int64_t arenaBytes = 0;
   int64_t lowerBoundBytes = 0;
-  int64_t peakBytes = 0;           ///< what the budget must cover: arena + workspace + reserve
-  int64_t peakStep = 0;            ///< schedule position where the most bytes are live
+  int64_t peakBytes = 0; ///< what the budget must cover: arena + workspace + reserve
+  int64_t peakStep = 0;  ///< schedule position where the most bytes are live
   /// Bytes per category in display order ("parameters", "gradients", ..., "reserve").
   std::vector<std::pair<std::string, int64_t>> categories;
-  std::vector<std::string> steps;  ///< op name at each schedule position
+  std::vector<std::string> steps; ///< op name at each schedule position
   std::vector<ArenaBlock> blocks;
 };
 

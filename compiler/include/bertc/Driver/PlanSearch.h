@@ -78,9 +78,8 @@ std::vector<int64_t> maxBatchSeqLens(int64_t maxPosition);
 
 /// `bertc --max-batch`: for each of `seqLens`, the largest micro-batch that fits with
 /// `options`, as a table on `table` and as JSON on `json`.
-void printMaxBatchTable(const JobSpec &spec, llvm::ArrayRef<int64_t> seqLens,
-                        int64_t arenaBudget, const PipelineOptions &options,
-                        mlir::MLIRContext &ctx, llvm::raw_ostream &table,
-                        llvm::raw_ostream &json);
+void printMaxBatchTable(const JobSpec &spec, llvm::ArrayRef<int64_t> seqLens, int64_t arenaBudget,
+                        const PipelineOptions &options, mlir::MLIRContext &ctx,
+                        llvm::raw_ostream &table, llvm::raw_ostream &json);
 
 } // namespace bertc

@@ -20,8 +20,8 @@ std::vector<std::string> trainerCxxFlags(llvm::StringRef cxxflags);
 /// Compiles `source` (a generated CPU trainer) into the executable `output`, linked
 /// with the runtime bertc was built with, adding `extraFlags` (trainerCxxFlags). The
 /// compiler's output goes to `logPath`; a failure's message points at it.
-llvm::Error buildCpuTrainer(llvm::StringRef source, llvm::StringRef output,
-                            llvm::StringRef logPath, llvm::ArrayRef<std::string> extraFlags);
+llvm::Error buildCpuTrainer(llvm::StringRef source, llvm::StringRef output, llvm::StringRef logPath,
+                            llvm::ArrayRef<std::string> extraFlags);
 
 /// Whether this bertc was built with nvcc (the cuda target's compiler).
 bool cudaTargetAvailable();
@@ -30,9 +30,9 @@ bool cudaTargetAvailable();
 /// for `arch` (sm_75 ... sm_90) into the object `object`, which the host compiler links,
 /// with `extraFlags`, with the CUDA runtime bertc was built with. The compilers' output
 /// goes to `logPath`; a failure's message points at it.
-llvm::Error buildCudaTrainer(llvm::StringRef source, llvm::StringRef arch,
-                             llvm::StringRef object, llvm::StringRef output,
-                             llvm::StringRef logPath, llvm::ArrayRef<std::string> extraFlags);
+llvm::Error buildCudaTrainer(llvm::StringRef source, llvm::StringRef arch, llvm::StringRef object,
+                             llvm::StringRef output, llvm::StringRef logPath,
+                             llvm::ArrayRef<std::string> extraFlags);
 
 /// Builds `source` (a generated trainer.cu, unchanged) into the executable `output` for the
 /// simulated device: the host compiler compiles it against the simulated CUDA runtime into

@@ -69,9 +69,9 @@ struct HeadLayer {
   std::string op;
   /// linear: the parameters are head.<name>.weight and head.<name>.bias.
   std::string name;
-  int64_t out = 0;    ///< linear: output features
-  int64_t index = 0;  ///< select_token: which token
-  double rate = 0.1;  ///< dropout
+  int64_t out = 0;   ///< linear: output features
+  int64_t index = 0; ///< select_token: which token
+  double rate = 0.1; ///< dropout
   KeyLocations locations;
 };
 

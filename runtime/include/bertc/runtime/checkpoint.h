@@ -38,8 +38,8 @@ struct TrainerState {
   int64_t warmupSteps = 0; ///< (informational)
   std::string dataPath;    ///< (informational)
   int64_t dataRows = 0;
-  uint64_t dataFingerprint = 0; ///< datasetFingerprint of the training data
-  BatcherState data;            ///< the batcher's epoch, cursor and token counts
+  uint64_t dataFingerprint = 0;        ///< datasetFingerprint of the training data
+  BatcherState data;                   ///< the batcher's epoch, cursor and token counts
   DynamicLossScaler::State lossScaler; ///< fp16's loss scale and its counters
 };
 

@@ -60,11 +60,10 @@ struct DropoutKey {
 
 /// Whether dropout keeps element `indexInRow` of the micro-batch's row `row`
 /// (probability 1 - rate).
-BERTC_HOST_DEVICE inline bool dropoutKeep(const DropoutKey &key, int64_t row,
-                                          uint64_t indexInRow, float rate) {
-  uint32_t bits = philox4x32(uint32_t(indexInRow), uint32_t(key.firstRow + row),
-                             uint32_t(key.step), key.stream, uint32_t(key.seed),
-                             uint32_t(key.seed >> 32));
+BERTC_HOST_DEVICE inline bool dropoutKeep(const DropoutKey &key, int64_t row, uint64_t indexInRow,
+                                          float rate) {
+  uint32_t bits = philox4x32(uint32_t(indexInRow), uint32_t(key.firstRow + row), uint32_t(key.step),
+                             key.stream, uint32_t(key.seed), uint32_t(key.seed >> 32));
   return unitFloat(bits) >= rate;
 }
 

@@ -18,8 +18,7 @@ namespace bertc::cpu {
 
 /// out[t, :] = table[ids[t], :] for t < tokens. Ids outside [0, vocab) are a caller error.
 template <typename T>
-void embeddingForward(const int32_t *ids, const T *table, T *out, int64_t tokens,
-                      int64_t hidden);
+void embeddingForward(const int32_t *ids, const T *table, T *out, int64_t tokens, int64_t hidden);
 /// dtable = 0; dtable[ids[t], :] += dout[t, :]  (the whole [vocab, hidden] table is written).
 template <typename T>
 void embeddingBackward(const int32_t *ids, const T *dout, float *dtable, int64_t tokens,
@@ -31,21 +30,19 @@ template <typename T> void add(const T *a, const T *b, T *out, int64_t n);
 /// y = (x - mean) / sqrt(var + eps) * gamma + beta over the last dim (biased variance,
 /// as torch.nn.LayerNorm).
 template <typename T>
-void layerNormForward(const T *x, const T *gamma, const T *beta, T *y, int64_t rows,
-                      int64_t cols, float eps);
+void layerNormForward(const T *x, const T *gamma, const T *beta, T *y, int64_t rows, int64_t cols,
+                      float eps);
 /// Writes dx, dgamma, dbeta (dgamma and dbeta are overwritten, not accumulated).
 template <typename T>
-void layerNormBackward(const T *dy, const T *x, const T *gamma, T *dx, float *dgamma,
-                       float *dbeta, int64_t rows, int64_t cols, float eps);
+void layerNormBackward(const T *dy, const T *x, const T *gamma, T *dx, float *dgamma, float *dbeta,
+                       int64_t rows, int64_t cols, float eps);
 
 /// y[rows, out] = x[rows, in] * w[out, in]^T + b[out]  (torch.nn.Linear layout).
 template <typename T>
-void linearForward(const T *x, const T *w, const T *b, T *y, int64_t rows, int64_t in,
-                   int64_t out);
+void linearForward(const T *x, const T *w, const T *b, T *y, int64_t rows, int64_t in, int64_t out);
 /// dx[rows, in] = dy[rows, out] * w[out, in].
 template <typename T>
-void linearBackwardInput(const T *dy, const T *w, T *dx, int64_t rows, int64_t in,
-                         int64_t out);
+void linearBackwardInput(const T *dy, const T *w, T *dx, int64_t rows, int64_t in, int64_t out);
 /// dw[out, in] = dy[rows, out]^T * x[rows, in].
 template <typename T>
 void linearBackwardWeight(const T *dy, const T *x, float *dw, int64_t rows, int64_t in,
@@ -77,27 +74,26 @@ int64_t attentionScratchFloats(int64_t seq);
 /// Multi-head self-attention, q/k/v/ctx [batch, seq, hidden] with heads of hidden/heads dims:
 /// ctx = dropout(softmax(q k^T / sqrt(d) + maskBias)) v per head, where maskBias is
 /// -FLT_MAX (torch.finfo(float32).min, as Hugging Face BERT) for keys with mask[b, j] == 0.
-/// Dropout on the probabilities keys element (b, h, i, j) by row b and index (h * seq + i) * seq + j.
-/// No [seq, seq] matrix outlives the call: the backward recomputes the probabilities.
+/// Dropout on the probabilities keys element (b, h, i, j) by row b and index (h * seq + i) * seq +
+/// j. No [seq, seq] matrix outlives the call: the backward recomputes the probabilities.
 template <typename T>
 void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx,
-                      float *scratch, int64_t batch, int64_t seq, int64_t hidden,
-                      int64_t heads, float dropoutRate, const DropoutKey &key);
+                      float *scratch, int64_t batch, int64_t seq, int64_t hidden, int64_t heads,
+                      float dropoutRate, const DropoutKey &key);
 /// Writes dq, dk, dv (overwritten) from dctx and the forward inputs.
 template <typename T>
 void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const int32_t *mask,
-                       T *dq, T *dk, T *dv, float *scratch,
-                       int64_t batch, int64_t seq, int64_t hidden, int64_t heads,
-                       float dropoutRate, const DropoutKey &key);
+                       T *dq, T *dk, T *dv, float *scratch, int64_t batch, int64_t seq,
+                       int64_t hidden, int64_t heads, float dropoutRate, const DropoutKey &key);
 
 /// out[b, :] = x[b, index, :] for x [batch, seq, hidden].
 template <typename T>
-void selectTokenForward(const T *x, T *out, int64_t batch, int64_t seq,
-                        int64_t hidden, int64_t index);
+void selectTokenForward(const T *x, T *out, int64_t batch, int64_t seq, int64_t hidden,
+                        int64_t index);
 /// dx = 0 except dx[b, index, :] = dy[b, :].
 template <typename T>
-void selectTokenBackward(const T *dy, T *dx, int64_t batch, int64_t seq,
-                         int64_t hidden, int64_t index);
+void selectTokenBackward(const T *dy, T *dx, int64_t batch, int64_t seq, int64_t hidden,
+                         int64_t index);
 
 /// out[b, :] = x[b] laid out token after token, then zeros up to paddedSeq tokens:
 /// x [batch, seq, hidden] -> out [batch, paddedSeq * hidden], seq <= paddedSeq.
@@ -112,8 +108,8 @@ void flattenBackward(const T *dy, T *dx, int64_t batch, int64_t seq, int64_t pad
 /// *loss = sum over rows r of -log softmax(logits[r])[labels[r]], divided by normalizer
 /// (the effective batch size, so micro-batches add up to the mean over the whole batch).
 /// A row whose label lies outside [0, classes) adds nothing (PyTorch's ignore_index -100).
-void crossEntropyForward(const float *logits, const int32_t *labels, float *loss,
-                         int64_t batch, int64_t classes, float normalizer);
+void crossEntropyForward(const float *logits, const int32_t *labels, float *loss, int64_t batch,
+                         int64_t classes, float normalizer);
 /// dlogits = dloss * (softmax(logits) - onehot(labels)) / normalizer; 0 for ignored rows.
 void crossEntropyBackward(const float *dloss, const float *logits, const int32_t *labels,
                           float *dlogits, int64_t batch, int64_t classes, float normalizer);

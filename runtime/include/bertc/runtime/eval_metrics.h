@@ -22,8 +22,7 @@ double accuracy(const std::vector<int64_t> &predictions, const std::vector<int64
 double binaryF1(const std::vector<int64_t> &predictions, const std::vector<int64_t> &labels);
 
 /// Mean of (prediction − target)².
-double meanSquaredError(const std::vector<double> &predictions,
-                        const std::vector<double> &targets);
+double meanSquaredError(const std::vector<double> &predictions, const std::vector<double> &targets);
 
 /// Pearson's correlation coefficient, in [−1, 1]. It is undefined when either side is
 /// constant (zero variance, which includes a single pair); defined as 0 there.
@@ -66,8 +65,8 @@ struct SquadScore {
 /// least one. V2_0 drops gold answers that normalize to nothing; a question left with none
 /// (an unanswerable question has an empty list) is scored against the single gold answer
 /// "", so that only an empty prediction scores (1, 1).
-SquadScore squadQuestionScore(std::string_view prediction,
-                              const std::vector<std::string> &golds, SquadVersion version);
+SquadScore squadQuestionScore(std::string_view prediction, const std::vector<std::string> &golds,
+                              SquadVersion version);
 
 /// The dataset totals the scripts print: 100 × the mean over questions of each score.
 SquadScore squadTotals(const std::vector<SquadScore> &questions);

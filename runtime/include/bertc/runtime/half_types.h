@@ -47,7 +47,9 @@ BERTC_HOST_DEVICE inline bf16 toBf16(float value) {
   return bf16{uint16_t((bits + roundingBias) >> 16)};
 }
 
-BERTC_HOST_DEVICE inline float toFloat(bf16 value) { return bitsToFloat(uint32_t(value.bits) << 16); }
+BERTC_HOST_DEVICE inline float toFloat(bf16 value) {
+  return bitsToFloat(uint32_t(value.bits) << 16);
+}
 
 /// Rounds `value` to fp16, ties to even, with gradual underflow to subnormals; values from
 /// 65520 (halfway past the largest half, 65504) up become inf; NaN stays NaN (made quiet).
@@ -59,7 +61,7 @@ BERTC_HOST_DEVICE inline fp16 toFp16(float value) {
     return fp16{uint16_t(sign | 0x7e00u | ((magnitude >> 13) & 0x3ffu))};
   if (magnitude >= 0x477ff000u) // >= 65520 (and inf)
     return fp16{uint16_t(sign | 0x7c00u)};
-  if (magnitude < 0x38800000u) { // below 2^-14: a subnormal half, in units of 2^-24
+  if (magnitude < 0x38800000u) {  // below 2^-14: a subnormal half, in units of 2^-24
     if (magnitude <= 0x33000000u) // at most 2^-25, half a unit: rounds to (even) zero
       return fp16{sign};
     uint32_t exponent = magnitude >> 23;

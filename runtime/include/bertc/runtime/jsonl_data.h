@@ -72,11 +72,11 @@ uint64_t datasetFingerprint(const Dataset &data);
 
 /// Where one micro-batch came from and how big it is.
 struct MicroBatch {
-  int64_t rows;        ///< rows in this micro-batch (the last of an epoch may be smaller)
-  int64_t seq;         ///< tokens per row: the longest row of this micro-batch
-  int64_t epoch;       ///< 1-based epoch the rows belong to
-  bool endsEpoch;      ///< whether this is the epoch's last micro-batch
-  int64_t realTokens;  ///< tokens that are not padding (of rows * seq computed)
+  int64_t rows;       ///< rows in this micro-batch (the last of an epoch may be smaller)
+  int64_t seq;        ///< tokens per row: the longest row of this micro-batch
+  int64_t epoch;      ///< 1-based epoch the rows belong to
+  bool endsEpoch;     ///< whether this is the epoch's last micro-batch
+  int64_t realTokens; ///< tokens that are not padding (of rows * seq computed)
 };
 
 /// Tokens the batches held: real ones and computed ones (rows x padded length).
@@ -98,9 +98,9 @@ struct TokenCounts {
 /// Where a batcher stands: enough to rebuild it exactly, since an epoch's order is a
 /// function of (seed, epoch).
 struct BatcherState {
-  int64_t epoch = 0;   ///< 1-based epoch of the last batch; 0 before the first
-  int64_t cursor = 0;  ///< rows of that epoch already yielded
-  TokenCounts tokens;  ///< counted over every batch yielded so far
+  int64_t epoch = 0;  ///< 1-based epoch of the last batch; 0 before the first
+  int64_t cursor = 0; ///< rows of that epoch already yielded
+  TokenCounts tokens; ///< counted over every batch yielded so far
 };
 
 /// Endless stream of micro-batches over a dataset, epoch after epoch.

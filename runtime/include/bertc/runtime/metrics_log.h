@@ -15,20 +15,21 @@ namespace bertc {
 
 /// What one optimizer step reports.
 struct StepMetrics {
-  int64_t step;    ///< 1-based optimizer step
-  int64_t epoch;   ///< 1-based epoch of the step's first micro-batch
-  float loss;      ///< mean loss over the step's batch
-  float lr;        ///< learning rate the step used
-  double seconds;  ///< wall time of the step
-  double padFraction; ///< share of the step's computed tokens that were padding
-  double lossScale = 0;     ///< fp16 loss scale after the step; 0 when the run has none
-  int64_t skippedSteps = 0; ///< steps skipped so far for overflowing gradients (fp16)
+  int64_t step;                  ///< 1-based optimizer step
+  int64_t epoch;                 ///< 1-based epoch of the step's first micro-batch
+  float loss;                    ///< mean loss over the step's batch
+  float lr;                      ///< learning rate the step used
+  double seconds;                ///< wall time of the step
+  double padFraction;            ///< share of the step's computed tokens that were padding
+  double lossScale = 0;          ///< fp16 loss scale after the step; 0 when the run has none
+  int64_t skippedSteps = 0;      ///< steps skipped so far for overflowing gradients (fp16)
   std::optional<float> gradNorm; ///< global gradient norm before clipping (max_grad_norm)
 };
 
 /// {"step":N,"epoch":E,"loss":L,"lr":X,"seconds":S,"pad_fraction":P} without a newline,
 /// with ,"grad_norm":G before the brace when the step clipped its gradients, and
-/// ,"loss_scale":X,"skipped_steps":N when the run scales its loss (fp16). A non-finite loss or lr is written as null (JSON has no NaN or infinity).
+/// ,"loss_scale":X,"skipped_steps":N when the run scales its loss (fp16). A non-finite loss or lr
+/// is written as null (JSON has no NaN or infinity).
 std::string formatMetricsLine(const StepMetrics &metrics);
 
 /// {"step":N,"epoch":E,"eval_loss":L,"eval_accuracy":A,...}: an evaluation after step N,

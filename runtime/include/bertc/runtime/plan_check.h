@@ -30,8 +30,7 @@ public:
   void release(void *data, size_t bytes, int32_t tensor);
   /// `op` reads `tensor` (described by `what`): throws PlanCheckError unless every byte
   /// still belongs to it.
-  void read(const void *data, size_t bytes, int32_t tensor, const char *op,
-            const char *what) const;
+  void read(const void *data, size_t bytes, int32_t tensor, const char *op, const char *what) const;
 
 private:
   static constexpr int32_t kNobody = -1;
@@ -47,13 +46,12 @@ inline void planCheckDefine(const StepContext &ctx, const void *data, size_t byt
   if (ctx.planCheck)
     ctx.planCheck->define(data, bytes, tensor);
 }
-inline void planCheckRelease(const StepContext &ctx, void *data, size_t bytes,
-                             int32_t tensor) {
+inline void planCheckRelease(const StepContext &ctx, void *data, size_t bytes, int32_t tensor) {
   if (ctx.planCheck)
     ctx.planCheck->release(data, bytes, tensor);
 }
-inline void planCheckRead(const StepContext &ctx, const void *data, size_t bytes,
-                          int32_t tensor, const char *op, const char *what) {
+inline void planCheckRead(const StepContext &ctx, const void *data, size_t bytes, int32_t tensor,
+                          const char *op, const char *what) {
   if (ctx.planCheck)
     ctx.planCheck->read(data, bytes, tensor, op, what);
 }

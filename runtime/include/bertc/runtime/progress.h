@@ -46,7 +46,7 @@ struct ProgressStatus {
   double loss;   ///< the step's loss on plain lines, the recent mean on a terminal
   double lr;
   double samplesPerSecond;
-  double etaSeconds; ///< negative when unknown
+  double etaSeconds;        ///< negative when unknown
   double lossScale = 0;     ///< fp16 loss scale; 0 when the run has none (not shown)
   int64_t skippedSteps = 0; ///< steps skipped for overflowing gradients so far
 };

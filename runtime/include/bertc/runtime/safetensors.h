@@ -21,9 +21,9 @@ public:
 
 /// One tensor as the header describes it.
 struct SafetensorsEntry {
-  std::string dtype;          ///< "F32", "BF16", "F16", ... as written in the file
+  std::string dtype; ///< "F32", "BF16", "F16", ... as written in the file
   std::vector<int64_t> shape;
-  uint64_t dataBegin;         ///< byte range relative to the start of the data section
+  uint64_t dataBegin; ///< byte range relative to the start of the data section
   uint64_t dataEnd;
 };
 
@@ -45,8 +45,7 @@ public:
   /// Reads tensor `name` into `out` (as many floats as `expectedShape` holds), converting
   /// BF16/F16 to fp32. Throws when the tensor is missing, its shape differs from
   /// `expectedShape`, or its dtype is not F32/BF16/F16.
-  void readF32(const std::string &name, const std::vector<int64_t> &expectedShape,
-               float *out);
+  void readF32(const std::string &name, const std::vector<int64_t> &expectedShape, float *out);
 
 private:
   std::string path_;

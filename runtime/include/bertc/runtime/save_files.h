@@ -39,8 +39,8 @@ inline void syncToDisk(const std::string &path) {
 /// rename(2), which replaces `to` in one step; throws SaveError naming both paths.
 inline void renameOrThrow(const std::filesystem::path &from, const std::filesystem::path &to) {
   if (std::rename(from.c_str(), to.c_str()) != 0)
-    throw SaveError(to.string() + ": cannot rename " + from.string() + " to it: " +
-                    std::strerror(errno));
+    throw SaveError(to.string() + ": cannot rename " + from.string() +
+                    " to it: " + std::strerror(errno));
 }
 
 /// The folder holding `path` ("." for a bare file name).
@@ -62,8 +62,7 @@ inline std::filesystem::path namedPath(const std::string &path) {
 inline void writeFileAtomically(const std::string &path,
                                 const std::function<void(const std::string &)> &writeTemporary) {
   std::filesystem::path target = path;
-  std::string temporary =
-      (folderOf(target) / ("." + target.filename().string() + ".tmp")).string();
+  std::string temporary = (folderOf(target) / ("." + target.filename().string() + ".tmp")).string();
   try {
     writeTemporary(temporary);
     syncToDisk(temporary);
@@ -171,8 +170,7 @@ inline void requireWritableFolder(const std::string &flag, const std::string &fo
   std::string probe = (fs::path(folder) / ".bertc-write-check-XXXXXX").string();
   int fd = ::mkstemp(probe.data());
   if (fd < 0)
-    throw SaveError(flag + " " + folder + ": cannot write in the folder: " +
-                    std::strerror(errno));
+    throw SaveError(flag + " " + folder + ": cannot write in the folder: " + std::strerror(errno));
   ::close(fd);
   fs::remove(probe, error);
 }

@@ -74,10 +74,10 @@ SquadDataset loadSquadDataset(const std::string &path);
 
 /// Shape of the features, as run_squad's flags of the same names.
 struct SquadFeatureOptions {
-  size_t maxSeqLen = 384;      ///< tokens per feature, [CLS] and both [SEP] included
-  size_t maxQueryLength = 64;  ///< question tokens kept (the rest are cut)
-  size_t docStride = 128;      ///< tokens between the starts of consecutive windows (HF
-                               ///< run_qa.py's `stride` is their overlap instead)
+  size_t maxSeqLen = 384;     ///< tokens per feature, [CLS] and both [SEP] included
+  size_t maxQueryLength = 64; ///< question tokens kept (the rest are cut)
+  size_t docStride = 128;     ///< tokens between the starts of consecutive windows (HF
+                              ///< run_qa.py's `stride` is their overlap instead)
 };
 
 /// One window of one question's context: [CLS] question [SEP] context tokens [SEP].
@@ -86,8 +86,8 @@ struct SquadFeature {
   size_t window;                     ///< 0-based among the windows of that example
   std::vector<int32_t> inputIds;     ///< unpadded, at most maxSeqLen
   std::vector<int32_t> tokenTypeIds; ///< 0 up to the first [SEP], 1 after
-  size_t contextStart;      ///< position in inputIds of the window's first context token
-  size_t firstContextToken; ///< that token's index among its paragraph's context tokens
+  size_t contextStart;               ///< position in inputIds of the window's first context token
+  size_t firstContextToken;          ///< that token's index among its paragraph's context tokens
   /// Positions in inputIds of the first and last token of the example's first answer, or
   /// 0 ([CLS]) for both when the question is impossible or the answer is not wholly inside
   /// this window.
@@ -123,8 +123,7 @@ SquadFeatures buildSquadFeatures(const SquadDataset &data, const Tokenizer &toke
 /// the predicted answer. nullopt when either position is outside the window's context
 /// tokens or endToken < startToken.
 std::optional<std::string_view> predictedAnswerText(const SquadDataset &data,
-                                                    const SquadFeatures &features,
-                                                    size_t feature, size_t startToken,
-                                                    size_t endToken);
+                                                    const SquadFeatures &features, size_t feature,
+                                                    size_t startToken, size_t endToken);
 
 } // namespace bertc

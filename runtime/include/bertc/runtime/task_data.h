@@ -43,8 +43,8 @@ TaskData loadTaskData(TaskKind task, const std::string &path, const DataLimits &
 /// are cut to limits.seqLen tokens. Throws DataError naming FILE:LINE for malformed JSON, a
 /// missing field, a word that is not a string, a tag that is not an integer in range, or
 /// word and tag lists of different lengths; naming the file when it has no rows.
-Dataset loadTaggedWords(const std::string &path, const DataLimits &limits,
-                        const TextFields &fields, const Tokenizer &tokenizer);
+Dataset loadTaggedWords(const std::string &path, const DataLimits &limits, const TextFields &fields,
+                        const Tokenizer &tokenizer);
 
 /// The tokenizer of the vocabulary at `vocabPath` for the data file `dataPath`. Throws
 /// DataError when there is none or it holds more ids than the model's embedding.

@@ -25,8 +25,7 @@ struct UnreadableField {
 /// string (as-is), a number or a boolean (as JSON writes it: "1", "0.5", "true"), a list of
 /// integers for an array of integers (pre-tokenized input_ids), absent (std::monostate)
 /// where the row lacks the key or holds null, and unreadable otherwise.
-using Field =
-    std::variant<std::monostate, std::string, std::vector<int64_t>, UnreadableField>;
+using Field = std::variant<std::monostate, std::string, std::vector<int64_t>, UnreadableField>;
 
 /// One row: its fields in the table's column order.
 struct TableRow {

@@ -23,19 +23,19 @@ enum class StorageType : uint8_t { F32, BF16, F16 };
 
 /// One parameter tensor, named as in Hugging Face checkpoints.
 struct ParamSlot {
-  const char *name;       ///< e.g. "bert.encoder.layer.0.attention.self.query.weight"
+  const char *name; ///< e.g. "bert.encoder.layer.0.attention.self.query.weight"
   int rank;
   int64_t shape[4];
   int64_t numel;
-  size_t offset;          ///< the parameter's value (parameters region)
-  bool trainable;         ///< false for frozen groups: no gradient, no optimizer state
-  size_t gradOffset;      ///< gradient slot (gradients region); unused when frozen
-  size_t adamMOffset;     ///< first moment (optimizer_state region); unused when frozen
-  size_t adamVOffset;     ///< second moment (optimizer_state region); unused when frozen
-  bool weightDecay;       ///< false for biases and LayerNorm weights
+  size_t offset;      ///< the parameter's value (parameters region)
+  bool trainable;     ///< false for frozen groups: no gradient, no optimizer state
+  size_t gradOffset;  ///< gradient slot (gradients region); unused when frozen
+  size_t adamMOffset; ///< first moment (optimizer_state region); unused when frozen
+  size_t adamVOffset; ///< second moment (optimizer_state region); unused when frozen
+  bool weightDecay;   ///< false for biases and LayerNorm weights
   ParamInit init;
-  StorageType storage;    ///< of the value at `offset` (the working copy)
-  size_t masterOffset;    ///< fp32 master (master_weights region); unused for F32 storage
+  StorageType storage; ///< of the value at `offset` (the working copy)
+  size_t masterOffset; ///< fp32 master (master_weights region); unused for F32 storage
 };
 
 /// Where a parameter's fp32 values live: its master when stored in 16 bits, else its value.
@@ -52,13 +52,13 @@ struct ArenaRegion {
 
 /// Where the step reads its inputs from and writes its loss to.
 struct InputSlots {
-  size_t inputIds;       ///< int32 [batch, seq]
-  size_t tokenTypeIds;   ///< int32 [batch, seq]
-  size_t positionIds;    ///< int32 [batch, seq]
-  size_t attentionMask;  ///< int32 [batch, seq], 1 for real tokens, 0 for padding
-  size_t labels;         ///< by TaskKind: int32 [batch] classes, fp32 [batch] targets,
-                         ///< int32 [batch, 2] span start/end, int32 [batch, seq] token classes
-  size_t loss;           ///< fp32 scalar: the micro-batch's share of the batch's mean loss
+  size_t inputIds;      ///< int32 [batch, seq]
+  size_t tokenTypeIds;  ///< int32 [batch, seq]
+  size_t positionIds;   ///< int32 [batch, seq]
+  size_t attentionMask; ///< int32 [batch, seq], 1 for real tokens, 0 for padding
+  size_t labels;        ///< by TaskKind: int32 [batch] classes, fp32 [batch] targets,
+                        ///< int32 [batch, 2] span start/end, int32 [batch, seq] token classes
+  size_t loss;          ///< fp32 scalar: the micro-batch's share of the batch's mean loss
 };
 
 enum class LrSchedule : uint8_t { Constant, Linear };
@@ -73,33 +73,33 @@ enum class TaskKind : uint8_t {
 
 /// The [train] and [data] settings compiled into the trainer (flags can override some).
 struct TrainSettings {
-  int64_t batch;           ///< effective batch per optimizer step
-  int64_t microBatch;      ///< rows per micro-step (batch = microBatch * accumulation)
+  int64_t batch;      ///< effective batch per optimizer step
+  int64_t microBatch; ///< rows per micro-step (batch = microBatch * accumulation)
   int64_t accumulation;
   int64_t seqLen;
-  int64_t epochs;          ///< used when steps == 0
+  int64_t epochs; ///< used when steps == 0
   int64_t steps;
   float lr;
   float weightDecay;
   float beta1, beta2, eps;
   LrSchedule schedule;
-  float warmup;            ///< fraction of the total optimizer steps
+  float warmup; ///< fraction of the total optimizer steps
   uint64_t seed;
   bool shuffle;
   int64_t numLabels;
   float initializerRange;
   int64_t vocab;
   int64_t typeVocab;
-  const char *trainData;   ///< default for --data ("" when none)
+  const char *trainData;      ///< default for --data ("" when none)
   const char *initCheckpoint; ///< default for --init ("" when none): [model] from's weights
-  const char *vocabFile;   ///< the model's vocab.txt, copied into saved folders ("" when none)
-  bool groupByLength;      ///< batch rows of similar length together (--group-by-length)
-  const char *textField;   ///< [data] text: the column of the text ("" reads as "text")
-  const char *textPairField; ///< [data] text_pair: the pair's second text ("" for none)
-  const char *labelField;  ///< [data] label: the column of the label ("" reads as "label")
+  const char *vocabFile;      ///< the model's vocab.txt, copied into saved folders ("" when none)
+  bool groupByLength;         ///< batch rows of similar length together (--group-by-length)
+  const char *textField;      ///< [data] text: the column of the text ("" reads as "text")
+  const char *textPairField;  ///< [data] text_pair: the pair's second text ("" for none)
+  const char *labelField;     ///< [data] label: the column of the label ("" reads as "label")
   TaskKind task;
-  const char *evalData;    ///< default for --eval ("" when none)
-  float maxGradNorm;       ///< clip the gradients' global L2 norm to this per update; 0: off
+  const char *evalData; ///< default for --eval ("" when none)
+  float maxGradNorm;    ///< clip the gradients' global L2 norm to this per update; 0: off
 };
 
 /// Everything the driver needs to know about the compiled model and its memory plan.
@@ -113,25 +113,25 @@ struct TrainerPlan {
   ArenaRegion scratch;        ///< kernel scratch (attention), >= attentionScratchFloats(seqLen)
   InputSlots inputs;
   TrainSettings train;
-  const char *hfConfigJson;   ///< the model's Hugging Face config.json text ("" when unknown)
-  ArenaRegion masterWeights;  ///< fp32 masters of the 16-bit parameters, contiguous
-  bool lossScaling;           ///< fp16: dynamic loss scaling (loss_scaler.h) around each step
+  const char *hfConfigJson;  ///< the model's Hugging Face config.json text ("" when unknown)
+  ArenaRegion masterWeights; ///< fp32 masters of the 16-bit parameters, contiguous
+  bool lossScaling;          ///< fp16: dynamic loss scaling (loss_scaler.h) around each step
 };
 
 /// Per-call state the generated step functions read.
 struct StepContext {
   std::byte *arena;
-  int64_t batch;     ///< rows in this micro-batch (<= microBatch)
-  int64_t seq;       ///< tokens per row in this micro-batch (<= seqLen)
-  float lossNormalizer; ///< rows in the whole optimizer step (sum over its micro-batches)
-  float lr;          ///< learning rate of this optimizer step (after the schedule)
-  int64_t step;      ///< 1-based optimizer step
-  uint64_t seed;     ///< dropout seed
-  int64_t firstRow;  ///< this micro-batch's first row within the optimizer step's batch
-  float *scratch;    ///< the arena's scratch region
+  int64_t batch;          ///< rows in this micro-batch (<= microBatch)
+  int64_t seq;            ///< tokens per row in this micro-batch (<= seqLen)
+  float lossNormalizer;   ///< rows in the whole optimizer step (sum over its micro-batches)
+  float lr;               ///< learning rate of this optimizer step (after the schedule)
+  int64_t step;           ///< 1-based optimizer step
+  uint64_t seed;          ///< dropout seed
+  int64_t firstRow;       ///< this micro-batch's first row within the optimizer step's batch
+  float *scratch;         ///< the arena's scratch region
   PlanChecker *planCheck; ///< the arena's ownership shadow with --plan-check, else null
-  float lossScale;   ///< fp16 loss scale the backward's seed is multiplied by (else unused)
-  int64_t adamStep;  ///< 1-based count of AdamW updates applied (step less skipped ones)
+  float lossScale;        ///< fp16 loss scale the backward's seed is multiplied by (else unused)
+  int64_t adamStep;       ///< 1-based count of AdamW updates applied (step less skipped ones)
 };
 
 } // namespace bertc
