@@ -7,8 +7,10 @@ cd "$(dirname "$0")/.."
 clang_format=clang-format-19
 command -v "$clang_format" >/dev/null || { echo "format: $clang_format is missing (scripts/setup.sh installs it)" >&2; exit 1; }
 
-# Tracked C++ and CUDA sources (generated tables are .inc files and stay as written).
-mapfile -t files < <(git ls-files '*.cpp' '*.h' '*.cu' '*.cuh')
+# The C++ and CUDA sources of the tree, tracked or new (generated tables are .inc files and
+# stay as written).
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cpp' '*.h' '*.cu' '*.cuh' |
+  while read -r file; do [[ -f $file ]] && echo "$file"; done)
 if [[ ${1:-} != --check ]]; then
   "$clang_format" -i "${files[@]}"
   exit

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Generates runtime/src/unicode_tables.inc, the Unicode data the WordPiece tokenizer needs.
+"""Generates runtime/src/unicode_tables.inc, the Unicode data of the tokenizer and the metrics.
 
-The tables hold what Hugging Face's BertTokenizer asks Python's unicodedata, so the C++
-tokenizer agrees with it for the Unicode version of the Python that runs this script. The
-build never runs it; rerun it by hand and commit the result:
+The tables hold what Hugging Face's BERT tokenizer and the official SQuAD evaluation script
+ask Python (unicodedata, str.lower, str.isalnum, str.isspace), so the C++ code agrees with
+them for the Unicode version of the Python that runs this script. The build never runs it;
+rerun it by hand and commit the result:
     python3 scripts/gen_unicode_tables.py > runtime/src/unicode_tables.inc
 """
 import sys
@@ -12,16 +13,17 @@ import unicodedata
 MAX_CODE_POINT = 0x10FFFF
 HANGUL_SYLLABLES = range(0xAC00, 0xD7A4)  # decomposed algorithmically by the tokenizer
 
-# Character classes, as BertTokenizer's _clean_text, _is_whitespace, _is_punctuation and
-# _run_strip_accents see them; every code point not listed is kOther.
+# Character classes, as the tokenizers library's BertNormalizer (clean_text, strip_accents)
+# and BertPreTokenizer see them; every code point not listed is kOther.
 DROP, SPACE, PUNCT, MARK = "kDrop", "kSpace", "kPunct", "kMark"
 
 
 def char_class(cp):
-    """HF's predicates in the order _clean_text applies them (\\t \\n \\r are whitespace,
-    not control), then punctuation (ASCII symbol ranges or P*), then Mn. Characters that
-    survive cleaning but that str.split() splits on (U+2028, U+2029) are whitespace too, as
-    whitespace_tokenize makes them."""
+    """BertNormalizer's predicates in the order clean_text applies them (drop NUL, U+FFFD and
+    category C* except \\t \\n \\r, then map whitespace to a space), then punctuation
+    (ASCII symbol ranges or P*), then Mn (what strip_accents drops). Rust's char::is_whitespace
+    (White_Space) and str.isspace() agree on every character that is not C*: Zs, U+2028 and
+    U+2029."""
     char = chr(cp)
     category = unicodedata.category(char)
     if cp in (0, 0xFFFD):
@@ -39,6 +41,39 @@ def char_class(cp):
     if category == "Mn":
         return MARK
     return None
+
+
+# What the official SQuAD script's normalize_answer consults, as flags (the bits of
+# unicode::TextProperty in unicode_text.h): \w of its regular expression (str.isalnum() or
+# "_"), what str.split() splits on (str.isspace()), and the two properties str.lower() reads
+# around a capital sigma (Final_Sigma). Python exposes Cased and Case_Ignorable only through
+# str.lower() itself, so they are read back from it.
+WORD, SPACE_CHAR, CASED, CASE_IGNORABLE = 1, 2, 4, 8
+
+
+def lowers_to_final_sigma(text, index):
+    return text.lower()[index] == "\u03c2"
+
+
+def text_properties(cp):
+    """The flags of one code point, or None when it has none. A sigma is final when a cased
+    character precedes it and none follows, skipping case-ignorable ones; probing "cΣ",
+    "AcΣ" and "AΣc" tells for each c whether it is case-ignorable, and, when it is not,
+    whether it is cased (the only case where str.lower() asks)."""
+    char = chr(cp)
+    flags = 0
+    if char.isalnum() or char == "_":
+        flags |= WORD
+    if char.isspace():
+        flags |= SPACE_CHAR
+    cased_alone = lowers_to_final_sigma(char + "\u03a3", -1)  # cased and not case-ignorable
+    skipped_or_cased = lowers_to_final_sigma("A" + char + "\u03a3", -1)
+    if not cased_alone and skipped_or_cased:
+        flags |= CASE_IGNORABLE
+        assert lowers_to_final_sigma("A\u03a3" + char, 1), hex(cp)
+    elif cased_alone:
+        flags |= CASED
+    return flags or None
 
 
 def ranges_of(value_of):
@@ -84,8 +119,7 @@ def lower_runs():
 
 
 def decompositions():
-    """(code point, first, second or 0, composes) for each canonical decomposition, one level
-    deep. composes marks primary composites: two-part decompositions that NFC recomposes."""
+    """(code point, first, second or 0) for each canonical decomposition, one level deep."""
     entries = []
     for cp in range(MAX_CODE_POINT + 1):
         if cp in HANGUL_SYLLABLES:
@@ -95,8 +129,7 @@ def decompositions():
             continue
         parts = [int(part, 16) for part in text.split()]
         assert len(parts) in (1, 2), hex(cp)
-        composes = len(parts) == 2 and unicodedata.normalize("NFC", chr(cp)) == chr(cp)
-        entries.append((cp, parts[0], parts[1] if len(parts) == 2 else 0, int(composes)))
+        entries.append((cp, parts[0], parts[1] if len(parts) == 2 else 0))
     return entries
 
 
@@ -128,7 +161,10 @@ def main():
     emit("kLowerPairs", "LowerPair",
          [f"{{0x{cp:X}, {{0x{l[0]:X}, 0x{l[1]:X}}}}}," for cp, l in multiples], 4)
     emit("kDecompositions", "Decomposition",
-         [f"{{0x{a:X}, 0x{b:X}, 0x{c:X}, {d}}}," for a, b, c, d in decompositions()], 4)
+         [f"{{0x{a:X}, 0x{b:X}, 0x{c:X}}}," for a, b, c in decompositions()], 4)
+    properties = ranges_of(text_properties)
+    emit("kTextPropertyRanges", "TextPropertyRange",
+         [f"{{0x{a:X}, 0x{b:X}, {f}}}," for a, b, f in properties], 5)
 
 
 if __name__ == "__main__":

@@ -326,6 +326,9 @@ DictionaryAttr trainSettings(const JobSpec &spec, Builder &builder) {
   auto integer = [&](int64_t value) { return builder.getI64IntegerAttr(value); };
   auto real = [&](double value) { return builder.getF64FloatAttr(value); };
   auto text = [&](StringRef value) { return builder.getStringAttr(value); };
+  // A tokenizer setting the job leaves to tokenizer_config.json is -1.
+  auto choice = [&](std::optional<bool> value) { return integer(value ? int64_t(*value) : -1); };
+  const DataSpec &data = spec.data;
   NamedAttribute settings[] = {
       builder.getNamedAttr("batch", integer(train.batch)),
       builder.getNamedAttr("seq_len", integer(train.seqLen)),
@@ -355,6 +358,13 @@ DictionaryAttr trainSettings(const JobSpec &spec, Builder &builder) {
       builder.getNamedAttr("init_checkpoint", text(spec.model.initCheckpoint)),
       builder.getNamedAttr("vocab_file", text(spec.model.vocabFile)),
       builder.getNamedAttr("group_by_length", builder.getBoolAttr(spec.data.groupByLength)),
+      builder.getNamedAttr("do_lower_case", choice(data.doLowerCase)),
+      builder.getNamedAttr("strip_accents", choice(data.stripAccents)),
+      builder.getNamedAttr("tokenize_chinese_chars", choice(data.tokenizeChineseChars)),
+      builder.getNamedAttr("doc_stride", integer(data.docStride)),
+      builder.getNamedAttr("max_query_length", integer(data.maxQueryLength)),
+      builder.getNamedAttr("max_answer_length", integer(data.maxAnswerLength)),
+      builder.getNamedAttr("n_best", integer(data.nBest)),
   };
   return builder.getDictionaryAttr(settings);
 }

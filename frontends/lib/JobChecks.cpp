@@ -2,7 +2,8 @@
 //
 // Step 4 of reading a job file (TomlFrontend.cpp): every value in its range, the choices
 // among the known ones (with a suggestion for a near miss), and the rules that span
-// tables (hidden % heads, seq_len <= max_position, what each task head reads).
+// tables (hidden % heads, seq_len <= max_position, what each task head reads, SQuAD windows
+// that fit seq_len).
 //
 //===----------------------------------------------------------------------===//
 
@@ -87,6 +88,52 @@ void JobReader::checkTaskHead() {
     if (!data.locations.keys.count("label"))
       data.label = "ner_tags";
   }
+}
+
+/// The SQuAD keys of [data]: for a span head only, and windows that fit seq_len. A window
+/// holds seq_len - 3 - (question tokens) context tokens, and doc_stride of them must be
+/// left for the next window to advance: doc_stride < seq_len - 3 - max_query_length (or
+/// seq_len - 3 when questions are not cut; a long question is then refused by the trainer,
+/// naming it, as Hugging Face refuses it).
+void JobReader::checkSquadData() {
+  DataSpec &data = spec.data;
+  const KeyLocations &dl = data.locations;
+  if (spec.head.task != "span") {
+    for (StringRef key : kSpanDataKeys)
+      if (dl.keys.count(key))
+        file.error(loc(dl, key)) << "key 'data." << key
+                                 << "' is for task = \"span\" only (SQuAD windows and answers)";
+    return;
+  }
+  int64_t seqLen = spec.train.seqLen;
+  if (seqLen < 4)
+    return; // reported with [train] seq_len
+  bool queryCut = dl.keys.count("max_query_length");
+  if (queryCut && (data.maxQueryLength < 1 || data.maxQueryLength > seqLen - 4))
+    file.error(loc(dl, "max_query_length"))
+        << "key 'data.max_query_length' must be in [1, " << seqLen - 4
+        << "] so that a window of seq_len " << seqLen
+        << " holds [CLS], the question, two [SEP] and context, got " << data.maxQueryLength;
+  int64_t windowTokens = seqLen - 3 - (queryCut ? data.maxQueryLength : 0);
+  if (data.docStride < 0) {
+    file.error(loc(dl, "doc_stride"))
+        << "key 'data.doc_stride' must not be negative, got " << data.docStride;
+  } else if (windowTokens > 0 && data.docStride >= windowTokens) {
+    bool written = dl.keys.count("doc_stride");
+    mlir::InFlightDiagnostic diag =
+        file.error(written ? loc(dl, "doc_stride") : loc(spec.train.locations, "seq_len"));
+    diag << (written ? "key 'data.doc_stride' (" : "the default 'data.doc_stride' (")
+         << data.docStride << ", the context tokens consecutive windows share) must be less "
+         << "than the " << windowTokens << " context tokens a window holds (seq_len " << seqLen
+         << " - 3";
+    if (queryCut)
+      diag << " - max_query_length " << data.maxQueryLength;
+    diag << ")";
+    if (!written)
+      diag << ": set [data] doc_stride";
+  }
+  requireCount(dl, "data.max_answer_length", data.maxAnswerLength, limits::kMaxPosition);
+  requireCount(dl, "data.n_best", data.nBest, limits::kNBest);
 }
 
 void JobReader::checkRanges() {
@@ -187,6 +234,7 @@ void JobReader::checkRanges() {
     everythingFrozen = spec.isFrozen("encoder.layer." + std::to_string(layer));
   if (everythingFrozen)
     file.error(loc(tl, "freeze")) << "every parameter group is frozen: nothing to train";
+  checkSquadData();
 }
 
 } // namespace bertc::job

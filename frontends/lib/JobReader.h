@@ -37,8 +37,22 @@ inline constexpr StringRef kTrainKeys[] = {"batch",    "seq_len",      "epochs",
                                            "lr",       "weight_decay", "adam_betas",    "adam_eps",
                                            "schedule", "warmup",       "max_grad_norm", "precision",
                                            "freeze",   "seed",         "shuffle"};
-inline constexpr StringRef kDataKeys[] = {"train",     "eval",  "text",
-                                          "text_pair", "label", "group_by_length"};
+inline constexpr StringRef kDataKeys[] = {"train",
+                                          "eval",
+                                          "text",
+                                          "text_pair",
+                                          "label",
+                                          "group_by_length",
+                                          "do_lower_case",
+                                          "strip_accents",
+                                          "tokenize_chinese_chars",
+                                          "doc_stride",
+                                          "max_query_length",
+                                          "max_answer_length",
+                                          "n_best"};
+/// The [data] keys of the SQuAD recipe, for task = "span" only.
+inline constexpr StringRef kSpanDataKeys[] = {"doc_stride", "max_query_length", "max_answer_length",
+                                              "n_best"};
 
 inline constexpr StringRef kTasks[] = {"classification", "span", "token-classification", "custom"};
 inline constexpr StringRef kSchedules[] = {"linear", "constant"};
@@ -62,6 +76,7 @@ inline constexpr int64_t kHeadLayers = 64; ///< [[head.layers]] tables
 inline constexpr int64_t kBatch = 4096;
 inline constexpr int64_t kEpochs = 100000;
 inline constexpr int64_t kSteps = 1000000000;
+inline constexpr int64_t kNBest = 1000; ///< [data] n_best
 } // namespace limits
 
 /// Reads the tables of one job file into a JobSpec, reporting through `file`.
@@ -78,6 +93,7 @@ public:
 
 private:
   void checkTaskHead();
+  void checkSquadData();
   void readFreezeGroup(TableReader &reader, const toml::node &entry);
   mlir::Location loc(const KeyLocations &locations, StringRef key) {
     return locations.of(key, file.context());

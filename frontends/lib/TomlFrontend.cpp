@@ -208,6 +208,19 @@ void JobReader::readData(const toml::table *table) {
     if (reader.readString(key, *field) && field->empty())
       file.error(loc(data.locations, key)) << "key 'data." << key << "' must name a field";
   reader.readBoolean("group_by_length", data.groupByLength);
+  for (auto [key, setting] :
+       {std::pair<StringRef, std::optional<bool> *>{"do_lower_case", &data.doLowerCase},
+        {"strip_accents", &data.stripAccents},
+        {"tokenize_chinese_chars", &data.tokenizeChineseChars}}) {
+    bool value = false;
+    if (reader.readBoolean(key, value))
+      *setting = value;
+  }
+  for (auto [key, count] : {std::pair<StringRef, int64_t *>{"doc_stride", &data.docStride},
+                            {"max_query_length", &data.maxQueryLength},
+                            {"max_answer_length", &data.maxAnswerLength},
+                            {"n_best", &data.nBest}})
+    reader.readInteger(key, *count);
 }
 
 mlir::FailureOr<JobSpec> bertc::parseJobFile(StringRef path, mlir::MLIRContext &ctx) {

@@ -1,7 +1,7 @@
 // Fuzzes the SQuAD reader and its windows: any bytes as a SQuAD JSON file, loaded as the
-// span task loads it (features at a short seq_len, so that contexts span windows), then
-// every window's every answer span mapped back to its context text. Only SquadError,
-// DataError and TokenizerError may come out.
+// span task loads it (features at a short seq_len, so that contexts span windows, with and
+// without questions cut), then every window's every answer span mapped back to its
+// context text. Only SquadError, DataError and TokenizerError may come out.
 
 #include "fuzz_files.h"
 
@@ -10,9 +10,12 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string path = bertc::fuzz::writeInputFile(data, size, "train.json");
   bertc::TaskData task;
+  bertc::DataSettings settings{{}, {bertc::fuzz::sampleVocabPath()}, {}};
+  settings.squad.docStride = 4;
+  if (size % 2)
+    settings.squad.maxQueryLength = 6;
   try {
-    task = bertc::loadTaskData(bertc::TaskKind::Span, path, {24, 2, 64, 2}, {},
-                               bertc::fuzz::sampleVocabPath());
+    task = bertc::loadTaskData(bertc::TaskKind::Span, path, {24, 2, 64, 2}, settings);
   } catch (const bertc::SquadError &) {
     return 0;
   } catch (const bertc::DataError &) {

@@ -49,7 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int64_t labels : {2, 1}) {
       try {
         (void)bertc::loadTrainingData(path, {16, labels, 64, 2}, fields,
-                                      bertc::fuzz::sampleVocabPath());
+                                      {bertc::fuzz::sampleVocabPath()});
       } catch (const bertc::DataError &) {
       } catch (const bertc::TokenizerError &) {
       }

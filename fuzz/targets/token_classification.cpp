@@ -9,7 +9,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string path = bertc::fuzz::writeInputFile(data, size, "train.jsonl");
   try {
     (void)bertc::loadTaskData(bertc::TaskKind::TokenClassification, path, {16, 5, 64, 2},
-                              {"tokens", "", "ner_tags"}, bertc::fuzz::sampleVocabPath());
+                              {{"tokens", "", "ner_tags"}, {bertc::fuzz::sampleVocabPath()}});
   } catch (const bertc::DataError &) {
   } catch (const bertc::TokenizerError &) {
   }

@@ -1,11 +1,14 @@
-// Fuzzes the WordPiece tokenizer and vocab.txt: the input is tokenized (alone, encoded, and
-// as a pair) with the sample vocabulary, cased and uncased; then it is read as a vocab.txt
-// which, when valid, tokenizes a fixed text and the input. Only TokenizerError may come out;
-// every token's byte span must lie in its text.
+// Fuzzes the WordPiece tokenizer, vocab.txt and tokenizer_config.json: the input is
+// tokenized (alone, encoded, and as a pair) with the sample vocabulary, cased, uncased and
+// lower-cased with accents and CJK kept; then it is read as a vocab.txt which, when valid,
+// tokenizes a fixed text and the input, and as a tokenizer_config.json. Only
+// TokenizerError may come out; every token's byte span must lie in its text.
 
 #include "fuzz_files.h"
 
-#include "bertc/runtime/tokenizer.h"
+#include "bertc/runtime/tokenizer_config.h"
+
+#include <filesystem>
 
 #include <string_view>
 
@@ -26,18 +29,27 @@ void tokenizeAll(const bertc::Tokenizer &tokenizer, std::string_view text) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static const bertc::Vocab sample = bertc::Vocab::load(bertc::fuzz::sampleVocabPath());
-  static const bertc::Tokenizer cased(sample, false), uncased(sample, true);
+  static const bertc::Tokenizer cased(sample, {false, std::nullopt, true}), uncased(sample, {}),
+      keepAccents(sample, {true, false, false});
   std::string_view text(reinterpret_cast<const char *>(data), size);
-  tokenizeAll(cased, text);
-  tokenizeAll(uncased, text);
+  for (const bertc::Tokenizer *tokenizer : {&cased, &uncased, &keepAccents})
+    tokenizeAll(*tokenizer, text);
 
   std::string path = bertc::fuzz::writeInputFile(data, size, "vocab.txt");
   try {
     bertc::Vocab vocab = bertc::Vocab::load(path);
-    bertc::Tokenizer tokenizer(vocab, bertc::guessLowerCase(vocab));
+    bertc::Tokenizer tokenizer(vocab, bertc::resolveTokenizerSettings(vocab, {}));
     tokenizeAll(tokenizer, "The quick brown fox, un-affable caf\xc3\xa9 [SEP] \xe4\xb8\xad");
     tokenizeAll(tokenizer, text);
   } catch (const bertc::TokenizerError &) {
   }
+  // Beside the sample vocabulary, and removed after: the next input's vocab.txt must not
+  // find it.
+  std::string config = bertc::fuzz::writeInputFile(data, size, "tokenizer_config.json");
+  try {
+    (void)bertc::resolveTokenizerSettings(sample, {});
+  } catch (const bertc::TokenizerError &) {
+  }
+  std::filesystem::remove(config);
   return 0;
 }

@@ -62,9 +62,6 @@ void headProbabilities(const T *q, const T *k, const int32_t *mask, float *probs
 }
 } // namespace
 
-// Two [seq, seq] matrices and one [seq] row of dropout factors (used by the backward only).
-int64_t attentionScratchFloats(int64_t seq) { return 2 * seq * seq + seq; }
-
 // Per (batch b, head h):
 //   1. P = softmax(q_h k_h^T / sqrt(d) + maskBias) into scratch;
 //   2. P = dropout(P) in place, element (i, j) keyed by the documented index;

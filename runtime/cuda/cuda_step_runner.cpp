@@ -1,4 +1,4 @@
-// The CUDA target's StepRunner (step_runner.h): the generated steps (cuda_step.h) run on
+// The CUDA target's StepRunner (step_runner.h): the generated steps (CudaSteps) run on
 // one device arena, allocated once after the device is found to hold it, on one stream.
 // The driver's host arena is a mirror with the same layout; the runner copies between the
 // two only at the points step_runner.h lists: parameters, masters and moments once at the
@@ -115,17 +115,10 @@ OptimizerTablePointers tablePointers(std::byte *slot, int64_t chunkCount) {
 
 class CudaStepRunner final : public StepRunner {
 public:
-  CudaStepRunner()
-      : plan_(kTrainerPlan), host_(kTrainerPlan.arenaBytes), deviceIndex_(requireDevice()) {
-    std::vector<AdamWChunk> chunks =
-        cuda::adamwChunks({kAdamWParameters, kAdamWParameters + kNumAdamWParameters});
-    size_t tablesBytes = cuda::optimizerTables(int64_t(chunks.size())).bytes;
-    if (tablesBytes > kOptimizerTablesBytes)
-      throw std::runtime_error(
-          "the plan's optimizer tables are " + std::to_string(kOptimizerTablesBytes) +
-          " bytes but the runtime "
-          "needs " +
-          std::to_string(tablesBytes) + ": rebuild the trainer with this bertc");
+  CudaStepRunner(const TrainerPlan &plan, const CudaSteps &steps)
+      : StepRunner(plan), steps_(steps), host_(plan.arenaBytes), deviceIndex_(requireDevice()) {
+    std::vector<AdamWChunk> chunks = cuda::adamwChunks(
+        {steps.adamwParameters, steps.adamwParameters + steps.numAdamWParameters});
     BERTC_CUDA_CHECK(cudaFree(nullptr)); // creates the context: what is in use before the arena
     contextBytes_ = usedBytes();
     try {
@@ -135,20 +128,19 @@ public:
     }
     arenaBuffer_ = deviceAllocate(std::max<size_t>(plan_.arenaBytes, 1), "the arena");
     arena_ = arenaBuffer_.get();
-    tables_ = tablePointers(arena_ + kOptimizerTablesOffset, int64_t(chunks.size()));
+    tables_ = tablePointers(arena_ + steps.optimizerTables.offset, int64_t(chunks.size()));
     cudaStream_t stream = nullptr;
     BERTC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     streamOwner_.reset(stream);
     stream_ = stream;
     copy(tables_.chunks, chunks.data(), chunks.size() * sizeof(AdamWChunk), cudaMemcpyHostToDevice);
     synchronize(); // `chunks` is pageable host memory about to go
-    gemms_ = std::make_unique<cuda::LinearGemms>(arena_ + kGemmWorkspaceOffset, stream_);
+    gemms_ = std::make_unique<cuda::LinearGemms>(arena_ + steps.gemmWorkspaceOffset, stream_);
     device_ = {stream_, gemms_.get(), tables_.chunks, int64_t(chunks.size())};
     samplePeak();
   }
 
   std::byte *hostArena() override { return host_.data(); }
-  bool stepsRunOnHost() const override { return false; }
 
   void pushState() override {
     for (const ArenaRegion &region : stateRegions())
@@ -172,14 +164,14 @@ public:
   float microStep(StepContext &ctx) override {
     uploadInputs(ctx);
     bind(ctx);
-    bertcMicroStep(ctx, device_);
+    steps_.microStep(ctx, device_);
     return downloadLoss();
   }
 
   float evalStep(StepContext &ctx, float *logits) override {
     uploadInputs(ctx);
     bind(ctx);
-    bertcEvalStep(ctx, device_, logits);
+    steps_.evalStep(ctx, device_, logits);
     return downloadLoss();
   }
 
@@ -206,7 +198,7 @@ protected:
   }
   void applyUpdate(StepContext &ctx) override {
     bind(ctx);
-    bertcOptimizerStep(ctx, device_);
+    steps_.optimizerStep(ctx, device_);
   }
 
 private:
@@ -264,7 +256,7 @@ private:
   void samplePeak() { peakUsed_ = std::max(peakUsed_, usedBytes()); }
 
   // Destroyed in reverse: the GEMMs before their stream, the stream before the memory.
-  const TrainerPlan &plan_;
+  const CudaSteps &steps_;
   HostMirror host_;
   int deviceIndex_;
   DeviceBuffer arenaBuffer_;
@@ -280,6 +272,11 @@ private:
 
 } // namespace
 
-std::unique_ptr<StepRunner> makeStepRunner() { return std::make_unique<CudaStepRunner>(); }
+std::unique_ptr<StepRunner> makeStepRunner(const Trainer &trainer) {
+  if (!trainer.cuda)
+    throw std::runtime_error("this trainer was built for the cpu target but linked with the "
+                             "cuda target's runtime: rebuild it with bertc");
+  return std::make_unique<CudaStepRunner>(*trainer.plan, *trainer.cuda);
+}
 
 } // namespace bertc

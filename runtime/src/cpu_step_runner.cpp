@@ -12,20 +12,9 @@
 namespace bertc {
 namespace {
 
-/// The compiler sizes the attention scratch from its own copy of the kernels' formula;
-/// a plan whose scratch is too small for this runtime is refused before any work.
-void checkScratch(const TrainerPlan &plan) {
-  size_t needed = size_t(cpu::attentionScratchFloats(plan.train.seqLen)) * sizeof(float);
-  if (plan.scratch.bytes > 0 && plan.scratch.bytes < needed)
-    throw std::runtime_error("the plan's attention scratch is " +
-                             std::to_string(plan.scratch.bytes) + " bytes but the kernels need " +
-                             std::to_string(needed) + ": rebuild the trainer with this bertc");
-}
-
 class CpuStepRunner final : public StepRunner {
 public:
-  CpuStepRunner() : plan_(kTrainerPlan) {
-    checkScratch(plan_);
+  CpuStepRunner(const TrainerPlan &plan, const CpuSteps &steps) : StepRunner(plan), steps_(steps) {
     size_t bytes = (std::max<size_t>(plan_.arenaBytes, 1) + 63) / 64 * 64;
     arena_ = static_cast<std::byte *>(std::aligned_alloc(64, bytes));
     if (!arena_) {
@@ -38,7 +27,6 @@ public:
   ~CpuStepRunner() override { std::free(arena_); }
 
   std::byte *hostArena() override { return arena_; }
-  bool stepsRunOnHost() const override { return true; }
   void pushState() override {}
   void pullState() override {}
 
@@ -48,13 +36,13 @@ public:
 
   float microStep(StepContext &ctx) override {
     bind(ctx);
-    bertcMicroStep(ctx);
+    steps_.microStep(ctx);
     return loss();
   }
 
   float evalStep(StepContext &ctx, float *logits) override {
     bind(ctx);
-    bertcEvalStep(ctx, logits);
+    steps_.evalStep(ctx, logits);
     return loss();
   }
 
@@ -71,7 +59,7 @@ protected:
   }
   void applyUpdate(StepContext &ctx) override {
     bind(ctx);
-    bertcOptimizerStep(ctx);
+    steps_.optimizerStep(ctx);
   }
 
 private:
@@ -87,12 +75,17 @@ private:
     return value;
   }
 
-  const TrainerPlan &plan_;
+  const CpuSteps &steps_;
   std::byte *arena_ = nullptr;
 };
 
 } // namespace
 
-std::unique_ptr<StepRunner> makeStepRunner() { return std::make_unique<CpuStepRunner>(); }
+std::unique_ptr<StepRunner> makeStepRunner(const Trainer &trainer) {
+  if (!trainer.cpu)
+    throw std::runtime_error("this trainer was built for the cuda target but linked with the "
+                             "CPU target's runtime: rebuild it with bertc");
+  return std::make_unique<CpuStepRunner>(*trainer.plan, *trainer.cpu);
+}
 
 } // namespace bertc

@@ -1,6 +1,6 @@
 // Classification, regression and SQuAD metrics. The SQuAD part reproduces the official
-// scripts' normalize_answer on UTF-8 text code point by code point, with the handful of
-// Unicode tables it needs (Python's whitespace, non-word symbols, Latin lower case).
+// scripts' normalize_answer on UTF-8 text code point by code point, over the Unicode tables
+// generated from Python (unicode_text.h: str.lower(), \w, str.isspace()).
 #include "bertc/runtime/eval_metrics.h"
 
 #include "unicode_text.h"
@@ -38,69 +38,30 @@ std::u32string decodeUtf8(std::string_view text) {
   return out;
 }
 
-/// Python's str.isspace(), which str.split() splits on.
-bool isSpace(char32_t c) {
-  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
-         c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F ||
-         c == 0x205F || c == 0x3000;
-}
-
 /// Python's string.punctuation.
 bool isAsciiPunctuation(char32_t c) {
   return (c >= '!' && c <= '/') || (c >= ':' && c <= '@') || (c >= '[' && c <= '`') ||
          (c >= '{' && c <= '~');
 }
 
-/// Python's \w (str.isalnum() or '_'). Exact for ASCII and the blocks listed in the
-/// header; other non-ASCII code points count as word characters.
-bool isWordChar(char32_t c) {
-  if (c < 0x80)
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-  // Non-ASCII code points that are neither \w nor whitespace, as inclusive ranges.
-  static constexpr char32_t kSymbols[][2] = {
-      {0x80, 0x84},     {0x86, 0x9F},     {0xA1, 0xA9},     {0xAB, 0xB1},     {0xB4, 0xB4},
-      {0xB6, 0xB8},     {0xBB, 0xBB},     {0xBF, 0xBF},     {0xD7, 0xD7},     {0xF7, 0xF7},
-      {0x2C2, 0x2C5},   {0x2D2, 0x2DF},   {0x2E5, 0x2EB},   {0x2ED, 0x2ED},   {0x2EF, 0x36F},
-      {0x2000, 0x206F}, {0x2072, 0x2073}, {0x207A, 0x207E}, {0x208A, 0x208F}, {0x209D, 0x20FF},
-      {0x3001, 0x3004}, {0x3008, 0x3020}, {0x302A, 0x3030}, {0x3036, 0x3037}, {0x303D, 0x303F},
-      {0xFF00, 0xFF0F}, {0xFF1A, 0xFF20}, {0xFF3B, 0xFF40}, {0xFF5B, 0xFF65}};
-  if (isSpace(c))
-    return false;
-  for (const auto &range : kSymbols)
-    if (c >= range[0] && c <= range[1])
-      return false;
-  return true;
-}
+bool isSpace(char32_t c) { return (unicode::textProperties(c) & unicode::kSpaceChar) != 0; }
+bool isWordChar(char32_t c) { return (unicode::textProperties(c) & unicode::kWordChar) != 0; }
 
-/// Appends Python's lower() of `c` for Basic Latin, Latin-1 and Latin Extended-A; other
-/// code points as they are.
-void appendLower(char32_t c, std::u32string &out) {
-  bool latin1Upper = (c >= 'A' && c <= 'Z') || (c >= 0xC0 && c <= 0xDE && c != 0xD7);
-  // Latin Extended-A pairs an upper-case letter with the lower-case one after it; the
-  // upper-case one is even in three runs and odd in two.
-  bool extendedUpper =
-      (c >= 0x100 && c <= 0x137 && c % 2 == 0) || (c >= 0x139 && c <= 0x148 && c % 2 == 1) ||
-      (c >= 0x14A && c <= 0x177 && c % 2 == 0) || (c >= 0x179 && c <= 0x17E && c % 2 == 1);
-  if (c == 0x130) { // İ lowers to i + combining dot above
-    out += U'i';
-    out += char32_t(0x307);
-  } else if (c == 0x178) { // Ÿ
-    out += char32_t(0xFF);
-  } else {
-    out += latin1Upper ? c + 32 : extendedUpper ? c + 1 : c;
-  }
-}
-
-/// The tokens of normalize_answer(text), i.e. normalize_answer(text).split():
-///  1. lower-case every code point and drop ASCII punctuation;
-///  2. replace every maximal run of word characters that is "a", "an" or "the" by a space
-///     (what \b(a|an|the)\b matches: \b on both sides makes the match a whole run);
-///  3. split on whitespace.
+/// The tokens of normalize_answer(text), i.e. normalize_answer(text).split(), in the
+/// script's order:
+///  1. lower-case the whole text as str.lower() does (full mappings, final sigma);
+///  2. drop ASCII punctuation (string.punctuation; other punctuation stays);
+///  3. replace every maximal run of word characters (Python's \w) that is "a", "an" or
+///     "the" by a space: what \b(a|an|the)\b matches, \b on both sides making the match a
+///     whole run;
+///  4. split on whitespace (str.isspace()).
+/// Lower-casing comes first because a sigma's final form depends on its neighbours,
+/// punctuation included.
 std::vector<std::string> answerTokens(std::string_view text) {
   std::u32string lowered;
-  for (char32_t c : decodeUtf8(text))
+  for (char32_t c : unicode::lowerText(decodeUtf8(text)))
     if (!isAsciiPunctuation(c))
-      appendLower(c, lowered);
+      lowered += c;
 
   std::u32string spaced;
   for (size_t i = 0; i < lowered.size();) {

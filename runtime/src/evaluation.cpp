@@ -87,8 +87,7 @@ std::string describe(const EvalOutcome &outcome) {
 
 EvalOutcome evaluate(StepRunner &runner, const TaskData &data, int64_t step, uint64_t seed,
                      PlanChecker *planCheck) {
-  const TrainerPlan &plan = kTrainerPlan;
-  const TrainSettings &train = plan.train;
+  const TrainSettings &train = runner.plan().train;
   Batcher batcher(data.data, train.microBatch, /*shuffle=*/false, seed);
   std::vector<float> logits(size_t(train.microBatch) * logitsPerRow(train));
   RowLogits rows;
@@ -96,7 +95,7 @@ EvalOutcome evaluate(StepRunner &runner, const TaskData &data, int64_t step, uin
   double lossSum = 0.0, lossItems = 0.0;
   for (int64_t b = 0; b < batcher.batchesPerEpoch(); ++b) {
     size_t first = rows.size();
-    MicroBatch batch = batcher.next(runner.hostArena(), plan.inputs);
+    MicroBatch batch = batcher.next(runner.hostArena(), runner.plan().inputs);
     int64_t items = data.data.labels == LabelKind::TokenClass
                         ? labelledTokens(data.data, first, size_t(batch.rows))
                         : batch.rows;
@@ -159,13 +158,15 @@ void TrainingEvaluator::run(int64_t step, int64_t epoch, StepRunner &runner, uin
     return;
   best_ = main;
   runner.pullState();
-  saveBest(step, outcome, runner.hostArena());
+  saveBest(step, outcome, runner.plan(), runner.hostArena());
   progress.note("best " + outcome.scores.values.front().first + " so far: saved " +
                 settings_.saveBest);
 }
 
-/// The model folder and eval_results.json, swapped in as --save-best's folder.
-void TrainingEvaluator::saveBest(int64_t step, const EvalOutcome &outcome, const std::byte *arena) {
+/// The model folder, eval_results.json and the task's files (a span task's predictions),
+/// swapped in as --save-best's folder.
+void TrainingEvaluator::saveBest(int64_t step, const EvalOutcome &outcome, const TrainerPlan &plan,
+                                 const std::byte *arena) {
   nlohmann::json results = {{"step", step},
                             {"metric", outcome.scores.values.front().first},
                             {"best", outcome.scores.values.front().second},
@@ -173,9 +174,11 @@ void TrainingEvaluator::saveBest(int64_t step, const EvalOutcome &outcome, const
   for (const auto &[metric, value] : outcome.scores.values)
     results["eval_" + metric] = value;
   replaceFolderAtomically(settings_.saveBest, [&](const std::string &partial) {
-    writeModelFolder(partial, kTrainerPlan, arena, settings_.vocab);
+    writeModelFolder(partial, plan, arena, settings_.vocab);
     writeTextFileAtomically((fs::path(partial) / "eval_results.json").string(),
                             results.dump(2) + "\n");
+    for (const auto &[name, text] : outcome.scores.files)
+      writeTextFileAtomically((fs::path(partial) / name).string(), text);
   });
 }
 

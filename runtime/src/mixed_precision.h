@@ -3,7 +3,7 @@
 // scaling around the optimizer step is the runner's: step_runner.h.)
 #pragma once
 
-#include "bertc/runtime/trainer_plan.h"
+#include "bertc/abi/trainer.h"
 
 namespace bertc {
 

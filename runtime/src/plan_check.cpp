@@ -17,7 +17,10 @@ size_t PlanChecker::granule(const void *data) const {
   return size_t(static_cast<const std::byte *>(data) - arena) / kGranuleBytes;
 }
 
-void PlanChecker::define(const void *data, size_t bytes, int32_t tensor) {
+void PlanChecker::define(const void *data, size_t bytes, int32_t tensor, const char *name) {
+  if (size_t(tensor) >= names.size())
+    names.resize(size_t(tensor) + 1, "");
+  names[size_t(tensor)] = name;
   size_t first = granule(data);
   std::fill_n(owners.begin() + first, bytes / kGranuleBytes, tensor);
 }
@@ -42,7 +45,7 @@ void PlanChecker::read(const void *data, size_t bytes, int32_t tensor, const cha
     size_t offset = g * kGranuleBytes;
     std::string holder = owners[g] == kNobody
                              ? std::string("dead bytes")
-                             : "bytes now owned by tensor t" + std::to_string(owners[g]);
+                             : "bytes now owned by tensor " + std::string(names[size_t(owners[g])]);
     throw PlanCheckError("plan check: " + std::string(op) + " reads " + what +
                          ", but arena offset " + std::to_string(offset) + " holds " + holder);
   }

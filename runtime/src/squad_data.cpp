@@ -1,4 +1,4 @@
-// SQuAD JSON reading, every check located by file and JSON path, and run_squad's windowed
+// SQuAD JSON reading, every check located by file and JSON path, and run_qa.py's windowed
 // features. Contexts are tokenized once per paragraph; features share the byte spans of a
 // paragraph's context tokens instead of copying them per window.
 #include "bertc/runtime/squad_data.h"
@@ -186,6 +186,15 @@ void labelAnswer(ByteSpan answer, const std::vector<ByteSpan> &spans, SquadFeatu
   feature.endPosition = int32_t(feature.contextStart + answerLast - first);
 }
 
+/// The first context token of each window of a context `total` tokens long, windows of
+/// `room` tokens sharing `stride` (see buildSquadFeatures): one window when it fits.
+std::vector<size_t> windowStarts(size_t total, size_t room, size_t stride) {
+  std::vector<size_t> starts = {0};
+  while (starts.back() + room < total)
+    starts.push_back(starts.back() + room - stride);
+  return starts;
+}
+
 } // namespace
 
 SquadDataset loadSquadDataset(const std::string &path) {
@@ -220,14 +229,20 @@ SquadDataset loadSquadDataset(const std::string &path) {
 }
 
 SquadFeatures buildSquadFeatures(const SquadDataset &data, const Tokenizer &tokenizer,
-                                 const SquadFeatureOptions &options) {
-  if (options.docStride == 0)
-    throw std::invalid_argument("SQuAD features: doc stride must be at least 1");
-  if (options.maxSeqLen < options.maxQueryLength + 4)
-    throw std::invalid_argument(
-        "SQuAD features: a sequence of " + std::to_string(options.maxSeqLen) +
-        " tokens cannot hold [CLS], a question of up to " + std::to_string(options.maxQueryLength) +
-        " tokens, two [SEP] and some context");
+                                 size_t maxSeqLen, const SquadOptions &options) {
+  if (maxSeqLen < 4)
+    throw std::invalid_argument("SQuAD features: a sequence of " + std::to_string(maxSeqLen) +
+                                " tokens cannot hold [CLS], two [SEP] and some context");
+  if (options.docStride >= maxSeqLen - 3)
+    throw std::invalid_argument("SQuAD features: doc stride " + std::to_string(options.docStride) +
+                                " must be less than the " + std::to_string(maxSeqLen - 3) +
+                                " context tokens a window can hold");
+  if (options.maxQueryLength &&
+      (*options.maxQueryLength == 0 || *options.maxQueryLength + 4 > maxSeqLen))
+    throw std::invalid_argument("SQuAD features: max query length " +
+                                std::to_string(*options.maxQueryLength) +
+                                " must be at least 1 and leave a sequence of " +
+                                std::to_string(maxSeqLen) + " tokens room for context");
   SquadFeatures out;
   out.contextTokenSpans.resize(data.paragraphs.size());
   std::vector<int32_t> contextIds; // of the paragraph of the previous example
@@ -246,12 +261,28 @@ SquadFeatures buildSquadFeatures(const SquadDataset &data, const Tokenizer &toke
       }
     }
     std::vector<Token> question = tokenizer.tokenize(example.question);
-    question.resize(std::min(question.size(), options.maxQueryLength), Token{});
+    question.resize(std::min(question.size(), options.maxQueryLength.value_or(SIZE_MAX)), Token{});
+    auto fail = [&](const std::string &message) {
+      return SquadError(data.path + ": question '" + example.id + "': " + message);
+    };
     size_t contextStart = question.size() + 2;
-    size_t windowCapacity = options.maxSeqLen - question.size() - 3;
+    bool fits = contextStart + contextIds.size() + 1 <= maxSeqLen;
+    if (!fits && contextStart + 1 >= maxSeqLen)
+      throw fail("its " + std::to_string(question.size()) +
+                 " tokens leave no room for context in a sequence of " + std::to_string(maxSeqLen) +
+                 " tokens ([CLS] question [SEP] context [SEP]); set [data] max_query_length to "
+                 "cut questions");
+    size_t room = fits ? contextIds.size() : maxSeqLen - contextStart - 1;
+    if (!fits && options.docStride >= room)
+      throw fail("its context (" + std::to_string(contextIds.size()) +
+                 " tokens) needs windows, which hold " + std::to_string(room) +
+                 " tokens beside its " + std::to_string(question.size()) +
+                 " question tokens: [data] doc_stride " + std::to_string(options.docStride) +
+                 " must be less than that (or set max_query_length)");
 
-    for (size_t start = 0, window = 0;; ++window) {
-      size_t length = std::min(contextIds.size() - start, windowCapacity);
+    std::vector<size_t> starts = windowStarts(contextIds.size(), room, options.docStride);
+    for (size_t window = 0; window < starts.size(); ++window) {
+      size_t start = starts[window], length = std::min(contextIds.size() - start, room);
       SquadFeature feature{e, window, {}, {}, contextStart, start, 0, 0};
       feature.inputIds.push_back(tokenizer.clsId());
       for (const Token &token : question)
@@ -266,9 +297,6 @@ SquadFeatures buildSquadFeatures(const SquadDataset &data, const Tokenizer &toke
       if (!example.isImpossible)
         labelAnswer(example.answers.front().span, spans, feature, length);
       out.features.push_back(std::move(feature));
-      if (start + length == contextIds.size())
-        break;
-      start += std::min(length, options.docStride);
     }
   }
   return out;

@@ -4,12 +4,11 @@
 namespace bertc {
 
 OptimizerStepOutcome StepRunner::optimizerStep(StepContext &ctx, DynamicLossScaler &scaler) {
-  const TrainerPlan &plan = kTrainerPlan;
   OptimizerStepOutcome outcome;
-  if (plan.lossScaling && !scaler.update(unscaleGradients(1.0f / ctx.lossScale)))
+  if (plan_.lossScaling && !scaler.update(unscaleGradients(1.0f / ctx.lossScale)))
     return outcome;
-  if (plan.train.maxGradNorm > 0)
-    outcome.gradNorm = clipGradients(plan.train.maxGradNorm);
+  if (plan_.train.maxGradNorm > 0)
+    outcome.gradNorm = clipGradients(plan_.train.maxGradNorm);
   ctx.adamStep = ctx.step - scaler.skippedSteps();
   applyUpdate(ctx);
   outcome.updated = true;

@@ -11,8 +11,9 @@
 
 namespace bertc {
 
-Tokenizer loadDataTokenizer(const std::string &dataPath, const std::string &vocabPath,
+Tokenizer loadDataTokenizer(const std::string &dataPath, const TokenizerSource &source,
                             const DataLimits &limits) {
+  const std::string &vocabPath = source.vocabPath;
   if (vocabPath.empty())
     throw DataError(dataPath + ": text data needs a WordPiece vocabulary: pass the trainer "
                                "--vocab FILE (a vocab.txt), or compile the model with "
@@ -22,34 +23,27 @@ Tokenizer loadDataTokenizer(const std::string &dataPath, const std::string &voca
     throw DataError(vocabPath + ": the vocabulary has " + std::to_string(vocab.size()) +
                     " tokens but the model's embedding has " + std::to_string(limits.vocab) +
                     " ([model] vocab): its ids would fall outside the model");
-  bool lowerCase = guessLowerCase(vocab);
-  return Tokenizer(std::move(vocab), lowerCase);
-}
-
-SquadFeatureOptions squadOptionsFor(int64_t seqLen) {
-  SquadFeatureOptions options;
-  options.maxSeqLen = size_t(seqLen);
-  options.maxQueryLength = std::min<size_t>(64, size_t(seqLen) / 6);
-  options.docStride = std::max<size_t>(1, std::min<size_t>(128, size_t(seqLen) / 3));
-  return options;
+  TokenizerSettings settings = resolveTokenizerSettings(vocab, source.job);
+  return Tokenizer(std::move(vocab), settings);
 }
 
 namespace {
 
-/// "(uncased)" or "(cased)".
+/// "(uncased)", "(cased, accents stripped)", ...
 std::string casing(const Tokenizer &tokenizer) {
-  return tokenizer.lowerCase() ? "(uncased)" : "(cased)";
+  return "(" + tokenizer.settings().describe() + ")";
 }
 
 TaskData loadSquadRows(const std::string &path, const DataLimits &limits,
-                       const std::string &vocabPath) {
-  Tokenizer tokenizer = loadDataTokenizer(path, vocabPath, limits);
+                       const DataSettings &settings) {
+  Tokenizer tokenizer = loadDataTokenizer(path, settings.tokenizer, limits);
   if (limits.seqLen < 8)
     throw DataError(path + ": SQuAD windows need a seq_len of at least 8 tokens, the plan has " +
                     std::to_string(limits.seqLen));
   TaskData task;
   task.squad = loadSquadDataset(path);
-  task.features = buildSquadFeatures(*task.squad, tokenizer, squadOptionsFor(limits.seqLen));
+  task.features = buildSquadFeatures(*task.squad, tokenizer, size_t(limits.seqLen), settings.squad);
+  task.squadOptions = settings.squad;
   task.data = Dataset{path, {}, LabelKind::Span};
   task.data.rows.reserve(task.features.features.size());
   for (const SquadFeature &feature : task.features.features) {
@@ -59,8 +53,9 @@ TaskData loadSquadRows(const std::string &path, const DataLimits &limits,
   }
   task.summary = "data: " + std::to_string(task.squad->examples.size()) + " questions from " +
                  path + " in " + std::to_string(task.data.rows.size()) + " windows of up to " +
-                 std::to_string(limits.seqLen) + " tokens, tokenized with " + vocabPath + " " +
-                 casing(tokenizer);
+                 std::to_string(limits.seqLen) + " tokens (doc_stride " +
+                 std::to_string(settings.squad.docStride) + "), tokenized with " +
+                 settings.tokenizer.vocabPath + " " + casing(tokenizer);
   if (!task.squad->mismatchedAnswers.empty())
     task.summary += "; " + std::to_string(task.squad->mismatchedAnswers.size()) +
                     " answers differ from their context (located by answer_start), first: " +
@@ -137,19 +132,19 @@ Dataset loadTaggedWords(const std::string &path, const DataLimits &limits, const
 }
 
 TaskData loadTaskData(TaskKind task, const std::string &path, const DataLimits &limits,
-                      const TextFields &fields, const std::string &vocabPath) {
+                      const DataSettings &settings) {
   if (task == TaskKind::Span)
-    return loadSquadRows(path, limits, vocabPath);
+    return loadSquadRows(path, limits, settings);
   if (task == TaskKind::TokenClassification) {
-    Tokenizer tokenizer = loadDataTokenizer(path, vocabPath, limits);
+    Tokenizer tokenizer = loadDataTokenizer(path, settings.tokenizer, limits);
     TaskData result;
-    result.data = loadTaggedWords(path, limits, fields, tokenizer);
+    result.data = loadTaggedWords(path, limits, settings.fields, tokenizer);
     result.summary = "data: " + std::to_string(result.data.rows.size()) +
-                     " rows of tagged words from " + path + ", tokenized with " + vocabPath + " " +
-                     casing(tokenizer);
+                     " rows of tagged words from " + path + ", tokenized with " +
+                     settings.tokenizer.vocabPath + " " + casing(tokenizer);
     return result;
   }
-  TrainingData training = loadTrainingData(path, limits, fields, vocabPath);
+  TrainingData training = loadTrainingData(path, limits, settings.fields, settings.tokenizer);
   TaskData result;
   result.summary = training.summary();
   result.data = std::move(training.data);

@@ -1,11 +1,12 @@
 // Scoring an evaluation by task. The metric definitions themselves live in eval_metrics.cpp;
-// this file turns logits into predictions (argmax, best span) and collects the references.
+// this file turns logits into predictions (argmax; spans through squad_answers.h) and
+// collects the references.
 #include "bertc/runtime/task_metrics.h"
 
 #include "bertc/runtime/eval_metrics.h"
+#include "bertc/runtime/squad_answers.h"
 
 #include <algorithm>
-#include <limits>
 #include <stdexcept>
 
 namespace bertc {
@@ -67,57 +68,26 @@ EvalScores scoreTokenClassification(const RowLogits &logits, const Dataset &data
   return {{{"accuracy", accuracy(predictions, labels)}}, true};
 }
 
-std::optional<SpanChoice> bestSpan(const float *startLogits, const float *endLogits,
-                                   const SquadFeature &feature, size_t maxAnswerTokens) {
-  size_t first = feature.contextStart, end = first + feature.contextTokens();
-  std::optional<SpanChoice> best;
-  for (size_t start = first; start < end; ++start)
-    for (size_t last = start; last < std::min(end, start + maxAnswerTokens); ++last) {
-      double score = double(startLogits[start]) + double(endLogits[last]);
-      if (!best || score > best->score)
-        best = SpanChoice{start, last, score};
-    }
-  return best;
-}
-
 EvalScores scoreSpans(const RowLogits &logits, const TaskData &data) {
   checkRows(logits, data.data);
   const SquadDataset &squad = *data.squad;
+  std::vector<QuestionPrediction> predictions =
+      predictAnswers(logits, squad, data.features, data.squadOptions);
   bool v2 = std::any_of(squad.examples.begin(), squad.examples.end(),
                         [](const SquadExample &example) { return example.isImpossible; });
-  struct Answer {
-    std::optional<SpanChoice> span;
-    size_t feature = 0;
-    double nullScore = std::numeric_limits<double>::infinity();
-  };
-  std::vector<Answer> answers(squad.examples.size());
-  for (size_t f = 0; f < data.features.features.size(); ++f) {
-    const SquadFeature &feature = data.features.features[f];
-    size_t tokens = feature.inputIds.size();
-    const float *starts = logits[f].data(), *ends = starts + tokens;
-    Answer &answer = answers[feature.example];
-    answer.nullScore = std::min(answer.nullScore, double(starts[0]) + double(ends[0]));
-    std::optional<SpanChoice> span = bestSpan(starts, ends, feature);
-    if (span && (!answer.span || span->score > answer.span->score)) {
-      answer.span = span;
-      answer.feature = f;
-    }
-  }
   SquadVersion version = v2 ? SquadVersion::V2_0 : SquadVersion::V1_1;
   std::vector<SquadScore> questions;
   for (size_t e = 0; e < squad.examples.size(); ++e) {
-    const Answer &answer = answers[e];
-    std::string prediction;
-    if (answer.span && !(v2 && answer.nullScore > answer.span->score))
-      prediction = std::string(*predictedAnswerText(squad, data.features, answer.feature,
-                                                    answer.span->start, answer.span->end));
     std::vector<std::string> golds;
     for (const SquadAnswer &gold : squad.examples[e].answers)
       golds.push_back(gold.text);
-    questions.push_back(squadQuestionScore(prediction, golds, version));
+    questions.push_back(squadQuestionScore(predictions[e].text, golds, version));
   }
   SquadScore totals = squadTotals(questions);
-  return {{{"f1", totals.f1}, {"exact_match", totals.exactMatch}}, true};
+  return {{{"f1", totals.f1}, {"exact_match", totals.exactMatch}},
+          true,
+          {{"predictions.json", predictionsJson(squad, predictions)},
+           {"nbest_predictions.json", nBestPredictionsJson(squad, predictions)}}};
 }
 
 } // namespace bertc

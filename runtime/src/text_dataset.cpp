@@ -71,8 +71,8 @@ bool tokenizes(const Tokenizer &tokenizer, const std::string &text) {
 ///    encoding had to cut;
 /// 3. read the label: a class, or a regression target when limits.numLabels == 1.
 TrainingData loadTextDataset(const std::string &path, const DataLimits &limits,
-                             const TextFields &fields, const std::string &vocabPath) {
-  Tokenizer tokenizer = loadDataTokenizer(path, vocabPath, limits);
+                             const TextFields &fields, const TokenizerSource &source) {
+  Tokenizer tokenizer = loadDataTokenizer(path, source, limits);
   bool pairs = !fields.textPair.empty();
   if (pairs && limits.typeVocab < 2)
     throw DataError(path + ": sentence pairs ('" + fields.text + "', '" + fields.textPair +
@@ -84,8 +84,9 @@ TrainingData loadTextDataset(const std::string &path, const DataLimits &limits,
   size_t labelColumn = table.column(fields.label);
 
   bool regression = limits.numLabels == 1;
-  TrainingData result{Dataset{path, {}, regression ? LabelKind::Target : LabelKind::Class},
-                      TokenizationSummary{vocabPath, tokenizer.lowerCase(), limits.seqLen, 0}};
+  TrainingData result{
+      Dataset{path, {}, regression ? LabelKind::Target : LabelKind::Class},
+      TokenizationSummary{source.vocabPath, tokenizer.settings(), limits.seqLen, 0}};
   size_t seqLen = size_t(limits.seqLen);
   auto encode = [&](size_t row) {
     const std::string &text = table.text(row, textColumn);
@@ -117,16 +118,15 @@ std::string TrainingData::summary() const {
   std::string line = "data: " + rowCount(data.rows.size()) + " from " + data.path;
   if (!tokenization)
     return line + " (pre-tokenized)";
-  return line + ", tokenized with " + tokenization->vocabPath +
-         (tokenization->lowerCase ? " (uncased), " : " (cased), ") +
-         rowCount(size_t(tokenization->truncatedRows)) + " truncated to " +
-         std::to_string(tokenization->seqLen) + " tokens";
+  return line + ", tokenized with " + tokenization->vocabPath + " (" +
+         tokenization->settings.describe() + "), " + rowCount(size_t(tokenization->truncatedRows)) +
+         " truncated to " + std::to_string(tokenization->seqLen) + " tokens";
 }
 
 TrainingData loadTrainingData(const std::string &path, const DataLimits &limits,
-                              const TextFields &fields, const std::string &vocabPath) {
+                              const TextFields &fields, const TokenizerSource &tokenizer) {
   if (holdsText(path))
-    return loadTextDataset(path, limits, fields, vocabPath);
+    return loadTextDataset(path, limits, fields, tokenizer);
   return TrainingData{loadJsonlDataset(path, limits), std::nullopt};
 }
 

@@ -1,7 +1,7 @@
-// BertTokenizer in C++: special tokens split out, HF's BasicTokenizer steps (over the
-// Unicode of unicode_text.h), WordPiece, and the [CLS]/[SEP] framing with longest-first
-// truncation. Each character carries the byte span of the original character it came from
-// through every step.
+// BertTokenizerFast in C++: special tokens split out, the tokenizers library's
+// BertNormalizer and BertPreTokenizer (over the Unicode of unicode_text.h), WordPiece, and
+// the [CLS]/[SEP] framing with LongestFirst truncation. Each character carries the byte span
+// of the original character it came from through every step.
 #include "bertc/runtime/tokenizer.h"
 
 #include "input_files.h"
@@ -138,16 +138,25 @@ bool guessLowerCase(const Vocab &vocab) {
   return true;
 }
 
-Tokenizer::Tokenizer(Vocab vocab, bool lowerCase)
-    : vocab_(std::move(vocab)), lowerCase_(lowerCase), clsId_(*vocab_.find("[CLS]")),
+std::string TokenizerSettings::describe() const {
+  std::string text = lowerCase ? "uncased" : "cased";
+  if (stripsAccents() != lowerCase)
+    text += lowerCase ? ", accents kept" : ", accents stripped";
+  if (!chineseChars)
+    text += ", CJK not split";
+  return text;
+}
+
+Tokenizer::Tokenizer(Vocab vocab, TokenizerSettings settings)
+    : vocab_(std::move(vocab)), settings_(settings), clsId_(*vocab_.find("[CLS]")),
       sepId_(*vocab_.find("[SEP]")), padId_(*vocab_.find("[PAD]")), unkId_(*vocab_.find("[UNK]")) {
   for (const char *name : {"[CLS]", "[SEP]", "[PAD]", "[UNK]", "[MASK]"})
     if (std::optional<int32_t> id = vocab_.find(name))
       specials_.emplace_back(name, *id);
 }
 
-/// HF's PreTrainedTokenizer.tokenize splits special tokens out of the text first (they are
-/// never lower-cased or split), then runs BertTokenizer on each piece between them.
+/// The special tokens are added tokens that are not normalized: they are split out of the
+/// text as written (never lower-cased or split), and each piece between them is tokenized.
 std::vector<Token> Tokenizer::tokenize(std::string_view text) const {
   std::vector<Token> out;
   size_t segmentStart = 0;
@@ -167,41 +176,44 @@ std::vector<Token> Tokenizer::tokenize(std::string_view text) const {
   return out;
 }
 
-/// BasicTokenizer, then WordPiece per word:
-///  1. uncased: lower-case each character alone (PreTrainedTokenizer.tokenize does so before
-///     BertTokenizer, which is why "Σ" never becomes the final "ς");
-///  2. drop NUL, U+FFFD and control/format/unassigned characters, turn whitespace into
-///     spaces, put spaces around CJK ideographs;
-///  3. uncased: NFD and drop non-spacing marks (accents); cased: NFC;
-///  4. split on spaces, and around each punctuation character;
-///  5. WordPiece each word.
+/// BertNormalizer, BertPreTokenizer, then WordPiece per word:
+///  1. clean: drop NUL, U+FFFD and control/format/unassigned characters, turn whitespace
+///     into spaces;
+///  2. with chineseChars, put spaces around CJK ideographs;
+///  3. when stripping accents: NFD, then drop non-spacing marks (Mn);
+///  4. with lowerCase: each character's full lower-case mapping (İ gives i + U+0307; no
+///     final sigma, as the mapping takes no context). No NFC anywhere: a cased Ω (U+2126
+///     OHM SIGN) stays itself;
+///  5. split on spaces, and around each punctuation character;
+///  6. WordPiece each word.
 void Tokenizer::tokenizeSegment(std::string_view text, size_t base, std::vector<Token> &out) const {
-  std::vector<Char> decoded, lowered, cleaned;
+  std::vector<Char> decoded, cleaned;
   if (size_t bad = decodeUtf8(text, base, decoded); bad != SIZE_MAX)
     throw TokenizerError("invalid UTF-8 at byte " + std::to_string(base + bad) + " of the text");
-  if (lowerCase_) {
-    for (const Char &c : decoded)
-      appendLower(c, lowered);
-    decoded.swap(lowered);
-  }
   for (const Char &c : decoded) {
     CharClass kind = charClass(c.codePoint);
     if (kind == kDrop)
       continue;
-    bool alone = kind == kSpace || !isChineseChar(c.codePoint);
-    if (!alone)
+    bool spaced = settings_.chineseChars && kind != kSpace && isChineseChar(c.codePoint);
+    if (spaced)
       cleaned.push_back({U' ', c.begin, c.begin});
     cleaned.push_back({kind == kSpace ? U' ' : c.codePoint, c.begin, c.end});
-    if (!alone)
+    if (spaced)
       cleaned.push_back({U' ', c.end, c.end});
   }
-  std::vector<Char> normalized;
-  if (lowerCase_) {
+  if (settings_.stripsAccents()) {
+    std::vector<Char> stripped;
     for (const Char &c : decomposeCanonical(cleaned))
       if (charClass(c.codePoint) != kMark)
-        normalized.push_back(c);
+        stripped.push_back(c);
+    cleaned.swap(stripped);
+  }
+  std::vector<Char> normalized;
+  if (settings_.lowerCase) {
+    for (const Char &c : cleaned)
+      appendLower(c, normalized);
   } else {
-    normalized = composeCanonical(cleaned);
+    normalized.swap(cleaned);
   }
 
   size_t wordStart = 0;
@@ -238,16 +250,32 @@ Encoding Tokenizer::encodePair(std::string_view a, std::string_view b, size_t ma
     throw std::invalid_argument("encodePair: maxLen " + std::to_string(maxLen) +
                                 " leaves no room for [CLS] and two [SEP]");
   std::vector<Token> first = tokenize(a), second = tokenize(b);
-  bool truncated = first.size() + second.size() + 3 > maxLen;
-  while (first.size() + second.size() + 3 > maxLen) {
-    if (first.size() > second.size())
-      first.pop_back();
-    else
-      second.pop_back();
-  }
+  auto [firstKept, secondKept] = pairLengths(first.size(), second.size(), maxLen - 3);
+  bool truncated = firstKept < first.size() || secondKept < second.size();
+  first.resize(firstKept, Token{});
+  second.resize(secondKept, Token{});
   Encoding encoding = frame(clsId_, sepId_, std::move(first), std::move(second));
   encoding.truncated = truncated;
   return encoding;
+}
+
+/// The tokenizers library's LongestFirst (truncate_encodings): with n1 <= n2 the two
+/// lengths, the longer is cut to max(n1, room - n1); when the two still do not fit, each is
+/// cut to half the room, the longer taking the odd token.
+std::pair<size_t, size_t> pairLengths(size_t first, size_t second, size_t room) {
+  if (first + second <= room)
+    return {first, second};
+  bool swapped = first > second;
+  size_t shorter = std::min(first, second), longer;
+  if (shorter > room)
+    longer = shorter;
+  else
+    longer = std::max(shorter, room - shorter);
+  if (shorter + longer > room) {
+    shorter = room / 2;
+    longer = shorter + room % 2;
+  }
+  return swapped ? std::make_pair(longer, shorter) : std::make_pair(shorter, longer);
 }
 
 } // namespace bertc

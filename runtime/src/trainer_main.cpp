@@ -1,12 +1,13 @@
 // main() of every generated trainer: data, parameter initialisation, pretrained or
 // checkpoint loading, the optimizer-step loop (gradient accumulation, learning-rate
 // schedule, metrics, progress, periodic checkpoints) and the final save. The model itself
-// is the generated kTrainerPlan and step functions (trainer_plan.h), which run through the
-// target's StepRunner (step_runner.h: the one arena allocation, and on a GPU the copies
-// between host and device); the flags are trainer_options.cpp's.
+// is the generated trainer's plan and steps (bertc_trainer(), bertc/abi/trainer.h), which
+// run through the target's StepRunner (step_runner.h: the one arena allocation, and on a
+// GPU the copies between host and device); the flags are trainer_options.cpp's.
 #include "mixed_precision.h"
 #include "trainer_options.h"
 
+#include "bertc/abi/trainer.h"
 #include "bertc/runtime/checkpoint.h"
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/evaluation.h"
@@ -18,7 +19,6 @@
 #include "bertc/runtime/schedule.h"
 #include "bertc/runtime/step_runner.h"
 #include "bertc/runtime/task_data.h"
-#include "bertc/runtime/trainer_plan.h"
 
 #include <algorithm>
 #include <chrono>
@@ -57,9 +57,9 @@ constexpr uint64_t kInitRandomStep = 0;
 /// Hugging Face's _init_weights for parameter `p`: normal(0, initializerRange), zeros or
 /// ones. Element i is a Box–Muller transform of the counter-based uniforms (seed, p, 2i) and
 /// (seed, p, 2i+1), so each value depends on nothing but the seed and its position.
-void initializeParameter(std::byte *arena, size_t p, uint64_t seed) {
+void initializeParameter(const TrainerPlan &plan, std::byte *arena, size_t p, uint64_t seed) {
   const double twoPi = 6.283185307179586;
-  const ParamSlot &param = kTrainerPlan.params[p];
+  const ParamSlot &param = plan.params[p];
   float *values = valuesOf(arena, param);
   for (int64_t i = 0; i < param.numel; ++i) {
     if (param.init != ParamInit::Normal) {
@@ -68,8 +68,8 @@ void initializeParameter(std::byte *arena, size_t p, uint64_t seed) {
     }
     double u1 = 1.0 - counterUniform(seed, kInitRandomStep, uint32_t(p), 2 * uint64_t(i));
     double u2 = counterUniform(seed, kInitRandomStep, uint32_t(p), 2 * uint64_t(i) + 1);
-    values[i] = float(kTrainerPlan.train.initializerRange * std::sqrt(-2.0 * std::log(u1)) *
-                      std::cos(twoPi * u2));
+    values[i] =
+        float(plan.train.initializerRange * std::sqrt(-2.0 * std::log(u1)) * std::cos(twoPi * u2));
   }
 }
 
@@ -93,22 +93,22 @@ std::vector<std::string> checkpointNames(const std::string &name) {
 /// parameter ("bert.*") must be there; a task-head parameter the file lacks (a pretraining
 /// checkpoint has no classifier) is initialised from the seed, as Hugging Face's
 /// from_pretrained does, and listed. Tensors the model does not use are counted, not read.
-void loadParameters(std::byte *arena, const std::string &initPath, uint64_t seed,
-                    const std::function<void(const std::string &)> &inform) {
+void loadParameters(const TrainerPlan &plan, std::byte *arena, const std::string &initPath,
+                    uint64_t seed, const std::function<void(const std::string &)> &inform) {
   std::string path = std::filesystem::is_directory(initPath)
                          ? (std::filesystem::path(initPath) / "model.safetensors").string()
                          : initPath;
   SafetensorsReader reader(path);
   std::set<std::string> used;
   std::string freshHead;
-  for (size_t p = 0; p < kTrainerPlan.numParams; ++p) {
-    const ParamSlot &param = kTrainerPlan.params[p];
+  for (size_t p = 0; p < plan.numParams; ++p) {
+    const ParamSlot &param = plan.params[p];
     std::vector<std::string> names = checkpointNames(param.name);
     auto found = std::find_if(names.begin(), names.end(),
                               [&](const std::string &name) { return reader.contains(name); });
     bool isEncoder = std::string(param.name).rfind("bert.", 0) == 0;
     if (found == names.end() && !isEncoder) {
-      initializeParameter(arena, p, seed);
+      initializeParameter(plan, arena, p, seed);
       freshHead += (freshHead.empty() ? "" : ", ") + std::string(param.name);
       continue;
     }
@@ -143,7 +143,7 @@ struct RunSetup {
 BatcherState train(StepRunner &runner, const Dataset &data, const TrainerOptions &options,
                    const RunSetup &setup, MetricsLog *log, PlanChecker *planCheck,
                    ProgressDisplay &progress, TrainingEvaluator *evaluator) {
-  const TrainerPlan &plan = kTrainerPlan;
+  const TrainerPlan &plan = runner.plan();
   Batcher batcher(data, plan.train.microBatch, plan.train.shuffle, setup.seed, setup.groupByLength);
   batcher.restore(setup.data);
   int64_t warmup = warmupSteps(plan.train.warmup, setup.totalSteps);
@@ -203,9 +203,8 @@ BatcherState train(StepRunner &runner, const Dataset &data, const TrainerOptions
 }
 
 /// What --save-every records besides the step and data position: the run's settings.
-TrainerState checkpointSettings(const TrainerOptions &options, const Dataset &data,
-                                const RunSetup &setup) {
-  const TrainSettings &train = kTrainerPlan.train;
+TrainerState checkpointSettings(const TrainSettings &train, const TrainerOptions &options,
+                                const Dataset &data, const RunSetup &setup) {
   TrainerState state;
   state.maxSteps = setup.totalSteps;
   state.seed = setup.seed;
@@ -228,8 +227,7 @@ TrainerState checkpointSettings(const TrainerOptions &options, const Dataset &da
 /// microBatch) micro-batches taken `accumulation` at a time, and train() never lets a step
 /// cross an epoch's end, so its last step takes the rows that remain (fewer than the batch
 /// when the batch does not divide the rows). Throws UsageError when the count overflows.
-int64_t stepsForEpochs(int64_t epochs, size_t rows) {
-  const TrainSettings &train = kTrainerPlan.train;
+int64_t stepsForEpochs(const TrainSettings &train, int64_t epochs, size_t rows) {
   int64_t microBatches = (int64_t(rows) + train.microBatch - 1) / train.microBatch;
   int64_t stepsPerEpoch = (microBatches + train.accumulation - 1) / train.accumulation;
   int64_t steps;
@@ -248,22 +246,24 @@ using Inform = std::function<void(const std::string &)>;
 /// 3. otherwise step 0, with the parameters of --init or drawn from the seed.
 RunSetup startRun(const TrainerOptions &options, const Dataset &data, const std::string &resumeDir,
                   StepRunner &runner, const Inform &inform) {
-  const TrainSettings &settings = kTrainerPlan.train;
+  const TrainerPlan &plan = runner.plan();
+  const TrainSettings &settings = plan.train;
   std::byte *arena = runner.hostArena();
-  std::memset(arena + kTrainerPlan.optimizerState.offset, 0, kTrainerPlan.optimizerState.bytes);
+  std::memset(arena + plan.optimizerState.offset, 0, plan.optimizerState.bytes);
   std::optional<TrainerState> resumed;
   if (!resumeDir.empty())
-    resumed = loadCheckpoint(resumeDir, kTrainerPlan, arena);
+    resumed = loadCheckpoint(resumeDir, plan, arena);
   RunSetup setup{};
   setup.seed = options.seed.value_or(resumed ? resumed->seed : settings.seed);
   setup.groupByLength =
       options.groupByLength || settings.groupByLength || (resumed && resumed->groupByLength);
-  setup.totalSteps = options.steps        ? *options.steps
-                     : options.epochs     ? stepsForEpochs(*options.epochs, data.rows.size())
-                     : resumed            ? resumed->maxSteps
-                     : settings.steps > 0 ? settings.steps
-                                          : stepsForEpochs(settings.epochs, data.rows.size());
-  setup.checkpoint = checkpointSettings(options, data, setup);
+  setup.totalSteps = options.steps    ? *options.steps
+                     : options.epochs ? stepsForEpochs(settings, *options.epochs, data.rows.size())
+                     : resumed        ? resumed->maxSteps
+                     : settings.steps > 0
+                         ? settings.steps
+                         : stepsForEpochs(settings, settings.epochs, data.rows.size());
+  setup.checkpoint = checkpointSettings(settings, options, data, setup);
   if (resumed) {
     checkResumable(*resumed, setup.checkpoint, resumeDir);
     if (resumed->globalStep > setup.totalSteps)
@@ -279,27 +279,30 @@ RunSetup startRun(const TrainerOptions &options, const Dataset &data, const std:
              " steps, not the checkpoint's " + std::to_string(resumed->maxSteps) +
              ": the losses will differ from the uninterrupted run's");
   } else if (options.init.empty()) {
-    for (size_t p = 0; p < kTrainerPlan.numParams; ++p)
-      initializeParameter(arena, p, setup.seed);
+    for (size_t p = 0; p < plan.numParams; ++p)
+      initializeParameter(plan, arena, p, setup.seed);
   } else {
-    loadParameters(arena, options.init, setup.seed, inform);
+    loadParameters(plan, arena, options.init, setup.seed, inform);
   }
-  writeWorkingCopies(kTrainerPlan, arena);
+  writeWorkingCopies(plan, arena);
   runner.pushState();
   return setup;
 }
 
-/// The plan's [data] columns; a plan generated before they existed (null fields) gets the
-/// TOML's defaults.
-TextFields textFields(const TrainSettings &settings) {
-  TextFields fields;
-  if (settings.textField && settings.textField[0])
-    fields.text = settings.textField;
-  if (settings.textPairField)
-    fields.textPair = settings.textPairField;
-  if (settings.labelField && settings.labelField[0])
-    fields.label = settings.labelField;
-  return fields;
+/// The [data] settings the trainer was compiled with, and the vocabulary of --vocab.
+DataSettings dataSettings(const TrainSettings &settings, const std::string &vocab) {
+  auto choice = [](int64_t value) { return value < 0 ? std::nullopt : std::optional(value != 0); };
+  DataSettings data;
+  data.fields = {settings.textField, settings.textPairField, settings.labelField};
+  data.tokenizer = {vocab,
+                    {choice(settings.doLowerCase), choice(settings.stripAccents),
+                     choice(settings.tokenizeChineseChars)}};
+  data.squad.docStride = size_t(settings.docStride);
+  if (settings.maxQueryLength > 0)
+    data.squad.maxQueryLength = size_t(settings.maxQueryLength);
+  data.squad.maxAnswerLength = size_t(settings.maxAnswerLength);
+  data.squad.nBest = size_t(settings.nBest);
+  return data;
 }
 
 /// Writes the final --save: one safetensors file, or a Hugging Face model folder.
@@ -308,56 +311,56 @@ void saveFinal(const std::string &save, const std::string &vocab, StepRunner &ru
   runner.pullState();
   const std::byte *arena = runner.hostArena();
   if (savesToFile(save)) {
-    writeParameters(save, kTrainerPlan, arena);
+    writeParameters(save, runner.plan(), arena);
     progress.note("saved " + save);
     return;
   }
   std::string files;
-  for (const std::string &file : writeModelFolder(save, kTrainerPlan, arena, vocab))
+  for (const std::string &file : writeModelFolder(save, runner.plan(), arena, vocab))
     files += (files.empty() ? "" : ", ") + file;
   progress.note("saved " + save + " (" + files + ")");
 }
 
-int run(int argc, char **argv) {
-  TrainerOptions options = parseTrainerFlags(argc, argv);
+int run(const Trainer &trainer, int argc, char **argv) {
+  const TrainerPlan &plan = *trainer.plan;
+  TrainerOptions options = parseTrainerFlags(plan.train, argc, argv);
   if (options.help) {
-    printTrainerUsage(stdout);
+    printTrainerUsage(plan.train, stdout);
     return 0;
   }
+  if (options.planCheck && !plan.planChecks)
+    throw UsageError("--plan-check needs a trainer built with plan checks: rebuild it with "
+                     "bertc --target cpu --plan-check");
   requireWritableSaveTargets(options);
   Inform inform = [&](const std::string &message) {
     if (!options.quiet)
       std::printf("%s\n", message.c_str());
   };
-  const TrainSettings &settings = kTrainerPlan.train;
+  const TrainSettings &settings = plan.train;
   DataLimits limits{settings.seqLen, settings.numLabels, settings.vocab, settings.typeVocab};
   TaskData training =
-      loadTaskData(settings.task, options.data, limits, textFields(settings), options.vocab);
+      loadTaskData(settings.task, options.data, limits, dataSettings(settings, options.vocab));
   inform(training.summary);
   const Dataset &data = training.data;
   std::unique_ptr<TrainingEvaluator> evaluator;
   if (!options.eval.empty()) {
     TaskData eval =
-        loadTaskData(settings.task, options.eval, limits, textFields(settings), options.vocab);
+        loadTaskData(settings.task, options.eval, limits, dataSettings(settings, options.vocab));
     inform("eval " + eval.summary);
     evaluator = std::make_unique<TrainingEvaluator>(
         std::move(eval),
         EvalSettings{options.evalEvery, options.saveBest, options.vocab, !options.resume.empty()});
   }
   std::string resumeDir = options.resume.empty() ? "" : findCheckpoint(options.resume);
-  std::unique_ptr<StepRunner> runner = makeStepRunner();
-  if (options.planCheck && !runner->stepsRunOnHost())
-    throw std::runtime_error("--plan-check shadows the arena on the host: it checks the CPU "
-                             "target's trainer only");
+  std::unique_ptr<StepRunner> runner = makeStepRunner(trainer);
   RunSetup setup = startRun(options, data, resumeDir, *runner, inform);
   std::unique_ptr<MetricsLog> log;
   if (!options.log.empty())
     log = resumeDir.empty() ? std::make_unique<MetricsLog>(options.log)
                             : std::make_unique<MetricsLog>(options.log, setup.startStep);
   std::unique_ptr<PlanChecker> planCheck =
-      options.planCheck
-          ? std::make_unique<PlanChecker>(runner->hostArena(), kTrainerPlan.arenaBytes)
-          : nullptr;
+      options.planCheck ? std::make_unique<PlanChecker>(runner->hostArena(), plan.arenaBytes)
+                        : nullptr;
 
   ProgressMode mode = options.quiet                ? ProgressMode::Quiet
                       : ::isatty(::fileno(stdout)) ? ProgressMode::Terminal
@@ -376,11 +379,19 @@ int run(int argc, char **argv) {
 } // namespace
 
 int main(int argc, char **argv) {
+  const Trainer &trainer = *bertc_trainer();
+  if (trainer.abiVersion != kTrainerAbiVersion) {
+    std::fprintf(stderr,
+                 "trainer: error: built for trainer ABI %u but linked with a runtime of ABI %u: "
+                 "rebuild it with bertc\n",
+                 unsigned(trainer.abiVersion), unsigned(kTrainerAbiVersion));
+    return kExitRuntimeError;
+  }
   try {
-    return run(argc, argv);
+    return run(trainer, argc, argv);
   } catch (const UsageError &error) {
     std::fprintf(stderr, "trainer: error: %s\n", error.what());
-    printTrainerUsage(stderr);
+    printTrainerUsage(trainer.plan->train, stderr);
     return kExitUsage;
   } catch (const ArenaAllocationError &error) {
     std::fprintf(stderr, "trainer: error: %s\n", error.what());

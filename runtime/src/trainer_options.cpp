@@ -1,10 +1,9 @@
-// The trainer's flags. Defaults come from kTrainerPlan, whose text fields may be null in a
-// plan generated before they existed; checks between flags happen here so that main() only
-// ever sees a consistent set of options.
+// The trainer's flags. Defaults come from the compiled settings; checks between flags happen
+// here so that main() only ever sees a consistent set of options.
 #include "trainer_options.h"
 
+#include "bertc/abi/trainer.h"
 #include "bertc/runtime/save_files.h"
-#include "bertc/runtime/trainer_plan.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -13,9 +12,8 @@
 
 namespace bertc {
 
-void printTrainerUsage(std::FILE *out) {
-  const TrainSettings &train = kTrainerPlan.train;
-  std::string initDefault = train.initCheckpoint && train.initCheckpoint[0]
+void printTrainerUsage(const TrainSettings &train, std::FILE *out) {
+  std::string initDefault = train.initCheckpoint[0]
                                 ? train.initCheckpoint + std::string("; --init= for random")
                                 : "none: random from the seed";
   std::string stepsDefault =
@@ -50,16 +48,16 @@ void printTrainerUsage(std::FILE *out) {
       "                    epoch); always after the last step\n"
       "  --save-best DIR   keep the model with the best main eval score (accuracy; mse for\n"
       "                    regression; f1 for spans) in DIR, with its eval_results.json\n"
+      "                    (spans: and run_qa.py's predictions.json, nbest_predictions.json)\n"
       "  --quiet           print only errors and a one-line summary\n"
       "  --plan-check      check the memory plan while training: poison each tensor's bytes\n"
       "                    when it dies and stop on any read of bytes it no longer owns\n"
-      "                    (CPU target)\n"
+      "                    (a CPU trainer built with bertc --plan-check)\n"
       "  --help            show this help\n",
-      train.trainData && train.trainData[0] ? train.trainData : "none, --data is required",
-      train.vocabFile && train.vocabFile[0] ? train.vocabFile : "none", initDefault.c_str(),
-      stepsDefault.c_str(), static_cast<long long>(train.epochs),
-      static_cast<unsigned long long>(train.seed), train.groupByLength ? " (default: on)" : "",
-      train.evalData && train.evalData[0] ? train.evalData : "none");
+      train.trainData[0] ? train.trainData : "none, --data is required",
+      train.vocabFile[0] ? train.vocabFile : "none", initDefault.c_str(), stepsDefault.c_str(),
+      static_cast<long long>(train.epochs), static_cast<unsigned long long>(train.seed),
+      train.groupByLength ? " (default: on)" : "", train.evalData[0] ? train.evalData : "none");
 }
 
 namespace {
@@ -101,12 +99,12 @@ void requireWritableSaveTargets(const TrainerOptions &options) {
   }
 }
 
-TrainerOptions parseTrainerFlags(int argc, char **argv) {
+TrainerOptions parseTrainerFlags(const TrainSettings &train, int argc, char **argv) {
   TrainerOptions options;
-  options.data = kTrainerPlan.train.trainData ? kTrainerPlan.train.trainData : "";
-  options.vocab = kTrainerPlan.train.vocabFile ? kTrainerPlan.train.vocabFile : "";
-  options.init = kTrainerPlan.train.initCheckpoint ? kTrainerPlan.train.initCheckpoint : "";
-  options.eval = kTrainerPlan.train.evalData ? kTrainerPlan.train.evalData : "";
+  options.data = train.trainData;
+  options.vocab = train.vocabFile;
+  options.init = train.initCheckpoint;
+  options.eval = train.evalData;
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
     if (flag == "--help" || flag == "-h" || flag == "--plan-check" || flag == "--quiet" ||

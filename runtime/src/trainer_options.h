@@ -1,7 +1,9 @@
-// The generated trainer's command line: flags, their defaults from the compiled plan
-// (kTrainerPlan), the usage text and the checks between flags. Private to the runtime's
+// The generated trainer's command line: flags, their defaults from the compiled settings
+// (TrainSettings), the usage text and the checks between flags. Private to the runtime's
 // driver (trainer_main.cpp).
 #pragma once
+
+#include "bertc/abi/trainer.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -38,12 +40,13 @@ struct TrainerOptions {
   bool help = false;
 };
 
-/// Parses the command line; flags accept "--flag VALUE" and "--flag=VALUE". Throws
-/// UsageError for an unknown flag, a missing or malformed value, or flags that conflict.
-TrainerOptions parseTrainerFlags(int argc, char **argv);
+/// Parses the command line, defaults from `train`; flags accept "--flag VALUE" and
+/// "--flag=VALUE". Throws UsageError for an unknown flag, a missing or malformed value, or
+/// flags that conflict.
+TrainerOptions parseTrainerFlags(const TrainSettings &train, int argc, char **argv);
 
-/// Writes the usage text, with the plan's defaults, to `out`.
-void printTrainerUsage(std::FILE *out);
+/// Writes the usage text, with the defaults of `train`, to `out`.
+void printTrainerUsage(const TrainSettings &train, std::FILE *out);
 
 /// Whether a --save path names one safetensors file (it ends in ".safetensors") rather than
 /// a model folder.

@@ -1,11 +1,10 @@
-// UTF-8 and the Unicode steps of HF's BasicTokenizer over the tables generated from
-// Python's unicodedata: character classes, per-character lower-casing, and NFD/NFC with
-// Hangul handled arithmetically. Spans ride along: a character's parts keep its span, a
-// composite covers both of its parts.
+// UTF-8, and over the tables generated from Python: the BERT normalizer's character
+// classes, lower-casing (per character, and Python's whole-text str.lower() with its final
+// sigma), the text properties of SQuAD's normalize_answer, and NFD with Hangul decomposed
+// arithmetically. Spans ride along: a character's parts keep its span.
 #include "unicode_text.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 namespace bertc::unicode {
 namespace {
@@ -31,7 +30,10 @@ struct LowerPair {
 /// One level of a canonical decomposition; second is 0 for a singleton.
 struct Decomposition {
   char32_t codePoint, first, second;
-  uint8_t composes; ///< 1 for a primary composite, which NFC recomposes from the pair
+};
+struct TextPropertyRange {
+  char32_t first, last;
+  uint8_t properties; ///< TextProperty bits
 };
 
 #include "unicode_tables.inc"
@@ -59,10 +61,10 @@ uint8_t combiningClass(char32_t codePoint) {
   return range ? range->combiningClass : 0;
 }
 
-// Hangul syllables decompose and compose arithmetically (Unicode 3.12).
+// Hangul syllables decompose arithmetically (Unicode 3.12).
 constexpr char32_t kHangulBase = 0xAC00, kLeadBase = 0x1100, kVowelBase = 0x1161,
                    kTrailBase = 0x11A7;
-constexpr char32_t kLeadCount = 19, kVowelCount = 21, kTrailCount = 28, kSyllableCount = 11172;
+constexpr char32_t kVowelCount = 21, kTrailCount = 28, kSyllableCount = 11172;
 
 /// Appends the full canonical decomposition of `codePoint`, each part with `span`'s bytes.
 void appendDecomposed(char32_t codePoint, const Char &span, std::vector<Char> &out) {
@@ -85,24 +87,28 @@ void appendDecomposed(char32_t codePoint, const Char &span, std::vector<Char> &o
     appendDecomposed(decomposition->second, span, out);
 }
 
-/// The primary composite of the pair (first, second), or 0 when there is none.
-char32_t composePair(char32_t first, char32_t second) {
-  if (first >= kLeadBase && first < kLeadBase + kLeadCount && second >= kVowelBase &&
-      second < kVowelBase + kVowelCount)
-    return kHangulBase + ((first - kLeadBase) * kVowelCount + second - kVowelBase) * kTrailCount;
-  if (first >= kHangulBase && first < kHangulBase + kSyllableCount &&
-      (first - kHangulBase) % kTrailCount == 0 && second > kTrailBase &&
-      second < kTrailBase + kTrailCount)
-    return first + (second - kTrailBase);
-  static const std::unordered_map<uint64_t, char32_t> composites = [] {
-    std::unordered_map<uint64_t, char32_t> map;
-    for (const Decomposition &d : kDecompositions)
-      if (d.composes)
-        map.emplace(uint64_t(d.first) << 32 | d.second, d.codePoint);
-    return map;
-  }();
-  auto found = composites.find(uint64_t(first) << 32 | second);
-  return found == composites.end() ? 0 : found->second;
+/// The lower case of `codePoint` alone, when it is one code point (all but İ).
+char32_t lowerOne(char32_t codePoint) {
+  const LowerRun *run = findRange(kLowerRuns, codePoint);
+  bool mapped = run && (codePoint - run->first) % run->stride == 0;
+  return mapped ? char32_t(int64_t(codePoint) + run->delta) : codePoint;
+}
+
+/// Whether the capital sigma at text[at] is in the Final_Sigma context: a cased character
+/// before it and none after it, case-ignorable characters skipped (CPython's
+/// handle_capital_sigma).
+bool isFinalSigma(std::u32string_view text, size_t at) {
+  auto ignorable = [](char32_t c) { return (textProperties(c) & kCaseIgnorable) != 0; };
+  auto cased = [](char32_t c) { return (textProperties(c) & kCased) != 0; };
+  size_t before = at;
+  while (before > 0 && ignorable(text[before - 1]))
+    --before;
+  if (before == 0 || !cased(text[before - 1]))
+    return false;
+  size_t after = at + 1;
+  while (after < text.size() && ignorable(text[after]))
+    ++after;
+  return after == text.size() || !cased(text[after]);
 }
 
 } // namespace
@@ -155,6 +161,11 @@ CharClass charClass(char32_t codePoint) {
   return range ? range->charClass : kOther;
 }
 
+uint8_t textProperties(char32_t codePoint) {
+  const TextPropertyRange *range = findRange(kTextPropertyRanges, codePoint);
+  return range ? range->properties : 0;
+}
+
 bool isChineseChar(char32_t cp) {
   return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
          (cp >= 0x20000 && cp <= 0x2A6DF) || (cp >= 0x2A700 && cp <= 0x2B73F) ||
@@ -168,10 +179,23 @@ void appendLower(const Char &c, std::vector<Char> &out) {
     out.push_back({pair->lower[1], c.begin, c.end});
     return;
   }
-  const LowerRun *run = findRange(kLowerRuns, c.codePoint);
-  bool mapped = run && (c.codePoint - run->first) % run->stride == 0;
-  out.push_back(
-      {mapped ? char32_t(int64_t(c.codePoint) + run->delta) : c.codePoint, c.begin, c.end});
+  out.push_back({lowerOne(c.codePoint), c.begin, c.end});
+}
+
+std::u32string lowerText(std::u32string_view text) {
+  constexpr char32_t kCapitalSigma = 0x3A3, kFinalSigma = 0x3C2;
+  std::u32string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    char32_t c = text[i];
+    if (c == kCapitalSigma && isFinalSigma(text, i))
+      out += kFinalSigma;
+    else if (const LowerPair *pair = findEntry(kLowerPairs, c))
+      out.append({pair->lower[0], pair->lower[1]});
+    else
+      out += lowerOne(c);
+  }
+  return out;
 }
 
 std::vector<Char> decomposeCanonical(const std::vector<Char> &chars) {
@@ -187,33 +211,6 @@ std::vector<Char> decomposeCanonical(const std::vector<Char> &chars) {
       return combiningClass(a.codePoint) < combiningClass(b.codePoint);
     });
     run = runEnd;
-  }
-  return out;
-}
-
-/// NFD, then canonical composition: a character combines with the last starter unless a
-/// character between them has combining class 0 or >= its own.
-std::vector<Char> composeCanonical(const std::vector<Char> &chars) {
-  std::vector<Char> decomposed = decomposeCanonical(chars), out;
-  out.reserve(decomposed.size());
-  size_t starter = SIZE_MAX; // index in out of the last starter
-  uint8_t lastClass = 0;     // combining class of the last character after it
-  for (const Char &c : decomposed) {
-    uint8_t ownClass = combiningClass(c.codePoint);
-    if (starter != SIZE_MAX) {
-      bool adjacent = starter + 1 == out.size();
-      if (adjacent || (lastClass != 0 && lastClass < ownClass)) {
-        if (char32_t composite = composePair(out[starter].codePoint, c.codePoint)) {
-          out[starter] = {composite, std::min(out[starter].begin, c.begin),
-                          std::max(out[starter].end, c.end)};
-          continue;
-        }
-      }
-    }
-    if (ownClass == 0)
-      starter = out.size();
-    lastClass = ownClass;
-    out.push_back(c);
   }
   return out;
 }

@@ -4,7 +4,7 @@
 
 #include "bert/BertDialect.h"
 #include "bertc/Analysis/ArenaPacker.h"
-#include "bertc/runtime/cuda_buffers.h"
+#include "bertc/abi/kernel_workspace.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;

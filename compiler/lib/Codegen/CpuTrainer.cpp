@@ -1,12 +1,14 @@
 //===- CpuTrainer.cpp - C++ source of a CPU trainer -----------------------===//
 //
-// Emits, for a planned module:
+// Emits, for a planned module, trainer.cpp (bertc/abi/trainer.h):
 // 1. the parameter table (HF name, shape, value/gradient/moment slots, init);
-// 2. kTrainerPlan: arena size, regions, input slots and the [train] settings;
-// 3. bertcMicroStep and bertcOptimizerStep: each op of the step functions becomes a
-//    kernel call on pointers declared at the op's arena offsets, in program order;
-// 4. bertcEvalStep: the micro-step's forward with dropout off (EvalStep.h), which copies
-//    its logits out as fp32.
+// 2. kPlan: arena size, regions, input slots and the [train] settings;
+// 3. microStep and optimizerStep: each op of the step functions becomes a kernel call on
+//    pointers declared at the op's arena offsets, in program order (with plan checks, between
+//    calls that report its reads, results and releases);
+// 4. evalStep: the micro-step's forward with dropout off (EvalStep.h), which copies its
+//    logits out as fp32;
+// 5. kTrainer and its export, bertc_trainer().
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,7 +65,7 @@ void emitPlanCheckUpdates(Operation &op, const EmitContext &ctx, ValueRange keep
                           const llvm::DenseMap<Value, Operation *> &last, raw_ostream &os) {
   for (Value result : op.getResults())
     os << "  planCheckDefine(ctx, " << ctx.name(result) << ", " << EmitContext::bytes(result)
-       << ", " << ctx.id(result) << ");\n";
+       << ", " << ctx.id(result) << ", \"" << ctx.name(result) << "\");\n";
   llvm::SmallPtrSet<Value, 4> released;
   auto release = [&](Value value) {
     if (llvm::is_contained(keepAlive, value) || last.lookup(value) != &op ||
@@ -85,8 +87,9 @@ void emitPlanCheckUpdates(Operation &op, const EmitContext &ctx, ValueRange keep
 }
 
 /// The body of a step function: pointers declared as their values are defined, then the
-/// call. The values the function returns stay owned to its end.
-LogicalResult emitStepBody(func::FuncOp func, EmitContext &ctx, raw_ostream &os) {
+/// call, between plan-check calls when `planChecks`. The values the function returns stay
+/// owned to its end.
+LogicalResult emitStepBody(func::FuncOp func, bool planChecks, EmitContext &ctx, raw_ostream &os) {
   os << "  std::byte *arena = ctx.arena;\n"
      << "  [[maybe_unused]] const int64_t B = ctx.batch, S = ctx.seq;\n";
   Block &body = func.getBody().front();
@@ -99,39 +102,43 @@ LogicalResult emitStepBody(func::FuncOp func, EmitContext &ctx, raw_ostream &os)
       return failure();
     if (isa<ParamOp, InputOp>(op))
       continue;
-    emitPlanCheckReads(op, ctx, os);
+    if (planChecks)
+      emitPlanCheckReads(op, ctx, os);
     if (failed(
             emitOp(&op, ctx, {emitGemmOp, emitAttentionOp, emitPointwiseOp, emitLossOptimizerOp})))
       return failure();
-    emitPlanCheckUpdates(op, ctx, returned, last, os);
+    if (planChecks)
+      emitPlanCheckUpdates(op, ctx, returned, last, os);
   }
   return success();
 }
 
 /// One step function `void cppName(const StepContext &ctx)`.
-LogicalResult emitStepFunction(func::FuncOp func, StringRef cppName, raw_ostream &os) {
+LogicalResult emitStepFunction(func::FuncOp func, StringRef cppName, bool planChecks,
+                               raw_ostream &os) {
   os << "void " << cppName << "(const StepContext &ctx) {\n";
   EmitContext ctx(os);
-  if (failed(emitStepBody(func, ctx, os)))
+  if (failed(emitStepBody(func, planChecks, ctx, os)))
     return failure();
   os << "}\n\n";
   return success();
 }
 
-/// bertcEvalStep: the forward of `microStep` with dropout off, then its logits (the eval
-/// step's second result) copied out as fp32.
-LogicalResult emitEvalStep(func::FuncOp microStep, raw_ostream &os) {
+/// evalStep: the forward of `microStep` with dropout off, then its logits (the eval step's
+/// second result) copied out as fp32.
+LogicalResult emitEvalStep(func::FuncOp microStep, bool planChecks, raw_ostream &os) {
   FailureOr<OwningOpRef<func::FuncOp>> eval = buildEvalStep(microStep);
   if (failed(eval))
     return failure();
-  os << "void bertcEvalStep(const StepContext &ctx, float *logits) {\n";
+  os << "void evalStep(const StepContext &ctx, float *logits) {\n";
   EmitContext ctx(os);
-  if (failed(emitStepBody(**eval, ctx, os)))
+  if (failed(emitStepBody(**eval, planChecks, ctx, os)))
     return failure();
   Value logits = (**eval).getBody().front().getTerminator()->getOperand(1);
-  os << "  planCheckRead(ctx, " << ctx.name(logits) << ", " << EmitContext::bytes(logits) << ", "
-     << ctx.id(logits) << ", \"bertcEvalStep\", \"" << ctx.describe(logits) << "\");\n"
-     << "  for (int64_t i = 0; i < " << EmitContext::numel(logits) << "; ++i)\n"
+  if (planChecks)
+    os << "  planCheckRead(ctx, " << ctx.name(logits) << ", " << EmitContext::bytes(logits) << ", "
+       << ctx.id(logits) << ", \"evalStep\", \"" << ctx.describe(logits) << "\");\n";
+  os << "  for (int64_t i = 0; i < " << EmitContext::numel(logits) << "; ++i)\n"
      << "    logits[i] = float(" << ctx.name(logits) << "[i]);\n"
      << "}\n\n";
   return success();
@@ -139,7 +146,7 @@ LogicalResult emitEvalStep(func::FuncOp microStep, raw_ostream &os) {
 
 } // namespace
 
-LogicalResult emitCpuTrainer(ModuleOp module, raw_ostream &os) {
+LogicalResult emitCpuTrainer(ModuleOp module, bool planChecks, raw_ostream &os) {
   FailureOr<func::FuncOp> microStep = getMicroStep(module);
   if (failed(microStep))
     return failure();
@@ -149,17 +156,19 @@ LogicalResult emitCpuTrainer(ModuleOp module, raw_ostream &os) {
 
   os << "// Generated by bertc: a CPU trainer. Every pointer below is a slot of the one\n"
      << "// arena the runtime allocates; offsets come from the memory plan.\n"
+     << "#include \"bertc/abi/trainer.h\"\n"
      << "#include \"bertc/runtime/cpu_kernels.h\"\n"
-     << "#include \"bertc/runtime/plan_check.h\"\n"
-     << "#include \"bertc/runtime/trainer_plan.h\"\n\n"
+     << (planChecks ? "#include \"bertc/runtime/plan_check.h\"\n\n" : "\n")
      << "using namespace bertc;\n\n"
      << "namespace {\n\n";
   emitParamTable(*microStep, os);
-  if (failed(emitPlan(module, *microStep, os)) ||
-      failed(emitStepFunction(*microStep, "bertcMicroStep", os)) ||
-      failed(emitStepFunction(*optimizerStep, "bertcOptimizerStep", os)) ||
-      failed(emitEvalStep(*microStep, os)))
+  if (failed(emitPlan(module, *microStep, planChecks, os)) ||
+      failed(emitStepFunction(*microStep, "microStep", planChecks, os)) ||
+      failed(emitStepFunction(*optimizerStep, "optimizerStep", planChecks, os)) ||
+      failed(emitEvalStep(*microStep, planChecks, os)))
     return failure();
+  os << "const CpuSteps kSteps = {microStep, optimizerStep, evalStep};\n";
+  emitTrainerEntry("kSteps", /*cuda=*/false, os);
   return success();
 }
 

@@ -65,14 +65,15 @@ LogicalResult EmitContext::declareResults(Operation *op) {
       return op->emitError("op has no arena slots: run -bertc-plan-buffers first");
     offsets.append(attr.asArrayRef().begin(), attr.asArrayRef().end());
   }
-  for (auto [result, offset] : llvm::zip(op->getResults(), offsets)) {
+  for (auto [index, result, offset] : llvm::enumerate(op->getResults(), offsets)) {
     std::string type = cppType(cast<ShapedType>(result.getType()).getElementType());
-    unsigned id = nextId++;
+    std::string name = namer.name(op, unsigned(index));
     std::string description = label + " " + shapeComment(result);
-    os << "  " << type << " *t" << id << " = reinterpret_cast<" << type << " *>(arena + " << offset
+    os << "  " << type << " *" << name << " = reinterpret_cast<" << type << " *>(arena + " << offset
        << "); // " << description << "\n";
-    ids[result] = id;
-    descriptions[result] = "t" + std::to_string(id) + " = " + description;
+    ids[result] = nextId++;
+    names[result] = name;
+    descriptions[result] = name + " = " + description;
   }
   return success();
 }
@@ -92,7 +93,7 @@ StringRef EmitContext::end() const {
   return target == KernelTarget::Cpu ? ");\n" : ", dev.stream);\n";
 }
 
-std::string EmitContext::name(Value value) const { return "t" + std::to_string(id(value)); }
+std::string EmitContext::name(Value value) const { return names.lookup(value); }
 
 unsigned EmitContext::id(Value value) const { return ids.lookup(value); }
 

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "SlotNames.h"
+
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
@@ -38,11 +40,12 @@ public:
   /// parameter, its value slot; afterwards name() answers for them.
   mlir::LogicalResult declareResults(mlir::Operation *op);
 
-  /// The C++ pointer expression of `value`.
+  /// The C++ pointer expression of `value` (SlotNames.h: "l0_ffn_gelu").
   std::string name(mlir::Value value) const;
-  /// The number in `value`'s pointer name (t12 -> 12), its id for plan checking.
+  /// `value`'s number, in the order the function defines its values: its id for plan
+  /// checking.
   unsigned id(mlir::Value value) const;
-  /// What `value` is, for messages: "t12 = bert.gelu [B, S, 128] f32".
+  /// What `value` is, for messages: "l0_ffn_gelu = bert.gelu [B, S, 128] f32".
   std::string describe(mlir::Value value) const;
   /// Its bytes at the batch's dimensions, e.g. "(B * S * 64) * 4".
   static std::string bytes(mlir::Value value);
@@ -64,7 +67,9 @@ public:
 
 private:
   llvm::DenseMap<mlir::Value, unsigned> ids;
+  llvm::DenseMap<mlir::Value, std::string> names;
   llvm::DenseMap<mlir::Value, std::string> descriptions;
+  SlotNamer namer;
   unsigned nextId = 0;
 };
 

@@ -5,6 +5,8 @@
 #include "EmitContext.h"
 #include "bert/BertDialect.h"
 #include "bertc/Analysis/TrainModule.h"
+#include "bertc/abi/trainer.h"
+#include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
 using namespace mlir::bert;
@@ -28,50 +30,93 @@ std::string cppString(StringAttr text) {
   return quoted + "\"";
 }
 
-/// Reads `bert.train` settings as C++ literals for the plan's initialiser.
-class TrainLiterals {
+/// C++ literals of the trainer's settings: `bert.train`'s values, and the plan's own for
+/// the keys it decides (micro_batch, accumulation, seq_len). A key missing from both, or a
+/// value of another kind than its field's, is an error on the module.
+class SettingLiterals {
 public:
-  explicit TrainLiterals(ModuleOp module)
-      : train(module->getAttrOfType<DictionaryAttr>("bert.train")) {}
+  SettingLiterals(ModuleOp module, DimBounds bounds)
+      : module(module), train(module->getAttrOfType<DictionaryAttr>("bert.train")) {
+    planned["micro_batch"] = bounds.maxBatch;
+    planned["accumulation"] = accumulationSteps(module, bounds);
+    planned["seq_len"] = bounds.maxSeq;
+  }
 
-  bool valid() const { return bool(train); }
-
-  int64_t integer(StringRef key) const {
-    if (auto attr = dyn_cast_or_null<IntegerAttr>(train.get(key)))
-      return attr.getInt();
-    return 0;
-  }
-  std::string real(StringRef key) const {
-    auto attr = dyn_cast_or_null<FloatAttr>(train.get(key));
-    return EmitContext::floatLiteral(attr ? float(attr.getValueAsDouble()) : 0.0f);
-  }
-  bool boolean(StringRef key) const {
-    auto attr = dyn_cast_or_null<BoolAttr>(train.get(key));
-    return attr && attr.getValue();
-  }
-  std::string text(StringRef key) const {
-    return cppString(dyn_cast_or_null<StringAttr>(train.get(key)));
-  }
+  /// The literal of field `key` of C++ type T, or failure (reported).
+  template <typename T> FailureOr<std::string> literal(StringRef key) const;
 
 private:
+  template <typename A> FailureOr<A> value(StringRef key, StringRef kind) const {
+    if (auto attr = dyn_cast_or_null<A>(train.get(key)))
+      return attr;
+    return module.emitError() << "'bert.train' has no " << kind << " '" << key
+                              << "', which the trainer's settings need";
+  }
+  FailureOr<int64_t> integer(StringRef key) const {
+    if (auto it = planned.find(key); it != planned.end())
+      return it->second;
+    FailureOr<IntegerAttr> attr = value<IntegerAttr>(key, "integer");
+    return failed(attr) ? FailureOr<int64_t>(failure()) : attr->getInt();
+  }
+  FailureOr<std::string> text(StringRef key) const {
+    FailureOr<StringAttr> attr = value<StringAttr>(key, "string");
+    return failed(attr) ? FailureOr<std::string>(failure()) : attr->getValue().str();
+  }
+  /// The enumerator of `key`'s string among `names` (`enumType`::`enumerators`).
+  FailureOr<std::string> enumerator(StringRef key, StringRef enumType,
+                                    ArrayRef<std::pair<StringRef, StringRef>> names) const {
+    FailureOr<std::string> name = text(key);
+    if (failed(name))
+      return failure();
+    for (auto [spelling, enumerator] : names)
+      if (*name == spelling)
+        return (enumType + "::" + enumerator).str();
+    return module.emitError() << "'bert.train' " << key << " '" << *name << "' is not a "
+                              << enumType;
+  }
+
+  mutable ModuleOp module; // emitError is not const
   DictionaryAttr train;
+  llvm::StringMap<int64_t> planned;
 };
+
+template <> FailureOr<std::string> SettingLiterals::literal<int64_t>(StringRef key) const {
+  FailureOr<int64_t> value = integer(key);
+  return failed(value) ? FailureOr<std::string>(failure()) : std::to_string(*value);
+}
+template <> FailureOr<std::string> SettingLiterals::literal<uint64_t>(StringRef key) const {
+  FailureOr<int64_t> value = integer(key);
+  return failed(value) ? FailureOr<std::string>(failure()) : std::to_string(uint64_t(*value)) + "u";
+}
+template <> FailureOr<std::string> SettingLiterals::literal<float>(StringRef key) const {
+  FailureOr<FloatAttr> attr = value<FloatAttr>(key, "number");
+  return failed(attr) ? FailureOr<std::string>(failure())
+                      : EmitContext::floatLiteral(float(attr->getValueAsDouble()));
+}
+template <> FailureOr<std::string> SettingLiterals::literal<bool>(StringRef key) const {
+  FailureOr<BoolAttr> attr = value<BoolAttr>(key, "boolean");
+  return failed(attr) ? FailureOr<std::string>(failure())
+                      : std::string(attr->getValue() ? "true" : "false");
+}
+template <> FailureOr<std::string> SettingLiterals::literal<const char *>(StringRef key) const {
+  FailureOr<StringAttr> attr = value<StringAttr>(key, "string");
+  return failed(attr) ? FailureOr<std::string>(failure()) : cppString(*attr);
+}
+template <> FailureOr<std::string> SettingLiterals::literal<LrSchedule>(StringRef key) const {
+  return enumerator(key, "LrSchedule", {{"constant", "Constant"}, {"linear", "Linear"}});
+}
+template <> FailureOr<std::string> SettingLiterals::literal<TaskKind>(StringRef key) const {
+  return enumerator(key, "TaskKind",
+                    {{"classification", "Classification"},
+                     {"regression", "Regression"},
+                     {"span", "Span"},
+                     {"token-classification", "TokenClassification"}});
+}
 
 /// A region of `bert.plan` as a C++ ArenaRegion initialiser.
 std::string regionLiteral(ModuleOp module, StringRef key) {
   ArenaRange region = getPlanRegion(module, key);
   return "{" + std::to_string(region.offset) + ", " + std::to_string(region.bytes) + "}";
-}
-
-/// The TaskKind enumerator of `bert.train`'s task.
-std::string taskKind(StringRef task) {
-  if (task == "\"regression\"")
-    return "TaskKind::Regression";
-  if (task == "\"span\"")
-    return "TaskKind::Span";
-  if (task == "\"token-classification\"")
-    return "TaskKind::TokenClassification";
-  return "TaskKind::Classification";
 }
 
 std::string initKind(StringRef init) {
@@ -135,10 +180,9 @@ void emitParamTable(func::FuncOp microStep, raw_ostream &os) {
   os << "};\n\n";
 }
 
-LogicalResult emitPlan(ModuleOp module, func::FuncOp microStep, raw_ostream &os) {
-  TrainLiterals s(module);
+LogicalResult emitPlan(ModuleOp module, func::FuncOp microStep, bool planChecks, raw_ostream &os) {
   FailureOr<DimBounds> bounds = getDimBounds(module);
-  if (!s.valid() || !module->hasAttr("bert.plan") || failed(bounds))
+  if (!module->hasAttr("bert.train") || !module->hasAttr("bert.plan") || failed(bounds))
     return module.emitError("module has no 'bert.train'/'bert.plan': run the pipeline first");
   SmallVector<int64_t> inputs;
   for (StringRef name :
@@ -148,8 +192,20 @@ LogicalResult emitPlan(ModuleOp module, func::FuncOp microStep, raw_ostream &os)
       return failure();
     inputs.push_back(*offset);
   }
-  os << "} // namespace\n\n"
-     << "const TrainerPlan kTrainerPlan = {\n"
+  std::string settings;
+  llvm::raw_string_ostream settingsOs(settings);
+  SettingLiterals literals(module, *bounds);
+  bool missing = false;
+#define BERTC_SETTING(type, field, key)                                                            \
+  if (FailureOr<std::string> value = literals.literal<type>(key); succeeded(value))                \
+    settingsOs << "        ." #field " = " << *value << ",\n";                                     \
+  else                                                                                             \
+    missing = true;
+#include "bertc/abi/train_settings.def"
+#undef BERTC_SETTING
+  if (missing)
+    return failure();
+  os << "const TrainerPlan kPlan = {\n"
      << "    .arenaBytes = " << getPlanInteger(module, "arena_bytes") << ",\n"
      << "    .params = kParams,\n"
      << "    .numParams = sizeof(kParams) / sizeof(kParams[0]),\n"
@@ -160,44 +216,21 @@ LogicalResult emitPlan(ModuleOp module, func::FuncOp microStep, raw_ostream &os)
      << "    .inputs = {" << inputs[0] << ", " << inputs[1] << ", " << inputs[2] << ", "
      << inputs[3] << ", " << inputs[4] << ", " << getPlanInteger(module, "loss") << "},\n"
      << "    .train = {\n"
-     << "        .batch = " << s.integer("batch") << ",\n"
-     << "        .microBatch = " << bounds->maxBatch << ",\n"
-     << "        .accumulation = " << accumulationSteps(module, *bounds) << ",\n"
-     << "        .seqLen = " << bounds->maxSeq << ",\n"
-     << "        .epochs = " << s.integer("epochs") << ",\n"
-     << "        .steps = " << s.integer("steps") << ",\n"
-     << "        .lr = " << s.real("lr") << ",\n"
-     << "        .weightDecay = " << s.real("weight_decay") << ",\n"
-     << "        .beta1 = " << s.real("beta1") << ",\n"
-     << "        .beta2 = " << s.real("beta2") << ",\n"
-     << "        .eps = " << s.real("adam_eps") << ",\n"
-     << "        .schedule = "
-     << (s.text("schedule") == "\"constant\"" ? "LrSchedule::Constant" : "LrSchedule::Linear")
-     << ",\n"
-     << "        .warmup = " << s.real("warmup") << ",\n"
-     << "        .seed = " << s.integer("seed") << "u,\n"
-     << "        .shuffle = " << (s.boolean("shuffle") ? "true" : "false") << ",\n"
-     << "        .numLabels = " << s.integer("num_labels") << ",\n"
-     << "        .initializerRange = " << s.real("initializer_range") << ",\n"
-     << "        .vocab = " << s.integer("vocab") << ",\n"
-     << "        .typeVocab = " << s.integer("type_vocab") << ",\n"
-     << "        .trainData = " << s.text("train_data") << ",\n"
-     << "        .initCheckpoint = " << s.text("init_checkpoint") << ",\n"
-     << "        .vocabFile = " << s.text("vocab_file") << ",\n"
-     << "        .groupByLength = " << (s.boolean("group_by_length") ? "true" : "false") << ",\n"
-     << "        .textField = " << s.text("text_field") << ",\n"
-     << "        .textPairField = " << s.text("text_pair_field") << ",\n"
-     << "        .labelField = " << s.text("label_field") << ",\n"
-     << "        .task = " << taskKind(s.text("task")) << ",\n"
-     << "        .evalData = " << s.text("eval_data") << ",\n"
-     << "        .maxGradNorm = " << s.real("max_grad_norm") << ",\n"
-     << "    },\n"
+     << settings << "    },\n"
      << "    .hfConfigJson = " << cppString(module->getAttrOfType<StringAttr>("bert.hf_config"))
      << ",\n"
      << "    .masterWeights = " << regionLiteral(module, "master_weights") << ",\n"
      << "    .lossScaling = " << (usesLossScaling(module) ? "true" : "false") << ",\n"
+     << "    .planChecks = " << (planChecks ? "true" : "false") << ",\n"
      << "};\n\n";
   return success();
+}
+
+void emitTrainerEntry(StringRef steps, bool cuda, raw_ostream &os) {
+  os << "const Trainer kTrainer = {kTrainerAbiVersion, &kPlan, "
+     << (cuda ? "nullptr, &" + steps.str() : "&" + steps.str() + ", nullptr") << "};\n\n"
+     << "} // namespace\n\n"
+     << "extern \"C\" const bertc::Trainer *bertc_trainer() { return &kTrainer; }\n";
 }
 
 } // namespace bertc

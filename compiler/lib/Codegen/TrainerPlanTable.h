@@ -1,7 +1,8 @@
 //===- TrainerPlanTable.h - the generated TrainerPlan of a trainer -*- C++ -*-===//
 //
-// What every target's trainer source starts with: the parameter table (kParams) and
-// kTrainerPlan (trainer_plan.h), read from the planned module.
+// What every target's trainer source holds besides its steps, in one anonymous namespace:
+// the parameter table (kParams) and the plan (kPlan) read from the planned module, then
+// kTrainer and its export bertc_trainer() (bertc/abi/trainer.h).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -15,9 +16,13 @@ namespace bertc {
 /// `const ParamSlot kParams[] = {...};` for the parameters of `microStep`.
 void emitParamTable(mlir::func::FuncOp microStep, llvm::raw_ostream &os);
 
-/// Closes the generated anonymous namespace kParams lives in, then writes
-/// `const TrainerPlan kTrainerPlan = {...};`.
-mlir::LogicalResult emitPlan(mlir::ModuleOp module, mlir::func::FuncOp microStep,
+/// `const TrainerPlan kPlan = {...};`, its settings from `bert.train` (train_settings.def);
+/// `planChecks` says whether the steps were emitted with plan-check calls.
+mlir::LogicalResult emitPlan(mlir::ModuleOp module, mlir::func::FuncOp microStep, bool planChecks,
                              llvm::raw_ostream &os);
+
+/// `const Trainer kTrainer`, whose steps are the CpuSteps or (`cuda`) CudaSteps named
+/// `steps`; closes the anonymous namespace; then the export bertc_trainer().
+void emitTrainerEntry(llvm::StringRef steps, bool cuda, llvm::raw_ostream &os);
 
 } // namespace bertc

@@ -18,6 +18,7 @@
 #include "llvm/Support/StringSaver.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -90,8 +91,9 @@ llvm::Error buildCpuTrainer(llvm::StringRef source, llvm::StringRef output, llvm
                             llvm::ArrayRef<std::string> extraFlags) {
   std::vector<std::string> args = {runtime_locations::kCxxCompiler, "-std=c++20", "-O2"};
   args.insert(args.end(), extraFlags.begin(), extraFlags.end());
-  for (std::string arg : {std::string("-I"), std::string(runtime_locations::kIncludeDir),
-                          source.str(), std::string("-o"), output.str()})
+  args.insert(args.end(), std::begin(runtime_locations::kIncludeFlags),
+              std::end(runtime_locations::kIncludeFlags));
+  for (std::string arg : {source.str(), std::string("-o"), output.str()})
     args.push_back(arg);
   for (const char *library : runtime_locations::kLinkLibraries)
     args.push_back(library);
@@ -105,11 +107,13 @@ llvm::Error buildCudaTrainer(llvm::StringRef source, llvm::StringRef arch, llvm:
                              llvm::StringRef output, llvm::StringRef logPath,
                              llvm::ArrayRef<std::string> extraFlags) {
   std::string computeArch = "compute_" + arch.drop_front(3).str();
-  if (llvm::Error error =
-          runCompiler({runtime_locations::kNvcc, "-std=c++20", "-O2",
-                       "-gencode=arch=" + computeArch + ",code=" + arch.str(), "-I",
-                       runtime_locations::kIncludeDir, "-c", source.str(), "-o", object.str()},
-                      logPath))
+  std::vector<std::string> compile = {runtime_locations::kNvcc, "-std=c++20", "-O2",
+                                      "-gencode=arch=" + computeArch + ",code=" + arch.str()};
+  compile.insert(compile.end(), std::begin(runtime_locations::kIncludeFlags),
+                 std::end(runtime_locations::kIncludeFlags));
+  for (std::string arg : {std::string("-c"), source.str(), std::string("-o"), object.str()})
+    compile.push_back(arg);
+  if (llvm::Error error = runCompiler(compile, logPath))
     return error;
   std::vector<std::string> args = {runtime_locations::kCxxCompiler};
   args.insert(args.end(), extraFlags.begin(), extraFlags.end());
@@ -133,8 +137,9 @@ llvm::Error buildSimulatedCudaTrainer(llvm::StringRef source, llvm::StringRef ar
     compile.push_back(flag);
   for (const std::string &flag : withoutAddressSanitizer(extraFlags))
     compile.push_back(flag);
-  for (std::string arg : {std::string("-I"), std::string(runtime_locations::kIncludeDir),
-                          std::string("-c"), source.str(), std::string("-o"), object.str()})
+  compile.insert(compile.end(), std::begin(runtime_locations::kIncludeFlags),
+                 std::end(runtime_locations::kIncludeFlags));
+  for (std::string arg : {std::string("-c"), source.str(), std::string("-o"), object.str()})
     compile.push_back(arg);
   if (llvm::Error error = runCompiler(compile, logPath))
     return error;

@@ -11,6 +11,7 @@
 #include "bertc/Analysis/KernelWorkspace.h"
 #include "bertc/Analysis/StepLiveness.h"
 #include "bertc/Transforms/Passes.h"
+#include "bertc/abi/kernel_workspace.h"
 
 namespace bertc {
 #define GEN_PASS_DEF_PLANBUFFERS
@@ -21,11 +22,6 @@ using namespace mlir;
 using namespace mlir::bert;
 
 namespace {
-
-/// Scratch the runtime's attention kernels need at sequence length `seq`: two
-/// [seq, seq] fp32 tiles and a row (bertc::cpu::attentionScratchFloats; the trainer
-/// checks it).
-int64_t attentionScratchBytes(int64_t seq) { return (2 * seq * seq + seq) * 4; }
 
 /// Appends slots to a contiguous region, each aligned.
 struct RegionCursor {
@@ -89,7 +85,7 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     microStep->walk([&](AttentionOp) { hasAttention = true; });
     RegionCursor scratch = moments.next();
     if (hasAttention)
-      scratch.take(attentionScratchBytes(bounds->maxSeq));
+      scratch.take(bertc::cpu::attentionScratchFloats(bounds->maxSeq) * int64_t(sizeof(float)));
     int64_t kernelWorkspace = 0;
     microStep->walk([&](Operation *op) {
       kernelWorkspace = std::max(kernelWorkspace, bertc::kernelWorkspaceBytes(op, *bounds));

@@ -102,6 +102,10 @@ cl::opt<std::string> remat("remat",
                            cl::desc("recomputation in the backward pass: auto (where it "
                                     "lets a faster plan fit) or none"),
                            cl::init("auto"), cl::cat(bertcOptions));
+cl::opt<bool> planCheck("plan-check",
+                        cl::desc("build a CPU trainer whose steps can check the memory plan as "
+                                 "they run (the trainer's --plan-check turns the checks on)"),
+                        cl::cat(bertcOptions));
 cl::opt<std::string> cxxflags("cxxflags",
                               cl::desc("flags for the host compiler that builds the trainer, "
                                        "after BERTC_TRAINER_CXXFLAGS (e.g. "
@@ -259,13 +263,15 @@ int reportMaxBatch(const bertc::JobSpec &spec, int64_t arenaBudget, MLIRContext 
 /// given.
 int emitCppSource(ModuleOp module) {
   if (outputDir.getNumOccurrences() == 0)
-    return failed(bertc::emitCpuTrainer(module, llvm::outs())) ? kInvalidInput : kOk;
+    return failed(bertc::emitCpuTrainer(module, planCheck, llvm::outs())) ? kInvalidInput : kOk;
   std::string source;
   bool emitted = true;
   if (!createOutputDir() ||
       !writeOutput(
           "trainer.cpp",
-          [&](llvm::raw_ostream &os) { emitted = succeeded(bertc::emitCpuTrainer(module, os)); },
+          [&](llvm::raw_ostream &os) {
+            emitted = succeeded(bertc::emitCpuTrainer(module, planCheck, os));
+          },
           source) ||
       !emitted)
     return kInvalidInput;
@@ -283,7 +289,7 @@ int writeTrainer(ModuleOp module, int64_t budget) {
           cuda ? "trainer.cu" : "trainer.cpp",
           [&](llvm::raw_ostream &os) {
             emitted = succeeded(cuda ? bertc::emitCudaTrainer(module, os)
-                                     : bertc::emitCpuTrainer(module, os));
+                                     : bertc::emitCpuTrainer(module, planCheck, os));
           },
           source) ||
       !emitted)
@@ -336,6 +342,8 @@ int main(int argc, char **argv) {
     return usageError("-emit=cuda needs --target cuda or cuda-sim");
   if (emitLevel == EmitLevel::Cpp && target != "cpu")
     return usageError("-emit=cpp needs --target cpu");
+  if (planCheck && target != "cpu")
+    return usageError("--plan-check instruments the CPU target's trainer only (--target cpu)");
   if (!llvm::is_contained({"auto", "fp32", "bf16", "fp16"}, precision))
     return usageError("--precision '" + precision + "': expected auto, fp32, bf16 or fp16");
   if (remat != "none" && remat != "auto")

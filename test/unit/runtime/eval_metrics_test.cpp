@@ -128,7 +128,7 @@ TEST(SquadMetrics, NormalizeAnswerHandlesUnicodeAsPythonDoes) {
   // Curly quotes are neither punctuation (string.punctuation is ASCII) nor word characters,
   // so "the" between them is a whole word: "“the” cat" → "“ ” cat".
   EXPECT_EQ(normalizeAnswer("\u201cThe\u201d cat"), "\u201c \u201d cat");
-  // Latin-1 and Latin Extended-A lower-case; İ lowers to i + U+0307.
+  // Latin-1 and Latin Extended-A lower-case; İ lowers to i + U+0307 (a full mapping).
   EXPECT_EQ(normalizeAnswer("\u00dcber \u00c9COLE \u0141\u00d3D\u0179"),
             "\u00fcber \u00e9cole \u0142\u00f3d\u017a");
   EXPECT_EQ(normalizeAnswer("\u0130stanbul"), "i\u0307stanbul");
@@ -136,6 +136,37 @@ TEST(SquadMetrics, NormalizeAnswerHandlesUnicodeAsPythonDoes) {
   EXPECT_EQ(normalizeAnswer("the\u00e9 cat"), "the\u00e9 cat");
   // Invalid UTF-8 reads as U+FFFD.
   EXPECT_EQ(normalizeAnswer("x\xff"), "x\ufffd");
+}
+
+// Beyond Latin, as Python 3.11's str.lower(), \w and str.split() make them (each worked
+// from the Unicode data: category, case mapping, Case_Ignorable).
+TEST(SquadMetrics, NormalizeAnswerCoversAllOfUnicode) {
+  // Cyrillic, Vietnamese (Latin Extended Additional), titlecase ǅ and the Roman numeral Ⅻ
+  // (Nl, a word character) lower-case; "THE" before the numeral is a whole word.
+  EXPECT_EQ(normalizeAnswer("МОСКВА"),
+            "москва");                              // МОСКВА -> москва
+  EXPECT_EQ(normalizeAnswer("ĐẠI HỌC"), "đại học"); // ĐẠI HỌC
+  EXPECT_EQ(normalizeAnswer("ǅ"), "ǆ");             // ǅ -> ǆ
+  EXPECT_EQ(normalizeAnswer("THE Ⅻ"), "ⅻ");         // Ⅻ -> ⅻ
+  // A capital sigma is final (ς) after a cased letter when no cased letter follows, the
+  // case-ignorable ("." and "'") skipped: ΟΔΟΣ -> οδος, ΣΑΣ -> σας (the first has nothing
+  // before it), ΑΣ.Β -> ασβ (Β follows across "."), ΑΣ' -> ας.
+  EXPECT_EQ(normalizeAnswer("ΟΔΟΣ"), "οδος");
+  EXPECT_EQ(normalizeAnswer("ΣΑΣ"), "σας");
+  EXPECT_EQ(normalizeAnswer("ΑΣ.Β"), "ασβ");
+  EXPECT_EQ(normalizeAnswer("ΑΣ'"), "ας");
+  // Lower-casing comes before the punctuation goes: in ΑΣ-Β the "-" (not case-ignorable)
+  // ends the word, so Σ is final; removing "-" first would have made it σ.
+  EXPECT_EQ(normalizeAnswer("ΑΣ-Β"), "αςβ");
+  // Non-ASCII punctuation and marks stay, and are not word characters: the Arabic comma
+  // (Po), the Greek question mark (Po) and the combining titlo (Mn) each end an article.
+  EXPECT_EQ(normalizeAnswer("the،cat"), "،cat");
+  EXPECT_EQ(normalizeAnswer("a;"), ";");
+  EXPECT_EQ(normalizeAnswer("the҃"), "҃");
+  // A digit of another script (Nd) is a word character: "a٣" is no article.
+  EXPECT_EQ(normalizeAnswer("a٣"), "a٣");
+  // The ogham space mark (Zs) separates words.
+  EXPECT_EQ(normalizeAnswer("the cat"), "cat");
 }
 
 TEST(SquadMetrics, ExactMatchComparesNormalizedText) {

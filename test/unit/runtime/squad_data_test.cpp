@@ -1,7 +1,8 @@
 // SQuAD reading and features on small hand-written files: v1.1 and v2.0 questions, answers
-// located in code points, windows and the answer that straddles two of them, the answer ->
-// token positions -> text round trip on accented, punctuated paragraphs, and one located
-// error per kind of malformed file.
+// located in code points, run_qa.py's windows (doc_stride tokens shared) and the answer that
+// straddles two of them, questions cut only by max_query_length, the answer -> token
+// positions -> text round trip on accented, punctuated paragraphs, and one located error per
+// kind of malformed file or question that cannot be windowed.
 #include "bertc/runtime/squad_data.h"
 
 #include "scratch_dir.h"
@@ -37,7 +38,7 @@ Tokenizer makeTokenizer(const ScratchDir &dir) {
   for (const char *token : kVocab)
     text += std::string(token) + "\n";
   writeText(dir.file("vocab.txt"), text);
-  return Tokenizer(Vocab::load(dir.file("vocab.txt")), true);
+  return Tokenizer(Vocab::load(dir.file("vocab.txt")), TokenizerSettings{});
 }
 
 /// Writes `json` as dev.json and loads it.
@@ -108,7 +109,7 @@ TEST(SquadData, BuildsOneFeaturePerShortContext) {
   Tokenizer tokenizer = makeTokenizer(dir);
   SquadDataset data = load(dir, towerFile(std::string("[{") + kWhere + R"(, "answers": [
       {"text": "Paris", "answer_start": 23}]}])"));
-  SquadFeatures features = buildSquadFeatures(data, tokenizer);
+  SquadFeatures features = buildSquadFeatures(data, tokenizer, 384);
   ASSERT_EQ(features.features.size(), 1u);
   const SquadFeature &feature = features.features[0];
   EXPECT_EQ(tokensOf(tokenizer, feature.inputIds),
@@ -142,7 +143,7 @@ TEST(SquadData, V2ImpossibleQuestionsPointAtCls) {
   EXPECT_FALSE(data.examples[0].isImpossible);
   EXPECT_TRUE(data.examples[1].isImpossible);
   EXPECT_TRUE(data.examples[1].answers.empty());
-  SquadFeatures features = buildSquadFeatures(data, tokenizer);
+  SquadFeatures features = buildSquadFeatures(data, tokenizer, 384);
   ASSERT_EQ(features.features.size(), 2u);
   EXPECT_EQ(features.features[0].startPosition, 13);
   EXPECT_EQ(features.features[1].example, 1u);
@@ -162,10 +163,14 @@ TEST(SquadData, AnswerStraddlingWindowsIsLabelledWhereItIsWhole) {
         {"id": "de", "question": "q r s", "answers": [{"text": "d e", "answer_start": 6}]},
         {"id": "cd", "question": "q",
          "answers": [{"text": "c d", "answer_start": 4}]}]}]}]})");
-  // The question is cut to "q r", leaving 8 - 2 - 3 = 3 context tokens per window, and
-  // windows start 2 tokens apart: [a b c] [c d e] [e f g] [g h i] [i j].
-  SquadFeatures features = buildSquadFeatures(data, tokenizer, {8, 2, 2});
-  ASSERT_EQ(features.features.size(), 5u + 4u);
+  // The question is cut to "q r", leaving 8 - 2 - 3 = 3 context tokens per window;
+  // consecutive windows share 1, so each starts 3 - 1 = 2 tokens after the previous one:
+  // [a b c] [c d e] [e f g] [g h i] [i j].
+  SquadOptions options;
+  options.docStride = 1;
+  options.maxQueryLength = 2;
+  SquadFeatures features = buildSquadFeatures(data, tokenizer, 8, options);
+  ASSERT_EQ(features.features.size(), 5u + 3u);
   std::vector<std::pair<int32_t, int32_t>> positions;
   for (size_t w = 0; w < 5; ++w) {
     const SquadFeature &feature = features.features[w];
@@ -184,13 +189,15 @@ TEST(SquadData, AnswerStraddlingWindowsIsLabelledWhereItIsWhole) {
             (std::vector<std::pair<int32_t, int32_t>>{{0, 0}, {5, 6}, {0, 0}, {0, 0}, {0, 0}}));
   EXPECT_EQ(predictedAnswerText(data, features, 1, 5, 6), "d e");
 
-  // With a one-token question, 4 context tokens per window: [a b c d] [c d e f] ...
+  // With a one-token question, 4 context tokens per window starting 3 apart:
+  // [a b c d] [d e f g] [g h i j]; only the first holds all of "c d".
   const SquadFeature &first = features.features[5], &second = features.features[6];
   EXPECT_EQ(first.example, 1u);
   EXPECT_EQ(first.startPosition, 5); // [CLS] q [SEP] a b c d: c at 5, d at 6
   EXPECT_EQ(first.endPosition, 6);
-  EXPECT_EQ(second.startPosition, 3); // [CLS] q [SEP] c d e f: c at 3
-  EXPECT_EQ(second.endPosition, 4);
+  EXPECT_EQ(second.firstContextToken, 3u);
+  EXPECT_EQ(second.startPosition, 0);
+  EXPECT_EQ(features.features[7].firstContextToken, 6u);
 }
 
 /// Adds a question with one answer, located by its first occurrence in the context.
@@ -244,8 +251,14 @@ TEST(SquadData, AnswersRoundTripThroughTokenPositions) {
   ASSERT_EQ(data.examples.size(), 11u);
   EXPECT_TRUE(data.mismatchedAnswers.empty());
 
-  // Small windows, so that most answers are whole in some windows and cut in others.
-  SquadFeatures features = buildSquadFeatures(data, tokenizer, {20, 8, 4});
+  // Small windows, so that most answers are whole in some windows and cut in others. With
+  // questions cut to 8 tokens a window holds at least 20 - 8 - 3 = 9 context tokens;
+  // sharing 5 with the next, every span of up to 6 tokens ("$ 2 . 9 bill ##ion") is whole
+  // in some window.
+  SquadOptions options;
+  options.docStride = 5;
+  options.maxQueryLength = 8;
+  SquadFeatures features = buildSquadFeatures(data, tokenizer, 20, options);
   std::vector<int> labelled(data.examples.size());
   for (size_t f = 0; f < features.features.size(); ++f) {
     const SquadFeature &feature = features.features[f];
@@ -269,11 +282,87 @@ TEST(SquadData, EmptyContextGetsOneEmptyWindow) {
   SquadDataset data = load(dir, R"({"data": [{"paragraphs": [{"context": "", "qas": [
       {"id": "x", "question": "Who?", "answers": [], "is_impossible": true}]}]}]})");
   EXPECT_EQ(data.paragraphs[0].title, "");
-  SquadFeatures features = buildSquadFeatures(data, tokenizer);
+  SquadFeatures features = buildSquadFeatures(data, tokenizer, 384);
   ASSERT_EQ(features.features.size(), 1u);
   EXPECT_EQ(features.features[0].contextTokens(), 0u);
   EXPECT_EQ(tokensOf(tokenizer, features.features[0].inputIds),
             (Strings{"[CLS]", "who", "?", "[SEP]", "[SEP]"}));
+}
+
+// Ten context tokens a..j after a one-token question in sequences of 10 tokens: a window
+// holds 10 - 1 - 3 = 6 of them. run_qa.py's stride is what consecutive windows share, so
+// they start 6 - stride apart, the last being the first to reach j:
+//   stride 2: starts 0, 4         -> [a..f] [e..j]
+//   stride 4: starts 0, 2, 4      -> [a..f] [c..h] [e..j]
+//   stride 0: starts 0, 6         -> [a..f] [g..j]
+// (The layout of run_squad.py, whose windows start doc_stride apart, would give 0, 2, 4
+// for stride 2.)
+TEST(SquadData, WindowsShareDocStrideTokens) {
+  ScratchDir dir;
+  Tokenizer tokenizer = makeTokenizer(dir);
+  SquadDataset data = load(dir, R"({"data": [{"title": "Letters", "paragraphs": [
+      {"context": "a b c d e f g h i j", "qas": [
+        {"id": "x", "question": "q", "answers": [{"text": "e", "answer_start": 8}]}]}]}]})");
+  auto firstTokens = [&](size_t stride) {
+    SquadOptions options;
+    options.docStride = stride;
+    std::vector<size_t> firsts;
+    for (const SquadFeature &feature : buildSquadFeatures(data, tokenizer, 10, options).features)
+      firsts.push_back(feature.firstContextToken);
+    return firsts;
+  };
+  EXPECT_EQ(firstTokens(2), (std::vector<size_t>{0, 4}));
+  EXPECT_EQ(firstTokens(4), (std::vector<size_t>{0, 2, 4}));
+  EXPECT_EQ(firstTokens(0), (std::vector<size_t>{0, 6}));
+  // A sequence that holds all of it (1 + 1 + 1 + 10 + 1 = 14 tokens) is one window.
+  SquadOptions options;
+  options.docStride = 4;
+  EXPECT_EQ(buildSquadFeatures(data, tokenizer, 14, options).features.size(), 1u);
+}
+
+// run_qa.py does not cut questions: "where is the eiffel tower ?" keeps its 6 tokens unless
+// max_query_length is set; cut to 2, the window holds 18 - 2 - 3 = 13 context tokens.
+TEST(SquadData, QuestionsAreCutOnlyByMaxQueryLength) {
+  ScratchDir dir;
+  Tokenizer tokenizer = makeTokenizer(dir);
+  SquadDataset data = load(dir, towerFile(std::string("[{") + kWhere + R"(, "answers": [
+      {"text": "Paris", "answer_start": 23}]}])"));
+  SquadOptions options;
+  options.docStride = 1;
+  SquadFeature whole = buildSquadFeatures(data, tokenizer, 18, options).features.at(0);
+  EXPECT_EQ(whole.contextStart, 8u); // [CLS] + 6 question tokens + [SEP]
+  options.maxQueryLength = 2;
+  SquadFeature cut = buildSquadFeatures(data, tokenizer, 18, options).features.at(0);
+  EXPECT_EQ(tokensOf(tokenizer, cut.inputIds),
+            (Strings{"[CLS]", "where", "is", "[SEP]", "the", "eiffel", "tower", "is", "in", "paris",
+                     ".", "[SEP]"}));
+}
+
+// A question whose tokens leave no context token in the sequence, or whose context needs
+// windows that cannot advance (doc_stride >= the window), is refused by name, as the
+// tokenizers library refuses it; a question as long whose context fits is fine.
+TEST(SquadData, QuestionsThatCannotBeWindowedNameFileAndId) {
+  ScratchDir dir;
+  Tokenizer tokenizer = makeTokenizer(dir);
+  SquadDataset data = load(dir, towerFile(std::string("[{") + kWhere + R"(, "answers": [
+      {"text": "Paris", "answer_start": 23}]}])"));
+  std::string file = dir.file("dev.json");
+  SquadOptions options;
+  options.docStride = 1;
+  // 1 + 6 + 1 + 1 = 9 tokens leave no context token in 9.
+  EXPECT_EQ(errorOf([&] { buildSquadFeatures(data, tokenizer, 9, options); }),
+            file + ": question 'q1': its 6 tokens leave no room for context in a sequence of "
+                   "9 tokens ([CLS] question [SEP] context [SEP]); set [data] max_query_length "
+                   "to cut questions");
+  EXPECT_THROW(buildSquadFeatures(data, tokenizer, 9, options), SquadError);
+  // In 12, windows of 12 - 6 - 3 = 3 context tokens for 7: sharing 3 they cannot advance.
+  options.docStride = 3;
+  EXPECT_EQ(errorOf([&] { buildSquadFeatures(data, tokenizer, 12, options); }),
+            file + ": question 'q1': its context (7 tokens) needs windows, which hold 3 tokens "
+                   "beside its 6 question tokens: [data] doc_stride 3 must be less than that "
+                   "(or set max_query_length)");
+  // In 16 (room 7) the context fits: one window, stride 3 unused.
+  EXPECT_EQ(buildSquadFeatures(data, tokenizer, 16, options).features.size(), 1u);
 }
 
 TEST(SquadData, FeatureOptionsMustLeaveRoomForContext) {
@@ -281,9 +370,21 @@ TEST(SquadData, FeatureOptionsMustLeaveRoomForContext) {
   Tokenizer tokenizer = makeTokenizer(dir);
   SquadDataset data = load(dir, towerFile(std::string("[{") + kWhere + R"(, "answers": [
       {"text": "Paris", "answer_start": 23}]}])"));
-  EXPECT_THROW(buildSquadFeatures(data, tokenizer, {67, 64, 128}), std::invalid_argument);
-  EXPECT_THROW(buildSquadFeatures(data, tokenizer, {384, 64, 0}), std::invalid_argument);
-  EXPECT_EQ(buildSquadFeatures(data, tokenizer, {68, 64, 1}).features.size(), 1u);
+  SquadOptions options;
+  options.docStride = 1;
+  EXPECT_THROW(buildSquadFeatures(data, tokenizer, 3, options), std::invalid_argument);
+  // A window of 67 tokens holds at most 64 context tokens; they cannot all be shared.
+  options.docStride = 64;
+  EXPECT_THROW(buildSquadFeatures(data, tokenizer, 67, options), std::invalid_argument);
+  options.docStride = 63;
+  EXPECT_EQ(buildSquadFeatures(data, tokenizer, 67, options).features.size(), 1u);
+  // A question cut to 64 tokens needs 64 + 3 special + 1 context = 68.
+  options.docStride = 1;
+  options.maxQueryLength = 64;
+  EXPECT_THROW(buildSquadFeatures(data, tokenizer, 67, options), std::invalid_argument);
+  EXPECT_EQ(buildSquadFeatures(data, tokenizer, 68, options).features.size(), 1u);
+  options.maxQueryLength = 0;
+  EXPECT_THROW(buildSquadFeatures(data, tokenizer, 68, options), std::invalid_argument);
 }
 
 TEST(SquadData, MismatchedAnswerTextIsCountedNotFatal) {

@@ -4,8 +4,8 @@
 // mask) divided by the vocabulary, times a frozen scale. The loss is written out here; the
 // update is the runtime's cpu::adamwUpdate, as generated code calls it. Its vocabulary file
 // is "standin-vocab.txt" in the working directory, which tests create where they need it.
+#include "bertc/abi/trainer.h"
 #include "bertc/runtime/cpu_kernels.h"
-#include "bertc/runtime/trainer_plan.h"
 
 #include <cmath>
 
@@ -31,7 +31,8 @@ constexpr size_t kLoss = 1152;                                     // fp32 scala
 constexpr size_t kScratch = 1216; // empty: no attention, so no scratch (as bertc plans it)
 constexpr size_t kArenaBytes = 1280;
 
-// The out-of-memory variant claims an arena no machine can provide (2^62 bytes).
+// Variants: one claims an arena no machine can provide (2^62 bytes); one says it was built
+// against another version of the trainer ABI.
 #ifdef BERTC_STANDIN_UNALLOCATABLE_ARENA
 constexpr size_t kPlannedArenaBytes = size_t(1) << 62;
 #else
@@ -68,46 +69,55 @@ template <class T> T *slot(const StepContext &ctx, size_t offset) {
   return reinterpret_cast<T *>(ctx.arena + offset);
 }
 
-} // namespace
-
-extern const TrainerPlan kTrainerPlan = {
-    kPlannedArenaBytes,
-    kParams,
-    sizeof kParams / sizeof kParams[0],
-    /*parameters=*/{0, 192},
-    /*gradients=*/{192, 128},
-    /*optimizerState=*/{320, 256},
-    /*scratch=*/{kScratch, 0},
-    {kInputIds, kTokenTypes, kPositions, kMask, kLabels, kLoss},
-    {kBatch,
-     kMicroBatch,
-     kAccumulation,
-     kSeqLen,
-     /*epochs=*/2,
-     /*steps=*/0,
-     /*lr=*/0.1f,
-     /*weightDecay=*/0.01f,
-     0.9f,
-     0.999f,
-     1e-8f,
-     LrSchedule::Linear,
-     /*warmup=*/0.1f,
-     /*seed=*/7,
-     /*shuffle=*/true,
-     kClasses,
-     /*initializerRange=*/0.02f,
-     kVocab,
-     /*typeVocab=*/2,
-     /*trainData=*/"",
-     /*initCheckpoint=*/"",
-     /*vocabFile=*/"standin-vocab.txt",
-     /*groupByLength=*/false,
-     /*textField=*/"sentence",
-     /*textPairField=*/"",
-     /*labelField=*/"label"},
-    /*hfConfigJson=*/
-    R"({"architectures": ["BertForSequenceClassification"], )"
-    R"("model_type": "bert", "num_labels": 2, "vocab_size": 100})",
+const TrainerPlan kPlan = {
+    .arenaBytes = kPlannedArenaBytes,
+    .params = kParams,
+    .numParams = sizeof kParams / sizeof kParams[0],
+    .parameters = {0, 192},
+    .gradients = {192, 128},
+    .optimizerState = {320, 256},
+    .scratch = {kScratch, 0},
+    .inputs = {kInputIds, kTokenTypes, kPositions, kMask, kLabels, kLoss},
+    .train = {.batch = kBatch,
+              .microBatch = kMicroBatch,
+              .accumulation = kAccumulation,
+              .seqLen = kSeqLen,
+              .epochs = 2,
+              .steps = 0,
+              .lr = 0.1f,
+              .weightDecay = 0.01f,
+              .beta1 = 0.9f,
+              .beta2 = 0.999f,
+              .eps = 1e-8f,
+              .schedule = LrSchedule::Linear,
+              .warmup = 0.1f,
+              .seed = 7,
+              .shuffle = true,
+              .numLabels = kClasses,
+              .initializerRange = 0.02f,
+              .vocab = kVocab,
+              .typeVocab = 2,
+              .trainData = "",
+              .initCheckpoint = "",
+              .vocabFile = "standin-vocab.txt",
+              .groupByLength = false,
+              .textField = "sentence",
+              .textPairField = "",
+              .labelField = "label",
+              .task = TaskKind::Classification,
+              .evalData = "",
+              .maxGradNorm = 0.0f,
+              .doLowerCase = -1,
+              .stripAccents = -1,
+              .tokenizeChineseChars = -1,
+              .docStride = 128,
+              .maxQueryLength = 0,
+              .maxAnswerLength = 30,
+              .nBest = 20},
+    .hfConfigJson = R"({"architectures": ["BertForSequenceClassification"], )"
+                    R"("model_type": "bert", "num_labels": 2, "vocab_size": 100})",
+    .masterWeights = {0, 0},
+    .lossScaling = false,
 };
 
 /// Row b's feature: its mean input id over the attention mask, over the vocabulary, scaled.
@@ -124,7 +134,7 @@ double rowFeature(const StepContext &ctx, int64_t b) {
 
 /// This micro-batch's share of the step's mean cross-entropy (its sum over rows divided by
 /// the step's row count), and its gradient added into the gradient slots.
-void bertcMicroStep(const StepContext &ctx) {
+void microStep(const StepContext &ctx) {
   const int32_t *labels = slot<int32_t>(ctx, kLabels);
   const float *weight = slot<float>(ctx, kWeight);
   const float *bias = slot<float>(ctx, kBias);
@@ -151,8 +161,8 @@ void bertcMicroStep(const StepContext &ctx) {
   *slot<float>(ctx, kLoss) = float(loss / ctx.lossNormalizer);
 }
 
-/// The forward alone: each row's logits copied out, and the loss as bertcMicroStep writes it.
-void bertcEvalStep(const StepContext &ctx, float *logits) {
+/// The forward alone: each row's logits copied out, and the loss as microStep writes it.
+void evalStep(const StepContext &ctx, float *logits) {
   const int32_t *labels = slot<int32_t>(ctx, kLabels);
   const float *weight = slot<float>(ctx, kWeight);
   const float *bias = slot<float>(ctx, kBias);
@@ -172,8 +182,8 @@ void bertcEvalStep(const StepContext &ctx, float *logits) {
 }
 
 /// torch.optim.AdamW on every trainable parameter, through the runtime's kernel.
-void bertcOptimizerStep(const StepContext &ctx) {
-  const TrainSettings &train = kTrainerPlan.train;
+void optimizerStep(const StepContext &ctx) {
+  const TrainSettings &train = kPlan.train;
   for (const ParamSlot &param : kParams) {
     if (!param.trainable)
       continue;
@@ -184,3 +194,15 @@ void bertcOptimizerStep(const StepContext &ctx) {
                       param.weightDecay ? train.weightDecay : 0.0f, ctx.step});
   }
 }
+
+const CpuSteps kSteps = {microStep, optimizerStep, evalStep};
+#ifdef BERTC_STANDIN_OTHER_ABI
+constexpr uint32_t kAbiVersion = kTrainerAbiVersion + 1;
+#else
+constexpr uint32_t kAbiVersion = kTrainerAbiVersion;
+#endif
+const Trainer kTrainer = {kAbiVersion, &kPlan, &kSteps, nullptr};
+
+} // namespace
+
+extern "C" const Trainer *bertc_trainer() { return &kTrainer; }

@@ -58,7 +58,7 @@ public:
 
   /// Writes `text` to train.jsonl and loads it as tagged words.
   Dataset tagged(const std::string &text, const DataLimits &limits = kLimits) const {
-    Tokenizer tokenizer = loadDataTokenizer(dir.file("train.jsonl"), vocab(), limits);
+    Tokenizer tokenizer = loadDataTokenizer(dir.file("train.jsonl"), {vocab()}, limits);
     return loadTaggedWords(write("train.jsonl", text), limits, conllFields(), tokenizer);
   }
 
@@ -72,7 +72,7 @@ public:
                       const TextFields &fields = {}) const {
     DataLimits limits = kLimits;
     limits.numLabels = 1;
-    return loadTaskData(TaskKind::Regression, write(name, text), limits, fields, vocab());
+    return loadTaskData(TaskKind::Regression, write(name, text), limits, {fields, {vocab()}});
   }
 
   std::string regressionError(const std::string &name, const std::string &text,
@@ -199,7 +199,7 @@ TEST(TaskData, ATaggedFileWithoutRowsNamesTheFile) {
   EXPECT_EQ(files.taggedError(""), path + ": no rows");
   EXPECT_EQ(files.taggedError("\n  \n\t\r\n"), path + ": no rows");
   std::string absent = files.dir.file("absent.jsonl");
-  Tokenizer tokenizer = loadDataTokenizer(absent, files.vocab(), kLimits);
+  Tokenizer tokenizer = loadDataTokenizer(absent, {files.vocab()}, kLimits);
   EXPECT_EQ(errorOf([&] { loadTaggedWords(absent, kLimits, conllFields(), tokenizer); }),
             absent + ": cannot open: No such file or directory");
 }
@@ -209,7 +209,7 @@ TEST(TaskData, LoadTaskDataReadsTaggedWordsWithTheVocabulary) {
   std::string path = files.write("ner.jsonl", "{\"tokens\": [\"EU\"], \"ner_tags\": [3]}\n"
                                               "{\"tokens\": [\"lambs\"], \"ner_tags\": [0]}\n");
   TaskData task =
-      loadTaskData(TaskKind::TokenClassification, path, kLimits, conllFields(), files.vocab());
+      loadTaskData(TaskKind::TokenClassification, path, kLimits, {conllFields(), {files.vocab()}});
   ASSERT_EQ(task.data.rows.size(), 2u);
   EXPECT_EQ(task.data.rows[1].inputIds, (Ids{2, 13, 15, 3}));
   EXPECT_EQ(task.data.rows[1].tokenLabels, (Ids{kIgnored, 0, kIgnored, kIgnored}));
@@ -218,7 +218,7 @@ TEST(TaskData, LoadTaskDataReadsTaggedWordsWithTheVocabulary) {
                               files.vocab() + " (uncased)");
   // Tagged words are text: without a vocabulary the data file is named.
   EXPECT_EQ(errorOf([&] {
-              loadTaskData(TaskKind::TokenClassification, path, kLimits, conllFields(), "");
+              loadTaskData(TaskKind::TokenClassification, path, kLimits, {conllFields()});
             }).rfind(path + ": text data needs a WordPiece vocabulary", 0),
             0u);
 }
@@ -283,7 +283,7 @@ TEST(TaskData, ANonNumericRegressionLabelNamesFileAndLine) {
 TEST(TaskData, DataTokenizerWithoutAVocabularySaysToPassVocab) {
   TaskFiles files;
   std::string data = files.dir.file("train.jsonl");
-  EXPECT_EQ(errorOf([&] { loadDataTokenizer(data, "", kLimits); }),
+  EXPECT_EQ(errorOf([&] { loadDataTokenizer(data, {}, kLimits); }),
             data + ": text data needs a WordPiece vocabulary: pass the trainer --vocab FILE "
                    "(a vocab.txt), or compile the model with [model] from = a Hugging Face "
                    "folder holding vocab.txt");
@@ -294,19 +294,49 @@ TEST(TaskData, DataTokenizerRefusesAVocabularyLargerThanTheModel) {
   std::string data = files.dir.file("train.jsonl");
   DataLimits limits = kLimits;
   limits.vocab = kVocabSize - 1;
-  EXPECT_EQ(errorOf([&] { loadDataTokenizer(data, files.vocab(), limits); }),
+  EXPECT_EQ(errorOf([&] { loadDataTokenizer(data, {files.vocab()}, limits); }),
             files.vocab() + ": the vocabulary has 16 tokens but the model's embedding has 15 "
                             "([model] vocab): its ids would fall outside the model");
   // Exactly the model's size is fine, and the tokenizer reads kVocab (uncased).
   limits.vocab = kVocabSize;
-  Tokenizer tokenizer = loadDataTokenizer(data, files.vocab(), limits);
-  EXPECT_TRUE(tokenizer.lowerCase());
+  Tokenizer tokenizer = loadDataTokenizer(data, {files.vocab()}, limits);
+  EXPECT_TRUE(tokenizer.settings().lowerCase);
   EXPECT_EQ(tokenizer.clsId(), 2);
   EXPECT_EQ(tokenizer.sepId(), 3);
   std::vector<Token> pieces = tokenizer.tokenize("Boycott");
   ASSERT_EQ(pieces.size(), 2u);
   EXPECT_EQ(pieces[0].id, 10);
   EXPECT_EQ(pieces[1].id, 11);
+}
+
+// SQuAD through loadTaskData with the job's [data] settings. The context tokenizes to 10
+// tokens (eu rejects german call to boy ##cott british lamb .), the question to 1 ("lamb"):
+// in sequences of 10 a window holds 10 - 1 - 3 = 6 context tokens. doc_stride 2: windows
+// start 0 and 4 (2 windows); doc_stride 4: 0, 2 and 4 (3 windows). A cased job turns "EU"
+// into [UNK] (kVocab has only "eu").
+TEST(TaskData, SquadRowsFollowTheJobsSettings) {
+  TaskFiles files;
+  std::string path = files.write("dev.json", R"({"data": [{"paragraphs": [{
+      "context": "EU rejects German call to boycott British lamb.",
+      "qas": [{"id": "l", "question": "lamb", "answers": [{"text": "lamb", "answer_start": 42}]}]
+      }]}]})");
+  DataLimits limits{10, 2, 32, 2};
+  DataSettings settings{{}, {files.vocab()}, {}};
+  settings.squad.docStride = 2;
+  settings.squad.nBest = 7;
+  TaskData two = loadTaskData(TaskKind::Span, path, limits, settings);
+  EXPECT_EQ(two.data.rows.size(), 2u);
+  EXPECT_EQ(two.data.rows[1].inputIds, (Ids{2, 13, 3, 9, 10, 11, 12, 13, 14, 3}));
+  EXPECT_EQ(two.squadOptions.nBest, 7u);
+  EXPECT_EQ(two.summary, "data: 1 questions from " + path +
+                             " in 2 windows of up to 10 tokens (doc_stride 2), tokenized with " +
+                             files.vocab() + " (uncased)");
+  settings.squad.docStride = 4;
+  settings.tokenizer.job.lowerCase = false;
+  TaskData three = loadTaskData(TaskKind::Span, path, limits, settings);
+  ASSERT_EQ(three.data.rows.size(), 3u);
+  EXPECT_EQ(three.data.rows[0].inputIds, (Ids{2, 13, 3, 1, 6, 1, 8, 9, 10, 3}));
+  EXPECT_NE(three.summary.find("(cased)"), std::string::npos);
 }
 
 } // namespace

@@ -1,48 +1,10 @@
-// Tests of the task scores: the best span of a window (hand-built logits), and the argmax
-// scores of classification and token classification against hand-counted results.
+// Tests of the task scores: the argmax scores of classification and token classification
+// against hand-counted results (spans: squad_answers_test.cpp).
 #include "bertc/runtime/task_metrics.h"
 
 #include <gtest/gtest.h>
 
 using namespace bertc;
-
-namespace {
-
-/// [CLS] q [SEP] c0 c1 c2 c3 [SEP]: context tokens at positions 3..6.
-SquadFeature windowOfFourContextTokens() {
-  SquadFeature feature{};
-  feature.inputIds = {1, 9, 2, 10, 11, 12, 13, 2};
-  feature.contextStart = 3;
-  return feature;
-}
-
-} // namespace
-
-// The best start (5) lies after the best end (4), so the best valid pair is start 3,
-// end 4 (1 + 2 = 3) rather than start 5, end 6 (2 + 0.5); [CLS] and the question are
-// never chosen however large their logits.
-TEST(BestSpan, PicksTheBestOrderedPairInsideTheContext) {
-  SquadFeature feature = windowOfFourContextTokens();
-  std::vector<float> starts = {9, 9, 9, 1, 0, 2, 0, 9};
-  std::vector<float> ends = {9, 9, 9, 0, 2, 0, 0.5f, 9};
-  std::optional<SpanChoice> best = bestSpan(starts.data(), ends.data(), feature);
-  ASSERT_TRUE(best);
-  EXPECT_EQ(best->start, 3u);
-  EXPECT_EQ(best->end, 4u);
-  EXPECT_DOUBLE_EQ(best->score, 3.0);
-}
-
-// With answers at most 1 token long, start 3 end 4 is out: the best is start 5, end 5
-// (2 + 0) = 2 against start 3, end 3 (1 + 0) and start 4, end 4 (0 + 2).
-TEST(BestSpan, RespectsTheMaximumAnswerLength) {
-  SquadFeature feature = windowOfFourContextTokens();
-  std::vector<float> starts = {0, 0, 0, 1, 0, 2.5f, 0, 0};
-  std::vector<float> ends = {0, 0, 0, 0, 2, 0, 0.5f, 0};
-  std::optional<SpanChoice> best = bestSpan(starts.data(), ends.data(), feature, 1);
-  ASSERT_TRUE(best);
-  EXPECT_EQ(best->start, 5u);
-  EXPECT_EQ(best->end, 5u);
-}
 
 // Rows predicted [1, 0, 1, 1] against labels [1, 0, 0, 1]: accuracy 3/4; class 1 has
 // TP 2, FP 1, FN 0, so F1 = 4 / 5.

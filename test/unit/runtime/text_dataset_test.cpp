@@ -52,7 +52,7 @@ public:
   TrainingData load(const std::string &name, const std::string &text, const TextFields &fields = {},
                     const DataLimits &limits = kLimits) const {
     testing::writeText(dir.file(name), text);
-    return loadTrainingData(dir.file(name), limits, fields, vocab());
+    return loadTrainingData(dir.file(name), limits, fields, {vocab(), job});
   }
 
   /// What loading `text` as `name` throws.
@@ -62,6 +62,7 @@ public:
   }
 
   ScratchDir dir;
+  TokenizerOverrides job; ///< the [data] tokenizer settings
 };
 
 TextFields sentenceFields() { return TextFields{"sentence", "", "label"}; }
@@ -87,7 +88,7 @@ TEST(TextDataset, EncodesTsvRowsWithTheVocabulary) {
   EXPECT_EQ(rows[2].inputIds, (Ids{2, 5, 1, 3}));
   ASSERT_TRUE(loaded.tokenization);
   EXPECT_EQ(loaded.tokenization->vocabPath, files.vocab());
-  EXPECT_TRUE(loaded.tokenization->lowerCase);
+  EXPECT_TRUE(loaded.tokenization->settings.lowerCase);
   EXPECT_EQ(loaded.tokenization->truncatedRows, 0);
   EXPECT_EQ(loaded.summary(), "data: 3 rows from " + files.dir.file("train.tsv") +
                                   ", tokenized with " + files.vocab() +
@@ -129,7 +130,7 @@ TEST(TextDataset, ReadsTextJsonlAndLeavesPreTokenizedJsonlToItsLoader) {
   EXPECT_FALSE(ids.tokenization);
   EXPECT_EQ(ids.summary(), "data: 1 row from " + files.dir.file("ids.jsonl") + " (pre-tokenized)");
   // Pre-tokenized data needs no vocabulary.
-  EXPECT_EQ(loadTrainingData(files.dir.file("ids.jsonl"), kLimits, {}, "").data.rows.size(), 1u);
+  EXPECT_EQ(loadTrainingData(files.dir.file("ids.jsonl"), kLimits, {}, {}).data.rows.size(), 1u);
 }
 
 TEST(TextDataset, TruncatesToSeqLenAndCountsTheRowsCut) {
@@ -163,8 +164,22 @@ TEST(TextDataset, KeepsCaseWithACasedVocabulary) {
   testing::writeText(files.vocab(), std::string(kVocab) + "Good\n"); // 19
   TrainingData loaded = files.load("train.tsv", "text\tlabel\nGood good\t1\n");
   EXPECT_EQ(loaded.data.rows[0].inputIds, (Ids{2, 19, 8, 3}));
-  EXPECT_FALSE(loaded.tokenization->lowerCase);
+  EXPECT_FALSE(loaded.tokenization->settings.lowerCase);
   EXPECT_NE(loaded.summary().find(" (cased), "), std::string::npos);
+}
+
+// tokenizer_config.json beside the (uncased-looking) vocabulary says cased: "Good" is then
+// not "good" and, absent from kVocab, is [UNK] (1). The job's do_lower_case wins over it.
+TEST(TextDataset, TokenizerConfigAndTheJobDecideTheCase) {
+  TextData files;
+  testing::writeText(files.dir.file("tokenizer_config.json"), R"({"do_lower_case": false})");
+  TrainingData cased = files.load("train.tsv", "text\tlabel\nGood good\t1\n");
+  EXPECT_EQ(cased.data.rows[0].inputIds, (Ids{2, 1, 8, 3}));
+  EXPECT_NE(cased.summary().find(" (cased), "), std::string::npos);
+  files.job.lowerCase = true;
+  TrainingData uncased = files.load("train.tsv", "text\tlabel\nGood good\t1\n");
+  EXPECT_EQ(uncased.data.rows[0].inputIds, (Ids{2, 8, 8, 3}));
+  EXPECT_NE(uncased.summary().find(" (uncased), "), std::string::npos);
 }
 
 TEST(TextDataset, BadLabelsNameFileAndLine) {
@@ -195,13 +210,13 @@ TEST(TextDataset, TextWithoutAVocabularySaysHowToGiveOne) {
   TextData files;
   std::string tsv = files.dir.file("train.tsv");
   testing::writeText(tsv, "text\tlabel\ngood\t1\n");
-  EXPECT_EQ(errorOf([&] { loadTrainingData(tsv, kLimits, {}, ""); }),
+  EXPECT_EQ(errorOf([&] { loadTrainingData(tsv, kLimits, {}, {}); }),
             tsv + ": text data needs a WordPiece vocabulary: pass the trainer --vocab FILE "
                   "(a vocab.txt), or compile the model with [model] from = a Hugging Face "
                   "folder holding vocab.txt");
   std::string absent = files.dir.file("absent.txt");
   EXPECT_EQ(errorOf([&] {
-              loadTrainingData(tsv, kLimits, {}, absent);
+              loadTrainingData(tsv, kLimits, {}, {absent});
             }).rfind(absent + ": cannot open: ", 0),
             0u);
 }

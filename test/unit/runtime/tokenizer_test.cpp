@@ -1,7 +1,8 @@
-// The WordPiece tokenizer against BertTokenizer's rules: every expected token list below was
-// worked out by hand from Hugging Face's BasicTokenizer and WordpieceTokenizer (clean, CJK
-// spacing, NFC, lower-case + NFD + drop Mn, punctuation split, greedy longest match), plus
-// byte offsets, [CLS]/[SEP] framing, longest-first truncation and vocabulary errors.
+// The WordPiece tokenizer against BertTokenizerFast's rules: every expected token list below
+// was worked out by hand from the tokenizers library's BertNormalizer (clean, CJK spacing,
+// NFD + drop Mn when stripping accents, per-character lower-casing, no NFC),
+// BertPreTokenizer (whitespace and punctuation split) and WordPiece (greedy longest match),
+// plus byte offsets, [CLS]/[SEP] framing, LongestFirst truncation and vocabulary errors.
 #include "bertc/runtime/tokenizer.h"
 
 #include "scratch_dir.h"
@@ -23,7 +24,7 @@ const std::vector<std::string> kTokens = {
     "»",     "¿",       "—",     "un",    "##aff",  "##able",    "don",   "t",     "stop",
     "me",    "now",     "que",   "mask",  "a",      "##a",       "b",     "c",     "d",
     "é",     "##é",     "i",     "σασ",   "我",     "爱",        "nlp",   "N",     "##LP",
-    "한",    "ᄒ",      "##ᅡ",   "##ᆫ"};
+    "한",    "ᄒ",      "##ᅡ",   "##ᆫ",   "Ω",      "ω"};
 
 std::string vocabFile(const ScratchDir &dir, const std::vector<std::string> &tokens) {
   std::string text;
@@ -33,8 +34,15 @@ std::string vocabFile(const ScratchDir &dir, const std::vector<std::string> &tok
   return dir.file("vocab.txt");
 }
 
+Tokenizer makeTokenizer(const ScratchDir &dir, TokenizerSettings settings) {
+  return Tokenizer(Vocab::load(vocabFile(dir, kTokens)), settings);
+}
+
+/// Uncased (lower-case, strip accents) or cased, the other settings at their defaults.
 Tokenizer makeTokenizer(const ScratchDir &dir, bool lowerCase) {
-  return Tokenizer(Vocab::load(vocabFile(dir, kTokens)), lowerCase);
+  TokenizerSettings settings;
+  settings.lowerCase = lowerCase;
+  return makeTokenizer(dir, settings);
 }
 
 std::vector<std::string> texts(const std::vector<Token> &tokens) {
@@ -72,12 +80,41 @@ TEST(BasicTokenizer, StripsAccentsOnlyWhenLowerCasing) {
   Tokenizer uncased = makeTokenizer(dir, true), cased = makeTokenizer(dir, false);
   EXPECT_EQ(texts(uncased.tokenize("Héllo")), (Strings{"hello"}));
   EXPECT_EQ(texts(cased.tokenize("Héllo")), (Strings{"Héllo"}));
-  // A decomposed é (e + U+0301): cased text is NFC-composed first, uncased loses the accent.
-  std::vector<Token> composed = cased.tokenize("He\u0301llo");
-  EXPECT_EQ(texts(composed), (Strings{"Héllo"}));
-  EXPECT_EQ(composed[0].begin, 0u);
-  EXPECT_EQ(composed[0].end, 7u);
+  // A decomposed é (e + U+0301): uncased loses the accent (NFD, then Mn dropped).
   EXPECT_EQ(texts(uncased.tokenize("HE\u0301LLO")), (Strings{"hello"}));
+}
+
+// The fast tokenizer composes nothing: cased, "He" + U+0301 + "llo" (7 bytes) is not the
+// vocabulary's precomposed "Héllo", and no entry prefixes it, so it is one [UNK]; the ohm
+// sign U+2126 is not the Greek Ω (U+03A9) it canonically decomposes to. Uncased, NFD maps
+// U+2126 to Ω, lower-cased to ω.
+TEST(BasicTokenizer, CasedTextIsNotComposed) {
+  ScratchDir dir;
+  Tokenizer uncased = makeTokenizer(dir, true), cased = makeTokenizer(dir, false);
+  std::vector<Token> decomposed = cased.tokenize("He\u0301llo");
+  EXPECT_EQ(texts(decomposed), (Strings{"[UNK]"}));
+  EXPECT_EQ(decomposed[0].end, 7u);
+  EXPECT_EQ(texts(cased.tokenize("\u2126 \u03A9")), (Strings{"[UNK]", "Ω"}));
+  EXPECT_EQ(texts(uncased.tokenize("\u2126")), (Strings{"ω"}));
+}
+
+// strip_accents defaults to do_lower_case and can be set apart from it; with
+// tokenize_chinese_chars off, "我爱NLP" is one word "我爱nlp": WordPiece takes "我" and
+// finds no "##爱...", so the word is [UNK].
+TEST(BasicTokenizer, EachSettingActsAlone) {
+  ScratchDir dir;
+  TokenizerSettings lowerKeepAccents, stripAccentsKeepCase, noChinese;
+  lowerKeepAccents.stripAccents = false;
+  stripAccentsKeepCase.lowerCase = false;
+  stripAccentsKeepCase.stripAccents = true;
+  noChinese.chineseChars = false;
+  EXPECT_EQ(texts(makeTokenizer(dir, lowerKeepAccents).tokenize("Héllo")), (Strings{"héllo"}));
+  EXPECT_EQ(texts(makeTokenizer(dir, stripAccentsKeepCase).tokenize("Héllo")), (Strings{"Hello"}));
+  EXPECT_EQ(texts(makeTokenizer(dir, noChinese).tokenize("我爱NLP")), (Strings{"[UNK]"}));
+  EXPECT_EQ(lowerKeepAccents.describe(), "uncased, accents kept");
+  EXPECT_EQ(stripAccentsKeepCase.describe(), "cased, accents stripped");
+  EXPECT_EQ(noChinese.describe(), "uncased, CJK not split");
+  EXPECT_EQ(TokenizerSettings{}.describe(), "uncased");
 }
 
 TEST(BasicTokenizer, LowerCasesEachCharacterAlone) {
@@ -85,7 +122,7 @@ TEST(BasicTokenizer, LowerCasesEachCharacterAlone) {
   Tokenizer uncased = makeTokenizer(dir, true);
   // İ lower-cases to i + U+0307, whose dot goes with the accents.
   EXPECT_EQ(texts(uncased.tokenize("İ")), (Strings{"i"}));
-  // HF lower-cases character by character before BasicTokenizer, so no final sigma (ς).
+  // Lowercase maps each character alone (Rust's char::to_lowercase): no final sigma (ς).
   EXPECT_EQ(texts(uncased.tokenize("ΣΑΣ")), (Strings{"σασ"}));
 }
 
@@ -243,11 +280,12 @@ TEST(Tokenizer, EncodePairTruncatesLongestFirst) {
     }
     return std::make_pair(first, second);
   };
-  // 5 + 2 tokens (+ 3 special) in 8: two go, both from the longer first text.
+  // 5 + 2 tokens (+ 3 special) in 8 leave room 5: the shorter second keeps its 2 (at most
+  // half), the first gets the other 3.
   EXPECT_EQ(lengths("a b c d a", "b c", 8), std::make_pair(size_t(3), size_t(2)));
-  // 4 + 4 in 8: second (tie), first, second.
-  EXPECT_EQ(lengths("a b c d", "a b c d", 8), std::make_pair(size_t(3), size_t(2)));
-  // 2 + 6 in 9: the second loses two, to 4.
+  // 4 + 4 in room 5: half each, the odd token to the second on a tie.
+  EXPECT_EQ(lengths("a b c d", "a b c d", 8), std::make_pair(size_t(2), size_t(3)));
+  // 2 + 6 in room 6: the second loses two, to 4.
   EXPECT_EQ(lengths("a b", "a b c d a b", 9), std::make_pair(size_t(2), size_t(4)));
   EXPECT_EQ(lengths("a b", "c", 100), std::make_pair(size_t(2), size_t(1)));
   EXPECT_EQ(lengths("a b", "c", 3), std::make_pair(size_t(0), size_t(0)));
@@ -262,6 +300,24 @@ TEST(Tokenizer, EncodePairTruncatesLongestFirst) {
   EXPECT_EQ(pair.tokens[4].end, 7u);
 }
 
+// LongestFirst's lengths, worked from truncate_encodings (n1 the shorter, max the room):
+// n2 = max(n1, max - n1); if n1 + n2 > max, n1 = max / 2 and n2 = n1 + max % 2.
+TEST(Tokenizer, PairLengthsAreLongestFirst) {
+  using Lengths = std::pair<size_t, size_t>;
+  EXPECT_EQ(pairLengths(5, 5, 100), Lengths(5, 5)); // fits
+  // 10 and 8 in 15: n1 = 8, n2 = max(8, 7) = 8, 16 > 15: 7 and 8, the 8 to the longer first.
+  EXPECT_EQ(pairLengths(10, 8, 15), Lengths(8, 7));
+  // 8 and 8 in 15: a tie gives the odd token to the second.
+  EXPECT_EQ(pairLengths(8, 8, 15), Lengths(7, 8));
+  EXPECT_EQ(pairLengths(9, 9, 17), Lengths(8, 9));
+  // 12 and 3 in 10: n1 = 3 fits in half, the longer takes 10 - 3 = 7.
+  EXPECT_EQ(pairLengths(12, 3, 10), Lengths(7, 3));
+  EXPECT_EQ(pairLengths(3, 12, 10), Lengths(3, 7));
+  // 2 and 10 in 3: n2 = max(2, 1) = 2, 4 > 3: the shorter is cut too, to 1; the longer 2.
+  EXPECT_EQ(pairLengths(2, 10, 3), Lengths(1, 2));
+  EXPECT_EQ(pairLengths(2, 1, 0), Lengths(0, 0));
+}
+
 TEST(Vocab, IdsAreLineIndices) {
   ScratchDir dir;
   writeText(dir.file("crlf.txt"), "[PAD]\r\n[UNK]\r\n[CLS]\r\n[SEP]\r\nhello\r\n");
@@ -270,7 +326,7 @@ TEST(Vocab, IdsAreLineIndices) {
   EXPECT_EQ(vocab.find("hello"), 4);
   EXPECT_EQ(vocab.token(2), "[CLS]");
   EXPECT_FALSE(vocab.find("world"));
-  Tokenizer tokenizer(std::move(vocab), true);
+  Tokenizer tokenizer(std::move(vocab), TokenizerSettings{});
   EXPECT_EQ(tokenizer.clsId(), 2);
   EXPECT_EQ(tokenizer.sepId(), 3);
   EXPECT_EQ(tokenizer.padId(), 0);

@@ -3,6 +3,8 @@
 // Checkpoints and resuming are trainer_resume_test.cpp's.
 #include "trainer_runner.h"
 
+#include "bertc/abi/trainer.h"
+
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -248,6 +250,19 @@ TEST(TrainerDriver, AnArenaThatCannotBeAllocatedExitsWithThree) {
   EXPECT_EQ(run.err, "trainer: error: cannot allocate the arena: 4611686018427387904 bytes "
                      "(4294967296.00 GiB) needed\n");
   EXPECT_EQ(run.out.find("step 1"), std::string::npos);
+}
+
+TEST(TrainerDriver, ATrainerBuiltForAnotherAbiIsRefusedBeforeAnyWork) {
+  ScratchDir dir;
+  RunResult run = runTrainer(dir, "--data " + writeData(dir) + " --log log.jsonl",
+                             BERTC_STANDIN_TRAINER_OTHER_ABI);
+  EXPECT_EQ(run.exitCode, 1);
+  std::string version = std::to_string(kTrainerAbiVersion);
+  EXPECT_EQ(run.err,
+            "trainer: error: built for trainer ABI " + std::to_string(kTrainerAbiVersion + 1) +
+                " but linked with a runtime of ABI " + version + ": rebuild it with bertc\n");
+  EXPECT_TRUE(run.out.empty()) << run.out;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("log.jsonl")));
 }
 
 TEST(TrainerDriver, QuietPrintsOnlyTheSummary) {

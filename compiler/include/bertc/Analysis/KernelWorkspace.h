@@ -4,7 +4,7 @@
 // outputs, and the attention backward recomputes its forward (the IR keeps neither the
 // statistics nor the forward's output for it). These bytes are planned in the arena's
 // scratch region for both targets, so both run the same schedule at the same offsets.
-// The sizes come from the runtime's bertc/runtime/cuda_buffers.h (no CUDA needed).
+// The sizes come from bertc/abi/kernel_workspace.h, which the kernels use too.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -7,9 +7,11 @@
 namespace bertc {
 
 /// Writes the C++ source of a trainer for a planned module (after
-/// -bertc-plan-buffers): kTrainerPlan and the two step functions of
-/// runtime/include/bertc/runtime/trainer_plan.h, calling the runtime's CPU kernels at
-/// the planned arena offsets. Fails with a diagnostic on an op it cannot emit.
-mlir::LogicalResult emitCpuTrainer(mlir::ModuleOp module, llvm::raw_ostream &os);
+/// -bertc-plan-buffers): its plan and CpuSteps, exported by bertc_trainer()
+/// (bertc/abi/trainer.h), the steps calling the runtime's CPU kernels at the planned arena
+/// offsets. With `planChecks`, each op's kernel calls are wrapped in calls that report
+/// what it reads, defines and releases to the plan checker (plan_check.h), which the
+/// trainer's --plan-check turns on. Fails with a diagnostic on an op it cannot emit.
+mlir::LogicalResult emitCpuTrainer(mlir::ModuleOp module, bool planChecks, llvm::raw_ostream &os);
 
 } // namespace bertc

@@ -7,10 +7,10 @@
 namespace bertc {
 
 /// Writes trainer.cu for a module planned for target cuda (with the cuBLASLt workspace,
-/// PipelineOptions::gemmWorkspaceBytes): kTrainerPlan, kAdamWParameters and the step
-/// functions of runtime/include/bertc/runtime/cuda_step.h, launching the runtime's CUDA
-/// kernels and cuBLASLt GEMMs at the planned arena offsets on one stream. Fails with a
-/// diagnostic on an op it cannot emit.
+/// PipelineOptions::gemmWorkspaceBytes): its plan and CudaSteps, exported by
+/// bertc_trainer() (bertc/abi/trainer.h), the steps launching the runtime's CUDA kernels
+/// and cuBLASLt GEMMs at the planned arena offsets on one stream. Fails with a diagnostic
+/// on an op it cannot emit.
 mlir::LogicalResult emitCudaTrainer(mlir::ModuleOp module, llvm::raw_ostream &os);
 
 } // namespace bertc

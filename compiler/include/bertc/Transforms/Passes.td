@@ -153,7 +153,7 @@ def PlanBuffers : Pass<"bertc-plan-buffers", "mlir::ModuleOp"> {
     `arena.workspace`. Both targets plan it, so both run at the same offsets. The CUDA
     runtime's workspace comes last, so it moves no other slot: with `gemm-workspace`
     bytes (the cuBLASLt workspace of target cuda), those and then the optimizer's device
-    tables (the AdamW chunk table, the gradient norm's partial sums; cuda_buffers.h),
+    tables (the AdamW chunk table, the gradient norm's partial sums; abi/kernel_workspace.h),
     together the `gemm_workspace` region.
 
     Results: `arena.offsets` (one byte offset per result) on ops, `arena.value`,

@@ -1,16 +1,18 @@
 //===- CudaTrainer.cpp - CUDA source of a trainer's step -------------------===//
 //
-// Emits, for a planned module, trainer.cu:
-// 1. the parameter table and kTrainerPlan (TrainerPlanTable.h), shared with the CPU;
+// Emits, for a planned module, trainer.cu (bertc/abi/trainer.h):
+// 1. the parameter table and kPlan (TrainerPlanTable.h), shared with the CPU;
 // 2. kAdamWParameters: each trainable parameter's fp32 values (its master for a 16-bit
-//    one) and its gradient/moment position (AdamWBases), from which the trainer builds the device
-//    chunk table once (cuda::adamwChunks);
-// 3. bertcMicroStep and bertcOptimizerStep (cuda_step.h): each op of the step functions
-//    becomes launches on one stream, on pointers declared at the op's arena offsets (the
-//    device arena), in program order. AdamW is one launch over every chunk, then the
-//    16-bit working copies are rewritten from their masters;
-// 4. bertcEvalStep: the micro-step's forward with dropout off (EvalStep.h), its fp32
-//    logits copied to the host.
+//    one) and its gradient/moment position (AdamWBases), from which the runtime builds the
+//    device chunk table once (cuda::adamwChunks);
+// 3. microStep and optimizerStep: each op of the step functions becomes launches on one
+//    stream, on pointers declared at the op's arena offsets (the device arena), in program
+//    order. AdamW is one launch over every chunk, then the 16-bit working copies are
+//    rewritten from their masters;
+// 4. evalStep: the micro-step's forward with dropout off (EvalStep.h), its fp32 logits
+//    copied to the host;
+// 5. kTrainer, whose CudaSteps also say where the cuBLASLt workspace and the optimizer's
+//    tables lie, and its export, bertc_trainer().
 //
 //===----------------------------------------------------------------------===//
 
@@ -78,13 +80,11 @@ LogicalResult emitAdamWTable(func::FuncOp optimizerStep, raw_ostream &os) {
        << param.getName() << "\n";
     return WalkResult::advance();
   });
-  os << "};\n"
-     << "const size_t kNumAdamWParameters = sizeof(kAdamWParameters) / "
-        "sizeof(kAdamWParameters[0]);\n\n";
+  os << "};\n\n";
   return failure(walk.wasInterrupted());
 }
 
-/// bertcOptimizerStep: AdamW over every chunk, then the 16-bit working copies.
+/// optimizerStep: AdamW over every chunk, then the 16-bit working copies.
 LogicalResult emitOptimizerStep(func::FuncOp optimizerStep, raw_ostream &os) {
   SmallVector<AdamWOp> updates;
   optimizerStep.walk([&](AdamWOp adamw) { updates.push_back(adamw); });
@@ -104,7 +104,7 @@ LogicalResult emitOptimizerStep(func::FuncOp optimizerStep, raw_ostream &os) {
     decay = wd != 0.0 ? wd : decay;
   }
   AdamWBases bases = adamwBases(first);
-  os << "void bertcOptimizerStep(const StepContext &ctx, const cuda::StepDevice &dev) {\n"
+  os << "void optimizerStep(const StepContext &ctx, const cuda::StepDevice &dev) {\n"
      << "  std::byte *arena = ctx.arena;\n"
      << "  cuda::adamwUpdate(reinterpret_cast<float *>(arena), "
      << "reinterpret_cast<const float *>(arena + " << bases.grad << "), "
@@ -150,7 +150,7 @@ LogicalResult emitStepBody(func::FuncOp func, EmitContext &ctx, raw_ostream &os)
 }
 
 LogicalResult emitMicroStep(func::FuncOp microStep, raw_ostream &os) {
-  os << "void bertcMicroStep(const StepContext &ctx, const cuda::StepDevice &dev) {\n";
+  os << "void microStep(const StepContext &ctx, const cuda::StepDevice &dev) {\n";
   EmitContext ctx(os, KernelTarget::Cuda);
   if (failed(emitStepBody(microStep, ctx, os)))
     return failure();
@@ -158,8 +158,8 @@ LogicalResult emitMicroStep(func::FuncOp microStep, raw_ostream &os) {
   return success();
 }
 
-/// bertcEvalStep: the forward of `microStep` with dropout off (EvalStep.h), then its fp32
-/// logits (the eval step's second result) copied to the host.
+/// evalStep: the forward of `microStep` with dropout off (EvalStep.h), then its fp32 logits
+/// (the eval step's second result) copied to the host.
 LogicalResult emitEvalStep(func::FuncOp microStep, raw_ostream &os) {
   FailureOr<OwningOpRef<func::FuncOp>> eval = buildEvalStep(microStep);
   if (failed(eval))
@@ -167,8 +167,7 @@ LogicalResult emitEvalStep(func::FuncOp microStep, raw_ostream &os) {
   Value logits = (**eval).getBody().front().getTerminator()->getOperand(1);
   if (!cast<ShapedType>(logits.getType()).getElementType().isF32())
     return microStep.emitError("the cuda target's eval step needs fp32 logits");
-  os << "void bertcEvalStep(const StepContext &ctx, const cuda::StepDevice &dev, "
-        "float *logits) {\n";
+  os << "void evalStep(const StepContext &ctx, const cuda::StepDevice &dev, float *logits) {\n";
   EmitContext ctx(os, KernelTarget::Cuda);
   if (failed(emitStepBody(**eval, ctx, os)))
     return failure();
@@ -195,29 +194,30 @@ LogicalResult emitCudaTrainer(ModuleOp module, raw_ostream &os) {
                               << " bytes and optimizer tables of " << tablesBytes
                               << ": plan for target cuda";
 
-  os << "// Generated by bertc: a CUDA trainer's steps. Every pointer below is a slot of the\n"
-     << "// one device arena the trainer allocates; offsets come from the memory plan.\n"
+  os << "// Generated by bertc: a CUDA trainer. Every pointer below is a slot of the one\n"
+     << "// device arena the runtime allocates; offsets come from the memory plan.\n"
+     << "#include \"bertc/abi/trainer.h\"\n"
      << "#include \"bertc/runtime/cuda_check.h\"\n"
      << "#include \"bertc/runtime/cuda_gemm.h\"\n"
      << "#include \"bertc/runtime/cuda_kernels.h\"\n"
-     << "#include \"bertc/runtime/cuda_step.h\"\n"
-     << "#include \"bertc/runtime/trainer_plan.h\"\n\n"
+     << "#include \"bertc/runtime/cuda_step.h\"\n\n"
      << "using namespace bertc;\n\n"
      << "static_assert(cuda::kCublasLtWorkspaceBytes == " << kCudaGemmWorkspaceBytes
-     << ", \"the plan's cuBLASLt workspace differs from the runtime's\");\n"
-     << "/// The cuBLASLt workspace, then the optimizer's tables: the arena's last "
-     << gemmWorkspace.bytes << " bytes.\n"
-     << "const size_t kGemmWorkspaceOffset = " << gemmWorkspace.offset << ";\n"
-     << "const size_t kOptimizerTablesOffset = " << gemmWorkspace.offset + kCudaGemmWorkspaceBytes
-     << ";\n"
-     << "const size_t kOptimizerTablesBytes = " << gemmWorkspace.bytes - kCudaGemmWorkspaceBytes
-     << ";\n\n"
+     << ", \"the plan's cuBLASLt workspace differs from the runtime's\");\n\n"
      << "namespace {\n\n";
   emitParamTable(*microStep, os);
-  if (failed(emitPlan(module, *microStep, os)) || failed(emitAdamWTable(*optimizerStep, os)) ||
-      failed(emitMicroStep(*microStep, os)) || failed(emitOptimizerStep(*optimizerStep, os)) ||
-      failed(emitEvalStep(*microStep, os)))
+  if (failed(emitPlan(module, *microStep, /*planChecks=*/false, os)) ||
+      failed(emitAdamWTable(*optimizerStep, os)) || failed(emitMicroStep(*microStep, os)) ||
+      failed(emitOptimizerStep(*optimizerStep, os)) || failed(emitEvalStep(*microStep, os)))
     return failure();
+  // The cuBLASLt workspace, then the optimizer's tables: the arena's last bytes.
+  os << "const CudaSteps kSteps = {microStep, optimizerStep, evalStep, kAdamWParameters,\n"
+     << "                          sizeof(kAdamWParameters) / sizeof(kAdamWParameters[0]),\n"
+     << "                          /*gemmWorkspaceOffset=*/" << gemmWorkspace.offset << ",\n"
+     << "                          /*optimizerTables=*/{"
+     << gemmWorkspace.offset + kCudaGemmWorkspaceBytes << ", "
+     << gemmWorkspace.bytes - kCudaGemmWorkspaceBytes << "}};\n";
+  emitTrainerEntry("kSteps", /*cuda=*/true, os);
   return success();
 }
 

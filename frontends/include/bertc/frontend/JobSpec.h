@@ -129,6 +129,19 @@ struct DataSpec {
   std::string label = "label";
   /// Batch rows of similar length together (shuffled buckets) so fewer pads are computed.
   bool groupByLength = false;
+  /// The tokenizer's settings (BertTokenizerFast's and tokenizer_config.json's keys
+  /// do_lower_case, strip_accents, tokenize_chinese_chars). One not given is left to the
+  /// tokenizer_config.json beside the vocabulary when the trainer runs, then to a default.
+  std::optional<bool> doLowerCase;
+  std::optional<bool> stripAccents;
+  std::optional<bool> tokenizeChineseChars;
+  /// SQuAD (task = "span"), as run_qa.py's flags of the same names and defaults: context
+  /// tokens consecutive windows share, question tokens kept (0: all), tokens of an answer
+  /// at most, ranked answers per question in nbest_predictions.json.
+  int64_t docStride = 128;
+  int64_t maxQueryLength = 0;
+  int64_t maxAnswerLength = 30;
+  int64_t nBest = 20;
   KeyLocations locations;
 };
 

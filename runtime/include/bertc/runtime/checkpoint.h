@@ -5,9 +5,9 @@
 // under its name only once complete, so a crash mid-save never leaves a broken checkpoint.
 #pragma once
 
+#include "bertc/abi/trainer.h"
 #include "bertc/runtime/jsonl_data.h"
 #include "bertc/runtime/loss_scaler.h"
-#include "bertc/runtime/trainer_plan.h"
 
 #include <cstddef>
 #include <cstdint>

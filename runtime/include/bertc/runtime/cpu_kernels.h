@@ -8,6 +8,7 @@
 // Kernels never allocate: scratch space, where needed, is passed in by the caller.
 #pragma once
 
+#include "bertc/abi/kernel_workspace.h"
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/half_types.h"
 
@@ -67,9 +68,6 @@ void dropoutForward(const T *x, T *y, int64_t rows, int64_t rowSize, float rate,
 template <typename T>
 void dropoutBackward(const T *dy, T *dx, int64_t rows, int64_t rowSize, float rate,
                      const DropoutKey &key);
-
-/// Scratch floats attentionForward/attentionBackward need for sequence length seq.
-int64_t attentionScratchFloats(int64_t seq);
 
 /// Multi-head self-attention, q/k/v/ctx [batch, seq, hidden] with heads of hidden/heads dims:
 /// ctx = dropout(softmax(q k^T / sqrt(d) + maskBias)) v per head, where maskBias is

@@ -6,7 +6,7 @@
 // approximation, so a linear followed by GELU is this forward then cuda::geluForward.
 #pragma once
 
-#include "bertc/runtime/cuda_buffers.h"
+#include "bertc/abi/kernel_workspace.h"
 #include "bertc/runtime/half_types.h"
 
 #include <cuda_runtime_api.h>
@@ -22,7 +22,7 @@ namespace bertc::cuda {
 /// seen (the first step) and reused after. Failures throw CudaError.
 class LinearGemms {
 public:
-  /// `workspace`: kCublasLtWorkspaceBytes (cuda_buffers.h) of device memory, an arena slot.
+  /// `workspace`: kCublasLtWorkspaceBytes (abi/kernel_workspace.h) of device memory, an arena slot.
   LinearGemms(void *workspace, cudaStream_t stream);
   ~LinearGemms();
   LinearGemms(const LinearGemms &) = delete;

@@ -10,9 +10,9 @@
 // GEMMs are in cuda_gemm.h.
 #pragma once
 
+#include "bertc/abi/kernel_workspace.h"
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/cpu_kernels.h"
-#include "bertc/runtime/cuda_buffers.h"
 #include "bertc/runtime/half_types.h"
 
 #include <cuda_runtime_api.h>
@@ -93,7 +93,7 @@ void layerNormBackward(const T *dy, const T *x, const T *gamma, const float *mea
 /// The CPU twin's attention (same mask bias, same dropout keys) as a fused kernel that never
 /// forms the [seq, seq] matrix: scores, online softmax, dropout and the product with v run
 /// tile by tile. Writes ctx and the row statistics in `stats` (attentionStatsFloats,
-/// cuda_buffers.h).
+/// abi/kernel_workspace.h).
 template <typename T>
 void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx, float *stats,
                       int64_t batch, int64_t seq, int64_t hidden, int64_t heads, float dropoutRate,
@@ -122,7 +122,7 @@ void crossEntropyForwardBackward(const float *logits, const int32_t *labels, flo
 
 /// torch.optim.AdamW over every chunk in one launch, operation by operation as the CPU twin
 /// (so the two agree bit for bit): config.weightDecay applies to chunks with decay set.
-/// `chunks` is a device copy of adamwChunks' table (cuda_buffers.h), chunkCount entries.
+/// `chunks` is a device copy of adamwChunks' table (abi/kernel_workspace.h), chunkCount entries.
 void adamwUpdate(float *params, const float *grads, float *m, float *v, const AdamWChunk *chunks,
                  int64_t chunkCount, const cpu::AdamWConfig &config, cudaStream_t stream);
 
@@ -139,7 +139,7 @@ void unscaleGradients(float *grad, int64_t n, float inverseScale, int *nonFinite
 // ---- Global gradient norm (gradient_norm.cu) ----
 
 /// *result = sum of x[i]^2 over n values, accumulated in double in a fixed order.
-/// `partials` is device scratch of kSquaredNormPartials doubles (cuda_buffers.h).
+/// `partials` is device scratch of kSquaredNormPartials doubles (abi/kernel_workspace.h).
 void squaredNorm(const float *x, int64_t n, double *partials, float *result, cudaStream_t stream);
 /// torch.nn.utils.clip_grad_norm_: grad *= min(1, maxNorm / (sqrt(*squaredNormValue) + 1e-6)),
 /// reading the squared norm from the device.

@@ -29,15 +29,13 @@ double meanSquaredError(const std::vector<double> &predictions, const std::vecto
 double pearsonCorrelation(const std::vector<double> &predictions,
                           const std::vector<double> &targets);
 
-/// SQuAD's normalize_answer: lower-case, remove ASCII punctuation (Python's
+/// SQuAD's normalize_answer: lower-case (str.lower()), remove ASCII punctuation (Python's
 /// string.punctuation), replace the words "a", "an" and "the" by a space (regex
-/// \b(a|an|the)\b), then split on whitespace and join with single spaces.
-/// Text is UTF-8, handled by code point as Python 3 handles str: whitespace is what
-/// str.split() splits on (NBSP, U+2000–U+200A, U+3000, ...), and word boundaries follow
-/// Python's \w. Matches Python exactly for U+0000–U+036F, General Punctuation,
-/// currency symbols, CJK punctuation and fullwidth ASCII forms; elsewhere every code point
-/// is taken as a word character, and letters outside U+0000–U+017F are not lower-cased
-/// (Python lowers Greek, Cyrillic, ... too). Invalid UTF-8 bytes read as U+FFFD.
+/// \b(a|an|the)\b), then split on whitespace and join with single spaces. Text is UTF-8,
+/// handled by code point as Python 3 handles str, for all of Unicode (at the version of
+/// unicode_tables.inc): full lower-case mappings with the final sigma (İ gives i + U+0307,
+/// "ΟΔΟΣ" gives "οδος"), word characters as Python's \w (str.isalnum() or '_'), whitespace
+/// as str.split()'s. Invalid UTF-8 bytes read as U+FFFD.
 std::string normalizeAnswer(std::string_view text);
 
 /// Which official script's rules apply. They differ only where an answer normalizes to

@@ -49,12 +49,14 @@ public:
 
   /// Evaluates after `step`, writes an "eval_" line to `log` (when not null), prints the
   /// scores, and when the main score is the best yet writes the model to settings.saveBest:
-  /// a Hugging Face folder plus eval_results.json, assembled aside and renamed into place.
+  /// a Hugging Face folder plus eval_results.json (and, for spans, predictions.json and
+  /// nbest_predictions.json), assembled aside and renamed into place.
   void run(int64_t step, int64_t epoch, StepRunner &runner, uint64_t seed, PlanChecker *planCheck,
            MetricsLog *log, ProgressDisplay &progress);
 
 private:
-  void saveBest(int64_t step, const EvalOutcome &outcome, const std::byte *arena);
+  void saveBest(int64_t step, const EvalOutcome &outcome, const TrainerPlan &plan,
+                const std::byte *arena);
 
   TaskData data_;
   EvalSettings settings_;

@@ -5,7 +5,7 @@
 // the int32 inputs into the arena and counts real versus padded tokens.
 #pragma once
 
-#include "bertc/runtime/trainer_plan.h"
+#include "bertc/abi/trainer.h"
 
 #include <cstddef>
 #include <cstdint>

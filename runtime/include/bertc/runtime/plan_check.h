@@ -5,7 +5,7 @@
 // with the op and tensor named: the memory plan is checked on every step it runs.
 #pragma once
 
-#include "bertc/runtime/trainer_plan.h"
+#include "bertc/abi/trainer.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -24,8 +24,9 @@ class PlanChecker {
 public:
   PlanChecker(const std::byte *arena, size_t arenaBytes);
 
-  /// `tensor` (a generated-code id) now owns [data, data + bytes).
-  void define(const void *data, size_t bytes, int32_t tensor);
+  /// `tensor` (a generated-code id; `name`, its slot's name, a string literal) now owns
+  /// [data, data + bytes).
+  void define(const void *data, size_t bytes, int32_t tensor, const char *name);
   /// `tensor` died: its bytes are poisoned (all bits set: NaN) and owned by nobody.
   void release(void *data, size_t bytes, int32_t tensor);
   /// `op` reads `tensor` (described by `what`): throws PlanCheckError unless every byte
@@ -37,14 +38,15 @@ private:
   size_t granule(const void *data) const;
 
   const std::byte *arena;
-  std::vector<int32_t> owners; ///< one per 2-byte granule of the arena
+  std::vector<int32_t> owners;     ///< one per 2-byte granule of the arena
+  std::vector<const char *> names; ///< by tensor id
 };
 
 /// The hooks generated step functions call; each does nothing without --plan-check.
-inline void planCheckDefine(const StepContext &ctx, const void *data, size_t bytes,
-                            int32_t tensor) {
+inline void planCheckDefine(const StepContext &ctx, const void *data, size_t bytes, int32_t tensor,
+                            const char *name) {
   if (ctx.planCheck)
-    ctx.planCheck->define(data, bytes, tensor);
+    ctx.planCheck->define(data, bytes, tensor, name);
 }
 inline void planCheckRelease(const StepContext &ctx, void *data, size_t bytes, int32_t tensor) {
   if (ctx.planCheck)

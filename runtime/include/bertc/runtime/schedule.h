@@ -3,7 +3,7 @@
 // step count of TrainingArguments.get_warmup_steps).
 #pragma once
 
-#include "bertc/runtime/trainer_plan.h"
+#include "bertc/abi/trainer.h"
 
 #include <cstdint>
 

@@ -1,7 +1,7 @@
 // SQuAD v1.1 / v2.0 question answering data: the JSON reader, whose errors name the file and
-// the JSON path, and the model features of Hugging Face's run_squad ([CLS] question [SEP]
-// context window [SEP], windows docStride tokens apart) with answer token positions and the
-// byte spans that map a predicted token span back to the context.
+// the JSON path, and the model features of Hugging Face's run_qa.py ([CLS] question [SEP]
+// context window [SEP], consecutive windows sharing doc_stride tokens) with answer token
+// positions and the byte spans that map a predicted token span back to the context.
 #pragma once
 
 #include "bertc/runtime/tokenizer.h"
@@ -72,12 +72,13 @@ struct SquadDataset {
 /// when it cannot be read or holds no question.
 SquadDataset loadSquadDataset(const std::string &path);
 
-/// Shape of the features, as run_squad's flags of the same names.
-struct SquadFeatureOptions {
-  size_t maxSeqLen = 384;     ///< tokens per feature, [CLS] and both [SEP] included
-  size_t maxQueryLength = 64; ///< question tokens kept (the rest are cut)
-  size_t docStride = 128;     ///< tokens between the starts of consecutive windows (HF
-                              ///< run_qa.py's `stride` is their overlap instead)
+/// The SQuAD recipe's settings, as run_qa.py's flags of the same names and defaults (the
+/// [data] keys doc_stride, max_query_length, max_answer_length and n_best).
+struct SquadOptions {
+  size_t docStride = 128;               ///< context tokens consecutive windows share
+  std::optional<size_t> maxQueryLength; ///< question tokens kept; unset: all (run_qa.py)
+  size_t maxAnswerLength = 30;          ///< tokens of a predicted answer at most
+  size_t nBest = 20;                    ///< ranked answers per question in nbest_predictions.json
 };
 
 /// One window of one question's context: [CLS] question [SEP] context tokens [SEP].
@@ -105,18 +106,25 @@ struct SquadFeatures {
   std::vector<std::vector<ByteSpan>> contextTokenSpans;
 };
 
-/// Builds the features of every example as run_squad does:
-///  1. the question's tokens, cut to maxQueryLength;
-///  2. windows over the context's tokens, each as long as maxSeqLen allows, starting
-///     docStride tokens after the previous one, until one reaches the end of the context
-///     (a context without tokens still gets one, empty, window);
+/// Builds the features of every example, `maxSeqLen` tokens at most, as run_qa.py's
+/// tokenizer call does (truncation="only_second", stride=doc_stride,
+/// return_overflowing_tokens):
+///  1. the question's tokens, cut to maxQueryLength when it is set;
+///  2. room = maxSeqLen - question tokens - 3. A context of at most room tokens is one
+///     window (a context without tokens too, empty); a longer one is cut into windows of
+///     room tokens starting 0, room - docStride, 2 (room - docStride), ..., the last one
+///     the first that reaches the context's end (the tokenizers library's
+///     Encoding::truncate), so consecutive windows share docStride tokens;
 ///  3. the answer's positions in each window: the last token starting at or before the
 ///     answer's first byte and the first token from there ending at or after its last,
-///     when the window holds the whole answer (HF run_qa's rule), else [CLS].
-/// Throws std::invalid_argument when docStride is 0 or maxSeqLen < maxQueryLength + 4 (a
-/// window must hold a context token); TokenizerError cannot occur (the JSON was UTF-8).
+///     when the window holds the whole answer (run_qa.py's rule), else [CLS].
+/// Throws SquadError "FILE: question 'ID': ..." for a question that leaves no room for
+/// context (its context not empty), or whose context needs windows when docStride is not
+/// less than room (Hugging Face refuses both). Throws std::invalid_argument when
+/// maxSeqLen < 4, docStride >= maxSeqLen - 3 or maxQueryLength is 0 or leaves no room.
+/// TokenizerError cannot occur (the JSON was UTF-8).
 SquadFeatures buildSquadFeatures(const SquadDataset &data, const Tokenizer &tokenizer,
-                                 const SquadFeatureOptions &options = {});
+                                 size_t maxSeqLen, const SquadOptions &options = {});
 
 /// The context text covered by positions startToken..endToken (inclusive) of
 /// features.features[feature], from the start of the first token to the end of the last:

@@ -13,8 +13,8 @@
 // (cuda/cuda_step_runner.cpp). A trainer links exactly one of the two.
 #pragma once
 
+#include "bertc/abi/trainer.h"
 #include "bertc/runtime/loss_scaler.h"
-#include "bertc/runtime/trainer_plan.h"
 
 #include <cstddef>
 #include <memory>
@@ -49,12 +49,13 @@ struct OptimizerStepOutcome {
 
 class StepRunner {
 public:
+  explicit StepRunner(const TrainerPlan &plan) : plan_(plan) {}
   virtual ~StepRunner() = default;
+
+  const TrainerPlan &plan() const { return plan_; }
 
   /// The driver's arena: inputs, parameters, masters and moments are read and written here.
   virtual std::byte *hostArena() = 0;
-  /// Whether the steps run on the host arena itself (what --plan-check shadows).
-  virtual bool stepsRunOnHost() const = 0;
 
   /// Makes the steps see the host arena's parameters, masters and moments.
   virtual void pushState() = 0;
@@ -63,7 +64,7 @@ public:
 
   /// Zeroes the gradients region (before an optimizer step's first micro-batch).
   virtual void zeroGradients() = 0;
-  /// bertcMicroStep on the micro-batch in the host arena's input slots (ctx.batch rows of
+  /// The micro-step on the micro-batch in the host arena's input slots (ctx.batch rows of
   /// ctx.seq tokens). Fills in ctx.arena and ctx.scratch; returns the micro-batch's loss.
   virtual float microStep(StepContext &ctx) = 0;
   /// The optimizer step after a step's micro-batches:
@@ -73,7 +74,7 @@ public:
   ///    so that their global L2 norm is at most that (clip_grad_norm_);
   /// 3. AdamW, ctx.adamStep set to the update's 1-based count.
   OptimizerStepOutcome optimizerStep(StepContext &ctx, DynamicLossScaler &scaler);
-  /// bertcEvalStep on the micro-batch in the host arena's input slots: the head's fp32
+  /// The eval step on the micro-batch in the host arena's input slots: the head's fp32
   /// logits into `logits` (host memory); returns the micro-batch's loss.
   virtual float evalStep(StepContext &ctx, float *logits) = 0;
 
@@ -88,12 +89,15 @@ protected:
   virtual bool unscaleGradients(float inverseScale) = 0;
   /// Scales the gradients to a global L2 norm of at most `maxNorm`; returns the norm before.
   virtual float clipGradients(float maxNorm) = 0;
-  /// bertcOptimizerStep.
+  /// The optimizer step's AdamW update.
   virtual void applyUpdate(StepContext &ctx) = 0;
+
+  const TrainerPlan &plan_;
 };
 
-/// The runner of the target the trainer was built for, with its arena allocated (throws
-/// ArenaAllocationError when the arena does not fit).
-std::unique_ptr<StepRunner> makeStepRunner();
+/// The runner of this runtime's target for `trainer`, with its arena allocated (throws
+/// ArenaAllocationError when the arena does not fit, std::runtime_error when the trainer
+/// was built for another target).
+std::unique_ptr<StepRunner> makeStepRunner(const Trainer &trainer);
 
 } // namespace bertc

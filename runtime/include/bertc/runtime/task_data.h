@@ -4,14 +4,22 @@
 // rows came from: a span prediction is mapped back to its question's context.
 #pragma once
 
+#include "bertc/abi/trainer.h"
 #include "bertc/runtime/squad_data.h"
 #include "bertc/runtime/text_dataset.h"
-#include "bertc/runtime/trainer_plan.h"
+#include "bertc/runtime/tokenizer_config.h"
 
 #include <optional>
 #include <string>
 
 namespace bertc {
+
+/// The job's [data] settings of how a file becomes rows.
+struct DataSettings {
+  TextFields fields;
+  TokenizerSource tokenizer;
+  SquadOptions squad; ///< Span only
+};
 
 /// One data file of a task, as rows and as what they came from.
 struct TaskData {
@@ -19,22 +27,19 @@ struct TaskData {
   std::string summary;               ///< the line the trainer prints about it
   std::optional<SquadDataset> squad; ///< Span: the questions, contexts and gold answers
   SquadFeatures features;            ///< Span: features[i] is data.rows[i]
+  SquadOptions squadOptions;         ///< Span: how answers are picked from the logits
 };
-
-/// The features' shape for a sequence of `seqLen` tokens: run_squad's defaults (query 64,
-/// stride 128) at seqLen 384, scaled down with it for shorter sequences.
-SquadFeatureOptions squadOptionsFor(int64_t seqLen);
 
 /// Reads the file at `path` for `task`:
 ///  - Classification, Regression: loadTrainingData (classes, or targets when
 ///    limits.numLabels == 1);
-///  - Span: a SQuAD v1.1/v2.0 JSON file, tokenized with the vocabulary at `vocabPath`,
-///    one row per window (squadOptionsFor(limits.seqLen)) labelled with the answer's
-///    start and end token ([CLS] when the window does not hold it);
+///  - Span: a SQuAD v1.1/v2.0 JSON file, tokenized with settings.tokenizer, one row per
+///    window (buildSquadFeatures at limits.seqLen with settings.squad) labelled with the
+///    answer's start and end token ([CLS] when the window does not hold it);
 ///  - TokenClassification: loadTaggedWords.
 /// Throws DataError (or SquadError, TokenizerError) naming the file, and line or JSON path.
 TaskData loadTaskData(TaskKind task, const std::string &path, const DataLimits &limits,
-                      const TextFields &fields, const std::string &vocabPath);
+                      const DataSettings &settings);
 
 /// Token-classification JSONL: one row per line, {"<fields.text>": ["EU", "rejects", ...],
 /// "<fields.label>": [3, 0, ...]}, one integer tag in [0, limits.numLabels) per word. Each
@@ -46,9 +51,11 @@ TaskData loadTaskData(TaskKind task, const std::string &path, const DataLimits &
 Dataset loadTaggedWords(const std::string &path, const DataLimits &limits, const TextFields &fields,
                         const Tokenizer &tokenizer);
 
-/// The tokenizer of the vocabulary at `vocabPath` for the data file `dataPath`. Throws
-/// DataError when there is none or it holds more ids than the model's embedding.
-Tokenizer loadDataTokenizer(const std::string &dataPath, const std::string &vocabPath,
+/// The tokenizer of `source` for the data file `dataPath`, its settings resolved by
+/// resolveTokenizerSettings. Throws DataError when there is no vocabulary or it holds more
+/// ids than the model's embedding; TokenizerError for an unusable vocabulary or
+/// tokenizer_config.json.
+Tokenizer loadDataTokenizer(const std::string &dataPath, const TokenizerSource &source,
                             const DataLimits &limits);
 
 } // namespace bertc

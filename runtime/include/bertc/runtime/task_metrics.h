@@ -18,6 +18,8 @@ namespace bertc {
 struct EvalScores {
   std::vector<std::pair<std::string, double>> values;
   bool higherIsBetter; ///< of the main score
+  /// Files (name, contents) that go beside eval_results.json in the best model's folder.
+  std::vector<std::pair<std::string, std::string>> files = {};
 };
 
 /// The eval step's logits of each row of a dataset, cut to the row's own tokens:
@@ -35,24 +37,9 @@ EvalScores scoreRegression(const RowLogits &logits, const Dataset &data);
 EvalScores scoreTokenClassification(const RowLogits &logits, const Dataset &data,
                                     int64_t numLabels);
 
-/// A predicted answer within one feature: token positions and start + end logit.
-struct SpanChoice {
-  size_t start;
-  size_t end;
-  double score;
-};
-
-/// The best span of one feature: start <= end, both among the window's context tokens, at
-/// most `maxAnswerTokens` long, maximising start logit + end logit (Hugging Face's
-/// postprocess_qa_predictions, searched exhaustively). nullopt when the window holds no
-/// context token.
-std::optional<SpanChoice> bestSpan(const float *startLogits, const float *endLogits,
-                                   const SquadFeature &feature, size_t maxAnswerTokens = 30);
-
-/// "f1" (main) and "exact_match" in percent, as the official SQuAD scripts compute them.
-/// Each question's answer is the best span over its windows (by score), as text of its
-/// context. On SQuAD v2.0 (a dataset with an impossible question) the answer is "" when
-/// the smallest [CLS] score (start + end logit at position 0) of its windows beats it.
+/// "f1" (main) and "exact_match" in percent, as the official SQuAD scripts compute them, of
+/// the predictions predictAnswers makes (squad_answers.h) with data.squadOptions; files
+/// predictions.json and nbest_predictions.json.
 EvalScores scoreSpans(const RowLogits &logits, const TaskData &data);
 
 } // namespace bertc

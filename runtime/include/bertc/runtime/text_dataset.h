@@ -5,6 +5,7 @@
 #pragma once
 
 #include "bertc/runtime/jsonl_data.h"
+#include "bertc/runtime/tokenizer_config.h"
 
 #include <cstdint>
 #include <optional>
@@ -22,7 +23,7 @@ struct TextFields {
 /// How the rows of a text file became tokens.
 struct TokenizationSummary {
   std::string vocabPath;
-  bool lowerCase;        ///< an uncased vocabulary (guessLowerCase): text lower-cased
+  TokenizerSettings settings;
   int64_t seqLen;        ///< the longest encoding kept (DataLimits::seqLen)
   int64_t truncatedRows; ///< rows whose encoding was longer than seqLen, cut to it
 };
@@ -34,7 +35,7 @@ struct TrainingData {
 
   /// One line for the trainer to print: "data: 20 rows from train.jsonl (pre-tokenized)"
   /// or "data: 20 rows from train.tsv, tokenized with vocab.txt (uncased), 2 rows
-  /// truncated to 16 tokens".
+  /// truncated to 16 tokens" (TokenizerSettings::describe()).
   std::string summary() const;
 };
 
@@ -42,16 +43,16 @@ struct TrainingData {
 ///  1. `.csv` and `.tsv` files, and `.jsonl` files whose first row has no "input_ids", are
 ///     text: each row's `fields.text` (and `fields.textPair` when not empty) is encoded as
 ///     [CLS] a [SEP] (b [SEP]) truncated to limits.seqLen (a pair "longest first"), with
-///     the vocabulary at `vocabPath`, lower-cased when the vocabulary is uncased; its
+///     the tokenizer of `tokenizer` (loadDataTokenizer); its
 ///     `fields.label` must be an integer in [0, limits.numLabels), or any finite number
 ///     when limits.numLabels == 1 (a regression target);
 ///  2. every other file is pre-tokenized JSONL, read by loadJsonlDataset.
 /// Throws DataError naming FILE:LINE for a row whose text is not UTF-8 or whose label is
 /// bad, and naming the file for a missing column, for text without a vocabulary (empty
-/// `vocabPath`), for a vocabulary larger than limits.vocab, or for sentence pairs when
-/// limits.typeVocab < 2. Throws TokenizerError (naming the vocabulary file) for an unusable
-/// vocabulary.
+/// vocabPath), for a vocabulary larger than limits.vocab, or for sentence pairs when
+/// limits.typeVocab < 2. Throws TokenizerError (naming the file) for an unusable
+/// vocabulary or tokenizer_config.json.
 TrainingData loadTrainingData(const std::string &path, const DataLimits &limits,
-                              const TextFields &fields, const std::string &vocabPath);
+                              const TextFields &fields, const TokenizerSource &tokenizer);
 
 } // namespace bertc

@@ -1,8 +1,8 @@
-// The WordPiece tokenizer of BERT, as Hugging Face's (slow, Python) BertTokenizer runs it:
-// special tokens split out, then basic tokenization (clean, CJK spacing, NFC, lower-casing
-// with accent stripping, punctuation splitting), then greedy longest-match WordPiece. Every
-// token keeps the byte range of the original UTF-8 text it came from, so that spans predicted
-// over tokens map back to text.
+// The WordPiece tokenizer of BERT, as Hugging Face's fast (Rust) BertTokenizerFast runs it:
+// special tokens split out, then the BertNormalizer (clean, CJK spacing, accent stripping,
+// lower-casing), the BertPreTokenizer (whitespace and punctuation splitting), then greedy
+// longest-match WordPiece. Every token keeps the byte range of the original UTF-8 text it
+// came from, so that spans predicted over tokens map back to text.
 #pragma once
 
 #include <cstddef>
@@ -48,9 +48,21 @@ private:
 
 /// Whether a vocabulary belongs to an uncased model: true when no token other than the
 /// bracketed ones ([CLS], [unused0], ...) holds an upper-case letter (a character that
-/// lower-casing changes). For HF folders without tokenizer_config.json, whose
-/// "do_lower_case" is the authority when present.
+/// lower-casing changes). The last resort for do_lower_case (tokenizer_config.h).
 bool guessLowerCase(const Vocab &vocab);
+
+/// How text is normalized before WordPiece: BertTokenizerFast's settings of the same names
+/// (tokenizer_config.json's keys).
+struct TokenizerSettings {
+  bool lowerCase = true;            ///< do_lower_case: Unicode full lower-casing
+  std::optional<bool> stripAccents; ///< strip_accents: NFD, then drop Mn; unset: as lowerCase
+  bool chineseChars = true;         ///< tokenize_chinese_chars: each CJK ideograph a word
+
+  bool stripsAccents() const { return stripAccents.value_or(lowerCase); }
+  /// "uncased", "cased", "cased, accents stripped", "uncased, accents kept", each with
+  /// ", CJK not split" when chineseChars is off: what a data summary line says.
+  std::string describe() const;
+};
 
 /// One token and where it came from: bytes [begin, end) of the text given to tokenize().
 /// The pieces of one word split its span; pieces that come from inside one character (a
@@ -73,15 +85,14 @@ struct Encoding {
   bool truncated = false; ///< tokens were cut to fit maxLen
 };
 
-/// BertTokenizer over a vocabulary.
+/// BertTokenizerFast over a vocabulary.
 ///
 /// Text must be UTF-8; invalid UTF-8 (including encoded surrogates and overlong forms)
 /// throws TokenizerError naming the byte offset, as Python would refuse to decode it.
 /// Unicode properties come from Python's unicodedata through unicode_tables.inc.
 class Tokenizer {
 public:
-  /// With `lowerCase` (uncased models) text is lower-cased and its accents stripped.
-  Tokenizer(Vocab vocab, bool lowerCase);
+  Tokenizer(Vocab vocab, TokenizerSettings settings);
 
   /// Word pieces of `text`, no [CLS]/[SEP] added. Each of [CLS] [SEP] [PAD] [UNK] [MASK]
   /// (those in the vocabulary) written in the text is one token wherever it appears.
@@ -91,13 +102,12 @@ public:
   /// when maxLen < 2.
   Encoding encode(std::string_view text, size_t maxLen) const;
 
-  /// [CLS] a [SEP] b [SEP], cut to maxLen tokens as HF's "longest_first": one token at a
-  /// time from the end of the longer text (of the second on a tie). Throws
-  /// std::invalid_argument when maxLen < 3.
+  /// [CLS] a [SEP] b [SEP], cut to maxLen tokens as the tokenizers library's LongestFirst
+  /// (pairLengths). Throws std::invalid_argument when maxLen < 3.
   Encoding encodePair(std::string_view a, std::string_view b, size_t maxLen) const;
 
   const Vocab &vocab() const { return vocab_; }
-  bool lowerCase() const { return lowerCase_; }
+  const TokenizerSettings &settings() const { return settings_; }
   int32_t clsId() const { return clsId_; }
   int32_t sepId() const { return sepId_; }
   int32_t padId() const { return padId_; }
@@ -109,9 +119,15 @@ private:
   void tokenizeSegment(std::string_view text, size_t base, std::vector<Token> &out) const;
 
   Vocab vocab_;
-  bool lowerCase_;
+  TokenizerSettings settings_;
   int32_t clsId_, sepId_, padId_, unkId_;
   std::vector<std::pair<std::string, int32_t>> specials_; ///< split out of text as is
 };
+
+/// How many tokens of a pair of texts `first` and `second` tokens long LongestFirst keeps
+/// when `room` tokens are left beside the special ones: both whole when they fit, else the
+/// shorter whole when it takes at most half and the longer the rest, else half each with the
+/// odd one to the longer text (to the second on a tie).
+std::pair<size_t, size_t> pairLengths(size_t first, size_t second, size_t room);
 
 } // namespace bertc

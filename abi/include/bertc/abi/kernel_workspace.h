@@ -1,14 +1,22 @@
-// The device memory the CUDA runtime needs beyond the tensors of the CPU schedule, in a
-// header without CUDA so that the memory planner can count it: the cuBLASLt workspace,
-// the attention's saved row statistics, and the optimizer's tables (the AdamW chunk table,
-// the gradient norm's partial sums and scalars). (LayerNorm's saved mean and rstd are
-// [rows] fp32 each, cuda_kernels.h.)
+// The memory the kernels need beyond the tensors of the step, defined once for the memory
+// planner that reserves it and the kernels that use it (no CUDA here): the CPU attention's
+// scratch; on the CUDA target the cuBLASLt workspace, the attention's saved row statistics,
+// and the optimizer's tables (the AdamW chunk table, the gradient norm's partial sums and
+// scalars). (LayerNorm's saved mean and rstd are [rows] fp32 each, cuda_kernels.h.)
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
+
+namespace bertc::cpu {
+
+/// Scratch floats the CPU attention's forward and backward need at sequence length `seq`:
+/// two [seq, seq] matrices and one [seq] row of dropout factors (the backward's).
+inline int64_t attentionScratchFloats(int64_t seq) { return 2 * seq * seq + seq; }
+
+} // namespace bertc::cpu
 
 namespace bertc::cuda {
 

@@ -1,10 +1,12 @@
-// The contract between a generated trainer and the runtime's driver (trainer_main.cpp).
-// bertc's codegen emits one translation unit that defines kTrainerPlan and the two step
-// functions below; the runtime supplies main(): flags, data, checkpoints, the schedule,
-// logging. Every offset is a byte offset into the single arena allocation. Fields are only
-// ever appended, so older designated initialisers stay valid: the runtime reads a null
-// const char * as "".
+// The contract between a generated trainer and the runtime. bertc's codegen emits one
+// translation unit whose only export is bertc_trainer() (below): the plan of the compiled
+// model and its step functions for one target. The runtime supplies main(): flags, data,
+// checkpoints, the schedule, logging. Every offset is a byte offset into the single arena
+// allocation. Both sides are built from this header; kTrainerAbiVersion changes with it, and
+// the runtime refuses a trainer built against another version.
 #pragma once
+
+#include "bertc/abi/kernel_workspace.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -71,35 +73,12 @@ enum class TaskKind : uint8_t {
   TokenClassification, ///< one class per token, -100 where none
 };
 
-/// The [train] and [data] settings compiled into the trainer (flags can override some).
+/// The [train] and [data] settings compiled into the trainer (flags can override some):
+/// the fields of train_settings.def, where each is described.
 struct TrainSettings {
-  int64_t batch;      ///< effective batch per optimizer step
-  int64_t microBatch; ///< rows per micro-step (batch = microBatch * accumulation)
-  int64_t accumulation;
-  int64_t seqLen;
-  int64_t epochs; ///< used when steps == 0
-  int64_t steps;
-  float lr;
-  float weightDecay;
-  float beta1, beta2, eps;
-  LrSchedule schedule;
-  float warmup; ///< fraction of the total optimizer steps
-  uint64_t seed;
-  bool shuffle;
-  int64_t numLabels;
-  float initializerRange;
-  int64_t vocab;
-  int64_t typeVocab;
-  const char *trainData;      ///< default for --data ("" when none)
-  const char *initCheckpoint; ///< default for --init ("" when none): [model] from's weights
-  const char *vocabFile;      ///< the model's vocab.txt, copied into saved folders ("" when none)
-  bool groupByLength;         ///< batch rows of similar length together (--group-by-length)
-  const char *textField;      ///< [data] text: the column of the text ("" reads as "text")
-  const char *textPairField;  ///< [data] text_pair: the pair's second text ("" for none)
-  const char *labelField;     ///< [data] label: the column of the label ("" reads as "label")
-  TaskKind task;
-  const char *evalData; ///< default for --eval ("" when none)
-  float maxGradNorm;    ///< clip the gradients' global L2 norm to this per update; 0: off
+#define BERTC_SETTING(type, field, key) type field;
+#include "bertc/abi/train_settings.def"
+#undef BERTC_SETTING
 };
 
 /// Everything the driver needs to know about the compiled model and its memory plan.
@@ -116,6 +95,7 @@ struct TrainerPlan {
   const char *hfConfigJson;  ///< the model's Hugging Face config.json text ("" when unknown)
   ArenaRegion masterWeights; ///< fp32 masters of the 16-bit parameters, contiguous
   bool lossScaling;          ///< fp16: dynamic loss scaling (loss_scaler.h) around each step
+  bool planChecks;           ///< the steps report each tensor's use to StepContext::planCheck
 };
 
 /// Per-call state the generated step functions read.
@@ -130,21 +110,60 @@ struct StepContext {
   int64_t firstRow;       ///< this micro-batch's first row within the optimizer step's batch
   float *scratch;         ///< the arena's scratch region
   PlanChecker *planCheck; ///< the arena's ownership shadow with --plan-check, else null
+                          ///< (read by steps built with TrainerPlan::planChecks)
   float lossScale;        ///< fp16 loss scale the backward's seed is multiplied by (else unused)
   int64_t adamStep;       ///< 1-based count of AdamW updates applied (step less skipped ones)
 };
 
+namespace cuda {
+struct StepDevice; // the device resources of a run (bertc/runtime/cuda_step.h)
+} // namespace cuda
+
+/// The CPU target's steps, on the host arena (StepContext::arena).
+struct CpuSteps {
+  /// Forward and backward of one micro-batch: writes the loss and adds gradients into the
+  /// gradients region.
+  void (*microStep)(const StepContext &ctx);
+  /// One AdamW update of every trainable parameter from the gradients region.
+  void (*optimizerStep)(const StepContext &ctx);
+  /// The micro-step's forward with dropout off, at the micro-step's own arena offsets:
+  /// writes the loss (as microStep does) and copies the head's logits, as fp32, to
+  /// `logits`: [batch, numLabels] (Classification, Regression), [batch, 2, seq] start and
+  /// end logits (Span) or [batch, seq, numLabels] (TokenClassification). Touches no gradient.
+  void (*evalStep)(const StepContext &ctx, float *logits);
+};
+
+/// The CUDA target's steps, on the device arena: the same three, queued on the device's
+/// stream (evalStep returns once the logits are in host memory), and the tables the
+/// runtime sets the device up with.
+struct CudaSteps {
+  void (*microStep)(const StepContext &ctx, const cuda::StepDevice &device);
+  void (*optimizerStep)(const StepContext &ctx, const cuda::StepDevice &device);
+  void (*evalStep)(const StepContext &ctx, const cuda::StepDevice &device, float *logits);
+  /// The trainable parameters for cuda::adamwChunks (values at fp32 offsets from the arena,
+  /// state at fp32 offsets from the gradients region, which the two moment halves of the
+  /// optimizer-state region parallel).
+  const cuda::AdamWParameter *adamwParameters;
+  size_t numAdamWParameters;
+  /// The cuBLASLt workspace (kCublasLtWorkspaceBytes), then the optimizer's tables
+  /// (cuda::optimizerTables): the arena's last bytes.
+  size_t gemmWorkspaceOffset;
+  ArenaRegion optimizerTables;
+};
+
+/// Changes whenever this header or kernel_workspace.h changes what either side reads.
+inline constexpr uint32_t kTrainerAbiVersion = 1;
+
+/// A compiled trainer: its plan and the steps of the target it was built for (the other
+/// target's are null).
+struct Trainer {
+  uint32_t abiVersion; ///< kTrainerAbiVersion of the header the trainer was built with
+  const TrainerPlan *plan;
+  const CpuSteps *cpu;
+  const CudaSteps *cuda;
+};
+
 } // namespace bertc
 
-/// Defined by the generated trainer.
-extern const bertc::TrainerPlan kTrainerPlan;
-/// Forward and backward of one micro-batch: writes the loss and adds gradients into the
-/// gradients region.
-void bertcMicroStep(const bertc::StepContext &ctx);
-/// One AdamW update of every trainable parameter from the gradients region.
-void bertcOptimizerStep(const bertc::StepContext &ctx);
-/// The micro-step's forward with dropout off, at the micro-step's own arena offsets: writes
-/// the loss (as bertcMicroStep does) and copies the head's logits, as fp32, to `logits`:
-/// [batch, numLabels] (Classification, Regression), [batch, 2, seq] start and end logits
-/// (Span) or [batch, seq, numLabels] (TokenClassification). Touches no gradient.
-void bertcEvalStep(const bertc::StepContext &ctx, float *logits);
+/// The generated trainer's one export.
+extern "C" const bertc::Trainer *bertc_trainer();
