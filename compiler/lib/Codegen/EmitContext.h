@@ -82,7 +82,6 @@ mlir::FailureOr<std::string> kernelWorkspace(mlir::Operation *op);
 using OpEmitter = std::optional<mlir::LogicalResult> (*)(mlir::Operation *op, EmitContext &ctx);
 
 std::optional<mlir::LogicalResult> emitGemmOp(mlir::Operation *op, EmitContext &ctx);
-std::optional<mlir::LogicalResult> emitAttentionOp(mlir::Operation *op, EmitContext &ctx);
 std::optional<mlir::LogicalResult> emitPointwiseOp(mlir::Operation *op, EmitContext &ctx);
 std::optional<mlir::LogicalResult> emitLossOptimizerOp(mlir::Operation *op, EmitContext &ctx);
 

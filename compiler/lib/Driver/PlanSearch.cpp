@@ -5,7 +5,7 @@
 #include "bertc/Analysis/TrainModule.h"
 #include "bertc/Driver/ByteSize.h"
 #include "bertc/Driver/PlanReport.h"
-#include "bertc/Pipeline.h"
+#include "bertc/Transforms/Pipeline.h"
 #include "bertc/frontend/GraphBuilder.h"
 
 #include "mlir/IR/Diagnostics.h"

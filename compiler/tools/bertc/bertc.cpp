@@ -20,7 +20,7 @@
 #include "bertc/Driver/PlanSearch.h"
 #include "bertc/Driver/Precision.h"
 #include "bertc/Driver/TrainerBuild.h"
-#include "bertc/Pipeline.h"
+#include "bertc/Transforms/Pipeline.h"
 #include "bertc/frontend/GraphBuilder.h"
 #include "bertc/frontend/TomlFrontend.h"
 

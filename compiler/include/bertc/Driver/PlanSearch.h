@@ -8,7 +8,7 @@
 #pragma once
 
 #include "bertc/Analysis/StepCost.h"
-#include "bertc/Pipeline.h"
+#include "bertc/Transforms/Pipeline.h"
 #include "bertc/frontend/JobSpec.h"
 
 #include "mlir/IR/MLIRContext.h"

@@ -1,6 +1,6 @@
 //===- Pipeline.cpp - bertc's pass pipeline -------------------------------===//
 
-#include "bertc/Pipeline.h"
+#include "bertc/Transforms/Pipeline.h"
 
 #include "bertc/Analysis/TrainModule.h"
 #include "bertc/Transforms/Passes.h"

@@ -14,9 +14,9 @@
 
 #include "bertc/Codegen/CpuTrainer.h"
 
-#include "EmitContext.h"
-#include "EvalStep.h"
-#include "TrainerPlanTable.h"
+#include "../EvalStep.h"
+#include "../TrainerPlanTable.h"
+#include "CpuEmitters.h"
 #include "bert/BertDialect.h"
 #include "bertc/Analysis/StepLiveness.h"
 #include "llvm/ADT/SmallPtrSet.h"

@@ -1,6 +1,6 @@
 //===- EmitAttention.cpp - fused attention and its gradient ---------------===//
 
-#include "EmitContext.h"
+#include "CpuEmitters.h"
 
 #include "bert/BertDialect.h"
 #include "llvm/ADT/TypeSwitch.h"
