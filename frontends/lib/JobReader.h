@@ -57,8 +57,9 @@ inline constexpr StringRef kSpanDataKeys[] = {"doc_stride", "max_query_length", 
 inline constexpr StringRef kTasks[] = {"classification", "span", "token-classification", "custom"};
 inline constexpr StringRef kSchedules[] = {"linear", "constant"};
 inline constexpr StringRef kPrecisions[] = {"auto", "fp32", "bf16", "fp16"};
-inline constexpr StringRef kFreezeGroups[] = {"embeddings", "encoder",    "encoder.layer.N",
-                                              "pooler",     "classifier", "head"};
+inline constexpr StringRef kFreezeGroups[] = {
+    "embeddings", "encoder", "encoder.layer.N", "encoder.layer.A-B", "pooler",
+    "classifier", "head"};
 
 /// The largest value of each size and count (README, "The DSL"). With them every tensor of
 /// a plan stays below 2^48 bytes and the whole plan below 2^62, so the planner's int64 byte

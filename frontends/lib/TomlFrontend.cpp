@@ -153,7 +153,8 @@ void JobReader::readTrain(const toml::table *table) {
   reader.readBoolean("shuffle", train.shuffle);
 }
 
-/// One entry of `freeze`: a known group name, `encoder.layer.N` with N < layers.
+/// One entry of `freeze`: a known group name, `encoder.layer.N` with N < layers, or a range
+/// of layers `encoder.layer.A-B` (A <= B < layers, both included).
 void JobReader::readFreezeGroup(TableReader &reader, const toml::node &entry) {
   const auto *name = entry.as_string();
   if (!name) {
@@ -162,19 +163,30 @@ void JobReader::readFreezeGroup(TableReader &reader, const toml::node &entry) {
   }
   StringRef group = name->get();
   mlir::FileLineColLoc entryLoc = file.locate(entry.source().begin);
-  if (StringRef index = group; index.consume_front("encoder.layer.")) {
-    unsigned layer;
-    int64_t layers = spec.model.layers;
-    if (index.getAsInteger(10, layer) || layer >= layers) {
+  if (StringRef layers = group; layers.consume_front("encoder.layer.")) {
+    auto [firstText, lastText] = layers.split('-');
+    bool range = layers.contains('-');
+    unsigned first, last;
+    int64_t count = spec.model.layers;
+    if (firstText.getAsInteger(10, first) || (range && lastText.getAsInteger(10, last)) ||
+        (range ? last : first) >= count) {
       mlir::InFlightDiagnostic diag = file.error(entryLoc);
-      diag << "freeze group '" << group << "' does not exist: the model has " << layers
-           << " layers";
-      if (layers > 0)
-        diag << ", encoder.layer.0 to encoder.layer." << layers - 1;
+      diag << "freeze group '" << group << "' does not exist: the model has " << count << " layers";
+      if (count > 0)
+        diag << ", encoder.layer.0 to encoder.layer." << count - 1
+             << " (or a range of them, encoder.layer.0-" << count - 1 << ")";
+      return;
+    }
+    if (!range)
+      last = first;
+    if (first > last) {
+      file.error(entryLoc) << "freeze range '" << group << "' runs backwards: write encoder.layer."
+                           << last << "-" << first;
       return;
     }
     // "encoder.layer.01" names the group "encoder.layer.1".
-    spec.train.freeze.push_back("encoder.layer." + std::to_string(layer));
+    for (unsigned layer = first; layer <= last; ++layer)
+      spec.train.freeze.push_back("encoder.layer." + std::to_string(layer));
     return;
   }
   if (llvm::is_contained(kFreezeGroups, group)) {

@@ -104,16 +104,34 @@ Fitting largestFittingDivisor(const JobSpec &spec, int64_t limit, int64_t arenaB
 
 namespace {
 
-/// The coarse freeze groups of a job: "embeddings", "encoder" and the head's groups.
-std::vector<std::string> freezeCandidates(const StepMemory &memory, const JobSpec &spec) {
-  llvm::StringSet<> seen;
+/// A way to freeze: the `freeze` entries to add, as written in TOML, and the groups they
+/// name.
+struct FreezeChoice {
+  std::string toml;
   std::vector<std::string> groups;
+};
+
+/// The ways to freeze a job's trainable parameters that the advice plans: each coarse
+/// group ("embeddings", "encoder", the head's), then the embeddings with the lower half of
+/// the encoder's layers (the layers that change least in fine-tuning).
+std::vector<FreezeChoice> freezeCandidates(const StepMemory &memory, const JobSpec &spec) {
+  llvm::StringSet<> seen;
+  std::vector<FreezeChoice> choices;
   for (const PlannedParam &param : memory.params) {
     std::string group = StringRef(param.group).starts_with("encoder.") ? "encoder" : param.group;
     if (param.totalBytes > param.bytes && !spec.isFrozen(param.group) && seen.insert(group).second)
-      groups.push_back(group);
+      choices.push_back({"\"" + group + "\"", {group}});
   }
-  return groups;
+  int64_t half = spec.model.layers / 2;
+  if (half > 0 && seen.contains("encoder") && seen.contains("embeddings")) {
+    std::string layers =
+        half == 1 ? "encoder.layer.0" : llvm::formatv("encoder.layer.0-{0}", half - 1).str();
+    FreezeChoice lower{"\"embeddings\", \"" + layers + "\"", {"embeddings"}};
+    for (int64_t layer = 0; layer < half; ++layer)
+      lower.groups.push_back("encoder.layer." + std::to_string(layer));
+    choices.push_back(std::move(lower));
+  }
+  return choices;
 }
 
 /// The largest multiple of 8 below the job's seq_len that fits at `microBatch`.
@@ -189,21 +207,21 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
   }
   std::optional<std::pair<std::string, int64_t>> bestFreeze;
   bool anyFreezeFits = false;
-  for (const std::string &group : freezeCandidates(memory, spec)) {
+  for (const FreezeChoice &choice : freezeCandidates(memory, spec)) {
     std::vector<std::string> freeze = frozen;
-    freeze.push_back(group);
+    llvm::append_range(freeze, choice.groups);
     int64_t bytes = arenaAt(plan.microBatch, spec.train.seqLen, freeze);
     if (bytes < 0)
       continue;
     if (bytes <= arenaBudget) {
       anyFits = anyFreezeFits = true;
-      os << llvm::formatv("  - freeze = [\"{0}\"] in [train]: {1}\n", group, formatBytes(bytes));
+      os << llvm::formatv("  - freeze = [{0}] in [train]: {1}\n", choice.toml, formatBytes(bytes));
     } else if (!bestFreeze || bytes < bestFreeze->second) {
-      bestFreeze = {group, bytes};
+      bestFreeze = {choice.toml, bytes};
     }
   }
   if (bestFreeze && !anyFreezeFits)
-    os << llvm::formatv("  - freeze = [\"{0}\"] helps most of the groups, to {1}, but not "
+    os << llvm::formatv("  - freeze = [{0}] helps most of the groups, to {1}, but not "
                         "enough alone\n",
                         bestFreeze->first, formatBytes(bestFreeze->second));
   if (!anyFits)
