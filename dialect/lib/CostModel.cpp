@@ -1,17 +1,20 @@
-//===- CostModel.cpp - FLOPs and bytes of the bert ops --------------------===//
+//===- CostModel.cpp - the kernels of the bert ops ------------------------===//
 //
-// CostOpInterface for the ops whose work is not one flop per result element: the
-// GEMMs (2·rows·in·out per product), attention (its four batched products, counted
-// for the full [seq, seq] score matrix), LayerNorm, GELU and AdamW. Bytes default to
-// every operand and result once (see BertInterfaces.td). Sizes at a batch follow the
-// dialect's convention: the first dynamic dimension is the batch, the second the seq.
+// CostOpInterface for the ops whose kernels are not one elementwise pass (attention is
+// in AttentionCost.cpp). The GEMMs are one library call at their operands' precision;
+// norms, activations, dropout, embeddings, gradient accumulation and AdamW are bertc's
+// own kernels, priced by their arithmetic and the bytes they move at their element sizes.
+// Both targets run the same kernels for these ops except where a rule says otherwise.
+// Sizes at a batch follow the dialect's convention: the first dynamic dimension is the
+// batch, the second the seq.
 //
 //===----------------------------------------------------------------------===//
 
-#include "bert/BertDialect.h"
+#include "CostRules.h"
 
 using namespace mlir;
 using namespace mlir::bert;
+using namespace mlir::bert::cost;
 
 SmallVector<int64_t> mlir::bert::shapeAt(RankedTensorType type, int64_t batch, int64_t seq) {
   SmallVector<int64_t> shape;
@@ -38,89 +41,177 @@ double mlir::bert::bytesAt(Type type, int64_t batch, int64_t seq) {
   return numElementsAt(type, batch, seq) * double((shaped.getElementTypeBitWidth() + 7) / 8);
 }
 
+double mlir::bert::operandAndResultBytes(Operation *op, int64_t batch, int64_t seq) {
+  double bytes = 0;
+  for (Value value : op->getOperands())
+    bytes += bytesOf(value, batch, seq);
+  for (Value value : op->getResults())
+    bytes += bytesOf(value, batch, seq);
+  return bytes;
+}
+
+KernelWork mlir::bert::elementwiseKernel(Operation *op, int64_t batch, int64_t seq) {
+  double elements = 0;
+  for (Value result : op->getResults())
+    elements += elementsAt(result, batch, seq);
+  return {ComputeUnit::Fp32Cores, elements, operandAndResultBytes(op, batch, seq)};
+}
+
 namespace {
 
-/// Rows of a [.., features] tensor at (batch, seq): all elements over the last dim.
-double rowsAt(Value value, int64_t batch, int64_t seq) {
-  auto type = cast<RankedTensorType>(value.getType());
-  return numElementsAt(type, batch, seq) / double(type.getShape().back());
+/// A kernel of bertc's own doing `flopsPerElement` per element of `sized` and moving every
+/// operand and result of `op` once.
+KernelWork pointwiseKernel(Operation *op, Value sized, double flopsPerElement, int64_t batch,
+                           int64_t seq) {
+  return {ComputeUnit::Fp32Cores, flopsPerElement * elementsAt(sized, batch, seq),
+          operandAndResultBytes(op, batch, seq)};
 }
 
-double features(Value value) {
-  return double(cast<RankedTensorType>(value.getType()).getShape().back());
-}
-
-/// One [rows, in] x [in, out] product.
-double gemmFlops(double rows, double in, double out) { return 2 * rows * in * out; }
-
-/// QK^T and PV for every head: 2 products of batch·seq·seq·hidden multiply-adds.
-double attentionProductFlops(Value query, int64_t batch, int64_t seq) {
-  return 2 * gemmFlops(double(batch) * double(seq), features(query), double(seq));
+/// Dropout at `rate` over the elements of `sized`: a mask draw and a multiply each, or a
+/// copy without dropout.
+KernelWork dropoutKernel(Operation *op, Value sized, float rate, int64_t batch, int64_t seq) {
+  return pointwiseKernel(op, sized, rate > 0.0f ? kDropoutDrawFlops + 1 : 0, batch, seq);
 }
 
 } // namespace
 
-double LinearOp::estimateFlops(int64_t batch, int64_t seq) {
+//===----------------------------------------------------------------------===//
+// GEMMs: one OpenBLAS or cuBLASLt call at the operands' precision
+//===----------------------------------------------------------------------===//
+
+// x W^T plus the bias, which cuBLASLt adds in its epilogue and the CPU as sgemm's beta C
+// over rows filled with it.
+SmallVector<KernelWork, 1> LinearOp::estimateKernels(int64_t batch, int64_t seq, CostTarget) {
   double rows = rowsAt(getInput(), batch, seq);
-  return gemmFlops(rows, features(getInput()), features(getResult())) +
-         rows * features(getResult()); // the bias
+  double out = features(getResult());
+  return {{gemmUnit(getInput()), gemmFlops(rows, features(getInput()), out) + rows * out,
+           operandAndResultBytes(*this, batch, seq)}};
 }
 
-double LinearGradInputOp::estimateFlops(int64_t batch, int64_t seq) {
-  return gemmFlops(rowsAt(getResultGrad(), batch, seq), features(getResultGrad()),
-                   features(getInputGrad()));
+// dx = dy W.
+SmallVector<KernelWork, 1> LinearGradInputOp::estimateKernels(int64_t batch, int64_t seq,
+                                                              CostTarget) {
+  return {{gemmUnit(getResultGrad()),
+           gemmFlops(rowsAt(getResultGrad(), batch, seq), features(getResultGrad()),
+                     features(getInputGrad())),
+           operandAndResultBytes(*this, batch, seq)}};
 }
 
-double LinearGradWeightOp::estimateFlops(int64_t batch, int64_t seq) {
-  return gemmFlops(rowsAt(getResultGrad(), batch, seq), features(getResultGrad()),
-                   features(getInput()));
+// dW = dy^T x, summed over every row into fp32.
+SmallVector<KernelWork, 1> LinearGradWeightOp::estimateKernels(int64_t batch, int64_t seq,
+                                                               CostTarget) {
+  return {{gemmUnit(getInput()),
+           gemmFlops(rowsAt(getResultGrad(), batch, seq), features(getResultGrad()),
+                     features(getInput())),
+           operandAndResultBytes(*this, batch, seq)}};
 }
 
-// Scores and the weighted sum, plus about five flops per score for scale, mask and
-// softmax.
-double AttentionOp::estimateFlops(int64_t batch, int64_t seq) {
-  double scores = double(batch) * double(getHeads()) * double(seq) * double(seq);
-  return attentionProductFlops(getQuery(), batch, seq) + 5 * scores;
+//===----------------------------------------------------------------------===//
+// Norms and activations
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A row's mean and variance, two passes: about 3 flops per element.
+constexpr double kLayerNormStatisticsFlops = 3;
+/// Normalise, scale and shift: about 5 flops per element.
+constexpr double kLayerNormApplyFlops = 5;
+/// The backward from the statistics: x-hat again, the two row sums of dy gamma and
+/// dy gamma x-hat, dx, and the column sums of d gamma and d beta: about 11 per element.
+constexpr double kLayerNormGradFlops = 11;
+} // namespace
+
+// The row statistics the CUDA kernel also writes (8 bytes per row of `hidden` elements)
+// are left out.
+SmallVector<KernelWork, 1> LayerNormOp::estimateKernels(int64_t batch, int64_t seq, CostTarget) {
+  return {pointwiseKernel(*this, getResult(), kLayerNormStatisticsFlops + kLayerNormApplyFlops,
+                          batch, seq)};
 }
 
-// The scores are recomputed (one product), then dV, dP, dQ and dK: five products.
-double AttentionGradOp::estimateFlops(int64_t batch, int64_t seq) {
-  double scores = double(batch) * double(getHeads()) * double(seq) * double(seq);
-  return 2.5 * attentionProductFlops(getQuery(), batch, seq) + 10 * scores;
-}
-
-// Mean, variance, normalise, scale and shift: about eight flops per element.
-double LayerNormOp::estimateFlops(int64_t batch, int64_t seq) {
-  return 8 * numElementsAt(getResult().getType(), batch, seq);
-}
-
-double LayerNormGradOp::estimateFlops(int64_t batch, int64_t seq) {
-  return 14 * numElementsAt(getInputGrad().getType(), batch, seq);
+// The forward's statistics are not kept. The CPU kernel recomputes them row by row inside
+// the backward; the CUDA target launches a statistics kernel over x first.
+SmallVector<KernelWork, 1> LayerNormGradOp::estimateKernels(int64_t batch, int64_t seq,
+                                                            CostTarget target) {
+  double elements = elementsAt(getInput(), batch, seq);
+  double bytes = operandAndResultBytes(*this, batch, seq);
+  if (target == CostTarget::Cpu)
+    return {{ComputeUnit::Fp32Cores, (kLayerNormStatisticsFlops + kLayerNormGradFlops) * elements,
+             bytes}};
+  return {{ComputeUnit::Fp32Cores, kLayerNormStatisticsFlops * elements,
+           bytesOf(getInput(), batch, seq)},
+          {ComputeUnit::Fp32Cores, kLayerNormGradFlops * elements, bytes}};
 }
 
 // erf costs about a dozen flops.
-double GeluOp::estimateFlops(int64_t batch, int64_t seq) {
-  return 16 * numElementsAt(getResult().getType(), batch, seq);
+SmallVector<KernelWork, 1> GeluOp::estimateKernels(int64_t batch, int64_t seq, CostTarget) {
+  return {pointwiseKernel(*this, getResult(), 16, batch, seq)};
 }
 
-double GeluGradOp::estimateFlops(int64_t batch, int64_t seq) {
-  return 24 * numElementsAt(getInputGrad().getType(), batch, seq);
+SmallVector<KernelWork, 1> GeluGradOp::estimateKernels(int64_t batch, int64_t seq, CostTarget) {
+  return {pointwiseKernel(*this, getInputGrad(), 24, batch, seq)};
 }
 
-// Moments, bias corrections, decay and the update: about a dozen flops per element,
-// reading and writing the value and both moments and reading the gradient.
-double AdamWOp::estimateFlops(int64_t, int64_t) {
-  return 12 * double(getParam().getType().getNumElements());
+SmallVector<KernelWork, 1> DropoutOp::estimateKernels(int64_t batch, int64_t seq, CostTarget) {
+  return {dropoutKernel(*this, getResult(), getRate().convertToFloat(), batch, seq)};
 }
 
-// The fp32 value (a 16-bit parameter's master), gradient and moments: four reads and three
-// writes of 4 bytes; a 16-bit parameter also writes its working copy.
-double AdamWOp::estimateBytes(int64_t, int64_t) {
-  auto type = cast<RankedTensorType>(getParam().getType());
-  unsigned bits = type.getElementTypeBitWidth();
-  double workingCopyBytes = bits < 32 ? double(bits / 8) : 0.0;
-  return double(type.getNumElements()) * (7 * 4 + workingCopyBytes);
+SmallVector<KernelWork, 1> DropoutGradOp::estimateKernels(int64_t batch, int64_t seq, CostTarget) {
+  return {dropoutKernel(*this, getInputGrad(), getRate().convertToFloat(), batch, seq)};
+}
+
+//===----------------------------------------------------------------------===//
+// Gathers, scatters and layout changes: bytes only
+//===----------------------------------------------------------------------===//
+
+// The ids, and each looked-up row read from the table and written once (not the table).
+SmallVector<KernelWork, 1> EmbeddingOp::estimateKernels(int64_t batch, int64_t seq, CostTarget) {
+  return {{ComputeUnit::Fp32Cores, 0,
+           bytesOf(getIds(), batch, seq) + 2 * bytesOf(getResult(), batch, seq)}};
+}
+
+// The fp32 table gradient is zeroed whole, then each token's row is added into it (an
+// fp32 read and write per element) from the incoming gradient.
+SmallVector<KernelWork, 1> EmbeddingGradOp::estimateKernels(int64_t batch, int64_t seq,
+                                                            CostTarget) {
+  double gathered = elementsAt(getResultGrad(), batch, seq);
+  return {{ComputeUnit::Fp32Cores, gathered,
+           bytesOf(getTableGrad(), batch, seq) + bytesOf(getIds(), batch, seq) +
+               bytesOf(getResultGrad(), batch, seq) + 2 * 4 * gathered}};
+}
+
+// One token's row per sequence, read and written.
+SmallVector<KernelWork, 1> SelectTokenOp::estimateKernels(int64_t batch, int64_t seq, CostTarget) {
+  return {{ComputeUnit::Fp32Cores, 0, 2 * bytesOf(getResult(), batch, seq)}};
 }
 
 // A transpose moves bytes and computes nothing.
-double TransposeOp::estimateFlops(int64_t, int64_t) { return 0; }
+SmallVector<KernelWork, 1> TransposeOp::estimateKernels(int64_t batch, int64_t seq, CostTarget) {
+  return {{ComputeUnit::Fp32Cores, 0, operandAndResultBytes(*this, batch, seq)}};
+}
+
+//===----------------------------------------------------------------------===//
+// Gradient accumulation and the optimizer
+//===----------------------------------------------------------------------===//
+
+// The gradient read, and its fp32 slot read and written (the parameter is not touched).
+SmallVector<KernelWork, 1> AccumulateGradOp::estimateKernels(int64_t batch, int64_t seq,
+                                                             CostTarget) {
+  double elements = elementsAt(getGrad(), batch, seq);
+  return {{ComputeUnit::Fp32Cores, elements, bytesOf(getGrad(), batch, seq) + 2 * 4 * elements}};
+}
+
+// The update reads the fp32 value (a 16-bit parameter's master), gradient and both moments
+// and writes the value and moments: seven fp32 accesses, about a dozen flops per element.
+// A 16-bit parameter's working copy is then rewritten from its master (a conversion, its
+// own launch on both targets). The CUDA target runs every parameter's update in one
+// launch, which this op shares.
+SmallVector<KernelWork, 1> AdamWOp::estimateKernels(int64_t, int64_t, CostTarget target) {
+  auto type = cast<RankedTensorType>(getParam().getType());
+  double elements = double(type.getNumElements());
+  KernelWork update{ComputeUnit::Fp32Cores, 12 * elements, 7 * 4 * elements};
+  update.launches = target == CostTarget::Cuda ? 0 : 1;
+  SmallVector<KernelWork, 1> kernels{update};
+  if (type.getElementTypeBitWidth() < 32)
+    kernels.push_back({ComputeUnit::Fp32Cores, elements,
+                       elements * (4 + double(type.getElementTypeBitWidth() / 8))});
+  return kernels;
+}

@@ -41,15 +41,6 @@ int64_t bytesOf(Value value, DimBounds bounds) {
   return alignTo(boundedBytes(cast<RankedTensorType>(value.getType()), bounds), kSlotAlignment);
 }
 
-bool isComputeBound(Operation *op, DimBounds bounds, const DeviceModel &device) {
-  auto costly = dyn_cast<bert::CostOpInterface>(op);
-  if (!costly)
-    return false;
-  double flops = costly.estimateFlops(bounds.maxBatch, bounds.maxSeq);
-  double bytes = costly.estimateBytes(bounds.maxBatch, bounds.maxSeq);
-  return flops / device.flopsPerSecond >= bytes / device.bytesPerSecond;
-}
-
 /// Where a forward value sits in the chain.
 struct NodeRef {
   int block;
@@ -104,7 +95,7 @@ private:
     for (auto [index, op] : llvm::enumerate(ops)) {
       if (failed(addNode(op)))
         return failure();
-      computeSinceCut |= isComputeBound(op, bounds, device);
+      computeSinceCut |= isComputeBound(op, bounds.maxBatch, bounds.maxSeq, device);
       for (Value operand : op->getOperands())
         if (pendingReads.count(operand) && --pendingReads[operand] == 0)
           live.erase(operand);

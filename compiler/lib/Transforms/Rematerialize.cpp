@@ -122,7 +122,7 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
       return signalPassFailure();
     if (chosen->empty())
       return;
-    record(cloneIntoBackward(body, *chosen), *bounds);
+    record(cloneIntoBackward(body, *chosen), *bounds, bertc::deviceModel(arch).target);
   }
 
   /// The cheapest recomputation whose real plan fits; if none does, the one whose plan
@@ -193,14 +193,14 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
   }
 
   /// `bert.recompute`: one entry per clone, with its FLOPs per micro-step.
-  void record(ArrayRef<Operation *> clones, bertc::DimBounds bounds) {
+  void record(ArrayRef<Operation *> clones, bertc::DimBounds bounds, bert::CostTarget target) {
     Builder b(&getContext());
     SmallVector<Attribute> entries;
     for (Operation *clone : clones) {
       std::string name, origin;
       bertc::describeLocation(clone->getLoc(), name, origin);
-      auto costly = dyn_cast<bert::CostOpInterface>(clone);
-      int64_t flops = costly ? int64_t(costly.estimateFlops(bounds.maxBatch, bounds.maxSeq)) : 0;
+      int64_t flops =
+          int64_t(bertc::estimateOpFlops(clone, bounds.maxBatch, bounds.maxSeq, target));
       entries.push_back(b.getDictionaryAttr({
           b.getNamedAttr("op", b.getStringAttr(clone->getName().getStringRef())),
           b.getNamedAttr("name", b.getStringAttr(name)),

@@ -13,6 +13,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "bert/BertDialect.h.inc"
+#include "bert/KernelWork.h"
 
 namespace mlir::bert {
 /// The shape of `type` at a batch: its first dynamic dimension is the micro-batch
@@ -22,6 +23,11 @@ llvm::SmallVector<int64_t> shapeAt(RankedTensorType type, int64_t batch, int64_t
 double numElementsAt(Type type, int64_t batch, int64_t seq);
 /// Its bytes at those dimensions.
 double bytesAt(Type type, int64_t batch, int64_t seq);
+/// Bytes of every operand and result of `op` at (batch, seq), each once.
+double operandAndResultBytes(Operation *op, int64_t batch, int64_t seq);
+/// The CostOpInterface default: one kernel of bertc's own doing one flop per result
+/// element and moving every operand and result once.
+KernelWork elementwiseKernel(Operation *op, int64_t batch, int64_t seq);
 } // namespace mlir::bert
 
 #include "bert/BertInterfaces.h.inc"

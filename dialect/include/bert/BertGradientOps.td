@@ -5,13 +5,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-def Bert_EmbeddingGradOp : Bert_BackwardOp<"embedding_grad"> {
+def Bert_EmbeddingGradOp : Bert_BackwardOp<"embedding_grad", [], ["estimateKernels"]> {
   let summary = "d table: scatter-add of the output gradient rows by id";
   let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_IntTensor:$ids);
   let results = (outs Bert_FloatTensor:$tableGrad);
 }
 
-def Bert_LayerNormGradOp : Bert_BackwardOp<"layernorm_grad", [], ["estimateFlops"]> {
+def Bert_LayerNormGradOp : Bert_BackwardOp<"layernorm_grad", [], ["estimateKernels"]> {
   let summary = "d input, d gamma, d beta of LayerNorm (statistics recomputed)";
   let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$input,
                        Bert_FloatTensor:$gamma, F32Attr:$epsilon);
@@ -19,13 +19,13 @@ def Bert_LayerNormGradOp : Bert_BackwardOp<"layernorm_grad", [], ["estimateFlops
                       Bert_FloatTensor:$betaGrad);
 }
 
-def Bert_LinearGradInputOp : Bert_BackwardOp<"linear_grad_input", [], ["estimateFlops"]> {
+def Bert_LinearGradInputOp : Bert_BackwardOp<"linear_grad_input", [], ["estimateKernels"]> {
   let summary = "d x = dy W";
   let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$weight);
   let results = (outs Bert_FloatTensor:$inputGrad);
 }
 
-def Bert_LinearGradWeightOp : Bert_BackwardOp<"linear_grad_weight", [], ["estimateFlops"]> {
+def Bert_LinearGradWeightOp : Bert_BackwardOp<"linear_grad_weight", [], ["estimateKernels"]> {
   let summary = "d W = dy^T x, summed over every row";
   let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$input);
   let results = (outs Bert_FloatTensor:$weightGrad);
@@ -38,7 +38,7 @@ def Bert_BiasGradOp : Bert_BackwardOp<"bias_grad"> {
 }
 
 def Bert_GeluGradOp : Bert_BackwardOp<"gelu_grad", [Bert_InPlaceOpInterface],
-                                      ["estimateFlops"]> {
+                                      ["estimateKernels"]> {
   let summary = "d x = dy * gelu'(x)";
   let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$input);
   let results = (outs Bert_FloatTensor:$inputGrad);
@@ -50,13 +50,14 @@ def Bert_TanhGradOp : Bert_BackwardOp<"tanh_grad", [Bert_InPlaceOpInterface]> {
   let results = (outs Bert_FloatTensor:$inputGrad);
 }
 
-def Bert_DropoutGradOp : Bert_BackwardOp<"dropout_grad", [Bert_InPlaceOpInterface]> {
+def Bert_DropoutGradOp : Bert_BackwardOp<"dropout_grad", [Bert_InPlaceOpInterface],
+                                         ["estimateKernels"]> {
   let summary = "d x = dy * mask / (1 - rate), the mask regenerated from `stream`";
   let arguments = (ins Bert_FloatTensor:$resultGrad, F32Attr:$rate, I32Attr:$stream);
   let results = (outs Bert_FloatTensor:$inputGrad);
 }
 
-def Bert_AttentionGradOp : Bert_BackwardOp<"attention_grad", [], ["estimateFlops"]> {
+def Bert_AttentionGradOp : Bert_BackwardOp<"attention_grad", [], ["estimateKernels"]> {
   let summary = "d q, d k, d v of fused attention (probabilities recomputed)";
   let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$query,
                        Bert_FloatTensor:$key, Bert_FloatTensor:$value,

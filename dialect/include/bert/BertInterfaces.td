@@ -44,30 +44,24 @@ def Bert_InPlaceOpInterface : OpInterface<"InPlaceOpInterface"> {
 def Bert_CostOpInterface : OpInterface<"CostOpInterface"> {
   let cppNamespace = "::mlir::bert";
   let description = [{
-    What an op costs at a batch of `batch` rows of `seq` tokens: its floating-point
-    operations and the bytes it reads and writes. Estimates of step time (a roofline
-    per target) and of what a recomputation costs are built from these.
+    What an op costs at a batch of `batch` rows of `seq` tokens on a target: the kernel
+    launches that target's runtime makes for it, each with its arithmetic, the unit that
+    runs it (a GEMM library, or bertc's own kernels on CUDA cores or a CPU core) and the
+    bytes it moves (bert/KernelWork.h). Estimates of step time (a roofline per device) and
+    of what a recomputation costs are built from these. The rules follow the kernels the
+    code generator emits; where a kernel changes, its op's rule changes with it.
   }];
   let methods = [
-    InterfaceMethod<"Floating-point operations (a multiply-add counts 2).",
-      "double", "estimateFlops", (ins "int64_t":$batch, "int64_t":$seq),
+    InterfaceMethod<[{
+        The kernels `target` launches for this op. The default is one elementwise kernel
+        of bertc's own: one flop per result element, each operand and result read or
+        written once.
+      }],
+      "::llvm::SmallVector<::mlir::bert::KernelWork, 1>", "estimateKernels",
+      (ins "int64_t":$batch, "int64_t":$seq, "::mlir::bert::CostTarget":$target),
       /*methodBody=*/"",
       /*defaultImplementation=*/[{
-        double elements = 0;
-        for (::mlir::Value result : $_op->getResults())
-          elements += ::mlir::bert::numElementsAt(result.getType(), batch, seq);
-        return elements;
-      }]>,
-    InterfaceMethod<"Bytes read and written, each operand and result once.",
-      "double", "estimateBytes", (ins "int64_t":$batch, "int64_t":$seq),
-      /*methodBody=*/"",
-      /*defaultImplementation=*/[{
-        double bytes = 0;
-        for (::mlir::Value value : $_op->getOperands())
-          bytes += ::mlir::bert::bytesAt(value.getType(), batch, seq);
-        for (::mlir::Value value : $_op->getResults())
-          bytes += ::mlir::bert::bytesAt(value.getType(), batch, seq);
-        return bytes;
+        return {::mlir::bert::elementwiseKernel($_op.getOperation(), batch, seq)};
       }]>
   ];
 }

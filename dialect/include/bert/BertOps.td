@@ -22,8 +22,8 @@ def Bert_Scalar : 0DTensorOf<[F32]>;
 class Bert_Op<string mnemonic, list<Trait> traits = []>
     : Op<Bert_Dialect, mnemonic, traits>;
 
-// `costOverrides` names the CostOpInterface methods an op defines itself (the defaults
-// count one flop per result element and every operand and result byte once).
+// `costOverrides` names the CostOpInterface methods an op defines itself (the default is
+// one elementwise kernel: a flop per result element, every operand and result byte once).
 class Bert_ForwardOp<string mnemonic, list<Trait> traits = [],
                      list<string> costOverrides = []>
     : Bert_Op<mnemonic, traits # [Pure, DeclareOpInterfaceMethods<Bert_GradientOpInterface>,
@@ -108,7 +108,7 @@ def Bert_FillOp : Bert_Op<"fill", [Pure]> {
 // Forward ops
 //===----------------------------------------------------------------------===//
 
-def Bert_EmbeddingOp : Bert_ForwardOp<"embedding"> {
+def Bert_EmbeddingOp : Bert_ForwardOp<"embedding", [], ["estimateKernels"]> {
   let summary = "table lookup: out[b, s, :] = table[ids[b, s], :]";
   let description = [{
     ```mlir
@@ -132,7 +132,7 @@ def Bert_AddOp : Bert_ForwardOp<"add", [SameOperandsAndResultType,
   let results = (outs Bert_FloatTensor:$result);
 }
 
-def Bert_LayerNormOp : Bert_ForwardOp<"layernorm", [], ["estimateFlops"]> {
+def Bert_LayerNormOp : Bert_ForwardOp<"layernorm", [], ["estimateKernels"]> {
   let summary = "LayerNorm over the last dimension";
   let description = [{
     ```mlir
@@ -145,7 +145,7 @@ def Bert_LayerNormOp : Bert_ForwardOp<"layernorm", [], ["estimateFlops"]> {
   let results = (outs Bert_FloatTensor:$result);
 }
 
-def Bert_LinearOp : Bert_ForwardOp<"linear", [], ["estimateFlops"]> {
+def Bert_LinearOp : Bert_ForwardOp<"linear", [], ["estimateKernels"]> {
   let summary = "y = x W^T + b over the last dimension (torch.nn.Linear layout)";
   let description = [{
     ```mlir
@@ -159,7 +159,7 @@ def Bert_LinearOp : Bert_ForwardOp<"linear", [], ["estimateFlops"]> {
 }
 
 def Bert_GeluOp : Bert_ForwardOp<"gelu", [SameOperandsAndResultType, Bert_InPlaceOpInterface],
-                                 ["estimateFlops"]> {
+                                 ["estimateKernels"]> {
   let summary = "exact (erf) GELU";
   let description = [{
     ```mlir
@@ -182,7 +182,7 @@ def Bert_TanhOp : Bert_ForwardOp<"tanh", [SameOperandsAndResultType, Bert_InPlac
 }
 
 def Bert_DropoutOp : Bert_ForwardOp<"dropout", [SameOperandsAndResultType,
-                                                Bert_InPlaceOpInterface]> {
+                                                Bert_InPlaceOpInterface], ["estimateKernels"]> {
   let summary = "inverted dropout with a counter-based mask";
   let description = [{
     The mask is a pure function of (seed, step, `stream`, element index), so the
@@ -198,7 +198,7 @@ def Bert_DropoutOp : Bert_ForwardOp<"dropout", [SameOperandsAndResultType,
   let results = (outs Bert_FloatTensor:$result);
 }
 
-def Bert_AttentionOp : Bert_ForwardOp<"attention", [], ["estimateFlops"]> {
+def Bert_AttentionOp : Bert_ForwardOp<"attention", [], ["estimateKernels"]> {
   let summary = "fused multi-head self-attention with a padding mask";
   let description = [{
     ctx = dropout(softmax(q k^T / sqrt(d) + mask_bias)) v for each of `heads` heads of
@@ -218,7 +218,7 @@ def Bert_AttentionOp : Bert_ForwardOp<"attention", [], ["estimateFlops"]> {
   let results = (outs Bert_FloatTensor:$result);
 }
 
-def Bert_SelectTokenOp : Bert_ForwardOp<"select_token"> {
+def Bert_SelectTokenOp : Bert_ForwardOp<"select_token", [], ["estimateKernels"]> {
   let summary = "one token's vector per row ([CLS] for the pooler)";
   let description = [{
     ```mlir
@@ -288,7 +288,7 @@ def Bert_CastOp : Bert_ForwardOp<"cast"> {
 //===----------------------------------------------------------------------===//
 
 def Bert_AccumulateGradOp : Bert_Op<"accumulate_grad", [MemoryEffects<[MemWrite]>,
-                                                        Bert_CostOpInterface]> {
+    DeclareOpInterfaceMethods<Bert_CostOpInterface, ["estimateKernels"]>]> {
   let summary = "adds a gradient into its parameter's gradient slot";
   let description = [{
     The gradient slots persist across the micro-batches of one optimizer step; the
@@ -304,7 +304,7 @@ def Bert_AccumulateGradOp : Bert_Op<"accumulate_grad", [MemoryEffects<[MemWrite]
 }
 
 def Bert_AdamWOp : Bert_Op<"adamw", [MemoryEffects<[MemRead, MemWrite]>,
-    DeclareOpInterfaceMethods<Bert_CostOpInterface, ["estimateFlops", "estimateBytes"]>]> {
+    DeclareOpInterfaceMethods<Bert_CostOpInterface, ["estimateKernels"]>]> {
   let summary = "one torch.optim.AdamW update of a parameter from its gradient slot";
   let description = [{
     Decoupled weight decay as torch.optim.AdamW; the learning rate of the step comes
@@ -327,7 +327,7 @@ def Bert_AdamWOp : Bert_Op<"adamw", [MemoryEffects<[MemRead, MemWrite]>,
 // Task heads: regression loss and the span head's layout
 //===----------------------------------------------------------------------===//
 
-def Bert_TransposeOp : Bert_ForwardOp<"transpose", [], ["estimateFlops"]> {
+def Bert_TransposeOp : Bert_ForwardOp<"transpose", [], ["estimateKernels"]> {
   let summary = "swaps the last two dimensions: [batch, m, n] -> [batch, n, m]";
   let description = [{
     The span head's [batch, seq, 2] logits become [batch, 2, seq]: a row of start

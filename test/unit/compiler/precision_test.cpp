@@ -6,13 +6,14 @@
 
 using bertc::DeviceModel;
 using bertc::resolvePrecision;
+using mlir::bert::CostTarget;
 using Candidates = std::vector<std::string>;
 
 namespace {
 // Only halfPrecision matters to the rule; the speeds are placeholders.
-const DeviceModel kCpu{"cpu", 1e11, 1e11, 2e10, 1e-6, ""};
-const DeviceModel kAmpere{"sm_80", 1.9e13, 3.1e14, 2e12, 5e-6, "bf16"};
-const DeviceModel kTuring{"sm_75", 8e12, 6.5e13, 3e11, 5e-6, "fp16"};
+const DeviceModel kCpu{"cpu", CostTarget::Cpu, 1e11, 1e11, 1e10, 2e10, 1e-6, ""};
+const DeviceModel kAmpere{"sm_80", CostTarget::Cuda, 1.9e13, 3.1e14, 1e13, 2e12, 5e-6, "bf16"};
+const DeviceModel kTuring{"sm_75", CostTarget::Cuda, 8e12, 6.5e13, 4e12, 3e11, 5e-6, "fp16"};
 } // namespace
 
 TEST(ResolvePrecision, AutoOnTheCpuIsFp32) {

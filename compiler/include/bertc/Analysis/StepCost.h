@@ -1,50 +1,41 @@
 //===- StepCost.h - how long a training step should take --------*- C++ -*-===//
 //
-// FLOPs of one optimizer step, summed from each op's CostOpInterface, and a roofline
-// estimate of its time on a device model. plan.json's step_flops and
-// estimated_step_seconds come from here.
+// A roofline over the kernels each op's CostOpInterface says its target launches: a
+// kernel takes the longer of its arithmetic at its unit's rate and its bytes at the
+// memory bandwidth, plus a fixed cost per launch (which is what makes a larger
+// micro-batch faster). plan.json's step_flops and estimated_step_seconds come from here.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "bertc/Analysis/DeviceModel.h"
+
+#include "bert/BertDialect.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "llvm/ADT/StringRef.h"
 
 namespace bertc {
 
-/// A machine's speed for a roofline estimate: each op takes the longer of its FLOPs at
-/// the rate of its operands' precision and its bytes at `bytesPerSecond`, plus a fixed
-/// cost per op (a kernel launch), which is what makes a larger micro-batch faster.
-struct DeviceModel {
-  const char *name;
-  double flopsPerSecond;     ///< fp32
-  double halfFlopsPerSecond; ///< bf16/fp16 operands, fp32 accumulation (tensor cores)
-  double bytesPerSecond;
-  double secondsPerOp;
-  /// The arch's 16-bit precision: "bf16" from sm_80 on, "fp16" below, "" for a CPU.
-  const char *halfPrecision;
-};
+/// Seconds of one kernel on `device`.
+double estimateKernelSeconds(const mlir::bert::KernelWork &kernel, const DeviceModel &device);
 
-/// The CPU target's nominal machine (two cores with AVX2 and OpenBLAS).
-const DeviceModel &cpuDeviceModel();
+/// The kernels `target` launches for one run of `op` at the batch and seq bounds (none
+/// for an op without a cost).
+llvm::SmallVector<mlir::bert::KernelWork, 1>
+estimateOpKernels(mlir::Operation *op, int64_t batch, int64_t seq, mlir::bert::CostTarget target);
 
-/// The nominal peak of a GPU generation by its `--arch` (sm_75, sm_80, sm_86, sm_89,
-/// sm_90), or null for an arch bertc does not know.
-const DeviceModel *gpuDeviceModel(llvm::StringRef arch);
+/// Flops of one run of `op` on `target`.
+double estimateOpFlops(mlir::Operation *op, int64_t batch, int64_t seq,
+                       mlir::bert::CostTarget target);
 
-/// gpuDeviceModel(arch), or the CPU's for an empty or unknown arch.
-const DeviceModel &deviceModel(llvm::StringRef arch);
-
-/// The archs gpuDeviceModel knows, for messages.
-llvm::StringRef knownArchs();
-
-/// Roofline seconds of one run of `op` at the batch and seq bounds (0 for an op
-/// without a cost).
+/// Roofline seconds of one run of `op` on `device`.
 double estimateOpSeconds(mlir::Operation *op, int64_t batch, int64_t seq,
                          const DeviceModel &device);
 
-/// FLOPs and roofline seconds of one optimizer step: `accumulation` micro-steps at the
-/// bounds, then the optimizer.
+/// Whether `op`'s kernels spend longer on arithmetic than on memory on `device`.
+bool isComputeBound(mlir::Operation *op, int64_t batch, int64_t seq, const DeviceModel &device);
+
+/// Flops and roofline seconds of one optimizer step on `device`: `accumulation`
+/// micro-steps at the bounds, then the optimizer.
 struct StepCost {
   double flops = 0;
   double seconds = 0;

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "bertc/Analysis/StepCost.h"
+#include "bertc/Analysis/DeviceModel.h"
 
 #include <string>
 #include <vector>

@@ -1,0 +1,103 @@
+//===- DeviceModel.cpp - the speeds a step estimate assumes ---------------===//
+//
+// GPUs: one representative card per generation, from its datasheet, dense (no sparsity):
+//
+//   arch   card            fp32 (CUDA cores)   16-bit tensor cores,    memory
+//                                              fp32 accumulation
+//   sm_75  T4              8.1 TFLOP/s         65 TFLOP/s (fp16)       320 GB/s
+//   sm_80  A100 SXM 40GB   19.5                312 (bf16/fp16)         1555
+//   sm_86  RTX 3090        35.6                71                      936
+//   sm_89  RTX 4090        82.6                165.2                   1008
+//   sm_90  H100 SXM        67                  989                     3350
+//
+// (NVIDIA's T4, A100 and H100 datasheets; the GA102 and Ada whitepapers for the GeForce
+// cards, whose tensor cores run at half rate with fp32 accumulation.) cuBLASLt runs fp32
+// GEMMs with CUBLAS_COMPUTE_32F and no TF32 (runtime/cuda/gemm.cu), so they get the fp32
+// rate, as do bertc's own kernels, which compute in fp32 on CUDA cores.
+//
+// Nothing reaches a datasheet peak. The estimate assumes these fractions of it, the same
+// for every GPU: 0.7 for cuBLASLt's GEMMs at BERT's shapes, 0.5 for bertc's own kernels
+// (plain fp32 loops, shuffles and exp beside their multiply-adds), and 0.8 of the memory
+// bandwidth for streaming kernels. A launch, with the gap between back-to-back kernels on
+// one stream, costs 5 us.
+//
+// The CPU figures are measured on the two-core x86-64 development machine, shared with
+// other work (so no fractions): OpenBLAS sgemm ran 60-100 GFLOP/s at BERT's shapes, about
+// 100 on one core: 100. 16-bit GEMMs first convert their tiles to fp32 on one core
+// (runtime/cpu/mixed_gemm.h), about 40% more time: 70. bertc's CPU loops run on one core
+// without FMA (x86-64-v2); a dropout mask draw took 12-24 ns, 8-17 GFLOP/s in the units
+// the ops count (bert/KernelWork.h): 12. Memory: 10 GB/s; a call: 1 us. With these the
+// estimates of bench/README.md's CPU trainer steps come within 12% of the measured
+// times (mini: 0.41 s against 0.38; tiny: 0.012 s against 0.011).
+//
+//===----------------------------------------------------------------------===//
+
+#include "bertc/Analysis/DeviceModel.h"
+
+using mlir::bert::ComputeUnit;
+using mlir::bert::CostTarget;
+
+namespace bertc {
+
+double DeviceModel::flopsPerSecond(ComputeUnit unit) const {
+  switch (unit) {
+  case ComputeUnit::Fp32Gemm:
+    return fp32GemmFlopsPerSecond;
+  case ComputeUnit::HalfGemm:
+    return halfGemmFlopsPerSecond;
+  case ComputeUnit::Fp32Cores:
+    return coreFlopsPerSecond;
+  }
+  return coreFlopsPerSecond;
+}
+
+const DeviceModel &cpuDeviceModel() {
+  static const DeviceModel cpu{"cpu", CostTarget::Cpu, 100e9, 70e9, 12e9, 10e9, 1e-6, ""};
+  return cpu;
+}
+
+namespace {
+
+constexpr double kGemmFraction = 0.7;
+constexpr double kOwnKernelFraction = 0.5;
+constexpr double kBandwidthFraction = 0.8;
+constexpr double kSecondsPerLaunch = 5e-6;
+
+/// A GPU from its datasheet peaks, at the attainable fractions above.
+constexpr DeviceModel fromDatasheet(const char *arch, double fp32Peak, double tensorPeak,
+                                    double bandwidthPeak, const char *halfPrecision) {
+  return {arch,
+          CostTarget::Cuda,
+          fp32Peak * kGemmFraction,
+          tensorPeak * kGemmFraction,
+          fp32Peak * kOwnKernelFraction,
+          bandwidthPeak * kBandwidthFraction,
+          kSecondsPerLaunch,
+          halfPrecision};
+}
+
+constexpr DeviceModel kGpuModels[] = {
+    fromDatasheet("sm_75", 8.1e12, 65e12, 320e9, "fp16"),      // T4
+    fromDatasheet("sm_80", 19.5e12, 312e12, 1555e9, "bf16"),   // A100 SXM 40GB
+    fromDatasheet("sm_86", 35.6e12, 71e12, 936e9, "bf16"),     // RTX 3090
+    fromDatasheet("sm_89", 82.6e12, 165.2e12, 1008e9, "bf16"), // RTX 4090
+    fromDatasheet("sm_90", 67e12, 989e12, 3350e9, "bf16"),     // H100 SXM
+};
+
+} // namespace
+
+const DeviceModel *gpuDeviceModel(llvm::StringRef arch) {
+  for (const DeviceModel &model : kGpuModels)
+    if (arch == model.name)
+      return &model;
+  return nullptr;
+}
+
+const DeviceModel &deviceModel(llvm::StringRef arch) {
+  const DeviceModel *gpu = gpuDeviceModel(arch);
+  return gpu ? *gpu : cpuDeviceModel();
+}
+
+llvm::StringRef knownArchs() { return "sm_75, sm_80, sm_86, sm_89, sm_90"; }
+
+} // namespace bertc
