@@ -6,6 +6,7 @@
 
 #include "bertc/runtime/safetensors.h"
 #include "bertc/runtime/save_files.h"
+#include "bertc/runtime/tokenizer_config.h"
 
 #include "input_files.h"
 
@@ -259,7 +260,8 @@ void writeParameters(const std::string &path, const TrainerPlan &plan, const std
 }
 
 std::vector<std::string> writeModelFolder(const std::string &dir, const TrainerPlan &plan,
-                                          const std::byte *arena, const std::string &vocab) {
+                                          const std::byte *arena, const TokenizerFiles &tokenizer) {
+  const std::string &vocab = tokenizer.vocabPath;
   fs::path folder = dir;
   std::error_code error;
   fs::create_directories(folder, error);
@@ -281,6 +283,11 @@ std::vector<std::string> writeModelFolder(const std::string &dir, const TrainerP
         throw CheckpointError(vocab + ": cannot copy to " + temporary + ": " + copyError.message());
     });
     written.push_back("vocab.txt");
+    if (tokenizer.settings) {
+      writeTextFileAtomically((folder / "tokenizer_config.json").string(),
+                              formatTokenizerConfig(*tokenizer.settings));
+      written.push_back("tokenizer_config.json");
+    }
   }
   return written;
 }
@@ -289,11 +296,11 @@ std::vector<std::string> writeModelFolder(const std::string &dir, const TrainerP
 /// and swapped in as OUT/checkpoint-STEP by replaceFolderAtomically.
 std::string saveCheckpoint(const std::string &outDir, const TrainerPlan &plan,
                            const std::byte *arena, const TrainerState &state,
-                           const std::string &vocabPath) {
+                           const TokenizerFiles &tokenizer) {
   std::string destination =
       (fs::path(outDir) / ("checkpoint-" + std::to_string(state.globalStep))).string();
   replaceFolderAtomically(destination, [&](const std::string &partial) {
-    writeModelFolder(partial, plan, arena, vocabPath);
+    writeModelFolder(partial, plan, arena, tokenizer);
     writeTensors((fs::path(partial) / "optimizer.safetensors").string(),
                  tensorSlots(plan, /*moments=*/true), arena);
     writeTextFileAtomically((fs::path(partial) / "trainer_state.json").string(),

@@ -44,6 +44,7 @@ TaskData loadSquadRows(const std::string &path, const DataLimits &limits,
   task.squad = loadSquadDataset(path);
   task.features = buildSquadFeatures(*task.squad, tokenizer, size_t(limits.seqLen), settings.squad);
   task.squadOptions = settings.squad;
+  task.tokenizer = tokenizer.settings();
   task.data = Dataset{path, {}, LabelKind::Span};
   task.data.rows.reserve(task.features.features.size());
   for (const SquadFeature &feature : task.features.features) {
@@ -139,6 +140,7 @@ TaskData loadTaskData(TaskKind task, const std::string &path, const DataLimits &
     Tokenizer tokenizer = loadDataTokenizer(path, settings.tokenizer, limits);
     TaskData result;
     result.data = loadTaggedWords(path, limits, settings.fields, tokenizer);
+    result.tokenizer = tokenizer.settings();
     result.summary = "data: " + std::to_string(result.data.rows.size()) +
                      " rows of tagged words from " + path + ", tokenized with " +
                      settings.tokenizer.vocabPath + " " + casing(tokenizer);
@@ -147,6 +149,8 @@ TaskData loadTaskData(TaskKind task, const std::string &path, const DataLimits &
   TrainingData training = loadTrainingData(path, limits, settings.fields, settings.tokenizer);
   TaskData result;
   result.summary = training.summary();
+  if (training.tokenization)
+    result.tokenizer = training.tokenization->settings;
   result.data = std::move(training.data);
   return result;
 }

@@ -1,5 +1,6 @@
-// tokenizer_config.json, read for the three settings bertc's tokenizer has, and the order
-// of precedence between the job, that file and the vocabulary.
+// tokenizer_config.json, read for the three settings bertc's tokenizer has and written for
+// saved model folders, and the order of precedence between the job, that file and the
+// vocabulary.
 #include "bertc/runtime/tokenizer_config.h"
 
 #include "input_files.h"
@@ -36,6 +37,16 @@ TokenizerOverrides readTokenizerConfig(const std::string &path) {
   return {readFlag(config, "do_lower_case", false, path),
           readFlag(config, "strip_accents", true, path),
           readFlag(config, "tokenize_chinese_chars", false, path)};
+}
+
+std::string formatTokenizerConfig(const TokenizerSettings &settings) {
+  nlohmann::ordered_json config = {
+      {"do_lower_case", settings.lowerCase},
+      {"strip_accents",
+       settings.stripAccents ? nlohmann::ordered_json(*settings.stripAccents) : nullptr},
+      {"tokenize_chinese_chars", settings.chineseChars},
+      {"tokenizer_class", "BertTokenizer"}};
+  return config.dump(2) + "\n";
 }
 
 TokenizerSettings resolveTokenizerSettings(const Vocab &vocab, const TokenizerOverrides &job) {

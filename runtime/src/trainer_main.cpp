@@ -141,8 +141,9 @@ struct RunSetup {
 /// Every `saveEvery` steps the state goes to a checkpoint; with an `evaluator`, the eval set
 /// is scored when it says so. Returns the batcher's final state.
 BatcherState train(StepRunner &runner, const Dataset &data, const TrainerOptions &options,
-                   const RunSetup &setup, MetricsLog *log, PlanChecker *planCheck,
-                   ProgressDisplay &progress, TrainingEvaluator *evaluator) {
+                   const TokenizerFiles &tokenizer, const RunSetup &setup, MetricsLog *log,
+                   PlanChecker *planCheck, ProgressDisplay &progress,
+                   TrainingEvaluator *evaluator) {
   const TrainerPlan &plan = runner.plan();
   Batcher batcher(data, plan.train.microBatch, plan.train.shuffle, setup.seed, setup.groupByLength);
   batcher.restore(setup.data);
@@ -194,7 +195,7 @@ BatcherState train(StepRunner &runner, const Dataset &data, const TrainerOptions
       state.lossScaler = scaler.state();
       runner.pullState();
       progress.note("saved " +
-                    saveCheckpoint(options.save, plan, runner.hostArena(), state, options.vocab));
+                    saveCheckpoint(options.save, plan, runner.hostArena(), state, tokenizer));
     }
     if (evaluator && evaluator->due(step, endsEpoch, step == setup.totalSteps))
       evaluator->run(step, epoch, runner, setup.seed, planCheck, log, progress);
@@ -306,7 +307,7 @@ DataSettings dataSettings(const TrainSettings &settings, const std::string &voca
 }
 
 /// Writes the final --save: one safetensors file, or a Hugging Face model folder.
-void saveFinal(const std::string &save, const std::string &vocab, StepRunner &runner,
+void saveFinal(const std::string &save, const TokenizerFiles &tokenizer, StepRunner &runner,
                ProgressDisplay &progress) {
   runner.pullState();
   const std::byte *arena = runner.hostArena();
@@ -316,7 +317,7 @@ void saveFinal(const std::string &save, const std::string &vocab, StepRunner &ru
     return;
   }
   std::string files;
-  for (const std::string &file : writeModelFolder(save, runner.plan(), arena, vocab))
+  for (const std::string &file : writeModelFolder(save, runner.plan(), arena, tokenizer))
     files += (files.empty() ? "" : ", ") + file;
   progress.note("saved " + save + " (" + files + ")");
 }
@@ -342,6 +343,8 @@ int run(const Trainer &trainer, int argc, char **argv) {
       loadTaskData(settings.task, options.data, limits, dataSettings(settings, options.vocab));
   inform(training.summary);
   const Dataset &data = training.data;
+  // Saved folders carry the tokenizer the training data was tokenized with.
+  TokenizerFiles tokenizer{options.vocab, training.tokenizer};
   std::unique_ptr<TrainingEvaluator> evaluator;
   if (!options.eval.empty()) {
     TaskData eval =
@@ -349,7 +352,7 @@ int run(const Trainer &trainer, int argc, char **argv) {
     inform("eval " + eval.summary);
     evaluator = std::make_unique<TrainingEvaluator>(
         std::move(eval),
-        EvalSettings{options.evalEvery, options.saveBest, options.vocab, !options.resume.empty()});
+        EvalSettings{options.evalEvery, options.saveBest, tokenizer, !options.resume.empty()});
   }
   std::string resumeDir = options.resume.empty() ? "" : findCheckpoint(options.resume);
   std::unique_ptr<StepRunner> runner = makeStepRunner(trainer);
@@ -366,10 +369,10 @@ int run(const Trainer &trainer, int argc, char **argv) {
                       : ::isatty(::fileno(stdout)) ? ProgressMode::Terminal
                                                    : ProgressMode::Lines;
   ProgressDisplay progress(mode, setup.startStep, setup.totalSteps);
-  BatcherState end =
-      train(*runner, data, options, setup, log.get(), planCheck.get(), progress, evaluator.get());
+  BatcherState end = train(*runner, data, options, tokenizer, setup, log.get(), planCheck.get(),
+                           progress, evaluator.get());
   if (!options.save.empty())
-    saveFinal(options.save, options.vocab, *runner, progress);
+    saveFinal(options.save, tokenizer, *runner, progress);
   if (std::string report = runner->memoryReport(); !report.empty())
     progress.note(report);
   progress.finish(end.tokens.padFraction());

@@ -6,6 +6,7 @@
 
 #include "bertc/runtime/safetensors.h"
 #include "bertc/runtime/save_files.h"
+#include "bertc/runtime/tokenizer_config.h"
 
 #include "scratch_dir.h"
 
@@ -237,7 +238,7 @@ TEST(Checkpoint, AFolderRoundTripsParametersMomentsAndState) {
   std::iota(saved.arena.begin(), saved.arena.end(), 0.5f);
   std::string out = dir.file("run");
   std::string path =
-      saveCheckpoint(out, saved.plan, saved.bytes(), sampleState(), vocabOf(saved.plan));
+      saveCheckpoint(out, saved.plan, saved.bytes(), sampleState(), {vocabOf(saved.plan)});
   EXPECT_EQ(path, out + "/checkpoint-12");
   EXPECT_EQ(listing(out), std::vector<std::string>{"checkpoint-12"});
   EXPECT_EQ(listing(path),
@@ -257,7 +258,7 @@ TEST(Checkpoint, AFolderRoundTripsParametersMomentsAndState) {
 
   // Saving the same step again replaces the folder and leaves nothing hidden behind.
   saved.arena[0] = -1.0f;
-  saveCheckpoint(out, saved.plan, saved.bytes(), sampleState(), vocabOf(saved.plan));
+  saveCheckpoint(out, saved.plan, saved.bytes(), sampleState(), {vocabOf(saved.plan)});
   EXPECT_EQ(listing(out), std::vector<std::string>{"checkpoint-12"});
   loadCheckpoint(path, loaded.plan, loaded.bytes());
   EXPECT_EQ(loaded.arena[0], -1.0f);
@@ -267,16 +268,44 @@ TEST(Checkpoint, AModelFolderWithoutConfigOrVocabularyHasTheWeightsOnly) {
   ScratchDir dir;
   std::string vocab = dir.file("absent-vocab.txt");
   SmallPlan plan(vocab.c_str(), "");
-  EXPECT_EQ(writeModelFolder(dir.file("model"), plan.plan, plan.bytes(), vocab),
+  EXPECT_EQ(writeModelFolder(dir.file("model"), plan.plan, plan.bytes(), {vocab}),
             std::vector<std::string>{"model.safetensors"});
   EXPECT_EQ(listing(dir.file("model")), std::vector<std::string>{"model.safetensors"});
+  // Settings without a vocabulary to go with make no tokenizer_config.json either.
+  EXPECT_EQ(
+      writeModelFolder(dir.file("model"), plan.plan, plan.bytes(), {vocab, TokenizerSettings{}}),
+      std::vector<std::string>{"model.safetensors"});
+}
+
+// A cased run's folder says so in tokenizer_config.json: without the file Hugging Face's
+// BertTokenizerFast would lower-case (its default), and bertc would guess from vocab.txt.
+// Read back, the file gives the run's settings.
+TEST(Checkpoint, AModelFolderKeepsTheTokenizerSettings) {
+  ScratchDir dir;
+  std::string vocab = dir.file("vocab.txt");
+  testing::writeText(vocab, "[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\n");
+  SmallPlan plan(vocab.c_str(), "");
+  TokenizerSettings cased;
+  cased.lowerCase = false;
+  cased.chineseChars = false;
+  std::string folder = dir.file("model");
+  EXPECT_EQ(writeModelFolder(folder, plan.plan, plan.bytes(), {vocab, cased}),
+            (std::vector<std::string>{"model.safetensors", "vocab.txt", "tokenizer_config.json"}));
+  EXPECT_EQ(readText(folder + "/tokenizer_config.json"),
+            "{\n  \"do_lower_case\": false,\n  \"strip_accents\": null,\n"
+            "  \"tokenize_chinese_chars\": false,\n  \"tokenizer_class\": \"BertTokenizer\"\n}\n");
+  TokenizerSettings readBack =
+      resolveTokenizerSettings(Vocab::load(folder + "/vocab.txt"), TokenizerOverrides{});
+  EXPECT_FALSE(readBack.lowerCase); // vocab.txt alone would say uncased
+  EXPECT_FALSE(readBack.stripAccents);
+  EXPECT_FALSE(readBack.chineseChars);
 }
 
 TEST(Checkpoint, AMismatchedCheckpointIsRefusedWithEveryDifference) {
   ScratchDir dir;
   SmallPlan saved(nullptr, nullptr);
   std::string path = saveCheckpoint(dir.file("run"), saved.plan, saved.bytes(), sampleState(),
-                                    vocabOf(saved.plan));
+                                    {vocabOf(saved.plan)});
   SmallPlan other(nullptr, nullptr);
   other.params[1].shape[0] = 3;
   other.params[2].name = "bert.embeddings.LayerNorm.bias";
@@ -327,8 +356,8 @@ TEST(Checkpoint, ACheckpointLeftMidSwapIsRecovered) {
   std::string out = dir.file("run");
   TrainerState earlier = sampleState();
   earlier.globalStep = 6;
-  saveCheckpoint(out, saved.plan, saved.bytes(), earlier, "");
-  std::string latest = saveCheckpoint(out, saved.plan, saved.bytes(), sampleState(), "");
+  saveCheckpoint(out, saved.plan, saved.bytes(), earlier, {});
+  std::string latest = saveCheckpoint(out, saved.plan, saved.bytes(), sampleState(), {});
   fs::rename(latest, out + "/.checkpoint-12.old");
   EXPECT_EQ(findCheckpoint(out), latest);
   EXPECT_EQ(listing(out), (std::vector<std::string>{"checkpoint-12", "checkpoint-6"}));

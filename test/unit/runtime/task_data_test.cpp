@@ -246,6 +246,9 @@ TEST(TaskData, RegressionTargetsFromEveryTextFormat) {
   EXPECT_EQ(ids.data.rows[0].inputIds, (Ids{2, 30, 3}));
   EXPECT_EQ(ids.data.rows[0].target, 1.5f);
   EXPECT_EQ(ids.summary, "data: 1 row from " + files.dir.file("ids.jsonl") + " (pre-tokenized)");
+  // Text rows remember the tokenizer's settings (saved with the model); ids have none.
+  EXPECT_TRUE(tsv.tokenizer && tsv.tokenizer->lowerCase);
+  EXPECT_FALSE(ids.tokenizer);
 }
 
 TEST(TaskData, ANonNumericRegressionLabelNamesFileAndLine) {
@@ -337,6 +340,7 @@ TEST(TaskData, SquadRowsFollowTheJobsSettings) {
   ASSERT_EQ(three.data.rows.size(), 3u);
   EXPECT_EQ(three.data.rows[0].inputIds, (Ids{2, 13, 3, 1, 6, 1, 8, 9, 10, 3}));
   EXPECT_NE(three.summary.find("(cased)"), std::string::npos);
+  EXPECT_FALSE(three.tokenizer->lowerCase);
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 // Saved training state. A model folder is what Hugging Face loads (model.safetensors with HF
-// tensor names, config.json, vocab.txt); a checkpoint folder adds what an exact resume needs
+// tensor names, config.json, vocab.txt, tokenizer_config.json); a checkpoint folder adds what
+// an exact resume needs
 // (optimizer.safetensors with the AdamW moments, trainer_state.json with the step, schedule
 // and data position). Every file is replaced atomically, and a checkpoint folder appears
 // under its name only once complete, so a crash mid-save never leaves a broken checkpoint.
@@ -8,9 +9,11 @@
 #include "bertc/abi/trainer.h"
 #include "bertc/runtime/jsonl_data.h"
 #include "bertc/runtime/loss_scaler.h"
+#include "bertc/runtime/tokenizer.h"
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -59,19 +62,26 @@ void checkResumable(const TrainerState &saved, const TrainerState &current,
 /// Writes every parameter of `plan`, by its Hugging Face name, as an F32 safetensors file.
 void writeParameters(const std::string &path, const TrainerPlan &plan, const std::byte *arena);
 
+/// The tokenizer a model folder is saved with: the run's vocabulary and, when the run
+/// tokenized text, the settings it used.
+struct TokenizerFiles {
+  std::string vocabPath;                     ///< "" when the run has none
+  std::optional<TokenizerSettings> settings; ///< none for pre-tokenized data
+};
+
 /// Writes a Hugging Face model folder `dir` (created if needed): model.safetensors,
-/// config.json when the plan has one, and a copy of `vocabPath` (the vocabulary the run
-/// tokenized with) as vocab.txt when that file exists. Returns the names of the files
-/// written.
+/// config.json when the plan has one, a copy of tokenizer.vocabPath as vocab.txt when that
+/// file exists, and beside it, with tokenizer.settings, tokenizer_config.json
+/// (formatTokenizerConfig). Returns the names of the files written.
 std::vector<std::string> writeModelFolder(const std::string &dir, const TrainerPlan &plan,
-                                          const std::byte *arena, const std::string &vocabPath);
+                                          const std::byte *arena, const TokenizerFiles &tokenizer);
 
 /// Writes checkpoint `outDir`/checkpoint-STEP (STEP = state.globalStep): the model folder
 /// files, optimizer.safetensors ("<param>.exp_avg", "<param>.exp_avg_sq" per trainable
 /// parameter) and trainer_state.json. Returns the checkpoint's path.
 std::string saveCheckpoint(const std::string &outDir, const TrainerPlan &plan,
                            const std::byte *arena, const TrainerState &state,
-                           const std::string &vocabPath);
+                           const TokenizerFiles &tokenizer);
 
 /// The checkpoint `path` names: `path` itself when it holds trainer_state.json, else its
 /// complete checkpoint-N folder with the largest N. A checkpoint that an interrupted save

@@ -4,6 +4,7 @@
 // overwrites activations only: parameters and optimizer state are read, never written.
 #pragma once
 
+#include "bertc/runtime/checkpoint.h"
 #include "bertc/runtime/metrics_log.h"
 #include "bertc/runtime/plan_check.h"
 #include "bertc/runtime/progress.h"
@@ -30,10 +31,10 @@ EvalOutcome evaluate(StepRunner &runner, const TaskData &data, int64_t step, uin
 
 /// When to evaluate and where the best model goes (the trainer's --eval flags).
 struct EvalSettings {
-  int64_t every = 0;    ///< every N optimizer steps; 0: at the end of each epoch
-  std::string saveBest; ///< folder of the best model so far; "" to keep none
-  std::string vocab;    ///< copied into the best model's folder
-  bool resumed = false; ///< a resumed run: the best model in saveBest is the one to beat
+  int64_t every = 0;        ///< every N optimizer steps; 0: at the end of each epoch
+  std::string saveBest;     ///< folder of the best model so far; "" to keep none
+  TokenizerFiles tokenizer; ///< saved with the best model
+  bool resumed = false;     ///< a resumed run: the best model in saveBest is the one to beat
 };
 
 /// Evaluates during a run and keeps its best model.

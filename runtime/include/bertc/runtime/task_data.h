@@ -28,6 +28,8 @@ struct TaskData {
   std::optional<SquadDataset> squad; ///< Span: the questions, contexts and gold answers
   SquadFeatures features;            ///< Span: features[i] is data.rows[i]
   SquadOptions squadOptions;         ///< Span: how answers are picked from the logits
+  /// The settings text was tokenized with; none for pre-tokenized rows.
+  std::optional<TokenizerSettings> tokenizer;
 };
 
 /// Reads the file at `path` for `task`:

@@ -31,6 +31,12 @@ struct TokenizerSource {
 /// "PATH: key 'KEY' must be a boolean, got ..." for a value of the wrong type.
 TokenizerOverrides readTokenizerConfig(const std::string &path);
 
+/// tokenizer_config.json for `settings`, as a saved model folder holds it, so that
+/// Hugging Face's AutoTokenizer tokenizes as the run did (without the file,
+/// BertTokenizerFast lower-cases): do_lower_case, strip_accents (null when it follows
+/// do_lower_case), tokenize_chinese_chars and tokenizer_class "BertTokenizer".
+std::string formatTokenizerConfig(const TokenizerSettings &settings);
+
 /// The settings for `vocab` (loaded from vocab.path()): each of `job` that is set, else
 /// tokenizer_config.json's in the vocabulary's folder (when that file exists), else
 /// guessLowerCase(vocab) for do_lower_case and the defaults for the others.
