@@ -10,6 +10,9 @@ add_compile_options(
   "$<$<AND:$<COMPILE_LANGUAGE:CXX>,$<NOT:$<STREQUAL:$<TARGET_PROPERTY:BERTC_SANITIZERS>,none>>>:-fsanitize=undefined;-fno-sanitize-recover=undefined;-fno-omit-frame-pointer>"
   "$<$<AND:$<COMPILE_LANGUAGE:CXX>,$<STREQUAL:$<TARGET_PROPERTY:BERTC_SANITIZERS>,>>:-fsanitize=address>")
 add_link_options(-fsanitize=address,undefined)
+# The trainers bertc builds link these runtimes too (RuntimeLocations.h), whatever flags
+# they are compiled with.
+set(BERTC_RUNTIME_LINK_OPTIONS -fsanitize=address,undefined)
 
 # Sets BERTC_SANITIZERS on the targets of `directory` and below that need an exception.
 function(bertc_mark_sanitizer_exceptions directory)
