@@ -18,7 +18,7 @@
 #include "llvm/Support/StringSaver.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <iterator>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,6 +74,24 @@ std::vector<std::string> withoutAddressSanitizer(llvm::ArrayRef<std::string> fla
   return kept;
 }
 
+/// Appends each of `items` to the command `args`.
+template <typename Items> void append(std::vector<std::string> &args, const Items &items) {
+  for (const auto &item : items)
+    args.emplace_back(item);
+}
+void append(std::vector<std::string> &args, std::initializer_list<std::string> items) {
+  args.insert(args.end(), items);
+}
+
+/// The end of every trainer link: the output, then the runtime's `libraries` and pthreads.
+template <typename Libraries>
+void appendLink(std::vector<std::string> &args, llvm::StringRef output,
+                const Libraries &libraries) {
+  append(args, {"-o", output.str()});
+  append(args, libraries);
+  args.push_back("-lpthread");
+}
+
 } // namespace
 
 std::vector<std::string> trainerCxxFlags(llvm::StringRef cxxflags) {
@@ -90,14 +108,10 @@ std::vector<std::string> trainerCxxFlags(llvm::StringRef cxxflags) {
 llvm::Error buildCpuTrainer(llvm::StringRef source, llvm::StringRef output, llvm::StringRef logPath,
                             llvm::ArrayRef<std::string> extraFlags) {
   std::vector<std::string> args = {runtime_locations::kCxxCompiler, "-std=c++20", "-O2"};
-  args.insert(args.end(), extraFlags.begin(), extraFlags.end());
-  args.insert(args.end(), std::begin(runtime_locations::kIncludeFlags),
-              std::end(runtime_locations::kIncludeFlags));
-  for (std::string arg : {source.str(), std::string("-o"), output.str()})
-    args.push_back(arg);
-  for (const char *library : runtime_locations::kLinkLibraries)
-    args.push_back(library);
-  args.push_back("-lpthread");
+  append(args, extraFlags);
+  append(args, runtime_locations::kIncludeFlags);
+  append(args, {source.str()});
+  appendLink(args, output, runtime_locations::kLinkLibraries);
   return runCompiler(args, logPath);
 }
 
@@ -109,20 +123,15 @@ llvm::Error buildCudaTrainer(llvm::StringRef source, llvm::StringRef arch, llvm:
   std::string computeArch = "compute_" + arch.drop_front(3).str();
   std::vector<std::string> compile = {runtime_locations::kNvcc, "-std=c++20", "-O2",
                                       "-gencode=arch=" + computeArch + ",code=" + arch.str()};
-  compile.insert(compile.end(), std::begin(runtime_locations::kIncludeFlags),
-                 std::end(runtime_locations::kIncludeFlags));
-  for (std::string arg : {std::string("-c"), source.str(), std::string("-o"), object.str()})
-    compile.push_back(arg);
+  append(compile, runtime_locations::kIncludeFlags);
+  append(compile, {"-c", source.str(), "-o", object.str()});
   if (llvm::Error error = runCompiler(compile, logPath))
     return error;
-  std::vector<std::string> args = {runtime_locations::kCxxCompiler};
-  args.insert(args.end(), extraFlags.begin(), extraFlags.end());
-  for (std::string arg : {object.str(), std::string("-o"), output.str()})
-    args.push_back(arg);
-  for (const char *library : runtime_locations::kCudaLinkLibraries)
-    args.push_back(library);
-  args.push_back("-lpthread");
-  return runCompiler(args, logPath);
+  std::vector<std::string> link = {runtime_locations::kCxxCompiler};
+  append(link, extraFlags);
+  append(link, {object.str()});
+  appendLink(link, output, runtime_locations::kCudaLinkLibraries);
+  return runCompiler(link, logPath);
 }
 
 llvm::Error buildSimulatedCudaTrainer(llvm::StringRef source, llvm::StringRef arch,
@@ -133,23 +142,16 @@ llvm::Error buildSimulatedCudaTrainer(llvm::StringRef source, llvm::StringRef ar
   if (llvm::Error error = writeSimulatedDevice(deviceSource, arch, deviceBytes))
     return error;
   std::vector<std::string> compile = {runtime_locations::kCxxCompiler, "-std=c++20", "-O2"};
-  for (const char *flag : runtime_locations::kCudaSimCompileFlags)
-    compile.push_back(flag);
-  for (const std::string &flag : withoutAddressSanitizer(extraFlags))
-    compile.push_back(flag);
-  compile.insert(compile.end(), std::begin(runtime_locations::kIncludeFlags),
-                 std::end(runtime_locations::kIncludeFlags));
-  for (std::string arg : {std::string("-c"), source.str(), std::string("-o"), object.str()})
-    compile.push_back(arg);
+  append(compile, runtime_locations::kCudaSimCompileFlags);
+  append(compile, withoutAddressSanitizer(extraFlags));
+  append(compile, runtime_locations::kIncludeFlags);
+  append(compile, {"-c", source.str(), "-o", object.str()});
   if (llvm::Error error = runCompiler(compile, logPath))
     return error;
   std::vector<std::string> link = {runtime_locations::kCxxCompiler, "-std=c++20", "-O2"};
-  link.insert(link.end(), extraFlags.begin(), extraFlags.end());
-  for (std::string arg : {object.str(), deviceSource.str(), std::string("-o"), output.str()})
-    link.push_back(arg);
-  for (const char *library : runtime_locations::kCudaSimLinkLibraries)
-    link.push_back(library);
-  link.push_back("-lpthread");
+  append(link, extraFlags);
+  append(link, {object.str(), deviceSource.str()});
+  appendLink(link, output, runtime_locations::kCudaSimLinkLibraries);
   return runCompiler(link, logPath);
 }
 
