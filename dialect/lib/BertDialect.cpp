@@ -13,6 +13,7 @@ using namespace mlir::bert;
 #include "bert/BertInterfaces.cpp.inc"
 
 void BertDialect::initialize() {
+  registerAttributes();
   addOperations<
 #define GET_OP_LIST
 #include "bert/BertOps.cpp.inc"

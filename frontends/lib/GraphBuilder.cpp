@@ -312,64 +312,63 @@ Value ForwardBuilder::labelsInput() {
 
 /// What the trainer's data and metrics follow: the TOML's task, with classification into
 /// one label called regression and a custom head's [batch, labels] logits classification.
-StringRef taskKind(const HeadSpec &head) {
+TaskKind taskKind(const HeadSpec &head) {
   if (head.task == "classification" && head.labels == 1)
-    return "regression";
+    return TaskKind::Regression;
   if (head.task == "custom")
-    return "classification";
-  return head.task;
+    return TaskKind::Classification;
+  return *bert::parseTaskKind(head.task);
 }
 
-/// Every setting the generated trainer reads, keyed as in the TOML where one exists.
-DictionaryAttr trainSettings(const JobSpec &spec, Builder &builder) {
+/// The [train] settings the trainer is compiled with (train_settings.def).
+bert::TrainAttr trainSettings(const JobSpec &spec, MLIRContext &ctx) {
   const TrainSpec &train = spec.train;
-  auto integer = [&](int64_t value) { return builder.getI64IntegerAttr(value); };
-  auto real = [&](double value) { return builder.getF64FloatAttr(value); };
-  auto text = [&](StringRef value) { return builder.getStringAttr(value); };
-  // A tokenizer setting the job leaves to tokenizer_config.json is -1.
-  auto choice = [&](std::optional<bool> value) { return integer(value ? int64_t(*value) : -1); };
-  const DataSpec &data = spec.data;
-  NamedAttribute settings[] = {
-      builder.getNamedAttr("batch", integer(train.batch)),
-      builder.getNamedAttr("seq_len", integer(train.seqLen)),
-      builder.getNamedAttr("epochs", integer(train.epochs)),
-      builder.getNamedAttr("steps", integer(train.steps)),
-      builder.getNamedAttr("lr", real(train.lr)),
-      builder.getNamedAttr("weight_decay", real(train.weightDecay)),
-      builder.getNamedAttr("beta1", real(train.beta1)),
-      builder.getNamedAttr("beta2", real(train.beta2)),
-      builder.getNamedAttr("adam_eps", real(train.adamEps)),
-      builder.getNamedAttr("schedule", text(train.schedule)),
-      builder.getNamedAttr("warmup", real(train.warmup)),
-      builder.getNamedAttr("max_grad_norm", real(train.maxGradNorm)),
-      builder.getNamedAttr("seed", integer(train.seed)),
-      builder.getNamedAttr("shuffle", builder.getBoolAttr(train.shuffle)),
-      builder.getNamedAttr("precision", text(train.precision)),
-      builder.getNamedAttr("num_labels", integer(spec.head.labels)),
-      builder.getNamedAttr("initializer_range", real(spec.model.initializerRange)),
-      builder.getNamedAttr("vocab", integer(spec.model.vocab)),
-      builder.getNamedAttr("type_vocab", integer(spec.model.typeVocab)),
-      builder.getNamedAttr("train_data", text(spec.data.train)),
-      builder.getNamedAttr("eval_data", text(spec.data.eval)),
-      builder.getNamedAttr("text_field", text(spec.data.text)),
-      builder.getNamedAttr("text_pair_field", text(spec.data.textPair)),
-      builder.getNamedAttr("label_field", text(spec.data.label)),
-      builder.getNamedAttr("task", text(taskKind(spec.head))),
-      builder.getNamedAttr("init_checkpoint", text(spec.model.initCheckpoint)),
-      builder.getNamedAttr("vocab_file", text(spec.model.vocabFile)),
-      builder.getNamedAttr("group_by_length", builder.getBoolAttr(spec.data.groupByLength)),
-      builder.getNamedAttr("do_lower_case", choice(data.doLowerCase)),
-      builder.getNamedAttr("strip_accents", choice(data.stripAccents)),
-      builder.getNamedAttr("tokenize_chinese_chars", choice(data.tokenizeChineseChars)),
-      builder.getNamedAttr("doc_stride", integer(data.docStride)),
-      builder.getNamedAttr("max_query_length", integer(data.maxQueryLength)),
-      builder.getNamedAttr("max_answer_length", integer(data.maxAnswerLength)),
-      builder.getNamedAttr("n_best", integer(data.nBest)),
-  };
-  return builder.getDictionaryAttr(settings);
+  bert::TrainValues values;
+  values.batch = train.batch;
+  values.epochs = train.epochs;
+  values.steps = train.steps;
+  values.lr = train.lr;
+  values.weightDecay = train.weightDecay;
+  values.beta1 = train.beta1;
+  values.beta2 = train.beta2;
+  values.eps = train.adamEps;
+  values.schedule = *bert::parseLrSchedule(train.schedule);
+  values.warmup = train.warmup;
+  values.seed = uint64_t(train.seed);
+  values.shuffle = train.shuffle;
+  values.numLabels = spec.head.labels;
+  values.initializerRange = spec.model.initializerRange;
+  values.vocab = spec.model.vocab;
+  values.typeVocab = spec.model.typeVocab;
+  values.task = taskKind(spec.head);
+  values.maxGradNorm = train.maxGradNorm;
+  return bert::TrainAttr::get(&ctx, values);
 }
 
 } // namespace
+
+JobDataSettings bertc::jobDataSettings(const JobSpec &spec) {
+  // A tokenizer setting the job leaves to tokenizer_config.json is -1.
+  auto choice = [](std::optional<bool> value) { return value ? int64_t(*value) : -1; };
+  const DataSpec &data = spec.data;
+  JobDataSettings settings;
+  settings.trainData = data.train.c_str();
+  settings.evalData = data.eval.c_str();
+  settings.initCheckpoint = spec.model.initCheckpoint.c_str();
+  settings.vocabFile = spec.model.vocabFile.c_str();
+  settings.groupByLength = data.groupByLength;
+  settings.textField = data.text.c_str();
+  settings.textPairField = data.textPair.c_str();
+  settings.labelField = data.label.c_str();
+  settings.doLowerCase = choice(data.doLowerCase);
+  settings.stripAccents = choice(data.stripAccents);
+  settings.tokenizeChineseChars = choice(data.tokenizeChineseChars);
+  settings.docStride = data.docStride;
+  settings.maxQueryLength = data.maxQueryLength;
+  settings.maxAnswerLength = data.maxAnswerLength;
+  settings.nBest = data.nBest;
+  return settings;
+}
 
 OwningOpRef<ModuleOp> bertc::buildTrainGraph(const JobSpec &spec, int64_t microBatch,
                                              MLIRContext &ctx) {
@@ -386,7 +385,7 @@ OwningOpRef<ModuleOp> bertc::buildTrainGraph(const JobSpec &spec, int64_t microB
   OpBuilder builder(&ctx);
   (*module)->setAttr("bert.max_batch", builder.getI64IntegerAttr(microBatch));
   (*module)->setAttr("bert.max_seq", builder.getI64IntegerAttr(spec.train.seqLen));
-  (*module)->setAttr("bert.train", trainSettings(spec, builder));
+  (*module)->setAttr("bert.train", trainSettings(spec, ctx));
   (*module)->setAttr("bert.hf_config", builder.getStringAttr(huggingFaceConfigJson(spec)));
 
   builder.setInsertionPointToEnd(module->getBody());

@@ -257,7 +257,7 @@ RunSetup startRun(const TrainerOptions &options, const Dataset &data, const std:
   RunSetup setup{};
   setup.seed = options.seed.value_or(resumed ? resumed->seed : settings.seed);
   setup.groupByLength =
-      options.groupByLength || settings.groupByLength || (resumed && resumed->groupByLength);
+      options.groupByLength || plan.data.groupByLength || (resumed && resumed->groupByLength);
   setup.totalSteps = options.steps    ? *options.steps
                      : options.epochs ? stepsForEpochs(settings, *options.epochs, data.rows.size())
                      : resumed        ? resumed->maxSteps
@@ -291,7 +291,7 @@ RunSetup startRun(const TrainerOptions &options, const Dataset &data, const std:
 }
 
 /// The [data] settings the trainer was compiled with, and the vocabulary of --vocab.
-DataSettings dataSettings(const TrainSettings &settings, const std::string &vocab) {
+DataSettings dataSettings(const JobDataSettings &settings, const std::string &vocab) {
   auto choice = [](int64_t value) { return value < 0 ? std::nullopt : std::optional(value != 0); };
   DataSettings data;
   data.fields = {settings.textField, settings.textPairField, settings.labelField};
@@ -324,9 +324,9 @@ void saveFinal(const std::string &save, const TokenizerFiles &tokenizer, StepRun
 
 int run(const Trainer &trainer, int argc, char **argv) {
   const TrainerPlan &plan = *trainer.plan;
-  TrainerOptions options = parseTrainerFlags(plan.train, argc, argv);
+  TrainerOptions options = parseTrainerFlags(plan.data, argc, argv);
   if (options.help) {
-    printTrainerUsage(plan.train, stdout);
+    printTrainerUsage(plan, stdout);
     return 0;
   }
   if (options.planCheck && !plan.planChecks)
@@ -340,7 +340,7 @@ int run(const Trainer &trainer, int argc, char **argv) {
   const TrainSettings &settings = plan.train;
   DataLimits limits{settings.seqLen, settings.numLabels, settings.vocab, settings.typeVocab};
   TaskData training =
-      loadTaskData(settings.task, options.data, limits, dataSettings(settings, options.vocab));
+      loadTaskData(settings.task, options.data, limits, dataSettings(plan.data, options.vocab));
   inform(training.summary);
   const Dataset &data = training.data;
   // Saved folders carry the tokenizer the training data was tokenized with.
@@ -348,7 +348,7 @@ int run(const Trainer &trainer, int argc, char **argv) {
   std::unique_ptr<TrainingEvaluator> evaluator;
   if (!options.eval.empty()) {
     TaskData eval =
-        loadTaskData(settings.task, options.eval, limits, dataSettings(settings, options.vocab));
+        loadTaskData(settings.task, options.eval, limits, dataSettings(plan.data, options.vocab));
     inform("eval " + eval.summary);
     evaluator = std::make_unique<TrainingEvaluator>(
         std::move(eval),
@@ -394,7 +394,7 @@ int main(int argc, char **argv) {
     return run(trainer, argc, argv);
   } catch (const UsageError &error) {
     std::fprintf(stderr, "trainer: error: %s\n", error.what());
-    printTrainerUsage(trainer.plan->train, stderr);
+    printTrainerUsage(*trainer.plan, stderr);
     return kExitUsage;
   } catch (const ArenaAllocationError &error) {
     std::fprintf(stderr, "trainer: error: %s\n", error.what());

@@ -12,9 +12,11 @@
 
 namespace bertc {
 
-void printTrainerUsage(const TrainSettings &train, std::FILE *out) {
-  std::string initDefault = train.initCheckpoint[0]
-                                ? train.initCheckpoint + std::string("; --init= for random")
+void printTrainerUsage(const TrainerPlan &plan, std::FILE *out) {
+  const TrainSettings &train = plan.train;
+  const JobDataSettings &data = plan.data;
+  std::string initDefault = data.initCheckpoint[0]
+                                ? data.initCheckpoint + std::string("; --init= for random")
                                 : "none: random from the seed";
   std::string stepsDefault =
       train.steps > 0 ? " (default: " + std::to_string(train.steps) + ")" : "";
@@ -55,10 +57,10 @@ void printTrainerUsage(const TrainSettings &train, std::FILE *out) {
       "                    when it dies and stop on any read of bytes it no longer owns\n"
       "                    (a CPU trainer built with bertc --plan-check)\n"
       "  --help            show this help\n",
-      train.trainData[0] ? train.trainData : "none, --data is required",
-      train.vocabFile[0] ? train.vocabFile : "none", initDefault.c_str(), stepsDefault.c_str(),
+      data.trainData[0] ? data.trainData : "none, --data is required",
+      data.vocabFile[0] ? data.vocabFile : "none", initDefault.c_str(), stepsDefault.c_str(),
       static_cast<long long>(train.epochs), static_cast<unsigned long long>(train.seed),
-      train.groupByLength ? " (default: on)" : "", train.evalData[0] ? train.evalData : "none");
+      data.groupByLength ? " (default: on)" : "", data.evalData[0] ? data.evalData : "none");
 }
 
 namespace {
@@ -100,12 +102,12 @@ void requireWritableSaveTargets(const TrainerOptions &options) {
   }
 }
 
-TrainerOptions parseTrainerFlags(const TrainSettings &train, int argc, char **argv) {
+TrainerOptions parseTrainerFlags(const JobDataSettings &data, int argc, char **argv) {
   TrainerOptions options;
-  options.data = train.trainData;
-  options.vocab = train.vocabFile;
-  options.init = train.initCheckpoint;
-  options.eval = train.evalData;
+  options.data = data.trainData;
+  options.vocab = data.vocabFile;
+  options.init = data.initCheckpoint;
+  options.eval = data.evalData;
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
     if (flag == "--help" || flag == "-h" || flag == "--plan-check" || flag == "--quiet" ||

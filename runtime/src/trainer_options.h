@@ -1,5 +1,5 @@
 // The generated trainer's command line: flags, their defaults from the compiled settings
-// (TrainSettings), the usage text and the checks between flags. Private to the runtime's
+// (TrainerPlan), the usage text and the checks between flags. Private to the runtime's
 // driver (trainer_main.cpp).
 #pragma once
 
@@ -43,10 +43,10 @@ struct TrainerOptions {
 /// Parses the command line, defaults from `train`; flags accept "--flag VALUE" and
 /// "--flag=VALUE". Throws UsageError for an unknown flag, a missing or malformed value, or
 /// flags that conflict.
-TrainerOptions parseTrainerFlags(const TrainSettings &train, int argc, char **argv);
+TrainerOptions parseTrainerFlags(const JobDataSettings &data, int argc, char **argv);
 
 /// Writes the usage text, with the defaults of `train`, to `out`.
-void printTrainerUsage(const TrainSettings &train, std::FILE *out);
+void printTrainerUsage(const TrainerPlan &plan, std::FILE *out);
 
 /// Whether a --save path names one safetensors file (it ends in ".safetensors") rather than
 /// a model folder.

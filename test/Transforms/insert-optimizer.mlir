@@ -8,7 +8,7 @@
 // CHECK-NEXT: %[[B:.*]] = bert.param "b"
 // CHECK-NEXT: bert.adamw %[[B]] {{{.*}}weight_decay = 0.000000e+00 : f64}
 // CHECK-NEXT: return
-module attributes {bert.train = {beta1 = 0.9 : f64, beta2 = 0.999 : f64, adam_eps = 1.0e-8 : f64, weight_decay = 0.01 : f64}} {
+module attributes {bert.train = #bert.train<batch = 1, epochs = 1, steps = 0, lr = 1.0e-03, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "constant", warmup = 0.0, seed = 42, shuffle = false, num_labels = 2, initializer_range = 0.02, vocab = 16, type_vocab = 2, task = "classification", max_grad_norm = 0.0>} {
   func.func @micro_step() -> tensor<f32> {
     %labels = bert.input "labels" : tensor<?xi32>
     %x = bert.param "frozen" {group = "pooler", trainable = false, decay = true, init = "normal"} : tensor<4x2xf32>

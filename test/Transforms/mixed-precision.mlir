@@ -62,15 +62,13 @@
 //                                                                [512, 1224): 712 B
 //   gradients:  emb 512 @1280, ln.weight 32 @1792, w 64 @1856, b 8 @1920
 //                                                                [1280, 1928): 648 B
-// PLAN: gradients = array<i64: 1280, 648>
-// PLAN-SAME: master_weights = array<i64: 512, 712>
-// PLAN-SAME: parameters = array<i64: 0, 452>
+// PLAN: parameters = [0, 452], master_weights = [512, 712], gradients = [1280, 648]
 // PLAN-LABEL: func.func @micro_step
 // PLAN: bert.param "emb" {arena.adam_m = 1984 : i64, arena.adam_v = 2688 : i64, arena.grad = 1280 : i64, arena.master = 512 : i64, arena.value = 0 : i64
 // PLAN: bert.param "ln.bias" {arena.master = 1088 : i64, arena.value = 320 : i64,
 // PLAN-LABEL: func.func @optimizer_step
 // PLAN: bert.param "emb" {{{.*}}arena.master = 512 : i64, arena.value = 0 : i64
-module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.train = {adam_eps = 1.000000e-08 : f64, beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, weight_decay = 1.000000e-02 : f64}} {
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.train = #bert.train<batch = 4, epochs = 1, steps = 0, lr = 1.0e-03, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "constant", warmup = 0.0, seed = 42, shuffle = false, num_labels = 2, initializer_range = 0.02, vocab = 16, type_vocab = 2, task = "classification", max_grad_norm = 0.0>} {
   func.func @micro_step() -> tensor<f32> {
     %0 = bert.input "input_ids" : tensor<?x?xi32>
     %1 = bert.input "labels" : tensor<?xi32>

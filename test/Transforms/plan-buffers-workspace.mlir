@@ -4,22 +4,21 @@
 // The CUDA kernels' workspace: LayerNorm keeps a mean and an rstd per row, 2 x 4 rows x 2
 // fp32 = 64 B, one scratch slot @1536 (after the optimizer state [1024, 1480), aligned)
 // that the forward and the backward both use. Inputs follow @1600, activations @1728.
-// CHECK: bert.plan = {activations = array<i64: 1728, 1028>, arena_bytes = 12160 : i64,
+// CHECK: bert.plan = #bert.plan<arena_bytes = 12160,
+// CHECK-SAME: scratch = [1536, 64], inputs = [1600, 72], activations = [1728, 1028],
 // The CUDA runtime's workspace comes last: 1728 + 1028 = 2756, aligned 2816; the GEMM
 // library's 1000 bytes, then @3840 the optimizer's tables: 4 trainable parameters of one
 // AdamW chunk each (4 x 24 B), 1024 partial sums (8192 B), the norm and the overflow flag
 // (4 B each) = 8296 B, ending at 12136 -> 12160.
-// CHECK-SAME: gemm_workspace = array<i64: 2816, 9320>,
-// CHECK-SAME: inputs = array<i64: 1600, 72>,
-// CHECK-SAME: scratch = array<i64: 1536, 64>}
+// CHECK-SAME: gemm_workspace = [2816, 9320],
 // CHECK: bert.layernorm {{.*}}arena.workspace = 1536 : i64
 // CHECK: bert.layernorm_grad {{.*}}arena.workspace = 1536 : i64
 
 // Without it (the CPU target) every other offset is the same and the arena ends at 2816.
-// CPU: bert.plan = {activations = array<i64: 1728, 1028>, arena_bytes = 2816 : i64,
-// CPU-SAME: gemm_workspace = array<i64: 2816, 0>,
-// CPU-SAME: scratch = array<i64: 1536, 64>}
-module attributes {bert.max_batch = 2 : i64, bert.max_seq = 4 : i64, bert.train = {beta1 = 0.9 : f32, beta2 = 0.999 : f32, adam_eps = 1.0e-8 : f32, weight_decay = 0.01 : f32}} {
+// CPU: bert.plan = #bert.plan<arena_bytes = 2816,
+// CPU-SAME: scratch = [1536, 64], inputs = [1600, 72], activations = [1728, 1028],
+// CPU-SAME: gemm_workspace = [2816, 0],
+module attributes {bert.max_batch = 2 : i64, bert.max_seq = 4 : i64, bert.train = #bert.train<batch = 2, epochs = 1, steps = 0, lr = 1.0e-03, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "constant", warmup = 0.0, seed = 42, shuffle = false, num_labels = 2, initializer_range = 0.02, vocab = 16, type_vocab = 2, task = "classification", max_grad_norm = 0.0>} {
   func.func @micro_step() -> tensor<f32> {
     %ids = bert.input "input_ids" : tensor<?x?xi32>
     %labels = bert.input "labels" : tensor<?xi32>

@@ -7,11 +7,10 @@
 //   moments m: w @768, b @832; v: w @896, b @960                         optimizer  [768, 968)
 //   no attention: empty scratch @1024; inputs: ids [4,8] i32 = 128 B @1024, labels @1152
 //   activations begin at 1216 (1168 rounded up to 64).
-// CHECK: bert.plan = {activations = array<i64: 1216, 1152>, arena_bytes = 2368 : i64,
-// CHECK-SAME: gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1408 : i64,
-// CHECK-SAME: lower_bound_bytes = 2368 : i64, master_weights = array<i64: 640, 0>,
-// CHECK-SAME: optimizer_state = array<i64: 768, 200>,
-// CHECK-SAME: parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}
+// CHECK: bert.plan = #bert.plan<arena_bytes = 2368, parameters = [0, 584],
+// CHECK-SAME: master_weights = [640, 0], gradients = [640, 72], optimizer_state = [768, 200],
+// CHECK-SAME: scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 1152],
+// CHECK-SAME: gemm_workspace = [2368, 0], lower_bound_bytes = 2368, loss = 1408>
 // CHECK-LABEL: func.func @micro_step
 // CHECK: bert.input "input_ids" {arena.offsets = array<i64: 1024>}
 // CHECK: bert.input "labels" {arena.offsets = array<i64: 1152>}
@@ -42,7 +41,7 @@
 // CHECK: bert.bias_grad {{.*}}arena.offsets = array<i64: 1344>
 // CHECK-LABEL: func.func @optimizer_step
 // CHECK: bert.param "w" {arena.adam_m = 768 : i64, arena.adam_v = 896 : i64, arena.grad = 640 : i64, arena.value = 512 : i64
-module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.train = {beta1 = 0.9 : f32, beta2 = 0.999 : f32, adam_eps = 1.0e-8 : f32, weight_decay = 0.01 : f32}} {
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.train = #bert.train<batch = 4, epochs = 1, steps = 0, lr = 1.0e-03, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "constant", warmup = 0.0, seed = 42, shuffle = false, num_labels = 2, initializer_range = 0.02, vocab = 16, type_vocab = 2, task = "classification", max_grad_norm = 0.0>} {
   func.func @micro_step() -> tensor<f32> {
     %ids = bert.input "input_ids" : tensor<?x?xi32>
     %labels = bert.input "labels" : tensor<?xi32>

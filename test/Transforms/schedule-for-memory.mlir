@@ -20,7 +20,7 @@
 // CHECK: %[[DW1:.*]] = bert.linear_grad_weight
 // CHECK-NEXT: bert.accumulate_grad %{{.*}}, %[[DW1]]
 // CHECK-NEXT: return
-module attributes {bert.max_batch = 1 : i64, bert.max_seq = 1 : i64, bert.train = {beta1 = 0.9 : f32, beta2 = 0.999 : f32, adam_eps = 1.0e-8 : f32, weight_decay = 0.01 : f32}} {
+module attributes {bert.max_batch = 1 : i64, bert.max_seq = 1 : i64, bert.train = #bert.train<batch = 1, epochs = 1, steps = 0, lr = 1.0e-03, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "constant", warmup = 0.0, seed = 42, shuffle = false, num_labels = 2, initializer_range = 0.02, vocab = 16, type_vocab = 2, task = "classification", max_grad_norm = 0.0>} {
   func.func @micro_step() -> tensor<f32> {
     %ids = bert.input "input_ids" : tensor<?x?xi32>
     %labels = bert.input "labels" : tensor<?xi32>

@@ -7,7 +7,7 @@
 
 // gelu may take over e's bytes in place (e dies at gelu), but select_token is no
 // in-place op and reads gelu(e) at step 5: it may not start inside gelu(e)'s bytes.
-module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [768, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 2048], gemm_workspace = [0, 0], lower_bound_bytes = 3264, loss = 1472>} {
   func.func @micro_step() -> tensor<f32> {
     %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
     %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
@@ -35,7 +35,7 @@ module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan =
 
 // gelu is an in-place op, but e is read again at step 5 (select_token), so e does not
 // die at gelu and gelu may not take over its bytes.
-module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [768, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 2048], gemm_workspace = [0, 0], lower_bound_bytes = 3264, loss = 1472>} {
   func.func @micro_step() -> tensor<f32> {
     %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
     %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
@@ -57,7 +57,7 @@ module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan =
 
 // d logits (step 11) is read by bias_grad at step 13, so d w (step 12) may not
 // start inside it: [1408, 1472) against [1408, 1440).
-module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [768, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 2048], gemm_workspace = [0, 0], lower_bound_bytes = 3264, loss = 1472>} {
   func.func @micro_step() -> tensor<f32> {
     %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
     %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
@@ -84,7 +84,7 @@ module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan =
 // -----
 
 // The returned loss has no user after step 9 but lives to the end: d b may not reuse it.
-module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [768, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 2048], gemm_workspace = [0, 0], lower_bound_bytes = 3264, loss = 1472>} {
   func.func @micro_step() -> tensor<f32> {
     %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
     %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
@@ -111,7 +111,7 @@ module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan =
 // -----
 
 // Parameter slots are live for the whole step: b's value on top of w's.
-module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [768, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 2048], gemm_workspace = [0, 0], lower_bound_bytes = 3264, loss = 1472>} {
   func.func @micro_step() -> tensor<f32> {
     %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
     %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
@@ -138,7 +138,7 @@ module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan =
 // -----
 
 // gelu moved up by 64 bytes ends at 3328, past the 3264-byte arena.
-module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [768, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 2048], gemm_workspace = [0, 0], lower_bound_bytes = 3264, loss = 1472>} {
   func.func @micro_step() -> tensor<f32> {
     %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
     %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
@@ -164,7 +164,7 @@ module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan =
 // -----
 
 // w's gradient inside the arena but in the optimizer state (on top of w's first moment).
-module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [768, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 2048], gemm_workspace = [0, 0], lower_bound_bytes = 3264, loss = 1472>} {
   func.func @micro_step() -> tensor<f32> {
     %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
     %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
@@ -190,7 +190,7 @@ module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan =
 // -----
 
 // An activation in the labels' slot: outside the activations region.
-module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [768, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 2048], gemm_workspace = [0, 0], lower_bound_bytes = 3264, loss = 1472>} {
   func.func @micro_step() -> tensor<f32> {
     %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
     %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
@@ -217,7 +217,7 @@ module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan =
 
 // A valid plan padded to 4096 bytes, over the 3264-byte budget of the RUN line.
 // expected-error@+1 {{the plan needs 4096 bytes, over the budget of 3264 bytes}}
-module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 4096 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = #bert.plan<arena_bytes = 4096, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [768, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 2048], gemm_workspace = [0, 0], lower_bound_bytes = 4096, loss = 1472>} {
   func.func @micro_step() -> tensor<f32> {
     %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
     %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
@@ -243,33 +243,7 @@ module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan =
 
 // The optimizer state starting at 704 overlaps the gradients' last 8 bytes.
 // expected-error@+1 {{bert.plan regions 'gradients' [640, 712) and 'optimizer_state' [704, 968) overlap}}
-module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, optimizer_state = array<i64: 704, 264>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
-  func.func @micro_step() -> tensor<f32> {
-    %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
-    %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
-    %2 = bert.param "t" {arena.value = 0 : i64, decay = true, group = "embeddings", init = "normal", trainable = false} : tensor<16x8xf32>
-    %3 = bert.embedding %0, %2 {arena.offsets = array<i64: 1216>} : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
-    %4 = bert.gelu %3 {arena.offsets = array<i64: 2240>} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
-    %5 = bert.select_token %4 {arena.offsets = array<i64: 1216>, index = 0 : i64} : (tensor<?x?x8xf32>) -> tensor<?x8xf32>
-    %6 = bert.param "w" {arena.adam_m = 768 : i64, arena.adam_v = 896 : i64, arena.grad = 640 : i64, arena.value = 512 : i64, decay = true, group = "classifier", init = "normal", trainable = true} : tensor<2x8xf32>
-    %7 = bert.param "b" {arena.adam_m = 832 : i64, arena.adam_v = 960 : i64, arena.grad = 704 : i64, arena.value = 576 : i64, decay = false, group = "classifier", init = "zeros", trainable = true} : tensor<2xf32>
-    %8 = bert.linear %5, %6, %7 {arena.offsets = array<i64: 1344>} : (tensor<?x8xf32>, tensor<2x8xf32>, tensor<2xf32>) -> tensor<?x2xf32>
-    %9 = bert.cross_entropy %8, %1 {arena.offsets = array<i64: 1472>} : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
-    %10 = bert.fill 1.000000e+00 {arena.offsets = array<i64: 1536>} : tensor<f32>
-    %11 = bert.cross_entropy_grad %10, %8, %1 {arena.offsets = array<i64: 1408>} : (tensor<f32>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x2xf32>
-    %12 = bert.linear_grad_weight %11, %5 {arena.offsets = array<i64: 1344>} : (tensor<?x2xf32>, tensor<?x8xf32>) -> tensor<2x8xf32>
-    %13 = bert.bias_grad %11 {arena.offsets = array<i64: 1216>} : (tensor<?x2xf32>) -> tensor<2xf32>
-    bert.accumulate_grad %6, %12 : tensor<2x8xf32>, tensor<2x8xf32>
-    bert.accumulate_grad %7, %13 : tensor<2xf32>, tensor<2xf32>
-    return %9 : tensor<f32>
-  }
-}
-
-// -----
-
-// The activations region claims 64 bytes past the arena.
-// expected-error@+1 {{bert.plan region 'activations' [1216, 3328) is not inside the arena of 3264 bytes}}
-module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2112>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [704, 264], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 2048], gemm_workspace = [0, 0], lower_bound_bytes = 3264, loss = 1472>} {
   func.func @micro_step() -> tensor<f32> {
     %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
     %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
@@ -294,7 +268,7 @@ module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan =
 // -----
 
 // gelu lost its arena.offsets.
-module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [768, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 2048], gemm_workspace = [0, 0], lower_bound_bytes = 3264, loss = 1472>} {
   func.func @micro_step() -> tensor<f32> {
     %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
     %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
@@ -320,7 +294,7 @@ module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan =
 // -----
 
 // A trainable parameter without a gradient slot.
-module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [768, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 2048], gemm_workspace = [0, 0], lower_bound_bytes = 3264, loss = 1472>} {
   func.func @micro_step() -> tensor<f32> {
     %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
     %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
@@ -372,7 +346,7 @@ module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64} {
 // -----
 
 // @optimizer_step would update w through b's gradient slot.
-module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [768, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 2048], gemm_workspace = [0, 0], lower_bound_bytes = 3264, loss = 1472>} {
   func.func @micro_step() -> tensor<f32> {
     %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
     %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
@@ -406,7 +380,7 @@ module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan =
 
 // The plan's loss offset is the seed's slot, not the returned value's.
 // expected-error@+1 {{bert.plan 'loss' is not the offset of the value @micro_step returns}}
-module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1536 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}} {
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [768, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 2048], gemm_workspace = [0, 0], lower_bound_bytes = 3264, loss = 1536>} {
   func.func @micro_step() -> tensor<f32> {
     %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
     %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>

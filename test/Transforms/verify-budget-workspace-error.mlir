@@ -3,7 +3,7 @@
 // CPU), each broken in one way.
 
 // A LayerNorm's kernel workspace must lie in the scratch region [1536, 1600).
-module attributes {bert.max_batch = 2 : i64, bert.max_seq = 4 : i64, bert.plan = {activations = array<i64: 1728, 1028>, arena_bytes = 2816 : i64, gemm_workspace = array<i64: 2816, 0>, gradients = array<i64: 768, 200>, inputs = array<i64: 1600, 72>, loss = 2752 : i64, lower_bound_bytes = 2636 : i64, master_weights = array<i64: 768, 0>, optimizer_state = array<i64: 1024, 456>, parameters = array<i64: 0, 712>, scratch = array<i64: 1536, 64>}, bert.train = {adam_eps = 9.99999993E-9 : f32, beta1 = 0.899999976 : f32, beta2 = 9.990000e-01 : f32, weight_decay = 0.00999999977 : f32}} {
+module attributes {bert.max_batch = 2 : i64, bert.max_seq = 4 : i64, bert.plan = #bert.plan<arena_bytes = 2816, parameters = [0, 712], master_weights = [768, 0], gradients = [768, 200], optimizer_state = [1024, 456], scratch = [1536, 64], inputs = [1600, 72], activations = [1728, 1028], gemm_workspace = [2816, 0], lower_bound_bytes = 2636, loss = 2752>, bert.train = #bert.train<batch = 2, epochs = 1, steps = 0, lr = 1.0e-03, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "constant", warmup = 0.0, seed = 42, shuffle = false, num_labels = 2, initializer_range = 0.02, vocab = 16, type_vocab = 2, task = "classification", max_grad_norm = 0.0>} {
   func.func @micro_step() -> tensor<f32> {
     %0 = bert.input "input_ids" {arena.offsets = array<i64: 1600>} : tensor<?x?xi32>
     %1 = bert.input "labels" {arena.offsets = array<i64: 1664>} : tensor<?xi32>
@@ -47,7 +47,7 @@ module attributes {bert.max_batch = 2 : i64, bert.max_seq = 4 : i64, bert.plan =
 // -----
 
 // Every LayerNorm needs a kernel workspace (the CUDA kernels keep its statistics there).
-module attributes {bert.max_batch = 2 : i64, bert.max_seq = 4 : i64, bert.plan = {activations = array<i64: 1728, 1028>, arena_bytes = 2816 : i64, gemm_workspace = array<i64: 2816, 0>, gradients = array<i64: 768, 200>, inputs = array<i64: 1600, 72>, loss = 2752 : i64, lower_bound_bytes = 2636 : i64, master_weights = array<i64: 768, 0>, optimizer_state = array<i64: 1024, 456>, parameters = array<i64: 0, 712>, scratch = array<i64: 1536, 64>}, bert.train = {adam_eps = 9.99999993E-9 : f32, beta1 = 0.899999976 : f32, beta2 = 9.990000e-01 : f32, weight_decay = 0.00999999977 : f32}} {
+module attributes {bert.max_batch = 2 : i64, bert.max_seq = 4 : i64, bert.plan = #bert.plan<arena_bytes = 2816, parameters = [0, 712], master_weights = [768, 0], gradients = [768, 200], optimizer_state = [1024, 456], scratch = [1536, 64], inputs = [1600, 72], activations = [1728, 1028], gemm_workspace = [2816, 0], lower_bound_bytes = 2636, loss = 2752>, bert.train = #bert.train<batch = 2, epochs = 1, steps = 0, lr = 1.0e-03, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "constant", warmup = 0.0, seed = 42, shuffle = false, num_labels = 2, initializer_range = 0.02, vocab = 16, type_vocab = 2, task = "classification", max_grad_norm = 0.0>} {
   func.func @micro_step() -> tensor<f32> {
     %0 = bert.input "input_ids" {arena.offsets = array<i64: 1600>} : tensor<?x?xi32>
     %1 = bert.input "labels" {arena.offsets = array<i64: 1664>} : tensor<?xi32>

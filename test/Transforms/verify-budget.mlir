@@ -10,10 +10,10 @@
 // Regions: parameters [0, 584), gradients [640, 712), optimizer_state [768, 968),
 // scratch [1024, 1024) (empty, so it may share an offset with inputs), inputs
 // [1024, 1168), activations [1216, 3264) = arena_bytes.
-// CHECK: bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64,
-// CHECK-SAME: gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64,
-// CHECK-SAME: optimizer_state = array<i64: 768, 200>,
-// CHECK-SAME: parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}
+// CHECK: bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584],
+// CHECK-SAME: gradients = [640, 72], optimizer_state = [768, 200], scratch = [1024, 0],
+// CHECK-SAME: inputs = [1024, 144], activations = [1216, 2048],
+// CHECK-SAME: loss = 1472>
 // CHECK-LABEL: func.func @micro_step
 // CHECK: bert.input "input_ids" {arena.offsets = array<i64: 1024>}
 // CHECK: bert.input "labels" {arena.offsets = array<i64: 1152>}
@@ -34,7 +34,7 @@
 // CHECK: bert.bias_grad {{.*}}arena.offsets = array<i64: 1216>
 // CHECK-LABEL: func.func @optimizer_step
 // CHECK: bert.param "w" {arena.adam_m = 768 : i64, arena.adam_v = 896 : i64, arena.grad = 640 : i64, arena.value = 512 : i64
-module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = {activations = array<i64: 1216, 2048>, arena_bytes = 3264 : i64, gradients = array<i64: 640, 72>, inputs = array<i64: 1024, 144>, loss = 1472 : i64, lower_bound_bytes = 3264 : i64, optimizer_state = array<i64: 768, 200>, parameters = array<i64: 0, 584>, scratch = array<i64: 1024, 0>}, bert.train = {adam_eps = 9.99999993E-9 : f32, beta1 = 0.899999976 : f32, beta2 = 9.990000e-01 : f32, weight_decay = 0.00999999977 : f32}} {
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [768, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 2048], gemm_workspace = [0, 0], lower_bound_bytes = 3264, loss = 1472>, bert.train = #bert.train<batch = 4, epochs = 1, steps = 0, lr = 1.0e-03, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "constant", warmup = 0.0, seed = 42, shuffle = false, num_labels = 2, initializer_range = 0.02, vocab = 16, type_vocab = 2, task = "classification", max_grad_norm = 0.0>} {
   func.func @micro_step() -> tensor<f32> {
     %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
     %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>

@@ -18,16 +18,16 @@ FailureOr<func::FuncOp> getOptimizerStep(ModuleOp module) {
   return module.emitError("module has no @optimizer_step: run -bertc-insert-optimizer");
 }
 
-FailureOr<double> getTrainNumber(ModuleOp module, StringRef key) {
-  auto train = module->getAttrOfType<DictionaryAttr>("bert.train");
-  if (!train)
-    return module.emitError("training module has no 'bert.train' settings");
-  Attribute value = train.get(key);
-  if (auto f = dyn_cast_or_null<FloatAttr>(value))
-    return f.getValueAsDouble();
-  if (auto i = dyn_cast_or_null<IntegerAttr>(value))
-    return double(i.getInt());
-  return module.emitError() << "'bert.train' has no numeric setting '" << key << "'";
+FailureOr<bert::TrainAttr> getTrainSettings(ModuleOp module) {
+  if (auto train = module->getAttrOfType<bert::TrainAttr>("bert.train"))
+    return train;
+  return module.emitError("training module has no 'bert.train' settings");
+}
+
+FailureOr<bert::PlanAttr> getPlan(ModuleOp module) {
+  if (auto plan = module->getAttrOfType<bert::PlanAttr>("bert.plan"))
+    return plan;
+  return module.emitError("module has no memory plan: run -bertc-plan-buffers");
 }
 
 FailureOr<DimBounds> getDimBounds(ModuleOp module) {
@@ -77,24 +77,9 @@ int64_t boundedBytes(RankedTensorType type, DimBounds bounds) {
   return bytes;
 }
 
-ArenaRange getPlanRegion(ModuleOp module, StringRef key) {
-  auto plan = module->getAttrOfType<DictionaryAttr>("bert.plan");
-  auto region = plan ? dyn_cast_or_null<DenseI64ArrayAttr>(plan.get(key)) : nullptr;
-  if (!region || region.size() != 2)
-    return {};
-  return {region[0], region[1]};
-}
-
-int64_t getPlanInteger(ModuleOp module, StringRef key) {
-  auto plan = module->getAttrOfType<DictionaryAttr>("bert.plan");
-  auto value = plan ? dyn_cast_or_null<IntegerAttr>(plan.get(key)) : nullptr;
-  return value ? value.getInt() : 0;
-}
-
 int64_t accumulationSteps(ModuleOp module, DimBounds bounds) {
-  auto train = module->getAttrOfType<DictionaryAttr>("bert.train");
-  auto batch = train ? dyn_cast_or_null<IntegerAttr>(train.get("batch")) : nullptr;
-  int64_t effective = batch ? batch.getInt() : bounds.maxBatch;
+  auto train = module->getAttrOfType<bert::TrainAttr>("bert.train");
+  int64_t effective = train ? train.getValues().batch : bounds.maxBatch;
   return (effective + bounds.maxBatch - 1) / bounds.maxBatch;
 }
 

@@ -6,7 +6,6 @@
 #include "bert/BertDialect.h"
 #include "bertc/Analysis/TrainModule.h"
 #include "bertc/abi/trainer.h"
-#include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
 using namespace mlir::bert;
@@ -15,10 +14,10 @@ namespace bertc {
 
 namespace {
 
-/// A C++ string literal of `text` ("" for a null attribute).
-std::string cppString(StringAttr text) {
+/// A C++ string literal of `text`.
+std::string cppString(StringRef text) {
   std::string quoted = "\"";
-  for (char c : text ? text.getValue() : StringRef()) {
+  for (char c : text) {
     if (c == '\n') {
       quoted += "\\n";
       continue;
@@ -30,92 +29,60 @@ std::string cppString(StringAttr text) {
   return quoted + "\"";
 }
 
-/// C++ literals of the trainer's settings: `bert.train`'s values, and the plan's own for
-/// the keys it decides (micro_batch, accumulation, seq_len). A key missing from both, or a
-/// value of another kind than its field's, is an error on the module.
-class SettingLiterals {
-public:
-  SettingLiterals(ModuleOp module, DimBounds bounds)
-      : module(module), train(module->getAttrOfType<DictionaryAttr>("bert.train")) {
-    planned["micro_batch"] = bounds.maxBatch;
-    planned["accumulation"] = accumulationSteps(module, bounds);
-    planned["seq_len"] = bounds.maxSeq;
+// The C++ literal of a setting, by its trainer type (train_settings.def, data_settings.def).
+std::string literal(int64_t value) { return std::to_string(value); }
+std::string literal(uint64_t value) { return std::to_string(value) + "u"; }
+std::string literal(float value) { return EmitContext::floatLiteral(value); }
+std::string literal(bool value) { return value ? "true" : "false"; }
+std::string literal(const char *value) { return cppString(value); }
+std::string literal(LrSchedule value) {
+  return value == LrSchedule::Linear ? "LrSchedule::Linear" : "LrSchedule::Constant";
+}
+std::string literal(TaskKind value) {
+  switch (value) {
+  case TaskKind::Classification:
+    return "TaskKind::Classification";
+  case TaskKind::Regression:
+    return "TaskKind::Regression";
+  case TaskKind::Span:
+    return "TaskKind::Span";
+  case TaskKind::TokenClassification:
+    return "TaskKind::TokenClassification";
   }
+  llvm_unreachable("a TaskKind without a literal");
+}
 
-  /// The literal of field `key` of C++ type T, or failure (reported).
-  template <typename T> FailureOr<std::string> literal(StringRef key) const;
-
-private:
-  template <typename A> FailureOr<A> value(StringRef key, StringRef kind) const {
-    if (auto attr = dyn_cast_or_null<A>(train.get(key)))
-      return attr;
-    return module.emitError() << "'bert.train' has no " << kind << " '" << key
-                              << "', which the trainer's settings need";
-  }
-  FailureOr<int64_t> integer(StringRef key) const {
-    if (auto it = planned.find(key); it != planned.end())
-      return it->second;
-    FailureOr<IntegerAttr> attr = value<IntegerAttr>(key, "integer");
-    return failed(attr) ? FailureOr<int64_t>(failure()) : attr->getInt();
-  }
-  FailureOr<std::string> text(StringRef key) const {
-    FailureOr<StringAttr> attr = value<StringAttr>(key, "string");
-    return failed(attr) ? FailureOr<std::string>(failure()) : attr->getValue().str();
-  }
-  /// The enumerator of `key`'s string among `names` (`enumType`::`enumerators`).
-  FailureOr<std::string> enumerator(StringRef key, StringRef enumType,
-                                    ArrayRef<std::pair<StringRef, StringRef>> names) const {
-    FailureOr<std::string> name = text(key);
-    if (failed(name))
-      return failure();
-    for (auto [spelling, enumerator] : names)
-      if (*name == spelling)
-        return (enumType + "::" + enumerator).str();
-    return module.emitError() << "'bert.train' " << key << " '" << *name << "' is not a "
-                              << enumType;
-  }
-
-  mutable ModuleOp module; // emitError is not const
-  DictionaryAttr train;
-  llvm::StringMap<int64_t> planned;
+/// The settings the memory plan decides (train_settings.def's BERTC_PLANNED_SETTING).
+struct PlannedSettings {
+  int64_t microBatch, accumulation, seqLen;
 };
 
-template <> FailureOr<std::string> SettingLiterals::literal<int64_t>(StringRef key) const {
-  FailureOr<int64_t> value = integer(key);
-  return failed(value) ? FailureOr<std::string>(failure()) : std::to_string(*value);
-}
-template <> FailureOr<std::string> SettingLiterals::literal<uint64_t>(StringRef key) const {
-  FailureOr<int64_t> value = integer(key);
-  return failed(value) ? FailureOr<std::string>(failure()) : std::to_string(uint64_t(*value)) + "u";
-}
-template <> FailureOr<std::string> SettingLiterals::literal<float>(StringRef key) const {
-  FailureOr<FloatAttr> attr = value<FloatAttr>(key, "number");
-  return failed(attr) ? FailureOr<std::string>(failure())
-                      : EmitContext::floatLiteral(float(attr->getValueAsDouble()));
-}
-template <> FailureOr<std::string> SettingLiterals::literal<bool>(StringRef key) const {
-  FailureOr<BoolAttr> attr = value<BoolAttr>(key, "boolean");
-  return failed(attr) ? FailureOr<std::string>(failure())
-                      : std::string(attr->getValue() ? "true" : "false");
-}
-template <> FailureOr<std::string> SettingLiterals::literal<const char *>(StringRef key) const {
-  FailureOr<StringAttr> attr = value<StringAttr>(key, "string");
-  return failed(attr) ? FailureOr<std::string>(failure()) : cppString(*attr);
-}
-template <> FailureOr<std::string> SettingLiterals::literal<LrSchedule>(StringRef key) const {
-  return enumerator(key, "LrSchedule", {{"constant", "Constant"}, {"linear", "Linear"}});
-}
-template <> FailureOr<std::string> SettingLiterals::literal<TaskKind>(StringRef key) const {
-  return enumerator(key, "TaskKind",
-                    {{"classification", "Classification"},
-                     {"regression", "Regression"},
-                     {"span", "Span"},
-                     {"token-classification", "TokenClassification"}});
+/// The designated initialisers of TrainSettings: `train`'s values and the plan's own.
+std::string trainSettingsInit(const TrainValues &train, const PlannedSettings &planned) {
+  std::string init;
+  llvm::raw_string_ostream os(init);
+#define BERTC_SETTING(type, field, key)                                                            \
+  os << "        ." #field " = " << literal(static_cast<type>(train.field)) << ",\n";
+#define BERTC_PLANNED_SETTING(type, field, key)                                                    \
+  os << "        ." #field " = " << literal(static_cast<type>(planned.field)) << ",\n";
+#include "bertc/abi/train_settings.def"
+#undef BERTC_SETTING
+  return init;
 }
 
-/// A region of `bert.plan` as a C++ ArenaRegion initialiser.
-std::string regionLiteral(ModuleOp module, StringRef key) {
-  ArenaRange region = getPlanRegion(module, key);
+/// The designated initialisers of JobDataSettings.
+std::string dataSettingsInit(const JobDataSettings &data) {
+  std::string init;
+  llvm::raw_string_ostream os(init);
+#define BERTC_DATA_SETTING(type, field, key, value)                                                \
+  os << "        ." #field " = " << literal(data.field) << ",\n";
+#include "bertc/abi/data_settings.def"
+#undef BERTC_DATA_SETTING
+  return init;
+}
+
+/// A region of the plan as a C++ ArenaRegion initialiser.
+std::string regionLiteral(ByteRange region) {
   return "{" + std::to_string(region.offset) + ", " + std::to_string(region.bytes) + "}";
 }
 
@@ -180,10 +147,13 @@ void emitParamTable(func::FuncOp microStep, raw_ostream &os) {
   os << "};\n\n";
 }
 
-LogicalResult emitPlan(ModuleOp module, func::FuncOp microStep, bool planChecks, raw_ostream &os) {
+LogicalResult emitPlan(ModuleOp module, func::FuncOp microStep, const JobDataSettings &data,
+                       bool planChecks, raw_ostream &os) {
   FailureOr<DimBounds> bounds = getDimBounds(module);
-  if (!module->hasAttr("bert.train") || !module->hasAttr("bert.plan") || failed(bounds))
-    return module.emitError("module has no 'bert.train'/'bert.plan': run the pipeline first");
+  FailureOr<TrainAttr> train = getTrainSettings(module);
+  FailureOr<PlanAttr> plan = getPlan(module);
+  if (failed(bounds) || failed(train) || failed(plan))
+    return failure();
   SmallVector<int64_t> inputs;
   for (StringRef name :
        {"input_ids", "token_type_ids", "position_ids", "attention_mask", "labels"}) {
@@ -192,34 +162,24 @@ LogicalResult emitPlan(ModuleOp module, func::FuncOp microStep, bool planChecks,
       return failure();
     inputs.push_back(*offset);
   }
-  std::string settings;
-  llvm::raw_string_ostream settingsOs(settings);
-  SettingLiterals literals(module, *bounds);
-  bool missing = false;
-#define BERTC_SETTING(type, field, key)                                                            \
-  if (FailureOr<std::string> value = literals.literal<type>(key); succeeded(value))                \
-    settingsOs << "        ." #field " = " << *value << ",\n";                                     \
-  else                                                                                             \
-    missing = true;
-#include "bertc/abi/train_settings.def"
-#undef BERTC_SETTING
-  if (missing)
-    return failure();
+  PlannedSettings planned{bounds->maxBatch, accumulationSteps(module, *bounds), bounds->maxSeq};
+  auto hfConfig = module->getAttrOfType<StringAttr>("bert.hf_config");
   os << "const TrainerPlan kPlan = {\n"
-     << "    .arenaBytes = " << getPlanInteger(module, "arena_bytes") << ",\n"
+     << "    .arenaBytes = " << plan->getArenaBytes() << ",\n"
      << "    .params = kParams,\n"
      << "    .numParams = sizeof(kParams) / sizeof(kParams[0]),\n"
-     << "    .parameters = " << regionLiteral(module, "parameters") << ",\n"
-     << "    .gradients = " << regionLiteral(module, "gradients") << ",\n"
-     << "    .optimizerState = " << regionLiteral(module, "optimizer_state") << ",\n"
-     << "    .scratch = " << regionLiteral(module, "scratch") << ",\n"
+     << "    .parameters = " << regionLiteral(plan->getParameters()) << ",\n"
+     << "    .gradients = " << regionLiteral(plan->getGradients()) << ",\n"
+     << "    .optimizerState = " << regionLiteral(plan->getOptimizerState()) << ",\n"
+     << "    .scratch = " << regionLiteral(plan->getScratch()) << ",\n"
      << "    .inputs = {" << inputs[0] << ", " << inputs[1] << ", " << inputs[2] << ", "
-     << inputs[3] << ", " << inputs[4] << ", " << getPlanInteger(module, "loss") << "},\n"
+     << inputs[3] << ", " << inputs[4] << ", " << plan->getLoss() << "},\n"
      << "    .train = {\n"
-     << settings << "    },\n"
-     << "    .hfConfigJson = " << cppString(module->getAttrOfType<StringAttr>("bert.hf_config"))
-     << ",\n"
-     << "    .masterWeights = " << regionLiteral(module, "master_weights") << ",\n"
+     << trainSettingsInit(train->getValues(), planned) << "    },\n"
+     << "    .data = {\n"
+     << dataSettingsInit(data) << "    },\n"
+     << "    .hfConfigJson = " << cppString(hfConfig ? hfConfig.getValue() : "") << ",\n"
+     << "    .masterWeights = " << regionLiteral(plan->getMasterWeights()) << ",\n"
      << "    .lossScaling = " << (usesLossScaling(module) ? "true" : "false") << ",\n"
      << "    .planChecks = " << (planChecks ? "true" : "false") << ",\n"
      << "};\n\n";

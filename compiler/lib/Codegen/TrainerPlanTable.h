@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "bertc/abi/trainer.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
@@ -16,10 +17,11 @@ namespace bertc {
 /// `const ParamSlot kParams[] = {...};` for the parameters of `microStep`.
 void emitParamTable(mlir::func::FuncOp microStep, llvm::raw_ostream &os);
 
-/// `const TrainerPlan kPlan = {...};`, its settings from `bert.train` (train_settings.def);
-/// `planChecks` says whether the steps were emitted with plan-check calls.
-mlir::LogicalResult emitPlan(mlir::ModuleOp module, mlir::func::FuncOp microStep, bool planChecks,
-                             llvm::raw_ostream &os);
+/// `const TrainerPlan kPlan = {...};`: the regions of `bert.plan`, the settings of
+/// `bert.train` (train_settings.def) and the job's `data` (data_settings.def); `planChecks`
+/// says whether the steps were emitted with plan-check calls.
+mlir::LogicalResult emitPlan(mlir::ModuleOp module, mlir::func::FuncOp microStep,
+                             const JobDataSettings &data, bool planChecks, llvm::raw_ostream &os);
 
 /// `const Trainer kTrainer`, whose steps are the CpuSteps or (`cuda`) CudaSteps named
 /// `steps`; closes the anonymous namespace; then the export bertc_trainer().

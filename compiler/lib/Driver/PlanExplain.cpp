@@ -68,9 +68,9 @@ MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory, cons
         whole(("input " + input.getName()).str(), "activations", "", "i32", offsets[0],
               boundedBytes(input.getResult().getType(), *bounds));
     });
-  ArenaRange scratch = getPlanRegion(module, "scratch");
-  if (scratch.bytes > 0)
-    whole("attention scratch", "workspace", "", "f32", scratch.offset, scratch.bytes);
+  if (auto plan = module->getAttrOfType<bert::PlanAttr>("bert.plan"))
+    if (bert::ByteRange scratch = plan.getScratch(); scratch.bytes > 0)
+      whole("attention scratch", "workspace", "", "f32", scratch.offset, scratch.bytes);
   for (const PlannedTensor &tensor : memory.tensors)
     picture.blocks.push_back({tensor.name, tensor.category, tensor.shape, tensor.dtype,
                               tensor.producer, tensor.origin, tensor.offset, tensor.bytes,

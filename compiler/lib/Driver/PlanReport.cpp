@@ -13,24 +13,22 @@ namespace bertc {
 
 FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory, int64_t budgetBytes,
                                      int64_t reserveBytes, const DeviceModel &device) {
-  auto plan = module->getAttrOfType<DictionaryAttr>("bert.plan");
-  auto train = module->getAttrOfType<DictionaryAttr>("bert.train");
+  FailureOr<bert::PlanAttr> plan = getPlan(module);
   FailureOr<DimBounds> bounds = getDimBounds(module);
-  if (!plan || !train || failed(bounds))
-    return module.emitError("module has no memory plan: run -bertc-plan-buffers");
+  if (failed(plan) || failed(bounds))
+    return failure();
   PlanSummary s;
   s.budgetBytes = budgetBytes;
   s.reserveBytes = reserveBytes;
-  s.arenaBytes = getPlanInteger(module, "arena_bytes");
-  s.lowerBoundBytes = getPlanInteger(module, "lower_bound_bytes");
-  s.parameterBytes = getPlanRegion(module, "parameters").bytes;
-  s.masterWeightBytes = getPlanRegion(module, "master_weights").bytes;
-  s.gradientBytes = getPlanRegion(module, "gradients").bytes;
-  s.optimizerStateBytes = getPlanRegion(module, "optimizer_state").bytes;
+  s.arenaBytes = plan->getArenaBytes();
+  s.lowerBoundBytes = plan->getLowerBoundBytes();
+  s.parameterBytes = plan->getParameters().bytes;
+  s.masterWeightBytes = plan->getMasterWeights().bytes;
+  s.gradientBytes = plan->getGradients().bytes;
+  s.optimizerStateBytes = plan->getOptimizerState().bytes;
   // Kernel scratch (the CUDA kernels' row statistics included) and the GEMM library's.
-  s.workspaceBytes =
-      getPlanRegion(module, "scratch").bytes + getPlanRegion(module, "gemm_workspace").bytes;
-  s.activationBytes = getPlanRegion(module, "inputs").bytes + memory.savedBytesAtPeak;
+  s.workspaceBytes = plan->getScratch().bytes + plan->getGemmWorkspace().bytes;
+  s.activationBytes = plan->getInputs().bytes + memory.savedBytesAtPeak;
   s.temporaryBytes = s.arenaBytes - s.parameterBytes - s.masterWeightBytes - s.gradientBytes -
                      s.optimizerStateBytes - s.workspaceBytes - s.activationBytes;
   s.microBatch = bounds->maxBatch;

@@ -23,12 +23,10 @@ struct InsertOptimizerPass : bertc::impl::InsertOptimizerBase<InsertOptimizerPas
       module.emitError("module already has an @optimizer_step");
       return signalPassFailure();
     }
-    FailureOr<double> beta1 = bertc::getTrainNumber(module, "beta1");
-    FailureOr<double> beta2 = bertc::getTrainNumber(module, "beta2");
-    FailureOr<double> eps = bertc::getTrainNumber(module, "adam_eps");
-    FailureOr<double> decay = bertc::getTrainNumber(module, "weight_decay");
-    if (failed(beta1) || failed(beta2) || failed(eps) || failed(decay))
+    FailureOr<TrainAttr> train = bertc::getTrainSettings(module);
+    if (failed(train))
       return signalPassFailure();
+    const TrainValues &settings = train->getValues();
 
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
     auto step = builder.create<func::FuncOp>(module.getLoc(), bertc::kOptimizerStep,
@@ -36,10 +34,11 @@ struct InsertOptimizerPass : bertc::impl::InsertOptimizerBase<InsertOptimizerPas
     builder.setInsertionPointToStart(step.addEntryBlock());
     for (ParamOp param : bertc::trainableParams(*microStep)) {
       auto copy = cast<ParamOp>(builder.clone(*param));
-      double weightDecay = param.getDecay() ? *decay : 0.0;
-      builder.create<AdamWOp>(param.getLoc(), copy.getResult(), builder.getF64FloatAttr(*beta1),
-                              builder.getF64FloatAttr(*beta2), builder.getF64FloatAttr(*eps),
-                              builder.getF64FloatAttr(weightDecay));
+      double weightDecay = param.getDecay() ? settings.weightDecay : 0.0;
+      builder.create<AdamWOp>(
+          param.getLoc(), copy.getResult(), builder.getF64FloatAttr(settings.beta1),
+          builder.getF64FloatAttr(settings.beta2), builder.getF64FloatAttr(settings.eps),
+          builder.getF64FloatAttr(weightDecay));
     }
     builder.create<func::ReturnOp>(module.getLoc());
   }

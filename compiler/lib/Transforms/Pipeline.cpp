@@ -37,6 +37,8 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const Pipeline
     PlanBuffersOptions planning;
     planning.gemmWorkspace = options.gemmWorkspaceBytes;
     pm.addPass(createPlanBuffers(planning));
+  }
+  if (to >= Stage::Planned) {
     // An independent second check of the plan (budget 0: the driver checks the whole process).
     pm.addPass(createVerifyBudget());
   }

@@ -39,9 +39,7 @@ struct RegionCursor {
     int64_t start = bertc::alignTo(end, alignment);
     return {start, start, alignment};
   }
-  DenseI64ArrayAttr attr(MLIRContext *ctx) const {
-    return DenseI64ArrayAttr::get(ctx, {begin, end - begin});
-  }
+  ByteRange range() const { return {begin, end - begin}; }
 };
 
 struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
@@ -149,22 +147,11 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     }
     int64_t arenaBytes = bertc::alignTo(gemm.end, alignment);
     int64_t fixedBytes = activationsBegin + (gemm.end - gemm.begin);
-    module->setAttr(
-        "bert.plan",
-        b.getDictionaryAttr({
-            b.getNamedAttr("arena_bytes", i64(arenaBytes)),
-            b.getNamedAttr("parameters", values.attr(ctx)),
-            b.getNamedAttr("master_weights", masters.attr(ctx)),
-            b.getNamedAttr("gradients", grads.attr(ctx)),
-            b.getNamedAttr("optimizer_state", moments.attr(ctx)),
-            b.getNamedAttr("scratch", scratch.attr(ctx)),
-            b.getNamedAttr("inputs", inputs.attr(ctx)),
-            b.getNamedAttr("gemm_workspace", gemm.attr(ctx)),
-            b.getNamedAttr("activations",
-                           b.getDenseI64ArrayAttr({activationsBegin, packing.bytes})),
-            b.getNamedAttr("lower_bound_bytes", i64(fixedBytes + bertc::maxLiveBytes(intervals))),
-            b.getNamedAttr("loss", i64(offsets[loss])),
-        }));
+    module->setAttr("bert.plan",
+                    PlanAttr::get(ctx, arenaBytes, values.range(), masters.range(), grads.range(),
+                                  moments.range(), scratch.range(), inputs.range(),
+                                  ByteRange{activationsBegin, packing.bytes}, gemm.range(),
+                                  fixedBytes + bertc::maxLiveBytes(intervals), offsets[loss]));
   }
 
   /// An fp32 copy of a parameter: its master weight, gradient or an AdamW moment.

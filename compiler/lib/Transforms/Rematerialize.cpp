@@ -183,13 +183,12 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
     planning.gemmWorkspace = gemmWorkspace;
     pipeline.addPass(bertc::createPlanBuffers(planning));
     LogicalResult planned = runPipeline(pipeline, copy);
-    PlannedArena arena{bertc::getPlanInteger(copy, "arena_bytes"),
-                       bertc::getPlanRegion(copy, "activations").offset +
-                           bertc::getPlanRegion(copy, "gemm_workspace").bytes};
+    auto plan = copy->getAttrOfType<bert::PlanAttr>("bert.plan");
     copy.erase();
-    if (failed(planned))
+    if (failed(planned) || !plan)
       return failure();
-    return arena;
+    return PlannedArena{plan.getArenaBytes(),
+                        plan.getActivations().offset + plan.getGemmWorkspace().bytes};
   }
 
   /// `bert.recompute`: one entry per clone, with its FLOPs per micro-step.

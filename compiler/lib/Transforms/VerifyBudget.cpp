@@ -1,8 +1,8 @@
 //===- VerifyBudget.cpp - an independent second check of the plan ---------===//
 //
 // Re-checks what -bertc-plan-buffers wrote (see Passes.td) from the IR alone: regions
-// inside the arena and disjoint, every slot inside its region, no two live slots
-// sharing a byte, the arena within the budget. It shares only tensor sizes with the
+// disjoint (#bert.plan's verifier keeps each inside the arena), every slot inside its region, no
+// two live slots sharing a byte, the arena within the budget. It shares only tensor sizes with the
 // planner; liveness and the overlap test are its own.
 //
 //===----------------------------------------------------------------------===//
@@ -56,13 +56,6 @@ std::string describe(const Slot &slot) {
       .str();
 }
 
-/// The names of the regions, in the arena's order.
-constexpr StringLiteral kRegionNames[] = {"parameters",      "master_weights", "gradients",
-                                          "optimizer_state", "scratch",        "inputs",
-                                          "activations",     "gemm_workspace"};
-/// The regions a plan may leave out: masters are empty unless parameters are 16-bit, the
-/// GEMM workspace unless the target is cuda.
-constexpr StringLiteral kOptionalRegions[] = {"master_weights", "gemm_workspace"};
 /// The arena attributes of a parameter and the region each one lies in.
 constexpr std::pair<StringLiteral, StringLiteral> kParamSlots[] = {
     {"arena.value", "parameters"},
@@ -74,7 +67,7 @@ constexpr std::pair<StringLiteral, StringLiteral> kParamSlots[] = {
 struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
   using VerifyBudgetBase::VerifyBudgetBase;
 
-  // 1. Read `arena_bytes` and the regions; each must lie inside the arena, and the
+  // 1. Read `arena_bytes` and the regions (#bert.plan keeps each inside the arena); the
   //    non-empty ones, sorted by offset, must each end before the next begins.
   // 2. Walk @micro_step in program order, numbering its ops (steps). Every parameter
   //    attribute and every input is a slot alive at all steps; every other result is
@@ -114,38 +107,20 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
 
   /// Step 1: reads `arena_bytes` and the regions, or fails with a diagnostic.
   LogicalResult readPlan(ModuleOp module) {
-    plan = module->getAttrOfType<DictionaryAttr>("bert.plan");
-    if (!plan)
-      return module.emitError("module has no memory plan: run -bertc-plan-buffers");
-    auto arena = dyn_cast_or_null<IntegerAttr>(plan.get("arena_bytes"));
-    if (!arena || arena.getInt() < 0)
-      return module.emitError("bert.plan needs a non-negative 'arena_bytes'");
-    arenaBytes = arena.getInt();
+    FailureOr<PlanAttr> planned = bertc::getPlan(module);
+    if (failed(planned))
+      return failure();
+    plan = *planned;
+    arenaBytes = plan.getArenaBytes();
     regions.clear();
-    for (StringRef name : kRegionNames) {
-      auto range = dyn_cast_or_null<DenseI64ArrayAttr>(plan.get(name));
-      if (!range && llvm::is_contained(kOptionalRegions, name)) {
-        regions.push_back({name, 0, 0});
-        continue;
-      }
-      if (!range || range.size() != 2)
-        return module.emitError() << "bert.plan needs '" << name << "' as [offset, bytes]";
-      regions.push_back({name, range[0], endOf(range[0], range[1])});
-    }
+    for (auto [name, range] : plan.getRegions())
+      regions.push_back({name, range.offset, range.end()});
     return success();
   }
 
-  /// Step 1: whether every region lies inside the arena and no two overlap.
+  /// Step 1: whether no two non-empty regions overlap.
   bool checkRegions(ModuleOp module) {
     bool regionsOk = true;
-    for (const Region &region : regions) {
-      if (region.begin < 0 || region.end < region.begin || region.end > arenaBytes) {
-        module.emitError() << "bert.plan region '" << region.name << "' [" << region.begin << ", "
-                           << region.end << ") is not inside the arena of " << arenaBytes
-                           << " bytes";
-        regionsOk = false;
-      }
-    }
     SmallVector<Region> byOffset;
     llvm::copy_if(regions, std::back_inserter(byOffset),
                   [](const Region &r) { return r.end > r.begin; });
@@ -340,17 +315,16 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
   void checkLoss(ModuleOp module, func::FuncOp microStep) {
     Operation *ret = microStep.getBody().front().getTerminator();
     auto loss = ret->getNumOperands() == 1 ? dyn_cast<OpResult>(ret->getOperand(0)) : nullptr;
-    auto lossOffset = dyn_cast_or_null<IntegerAttr>(plan.get("loss"));
     auto offsets =
         loss ? loss.getOwner()->getAttrOfType<DenseI64ArrayAttr>("arena.offsets") : nullptr;
-    if (!lossOffset || !offsets || offsets.size() <= int64_t(loss.getResultNumber()) ||
-        offsets[loss.getResultNumber()] != lossOffset.getInt()) {
+    if (!offsets || offsets.size() <= int64_t(loss.getResultNumber()) ||
+        offsets[loss.getResultNumber()] != plan.getLoss()) {
       module.emitError("bert.plan 'loss' is not the offset of the value @micro_step returns");
       ok = false;
     }
   }
 
-  DictionaryAttr plan;
+  PlanAttr plan;
   int64_t arenaBytes = 0;
   SmallVector<Region> regions;
   std::vector<Slot> slots;

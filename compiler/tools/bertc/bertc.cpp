@@ -261,16 +261,17 @@ int reportMaxBatch(const bertc::JobSpec &spec, int64_t arenaBudget, MLIRContext 
 
 /// `-emit=cpp`: the trainer's C++ source on stdout, or as OUTDIR/trainer.cpp when -o is
 /// given.
-int emitCppSource(ModuleOp module) {
+int emitCppSource(ModuleOp module, const bertc::JobDataSettings &data) {
   if (outputDir.getNumOccurrences() == 0)
-    return failed(bertc::emitCpuTrainer(module, planCheck, llvm::outs())) ? kInvalidInput : kOk;
+    return failed(bertc::emitCpuTrainer(module, data, planCheck, llvm::outs())) ? kInvalidInput
+                                                                                : kOk;
   std::string source;
   bool emitted = true;
   if (!createOutputDir() ||
       !writeOutput(
           "trainer.cpp",
           [&](llvm::raw_ostream &os) {
-            emitted = succeeded(bertc::emitCpuTrainer(module, planCheck, os));
+            emitted = succeeded(bertc::emitCpuTrainer(module, data, planCheck, os));
           },
           source) ||
       !emitted)
@@ -281,15 +282,15 @@ int emitCppSource(ModuleOp module) {
 
 /// Writes OUTDIR/trainer.cpp (target cpu) or OUTDIR/trainer.cu (the CUDA targets, compiled
 /// for --arch or for the simulated device) and builds the executable OUTDIR/trainer from it.
-int writeTrainer(ModuleOp module, int64_t budget) {
+int writeTrainer(ModuleOp module, const bertc::JobDataSettings &data, int64_t budget) {
   bool cuda = cudaTarget();
   std::string source;
   bool emitted = true;
   if (!writeOutput(
           cuda ? "trainer.cu" : "trainer.cpp",
           [&](llvm::raw_ostream &os) {
-            emitted = succeeded(cuda ? bertc::emitCudaTrainer(module, os)
-                                     : bertc::emitCpuTrainer(module, planCheck, os));
+            emitted = succeeded(cuda ? bertc::emitCudaTrainer(module, data, os)
+                                     : bertc::emitCpuTrainer(module, data, planCheck, os));
           },
           source) ||
       !emitted)
@@ -405,7 +406,7 @@ int main(int argc, char **argv) {
 
   PassManager pm(&ctx);
   bertc::Stage reached = bertc::stageOf(*module);
-  if (reached < wanted)
+  if (reached < wanted || reached == bertc::Stage::Planned)
     bertc::buildPipeline(pm, reached, wanted, run.options);
   if (failed(pm.run(*module)))
     return kInvalidInput;
@@ -423,10 +424,12 @@ int main(int argc, char **argv) {
     return kInvalidInput;
   if (plan->peakBytes() > plan->budgetBytes)
     return reportOverBudget(*plan, *memory, spec, ctx);
+  // A job's [data] settings become the trainer's defaults; an .mlir input has none.
+  bertc::JobDataSettings data = spec ? bertc::jobDataSettings(*spec) : bertc::JobDataSettings{};
   if (emitLevel == EmitLevel::Cpp)
-    return emitCppSource(*module);
+    return emitCppSource(*module, data);
   if (emitLevel == EmitLevel::Cuda)
-    return failed(bertc::emitCudaTrainer(*module, llvm::outs())) ? kInvalidInput : kOk;
+    return failed(bertc::emitCudaTrainer(*module, data, llvm::outs())) ? kInvalidInput : kOk;
 
   if (!createOutputDir())
     return kInvalidInput;
@@ -444,7 +447,7 @@ int main(int argc, char **argv) {
 
   if (emitLevel == EmitLevel::Plan) {
     llvm::outs() << "bertc: " << inputPath << " planned (-emit=plan: no trainer built)\n";
-  } else if (int status = writeTrainer(*module, plan->budgetBytes); status != kOk) {
+  } else if (int status = writeTrainer(*module, data, plan->budgetBytes); status != kOk) {
     return status;
   }
   bertc::printPlanSummary(*plan, llvm::outs());

@@ -1,6 +1,6 @@
 //===- BertDialect.h - the bert dialect -------------------------*- C++ -*-===//
 //
-// Declares the `bert` dialect, its op interfaces and its ops.
+// Declares the `bert` dialect, its attributes, its op interfaces and its ops.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -12,8 +12,12 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "bert/BertAttributes.h"
 #include "bert/BertDialect.h.inc"
 #include "bert/KernelWork.h"
+
+#define GET_ATTRDEF_CLASSES
+#include "bert/BertAttributes.h.inc"
 
 namespace mlir::bert {
 /// The shape of `type` at a batch: its first dynamic dimension is the micro-batch

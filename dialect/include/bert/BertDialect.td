@@ -26,6 +26,11 @@ def Bert_Dialect : Dialect {
     gradients accumulated into each parameter's gradient slot) and, after
     `-bertc-insert-optimizer`, `@optimizer_step` (one update per trainable parameter).
   }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    void registerAttributes();
+  }];
 }
 
 #endif // BERT_DIALECT

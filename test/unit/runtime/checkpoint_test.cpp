@@ -36,7 +36,7 @@ std::vector<std::string> listing(const std::string &dir) {
 
 /// The vocabulary a plan names ("" for none), as the trainer passes it to the writers.
 std::string vocabOf(const TrainerPlan &plan) {
-  return plan.train.vocabFile ? plan.train.vocabFile : "";
+  return plan.data.vocabFile ? plan.data.vocabFile : "";
 }
 
 TEST(Checkpoint, AtomicWriteReplacesTheFile) {
@@ -224,7 +224,7 @@ struct SmallPlan {
     plan.arenaBytes = arena.size() * sizeof(float);
     plan.params = params;
     plan.numParams = 3;
-    plan.train.vocabFile = vocabFile;
+    plan.data.vocabFile = vocabFile;
     plan.hfConfigJson = config;
   }
   std::byte *bytes() { return reinterpret_cast<std::byte *>(arena.data()); }

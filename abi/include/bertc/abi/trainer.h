@@ -73,12 +73,21 @@ enum class TaskKind : uint8_t {
   TokenClassification, ///< one class per token, -100 where none
 };
 
-/// The [train] and [data] settings compiled into the trainer (flags can override some):
-/// the fields of train_settings.def, where each is described.
+/// The [train] settings compiled into the trainer (flags can override some): the fields of
+/// train_settings.def, where each is described.
 struct TrainSettings {
 #define BERTC_SETTING(type, field, key) type field;
 #include "bertc/abi/train_settings.def"
 #undef BERTC_SETTING
+};
+
+/// The job's [data] settings and files, the defaults of the trainer's data flags: the fields
+/// of data_settings.def, where each is described. A trainer built from an .mlir file has
+/// these defaults.
+struct JobDataSettings {
+#define BERTC_DATA_SETTING(type, field, key, value) type field = value;
+#include "bertc/abi/data_settings.def"
+#undef BERTC_DATA_SETTING
 };
 
 /// Everything the driver needs to know about the compiled model and its memory plan.
@@ -92,6 +101,7 @@ struct TrainerPlan {
   ArenaRegion scratch;        ///< kernel scratch (attention), >= attentionScratchFloats(seqLen)
   InputSlots inputs;
   TrainSettings train;
+  JobDataSettings data;
   const char *hfConfigJson;  ///< the model's Hugging Face config.json text ("" when unknown)
   ArenaRegion masterWeights; ///< fp32 masters of the 16-bit parameters, contiguous
   bool lossScaling;          ///< fp16: dynamic loss scaling (loss_scaler.h) around each step
@@ -152,7 +162,7 @@ struct CudaSteps {
 };
 
 /// Changes whenever this header or kernel_workspace.h changes what either side reads.
-inline constexpr uint32_t kTrainerAbiVersion = 1;
+inline constexpr uint32_t kTrainerAbiVersion = 2;
 
 /// A compiled trainer: its plan and the steps of the target it was built for (the other
 /// target's are null).

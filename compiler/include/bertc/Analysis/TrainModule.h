@@ -1,8 +1,8 @@
 //===- TrainModule.h - what a bertc training module looks like ---*- C++ -*-===//
 //
 // Accessors for the parts of a training module every pass and the codegen read:
-// the two step functions, the `bert.train` settings and the upper bounds of the
-// dynamic (batch, seq) dimensions.
+// the two step functions, the `bert.train` settings, the `bert.plan` memory plan and the
+// upper bounds of the dynamic (batch, seq) dimensions.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -22,8 +22,12 @@ mlir::FailureOr<mlir::func::FuncOp> getMicroStep(mlir::ModuleOp module);
 /// The module's @optimizer_step, or a diagnostic on the module and failure.
 mlir::FailureOr<mlir::func::FuncOp> getOptimizerStep(mlir::ModuleOp module);
 
-/// A numeric setting of the module's `bert.train` dictionary, or a diagnostic.
-mlir::FailureOr<double> getTrainNumber(mlir::ModuleOp module, llvm::StringRef key);
+/// The module's [train] settings (`bert.train`), or a diagnostic on the module and failure.
+mlir::FailureOr<mlir::bert::TrainAttr> getTrainSettings(mlir::ModuleOp module);
+
+/// The module's memory plan (`bert.plan`, written by -bertc-plan-buffers), or a diagnostic
+/// on the module and failure.
+mlir::FailureOr<mlir::bert::PlanAttr> getPlan(mlir::ModuleOp module);
 
 /// Upper bounds of the dynamic dimensions: the first `?` of a tensor is the
 /// micro-batch (`bert.max_batch`), the second the sequence (`bert.max_seq`).
@@ -50,17 +54,8 @@ int64_t elementBytes(mlir::Type type);
 /// Bytes `type` takes at its upper-bound shape.
 int64_t boundedBytes(mlir::RankedTensorType type, DimBounds bounds);
 
-/// A byte range of the arena, as `bert.plan` records its regions.
-struct ArenaRange {
-  int64_t offset = 0;
-  int64_t bytes = 0;
-};
-/// Region `key` of the module's `bert.plan` (empty when absent).
-ArenaRange getPlanRegion(mlir::ModuleOp module, llvm::StringRef key);
-/// Integer `key` of the module's `bert.plan` (0 when absent).
-int64_t getPlanInteger(mlir::ModuleOp module, llvm::StringRef key);
-
-/// Micro-steps per optimizer step: `bert.train`'s batch over the micro-batch, rounded up.
+/// Micro-steps per optimizer step: `bert.train`'s batch over the micro-batch, rounded up
+/// (1 for a module without settings).
 int64_t accumulationSteps(mlir::ModuleOp module, DimBounds bounds);
 
 /// The trainable parameters of @micro_step, in program order.

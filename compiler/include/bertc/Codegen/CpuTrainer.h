@@ -1,6 +1,7 @@
 //===- CpuTrainer.h - C++ source of a CPU trainer ----------------*- C++ -*-===//
 #pragma once
 
+#include "bertc/abi/trainer.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -12,6 +13,7 @@ namespace bertc {
 /// offsets. With `planChecks`, each op's kernel calls are wrapped in calls that report
 /// what it reads, defines and releases to the plan checker (plan_check.h), which the
 /// trainer's --plan-check turns on. Fails with a diagnostic on an op it cannot emit.
-mlir::LogicalResult emitCpuTrainer(mlir::ModuleOp module, bool planChecks, llvm::raw_ostream &os);
+mlir::LogicalResult emitCpuTrainer(mlir::ModuleOp module, const JobDataSettings &data,
+                                   bool planChecks, llvm::raw_ostream &os);
 
 } // namespace bertc

@@ -1,6 +1,7 @@
 //===- CudaTrainer.h - CUDA source of a trainer's step -----------*- C++ -*-===//
 #pragma once
 
+#include "bertc/abi/trainer.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -11,6 +12,7 @@ namespace bertc {
 /// bertc_trainer() (bertc/abi/trainer.h), the steps launching the runtime's CUDA kernels
 /// and cuBLASLt GEMMs at the planned arena offsets on one stream. Fails with a diagnostic
 /// on an op it cannot emit.
-mlir::LogicalResult emitCudaTrainer(mlir::ModuleOp module, llvm::raw_ostream &os);
+mlir::LogicalResult emitCudaTrainer(mlir::ModuleOp module, const JobDataSettings &data,
+                                    llvm::raw_ostream &os);
 
 } // namespace bertc

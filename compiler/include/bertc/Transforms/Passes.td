@@ -159,7 +159,7 @@ def PlanBuffers : Pass<"bertc-plan-buffers", "mlir::ModuleOp"> {
     Results: `arena.offsets` (one byte offset per result) on ops, `arena.value`,
     `arena.master` (16-bit parameters), `arena.grad`, `arena.adam_m`, `arena.adam_v`
     on parameters, and the module
-    attribute `bert.plan` with the region bounds and `arena_bytes`.
+    attribute `bert.plan`: a `#bert.plan` with `arena_bytes`, the regions and the loss.
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", "256",

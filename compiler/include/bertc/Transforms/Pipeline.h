@@ -26,7 +26,8 @@ struct PipelineOptions {
   std::string arch;
 };
 
-/// Adds the passes that take a module from `from` to `to` (from < to).
+/// Adds the passes that take a module from `from` to `to` (from <= to). A plan is always
+/// checked by -bertc-verify-budget, also one read back (from == to == Planned).
 void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to,
                    const PipelineOptions &options = {});
 

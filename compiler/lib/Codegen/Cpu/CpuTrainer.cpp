@@ -146,7 +146,8 @@ LogicalResult emitEvalStep(func::FuncOp microStep, bool planChecks, raw_ostream 
 
 } // namespace
 
-LogicalResult emitCpuTrainer(ModuleOp module, bool planChecks, raw_ostream &os) {
+LogicalResult emitCpuTrainer(ModuleOp module, const JobDataSettings &data, bool planChecks,
+                             raw_ostream &os) {
   FailureOr<func::FuncOp> microStep = getMicroStep(module);
   if (failed(microStep))
     return failure();
@@ -162,7 +163,7 @@ LogicalResult emitCpuTrainer(ModuleOp module, bool planChecks, raw_ostream &os) 
      << "using namespace bertc;\n\n"
      << "namespace {\n\n";
   emitParamTable(*microStep, os);
-  if (failed(emitPlan(module, *microStep, planChecks, os)) ||
+  if (failed(emitPlan(module, *microStep, data, planChecks, os)) ||
       failed(emitStepFunction(*microStep, "microStep", planChecks, os)) ||
       failed(emitStepFunction(*optimizerStep, "optimizerStep", planChecks, os)) ||
       failed(emitEvalStep(*microStep, planChecks, os)))

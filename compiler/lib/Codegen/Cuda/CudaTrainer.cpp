@@ -180,14 +180,17 @@ LogicalResult emitEvalStep(func::FuncOp microStep, raw_ostream &os) {
 
 } // namespace
 
-LogicalResult emitCudaTrainer(ModuleOp module, raw_ostream &os) {
+LogicalResult emitCudaTrainer(ModuleOp module, const JobDataSettings &data, raw_ostream &os) {
   FailureOr<func::FuncOp> microStep = getMicroStep(module);
   if (failed(microStep))
     return failure();
   FailureOr<func::FuncOp> optimizerStep = getOptimizerStep(module);
   if (failed(optimizerStep))
     return failure();
-  ArenaRange gemmWorkspace = getPlanRegion(module, "gemm_workspace");
+  FailureOr<PlanAttr> plan = getPlan(module);
+  if (failed(plan))
+    return failure();
+  ByteRange gemmWorkspace = plan->getGemmWorkspace();
   int64_t tablesBytes = cudaOptimizerTablesBytes(*microStep);
   if (gemmWorkspace.bytes < kCudaGemmWorkspaceBytes + tablesBytes)
     return module.emitError() << "the plan has no cuBLASLt workspace of " << kCudaGemmWorkspaceBytes
@@ -206,7 +209,7 @@ LogicalResult emitCudaTrainer(ModuleOp module, raw_ostream &os) {
      << ", \"the plan's cuBLASLt workspace differs from the runtime's\");\n\n"
      << "namespace {\n\n";
   emitParamTable(*microStep, os);
-  if (failed(emitPlan(module, *microStep, /*planChecks=*/false, os)) ||
+  if (failed(emitPlan(module, *microStep, data, /*planChecks=*/false, os)) ||
       failed(emitAdamWTable(*optimizerStep, os)) || failed(emitMicroStep(*microStep, os)) ||
       failed(emitOptimizerStep(*optimizerStep, os)) || failed(emitEvalStep(*microStep, os)))
     return failure();

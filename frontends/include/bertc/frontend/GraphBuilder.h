@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "bertc/abi/trainer.h"
 #include "bertc/frontend/JobSpec.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -16,7 +17,7 @@ namespace bertc {
 
 /// Builds the training module of `spec` for micro-batches of up to `microBatch` rows:
 ///   - `bert.max_batch` (= microBatch) and `bert.max_seq` (= seq_len), both i64;
-///   - `bert.train`, a dictionary with every setting the trainer needs;
+///   - `bert.train`, the #bert.train settings the trainer is compiled with;
 ///   - `func.func @micro_step() -> tensor<f32>`: inputs, parameters (HF names, freeze
 ///     groups, decay, init), encoder, pooler, classifier and mean cross-entropy, each op
 ///     located at the TOML key that decides it, each dropout/attention with its own stream.
@@ -24,5 +25,9 @@ namespace bertc {
 /// when `microBatch` is out of [1, batch] or the built module does not verify.
 mlir::OwningOpRef<mlir::ModuleOp> buildTrainGraph(const JobSpec &spec, int64_t microBatch,
                                                   mlir::MLIRContext &ctx);
+
+/// The job's [data] settings and files as the trainer's defaults (data_settings.def). They
+/// go to codegen beside the module, not through it; the texts point into `spec`.
+JobDataSettings jobDataSettings(const JobSpec &spec);
 
 } // namespace bertc

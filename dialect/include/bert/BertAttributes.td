@@ -1,0 +1,72 @@
+//===- BertAttributes.td - the bert dialect's attributes ----*- tablegen -*-===//
+//
+// The module-level facts a training module carries between passes and into codegen, as
+// typed attributes with verifiers: the [train] settings (`bert.train`) and the memory plan
+// (`bert.plan`).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BERT_ATTRIBUTES
+#define BERT_ATTRIBUTES
+
+include "mlir/IR/AttrTypeBase.td"
+include "bert/BertDialect.td"
+
+class Bert_Attr<string name, string attrMnemonic> : AttrDef<Bert_Dialect, name> {
+  let mnemonic = attrMnemonic;
+}
+
+def Bert_ByteRangeParameter : AttrParameter<"::mlir::bert::ByteRange",
+                                            "[offset, bytes] of the arena"> {
+  let printer = "$_printer << '[' << $_self.offset << \", \" << $_self.bytes << ']'";
+  let parser = "::mlir::bert::parseByteRange($_parser)";
+}
+
+def Bert_TrainAttr : Bert_Attr<"Train", "train"> {
+  let summary = "the [train] settings a trainer is compiled with";
+  let description = [{
+    One value per `BERTC_SETTING` of `bertc/abi/train_settings.def`, keyed as there and
+    printed in its order; the three the plan decides (micro_batch, accumulation, seq_len)
+    are not here. Every key is required: a missing one is a parse error that names it.
+
+    ```mlir
+    bert.train = #bert.train<batch = 32, epochs = 3, steps = 0, lr = 2.0e-05, ...,
+                             schedule = "linear", task = "classification", ...>
+    ```
+  }];
+  let parameters = (ins "::mlir::bert::TrainValues":$values);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
+def Bert_PlanAttr : Bert_Attr<"Plan", "plan"> {
+  let summary = "the memory plan: one arena, its regions and where the loss is";
+  let description = [{
+    Written by `-bertc-plan-buffers`. Each region is `[offset, bytes]` of the arena,
+    inside it; `lower_bound_bytes` is the fixed regions plus the most activation bytes
+    live at once (what any packing needs); `loss` is the offset of the value
+    `@micro_step` returns. That regions are disjoint and hold their slots is checked
+    against the IR by `-bertc-verify-budget`.
+  }];
+  let parameters = (ins
+    "int64_t":$arena_bytes,
+    Bert_ByteRangeParameter:$parameters,
+    Bert_ByteRangeParameter:$master_weights,
+    Bert_ByteRangeParameter:$gradients,
+    Bert_ByteRangeParameter:$optimizer_state,
+    Bert_ByteRangeParameter:$scratch,
+    Bert_ByteRangeParameter:$inputs,
+    Bert_ByteRangeParameter:$activations,
+    Bert_ByteRangeParameter:$gemm_workspace,
+    "int64_t":$lower_bound_bytes,
+    "int64_t":$loss
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The regions with their names, in the arena's order.
+    llvm::SmallVector<std::pair<llvm::StringRef, ByteRange>, 8> getRegions() const;
+  }];
+}
+
+#endif // BERT_ATTRIBUTES

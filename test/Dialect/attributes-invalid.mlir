@@ -1,0 +1,62 @@
+// RUN: bertc-opt %s -split-input-file -verify-diagnostics
+
+// The activations region claims 64 bytes past the arena.
+// expected-error@+1 {{#bert.plan region 'activations' [1216, 3328) is not inside the arena of 3264 bytes}}
+module attributes {bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [768, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 2112], gemm_workspace = [0, 0], lower_bound_bytes = 3264, loss = 1472>} {
+}
+
+// -----
+
+// expected-error@+1 {{#bert.plan region 'scratch' [-64, 0) is not inside the arena of 3264 bytes}}
+module attributes {bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [768, 200], scratch = [-64, 64], inputs = [1024, 144], activations = [1216, 2048], gemm_workspace = [0, 0], lower_bound_bytes = 3264, loss = 1472>} {
+}
+
+// -----
+
+// expected-error@+1 {{#bert.plan loss 3264 is not an offset in the arena}}
+module attributes {bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [768, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 2048], gemm_workspace = [0, 0], lower_bound_bytes = 3264, loss = 3264>} {
+}
+
+// -----
+
+// A plan written as a dictionary is not a plan.
+// expected-error@+1 {{'bert.plan' must be a #bert.plan attribute}}
+module attributes {bert.plan = {arena_bytes = 3264 : i64}} {
+}
+
+// -----
+
+// Every [train] setting is required.
+// expected-error@+1 {{#bert.train needs 'max_grad_norm'}}
+module attributes {bert.train = #bert.train<batch = 8, epochs = 3, steps = 0, lr = 2.0e-05, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "linear", warmup = 0.1, seed = 42, shuffle = true, num_labels = 2, initializer_range = 0.02, vocab = 30522, type_vocab = 2, task = "span">} {
+}
+
+// -----
+
+// expected-error@+1 {{'dropout' is not a [train] setting}}
+module attributes {bert.train = #bert.train<dropout = 0.1, batch = 8, epochs = 3, steps = 0, lr = 2.0e-05, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "linear", warmup = 0.1, seed = 42, shuffle = true, num_labels = 2, initializer_range = 0.02, vocab = 30522, type_vocab = 2, task = "span", max_grad_norm = 1.0>} {
+}
+
+// -----
+
+// expected-error@+1 {{'batch' is given twice}}
+module attributes {bert.train = #bert.train<batch = 4, batch = 8, epochs = 3, steps = 0, lr = 2.0e-05, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "linear", warmup = 0.1, seed = 42, shuffle = true, num_labels = 2, initializer_range = 0.02, vocab = 30522, type_vocab = 2, task = "span", max_grad_norm = 1.0>} {
+}
+
+// -----
+
+// expected-error@+1 {{'ner' is not a task}}
+module attributes {bert.train = #bert.train<batch = 8, epochs = 3, steps = 0, lr = 2.0e-05, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "linear", warmup = 0.1, seed = 42, shuffle = true, num_labels = 2, initializer_range = 0.02, vocab = 30522, type_vocab = 2, task = "ner", max_grad_norm = 1.0>} {
+}
+
+// -----
+
+// expected-error@+1 {{'cosine' is not a learning-rate schedule}}
+module attributes {bert.train = #bert.train<batch = 8, epochs = 3, steps = 0, lr = 2.0e-05, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "cosine", warmup = 0.1, seed = 42, shuffle = true, num_labels = 2, initializer_range = 0.02, vocab = 30522, type_vocab = 2, task = "span", max_grad_norm = 1.0>} {
+}
+
+// -----
+
+// expected-error@+1 {{#bert.train batch must be positive, not 0}}
+module attributes {bert.train = #bert.train<batch = 0, epochs = 3, steps = 0, lr = 2.0e-05, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "linear", warmup = 0.1, seed = 42, shuffle = true, num_labels = 2, initializer_range = 0.02, vocab = 30522, type_vocab = 2, task = "span", max_grad_norm = 1.0>} {
+}
