@@ -8,6 +8,7 @@
 // Kernels never allocate: scratch space, where needed, is passed in by the caller.
 #pragma once
 
+#include "bertc/abi/adamw_8bit_state.h"
 #include "bertc/abi/kernel_workspace.h"
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/half_types.h"
@@ -154,5 +155,14 @@ struct AdamWConfig {
 /// v = b2 v + (1-b2) g^2; p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps).
 void adamwUpdate(float *param, const float *grad, float *m, float *v, int64_t n,
                  const AdamWConfig &config);
+/// adamwUpdate on n values whose moments are kept in 8 bits (bitsandbytes' Adam8bit, state
+/// layout and bytes in abi/adamw_8bit_state.h): per block of blockSize values (the last
+/// may be partial), dequantizes m and v, runs adamwUpdate's operations on them and param,
+/// and requantizes them against the block's new absmax (largest |m|, largest v). param is
+/// fp32: the parameter, or the master of a 16-bit one, whose working copy the caller then
+/// rewrites with convert (as after adamwUpdate). Blocks are counted from param[0]: call it
+/// once per parameter, with config.weightDecay 0 for those without decay.
+void adamw8bitUpdate(float *param, const float *grad, const AdamW8bitState &state, int64_t n,
+                     QuantBlockSize blockSize, const AdamWConfig &config);
 
 } // namespace bertc::cpu

@@ -118,13 +118,19 @@ void crossEntropyForwardBackward(const float *logits, const int32_t *labels, flo
                                  const float *dloss, float *dlogits, int64_t batch, int64_t classes,
                                  float normalizer, cudaStream_t stream);
 
-// ---- AdamW (optimizer.cu) ----
+// ---- AdamW (optimizer.cu, adamw_8bit.cu) ----
 
 /// torch.optim.AdamW over every chunk in one launch, operation by operation as the CPU twin
 /// (so the two agree bit for bit): config.weightDecay applies to chunks with decay set.
 /// `chunks` is a device copy of adamwChunks' table (abi/kernel_workspace.h), chunkCount entries.
 void adamwUpdate(float *params, const float *grads, float *m, float *v, const AdamWChunk *chunks,
                  int64_t chunkCount, const cpu::AdamWConfig &config, cudaStream_t stream);
+/// The CPU twin's 8-bit AdamW (bitsandbytes' Adam8bit) on one parameter of n values whose
+/// state lies in device memory, bit for bit: one thread block per quantization block
+/// (abi/adamw_8bit_state.h), config.weightDecay 0 for parameters without decay. param is
+/// the fp32 parameter or master; a 16-bit working copy is rewritten afterwards with convert.
+void adamw8bitUpdate(float *param, const float *grad, const AdamW8bitState &state, int64_t n,
+                     QuantBlockSize blockSize, const cpu::AdamWConfig &config, cudaStream_t stream);
 
 // ---- Precision (precision.cu) ----
 

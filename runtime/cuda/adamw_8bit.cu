@@ -1,0 +1,103 @@
+// 8-bit AdamW on the GPU: bitsandbytes' Adam8bit with blockwise quantization, on the state
+// of abi/adamw_8bit_state.h, one launch per parameter and one thread block per
+// quantization block (as bitsandbytes' kOptimizerStatic8bit2StateBlockwise), each thread
+// owning blockSize / 256 values. A thread block:
+//   1. builds both dynamic maps in shared memory (dynamicMapValue, one entry of each per
+//      thread);
+//   2. dequantizes its values' moments and runs adamwElement (adamw_element.cuh, the CPU
+//      twin's fp32 AdamW) on them and the parameter, keeping the new moments in registers;
+//   3. reduces the block's new absmaxes (largest |m|, largest v): per warp, then over the
+//      warps through shared memory;
+//   4. requantizes each moment against its absmax by its nearest code.
+// The CPU twin (cpu/adamw_8bit.cpp) gives the same bits: maxima do not depend on order, and
+// the arithmetic is explicitly rounded.
+#include "bertc/runtime/cuda_check.h"
+#include "bertc/runtime/cuda_kernels.h"
+#include "bertc/runtime/dynamic_map.h"
+
+#include "adamw_element.cuh"
+#include "launch.cuh"
+#include "warp_reduce.cuh"
+
+namespace bertc::cuda {
+
+namespace {
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+static_assert(kThreads == kDynamicMapSize, "each thread builds one entry of each map");
+static_assert(int(QuantBlockSize::k256) == kThreads && int(QuantBlockSize::k2048) == 8 * kThreads,
+              "a thread owns 1 or 8 values of its block");
+
+/// The code of x in a block whose absmax is `absmax`.
+__device__ __forceinline__ uint8_t quantize(const float *map, float x, float absmax) {
+  return nearestCode(map, absmax > 0.0f ? __fdiv_rn(x, absmax) : 0.0f);
+}
+
+template <int kPerThread>
+__global__ void __launch_bounds__(kThreads)
+    adamw8bitKernel(float *param, const float *grad, AdamW8bitState state, int64_t n,
+                    AdamWScalars s) {
+  __shared__ float signedMap[kDynamicMapSize], unsignedMap[kDynamicMapSize];
+  __shared__ float warpMaxima[2][kWarps];
+  signedMap[threadIdx.x] = dynamicMapValue(DynamicMapKind::Signed, int(threadIdx.x));
+  unsignedMap[threadIdx.x] = dynamicMapValue(DynamicMapKind::Unsigned, int(threadIdx.x));
+  __syncthreads();
+
+  const int64_t begin = int64_t(blockIdx.x) * kPerThread * kThreads + threadIdx.x;
+  const float mScale = state.mAbsmax[blockIdx.x], vScale = state.vAbsmax[blockIdx.x];
+  float m[kPerThread], v[kPerThread];
+  float mAbsmax = 0.0f, vAbsmax = 0.0f;
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int64_t i = begin + int64_t(k) * kThreads;
+    if (i >= n)
+      break;
+    m[k] = __fmul_rn(signedMap[state.mCodes[i]], mScale);
+    v[k] = __fmul_rn(unsignedMap[state.vCodes[i]], vScale);
+    adamwElement(param[i], grad[i], m[k], v[k], s, s.decayFactor);
+    mAbsmax = fmaxf(mAbsmax, fabsf(m[k]));
+    vAbsmax = fmaxf(vAbsmax, v[k]);
+  }
+
+  mAbsmax = warpMax(mAbsmax);
+  vAbsmax = warpMax(vAbsmax);
+  if (threadIdx.x % 32 == 0) {
+    warpMaxima[0][threadIdx.x / 32] = mAbsmax;
+    warpMaxima[1][threadIdx.x / 32] = vAbsmax;
+  }
+  __syncthreads();
+  for (int warp = 0; warp < kWarps; ++warp) {
+    mAbsmax = fmaxf(mAbsmax, warpMaxima[0][warp]);
+    vAbsmax = fmaxf(vAbsmax, warpMaxima[1][warp]);
+  }
+
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const int64_t i = begin + int64_t(k) * kThreads;
+    if (i >= n)
+      break;
+    state.mCodes[i] = quantize(signedMap, m[k], mAbsmax);
+    state.vCodes[i] = quantize(unsignedMap, v[k], vAbsmax);
+  }
+  if (threadIdx.x == 0) {
+    state.mAbsmax[blockIdx.x] = mAbsmax;
+    state.vAbsmax[blockIdx.x] = vAbsmax;
+  }
+}
+} // namespace
+
+void adamw8bitUpdate(float *param, const float *grad, const AdamW8bitState &state, int64_t n,
+                     QuantBlockSize blockSize, const cpu::AdamWConfig &config,
+                     cudaStream_t stream) {
+  if (n == 0)
+    return;
+  const unsigned blocks = unsigned(quantBlockCount(n, blockSize));
+  if (blockSize == QuantBlockSize::k256)
+    BERTC_LAUNCH(adamw8bitKernel<1>, blocks, kThreads, 0, stream, param, grad, state, n,
+                 adamwScalars(config));
+  else
+    BERTC_LAUNCH(adamw8bitKernel<8>, blocks, kThreads, 0, stream, param, grad, state, n,
+                 adamwScalars(config));
+}
+
+} // namespace bertc::cuda

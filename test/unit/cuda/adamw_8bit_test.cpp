@@ -1,0 +1,73 @@
+// CUDA 8-bit AdamW against the CPU twin, bit for bit: parameters, codes and absmaxes after
+// three steps from a random state (in the blocks of 2048 every code occurs, so both maps the
+// blocks build in shared memory are checked entry by entry), for both block sizes, with and
+// without weight decay, over several blocks and a partial last one, with the state at offsets
+// that leave the codes unaligned.
+#include "cuda_test_support.h"
+
+#include "bertc/runtime/cpu_kernels.h"
+#include "bertc/runtime/cuda_kernels.h"
+
+namespace bertc::cuda::test {
+namespace {
+
+class AdamW8bitTest : public CudaTest {};
+
+/// `count` random bytes.
+std::vector<uint8_t> randomCodes(size_t count, uint32_t seed) {
+  std::mt19937 generator(seed);
+  std::uniform_int_distribution<int> code(0, 255);
+  std::vector<uint8_t> codes(count);
+  for (uint8_t &value : codes)
+    value = uint8_t(code(generator));
+  return codes;
+}
+
+/// Three steps of one parameter of n values on the CPU and the device, from the same random
+/// state; param, codes and absmaxes start `offset` elements into their arrays.
+void expectTwinsAgree(QuantBlockSize blockSize, int64_t n, double weightDecay) {
+  const int64_t offset = 3, blocks = quantBlockCount(n, blockSize);
+  std::vector<float> param = randomValues<float>(offset + n, 1);
+  std::vector<uint8_t> mCodes = randomCodes(offset + n, 2), vCodes = randomCodes(offset + n, 3);
+  std::vector<float> mAbsmax = randomValues<float>(offset + blocks, 4, 0.0f, 0.1f);
+  std::vector<float> vAbsmax = randomValues<float>(offset + blocks, 5, 0.0f, 1e-3f);
+
+  DeviceArray<float> dParam(param), dMAbsmax(mAbsmax), dVAbsmax(vAbsmax), dGrad(n);
+  DeviceArray<uint8_t> dMCodes(mCodes), dVCodes(vCodes);
+  const AdamW8bitState cpuState{mCodes.data() + offset, vCodes.data() + offset,
+                                mAbsmax.data() + offset, vAbsmax.data() + offset};
+  const AdamW8bitState deviceState{dMCodes.get() + offset, dVCodes.get() + offset,
+                                   dMAbsmax.get() + offset, dVAbsmax.get() + offset};
+  for (int64_t step = 1; step <= 3; ++step) {
+    // Gradients of a different scale in each block.
+    std::vector<float> grad = randomValues<float>(n, uint32_t(10 + step), -1.0f, 1.0f);
+    for (int64_t i = 0; i < n; ++i)
+      grad[i] *= std::pow(10.0f, float(i / int64_t(blockSize) % 4) - 3.0f);
+    const cpu::AdamWConfig config{1e-3, 0.9, 0.999, 1e-8, weightDecay, step};
+    cpu::adamw8bitUpdate(param.data() + offset, grad.data(), cpuState, n, blockSize, config);
+    BERTC_CUDA_CHECK(
+        cudaMemcpy(dGrad.get(), grad.data(), grad.size() * sizeof(float), cudaMemcpyHostToDevice));
+    cuda::adamw8bitUpdate(dParam.get() + offset, dGrad.get(), deviceState, n, blockSize, config,
+                          nullptr);
+  }
+  expectBitIdentical(dParam.download(), param, "param");
+  expectBitIdentical(dMCodes.download(), mCodes, "m codes");
+  expectBitIdentical(dVCodes.download(), vCodes, "v codes");
+  expectBitIdentical(dMAbsmax.download(), mAbsmax, "m absmax");
+  expectBitIdentical(dVAbsmax.download(), vAbsmax, "v absmax");
+}
+
+// Blocks of 2048 (8 values a thread): three full blocks and one of 777.
+TEST_F(AdamW8bitTest, MatchesCpuBitForBitInBlocksOf2048) {
+  expectTwinsAgree(QuantBlockSize::k2048, 3 * 2048 + 777, 0.01);
+  expectTwinsAgree(QuantBlockSize::k2048, 3 * 2048 + 777, 0.0);
+}
+
+// Blocks of 256 (a value a thread): five full blocks and one of 13.
+TEST_F(AdamW8bitTest, MatchesCpuBitForBitInBlocksOf256) {
+  expectTwinsAgree(QuantBlockSize::k256, 5 * 256 + 13, 0.01);
+  expectTwinsAgree(QuantBlockSize::k256, 5 * 256 + 13, 0.0);
+}
+
+} // namespace
+} // namespace bertc::cuda::test
