@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Generates runtime/src/unicode_tables.inc, the Unicode data of the tokenizer and the metrics.
+"""Generates runtime/data/unicode_tables.inc, the Unicode data of the tokenizer and the metrics.
 
 The tables hold what Hugging Face's BERT tokenizer and the official SQuAD evaluation script
 ask Python (unicodedata, str.lower, str.isalnum, str.isspace), so the C++ code agrees with
 them for the Unicode version of the Python that runs this script. The build never runs it;
 rerun it by hand and commit the result:
-    python3 scripts/gen_unicode_tables.py > runtime/src/unicode_tables.inc
+    python3 scripts/gen_unicode_tables.py > runtime/data/unicode_tables.inc
 """
 import sys
 import unicodedata

@@ -3,7 +3,7 @@
 // every row and every error knows its source line.
 #include "bertc/runtime/text_table.h"
 
-#include "input_files.h"
+#include "bertc/runtime/input_files.h"
 
 #include <nlohmann/json.hpp>
 

@@ -2,7 +2,7 @@
 // classes, lower-casing (per character, and Python's whole-text str.lower() with its final
 // sigma), the text properties of SQuAD's normalize_answer, and NFD with Hangul decomposed
 // arithmetically. Spans ride along: a character's parts keep its span.
-#include "unicode_text.h"
+#include "bertc/runtime/unicode_text.h"
 
 #include <algorithm>
 

@@ -4,11 +4,10 @@
 // and shapes against the plan.
 #include "bertc/runtime/checkpoint.h"
 
+#include "bertc/runtime/input_files.h"
 #include "bertc/runtime/safetensors.h"
 #include "bertc/runtime/save_files.h"
 #include "bertc/runtime/tokenizer_config.h"
-
-#include "input_files.h"
 
 #include <nlohmann/json.hpp>
 

@@ -4,11 +4,10 @@
 // per-row work is only the tokenizer's and the label's.
 #include "bertc/runtime/text_dataset.h"
 
+#include "bertc/runtime/input_files.h"
 #include "bertc/runtime/task_data.h"
 #include "bertc/runtime/text_table.h"
 #include "bertc/runtime/tokenizer.h"
-
-#include "input_files.h"
 
 #include <nlohmann/json.hpp>
 

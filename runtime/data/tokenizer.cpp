@@ -4,8 +4,8 @@
 // of the original character it came from through every step.
 #include "bertc/runtime/tokenizer.h"
 
-#include "input_files.h"
-#include "unicode_text.h"
+#include "bertc/runtime/input_files.h"
+#include "bertc/runtime/unicode_text.h"
 
 #include <algorithm>
 

@@ -3,7 +3,7 @@
 // generated from Python (unicode_text.h: str.lower(), \w, str.isspace()).
 #include "bertc/runtime/eval_metrics.h"
 
-#include "unicode_text.h"
+#include "bertc/runtime/unicode_text.h"
 
 #include <algorithm>
 #include <cmath>

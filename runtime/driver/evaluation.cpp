@@ -1,12 +1,11 @@
 // The evaluation loop (batches through the runner's eval step, logits cut per row, scored
 // by task) and what a run does with it: when to evaluate, the log line, the screen line and
 // the best model folder.
-#include "bertc/runtime/evaluation.h"
+#include "evaluation.h"
 
 #include "bertc/runtime/checkpoint.h"
+#include "bertc/runtime/input_files.h"
 #include "bertc/runtime/save_files.h"
-
-#include "input_files.h"
 
 #include <nlohmann/json.hpp>
 

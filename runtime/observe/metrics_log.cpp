@@ -3,9 +3,8 @@
 // resume the trimming of steps the resumed run will redo.
 #include "bertc/runtime/metrics_log.h"
 
+#include "bertc/runtime/input_files.h"
 #include "bertc/runtime/save_files.h"
-
-#include "input_files.h"
 
 #include <nlohmann/json.hpp>
 

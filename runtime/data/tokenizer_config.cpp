@@ -3,7 +3,7 @@
 // vocabulary.
 #include "bertc/runtime/tokenizer_config.h"
 
-#include "input_files.h"
+#include "bertc/runtime/input_files.h"
 
 #include <filesystem>
 

@@ -2,8 +2,8 @@
 // tables generated from Python (unicode_tables.inc), the BERT normalizer's character classes,
 // per-character lower-casing, NFD, and the properties and whole-text lower-casing of the
 // official SQuAD script's normalize_answer. Every character carries the byte span of the
-// original character it came from through each step. Private to the runtime (tokenizer.cpp,
-// eval_metrics.cpp).
+// original character it came from through each step. Used by the tokenizer (tokenizer.cpp)
+// and the SQuAD metrics (eval_metrics.cpp).
 #pragma once
 
 #include <cstddef>

@@ -4,13 +4,13 @@
 // is the generated trainer's plan and steps (bertc_trainer(), bertc/abi/trainer.h), which
 // run through the target's StepRunner (step_runner.h: the one arena allocation, and on a
 // GPU the copies between host and device); the flags are trainer_options.cpp's.
+#include "evaluation.h"
 #include "mixed_precision.h"
 #include "trainer_options.h"
 
 #include "bertc/abi/trainer.h"
 #include "bertc/runtime/checkpoint.h"
 #include "bertc/runtime/counter_rng.h"
-#include "bertc/runtime/evaluation.h"
 #include "bertc/runtime/jsonl_data.h"
 #include "bertc/runtime/metrics_log.h"
 #include "bertc/runtime/plan_check.h"

@@ -4,8 +4,7 @@
 #include "bertc/runtime/jsonl_data.h"
 
 #include "bertc/runtime/counter_rng.h"
-
-#include "input_files.h"
+#include "bertc/runtime/input_files.h"
 
 #include <nlohmann/json.hpp>
 

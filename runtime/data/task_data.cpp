@@ -3,7 +3,7 @@
 // word's first piece).
 #include "bertc/runtime/task_data.h"
 
-#include "input_files.h"
+#include "bertc/runtime/input_files.h"
 
 #include <nlohmann/json.hpp>
 

@@ -3,7 +3,7 @@
 // paragraph's context tokens instead of copying them per window.
 #include "bertc/runtime/squad_data.h"
 
-#include "input_files.h"
+#include "bertc/runtime/input_files.h"
 
 #include <nlohmann/json.hpp>
 

@@ -2,9 +2,9 @@
 // dtypes, byte ranges against the file size), so a truncated or corrupt checkpoint fails
 // before any parameter is touched; tensor bytes are then read straight into the arena.
 #include "bertc/runtime/safetensors.h"
-#include "bertc/runtime/save_files.h"
 
-#include "input_files.h"
+#include "bertc/runtime/input_files.h"
+#include "bertc/runtime/save_files.h"
 
 #include <nlohmann/json.hpp>
 
