@@ -106,6 +106,11 @@ cl::opt<bool> planCheck("plan-check",
                         cl::desc("build a CPU trainer whose steps can check the memory plan as "
                                  "they run (the trainer's --plan-check turns the checks on)"),
                         cl::cat(bertcOptions));
+cl::opt<bool> trustPlan("trust-plan",
+                        cl::desc("build from a planned .mlir without re-checking its plan "
+                                 "(-bertc-verify-budget), so that a trainer built with "
+                                 "--plan-check meets a faulty plan at run time"),
+                        cl::Hidden, cl::cat(bertcOptions));
 cl::opt<std::string> cxxflags("cxxflags",
                               cl::desc("flags for the host compiler that builds the trainer, "
                                        "after BERTC_TRAINER_CXXFLAGS (e.g. "
@@ -406,7 +411,7 @@ int main(int argc, char **argv) {
 
   PassManager pm(&ctx);
   bertc::Stage reached = bertc::stageOf(*module);
-  if (reached < wanted || reached == bertc::Stage::Planned)
+  if (reached < wanted || (reached == bertc::Stage::Planned && !trustPlan))
     bertc::buildPipeline(pm, reached, wanted, run.options);
   if (failed(pm.run(*module)))
     return kInvalidInput;
