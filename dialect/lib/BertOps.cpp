@@ -350,6 +350,8 @@ LogicalResult AdamWOp::verify() {
     return emitOpError("epsilon must be positive");
   if (getWeightDecay().convertToDouble() < 0.0)
     return emitOpError("weight_decay must not be negative");
+  if (std::optional<int64_t> block = getStateBlock(); block && *block != 256 && *block != 2048)
+    return emitOpError("state_block must be 256 or 2048, not ") << *block;
   return success();
 }
 

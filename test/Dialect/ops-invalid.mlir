@@ -73,6 +73,16 @@ func.func @frozen_update(%g: tensor<8xf32>) {
 
 // -----
 
+// bitsandbytes' blocks are 256 or 2048 values.
+func.func @odd_state_block() {
+  %w = bert.param "w" {group = "classifier", trainable = true, decay = true, init = "normal"} : tensor<8xf32>
+  // expected-error @+1 {{state_block must be 256 or 2048, not 512}}
+  bert.adamw %w {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-8 : f64, weight_decay = 0.0 : f64, state_block = 512} : tensor<8xf32>
+  return
+}
+
+// -----
+
 func.func @accumulate_not_param(%w: tensor<8xf32>, %g: tensor<8xf32>) {
   // expected-error @+1 {{operand must be a bert.param}}
   bert.accumulate_grad %w, %g : tensor<8xf32>, tensor<8xf32>

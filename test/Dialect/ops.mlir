@@ -78,6 +78,9 @@ func.func @updates(%dw: tensor<2x8xf32>) {
   bert.accumulate_grad %w, %dw : tensor<2x8xf32>, tensor<2x8xf32>
   // CHECK: bert.adamw %{{.*}} {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, epsilon = 1.000000e-08 : f64, weight_decay = 1.000000e-02 : f64} : tensor<2x8xf32>
   bert.adamw %w {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-8 : f64, weight_decay = 0.01 : f64} : tensor<2x8xf32>
+  // 8-bit moments in blocks of 2048 values.
+  // CHECK: bert.adamw %{{.*}} {{{.*}}state_block = 2048 : i64{{.*}}} : tensor<2x8xf32>
+  bert.adamw %w {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-8 : f64, weight_decay = 0.01 : f64, state_block = 2048} : tensor<2x8xf32>
   return
 }
 

@@ -92,4 +92,15 @@ SmallVector<bert::ParamOp> trainableParams(func::FuncOp microStep) {
   return params;
 }
 
+llvm::StringMap<int64_t> eightBitStateBlocks(ModuleOp module) {
+  llvm::StringMap<int64_t> blocks;
+  if (auto optimizerStep = module.lookupSymbol<func::FuncOp>(kOptimizerStep))
+    optimizerStep.walk([&](bert::AdamWOp adamw) {
+      auto param = adamw.getParam().getDefiningOp<bert::ParamOp>();
+      if (std::optional<int64_t> block = adamw.getStateBlock(); block && param)
+        blocks[param.getName()] = *block;
+    });
+  return blocks;
+}
+
 } // namespace bertc

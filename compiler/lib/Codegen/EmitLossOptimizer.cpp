@@ -19,10 +19,12 @@ namespace bertc {
 namespace {
 
 /// The pointer to one of a parameter's fixed slots (`arena.grad`, `arena.adam_m`, ...).
-std::string paramSlot(Value param, StringRef slot) {
+std::string paramSlot(Value param, StringRef slot, StringRef element = "float") {
   auto op = param.getDefiningOp<ParamOp>();
   auto offset = op ? op->getAttrOfType<IntegerAttr>(slot) : IntegerAttr();
-  return "reinterpret_cast<float *>(arena + " + std::to_string(offset ? offset.getInt() : -1) + ")";
+  return ("reinterpret_cast<" + element + " *>(arena + " + Twine(offset ? offset.getInt() : -1) +
+          ")")
+      .str();
 }
 
 bool hasSlots(Value param) {
@@ -100,10 +102,23 @@ std::optional<LogicalResult> emitLossOptimizerOp(Operation *op, EmitContext &ctx
         if (sixteenBit && !param.getDefiningOp()->hasAttr("arena.master"))
           return adamw.emitError("16-bit parameter has no master slot: run -bertc-plan-buffers");
         std::string master = sixteenBit ? paramSlot(param, "arena.master") : ctx.name(param);
-        os << "  cpu::adamwUpdate(" << master << ", " << paramSlot(param, "arena.grad") << ", "
-           << paramSlot(param, "arena.adam_m") << ", " << paramSlot(param, "arena.adam_v") << ", "
-           << EmitContext::numel(param) << ", {ctx.lr, "
-           << EmitContext::doubleLiteral(adamw.getBeta1().convertToDouble()) << ", "
+        std::optional<int64_t> block = adamw.getStateBlock();
+        if (block && !param.getDefiningOp()->hasAttr("arena.adam_v_absmax"))
+          return adamw.emitError("8-bit state has no absmax slots: run -bertc-plan-buffers");
+        // 8-bit state: the moments' codes and their blocks' absmaxes
+        // (abi/adamw_8bit_state.h).
+        if (block)
+          os << "  cpu::adamw8bitUpdate(" << master << ", " << paramSlot(param, "arena.grad")
+             << ", {" << paramSlot(param, "arena.adam_m", "uint8_t") << ", "
+             << paramSlot(param, "arena.adam_v", "uint8_t") << ", "
+             << paramSlot(param, "arena.adam_m_absmax") << ", "
+             << paramSlot(param, "arena.adam_v_absmax") << "}, " << EmitContext::numel(param)
+             << ", QuantBlockSize(" << *block << "), {ctx.lr, ";
+        else
+          os << "  cpu::adamwUpdate(" << master << ", " << paramSlot(param, "arena.grad") << ", "
+             << paramSlot(param, "arena.adam_m") << ", " << paramSlot(param, "arena.adam_v") << ", "
+             << EmitContext::numel(param) << ", {ctx.lr, ";
+        os << EmitContext::doubleLiteral(adamw.getBeta1().convertToDouble()) << ", "
            << EmitContext::doubleLiteral(adamw.getBeta2().convertToDouble()) << ", "
            << EmitContext::doubleLiteral(adamw.getEpsilon().convertToDouble()) << ", "
            << EmitContext::doubleLiteral(adamw.getWeightDecay().convertToDouble())

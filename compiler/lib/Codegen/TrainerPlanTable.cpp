@@ -131,6 +131,7 @@ FailureOr<int64_t> inputOffset(func::FuncOp microStep, StringRef name) {
 } // namespace
 
 void emitParamTable(func::FuncOp microStep, raw_ostream &os) {
+  llvm::StringMap<int64_t> blocks = eightBitStateBlocks(microStep->getParentOfType<ModuleOp>());
   os << "const ParamSlot kParams[] = {\n";
   microStep.walk([&](ParamOp param) {
     auto shape = param.getResult().getType().getShape();
@@ -142,7 +143,11 @@ void emitParamTable(func::FuncOp microStep, raw_ostream &os) {
        << ", " << slotOrZero(param, "arena.adam_v") << ", " << (param.getDecay() ? "true" : "false")
        << ", " << initKind(param.getInit()) << ", "
        << storageKind(param.getResult().getType().getElementType()) << ", "
-       << slotOrZero(param, "arena.master") << "},\n";
+       << slotOrZero(param, "arena.master");
+    if (int64_t block = blocks.lookup(param.getName()))
+      os << ", " << block << ", " << slotOrZero(param, "arena.adam_m_absmax") << ", "
+         << slotOrZero(param, "arena.adam_v_absmax");
+    os << "},\n";
   });
   os << "};\n\n";
 }

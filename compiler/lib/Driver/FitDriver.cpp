@@ -57,6 +57,7 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
   // Plans `rows` and keeps it when it fits; says whether it did.
   auto tryPlan = [&](int64_t rows, PipelineOptions options) {
     options.arch = request.arch;
+    options.optimizerState = request.optimizerState;
     FailureOr<PlanOutcome> outcome =
         planJob(spec, {rows, spec.train.seqLen, spec.train.freeze, options}, *request.device, ctx);
     if (failed(outcome) || outcome->arenaBytes > request.arenaBudget)

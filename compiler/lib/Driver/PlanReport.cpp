@@ -37,6 +37,7 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory, 
   // What -bertc-mixed-precision planned (a module planned without it is all fp32).
   auto precision = module->getAttrOfType<StringAttr>("bert.precision");
   s.precision = precision ? precision.str() : "fp32";
+  s.optimizerState = eightBitStateBlocks(module).empty() ? "fp32" : "8bit";
   StepCost cost = estimateStepCost(module, device);
   s.device = device.name;
   s.stepFlops = cost.flops;
@@ -80,6 +81,7 @@ void writePlanJson(const PlanSummary &s, raw_ostream &os) {
       {"accumulation_steps", s.accumulationSteps},
       {"seq_len", s.seqLen},
       {"precision", s.precision},
+      {"optimizer_state", s.optimizerState},
       {"recompute", std::move(recompute)},
       {"recompute_flops", s.recomputeFlops},
       {"step_flops", s.stepFlops},

@@ -2,6 +2,7 @@
 
 #include "bertc/Analysis/TrainModule.h"
 #include "bertc/Transforms/Passes.h"
+#include "bertc/abi/adamw_8bit_state.h"
 
 namespace bertc {
 #define GEN_PASS_DEF_INSERTOPTIMIZER
@@ -14,8 +15,14 @@ using namespace mlir::bert;
 namespace {
 
 struct InsertOptimizerPass : bertc::impl::InsertOptimizerBase<InsertOptimizerPass> {
+  using InsertOptimizerBase::InsertOptimizerBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (optimizerState != "fp32" && optimizerState != "8bit") {
+      module.emitError() << "optimizer-state '" << optimizerState << "': expected fp32 or 8bit";
+      return signalPassFailure();
+    }
     FailureOr<func::FuncOp> microStep = bertc::getMicroStep(module);
     if (failed(microStep))
       return signalPassFailure();
@@ -35,10 +42,14 @@ struct InsertOptimizerPass : bertc::impl::InsertOptimizerBase<InsertOptimizerPas
     for (ParamOp param : bertc::trainableParams(*microStep)) {
       auto copy = cast<ParamOp>(builder.clone(*param));
       double weightDecay = param.getDecay() ? settings.weightDecay : 0.0;
+      bool eightBit = optimizerState == "8bit" &&
+                      param.getResult().getType().getNumElements() >= bertc::kMin8bitStateValues;
       builder.create<AdamWOp>(
           param.getLoc(), copy.getResult(), builder.getF64FloatAttr(settings.beta1),
           builder.getF64FloatAttr(settings.beta2), builder.getF64FloatAttr(settings.eps),
-          builder.getF64FloatAttr(weightDecay));
+          builder.getF64FloatAttr(weightDecay),
+          eightBit ? builder.getI64IntegerAttr(int64_t(bertc::QuantBlockSize::k2048))
+                   : IntegerAttr());
     }
     builder.create<func::ReturnOp>(module.getLoc());
   }

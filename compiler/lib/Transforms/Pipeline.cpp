@@ -11,8 +11,11 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const Pipeline
   if (from < Stage::Train && to >= Stage::Train) {
     // The whole micro-step: the backward pass is derived, never written by hand.
     pm.addPass(createAutodiff());
-    // The update after the (accumulated) micro-steps: AdamW per trainable parameter.
-    pm.addPass(createInsertOptimizer());
+    // The update after the (accumulated) micro-steps: AdamW per trainable parameter,
+    // each with the state it keeps, which the plan sizes.
+    InsertOptimizerOptions optimizer;
+    optimizer.optimizerState = options.optimizerState;
+    pm.addPass(createInsertOptimizer(optimizer));
   }
   if (from < Stage::Mixed && to >= Stage::Mixed) {
     // After the optimizer (its parameters get master weights), before anything that

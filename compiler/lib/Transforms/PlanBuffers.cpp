@@ -11,6 +11,7 @@
 #include "bertc/Analysis/KernelWorkspace.h"
 #include "bertc/Analysis/StepLiveness.h"
 #include "bertc/Transforms/Passes.h"
+#include "bertc/abi/adamw_8bit_state.h"
 #include "bertc/abi/kernel_workspace.h"
 
 namespace bertc {
@@ -56,7 +57,10 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
 
     // 1. Parameters (in their storage type), the fp32 masters of 16-bit ones, fp32
-    //    gradients and AdamW moments: contiguous regions in program order.
+    //    gradients and AdamW moments: contiguous regions in program order. In the
+    //    optimizer state the fp32 moments (all m, then all v) come first, then each
+    //    8-bit state as one slot: m codes, v codes, then (float-aligned) m's and v's
+    //    absmaxes (abi/adamw_8bit_state.h).
     SmallVector<ParamOp> params;
     microStep->walk([&](ParamOp p) { params.push_back(p); });
     RegionCursor values{0, 0, alignment};
@@ -70,11 +74,25 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     for (ParamOp p : params)
       if (p.getTrainable())
         p->setAttr("arena.grad", i64(grads.take(fp32Bytes(p))));
+    llvm::StringMap<int64_t> eightBit = bertc::eightBitStateBlocks(module);
     RegionCursor moments = grads.next();
     for (StringRef moment : {"arena.adam_m", "arena.adam_v"})
       for (ParamOp p : params)
-        if (p.getTrainable())
+        if (p.getTrainable() && !eightBit.count(p.getName()))
           p->setAttr(moment, i64(moments.take(fp32Bytes(p))));
+    for (ParamOp p : params) {
+      if (!p.getTrainable() || !eightBit.count(p.getName()))
+        continue;
+      int64_t count = p.getResult().getType().getNumElements();
+      auto block = bertc::QuantBlockSize(eightBit.lookup(p.getName()));
+      int64_t codesBytes = bertc::alignTo(2 * count, int64_t(sizeof(float)));
+      int64_t absmaxBytes = bertc::quantBlockCount(count, block) * int64_t(sizeof(float));
+      int64_t offset = moments.take(codesBytes + 2 * absmaxBytes);
+      p->setAttr("arena.adam_m", i64(offset));
+      p->setAttr("arena.adam_v", i64(offset + count));
+      p->setAttr("arena.adam_m_absmax", i64(offset + codesBytes));
+      p->setAttr("arena.adam_v_absmax", i64(offset + codesBytes + absmaxBytes));
+    }
 
     // 2. Kernel scratch and the per-batch inputs. The CUDA kernels' per-op workspace
     //    (KernelWorkspace.h) is one slot every op that needs one shares: ops run one
@@ -130,8 +148,8 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
         byName[p.getName()] = p;
       optimizerStep.walk([&](ParamOp p) {
         ParamOp original = byName.lookup(p.getName());
-        for (StringRef key :
-             {"arena.value", "arena.master", "arena.grad", "arena.adam_m", "arena.adam_v"})
+        for (StringRef key : {"arena.value", "arena.master", "arena.grad", "arena.adam_m",
+                              "arena.adam_v", "arena.adam_m_absmax", "arena.adam_v_absmax"})
           if (Attribute attr = original ? original->getAttr(key) : Attribute())
             p->setAttr(key, attr);
       });

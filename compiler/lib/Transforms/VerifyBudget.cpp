@@ -10,6 +10,7 @@
 #include "bertc/Analysis/KernelWorkspace.h"
 #include "bertc/Analysis/TrainModule.h"
 #include "bertc/Transforms/Passes.h"
+#include "bertc/abi/adamw_8bit_state.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -62,7 +63,9 @@ constexpr std::pair<StringLiteral, StringLiteral> kParamSlots[] = {
     {"arena.master", "master_weights"},
     {"arena.grad", "gradients"},
     {"arena.adam_m", "optimizer_state"},
-    {"arena.adam_v", "optimizer_state"}};
+    {"arena.adam_v", "optimizer_state"},
+    {"arena.adam_m_absmax", "optimizer_state"},
+    {"arena.adam_v_absmax", "optimizer_state"}};
 
 struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
   using VerifyBudgetBase::VerifyBudgetBase;
@@ -92,6 +95,7 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
       return signalPassFailure();
     }
     ok = checkRegions(module);
+    eightBit = bertc::eightBitStateBlocks(module);
     collectSlots(*microStep, *bounds);
     checkLiveOverlaps();
     checkOptimizerStep(module, *microStep);
@@ -176,17 +180,31 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
         bytes.push_back(bertc::boundedBytes(type, bounds));
       }
       if (auto param = dyn_cast<ParamOp>(op)) {
-        // The value is in the parameter's storage type; its master, gradient and
-        // moments are fp32.
+        // The value is in the parameter's storage type; its master and gradient are
+        // fp32, its moments fp32 or, with 8-bit state, a code per value and an fp32
+        // absmax per block (abi/adamw_8bit_state.h).
         bool sixteenBit = !param.getResult().getType().getElementType().isF32();
-        int64_t fp32Bytes = param.getResult().getType().getNumElements() * 4;
+        int64_t count = param.getResult().getType().getNumElements();
+        auto block = eightBit.find(param.getName());
+        bool isEightBit = block != eightBit.end();
         for (auto [key, regionName] : kParamSlots) {
           bool isValue = key == "arena.value", isMaster = key == "arena.master";
-          bool needed = isValue || (isMaster ? sixteenBit : param.getTrainable());
+          bool isAbsmax = key.ends_with("_absmax"), isMoment = key.starts_with("arena.adam");
+          bool needed = isValue || ((isMaster ? sixteenBit : param.getTrainable()) &&
+                                    (!isAbsmax || isEightBit));
+          int64_t slotBytes = 4 * count;
+          if (isValue)
+            slotBytes = bytes[0];
+          else if (isAbsmax)
+            slotBytes =
+                isEightBit ? 4 * bertc::quantBlockCount(count, bertc::QuantBlockSize(block->second))
+                           : 0;
+          else if (isMoment && isEightBit)
+            slotBytes = count;
           auto offset = param->getAttrOfType<IntegerAttr>(key);
           if (offset)
-            addSlot(&op, ("\"" + param.getName() + "\" " + key).str(), offset.getInt(),
-                    isValue ? bytes[0] : fp32Bytes, regionName, 0, lastStep);
+            addSlot(&op, ("\"" + param.getName() + "\" " + key).str(), offset.getInt(), slotBytes,
+                    regionName, 0, lastStep);
           else if (needed) {
             op.emitError() << "'bert.param' \"" << param.getName() << "\" has no " << key;
             ok = false;
@@ -327,6 +345,8 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
   PlanAttr plan;
   int64_t arenaBytes = 0;
   SmallVector<Region> regions;
+  /// `state_block` of the parameters with 8-bit AdamW state, by name.
+  llvm::StringMap<int64_t> eightBit;
   std::vector<Slot> slots;
   llvm::DenseMap<Value, size_t> slotOfValue; ///< activation results and their slots
   bool ok = true;

@@ -102,6 +102,11 @@ cl::opt<std::string> remat("remat",
                            cl::desc("recomputation in the backward pass: auto (where it "
                                     "lets a faster plan fit) or none"),
                            cl::init("auto"), cl::cat(bertcOptions));
+cl::opt<std::string> optimizerState("optimizer-state",
+                                    cl::desc("AdamW moments of parameters of at least 4096 "
+                                             "values: fp32 (default) or 8bit (blockwise, as "
+                                             "bitsandbytes' Adam8bit; the CPU target only)"),
+                                    cl::init("fp32"), cl::cat(bertcOptions));
 cl::opt<bool> planCheck("plan-check",
                         cl::desc("build a CPU trainer whose steps can check the memory plan as "
                                  "they run (the trainer's --plan-check turns the checks on)"),
@@ -167,7 +172,7 @@ RunChoice chooseRun(const bertc::JobSpec &spec, std::optional<int64_t> arenaBudg
     pinnedRows = std::min<int64_t>(microBatch, spec.train.batch);
   std::vector<std::string> precisions = precisionCandidates(spec);
   RunChoice choice{pinnedRows.value_or(spec.train.batch),
-                   {precisions.front(), 0, gemmWorkspaceBytes(), targetArch()},
+                   {precisions.front(), 0, gemmWorkspaceBytes(), targetArch(), optimizerState},
                    {}};
   if (!arenaBudget)
     return choice;
@@ -179,6 +184,7 @@ RunChoice chooseRun(const bertc::JobSpec &spec, std::optional<int64_t> arenaBudg
     request.recompute = {false};
   request.device = &deviceModel();
   request.arch = targetArch();
+  request.optimizerState = optimizerState;
   request.gemmWorkspaceBytes = gemmWorkspaceBytes();
   choice.ranked = bertc::searchFittingPlans(spec, request, ctx);
   if (!choice.ranked.empty()) {
@@ -244,7 +250,7 @@ int reportMaxBatch(const bertc::JobSpec &spec, int64_t arenaBudget, MLIRContext 
     return kInvalidInput;
   bertc::PipelineOptions options{precisionCandidates(spec).front(),
                                  remat == "auto" ? arenaBudget : 0, gemmWorkspaceBytes(),
-                                 targetArch()};
+                                 targetArch(), optimizerState};
   std::string path;
   std::string table;
   llvm::raw_string_ostream tableStream(table);
@@ -354,6 +360,8 @@ int main(int argc, char **argv) {
     return usageError("--precision '" + precision + "': expected auto, fp32, bf16 or fp16");
   if (remat != "none" && remat != "auto")
     return usageError("--remat '" + remat + "': expected none or auto");
+  if (optimizerState != "fp32" && optimizerState != "8bit")
+    return usageError("--optimizer-state '" + optimizerState + "': expected fp32 or 8bit");
   if (!arch.empty() && !bertc::gpuDeviceModel(arch))
     return usageError("unknown --arch '" + arch + "' (known: " + bertc::knownArchs() + ")");
   if (microBatch < 0)
@@ -390,6 +398,7 @@ int main(int argc, char **argv) {
       run.options.precision = precision;
     run.options.arch = targetArch();
     run.options.gemmWorkspaceBytes = gemmWorkspaceBytes();
+    run.options.optimizerState = optimizerState;
   } else {
     FailureOr<bertc::JobSpec> parsed = bertc::parseJobFile(inputPath, ctx);
     if (failed(parsed))

@@ -310,15 +310,20 @@ def Bert_AdamWOp : Bert_Op<"adamw", [MemoryEffects<[MemRead, MemWrite]>,
     Decoupled weight decay as torch.optim.AdamW; the learning rate of the step comes
     from the runtime's schedule. The moments live in the optimizer-state region. The
     hyper-parameters are f64 because torch derives 1 - beta and the bias corrections
-    from Python floats.
+    from Python floats. With `state_block` the moments are 8-bit, as bitsandbytes'
+    Adam8bit keeps them (abi/adamw_8bit_state.h): one code per value and one fp32
+    absmax per block of `state_block` (256 or 2048) values; without it they are fp32.
 
     ```mlir
     bert.adamw %w {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-08 : f64,
                    weight_decay = 0.01 : f64} : tensor<2x64xf32>
+    bert.adamw %e {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-08 : f64,
+                   state_block = 2048 : i64, weight_decay = 0.01 : f64} : tensor<64x64xf32>
     ```
   }];
   let arguments = (ins Bert_FloatTensor:$param, F64Attr:$beta1, F64Attr:$beta2,
-                       F64Attr:$epsilon, F64Attr:$weight_decay);
+                       F64Attr:$epsilon, F64Attr:$weight_decay,
+                       OptionalAttr<I64Attr>:$state_block);
   let assemblyFormat = "$param attr-dict `:` type($param)";
   let hasVerifier = 1;
 }

@@ -31,6 +31,10 @@ namespace bertc {
 /// block of its current blockwise optimizers).
 enum class QuantBlockSize : int32_t { k256 = 256, k2048 = 2048 };
 
+/// Fewest values a parameter must have for 8-bit state (bitsandbytes' min_8bit_size);
+/// smaller ones keep fp32 moments.
+inline constexpr int64_t kMin8bitStateValues = 4096;
+
 /// Quantization blocks of a parameter of `count` values (the last one may be partial).
 inline int64_t quantBlockCount(int64_t count, QuantBlockSize blockSize) {
   const int64_t size = int64_t(blockSize);

@@ -38,6 +38,12 @@ struct ParamSlot {
   ParamInit init;
   StorageType storage; ///< of the value at `offset` (the working copy)
   size_t masterOffset; ///< fp32 master (master_weights region); unused for F32 storage
+  /// 0: fp32 moments at adamMOffset and adamVOffset; else 8-bit state in blocks of this
+  /// many values (adamw_8bit_state.h): codes at adamMOffset and adamVOffset, absmaxes at
+  /// adamMAbsmaxOffset and adamVAbsmaxOffset.
+  int32_t stateBlock = 0;
+  size_t adamMAbsmaxOffset = 0;
+  size_t adamVAbsmaxOffset = 0;
 };
 
 /// Where a parameter's fp32 values live: its master when stored in 16 bits, else its value.
@@ -162,7 +168,7 @@ struct CudaSteps {
 };
 
 /// Changes whenever this header or kernel_workspace.h changes what either side reads.
-inline constexpr uint32_t kTrainerAbiVersion = 2;
+inline constexpr uint32_t kTrainerAbiVersion = 3;
 
 /// A compiled trainer: its plan and the steps of the target it was built for (the other
 /// target's are null).

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "llvm/ADT/StringMap.h"
+
 #include "bert/BertDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -60,5 +62,9 @@ int64_t accumulationSteps(mlir::ModuleOp module, DimBounds bounds);
 
 /// The trainable parameters of @micro_step, in program order.
 llvm::SmallVector<mlir::bert::ParamOp> trainableParams(mlir::func::FuncOp microStep);
+
+/// The `state_block` of every parameter whose `bert.adamw` in @optimizer_step keeps 8-bit
+/// moments, by parameter name; empty without an @optimizer_step.
+llvm::StringMap<int64_t> eightBitStateBlocks(mlir::ModuleOp module);
 
 } // namespace bertc

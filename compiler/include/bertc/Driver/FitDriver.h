@@ -25,7 +25,8 @@ struct FitRequest {
   std::vector<std::string> precisions; ///< candidates, the preferred first
   std::vector<bool> recompute = {false, true};
   const DeviceModel *device = nullptr;
-  std::string arch; ///< --arch, for the passes that price their choices
+  std::string arch;                    ///< --arch, for the passes that price their choices
+  std::string optimizerState = "fp32"; ///< PipelineOptions::optimizerState of every plan
 
   int64_t gemmWorkspaceBytes = 0; ///< PipelineOptions::gemmWorkspaceBytes of every plan
 };

@@ -37,6 +37,9 @@ struct PlanSummary {
   int64_t accumulationSteps = 0;
   int64_t seqLen = 0;
   std::string precision;
+  /// "8bit" when some parameter keeps 8-bit AdamW moments (bert.adamw state_block), else
+  /// "fp32".
+  std::string optimizerState;
   double stepFlops = 0;
   double estimatedStepSeconds = 0;
   std::string device; ///< what estimatedStepSeconds is for: "cpu", "sm_80", ...

@@ -39,7 +39,17 @@ def InsertOptimizer : Pass<"bertc-insert-optimizer", "mlir::ModuleOp"> {
     and LayerNorm weights (`decay = false`) get no weight decay. Frozen parameters get
     no update and, later, no optimizer state. The step functions stay separate so that
     several micro-steps (gradient accumulation) can feed one update.
+
+    With `optimizer-state=8bit`, each update of a parameter of at least 4096 values
+    (bitsandbytes' min_8bit_size, kMin8bitStateValues) gets `state_block = 2048`: its
+    moments are kept 8-bit, blockwise (abi/adamw_8bit_state.h), a quarter of the fp32
+    bytes. Smaller parameters keep fp32 moments, where the absmaxes would weigh most
+    and the saving is small.
   }];
+  let options = [
+    Option<"optimizerState", "optimizer-state", "std::string", "\"fp32\"",
+           "AdamW moments of the larger parameters: fp32 or 8bit">,
+  ];
   let dependentDialects = ["mlir::bert::BertDialect", "mlir::func::FuncDialect"];
 }
 
@@ -158,7 +168,9 @@ def PlanBuffers : Pass<"bertc-plan-buffers", "mlir::ModuleOp"> {
 
     Results: `arena.offsets` (one byte offset per result) on ops, `arena.value`,
     `arena.master` (16-bit parameters), `arena.grad`, `arena.adam_m`, `arena.adam_v`
-    on parameters, and the module
+    on parameters (with 8-bit state, whose `bert.adamw` has `state_block`: the code
+    arrays, one byte per value, and `arena.adam_m_absmax`, `arena.adam_v_absmax`, one
+    float per block; the fp32 moments first, then each 8-bit state), and the module
     attribute `bert.plan`: a `#bert.plan` with `arena_bytes`, the regions and the loss.
   }];
   let options = [
@@ -180,7 +192,8 @@ def VerifyBudget : Pass<"bertc-verify-budget", "mlir::ModuleOp"> {
          and are pairwise disjoint;
       2. every slot (each result's `arena.offsets`, a parameter's `arena.value`,
          `arena.master` (fp32, for a 16-bit parameter), `arena.grad`, `arena.adam_m`,
-         `arena.adam_v`, the `arena.workspace` every attention and LayerNorm op needs,
+         `arena.adam_v` (one byte per value with 8-bit state, whose absmaxes
+         `arena.adam_m_absmax`, `arena.adam_v_absmax` take a float per block), the `arena.workspace` every attention and LayerNorm op needs,
          alive at its own step) lies inside the arena and inside its region; `@optimizer_step` updates the slots `@micro_step` uses, and the
          plan's `loss` is the slot of the value `@micro_step` returns;
       3. no two slots alive at a common step of `@micro_step` share a byte: a result

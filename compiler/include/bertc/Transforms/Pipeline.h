@@ -24,6 +24,9 @@ struct PipelineOptions {
   int64_t gemmWorkspaceBytes = 0;
   /// The GPU generation (`--arch`) whose speeds price the choices; empty for the CPU.
   std::string arch;
+  /// The AdamW moments of parameters of at least 4096 values: "fp32" or "8bit"
+  /// (-bertc-insert-optimizer's optimizer-state).
+  std::string optimizerState = "fp32";
 };
 
 /// Adds the passes that take a module from `from` to `to` (from <= to). A plan is always

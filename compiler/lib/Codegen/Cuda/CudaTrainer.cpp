@@ -64,6 +64,11 @@ LogicalResult emitAdamWTable(func::FuncOp optimizerStep, raw_ostream &os) {
       adamw.emitError("parameter has no optimizer slots: run -bertc-plan-buffers");
       return WalkResult::interrupt();
     }
+    if (adamw.getStateBlock()) {
+      adamw.emitError("the cuda target has no 8-bit AdamW state yet: plan it with "
+                      "--optimizer-state fp32");
+      return WalkResult::interrupt();
+    }
     if (!bases)
       bases = adamwBases(adamw);
     int64_t state = slot(param, "arena.grad") - bases->grad;
