@@ -5,11 +5,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define BERTC_HOST_DEVICE __host__ __device__
-#else
-#define BERTC_HOST_DEVICE
-#endif
+#include "bertc/runtime/host_device.h"
 
 namespace bertc {
 
@@ -69,4 +65,3 @@ BERTC_HOST_DEVICE inline bool dropoutKeep(const DropoutKey &key, int64_t row, ui
 
 } // namespace bertc
 
-#undef BERTC_HOST_DEVICE

@@ -23,11 +23,7 @@
 #include <array>
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define BERTC_HOST_DEVICE __host__ __device__
-#else
-#define BERTC_HOST_DEVICE
-#endif
+#include "bertc/runtime/host_device.h"
 
 namespace bertc {
 
@@ -91,4 +87,3 @@ BERTC_HOST_DEVICE inline uint8_t nearestCode(const float *map, float x) {
 
 } // namespace bertc
 
-#undef BERTC_HOST_DEVICE

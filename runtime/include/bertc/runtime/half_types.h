@@ -8,11 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(__CUDACC__)
-#define BERTC_HOST_DEVICE __host__ __device__
-#else
-#define BERTC_HOST_DEVICE
-#endif
+#include "bertc/runtime/host_device.h"
 
 namespace bertc {
 
@@ -104,4 +100,3 @@ template <> BERTC_HOST_DEVICE inline fp16 fromFloat<fp16>(float value) { return 
 
 } // namespace bertc
 
-#undef BERTC_HOST_DEVICE
