@@ -64,4 +64,3 @@ BERTC_HOST_DEVICE inline bool dropoutKeep(const DropoutKey &key, int64_t row, ui
 }
 
 } // namespace bertc
-

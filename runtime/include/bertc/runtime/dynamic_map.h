@@ -86,4 +86,3 @@ BERTC_HOST_DEVICE inline uint8_t nearestCode(const float *map, float x) {
 }
 
 } // namespace bertc
-

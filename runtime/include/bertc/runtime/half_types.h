@@ -99,4 +99,3 @@ template <> BERTC_HOST_DEVICE inline bf16 fromFloat<bf16>(float value) { return 
 template <> BERTC_HOST_DEVICE inline fp16 fromFloat<fp16>(float value) { return toFp16(value); }
 
 } // namespace bertc
-
