@@ -21,7 +21,7 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const Pipeline
     mixed.precision = options.precision;
     pm.addPass(createMixedPrecision(mixed));
   }
-  if (from < Stage::Planned && to >= Stage::Planned) {
+  if (from < Stage::BuffersPlanned && to >= Stage::BuffersPlanned) {
     if (options.rematArenaBudget > 0) {
       // After storage types are final (they size every tensor), before the schedule:
       // it places each recomputation next to its readers.
@@ -40,11 +40,15 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const Pipeline
     // An independent second check of the plan (budget 0: the driver checks the whole process).
     pm.addPass(createVerifyBudget());
   }
+  if (from < Stage::Planned && to >= Stage::Planned) {
+    // After planning: evaluation runs a subset of the planned step at its offsets.
+    pm.addPass(createDeriveEvalStep());
+  }
 }
 
 Stage stageOf(mlir::ModuleOp module) {
   if (module->hasAttr("bert.plan"))
-    return Stage::Planned;
+    return module.lookupSymbol(kEvalStep) ? Stage::Planned : Stage::BuffersPlanned;
   if (module->hasAttr("bert.precision"))
     return Stage::Mixed;
   if (module.lookupSymbol(kOptimizerStep))

@@ -6,8 +6,8 @@
 
 namespace bertc {
 
-/// Writes the C++ source of a trainer for a planned module (after
-/// -bertc-plan-buffers): its plan and CpuSteps, exported by bertc_trainer()
+/// Writes the C++ source of a trainer for a planned module (after -bertc-plan-buffers
+/// and -bertc-derive-eval-step): its plan and CpuSteps, exported by bertc_trainer()
 /// (bertc/abi/trainer.h), the steps calling the runtime's CPU kernels at the planned arena
 /// offsets. With `planChecks`, each op's kernel calls are wrapped in calls that report
 /// what it reads, defines and releases to the plan checker (plan_check.h), which the

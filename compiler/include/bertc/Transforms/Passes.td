@@ -200,4 +200,26 @@ def VerifyBudget : Pass<"bertc-verify-budget", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::bert::BertDialect"];
 }
 
+def DeriveEvalStep : Pass<"bertc-derive-eval-step", "mlir::ModuleOp"> {
+  let summary = "Adds @eval_step: the planned forward with dropout off";
+  let description = [{
+    Evaluation runs `@micro_step`'s forward with dropout off. This pass derives it from
+    the planned step rather than planning it again: `@eval_step` clones, in program
+    order, the ops of `@micro_step` that its returned loss depends on, every attribute
+    kept (so their `arena.offsets` and parameter slots are the training step's), sets
+    every dropout rate (`bert.dropout`'s and attention's) to 0, and returns the loss and
+    the logits (the loss op's first operand).
+
+    Why the offsets stay valid: two tensors share bytes only when their live intervals
+    in the step are disjoint; a subset of the ops in the same order only shortens
+    intervals, so they stay disjoint, and evaluation never needs more arena than
+    training. The pass therefore runs after `-bertc-plan-buffers` (it refuses a module
+    without a plan) and replaces an `@eval_step` the module already has, so it can run
+    again after the step changes. `@micro_step` must return the result of a loss op
+    (`bert.cross_entropy` or `bert.mse_loss`). The code generators emit `@eval_step` as
+    the trainer's evalStep.
+  }];
+  let dependentDialects = ["mlir::bert::BertDialect", "mlir::func::FuncDialect"];
+}
+
 #endif // BERTC_TRANSFORMS_PASSES

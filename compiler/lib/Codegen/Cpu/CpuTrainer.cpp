@@ -6,19 +6,19 @@
 // 3. microStep and optimizerStep: each op of the step functions becomes a kernel call on
 //    pointers declared at the op's arena offsets, in program order (with plan checks, between
 //    calls that report its reads, results and releases);
-// 4. evalStep: the micro-step's forward with dropout off (EvalStep.h), which copies its
-//    logits out as fp32;
+// 4. evalStep from @eval_step (-bertc-derive-eval-step), which copies its logits out as
+//    fp32;
 // 5. kTrainer and its export, bertc_trainer().
 //
 //===----------------------------------------------------------------------===//
 
 #include "bertc/Codegen/CpuTrainer.h"
 
-#include "../EvalStep.h"
 #include "../TrainerPlanTable.h"
 #include "CpuEmitters.h"
 #include "bert/BertDialect.h"
 #include "bertc/Analysis/StepLiveness.h"
+#include "bertc/Analysis/TrainModule.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/Format.h"
 
@@ -124,17 +124,18 @@ LogicalResult emitStepFunction(func::FuncOp func, StringRef cppName, bool planCh
   return success();
 }
 
-/// evalStep: the forward of `microStep` with dropout off, then its logits (the eval step's
-/// second result) copied out as fp32.
-LogicalResult emitEvalStep(func::FuncOp microStep, bool planChecks, raw_ostream &os) {
-  FailureOr<OwningOpRef<func::FuncOp>> eval = buildEvalStep(microStep);
-  if (failed(eval))
-    return failure();
+/// evalStep: @eval_step, then its logits (its second result) copied out as fp32.
+LogicalResult emitEvalStep(ModuleOp module, bool planChecks, raw_ostream &os) {
+  auto eval = module.lookupSymbol<func::FuncOp>(kEvalStep);
+  if (!eval)
+    return module.emitError("module has no @eval_step: run -bertc-derive-eval-step");
+  if (eval.getFunctionType().getNumResults() != 2)
+    return eval.emitError("@eval_step must return the loss and the logits");
   os << "void evalStep(const StepContext &ctx, float *logits) {\n";
   EmitContext ctx(os);
-  if (failed(emitStepBody(**eval, planChecks, ctx, os)))
+  if (failed(emitStepBody(eval, planChecks, ctx, os)))
     return failure();
-  Value logits = (**eval).getBody().front().getTerminator()->getOperand(1);
+  Value logits = eval.getBody().front().getTerminator()->getOperand(1);
   if (planChecks)
     os << "  planCheckRead(ctx, " << ctx.name(logits) << ", " << EmitContext::bytes(logits) << ", "
        << ctx.id(logits) << ", \"evalStep\", \"" << ctx.describe(logits) << "\");\n";
@@ -165,7 +166,7 @@ LogicalResult emitCpuTrainer(ModuleOp module, bool planChecks, raw_ostream &os) 
   if (failed(emitPlan(module, *microStep, planChecks, os)) ||
       failed(emitStepFunction(*microStep, "microStep", planChecks, os)) ||
       failed(emitStepFunction(*optimizerStep, "optimizerStep", planChecks, os)) ||
-      failed(emitEvalStep(*microStep, planChecks, os)))
+      failed(emitEvalStep(module, planChecks, os)))
     return failure();
   os << "const CpuSteps kSteps = {microStep, optimizerStep, evalStep};\n";
   emitTrainerEntry("kSteps", /*cuda=*/false, os);

@@ -9,8 +9,8 @@
 //    stream, on pointers declared at the op's arena offsets (the device arena), in program
 //    order. AdamW is one launch over every chunk, then the 16-bit working copies are
 //    rewritten from their masters;
-// 4. evalStep: the micro-step's forward with dropout off (EvalStep.h), its fp32 logits
-//    copied to the host;
+// 4. evalStep from @eval_step (-bertc-derive-eval-step), its fp32 logits copied to the
+//    host;
 // 5. kTrainer, whose CudaSteps also say where the cuBLASLt workspace and the optimizer's
 //    tables lie, and its export, bertc_trainer().
 //
@@ -18,7 +18,6 @@
 
 #include "bertc/Codegen/CudaTrainer.h"
 
-#include "../EvalStep.h"
 #include "../TrainerPlanTable.h"
 #include "CudaEmitters.h"
 #include "bert/BertDialect.h"
@@ -158,18 +157,19 @@ LogicalResult emitMicroStep(func::FuncOp microStep, raw_ostream &os) {
   return success();
 }
 
-/// evalStep: the forward of `microStep` with dropout off (EvalStep.h), then its fp32 logits
-/// (the eval step's second result) copied to the host.
-LogicalResult emitEvalStep(func::FuncOp microStep, raw_ostream &os) {
-  FailureOr<OwningOpRef<func::FuncOp>> eval = buildEvalStep(microStep);
-  if (failed(eval))
-    return failure();
-  Value logits = (**eval).getBody().front().getTerminator()->getOperand(1);
+/// evalStep: @eval_step, then its fp32 logits (its second result) copied to the host.
+LogicalResult emitEvalStep(ModuleOp module, raw_ostream &os) {
+  auto eval = module.lookupSymbol<func::FuncOp>(kEvalStep);
+  if (!eval)
+    return module.emitError("module has no @eval_step: run -bertc-derive-eval-step");
+  if (eval.getFunctionType().getNumResults() != 2)
+    return eval.emitError("@eval_step must return the loss and the logits");
+  Value logits = eval.getBody().front().getTerminator()->getOperand(1);
   if (!cast<ShapedType>(logits.getType()).getElementType().isF32())
-    return microStep.emitError("the cuda target's eval step needs fp32 logits");
+    return eval.emitError("the cuda target's eval step needs fp32 logits");
   os << "void evalStep(const StepContext &ctx, const cuda::StepDevice &dev, float *logits) {\n";
   EmitContext ctx(os, KernelTarget::Cuda);
-  if (failed(emitStepBody(**eval, ctx, os)))
+  if (failed(emitStepBody(eval, ctx, os)))
     return failure();
   os << "  BERTC_CUDA_CHECK(cudaMemcpyAsync(logits, " << ctx.name(logits) << ", "
      << EmitContext::bytes(logits) << ", cudaMemcpyDeviceToHost, dev.stream));\n"
@@ -208,7 +208,7 @@ LogicalResult emitCudaTrainer(ModuleOp module, raw_ostream &os) {
   emitParamTable(*microStep, os);
   if (failed(emitPlan(module, *microStep, /*planChecks=*/false, os)) ||
       failed(emitAdamWTable(*optimizerStep, os)) || failed(emitMicroStep(*microStep, os)) ||
-      failed(emitOptimizerStep(*optimizerStep, os)) || failed(emitEvalStep(*microStep, os)))
+      failed(emitOptimizerStep(*optimizerStep, os)) || failed(emitEvalStep(module, os)))
     return failure();
   // The cuBLASLt workspace, then the optimizer's tables: the arena's last bytes.
   os << "const CudaSteps kSteps = {microStep, optimizerStep, evalStep, kAdamWParameters,\n"
