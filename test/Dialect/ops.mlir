@@ -118,3 +118,16 @@ func.func @mixed_precision(%x: tensor<?x?x8xbf16>) -> tensor<?x?x8xf16> {
   %seed = bert.fill 1.0 {loss_scaled} : tensor<f32>
   return %half : tensor<?x?x8xf16>
 }
+
+// Plan-check instrumentation around an op.
+// CHECK-LABEL: func.func @plan_checks
+func.func @plan_checks(%x: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+  // CHECK: bert.plan_check_read %{{.*}} for "bert.gelu" : tensor<?x?x8xf32>
+  bert.plan_check_read %x for "bert.gelu" : tensor<?x?x8xf32>
+  %g = bert.gelu %x : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  // CHECK: bert.plan_check_define %{{.*}} : tensor<?x?x8xf32>
+  bert.plan_check_define %g : tensor<?x?x8xf32>
+  // CHECK: bert.plan_check_release %{{.*}} : tensor<?x?x8xf32>
+  bert.plan_check_release %x : tensor<?x?x8xf32>
+  return %g : tensor<?x?x8xf32>
+}

@@ -222,4 +222,31 @@ def DeriveEvalStep : Pass<"bertc-derive-eval-step", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::bert::BertDialect", "mlir::func::FuncDialect"];
 }
 
+def InstrumentPlanChecks : Pass<"bertc-instrument-plan-checks", "mlir::ModuleOp"> {
+  let summary = "Records around each op what it reads, defines and releases";
+  let description = [{
+    A trainer built with plan checks (`bertc --plan-check`) checks the memory plan as it
+    runs: a shadow of the arena records which tensor owns each byte, and a read of
+    bytes that died or that another tensor took over stops the run, naming the op and
+    the tensor. This pass says what to report, so that the code generator only prints
+    the IR: in every step function, around each op other than `bert.param` and
+    `bert.input` (whose slots live for the whole run),
+      1. before it, a `bert.plan_check_read` of each operand in the activation space,
+         naming the op;
+      2. after it, a `bert.plan_check_define` of each result;
+      3. then a `bert.plan_check_release` of each activation whose last user it is
+         (each result nothing reads), unless the function returns it (the caller reads
+         it after the step) or it is an operand whose bytes a result took over (an
+         in-place op: the same arena offset).
+    `@eval_step` also reads its logits before it returns: the trainer's evalStep
+    copies them out.
+
+    The checks read the plan (`arena.offsets`), so the pass runs last, after
+    `-bertc-derive-eval-step`, and only for trainers built with plan checks (the CPU
+    target's); the analyses of the plan never see them. A module that already holds
+    plan checks is left as it is.
+  }];
+  let dependentDialects = ["mlir::bert::BertDialect"];
+}
+
 #endif // BERTC_TRANSFORMS_PASSES
