@@ -2,6 +2,7 @@
 
 #include "bertc/Transforms/Pipeline.h"
 
+#include "bertc/Analysis/DeviceModel.h"
 #include "bertc/Analysis/TrainModule.h"
 #include "bertc/Transforms/Passes.h"
 
@@ -22,6 +23,12 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const Pipeline
     pm.addPass(createMixedPrecision(mixed));
   }
   if (from < Stage::BuffersPlanned && to >= Stage::BuffersPlanned) {
+    // Before anything prices the step: the kernels it is priced for, the CUDA trainer's
+    // whenever there is a GPU to price them on.
+    LowerToTargetOptions lowering;
+    lowering.target =
+        deviceModel(options.arch).target == mlir::bert::CostTarget::Cuda ? "cuda" : "cpu";
+    pm.addPass(createLowerToTarget(lowering));
     if (options.rematArenaBudget > 0) {
       // After storage types are final (they size every tensor), before the schedule:
       // it places each recomputation next to its readers.

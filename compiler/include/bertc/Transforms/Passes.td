@@ -74,6 +74,33 @@ def MixedPrecision : Pass<"bertc-mixed-precision", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::bert::BertDialect"];
 }
 
+def LowerToTarget : Pass<"bertc-lower-to-target", "mlir::ModuleOp"> {
+  let summary = "Records in the IR which kernels a target runs where they differ";
+  let description = [{
+    The targets' kernels compute the same tensors but not always the same way, and
+    where the way changes what a step costs, the IR says which it is, so that the cost
+    model and the code generator read one choice instead of each deciding from the
+    target:
+      - `bert.attention_grad` gets `recompute_forward` for `target=cuda`, whose fused
+        backward kernels need the forward's row statistics and output, which the IR
+        does not keep: the forward runs again first, into the op's kernel workspace
+        (9 products per backward instead of the cpu kernel's 5). For `target=cpu` the
+        attribute is removed: the cpu kernel recomputes only the probabilities.
+    The memory plan does not depend on it: both targets plan the same kernel workspace
+    (`-bertc-plan-buffers`), so that they run the same schedule at the same offsets.
+
+    The pipeline lowers for the kernels the plan is priced for: the cuda target's
+    whenever `--arch` names a GPU (as it does for the cuda targets), so a cpu trainer
+    planned for a GPU keeps the GPU's step estimate; the cpu kernel serves either
+    lowering, the cuda target needs `recompute_forward`.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", "\"cpu\"",
+           "whose kernels the step runs: cpu or cuda">,
+  ];
+  let dependentDialects = ["mlir::bert::BertDialect"];
+}
+
 def Rematerialize : Pass<"bertc-rematerialize", "mlir::ModuleOp"> {
   let summary = "Recomputes activations in the backward to meet an arena budget";
   let description = [{
