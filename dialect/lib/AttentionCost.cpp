@@ -1,19 +1,23 @@
 //===- AttentionCost.cpp - the kernels of attention and its gradient ------===//
 //
-// Attention's cost rules follow each target's kernels, which differ:
+// Attention's cost rules follow each target's kernels, which differ. The forward's rule is
+// the target's; which backward an attention_grad runs is in the IR (`recompute_forward`,
+// set by -bertc-lower-to-target for the cuda target's kernels), and its rule follows that:
 //
-// CPU (runtime/cpu/attention.cpp): per (sequence, head), the products are OpenBLAS GEMMs
-// through mixedGemm (16-bit storage converted to fp32 tiles) and softmax, dropout and the
-// score gradients are loops on one core over a [seq, seq] scratch that stays in cache.
+// CPU (runtime/cpu/attention.cpp; an attention_grad without `recompute_forward`): per
+// (sequence, head), the products are OpenBLAS GEMMs through mixedGemm (16-bit storage
+// converted to fp32 tiles) and softmax, dropout and the score gradients are loops on one
+// core over a [seq, seq] scratch that stays in cache.
 //   forward   QK^T, PV                                          2 products
 //   backward  QK^T again (the probabilities are not kept), dctx V^T, then dV = P^T dctx,
 //             dQ = dS K, dK = dS^T Q                            5 products
 //
-// CUDA (runtime/cuda/attention_*.cu): fused kernels whose products are fp32 multiply-adds
-// on CUDA cores (no tensor cores, whatever the storage type), over the head dimension
-// rounded up to 32, 64 or 128 (the kernels' register slices; the padding multiplies
-// zeros). attention_grad keeps neither the probabilities' row statistics nor the output,
-// so its launches are the forward again, then the backward's three kernels:
+// CUDA (runtime/cuda/attention_*.cu; an attention_grad with `recompute_forward`): fused
+// kernels whose products are fp32 multiply-adds on CUDA cores (no tensor cores, whatever
+// the storage type), over the head dimension rounded up to 32, 64 or 128 (the kernels'
+// register slices; the padding multiplies zeros). attention_grad keeps neither the
+// probabilities' row statistics nor the output, so its launches are the forward again,
+// then the backward's three kernels:
 //   forward           QK^T, PV                                  2 products
 //   row term          r = dctx . ctx per row                    (a dot per row)
 //   key/value grads   QK^T again, dV += P dctx, dP = dctx V^T, dK += dS Q    4 products
@@ -98,7 +102,7 @@ SmallVector<KernelWork, 1> AttentionGradOp::estimateKernels(int64_t batch, int64
   AttentionSize size(getQuery(), getHeads(), getDropout().convertToFloat(), batch, seq);
   double tensor = bytesOf(getQuery(), batch, seq); // q, k, v, dctx, ctx and each gradient
   double mask = bytesOf(getMask(), batch, seq);
-  if (target == CostTarget::Cpu)
+  if (!getRecomputeForward())
     return cpuAttention(size, getQuery(), 5, true, 7 * tensor + mask);
   double headDim = size.cudaHeadDim();
   KernelWork forward = cudaForward(size, 3 * tensor + mask, tensor);

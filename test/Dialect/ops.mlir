@@ -60,6 +60,8 @@ func.func @backward(%dy: tensor<?x?x8xf32>, %x: tensor<?x?x8xf32>, %dlogits: ten
   %7 = bert.dropout_grad %dy {rate = 0.1 : f32, stream = 0 : i32} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
   // CHECK: bert.attention_grad
   %8:3 = bert.attention_grad %dy, %x, %x, %x, %mask {heads = 2 : i64, dropout = 0.0 : f32, stream = 1 : i32} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>)
+  // CHECK: bert.attention_grad {{.*}} {dropout = 0.000000e+00 : f32, heads = 2 : i64, recompute_forward, stream = 1 : i32}
+  %lowered:3 = bert.attention_grad %dy, %x, %x, %x, %mask {heads = 2 : i64, dropout = 0.0 : f32, stream = 1 : i32, recompute_forward} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>)
   // CHECK: bert.select_token_grad
   %9 = bert.select_token_grad %cls {index = 0 : i64} : (tensor<?x8xf32>) -> tensor<?x?x8xf32>
   // CHECK: bert.cross_entropy_grad
@@ -120,4 +122,17 @@ func.func @mixed_precision(%x: tensor<?x?x8xbf16>) -> tensor<?x?x8xf16> {
   // CHECK: bert.fill 1.000000e+00 {loss_scaled} : tensor<f32>
   %seed = bert.fill 1.0 {loss_scaled} : tensor<f32>
   return %half : tensor<?x?x8xf16>
+}
+
+// Plan-check instrumentation around an op.
+// CHECK-LABEL: func.func @plan_checks
+func.func @plan_checks(%x: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+  // CHECK: bert.plan_check_read %{{.*}} for "bert.gelu" : tensor<?x?x8xf32>
+  bert.plan_check_read %x for "bert.gelu" : tensor<?x?x8xf32>
+  %g = bert.gelu %x : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  // CHECK: bert.plan_check_define %{{.*}} : tensor<?x?x8xf32>
+  bert.plan_check_define %g : tensor<?x?x8xf32>
+  // CHECK: bert.plan_check_release %{{.*}} : tensor<?x?x8xf32>
+  bert.plan_check_release %x : tensor<?x?x8xf32>
+  return %g : tensor<?x?x8xf32>
 }

@@ -2,6 +2,7 @@
 
 #include "bertc/Transforms/Pipeline.h"
 
+#include "bertc/Analysis/DeviceModel.h"
 #include "bertc/Analysis/TrainModule.h"
 #include "bertc/Transforms/Passes.h"
 
@@ -24,7 +25,13 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const Pipeline
     mixed.precision = options.precision;
     pm.addPass(createMixedPrecision(mixed));
   }
-  if (from < Stage::Planned && to >= Stage::Planned) {
+  if (from < Stage::BuffersPlanned && to >= Stage::BuffersPlanned) {
+    // Before anything prices the step: the kernels it is priced for, the CUDA trainer's
+    // whenever there is a GPU to price them on.
+    LowerToTargetOptions lowering;
+    lowering.target =
+        deviceModel(options.arch).target == mlir::bert::CostTarget::Cuda ? "cuda" : "cpu";
+    pm.addPass(createLowerToTarget(lowering));
     if (options.rematArenaBudget > 0) {
       // After storage types are final (they size every tensor), before the schedule:
       // it places each recomputation next to its readers.
@@ -45,11 +52,15 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const Pipeline
     // An independent second check of the plan (budget 0: the driver checks the whole process).
     pm.addPass(createVerifyBudget());
   }
+  if (from < Stage::Planned && to >= Stage::Planned) {
+    // After planning: evaluation runs a subset of the planned step at its offsets.
+    pm.addPass(createDeriveEvalStep());
+  }
 }
 
 Stage stageOf(mlir::ModuleOp module) {
   if (module->hasAttr("bert.plan"))
-    return Stage::Planned;
+    return module.lookupSymbol(kEvalStep) ? Stage::Planned : Stage::BuffersPlanned;
   if (module->hasAttr("bert.precision"))
     return Stage::Mixed;
   if (module.lookupSymbol(kOptimizerStep))

@@ -20,6 +20,7 @@
 #include "bertc/Driver/PlanSearch.h"
 #include "bertc/Driver/Precision.h"
 #include "bertc/Driver/TrainerBuild.h"
+#include "bertc/Transforms/Passes.h"
 #include "bertc/Transforms/Pipeline.h"
 #include "bertc/frontend/GraphBuilder.h"
 #include "bertc/frontend/TomlFrontend.h"
@@ -270,19 +271,30 @@ int reportMaxBatch(const bertc::JobSpec &spec, int64_t arenaBudget, MLIRContext 
   return kOk;
 }
 
+/// With --plan-check, puts the plan checks into a planned module, after the analyses of the
+/// plan, which must not count them as ops of the step.
+LogicalResult addPlanChecks(ModuleOp module) {
+  if (!planCheck)
+    return success();
+  PassManager pm(module.getContext());
+  pm.addPass(bertc::createInstrumentPlanChecks());
+  return pm.run(module);
+}
+
 /// `-emit=cpp`: the trainer's C++ source on stdout, or as OUTDIR/trainer.cpp when -o is
 /// given.
 int emitCppSource(ModuleOp module, const bertc::JobDataSettings &data) {
+  if (failed(addPlanChecks(module)))
+    return kInvalidInput;
   if (outputDir.getNumOccurrences() == 0)
-    return failed(bertc::emitCpuTrainer(module, data, planCheck, llvm::outs())) ? kInvalidInput
-                                                                                : kOk;
+    return failed(bertc::emitCpuTrainer(module, data, llvm::outs())) ? kInvalidInput : kOk;
   std::string source;
   bool emitted = true;
   if (!createOutputDir() ||
       !writeOutput(
           "trainer.cpp",
           [&](llvm::raw_ostream &os) {
-            emitted = succeeded(bertc::emitCpuTrainer(module, data, planCheck, os));
+            emitted = succeeded(bertc::emitCpuTrainer(module, data, os));
           },
           source) ||
       !emitted)
@@ -295,13 +307,15 @@ int emitCppSource(ModuleOp module, const bertc::JobDataSettings &data) {
 /// for --arch or for the simulated device) and builds the executable OUTDIR/trainer from it.
 int writeTrainer(ModuleOp module, const bertc::JobDataSettings &data, int64_t budget) {
   bool cuda = cudaTarget();
+  if (failed(addPlanChecks(module)))
+    return kInvalidInput;
   std::string source;
   bool emitted = true;
   if (!writeOutput(
           cuda ? "trainer.cu" : "trainer.cpp",
           [&](llvm::raw_ostream &os) {
             emitted = succeeded(cuda ? bertc::emitCudaTrainer(module, data, os)
-                                     : bertc::emitCpuTrainer(module, data, planCheck, os));
+                                     : bertc::emitCpuTrainer(module, data, os));
           },
           source) ||
       !emitted)
@@ -424,10 +438,18 @@ int main(int argc, char **argv) {
     bertc::buildPipeline(pm, reached, wanted, run.options);
   if (failed(pm.run(*module)))
     return kInvalidInput;
+  // A stage printed with plan checks (--plan-check -emit=mlir-planned) builds a trainer
+  // with them, as --plan-check does.
+  if (bert::hasPlanChecks(*module))
+    planCheck = true;
   if (wanted != bertc::Stage::Planned || emitLevel == EmitLevel::MlirPlanned) {
+    if (emitLevel == EmitLevel::MlirPlanned && failed(addPlanChecks(*module)))
+      return kInvalidInput;
     module->print(llvm::outs());
     return kOk;
   }
+  // The plan's analyses read the step's own ops; addPlanChecks puts the checks back.
+  bert::erasePlanChecks(*module);
 
   FailureOr<bertc::StepMemory> memory = bertc::analyzeStepMemory(*module);
   if (failed(memory))
@@ -443,7 +465,10 @@ int main(int argc, char **argv) {
   if (emitLevel == EmitLevel::Cpp)
     return emitCppSource(*module, data);
   if (emitLevel == EmitLevel::Cuda)
-    return failed(bertc::emitCudaTrainer(*module, data, llvm::outs())) ? kInvalidInput : kOk;
+    return failed(addPlanChecks(*module)) ||
+                   failed(bertc::emitCudaTrainer(*module, data, llvm::outs()))
+               ? kInvalidInput
+               : kOk;
 
   if (!createOutputDir())
     return kInvalidInput;

@@ -32,6 +32,10 @@ double operandAndResultBytes(Operation *op, int64_t batch, int64_t seq);
 /// The CostOpInterface default: one kernel of bertc's own doing one flop per result
 /// element and moving every operand and result once.
 KernelWork elementwiseKernel(Operation *op, int64_t batch, int64_t seq);
+/// Whether `root` holds plan-check instrumentation (BertPlanCheckOps.td).
+bool hasPlanChecks(Operation *root);
+/// Erases the plan-check instrumentation of `root`.
+void erasePlanChecks(Operation *root);
 } // namespace mlir::bert
 
 #include "bert/BertInterfaces.h.inc"

@@ -22,9 +22,10 @@ def Bert_Dialect : Dialect {
     shorter batch. Parameters are static (`tensor<768x768xf32>`), named as in Hugging
     Face checkpoints.
 
-    A training module holds two functions: `@micro_step` (forward, loss, backward,
-    gradients accumulated into each parameter's gradient slot) and, after
-    `-bertc-insert-optimizer`, `@optimizer_step` (one update per trainable parameter).
+    A training module holds `@micro_step` (forward, loss, backward, gradients
+    accumulated into each parameter's gradient slot), after `-bertc-insert-optimizer`
+    `@optimizer_step` (one update per trainable parameter) and, once planned,
+    `@eval_step` (`-bertc-derive-eval-step`: the forward with dropout off).
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;

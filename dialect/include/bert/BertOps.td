@@ -365,5 +365,7 @@ def Bert_MseLossOp : Bert_ForwardOp<"mse_loss"> {
 
 // The gradient of each forward op (their GradientOpInterface rules create them).
 include "bert/BertGradientOps.td"
+// What a trainer built with plan checks reports to its checker around each op.
+include "bert/BertPlanCheckOps.td"
 
 #endif // BERT_OPS

@@ -142,16 +142,17 @@ TEST(StepCost, LinearGradientsAreOneGemmEach) {
 // Attention
 //===----------------------------------------------------------------------===//
 
-// Self-attention over q, k, v [B, S, 768] in bf16 with 12 heads, its gradient, and the
-// same without dropout.
+// Self-attention over q, k, v [B, S, 768] in bf16 with 12 heads with `dropout`, and its
+// gradient, lowered for the cuda target's kernels (`recomputeForward`) or the cpu target's.
 const char *kAttentionArguments = "%q: tensor<?x?x768xbf16>, %mask: tensor<?x?xi32>";
-std::string attention(const char *dropout) {
+std::string attention(const char *dropout, bool recomputeForward) {
   return std::string(R"mlir(
   %ctx = bert.attention %q, %q, %q, %mask {heads = 12 : i64, dropout = )mlir") +
          dropout + R"mlir( : f32, stream = 1 : i32}
       : (tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, tensor<?x?xi32>) -> tensor<?x?x768xbf16>
   %dq, %dk, %dv = bert.attention_grad %ctx, %q, %q, %q, %mask {heads = 12 : i64, dropout = )mlir" +
-         dropout + R"mlir( : f32, stream = 1 : i32}
+         dropout + " : f32, stream = 1 : i32" + (recomputeForward ? ", recompute_forward" : "") +
+         R"mlir(}
       : (tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, tensor<?x?xi32>)
       -> (tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, tensor<?x?x768xbf16>)
 )mlir";
@@ -165,7 +166,7 @@ constexpr double kProduct128 = 805306368, kProduct512 = 12884901888;
 constexpr double kScores128 = 6291456, kScores512 = 100663296;
 
 TEST(StepCost, CudaAttentionForwardIsTwoProductsOnCudaCores) {
-  Ops ops(kAttentionArguments, attention("0.0"));
+  Ops ops(kAttentionArguments, attention("0.0", /*recomputeForward=*/true));
   auto kernels = estimateOpKernels(ops.op("bert.attention"), kBatch, 512, CostTarget::Cuda);
   ASSERT_EQ(kernels.size(), 1u);
   // fp32 multiply-adds on CUDA cores although the operands are bf16.
@@ -179,7 +180,7 @@ TEST(StepCost, CudaAttentionForwardIsTwoProductsOnCudaCores) {
 }
 
 TEST(StepCost, CudaAttentionBackwardRecomputesTheForward) {
-  Ops ops(kAttentionArguments, attention("0.0"));
+  Ops ops(kAttentionArguments, attention("0.0", /*recomputeForward=*/true));
   mlir::Operation *grad = ops.op("bert.attention_grad");
   auto kernels = estimateOpKernels(grad, kBatch, 128, CostTarget::Cuda);
   // The forward again, the row term dctx . ctx, the key/value and the query kernels.
@@ -202,7 +203,7 @@ TEST(StepCost, CudaAttentionBackwardRecomputesTheForward) {
 }
 
 TEST(StepCost, CpuAttentionRunsItsProductsAsGemms) {
-  Ops ops(kAttentionArguments, attention("0.0"));
+  Ops ops(kAttentionArguments, attention("0.0", /*recomputeForward=*/false));
   auto forward = estimateOpKernels(ops.op("bert.attention"), kBatch, 128, CostTarget::Cpu);
   ASSERT_EQ(forward.size(), 2u);
   // Two products through mixedGemm (bf16 tiles converted to fp32), softmax in a loop.
@@ -221,17 +222,32 @@ TEST(StepCost, CpuAttentionRunsItsProductsAsGemms) {
 }
 
 TEST(StepCost, AttentionDropoutDrawsItsMaskInEveryKernel) {
-  Ops with(kAttentionArguments, attention("1.000000e-01"));
-  Ops without(kAttentionArguments, attention("0.0"));
   // A Philox draw counts 200 flops; the CUDA forward draws once per score and the backward
   // three times (the forward again and both gradient kernels), the CPU once each.
   auto extra = [&](llvm::StringRef name, CostTarget target) {
+    bool cuda = target == CostTarget::Cuda;
+    Ops with(kAttentionArguments, attention("1.000000e-01", cuda));
+    Ops without(kAttentionArguments, attention("0.0", cuda));
     return with.flopsOf(name, 128, target) - without.flopsOf(name, 128, target);
   };
   EXPECT_EQ(extra("bert.attention", CostTarget::Cuda), 200 * kScores128);
   EXPECT_EQ(extra("bert.attention_grad", CostTarget::Cuda), 3 * 200 * kScores128);
   EXPECT_EQ(extra("bert.attention", CostTarget::Cpu), 200 * kScores128);
   EXPECT_EQ(extra("bert.attention_grad", CostTarget::Cpu), 200 * kScores128);
+}
+
+TEST(StepCost, AttentionBackwardFollowsItsLoweringNotTheTarget) {
+  // The backward's rule is the one its IR names (-bertc-lower-to-target), on either
+  // target's device: with recompute_forward the 9 products and 32 flops per score of the
+  // CUDA kernels plus their row term (CudaAttentionBackwardRecomputesTheForward), without
+  // it the CPU kernel's 5 products and 12 flops per score.
+  Ops lowered(kAttentionArguments, attention("0.0", /*recomputeForward=*/true));
+  Ops unlowered(kAttentionArguments, attention("0.0", /*recomputeForward=*/false));
+  for (CostTarget target : {CostTarget::Cpu, CostTarget::Cuda}) {
+    EXPECT_EQ(lowered.flopsOf("bert.attention_grad", 128, target), 7455375360.0);
+    EXPECT_EQ(unlowered.flopsOf("bert.attention_grad", 128, target),
+              5 * kProduct128 + 12 * kScores128);
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -352,7 +368,7 @@ TEST(StepCost, TheDeviceModelsAreTheDatasheetsAtTheirFractions) {
 }
 
 TEST(StepCost, BackwardAttentionOnAnA100IsPricedAtTheFp32CoreRate) {
-  Ops ops(kAttentionArguments, attention("0.0"));
+  Ops ops(kAttentionArguments, attention("0.0", /*recomputeForward=*/true));
   const DeviceModel &a100 = *bertc::gpuDeviceModel("sm_80");
   // At seq 512 every kernel but the row term is compute-bound at 9.75e12 flop/s; the row
   // term (2 B S H flops, dctx and ctx read and one fp32 per row written) is memory-bound.

@@ -17,6 +17,7 @@ namespace bertc {
 
 inline constexpr llvm::StringLiteral kMicroStep = "micro_step";
 inline constexpr llvm::StringLiteral kOptimizerStep = "optimizer_step";
+inline constexpr llvm::StringLiteral kEvalStep = "eval_step";
 
 /// The module's @micro_step, or a diagnostic on the module and failure.
 mlir::FailureOr<mlir::func::FuncOp> getMicroStep(mlir::ModuleOp module);

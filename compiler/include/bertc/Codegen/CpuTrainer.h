@@ -7,13 +7,14 @@
 
 namespace bertc {
 
-/// Writes the C++ source of a trainer for a planned module (after
-/// -bertc-plan-buffers): its plan and CpuSteps, exported by bertc_trainer()
+/// Writes the C++ source of a trainer for a planned module (after -bertc-plan-buffers
+/// and -bertc-derive-eval-step): its plan and CpuSteps, exported by bertc_trainer()
 /// (bertc/abi/trainer.h), the steps calling the runtime's CPU kernels at the planned arena
-/// offsets. With `planChecks`, each op's kernel calls are wrapped in calls that report
-/// what it reads, defines and releases to the plan checker (plan_check.h), which the
-/// trainer's --plan-check turns on. Fails with a diagnostic on an op it cannot emit.
+/// offsets. A module with plan checks (-bertc-instrument-plan-checks) gives a trainer whose
+/// steps report what each op reads, defines and releases to the plan checker
+/// (plan_check.h), which the trainer's --plan-check turns on. Fails with a diagnostic on an
+/// op it cannot emit.
 mlir::LogicalResult emitCpuTrainer(mlir::ModuleOp module, const JobDataSettings &data,
-                                   bool planChecks, llvm::raw_ostream &os);
+                                   llvm::raw_ostream &os);
 
 } // namespace bertc

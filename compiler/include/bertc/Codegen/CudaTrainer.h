@@ -8,7 +8,7 @@
 namespace bertc {
 
 /// Writes trainer.cu for a module planned for target cuda (with the cuBLASLt workspace,
-/// PipelineOptions::gemmWorkspaceBytes): its plan and CudaSteps, exported by
+/// PipelineOptions::gemmWorkspaceBytes, and @eval_step): its plan and CudaSteps, exported by
 /// bertc_trainer() (bertc/abi/trainer.h), the steps launching the runtime's CUDA kernels
 /// and cuBLASLt GEMMs at the planned arena offsets on one stream. Fails with a diagnostic
 /// on an op it cannot emit.

@@ -84,6 +84,33 @@ def MixedPrecision : Pass<"bertc-mixed-precision", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::bert::BertDialect"];
 }
 
+def LowerToTarget : Pass<"bertc-lower-to-target", "mlir::ModuleOp"> {
+  let summary = "Records in the IR which kernels a target runs where they differ";
+  let description = [{
+    The targets' kernels compute the same tensors but not always the same way, and
+    where the way changes what a step costs, the IR says which it is, so that the cost
+    model and the code generator read one choice instead of each deciding from the
+    target:
+      - `bert.attention_grad` gets `recompute_forward` for `target=cuda`, whose fused
+        backward kernels need the forward's row statistics and output, which the IR
+        does not keep: the forward runs again first, into the op's kernel workspace
+        (9 products per backward instead of the cpu kernel's 5). For `target=cpu` the
+        attribute is removed: the cpu kernel recomputes only the probabilities.
+    The memory plan does not depend on it: both targets plan the same kernel workspace
+    (`-bertc-plan-buffers`), so that they run the same schedule at the same offsets.
+
+    The pipeline lowers for the kernels the plan is priced for: the cuda target's
+    whenever `--arch` names a GPU (as it does for the cuda targets), so a cpu trainer
+    planned for a GPU keeps the GPU's step estimate; the cpu kernel serves either
+    lowering, the cuda target needs `recompute_forward`.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", "\"cpu\"",
+           "whose kernels the step runs: cpu or cuda">,
+  ];
+  let dependentDialects = ["mlir::bert::BertDialect"];
+}
+
 def Rematerialize : Pass<"bertc-rematerialize", "mlir::ModuleOp"> {
   let summary = "Recomputes activations in the backward to meet an arena budget";
   let description = [{
@@ -210,6 +237,55 @@ def VerifyBudget : Pass<"bertc-verify-budget", "mlir::ModuleOp"> {
     Option<"budget", "budget", "int64_t", "0",
            "bytes the arena may take at most (0: no budget check)">,
   ];
+  let dependentDialects = ["mlir::bert::BertDialect"];
+}
+
+def DeriveEvalStep : Pass<"bertc-derive-eval-step", "mlir::ModuleOp"> {
+  let summary = "Adds @eval_step: the planned forward with dropout off";
+  let description = [{
+    Evaluation runs `@micro_step`'s forward with dropout off. This pass derives it from
+    the planned step rather than planning it again: `@eval_step` clones, in program
+    order, the ops of `@micro_step` that its returned loss depends on, every attribute
+    kept (so their `arena.offsets` and parameter slots are the training step's), sets
+    every dropout rate (`bert.dropout`'s and attention's) to 0, and returns the loss and
+    the logits (the loss op's first operand).
+
+    Why the offsets stay valid: two tensors share bytes only when their live intervals
+    in the step are disjoint; a subset of the ops in the same order only shortens
+    intervals, so they stay disjoint, and evaluation never needs more arena than
+    training. The pass therefore runs after `-bertc-plan-buffers` (it refuses a module
+    without a plan) and replaces an `@eval_step` the module already has, so it can run
+    again after the step changes. `@micro_step` must return the result of a loss op
+    (`bert.cross_entropy` or `bert.mse_loss`). The code generators emit `@eval_step` as
+    the trainer's evalStep.
+  }];
+  let dependentDialects = ["mlir::bert::BertDialect", "mlir::func::FuncDialect"];
+}
+
+def InstrumentPlanChecks : Pass<"bertc-instrument-plan-checks", "mlir::ModuleOp"> {
+  let summary = "Records around each op what it reads, defines and releases";
+  let description = [{
+    A trainer built with plan checks (`bertc --plan-check`) checks the memory plan as it
+    runs: a shadow of the arena records which tensor owns each byte, and a read of
+    bytes that died or that another tensor took over stops the run, naming the op and
+    the tensor. This pass says what to report, so that the code generator only prints
+    the IR: in every step function, around each op other than `bert.param` and
+    `bert.input` (whose slots live for the whole run),
+      1. before it, a `bert.plan_check_read` of each operand in the activation space,
+         naming the op;
+      2. after it, a `bert.plan_check_define` of each result;
+      3. then a `bert.plan_check_release` of each activation whose last user it is
+         (each result nothing reads), unless the function returns it (the caller reads
+         it after the step) or it is an operand whose bytes a result took over (an
+         in-place op: the same arena offset).
+    `@eval_step` also reads its logits before it returns: the trainer's evalStep
+    copies them out.
+
+    The checks read the plan (`arena.offsets`), so the pass runs last, after
+    `-bertc-derive-eval-step`, and only for trainers built with plan checks (the CPU
+    target's); the analyses of the plan never see them. A module that already holds
+    plan checks is left as it is.
+  }];
   let dependentDialects = ["mlir::bert::BertDialect"];
 }
 

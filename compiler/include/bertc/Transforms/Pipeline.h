@@ -9,8 +9,10 @@
 
 namespace bertc {
 
-/// The stages a module goes through; each `-emit` level stops after one.
-enum class Stage { Forward, Train, Mixed, Planned };
+/// The stages a module goes through; each `-emit` level stops after one. A module whose
+/// buffers are planned but that has no @eval_step yet (planned by bertc-opt) is at
+/// BuffersPlanned; Planned is what the code generators take.
+enum class Stage { Forward, Train, Mixed, BuffersPlanned, Planned };
 
 /// The choices the fit driver (or the command line) makes for one plan.
 struct PipelineOptions {

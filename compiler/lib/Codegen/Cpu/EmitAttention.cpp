@@ -1,4 +1,11 @@
 //===- EmitAttention.cpp - fused attention and its gradient ---------------===//
+//
+// The CPU kernels work tile by tile in the arena's scratch region. The backward
+// recomputes the probabilities it needs from q, k, v and the mask, so it serves an
+// attention_grad lowered either way (`recompute_forward` or not, -bertc-lower-to-target):
+// a plan priced for a GPU builds a CPU trainer too.
+//
+//===----------------------------------------------------------------------===//
 
 #include "CpuEmitters.h"
 

@@ -1,25 +1,21 @@
 //===- CudaTrainer.cpp - CUDA source of a trainer's step -------------------===//
 //
-// Emits, for a planned module, trainer.cu (bertc/abi/trainer.h):
-// 1. the parameter table and kPlan (TrainerPlanTable.h), shared with the CPU;
-// 2. kAdamWParameters: each trainable parameter's fp32 values (its master for a 16-bit
-//    one) and its gradient/moment position (AdamWBases), from which the runtime builds the
-//    device chunk table once (cuda::adamwChunks);
-// 3. microStep and optimizerStep: each op of the step functions becomes launches on one
-//    stream, on pointers declared at the op's arena offsets (the device arena), in program
-//    order. AdamW is one launch over every chunk, then the 16-bit working copies are
-//    rewritten from their masters;
-// 4. evalStep: the micro-step's forward with dropout off (EvalStep.h), its fp32 logits
-//    copied to the host;
-// 5. kTrainer, whose CudaSteps also say where the cuBLASLt workspace and the optimizer's
-//    tables lie, and its export, bertc_trainer().
+// The CUDA target of the trainer emitter (TrainerEmitter.h): trainer.cu launches the
+// runtime's CUDA kernels and cuBLASLt GEMMs on the device arena, on one stream. Beyond
+// what every target writes:
+// - kAdamWParameters: each trainable parameter's fp32 values (its master for a 16-bit
+//   one) and its gradient/moment position (AdamWBases), from which the runtime builds the
+//   device chunk table once (cuda::adamwChunks);
+// - optimizerStep: AdamW as one launch over every chunk, then the 16-bit working copies
+//   rewritten from their masters;
+// - evalStep copies its fp32 logits to the host;
+// - CudaSteps also say where the cuBLASLt workspace and the optimizer's tables lie.
 //
 //===----------------------------------------------------------------------===//
 
 #include "bertc/Codegen/CudaTrainer.h"
 
-#include "../EvalStep.h"
-#include "../TrainerPlanTable.h"
+#include "../TrainerEmitter.h"
 #include "CudaEmitters.h"
 #include "bert/BertDialect.h"
 #include "bertc/Analysis/KernelWorkspace.h"
@@ -90,7 +86,7 @@ LogicalResult emitAdamWTable(func::FuncOp optimizerStep, raw_ostream &os) {
 }
 
 /// optimizerStep: AdamW over every chunk, then the 16-bit working copies.
-LogicalResult emitOptimizerStep(func::FuncOp optimizerStep, raw_ostream &os) {
+LogicalResult emitFusedOptimizerStep(func::FuncOp optimizerStep, raw_ostream &os) {
   SmallVector<AdamWOp> updates;
   optimizerStep.walk([&](AdamWOp adamw) { updates.push_back(adamw); });
   if (updates.empty())
@@ -135,98 +131,85 @@ LogicalResult emitOptimizerStep(func::FuncOp optimizerStep, raw_ostream &os) {
   return success();
 }
 
-/// The body of a step function: the pointers declared as their values are defined, then
-/// the launches.
-LogicalResult emitStepBody(func::FuncOp func, EmitContext &ctx, raw_ostream &os) {
-  os << "  std::byte *arena = ctx.arena;\n"
-     << "  [[maybe_unused]] const int64_t B = ctx.batch, S = ctx.seq;\n";
-  for (Operation &op : func.getBody().front()) {
-    if (isa<func::ReturnOp>(op))
-      continue;
-    if (failed(ctx.declareResults(&op)))
-      return failure();
-    if (isa<ParamOp, InputOp>(op))
-      continue;
-    if (failed(emitOp(&op, ctx,
-                      {emitGemmOp, emitCudaAttentionOp, emitPointwiseOp, emitLossOptimizerOp})))
-      return failure();
+class CudaTrainerTarget final : public TrainerTarget {
+public:
+  KernelTarget kernels() const override { return KernelTarget::Cuda; }
+
+  ArrayRef<OpEmitter> opEmitters() const override {
+    static const OpEmitter emitters[] = {emitGemmOp, emitCudaAttentionOp, emitPointwiseOp,
+                                         emitLossOptimizerOp};
+    return emitters;
   }
-  return success();
-}
 
-LogicalResult emitMicroStep(func::FuncOp microStep, raw_ostream &os) {
-  os << "void microStep(const StepContext &ctx, const cuda::StepDevice &dev) {\n";
-  EmitContext ctx(os, KernelTarget::Cuda);
-  if (failed(emitStepBody(microStep, ctx, os)))
-    return failure();
-  os << "}\n\n";
-  return success();
-}
+  StringRef stepParameters() const override {
+    return "const StepContext &ctx, const cuda::StepDevice &dev";
+  }
 
-/// evalStep: the forward of `microStep` with dropout off (EvalStep.h), then its fp32 logits
-/// (the eval step's second result) copied to the host.
-LogicalResult emitEvalStep(func::FuncOp microStep, raw_ostream &os) {
-  FailureOr<OwningOpRef<func::FuncOp>> eval = buildEvalStep(microStep);
-  if (failed(eval))
-    return failure();
-  Value logits = (**eval).getBody().front().getTerminator()->getOperand(1);
-  if (!cast<ShapedType>(logits.getType()).getElementType().isF32())
-    return microStep.emitError("the cuda target's eval step needs fp32 logits");
-  os << "void evalStep(const StepContext &ctx, const cuda::StepDevice &dev, float *logits) {\n";
-  EmitContext ctx(os, KernelTarget::Cuda);
-  if (failed(emitStepBody(**eval, ctx, os)))
-    return failure();
-  os << "  BERTC_CUDA_CHECK(cudaMemcpyAsync(logits, " << ctx.name(logits) << ", "
-     << EmitContext::bytes(logits) << ", cudaMemcpyDeviceToHost, dev.stream));\n"
-     << "  BERTC_CUDA_CHECK(cudaStreamSynchronize(dev.stream));\n"
-     << "}\n\n";
-  return success();
-}
+  LogicalResult emitPreamble(ModuleOp module, bool, raw_ostream &os) override {
+    FailureOr<func::FuncOp> microStep = getMicroStep(module);
+    if (failed(microStep))
+      return failure();
+    FailureOr<PlanAttr> plan = getPlan(module);
+    if (failed(plan))
+      return failure();
+    gemmWorkspace = plan->getGemmWorkspace();
+    int64_t tablesBytes = cudaOptimizerTablesBytes(*microStep);
+    if (gemmWorkspace.bytes < kCudaGemmWorkspaceBytes + tablesBytes)
+      return module.emitError() << "the plan has no cuBLASLt workspace of "
+                                << kCudaGemmWorkspaceBytes << " bytes and optimizer tables of "
+                                << tablesBytes << ": plan for target cuda";
+    os << "// Generated by bertc: a CUDA trainer. Every pointer below is a slot of the one\n"
+       << "// device arena the runtime allocates; offsets come from the memory plan.\n"
+       << "#include \"bertc/abi/trainer.h\"\n"
+       << "#include \"bertc/runtime/cuda_check.h\"\n"
+       << "#include \"bertc/runtime/cuda_gemm.h\"\n"
+       << "#include \"bertc/runtime/cuda_kernels.h\"\n"
+       << "#include \"bertc/runtime/cuda_step.h\"\n\n"
+       << "using namespace bertc;\n\n"
+       << "static_assert(cuda::kCublasLtWorkspaceBytes == " << kCudaGemmWorkspaceBytes
+       << ", \"the plan's cuBLASLt workspace differs from the runtime's\");\n\n";
+    return success();
+  }
+
+  LogicalResult emitTables(ModuleOp module, raw_ostream &os) override {
+    FailureOr<func::FuncOp> optimizerStep = getOptimizerStep(module);
+    return failed(optimizerStep) ? failure() : emitAdamWTable(*optimizerStep, os);
+  }
+
+  LogicalResult emitOptimizerStep(func::FuncOp optimizerStep, raw_ostream &os) override {
+    return emitFusedOptimizerStep(optimizerStep, os);
+  }
+
+  LogicalResult emitLogitsCopy(Value logits, const EmitContext &ctx) override {
+    if (!cast<ShapedType>(logits.getType()).getElementType().isF32())
+      return logits.getParentRegion()->getParentOp()->emitError(
+          "the cuda target's eval step needs fp32 logits");
+    ctx.os << "  BERTC_CUDA_CHECK(cudaMemcpyAsync(logits, " << ctx.name(logits) << ", "
+           << EmitContext::bytes(logits) << ", cudaMemcpyDeviceToHost, dev.stream));\n"
+           << "  BERTC_CUDA_CHECK(cudaStreamSynchronize(dev.stream));\n";
+    return success();
+  }
+
+  /// The cuBLASLt workspace, then the optimizer's tables: the arena's last bytes.
+  void emitSteps(ModuleOp, raw_ostream &os) override {
+    os << "const CudaSteps kSteps = {microStep, optimizerStep, evalStep, kAdamWParameters,\n"
+       << "                          sizeof(kAdamWParameters) / sizeof(kAdamWParameters[0]),\n"
+       << "                          /*gemmWorkspaceOffset=*/" << gemmWorkspace.offset << ",\n"
+       << "                          /*optimizerTables=*/{"
+       << gemmWorkspace.offset + kCudaGemmWorkspaceBytes << ", "
+       << gemmWorkspace.bytes - kCudaGemmWorkspaceBytes << "}};\n";
+  }
+
+private:
+  /// The plan's cuBLASLt workspace and optimizer tables, read by emitPreamble.
+  ByteRange gemmWorkspace{};
+};
 
 } // namespace
 
 LogicalResult emitCudaTrainer(ModuleOp module, const JobDataSettings &data, raw_ostream &os) {
-  FailureOr<func::FuncOp> microStep = getMicroStep(module);
-  if (failed(microStep))
-    return failure();
-  FailureOr<func::FuncOp> optimizerStep = getOptimizerStep(module);
-  if (failed(optimizerStep))
-    return failure();
-  FailureOr<PlanAttr> plan = getPlan(module);
-  if (failed(plan))
-    return failure();
-  ByteRange gemmWorkspace = plan->getGemmWorkspace();
-  int64_t tablesBytes = cudaOptimizerTablesBytes(*microStep);
-  if (gemmWorkspace.bytes < kCudaGemmWorkspaceBytes + tablesBytes)
-    return module.emitError() << "the plan has no cuBLASLt workspace of " << kCudaGemmWorkspaceBytes
-                              << " bytes and optimizer tables of " << tablesBytes
-                              << ": plan for target cuda";
-
-  os << "// Generated by bertc: a CUDA trainer. Every pointer below is a slot of the one\n"
-     << "// device arena the runtime allocates; offsets come from the memory plan.\n"
-     << "#include \"bertc/abi/trainer.h\"\n"
-     << "#include \"bertc/runtime/cuda_check.h\"\n"
-     << "#include \"bertc/runtime/cuda_gemm.h\"\n"
-     << "#include \"bertc/runtime/cuda_kernels.h\"\n"
-     << "#include \"bertc/runtime/cuda_step.h\"\n\n"
-     << "using namespace bertc;\n\n"
-     << "static_assert(cuda::kCublasLtWorkspaceBytes == " << kCudaGemmWorkspaceBytes
-     << ", \"the plan's cuBLASLt workspace differs from the runtime's\");\n\n"
-     << "namespace {\n\n";
-  emitParamTable(*microStep, os);
-  if (failed(emitPlan(module, *microStep, data, /*planChecks=*/false, os)) ||
-      failed(emitAdamWTable(*optimizerStep, os)) || failed(emitMicroStep(*microStep, os)) ||
-      failed(emitOptimizerStep(*optimizerStep, os)) || failed(emitEvalStep(*microStep, os)))
-    return failure();
-  // The cuBLASLt workspace, then the optimizer's tables: the arena's last bytes.
-  os << "const CudaSteps kSteps = {microStep, optimizerStep, evalStep, kAdamWParameters,\n"
-     << "                          sizeof(kAdamWParameters) / sizeof(kAdamWParameters[0]),\n"
-     << "                          /*gemmWorkspaceOffset=*/" << gemmWorkspace.offset << ",\n"
-     << "                          /*optimizerTables=*/{"
-     << gemmWorkspace.offset + kCudaGemmWorkspaceBytes << ", "
-     << gemmWorkspace.bytes - kCudaGemmWorkspaceBytes << "}};\n";
-  emitTrainerEntry("kSteps", /*cuda=*/true, os);
-  return success();
+  CudaTrainerTarget target;
+  return emitTrainer(module, data, target, os);
 }
 
 } // namespace bertc

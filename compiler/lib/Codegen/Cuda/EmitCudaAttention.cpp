@@ -1,9 +1,9 @@
 //===- EmitCudaAttention.cpp - fused attention and its gradient -----------===//
 //
 // The forward keeps its row statistics in the op's kernel workspace. The IR's
-// attention_grad keeps neither those nor the forward's output, so its launches are the
-// forward again (into the workspace: statistics, then the recomputed output) and then
-// the backward from them.
+// attention_grad keeps neither those nor the forward's output; lowered for this target
+// (`recompute_forward`, -bertc-lower-to-target), its launches are the forward again (into
+// the workspace: statistics, then the recomputed output) and then the backward from them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,6 +52,10 @@ std::optional<LogicalResult> emitCudaAttentionOp(Operation *op, EmitContext &ctx
         return success();
       })
       .Case([&](AttentionGradOp grad) -> LogicalResult {
+        if (!grad.getRecomputeForward())
+          return grad.emitError("the cuda target's attention backward runs the forward again "
+                                "first: lower the step for it "
+                                "(-bertc-lower-to-target=\"target=cuda\")");
         FailureOr<std::string> stats = kernelWorkspace(op);
         FailureOr<DimBounds> bounds = getDimBounds(op->getParentOfType<ModuleOp>());
         if (failed(stats) || failed(bounds))

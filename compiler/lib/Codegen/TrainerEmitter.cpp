@@ -1,0 +1,103 @@
+//===- TrainerEmitter.cpp - a trainer's source for any target -------------===//
+//
+// The parts every trainer source shares, in the order emitTrainer documents; a
+// TrainerTarget writes the rest.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TrainerEmitter.h"
+
+#include "TrainerPlanTable.h"
+#include "bert/BertDialect.h"
+#include "bertc/Analysis/TrainModule.h"
+
+using namespace mlir;
+using namespace mlir::bert;
+
+namespace bertc {
+
+namespace {
+
+/// The module's @eval_step, which returns (loss, logits); a diagnostic and failure when it
+/// has none.
+FailureOr<func::FuncOp> getEvalStep(ModuleOp module) {
+  auto eval = module.lookupSymbol<func::FuncOp>(kEvalStep);
+  if (!eval)
+    return module.emitError("module has no @eval_step: run -bertc-derive-eval-step");
+  if (eval.getFunctionType().getNumResults() != 2)
+    return eval.emitError("@eval_step must return the loss and the logits");
+  return eval;
+}
+
+/// The body of a step function: each op's result pointers declared as it defines them,
+/// then its kernel calls.
+LogicalResult emitStepBody(func::FuncOp func, EmitContext &ctx, ArrayRef<OpEmitter> emitters) {
+  ctx.os << "  std::byte *arena = ctx.arena;\n"
+         << "  [[maybe_unused]] const int64_t B = ctx.batch, S = ctx.seq;\n";
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    if (failed(ctx.declareResults(&op)))
+      return failure();
+    if (isa<ParamOp, InputOp>(op))
+      continue;
+    if (failed(emitOp(&op, ctx, emitters)))
+      return failure();
+  }
+  return success();
+}
+
+/// `void cppName(<the target's step parameters>) {`, the body of `func`, `}`.
+LogicalResult emitStepFunction(func::FuncOp func, StringRef cppName, const TrainerTarget &target,
+                               raw_ostream &os) {
+  os << "void " << cppName << "(" << target.stepParameters() << ") {\n";
+  EmitContext ctx(os, target.kernels());
+  if (failed(emitStepBody(func, ctx, target.opEmitters())))
+    return failure();
+  os << "}\n\n";
+  return success();
+}
+
+} // namespace
+
+LogicalResult TrainerTarget::emitTables(ModuleOp, raw_ostream &) { return success(); }
+
+LogicalResult TrainerTarget::emitOptimizerStep(func::FuncOp optimizerStep, raw_ostream &os) {
+  return emitStepFunction(optimizerStep, "optimizerStep", *this, os);
+}
+
+LogicalResult emitTrainer(ModuleOp module, const JobDataSettings &data, TrainerTarget &target,
+                          raw_ostream &os) {
+  FailureOr<func::FuncOp> microStep = getMicroStep(module);
+  if (failed(microStep))
+    return failure();
+  FailureOr<func::FuncOp> optimizerStep = getOptimizerStep(module);
+  if (failed(optimizerStep))
+    return failure();
+  FailureOr<func::FuncOp> evalStep = getEvalStep(module);
+  if (failed(evalStep))
+    return failure();
+  bool planChecks = hasPlanChecks(module);
+  if (failed(target.emitPreamble(module, planChecks, os)))
+    return failure();
+  os << "namespace {\n\n";
+  emitParamTable(*microStep, os);
+  if (failed(emitPlan(module, *microStep, data, planChecks, os)) ||
+      failed(target.emitTables(module, os)) ||
+      failed(emitStepFunction(*microStep, "microStep", target, os)) ||
+      failed(target.emitOptimizerStep(*optimizerStep, os)))
+    return failure();
+
+  os << "void evalStep(" << target.stepParameters() << ", float *logits) {\n";
+  EmitContext ctx(os, target.kernels());
+  if (failed(emitStepBody(*evalStep, ctx, target.opEmitters())))
+    return failure();
+  Value logits = evalStep->getBody().front().getTerminator()->getOperand(1);
+  if (failed(target.emitLogitsCopy(logits, ctx)))
+    return failure();
+  os << "}\n\n";
+
+  target.emitSteps(module, os);
+  emitTrainerEntry("kSteps", target.kernels() == KernelTarget::Cuda, os);
+  return success();
+}
+
+} // namespace bertc
