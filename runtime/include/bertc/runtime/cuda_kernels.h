@@ -27,7 +27,9 @@ namespace bertc::cuda {
 template <typename T>
 void embeddingForward(const int32_t *ids, const T *table, T *out, int64_t tokens, int64_t hidden,
                       cudaStream_t stream);
-/// dtable = 0; dtable[ids[t], :] += dout[t, :]. Deterministic: no atomics.
+/// dtable = 0; dtable[ids[t], :] += dout[t, :]. Deterministic without atomics, in
+/// O(tokens * hidden) work whatever the ids: each row's sum runs in an order fixed by the ids,
+/// not the CPU twin's token order, so the two agree to fp32 rounding.
 template <typename T>
 void embeddingBackward(const int32_t *ids, const T *dout, float *dtable, int64_t tokens,
                        int64_t vocab, int64_t hidden, cudaStream_t stream);
