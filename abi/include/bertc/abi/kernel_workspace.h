@@ -1,8 +1,9 @@
 // The memory the kernels need beyond the tensors of the step, defined once for the memory
 // planner that reserves it and the kernels that use it (no CUDA here): the CPU attention's
 // scratch; on the CUDA target the cuBLASLt workspace, the attention's saved row statistics,
-// and the optimizer's tables (the AdamW chunk table, the gradient norm's partial sums and
-// scalars). (LayerNorm's saved mean and rstd are [rows] fp32 each, cuda_kernels.h.)
+// the column sums' partial sums (bias and LayerNorm parameter gradients) and the optimizer's
+// tables (the AdamW chunk table, the gradient norm's partial sums and scalars). (LayerNorm's
+// saved mean and rstd are [rows] fp32 each, cuda_kernels.h.)
 #pragma once
 
 #include <algorithm>
@@ -31,6 +32,28 @@ constexpr int64_t kMaxAttentionHeadDim = 128;
 /// query row of each head, the score maximum, the inverse softmax sum and dctx·ctx.
 inline int64_t attentionStatsFloats(int64_t batch, int64_t heads, int64_t seq) {
   return 3 * batch * heads * seq;
+}
+
+/// Rows one block of a two-pass column sum (the bias and LayerNorm parameter gradients) adds
+/// up before the second pass adds the blocks' sums; at most kMaxColumnSumSlices slices.
+constexpr int64_t kColumnSumSliceRows = 256;
+constexpr int64_t kMaxColumnSumSlices = 64;
+
+/// Row slices of a two-pass column sum over `rows` rows.
+inline int64_t columnSumSlices(int64_t rows) {
+  return std::clamp<int64_t>((rows + kColumnSumSliceRows - 1) / kColumnSumSliceRows, 1,
+                             kMaxColumnSumSlices);
+}
+
+/// Scratch floats biasBackward's two-pass sum over dy [rows, out] takes.
+inline int64_t biasBackwardWorkspaceFloats(int64_t rows, int64_t out) {
+  return columnSumSlices(rows) * out;
+}
+
+/// Scratch floats layerNormBackward's two-pass sums of dgamma and dbeta over [rows, cols]
+/// take (beside the row statistics it reads).
+inline int64_t layerNormBackwardWorkspaceFloats(int64_t rows, int64_t cols) {
+  return 2 * columnSumSlices(rows) * cols;
 }
 
 /// Scratch doubles squaredNorm needs (its per-block partial sums).

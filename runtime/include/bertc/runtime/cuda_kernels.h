@@ -54,7 +54,14 @@ template <typename G> void accumulate(const G *g, float *grad, int64_t n, cudaSt
 /// y[r, :] += bias for y [rows, cols] (where a GEMM's epilogue cannot add the bias).
 template <typename T>
 void biasAdd(T *y, const T *bias, int64_t rows, int64_t cols, cudaStream_t stream);
-/// db[out] = sum over rows of dy[rows, out] (overwritten, not accumulated).
+/// db[out] = sum over rows of dy[rows, out] (overwritten, not accumulated), in two passes
+/// over biasBackwardWorkspaceFloats(rows, out) floats of `partials` (abi/kernel_workspace.h):
+/// row slices summed by many blocks, then the slices added, each in a fixed order.
+template <typename T>
+void biasBackward(const T *dy, float *db, float *partials, int64_t rows, int64_t out,
+                  cudaStream_t stream);
+/// The same sum in one pass, a block per 32 columns over all the rows (what trainers call
+/// until their code passes the workspace).
 template <typename T>
 void biasBackward(const T *dy, float *db, int64_t rows, int64_t out, cudaStream_t stream);
 
@@ -84,7 +91,15 @@ void addLayerNormForward(const T *a, const T *b, T *sum, const T *gamma, const T
                          float *mean, float *rstd, int64_t rows, int64_t cols, float eps,
                          cudaStream_t stream);
 /// Writes dx, dgamma and dbeta (overwritten) from the forward's saved mean and rstd. For the
-/// fused residual add, dx is the gradient of both addends.
+/// fused residual add, dx is the gradient of both addends. dgamma and dbeta are column sums
+/// in two passes over layerNormBackwardWorkspaceFloats(rows, cols) floats of `partials`
+/// (abi/kernel_workspace.h), as biasBackward's.
+template <typename T>
+void layerNormBackward(const T *dy, const T *x, const T *gamma, const float *mean,
+                       const float *rstd, T *dx, float *dgamma, float *dbeta, float *partials,
+                       int64_t rows, int64_t cols, cudaStream_t stream);
+/// The same with dgamma and dbeta summed in one pass (what trainers call until their code
+/// passes the workspace).
 template <typename T>
 void layerNormBackward(const T *dy, const T *x, const T *gamma, const float *mean,
                        const float *rstd, T *dx, float *dgamma, float *dbeta, int64_t rows,
