@@ -148,6 +148,13 @@ void adamwUpdate(float *params, const float *grads, float *m, float *v, const Ad
 /// to[i] = from[i] rounded to To (float <-> bf16 / fp16).
 template <typename From, typename To>
 void convert(const From *from, To *to, int64_t n, cudaStream_t stream);
+/// After AdamW, every 16-bit working copy from its fp32 master in one launch (the CPU twin:
+/// convert per parameter): for each chunk of `chunks` (adamwUpdate's table) that has one,
+/// workingCopies[workingOffset + i] = params[paramOffset + i] rounded to T, i < count.
+/// params and workingCopies are the arena as fp32 and as T values.
+template <typename T>
+void convertMasters(const float *params, T *workingCopies, const AdamWChunk *chunks,
+                    int64_t chunkCount, cudaStream_t stream);
 /// grad *= inverseScale over n values; *nonFinite (a device int) becomes 1 when any result
 /// is inf or NaN and 0 otherwise: fp16 loss scaling's overflow check.
 void unscaleGradients(float *grad, int64_t n, float inverseScale, int *nonFinite,
