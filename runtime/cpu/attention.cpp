@@ -49,6 +49,22 @@ void maskedSoftmaxRows(float *scores, const int32_t *keyMask, int64_t seq) {
   }
 }
 
+/// factors[j] = keptScale where dropout keeps probability (i, j) of head h of sequence b and 0
+/// where it drops it, for j < seq. The row's indices are consecutive: one Philox call
+/// decides each group of four (dropoutKeepGroup), the first and last perhaps in part.
+void rowDropoutFactors(const DropoutKey &key, const AttentionShape &shape, int64_t b, int64_t h,
+                       int64_t i, float rate, float keptScale, float *factors) {
+  const uint64_t first = shape.dropoutIndexInRow(h, i), end = first + uint64_t(shape.seq);
+  for (uint64_t group = first / kDropoutGroupSize; group * kDropoutGroupSize < end; ++group) {
+    const uint32_t kept = dropoutKeepGroup(key, b, group, rate);
+    for (int k = 0; k < kDropoutGroupSize; ++k) {
+      const uint64_t index = group * kDropoutGroupSize + uint64_t(k);
+      if (index >= first && index < end)
+        factors[index - first] = (kept >> k) & 1u ? keptScale : 0.0f;
+    }
+  }
+}
+
 /// probs = softmax(q_h k_h^T / sqrt(d) + maskBias) for one (batch, head), into [seq, seq].
 template <typename T>
 void headProbabilities(const T *q, const T *k, const int32_t *mask, float *probs,
@@ -64,25 +80,25 @@ void headProbabilities(const T *q, const T *k, const int32_t *mask, float *probs
 
 // Per (batch b, head h):
 //   1. P = softmax(q_h k_h^T / sqrt(d) + maskBias) into scratch;
-//   2. P = dropout(P) in place, element (i, j) keyed by the documented index;
+//   2. P = dropout(P) in place, element (i, j) keyed by the documented index (each row's
+//      factors in the scratch row after the two [seq, seq] blocks);
 //   3. ctx_h = P v_h, written straight into ctx's head columns.
 template <typename T>
 void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx,
                       float *scratch, int64_t batch, int64_t seq, int64_t hidden, int64_t heads,
                       float dropoutRate, const DropoutKey &key) {
   const AttentionShape shape{batch, seq, hidden, heads};
-  float *probs = scratch; // [seq, seq]
+  float *probs = scratch;                      // [seq, seq]
+  float *rowFactors = scratch + 2 * seq * seq; // [seq]
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t h = 0; h < heads; ++h) {
       headProbabilities(q, k, mask, probs, shape, b, h);
       if (dropoutRate > 0.0f) {
         const float keptScale = 1.0f / (1.0f - dropoutRate);
         for (int64_t i = 0; i < seq; ++i) {
-          const uint64_t rowIndex = shape.dropoutIndexInRow(h, i);
-          for (int64_t j = 0; j < seq; ++j) {
-            const bool keep = dropoutKeep(key, b, rowIndex + j, dropoutRate);
-            probs[i * seq + j] = keep ? probs[i * seq + j] * keptScale : 0.0f;
-          }
+          rowDropoutFactors(key, shape, b, h, i, dropoutRate, keptScale, rowFactors);
+          for (int64_t j = 0; j < seq; ++j)
+            probs[i * seq + j] *= rowFactors[j];
         }
       }
       const int64_t offset = shape.headOffset(b, h);
@@ -109,9 +125,9 @@ void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const 
   const float scale = 1.0f / std::sqrt(float(headDim));
   const bool dropout = dropoutRate > 0.0f;
   const float keptScale = dropout ? 1.0f / (1.0f - dropoutRate) : 1.0f;
-  float *probs = scratch;                             // [seq, seq]: P, then D
-  float *gradScores = scratch + seq * seq;            // [seq, seq]: dL/dD, then dL/d(q k^T)
-  float *rowDropoutFactors = scratch + 2 * seq * seq; // [seq]: M_i
+  float *probs = scratch;                      // [seq, seq]: P, then D
+  float *gradScores = scratch + seq * seq;     // [seq, seq]: dL/dD, then dL/d(q k^T)
+  float *rowFactors = scratch + 2 * seq * seq; // [seq]: M_i
   const int64_t ld = hidden, n = seq, d = headDim;
 
   for (int64_t b = 0; b < batch; ++b) {
@@ -123,12 +139,9 @@ void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const 
         float *pRow = probs + i * seq;
         float *gRow = gradScores + i * seq;
         if (dropout) {
-          const uint64_t rowIndex = shape.dropoutIndexInRow(h, i);
-          for (int64_t j = 0; j < seq; ++j) {
-            const bool keep = dropoutKeep(key, b, rowIndex + j, dropoutRate);
-            rowDropoutFactors[j] = keep ? keptScale : 0.0f;
-            gRow[j] *= rowDropoutFactors[j];
-          }
+          rowDropoutFactors(key, shape, b, h, i, dropoutRate, keptScale, rowFactors);
+          for (int64_t j = 0; j < seq; ++j)
+            gRow[j] *= rowFactors[j];
         }
         float rowDot = 0.0f;
         for (int64_t j = 0; j < seq; ++j)
@@ -137,7 +150,7 @@ void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const 
           gRow[j] = pRow[j] * (gRow[j] - rowDot) * scale;
         if (dropout)
           for (int64_t j = 0; j < seq; ++j)
-            pRow[j] *= rowDropoutFactors[j];
+            pRow[j] *= rowFactors[j];
       }
       mixedGemm(true, false, n, d, n, 1.0f, probs, n, dctx + offset, ld, 0.0f, dv + offset, ld);
       mixedGemm(false, false, n, d, n, 1.0f, gradScores, n, k + offset, ld, 0.0f, dq + offset, ld);

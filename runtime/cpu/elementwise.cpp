@@ -7,6 +7,7 @@
 
 #include "storage_types.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -52,6 +53,7 @@ template <typename T> void tanhBackward(const T *dy, const T *y, T *dx, int64_t 
 }
 
 // Forward and backward are the same map (multiply by the scaled mask), so both call this.
+// Each Philox call decides a group of four consecutive elements of a row.
 template <typename T>
 static void applyDropoutMask(const T *in, T *out, int64_t rows, int64_t rowSize, float rate,
                              const DropoutKey &key) {
@@ -62,10 +64,14 @@ static void applyDropoutMask(const T *in, T *out, int64_t rows, int64_t rowSize,
   }
   const float keptScale = 1.0f / (1.0f - rate);
   for (int64_t row = 0; row < rows; ++row)
-    for (int64_t i = 0; i < rowSize; ++i) {
-      const int64_t at = row * rowSize + i;
-      out[at] = fromFloat<T>(dropoutKeep(key, row, uint64_t(i), rate) ? toFloat(in[at]) * keptScale
+    for (int64_t group = 0; group * kDropoutGroupSize < rowSize; ++group) {
+      const uint32_t kept = dropoutKeepGroup(key, row, uint64_t(group), rate);
+      for (int64_t i = group * kDropoutGroupSize;
+           i < std::min<int64_t>((group + 1) * kDropoutGroupSize, rowSize); ++i) {
+        const int64_t at = row * rowSize + i;
+        out[at] = fromFloat<T>((kept >> (i % kDropoutGroupSize)) & 1u ? toFloat(in[at]) * keptScale
                                                                       : 0.0f);
+      }
     }
 }
 

@@ -9,7 +9,8 @@
 // (r_i = dctx_i · ctx_i because ctx_i = sum_j P_ij z_ij v_j.) Three kernels:
 //   1. r_i for every row, into the statistics;
 //   2. key-owned: a thread row holds k_j and v_j, streams query tiles (q, dctx) through
-//      shared memory and accumulates dk_j and dv_j in registers;
+//      shared memory and accumulates dk_j and dv_j in registers; the block draws each
+//      tile's dropout decisions together (fillKeepTile), four keys per Philox call;
 //   3. query-owned: a thread row holds q_i and dctx_i, streams key tiles (k, v) and
 //      accumulates dq_i.
 // Splitting dq from dk/dv recomputes the scores twice but needs no atomics and no fp32 dq
@@ -44,10 +45,12 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ __align__(16) float queries[kTile * Layout::kRowFloats];
   __shared__ __align__(16) float outputGrads[kTile * Layout::kRowFloats];
   __shared__ float tileRowMax[kTile], tileRowSumInverse[kTile], tileRowTerm[kTile];
+  __shared__ uint8_t keepTile[kTile][Layout::kRowsPerBlock];
   const int64_t b = blockIdx.z, h = blockIdx.y;
   const int part = threadIdx.x % Layout::kLanesPerRow;
-  const int64_t j =
-      int64_t(blockIdx.x) * Layout::kRowsPerBlock + threadIdx.x / Layout::kLanesPerRow;
+  const int64_t firstKey = int64_t(blockIdx.x) * Layout::kRowsPerBlock;
+  const int row = threadIdx.x / Layout::kLanesPerRow;
+  const int64_t j = firstKey + row;
   const bool exists = j < p.seq;
 
   float key[kDimsPerThread], value[kDimsPerThread];
@@ -65,11 +68,17 @@ __global__ void __launch_bounds__(kThreads)
       tileRowSumInverse[threadIdx.x] = p.rowSumInverse[stat];
       tileRowTerm[threadIdx.x] = p.dctxDotCtx[stat];
     }
+    if (p.dropoutRate > 0.0f)
+      fillKeepTile<D>(p, b, h, first, firstKey, keepTile);
     __syncthreads();
 
     const int count = p.seq - first < kTile ? int(p.seq - first) : kTile;
-    const uint32_t kept =
-        keepBits<D>(p, b, p.dropoutIndex(h, first, j), uint64_t(p.seq), count, part);
+    uint32_t kept = 0xffffffffu;
+    if (p.dropoutRate > 0.0f && exists) {
+      kept = 0;
+      for (int ii = 0; ii < count; ++ii)
+        kept |= uint32_t(keepTile[ii][row]) << ii;
+    }
     for (int ii = 0; ii < count; ++ii) {
       const float score =
           maskedScore(rowSum<D>(dotSlice(key, tileSlice<D>(queries, ii, part))), p.scale, bias);
@@ -119,7 +128,7 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
 
     const int count = p.seq - first < kTile ? int(p.seq - first) : kTile;
-    const uint32_t kept = keepBits<D>(p, b, p.dropoutIndex(h, i, first), 1, count, part);
+    const uint32_t kept = keepBits<D>(p, b, p.dropoutIndex(h, i, first), count, part);
     for (int jj = 0; jj < count; ++jj) {
       const float *keySlice = tileSlice<D>(keys, jj, part);
       const float score = maskedScore(rowSum<D>(dotSlice(query, keySlice)), p.scale, keyBias[jj]);

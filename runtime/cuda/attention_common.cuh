@@ -192,23 +192,57 @@ __device__ __forceinline__ float keyMaskBias(const int32_t *mask, const Params &
   return mask[b * p.seq + j] == 0 ? -FLT_MAX : 0.0f;
 }
 
-/// Bit t (t < count) says whether dropout keeps the probability with index
-/// firstIndex + t * indexStep in batch row b. The kLanesPerRow lanes of a row share the
-/// work (lane `part` draws t = part, part + kLanesPerRow, ...) and merge their bits.
+/// Bit t (t < count <= 32) says whether dropout keeps the probability with index
+/// firstIndex + t in batch row b. One Philox call decides a group of four consecutive
+/// indices (dropoutKeepGroup); the kLanesPerRow lanes of a row share the groups the range
+/// touches (lane `part` draws groups part, part + kLanesPerRow, ...) and merge their bits.
 /// All bits are set without dropout.
 template <int D>
-__device__ uint32_t keepBits(const Params &p, int64_t b, uint64_t firstIndex, uint64_t indexStep,
-                             int count, int part) {
+__device__ uint32_t keepBits(const Params &p, int64_t b, uint64_t firstIndex, int count, int part) {
   if (p.dropoutRate == 0.0f)
     return 0xffffffffu;
+  const uint64_t firstGroup = firstIndex / kDropoutGroupSize;
+  const uint64_t endGroup = (firstIndex + count + kDropoutGroupSize - 1) / kDropoutGroupSize;
   uint32_t bits = 0;
-  for (int t = part; t < count; t += HeadLayout<D>::kLanesPerRow)
-    if (dropoutKeep(p.key, b, firstIndex + uint64_t(t) * indexStep, p.dropoutRate))
-      bits |= 1u << t;
+  for (uint64_t group = firstGroup + part; group < endGroup; group += HeadLayout<D>::kLanesPerRow) {
+    const uint32_t kept = dropoutKeepGroup(p.key, b, group, p.dropoutRate);
+    // Index 4 * group + k is bit 4 * group + k - firstIndex; the first group may begin
+    // before the range.
+    const int64_t shift = int64_t(group * kDropoutGroupSize) - int64_t(firstIndex);
+    bits |= shift >= 0 ? kept << shift : kept >> -shift;
+  }
 #pragma unroll
   for (int offset = 1; offset < HeadLayout<D>::kLanesPerRow; offset *= 2)
     bits |= __shfl_xor_sync(0xffffffffu, bits, offset);
-  return bits;
+  return count < 32 ? bits & ((1u << count) - 1) : bits;
+}
+
+/// Whether dropout keeps probability (first + ii, j0 + jj) of head h of sequence b, in
+/// keep[ii][jj] for the queries ii < kTile and the keys jj < kRowsPerBlock below seq (the
+/// other bytes are not written). For one query the block's keys have consecutive indices,
+/// so one Philox call decides four of them. Every thread of the block takes part; the bytes
+/// are there for all after the next barrier.
+template <int D>
+__device__ void fillKeepTile(const Params &p, int64_t b, int64_t h, int64_t first, int64_t j0,
+                             uint8_t (*keep)[HeadLayout<D>::kRowsPerBlock]) {
+  constexpr int kRows = HeadLayout<D>::kRowsPerBlock;
+  // A query's kRows indices may begin inside a group: one group more than they fill.
+  constexpr int kGroupsPerQuery = kRows / kDropoutGroupSize + 1;
+  const int64_t keys = p.seq - j0 < kRows ? p.seq - j0 : kRows;
+  const int64_t queries = p.seq - first < kTile ? p.seq - first : kTile;
+  for (int e = threadIdx.x; e < queries * kGroupsPerQuery; e += kThreads) {
+    const int ii = e / kGroupsPerQuery;
+    const uint64_t rowFirst = p.dropoutIndex(h, first + ii, j0);
+    const uint64_t group = rowFirst / kDropoutGroupSize + uint64_t(e % kGroupsPerQuery);
+    if (group * kDropoutGroupSize >= rowFirst + uint64_t(keys))
+      continue;
+    const uint32_t kept = dropoutKeepGroup(p.key, b, group, p.dropoutRate);
+    for (int k = 0; k < kDropoutGroupSize; ++k) {
+      const uint64_t index = group * kDropoutGroupSize + uint64_t(k);
+      if (index >= rowFirst && index < rowFirst + uint64_t(keys))
+        keep[ii][index - rowFirst] = uint8_t((kept >> k) & 1u);
+    }
+  }
 }
 
 /// The dropout factor of bit t: keptScale when kept, 0 when dropped.

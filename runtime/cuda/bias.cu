@@ -1,5 +1,6 @@
 // Bias CUDA kernels: adding a bias to every row (where no GEMM epilogue does it) and the bias
-// gradient, a deterministic column sum (column_sums.cuh).
+// gradient, a deterministic column sum in one pass or, given a workspace, two
+// (column_sums.cuh).
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
@@ -19,12 +20,11 @@ __global__ void biasAddKernel(T *y, const T *bias, int64_t rows, int64_t cols) {
 
 template <typename T>
 __global__ void __launch_bounds__(kColumnSumsThreads)
-    biasBackwardKernel(const T *dy, float *db, int64_t rows, int64_t out) {
+    biasBackwardKernel(const T *dy, int64_t rows, int64_t out, ColumnSumOutputs<1> db) {
   const auto valuesAt = [dy, out](int64_t r, int64_t c, float(&values)[1]) {
     values[0] = loadFloat(dy + r * out + c);
   };
-  float *const outputs[1] = {db};
-  columnSums<1>(valuesAt, rows, out, outputs);
+  columnSums(valuesAt, rows, out, db);
 }
 } // namespace
 
@@ -35,15 +35,22 @@ void biasAdd(T *y, const T *bias, int64_t rows, int64_t cols, cudaStream_t strea
 }
 
 template <typename T>
+void biasBackward(const T *dy, float *db, float *partials, int64_t rows, int64_t out,
+                  cudaStream_t stream) {
+  launchColumnSums<1>(
+      rows, out, {{db}}, partials, stream, [&](dim3 grid, const ColumnSumOutputs<1> &sums) {
+        BERTC_LAUNCH(biasBackwardKernel, grid, columnSumsBlock(), 0, stream, dy, rows, out, sums);
+      });
+}
+
+template <typename T>
 void biasBackward(const T *dy, float *db, int64_t rows, int64_t out, cudaStream_t stream) {
-  if (out == 0)
-    return;
-  BERTC_LAUNCH(biasBackwardKernel, columnSumsGrid(out), columnSumsBlock(), 0, stream, dy, db, rows,
-               out);
+  biasBackward(dy, db, nullptr, rows, out, stream);
 }
 
 #define INSTANTIATE(T)                                                                             \
   template void biasAdd(T *, const T *, int64_t, int64_t, cudaStream_t);                           \
+  template void biasBackward(const T *, float *, float *, int64_t, int64_t, cudaStream_t);         \
   template void biasBackward(const T *, float *, int64_t, int64_t, cudaStream_t);
 BERTC_CUDA_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
 #undef INSTANTIATE

@@ -1,11 +1,21 @@
 // Internal to the CUDA kernels: deterministic sums over the rows of a [rows, cols] matrix,
-// one column per output (bias gradients, LayerNorm's dgamma and dbeta).
+// one column per output (bias gradients, LayerNorm's dgamma and dbeta), in one pass or two.
 //
-// One block owns kColumnTile adjacent columns: its threads form kRowGroups groups of
-// kColumnTile, so a warp reads kColumnTile consecutive values of one row (coalesced); group
-// g sums rows g, g + kRowGroups, ... in order, then thread (c, 0) adds the groups' partial
-// sums in group order. The order never depends on timing, so reruns give the same bits.
+// First pass: block (x, y) owns kColumnTile adjacent columns of row slice y (the rows split
+// evenly into gridDim.y slices); its threads form kRowGroups groups of kColumnTile, so a
+// warp reads kColumnTile consecutive values of one row (coalesced); group g sums rows g,
+// g + kRowGroups, ... of the slice in order, then thread (c, 0) adds the groups' partial sums
+// in group order and writes the slice's sum to row y of its output. With one slice that row
+// is the result. Given a workspace, the rows split into columnSumSlices(rows) slices
+// (abi/kernel_workspace.h), so that a matrix of few columns still fills the GPU, and a second
+// pass adds each column's slice sums in slice order. The order never depends on timing, so
+// reruns give the same bits.
 #pragma once
+
+#include "bertc/abi/kernel_workspace.h"
+#include "bertc/runtime/cuda_check.h"
+
+#include "launch.cuh"
 
 #include <cstdint>
 
@@ -16,22 +26,28 @@ constexpr int kRowGroups = 32;
 /// Threads of a columnSums block (kernels calling it declare it in __launch_bounds__).
 constexpr int kColumnSumsThreads = kColumnTile * kRowGroups;
 
-/// Grid for columnSums over `cols` columns (blocks of kColumnTile x kRowGroups threads).
-inline dim3 columnSumsGrid(int64_t cols) {
-  return dim3(unsigned((cols + kColumnTile - 1) / kColumnTile));
-}
+/// Threads of a columnSums block: kColumnTile x kRowGroups.
 inline dim3 columnSumsBlock() { return dim3(kColumnTile, kRowGroups); }
 
-/// outputs[k][c] = sum over r < rows of value k of valuesAt(r, c, values[kOutputs]), for the
-/// calling block's columns.
+/// kOutputs column sums, each [slices, cols] (one row per slice) or the final [cols].
+template <int kOutputs> struct ColumnSumOutputs {
+  float *sums[kOutputs];
+};
+
+/// The first pass: row blockIdx.y of outputs.sums[k] gets, for the calling block's columns,
+/// the sum of value k of valuesAt(r, c, values[kOutputs]) over the rows r of slice
+/// blockIdx.y.
 template <int kOutputs, typename ValuesAt>
 __device__ void columnSums(const ValuesAt &valuesAt, int64_t rows, int64_t cols,
-                           float *const (&outputs)[kOutputs]) {
+                           const ColumnSumOutputs<kOutputs> &outputs) {
   __shared__ float partial[kOutputs][kRowGroups][kColumnTile + 1];
   const int64_t c = int64_t(blockIdx.x) * kColumnTile + threadIdx.x;
+  const int64_t sliceRows = (rows + gridDim.y - 1) / gridDim.y;
+  const int64_t begin = int64_t(blockIdx.y) * sliceRows;
+  const int64_t end = begin + sliceRows < rows ? begin + sliceRows : rows;
   float sums[kOutputs] = {};
   if (c < cols)
-    for (int64_t r = threadIdx.y; r < rows; r += kRowGroups) {
+    for (int64_t r = begin + threadIdx.y; r < end; r += kRowGroups) {
       float values[kOutputs];
       valuesAt(r, c, values);
 #pragma unroll
@@ -49,8 +65,48 @@ __device__ void columnSums(const ValuesAt &valuesAt, int64_t rows, int64_t cols,
     float total = 0.0f;
     for (int g = 0; g < kRowGroups; ++g)
       total += partial[k][g][threadIdx.x];
-    outputs[k][c] = total;
+    outputs.sums[k][int64_t(blockIdx.y) * cols + c] = total;
   }
+}
+
+/// The second pass: outputs.sums[k][c] = the sum of sliceSums.sums[k][s * cols + c] over the
+/// slices s, in order.
+template <int kOutputs>
+__global__ void addColumnSlicesKernel(ColumnSumOutputs<kOutputs> sliceSums, int64_t slices,
+                                      int64_t cols, ColumnSumOutputs<kOutputs> outputs) {
+  for (int64_t i = gridStrideBegin(); i < kOutputs * cols; i += gridStride()) {
+    const int k = int(i / cols);
+    const int64_t c = i - k * cols;
+    float total = 0.0f;
+    for (int64_t s = 0; s < slices; ++s)
+      total += sliceSums.sums[k][s * cols + c];
+    outputs.sums[k][c] = total;
+  }
+}
+
+/// Queues a column sum into `outputs` ([cols] each): the first pass through
+/// launchFirstPass(grid, firstPassOutputs), a launch (blocks of columnSumsBlock()) of a kernel
+/// that calls columnSums with firstPassOutputs, then the second pass.
+/// Without a workspace (`partials` null) the first pass is a single slice and the only one;
+/// with one, `partials` holds columnSumSlices(rows) * kOutputs * cols floats.
+template <int kOutputs, typename LaunchFirstPass>
+void launchColumnSums(int64_t rows, int64_t cols, const ColumnSumOutputs<kOutputs> &outputs,
+                      float *partials, cudaStream_t stream,
+                      const LaunchFirstPass &launchFirstPass) {
+  if (cols == 0)
+    return;
+  const int64_t slices = partials ? columnSumSlices(rows) : 1;
+  const unsigned tiles = unsigned((cols + kColumnTile - 1) / kColumnTile);
+  if (slices == 1) {
+    launchFirstPass(dim3(tiles), outputs);
+    return;
+  }
+  ColumnSumOutputs<kOutputs> sliceSums;
+  for (int k = 0; k < kOutputs; ++k)
+    sliceSums.sums[k] = partials + k * slices * cols;
+  launchFirstPass(dim3(tiles, unsigned(slices)), sliceSums);
+  BERTC_LAUNCH(addColumnSlicesKernel<kOutputs>, gridFor(kOutputs * cols), kElementwiseThreads, 0,
+               stream, sliceSums, slices, cols, outputs);
 }
 
 } // namespace bertc::cuda

@@ -97,6 +97,22 @@ int requireDevice() {
   return device;
 }
 
+/// Each AdamW parameter's 16-bit working copy, in 16-bit values from the arena's start, or
+/// -1 for an fp32 parameter: the working copy of the plan's parameter whose fp32 master lies
+/// where the AdamW parameter's values do.
+std::vector<int64_t> workingCopyOffsets(const TrainerPlan &plan, const CudaSteps &steps) {
+  std::vector<int64_t> offsets(steps.numAdamWParameters, -1);
+  for (size_t i = 0; i < steps.numAdamWParameters; ++i) {
+    const size_t values = size_t(steps.adamwParameters[i].paramOffset) * sizeof(float);
+    for (size_t p = 0; p < plan.numParams; ++p) {
+      const ParamSlot &param = plan.params[p];
+      if (param.storage != StorageType::F32 && param.masterOffset == values)
+        offsets[i] = int64_t(param.offset / sizeof(uint16_t));
+    }
+  }
+  return offsets;
+}
+
 /// The optimizer's tables in their arena slot (cuda::optimizerTables).
 struct OptimizerTablePointers {
   AdamWChunk *chunks;
@@ -117,8 +133,9 @@ class CudaStepRunner final : public StepRunner {
 public:
   CudaStepRunner(const TrainerPlan &plan, const CudaSteps &steps)
       : StepRunner(plan), steps_(steps), host_(plan.arenaBytes), deviceIndex_(requireDevice()) {
-    std::vector<AdamWChunk> chunks = cuda::adamwChunks(
-        {steps.adamwParameters, steps.adamwParameters + steps.numAdamWParameters});
+    std::vector<AdamWChunk> chunks =
+        cuda::adamwChunks({steps.adamwParameters, steps.adamwParameters + steps.numAdamWParameters},
+                          workingCopyOffsets(plan, steps));
     BERTC_CUDA_CHECK(cudaFree(nullptr)); // creates the context: what is in use before the arena
     contextBytes_ = usedBytes();
     try {

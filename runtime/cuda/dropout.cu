@@ -1,6 +1,8 @@
 // Dropout on the GPU from the counter-based generator (counter_rng.h): element i of row r is
 // kept when dropoutKeep(key, r, i, rate), exactly as on the CPU, so the masks are
 // bit-identical and the backward (or a recomputed forward) regenerates them without storage.
+// A thread takes a group of four consecutive elements of a row, which one Philox call decides
+// (dropoutKeepGroup).
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
@@ -14,12 +16,19 @@ namespace {
 template <typename T>
 __global__ void applyDropoutMaskKernel(const T *in, T *out, int64_t rows, int64_t rowSize,
                                        float rate, float keptScale, DropoutKey key) {
-  const int64_t n = rows * rowSize;
-  for (int64_t i = gridStrideBegin(); i < n; i += gridStride()) {
-    const int64_t row = i / rowSize;
-    const uint64_t indexInRow = uint64_t(i - row * rowSize);
-    storeFloat(out + i,
-               dropoutKeep(key, row, indexInRow, rate) ? loadFloat(in + i) * keptScale : 0.0f);
+  const int64_t groupsPerRow = (rowSize + kDropoutGroupSize - 1) / kDropoutGroupSize;
+  const int64_t groups = rows * groupsPerRow;
+  for (int64_t g = gridStrideBegin(); g < groups; g += gridStride()) {
+    const int64_t row = g / groupsPerRow, group = g - row * groupsPerRow;
+    const uint32_t kept = dropoutKeepGroup(key, row, uint64_t(group), rate);
+#pragma unroll
+    for (int k = 0; k < kDropoutGroupSize; ++k) {
+      const int64_t indexInRow = group * kDropoutGroupSize + k;
+      if (indexInRow >= rowSize)
+        break;
+      const int64_t i = row * rowSize + indexInRow;
+      storeFloat(out + i, (kept >> k) & 1u ? loadFloat(in + i) * keptScale : 0.0f);
+    }
   }
 }
 
@@ -34,8 +43,9 @@ void applyDropoutMask(const T *in, T *out, int64_t rows, int64_t rowSize, float 
     return;
   }
   const float keptScale = 1.0f / (1.0f - rate);
-  BERTC_LAUNCH(applyDropoutMaskKernel, gridFor(n), kElementwiseThreads, 0, stream, in, out, rows,
-               rowSize, rate, keptScale, key);
+  const int64_t groups = rows * ((rowSize + kDropoutGroupSize - 1) / kDropoutGroupSize);
+  BERTC_LAUNCH(applyDropoutMaskKernel, gridFor(groups), kElementwiseThreads, 0, stream, in, out,
+               rows, rowSize, rate, keptScale, key);
 }
 } // namespace
 

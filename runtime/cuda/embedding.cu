@@ -11,10 +11,15 @@ namespace bertc::cuda {
 
 namespace {
 constexpr int kWarpSize = 32;
-/// Backward block: kBackwardWarps warps over a slice of kColumnsPerLane * 32 columns.
-constexpr int kBackwardWarps = 8;
-constexpr int kColumnsPerLane = 8;
-constexpr int kSliceColumns = kColumnsPerLane * kWarpSize;
+/// Backward tiles: kTileTokens tokens, one per thread of the block; warp w owns the sorted
+/// positions [32w, 32w + 32) of a tile, its "chunk".
+constexpr int kTileTokenBits = 9;
+constexpr int kTileTokens = 1 << kTileTokenBits;
+constexpr int kTileWarps = kTileTokens / kWarpSize;
+/// A tile's sort key is (id << kTileTokenBits) | token within the tile; kNoToken pads the
+/// last tile and sorts after every real key.
+constexpr uint64_t kNoToken = ~uint64_t(0);
+constexpr uint32_t kNoTokenId = ~uint32_t(0);
 
 template <typename T>
 __global__ void embeddingForwardKernel(const int32_t *ids, const T *table, T *out, int64_t tokens,
@@ -26,57 +31,148 @@ __global__ void embeddingForwardKernel(const int32_t *ids, const T *table, T *ou
   }
 }
 
-// Block (t, s) owns the table row of id = ids[t] if t is that id's first occurrence, and
-// column slice s of it; every other block exits after step 1. Steps:
-//   1. the block looks for id among ids[0, t) and exits when it is there;
-//   2. warp w scans the tokens 32 at a time (chunks w, w + kBackwardWarps, ...), finds the
-//      ones holding id with a ballot and adds their dout rows, in token order, into per-lane
-//      sums of the slice's columns;
-//   3. the warps' sums are added in warp order and written to the row.
-// No two blocks write the same row, so no atomics; the order is fixed, so reruns agree.
-// Step 1 reads up to `tokens` ids per block (from cache): for BERT's few thousand tokens a
-// step, that is small next to the dout rows every kept block reads.
-template <typename T>
-__global__ void embeddingBackwardKernel(const int32_t *ids, const T *dout, float *dtable,
-                                        int64_t tokens, int64_t hidden) {
-  const int64_t t = blockIdx.x;
-  const int32_t id = ids[t];
-  bool seenBefore = false;
-  for (int64_t u = threadIdx.x; u < t; u += blockDim.x)
-    seenBefore |= ids[u] == id;
-  if (__syncthreads_or(seenBefore))
-    return;
-
-  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
-  const int64_t sliceBegin = int64_t(blockIdx.y) * kSliceColumns;
-  float sums[kColumnsPerLane] = {};
-  for (int64_t base = int64_t(warp) * kWarpSize; base < tokens;
-       base += kBackwardWarps * kWarpSize) {
-    const bool holds = base + lane < tokens && ids[base + lane] == id;
-    for (unsigned matches = __ballot_sync(0xffffffffu, holds); matches; matches &= matches - 1) {
-      const T *row = dout + (base + __ffs(matches) - 1) * hidden;
-#pragma unroll
-      for (int k = 0; k < kColumnsPerLane; ++k) {
-        const int64_t c = sliceBegin + lane + k * kWarpSize;
-        if (c < hidden)
-          sums[k] += loadFloat(row + c);
+/// Sorts the block's kTileTokens keys ascending (bitonic; every thread takes part, and the
+/// keys are visible to all of them when it returns).
+__device__ void sortTileKeys(uint64_t *keys) {
+  const int t = threadIdx.x;
+  for (int size = 2; size <= kTileTokens; size *= 2)
+    for (int stride = size / 2; stride > 0; stride /= 2) {
+      __syncthreads();
+      const int partner = t ^ stride;
+      if (partner > t) {
+        const uint64_t a = keys[t], b = keys[partner];
+        if ((a > b) == ((t & size) == 0)) {
+          keys[t] = b;
+          keys[partner] = a;
+        }
       }
     }
-  }
-
-  __shared__ float warpSums[kBackwardWarps][kSliceColumns];
-#pragma unroll
-  for (int k = 0; k < kColumnsPerLane; ++k)
-    warpSums[warp][lane + k * kWarpSize] = sums[k];
   __syncthreads();
-  for (int column = threadIdx.x; column < kSliceColumns; column += blockDim.x) {
-    const int64_t c = sliceBegin + column;
-    if (c >= hidden)
-      break;
-    float total = 0.0f;
-    for (int w = 0; w < kBackwardWarps; ++w)
-      total += warpSums[w][column];
-    dtable[int64_t(id) * hidden + c] = total;
+}
+
+// Block s owns columns [32s, 32s + 32) of every table row (lane = column), so no other block
+// writes where it does: no atomics. It walks the tokens a tile at a time; per tile:
+//   1. the tile's tokens are sorted by (id, token): each id's tokens become one run of
+//      sorted positions, in token order;
+//   2. each warp loads the dout values of its chunk's 32 positions and sums each run's part
+//      in the chunk, in token order;
+//   3. a run that lies inside the chunk and is neither its first nor its last holds all the
+//      tile's tokens of its id: its sum is added to its row at once;
+//   4. the first and the last run part of each chunk, which may go on in the neighbouring
+//      chunks, go to shared memory; warp 0 adds up the parts of each such segment in chunk
+//      order, and the block adds each segment's total to its row.
+// The order of every sum depends on the ids alone, so reruns agree bit for bit, and the
+// cost is the same whatever the ids: one id on every token costs what distinct ids cost.
+template <typename T>
+__global__ void __launch_bounds__(kTileTokens)
+    embeddingBackwardKernel(const int32_t *ids, const T *dout, float *dtable, int64_t tokens,
+                            int64_t hidden) {
+  __shared__ uint64_t keys[kTileTokens];
+  __shared__ uint32_t sortedIds[kTileTokens];
+  __shared__ uint16_t sortedTokens[kTileTokens];
+  __shared__ float firstParts[kTileWarps][kWarpSize], lastParts[kTileWarps][kWarpSize];
+  __shared__ float segmentTotals[2 * kTileWarps][kWarpSize];
+  __shared__ uint32_t segmentIds[2 * kTileWarps];
+  __shared__ int segmentCount;
+  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  const int64_t column = int64_t(blockIdx.x) * kWarpSize + lane;
+  const bool inTable = column < hidden;
+  const int chunk = warp * kWarpSize;
+  const auto idAt = [&](int position) { return sortedIds[position]; };
+
+  for (int64_t base = 0; base < tokens; base += kTileTokens) {
+    __syncthreads(); // the previous tile is done with the keys and the segments
+    const int64_t token = base + threadIdx.x;
+    keys[threadIdx.x] = token < tokens
+                            ? (uint64_t(uint32_t(ids[token])) << kTileTokenBits) | threadIdx.x
+                            : kNoToken;
+    sortTileKeys(keys);
+    sortedIds[threadIdx.x] = uint32_t(keys[threadIdx.x] >> kTileTokenBits);
+    sortedTokens[threadIdx.x] = uint16_t(keys[threadIdx.x] % kTileTokens);
+    __syncthreads();
+
+    // The tile's real tokens sort before its padding: positions [0, tileTokens).
+    const int64_t tileTokens = tokens - base < kTileTokens ? tokens - base : kTileTokens;
+    float sums[kWarpSize];
+#pragma unroll
+    for (int k = 0; k < kWarpSize; ++k) {
+      const int64_t row = base + sortedTokens[chunk + k];
+      sums[k] = chunk + k < tileTokens && inTable ? loadFloat(dout + row * hidden + column) : 0.0f;
+    }
+    // Bit k of runStarts: a run starts at position k > 0 of the chunk. Then sums[k] becomes
+    // the sum of its run's part up to position k, in token order.
+    uint32_t runStarts = 0;
+    for (int k = 1; k < kWarpSize; ++k)
+      runStarts |= uint32_t(idAt(chunk + k) != idAt(chunk + k - 1)) << k;
+#pragma unroll
+    for (int k = 1; k < kWarpSize; ++k)
+      if ((runStarts >> k & 1u) == 0)
+        sums[k] = sums[k - 1] + sums[k];
+    // The first run ends where the second starts; a middle run ends at k < 31 where another
+    // starts, after a start other than the chunk's.
+    const int firstRunEnd = runStarts == 0 ? kWarpSize - 1 : __ffs(int(runStarts)) - 2;
+    float firstPart = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kWarpSize; ++k)
+      if (k == firstRunEnd)
+        firstPart = sums[k];
+    const auto middleRunEnds = [&](int k) {
+      return inTable && (runStarts >> (k + 1) & 1u) != 0 && (runStarts & ((2u << k) - 1)) != 0;
+    };
+    // Eight at a time: the rows of a chunk's middle runs differ, so the eight loads are
+    // issued before the eight stores.
+#pragma unroll
+    for (int group = 0; group < kWarpSize - 1; group += 8) {
+#pragma unroll
+      for (int k = group; k < group + 8 && k < kWarpSize - 1; ++k)
+        if (middleRunEnds(k))
+          sums[k] += dtable[int64_t(idAt(chunk + k)) * hidden + column];
+#pragma unroll
+      for (int k = group; k < group + 8 && k < kWarpSize - 1; ++k)
+        if (middleRunEnds(k))
+          dtable[int64_t(idAt(chunk + k)) * hidden + column] = sums[k];
+    }
+    firstParts[warp][lane] = firstPart;
+    lastParts[warp][lane] = sums[kWarpSize - 1];
+    __syncthreads();
+
+    // Warp 0 walks the parts in sorted order (each chunk's first, then its last if that is
+    // another run) and sums the consecutive parts of one id.
+    if (warp == 0) {
+      int count = 0;
+      float running = 0.0f;
+      uint32_t runningId = kNoTokenId;
+      const auto addPart = [&](uint32_t id, float part) {
+        if (id == runningId) {
+          running += part;
+          return;
+        }
+        if (runningId != kNoTokenId) {
+          segmentTotals[count][lane] = running;
+          if (lane == 0)
+            segmentIds[count] = runningId;
+          ++count;
+        }
+        running = part;
+        runningId = id;
+      };
+      for (int w = 0; w < kTileWarps; ++w) {
+        const uint32_t first = idAt(w * kWarpSize), last = idAt(w * kWarpSize + kWarpSize - 1);
+        addPart(first, firstParts[w][lane]);
+        if (last != first)
+          addPart(last, lastParts[w][lane]);
+      }
+      addPart(kNoTokenId, 0.0f);
+      if (lane == 0)
+        segmentCount = count;
+    }
+    __syncthreads();
+    for (int segment = warp; segment < segmentCount; segment += kTileWarps) {
+      if (!inTable)
+        continue;
+      float *cell = dtable + int64_t(segmentIds[segment]) * hidden + column;
+      *cell += segmentTotals[segment][lane];
+    }
   }
 }
 } // namespace
@@ -94,9 +190,8 @@ void embeddingBackward(const int32_t *ids, const T *dout, float *dtable, int64_t
   BERTC_CUDA_CHECK(cudaMemsetAsync(dtable, 0, size_t(vocab * hidden) * sizeof(float), stream));
   if (tokens == 0 || hidden == 0)
     return;
-  const dim3 grid(unsigned(tokens), unsigned((hidden + kSliceColumns - 1) / kSliceColumns));
-  BERTC_LAUNCH(embeddingBackwardKernel, grid, kBackwardWarps * kWarpSize, 0, stream, ids, dout,
-               dtable, tokens, hidden);
+  BERTC_LAUNCH(embeddingBackwardKernel, unsigned((hidden + kWarpSize - 1) / kWarpSize), kTileTokens,
+               0, stream, ids, dout, dtable, tokens, hidden);
 }
 
 #define INSTANTIATE(T)                                                                             \

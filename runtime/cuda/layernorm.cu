@@ -88,14 +88,13 @@ __global__ void layerNormBackwardInputKernel(const T *dy, const T *x, const T *g
 template <typename T>
 __global__ void __launch_bounds__(kColumnSumsThreads)
     layerNormBackwardParamsKernel(const T *dy, const T *x, const float *mean, const float *rstd,
-                                  float *dgamma, float *dbeta, int64_t rows, int64_t cols) {
+                                  int64_t rows, int64_t cols, ColumnSumOutputs<2> dgammaDbeta) {
   const auto valuesAt = [=](int64_t r, int64_t c, float(&values)[2]) {
     const float dyValue = loadFloat(dy + r * cols + c);
     values[0] = dyValue * ((loadFloat(x + r * cols + c) - mean[r]) * rstd[r]);
     values[1] = dyValue;
   };
-  float *const outputs[2] = {dgamma, dbeta};
-  columnSums<2>(valuesAt, rows, cols, outputs);
+  columnSums(valuesAt, rows, cols, dgammaDbeta);
 }
 
 unsigned rowBlocks(int64_t rows) { return unsigned((rows + kRowsPerBlock - 1) / kRowsPerBlock); }
@@ -122,16 +121,24 @@ void addLayerNormForward(const T *a, const T *b, T *sum, const T *gamma, const T
 
 template <typename T>
 void layerNormBackward(const T *dy, const T *x, const T *gamma, const float *mean,
-                       const float *rstd, T *dx, float *dgamma, float *dbeta, int64_t rows,
-                       int64_t cols, cudaStream_t stream) {
+                       const float *rstd, T *dx, float *dgamma, float *dbeta, float *partials,
+                       int64_t rows, int64_t cols, cudaStream_t stream) {
   if (rows > 0) {
     BERTC_LAUNCH(layerNormBackwardInputKernel, rowBlocks(rows), kRowsPerBlock * kWarpSize, 0,
                  stream, dy, x, gamma, mean, rstd, dx, rows, cols);
   }
-  if (cols == 0)
-    return;
-  BERTC_LAUNCH(layerNormBackwardParamsKernel, columnSumsGrid(cols), columnSumsBlock(), 0, stream,
-               dy, x, mean, rstd, dgamma, dbeta, rows, cols);
+  launchColumnSums<2>(rows, cols, {{dgamma, dbeta}}, partials, stream,
+                      [&](dim3 grid, const ColumnSumOutputs<2> &sums) {
+                        BERTC_LAUNCH(layerNormBackwardParamsKernel, grid, columnSumsBlock(), 0,
+                                     stream, dy, x, mean, rstd, rows, cols, sums);
+                      });
+}
+
+template <typename T>
+void layerNormBackward(const T *dy, const T *x, const T *gamma, const float *mean,
+                       const float *rstd, T *dx, float *dgamma, float *dbeta, int64_t rows,
+                       int64_t cols, cudaStream_t stream) {
+  layerNormBackward(dy, x, gamma, mean, rstd, dx, dgamma, dbeta, nullptr, rows, cols, stream);
 }
 
 #define INSTANTIATE(T)                                                                             \
@@ -139,6 +146,8 @@ void layerNormBackward(const T *dy, const T *x, const T *gamma, const float *mea
                                  int64_t, float, cudaStream_t);                                    \
   template void addLayerNormForward(const T *, const T *, T *, const T *, const T *, T *, float *, \
                                     float *, int64_t, int64_t, float, cudaStream_t);               \
+  template void layerNormBackward(const T *, const T *, const T *, const float *, const float *,   \
+                                  T *, float *, float *, float *, int64_t, int64_t, cudaStream_t); \
   template void layerNormBackward(const T *, const T *, const T *, const float *, const float *,   \
                                   T *, float *, float *, int64_t, int64_t, cudaStream_t);
 BERTC_CUDA_FOR_EACH_STORAGE_TYPE(INSTANTIATE)

@@ -4,13 +4,13 @@
 // The CUDA kernels' workspace: LayerNorm keeps a mean and an rstd per row, 2 x 4 rows x 2
 // fp32 = 64 B, one scratch slot @1536 (after the optimizer state [1024, 1480), aligned)
 // that the forward and the backward both use. Inputs follow @1600, activations @1728.
-// CHECK: bert.plan = #bert.plan<arena_bytes = 12160,
+// CHECK: bert.plan = #bert.plan<arena_bytes = 12224,
 // CHECK-SAME: scratch = [1536, 64], inputs = [1600, 72], activations = [1728, 1028],
 // The CUDA runtime's workspace comes last: 1728 + 1028 = 2756, aligned 2816; the GEMM
 // library's 1000 bytes, then @3840 the optimizer's tables: 4 trainable parameters of one
-// AdamW chunk each (4 x 24 B), 1024 partial sums (8192 B), the norm and the overflow flag
-// (4 B each) = 8296 B, ending at 12136 -> 12160.
-// CHECK-SAME: gemm_workspace = [2816, 9320],
+// AdamW chunk each (4 x 32 B), 1024 partial sums (8192 B), the norm and the overflow flag
+// (4 B each) = 8328 B, ending at 12168 -> 12224.
+// CHECK-SAME: gemm_workspace = [2816, 9352],
 // CHECK: bert.layernorm {{.*}}arena.workspace = 1536 : i64
 // CHECK: bert.layernorm_grad {{.*}}arena.workspace = 1536 : i64
 

@@ -1,5 +1,8 @@
-// CUDA bias kernels against the CPU: the row-broadcast add and the bias gradient (a column
-// sum, compared with cpu::biasBackward and checked to be deterministic).
+// CUDA bias kernels against the CPU: the row-broadcast add and the bias gradient, a column
+// sum in one pass or two (row slices of 256, at most 64 of them, then the slices added),
+// compared with cpu::biasBackward and checked to be deterministic. With small integers as
+// gradients every sum is exact, so either pass count must give the CPU's bits: a row summed
+// twice or missed at a slice boundary shows.
 #include "cuda_test_support.h"
 
 #include "bertc/runtime/cpu_kernels.h"
@@ -36,6 +39,48 @@ TYPED_TEST(BiasTest, BiasBackwardMatchesCpuAndIsDeterministic) {
   expectClose(first, expected, 1e-5, 1e-5, "db");
   cuda::biasBackward(dDy.get(), db.get(), kRows, kCols, nullptr);
   expectBitIdentical(db.download(), first, "db rerun");
+}
+
+/// The bias gradient of dy [rows, cols], in two passes when `twoPass`.
+template <typename T>
+std::vector<float> cudaBiasBackward(const std::vector<T> &dy, int64_t rows, int64_t cols,
+                                    bool twoPass) {
+  DeviceArray<T> dDy(dy);
+  DeviceArray<float> db(cols), partials(biasBackwardWorkspaceFloats(rows, cols));
+  if (twoPass)
+    cuda::biasBackward(dDy.get(), db.get(), partials.get(), rows, cols, nullptr);
+  else
+    cuda::biasBackward(dDy.get(), db.get(), rows, cols, nullptr);
+  return db.download();
+}
+
+TYPED_TEST(BiasTest, TwoPassBiasBackwardMatchesCpuAndIsDeterministic) {
+  using T = TypeParam;
+  constexpr int64_t rows = 1000; // four slices, the last of 232 rows
+  const auto dy = randomValues<T>(rows * kCols, 4);
+  std::vector<float> expected(kCols);
+  cpu::biasBackward(dy.data(), expected.data(), rows, kCols);
+  const std::vector<float> first = cudaBiasBackward(dy, rows, kCols, /*twoPass=*/true);
+  expectClose(first, expected, 1e-5, 1e-5, "db");
+  expectBitIdentical(cudaBiasBackward(dy, rows, kCols, /*twoPass=*/true), first, "db rerun");
+}
+
+TYPED_TEST(BiasTest, EitherPassCountAddsEveryRowOnce) {
+  using T = TypeParam;
+  // One slice; four; 64 slices of 257 rows (more rows than 64 slices of 256 hold).
+  for (const auto &[rows, cols] : {std::pair<int64_t, int64_t>{kRows, kCols},
+                                   {1000, kCols},
+                                   {64 * kColumnSumSliceRows + 1, 5}}) {
+    std::mt19937 generator(5);
+    std::vector<T> dy(rows * cols);
+    for (T &value : dy)
+      value = fromFloat<T>(float(int(generator() % 9) - 4));
+    std::vector<float> expected(cols);
+    cpu::biasBackward(dy.data(), expected.data(), rows, cols);
+    const std::string shape = std::to_string(rows) + "x" + std::to_string(cols);
+    expectBitIdentical(cudaBiasBackward(dy, rows, cols, false), expected, "one pass " + shape);
+    expectBitIdentical(cudaBiasBackward(dy, rows, cols, true), expected, "two passes " + shape);
+  }
 }
 
 } // namespace

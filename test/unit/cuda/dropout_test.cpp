@@ -1,5 +1,7 @@
 // CUDA dropout against the CPU: the counter-based masks must be bit-identical (same kept
-// elements, same scaled values) for every storage type, row offset and rate.
+// elements, same scaled values) for every storage type, row offset and rate, with rows
+// that end inside a group of four elements (one Philox call each); and a batch split into
+// micro-batches gets the masks it gets whole.
 #include "cuda_test_support.h"
 
 #include "bertc/runtime/cpu_kernels.h"
@@ -28,6 +30,22 @@ TYPED_TEST(DropoutTest, MasksAreBitIdenticalToCpu) {
     expectBitIdentical(dDx.download(), expectedDx,
                        "dropout backward, rate " + std::to_string(rate));
   }
+}
+
+TYPED_TEST(DropoutTest, MicroBatchesGetTheWholeBatchsMasks) {
+  using T = TypeParam;
+  const auto x = randomValues<T>(kRows * kRowSize, 3);
+  const DropoutKey whole{99, 4, 2, 0};
+  DeviceArray<T> dX(x), dWhole(x.size()), dSplit(x.size());
+  cuda::dropoutForward(dX.get(), dWhole.get(), kRows, kRowSize, 0.3f, whole, nullptr);
+  // Rows [0, 10) as one micro-batch, rows [10, kRows) as the next.
+  constexpr int64_t kFirst = 10;
+  DropoutKey second = whole;
+  second.firstRow = kFirst;
+  cuda::dropoutForward(dX.get(), dSplit.get(), kFirst, kRowSize, 0.3f, whole, nullptr);
+  cuda::dropoutForward(dX.get() + kFirst * kRowSize, dSplit.get() + kFirst * kRowSize,
+                       kRows - kFirst, kRowSize, 0.3f, second, nullptr);
+  expectBitIdentical(dSplit.download(), dWhole.download(), "split vs whole");
 }
 
 TYPED_TEST(DropoutTest, RateZeroCopies) {

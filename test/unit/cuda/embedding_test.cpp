@@ -1,6 +1,10 @@
-// CUDA embedding gather and its atomic-free backward against the CPU, with repeated ids:
-// one id on a long run of tokens (as token types or padding), ids at both ends of the
-// table, and a hidden size spanning a partial column slice.
+// CUDA embedding gather and its atomic-free backward against the CPU. The backward sorts
+// the tokens of each tile of 512 by id and sums each id's run a 32-position chunk at a
+// time, so the id patterns below put runs across chunk and tile boundaries, exactly on
+// them, inside one chunk, and one id on every token; a hidden size of 70 leaves the last
+// 32-column slice partial. With small integers as gradients every sum is exact, so the
+// CUDA table must equal the CPU's bit for bit whatever order it adds in: any token added
+// to the wrong row, twice or not at all shows.
 #include "cuda_test_support.h"
 
 #include "bertc/runtime/cpu_kernels.h"
@@ -12,20 +16,61 @@ namespace {
 template <typename T> class EmbeddingTest : public CudaTypedTest<T> {};
 TYPED_TEST_SUITE(EmbeddingTest, StorageTypes, StorageTypeNames);
 
-constexpr int64_t kTokens = 700, kVocab = 53, kHidden = 300;
+constexpr int64_t kTokens = 2500, kVocab = 53, kHidden = 70;
 
-std::vector<int32_t> tokenIds() {
+/// A long run of id 0 across the first tile boundary, then random ids, the last id last.
+std::vector<int32_t> mixedIds() {
   std::mt19937 generator(11);
   std::vector<int32_t> ids(kTokens);
   for (int64_t t = 0; t < kTokens; ++t)
-    ids[t] = t < 300 ? 0 : int32_t(generator() % kVocab); // a long run of id 0 first
+    ids[t] = t < 1100 ? 0 : int32_t(generator() % kVocab);
   ids[kTokens - 1] = kVocab - 1;
   return ids;
 }
 
+/// The id patterns of the backward tests, by name.
+std::vector<std::pair<std::string, std::vector<int32_t>>> idPatterns() {
+  std::vector<int32_t> everyIdThirtyTwoTimes(kTokens), everyIdThirtyThreeTimes(kTokens),
+      distinct(kTokens), oneId(kTokens, 7), interleaved(kTokens);
+  for (int64_t t = 0; t < kTokens; ++t) {
+    everyIdThirtyTwoTimes[t] = int32_t(t / 32 % kVocab); // runs exactly fill chunks
+    everyIdThirtyThreeTimes[t] = int32_t(t / 33 % kVocab);
+    distinct[t] = int32_t(kTokens - 1 - t);
+    interleaved[t] = int32_t(t % 3); // three runs per tile, each spanning many chunks
+  }
+  return {{"mixed", mixedIds()},
+          {"every id 32 times", everyIdThirtyTwoTimes},
+          {"every id 33 times", everyIdThirtyThreeTimes},
+          {"distinct", distinct},
+          {"one id", oneId},
+          {"interleaved", interleaved}};
+}
+
+/// Gradients that are small integers: exact in every storage type, and sums of them are
+/// exact in fp32 in any order.
+template <typename T> std::vector<T> integerValues(size_t count, uint32_t seed) {
+  std::mt19937 generator(seed);
+  std::vector<T> values(count);
+  for (T &value : values)
+    value = fromFloat<T>(float(int(generator() % 9) - 4));
+  return values;
+}
+
+/// The CUDA backward over a table first filled with garbage (every row must be written).
+template <typename T>
+std::vector<float> cudaBackward(const std::vector<int32_t> &ids, const std::vector<T> &dout,
+                                int64_t vocab) {
+  DeviceArray<int32_t> dIds(ids);
+  DeviceArray<T> dDout(dout);
+  DeviceArray<float> dTable(std::vector<float>(vocab * kHidden, 42.0f));
+  cuda::embeddingBackward(dIds.get(), dDout.get(), dTable.get(), int64_t(ids.size()), vocab,
+                          kHidden, nullptr);
+  return dTable.download();
+}
+
 TYPED_TEST(EmbeddingTest, ForwardGathersRows) {
   using T = TypeParam;
-  const auto ids = tokenIds();
+  const auto ids = mixedIds();
   const auto table = randomValues<T>(kVocab * kHidden, 1);
   std::vector<T> expected(kTokens * kHidden);
   cpu::embeddingForward(ids.data(), table.data(), expected.data(), kTokens, kHidden);
@@ -35,22 +80,27 @@ TYPED_TEST(EmbeddingTest, ForwardGathersRows) {
   expectBitIdentical(out.download(), expected, "embedding");
 }
 
+TYPED_TEST(EmbeddingTest, BackwardAddsEveryTokenToItsRowOnce) {
+  using T = TypeParam;
+  const auto dout = integerValues<T>(kTokens * kHidden, 2);
+  for (const auto &[name, ids] : idPatterns()) {
+    const int64_t vocab = name == "distinct" ? kTokens : kVocab;
+    std::vector<float> expected(vocab * kHidden);
+    cpu::embeddingBackward(ids.data(), dout.data(), expected.data(), kTokens, vocab, kHidden);
+    expectBitIdentical(cudaBackward(ids, dout, vocab), expected, "dtable, ids " + name);
+  }
+}
+
 TYPED_TEST(EmbeddingTest, BackwardMatchesCpuAndIsDeterministic) {
   using T = TypeParam;
-  const auto ids = tokenIds();
-  const auto dout = randomValues<T>(kTokens * kHidden, 2);
+  const auto ids = mixedIds();
+  const auto dout = randomValues<T>(kTokens * kHidden, 3);
   std::vector<float> expected(kVocab * kHidden);
   cpu::embeddingBackward(ids.data(), dout.data(), expected.data(), kTokens, kVocab, kHidden);
-  DeviceArray<int32_t> dIds(ids);
-  DeviceArray<T> dDout(dout);
-  std::vector<float> garbage(kVocab * kHidden, 42.0f); // every row must be overwritten
-  DeviceArray<float> dTable(garbage);
-  cuda::embeddingBackward(dIds.get(), dDout.get(), dTable.get(), kTokens, kVocab, kHidden, nullptr);
-  const std::vector<float> first = dTable.download();
-  // Sums of up to 300 values in a different order: a few fp32 ulps of the sum's size.
+  const std::vector<float> first = cudaBackward(ids, dout, kVocab);
+  // Sums of up to 1100 values in a different order: a few fp32 ulps of the sum's size.
   expectClose(first, expected, 1e-4, 1e-5, "dtable");
-  cuda::embeddingBackward(dIds.get(), dDout.get(), dTable.get(), kTokens, kVocab, kHidden, nullptr);
-  expectBitIdentical(dTable.download(), first, "dtable rerun");
+  expectBitIdentical(cudaBackward(ids, dout, kVocab), first, "dtable rerun");
 }
 
 } // namespace

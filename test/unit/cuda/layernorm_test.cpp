@@ -1,5 +1,6 @@
 // CUDA LayerNorm (plain and fused with the residual add) against the CPU: the forward, the
-// saved statistics, and the backward from them.
+// saved statistics, and the backward from them, with dgamma and dbeta summed in one pass and
+// in two (row slices, then the slices added).
 #include "cuda_test_support.h"
 
 #include "bertc/runtime/cpu_kernels.h"
@@ -42,6 +43,13 @@ template <typename T> void checkLayerNorm(int64_t rows, int64_t cols) {
   // fp32 sums over the rows, in a different order from the CPU's.
   expectClose(dDgamma.download(), dgamma, 1e-4, 1e-4, "dgamma " + shape);
   expectClose(dDbeta.download(), dbeta, 1e-4, 1e-4, "dbeta " + shape);
+  DeviceArray<float> partials(layerNormBackwardWorkspaceFloats(rows, cols));
+  DeviceArray<float> dDgamma2(cols), dDbeta2(cols);
+  cuda::layerNormBackward(dDy.get(), dSum.get(), dGamma.get(), mean.get(), rstd.get(), dDx.get(),
+                          dDgamma2.get(), dDbeta2.get(), partials.get(), rows, cols, nullptr);
+  expectClose(dDgamma2.download(), dgamma, 1e-4, 1e-4, "two-pass dgamma " + shape);
+  expectClose(dDbeta2.download(), dbeta, 1e-4, 1e-4, "two-pass dbeta " + shape);
+  expectClose(dDx.download(), dx, Tolerance<T>::atol, Tolerance<T>::rtol, "two-pass dx " + shape);
 
   // The plain forward on the sum gives the fused forward's output and statistics.
   DeviceArray<T> dY2(rows * cols);
@@ -55,6 +63,8 @@ template <typename T> void checkLayerNorm(int64_t rows, int64_t cols) {
 TYPED_TEST(LayerNormTest, MatchesCpuAtBertBaseWidth) { checkLayerNorm<TypeParam>(67, 768); }
 
 TYPED_TEST(LayerNormTest, MatchesCpuAtOddWidth) { checkLayerNorm<TypeParam>(130, 45); }
+
+TYPED_TEST(LayerNormTest, MatchesCpuOverSeveralRowSlices) { checkLayerNorm<TypeParam>(600, 45); }
 
 } // namespace
 } // namespace bertc::cuda::test

@@ -14,13 +14,15 @@ class AdamWTest : public CudaTest {};
 TEST(AdamWChunksTest, SplitsParametersInOrder) {
   const std::vector<AdamWParameter> parameters = {{100, 0, 2 * kAdamWChunkElements + 5, true},
                                                   {0, 2 * kAdamWChunkElements + 5, 7, false}};
-  const std::vector<AdamWChunk> chunks = adamwChunks(parameters);
+  const std::vector<AdamWChunk> chunks = adamwChunks(parameters, {1000, -1});
   ASSERT_EQ(chunks.size(), 4u);
   EXPECT_EQ(chunks[1].paramOffset, 100 + kAdamWChunkElements);
   EXPECT_EQ(chunks[1].stateOffset, kAdamWChunkElements);
+  EXPECT_EQ(chunks[1].workingOffset, 1000 + kAdamWChunkElements);
   EXPECT_EQ(chunks[2].count, 5);
   EXPECT_EQ(chunks[3].count, 7);
   EXPECT_EQ(chunks[3].decay, 0);
+  EXPECT_EQ(chunks[3].workingOffset, -1);
 }
 
 // What the plan counts is what the split makes: 2 * kAdamWChunkElements + 5 values are 3
@@ -31,14 +33,14 @@ TEST(AdamWChunksTest, ChunkCountMatchesTheSplit) {
   EXPECT_EQ(adamwChunkCount(kAdamWChunkElements), 1);
 }
 
-// 4 chunks of 24 bytes, then 1024 doubles (8192 bytes) at 96, the squared norm at 8288, the
-// overflow flag at 8292: 8296 bytes.
+// 4 chunks of 32 bytes, then 1024 doubles (8192 bytes) at 128, the squared norm at 8320,
+// the overflow flag at 8324: 8328 bytes.
 TEST(AdamWChunksTest, OptimizerTablesLayout) {
   const OptimizerTables tables = optimizerTables(4);
-  EXPECT_EQ(tables.partialsOffset, 96u);
-  EXPECT_EQ(tables.squaredNormOffset, 8288u);
-  EXPECT_EQ(tables.nonFiniteOffset, 8292u);
-  EXPECT_EQ(tables.bytes, 8296u);
+  EXPECT_EQ(tables.partialsOffset, 128u);
+  EXPECT_EQ(tables.squaredNormOffset, 8320u);
+  EXPECT_EQ(tables.nonFiniteOffset, 8324u);
+  EXPECT_EQ(tables.bytes, 8328u);
 }
 
 TEST_F(AdamWTest, MatchesCpuBitForBit) {
@@ -50,7 +52,7 @@ TEST_F(AdamWTest, MatchesCpuBitForBit) {
   std::vector<float> params = randomValues<float>(paramCount, 1);
   std::vector<float> m(stateCount, 0.0f), v(stateCount, 0.0f);
 
-  const std::vector<AdamWChunk> chunks = adamwChunks(parameters);
+  const std::vector<AdamWChunk> chunks = adamwChunks(parameters, {-1, -1});
   DeviceArray<AdamWChunk> dChunks(chunks);
   DeviceArray<float> dParams(params), dM(m), dV(v), dGrads(stateCount);
   for (int64_t step = 1; step <= 3; ++step) {

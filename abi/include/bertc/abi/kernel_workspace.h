@@ -1,8 +1,10 @@
 // The memory the kernels need beyond the tensors of the step, defined once for the memory
 // planner that reserves it and the kernels that use it (no CUDA here): the CPU attention's
 // scratch; on the CUDA target the cuBLASLt workspace, the attention's saved row statistics,
-// and the optimizer's tables (the AdamW chunk table, the gradient norm's partial sums and
-// scalars). (LayerNorm's saved mean and rstd are [rows] fp32 each, cuda_kernels.h.)
+// the column sums' partial sums (bias and LayerNorm parameter gradients) and the optimizer's
+// tables (the AdamW chunk table, which also places the 16-bit working copies, the gradient
+// norm's partial sums and scalars). (LayerNorm's
+// saved mean and rstd are [rows] fp32 each, cuda_kernels.h.)
 #pragma once
 
 #include <algorithm>
@@ -33,6 +35,28 @@ inline int64_t attentionStatsFloats(int64_t batch, int64_t heads, int64_t seq) {
   return 3 * batch * heads * seq;
 }
 
+/// Rows one block of a two-pass column sum (the bias and LayerNorm parameter gradients) adds
+/// up before the second pass adds the blocks' sums; at most kMaxColumnSumSlices slices.
+constexpr int64_t kColumnSumSliceRows = 256;
+constexpr int64_t kMaxColumnSumSlices = 64;
+
+/// Row slices of a two-pass column sum over `rows` rows.
+inline int64_t columnSumSlices(int64_t rows) {
+  return std::clamp<int64_t>((rows + kColumnSumSliceRows - 1) / kColumnSumSliceRows, 1,
+                             kMaxColumnSumSlices);
+}
+
+/// Scratch floats biasBackward's two-pass sum over dy [rows, out] takes.
+inline int64_t biasBackwardWorkspaceFloats(int64_t rows, int64_t out) {
+  return columnSumSlices(rows) * out;
+}
+
+/// Scratch floats layerNormBackward's two-pass sums of dgamma and dbeta over [rows, cols]
+/// take (beside the row statistics it reads).
+inline int64_t layerNormBackwardWorkspaceFloats(int64_t rows, int64_t cols) {
+  return 2 * columnSumSlices(rows) * cols;
+}
+
 /// Scratch doubles squaredNorm needs (its per-block partial sums).
 constexpr int64_t kSquaredNormPartials = 1024;
 
@@ -46,10 +70,13 @@ struct AdamWParameter {
   bool decay;
 };
 
-/// A piece of one parameter, at most kAdamWChunkElements long; one thread block updates it.
+/// A piece of one parameter, at most kAdamWChunkElements long; one thread block updates it,
+/// and one rewrites its piece of a 16-bit parameter's working copy, which lies at
+/// workingOffset 16-bit values from the arena's start (-1: an fp32 parameter, which has none).
 struct AdamWChunk {
   int64_t paramOffset;
   int64_t stateOffset;
+  int64_t workingOffset;
   int32_t count;
   int32_t decay;
 };
@@ -78,15 +105,21 @@ inline OptimizerTables optimizerTables(int64_t chunkCount) {
   return {partials, squaredNorm, nonFinite, nonFinite + sizeof(int)};
 }
 
-/// Splits the parameters into chunks, in order: the table adamwUpdate takes (built once;
-/// its device copy is sizeof(AdamWChunk) bytes per chunk).
-inline std::vector<AdamWChunk> adamwChunks(const std::vector<AdamWParameter> &parameters) {
+/// Splits the parameters into chunks, in order: the table adamwUpdate and convertMasters
+/// take (built once; its device copy is sizeof(AdamWChunk) bytes per chunk).
+/// workingOffsets[i] is parameter i's 16-bit working copy, in 16-bit values from the arena's
+/// start, or -1 for an fp32 parameter.
+inline std::vector<AdamWChunk> adamwChunks(const std::vector<AdamWParameter> &parameters,
+                                           const std::vector<int64_t> &workingOffsets) {
   std::vector<AdamWChunk> chunks;
-  for (const AdamWParameter &parameter : parameters)
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    const AdamWParameter &parameter = parameters[i];
     for (int64_t begin = 0; begin < parameter.count; begin += kAdamWChunkElements)
       chunks.push_back({parameter.paramOffset + begin, parameter.stateOffset + begin,
+                        workingOffsets[i] < 0 ? -1 : workingOffsets[i] + begin,
                         int32_t(std::min(kAdamWChunkElements, parameter.count - begin)),
                         parameter.decay ? 1 : 0});
+  }
   return chunks;
 }
 

@@ -168,7 +168,7 @@ struct CudaSteps {
 };
 
 /// Changes whenever this header or kernel_workspace.h changes what either side reads.
-inline constexpr uint32_t kTrainerAbiVersion = 3;
+inline constexpr uint32_t kTrainerAbiVersion = 4;
 
 /// A compiled trainer: its plan and the steps of the target it was built for (the other
 /// target's are null).

@@ -9,9 +9,14 @@
 
 namespace bertc {
 
-/// Philox4x32-10 on counter (ctr0..ctr3) with key (key0, key1); returns the first output word.
-BERTC_HOST_DEVICE inline uint32_t philox4x32(uint32_t ctr0, uint32_t ctr1, uint32_t ctr2,
-                                             uint32_t ctr3, uint32_t key0, uint32_t key1) {
+/// The four 32-bit output words of one Philox4x32-10 call.
+struct PhiloxBlock {
+  uint32_t words[4];
+};
+
+/// Philox4x32-10 on counter (ctr0..ctr3) with key (key0, key1).
+BERTC_HOST_DEVICE inline PhiloxBlock philox4x32Block(uint32_t ctr0, uint32_t ctr1, uint32_t ctr2,
+                                                     uint32_t ctr3, uint32_t key0, uint32_t key1) {
   constexpr uint32_t kMul0 = 0xD2511F53u, kMul1 = 0xCD9E8D57u;
   constexpr uint32_t kWeyl0 = 0x9E3779B9u, kWeyl1 = 0xBB67AE85u;
   for (int round = 0; round < 10; ++round) {
@@ -27,7 +32,13 @@ BERTC_HOST_DEVICE inline uint32_t philox4x32(uint32_t ctr0, uint32_t ctr1, uint3
     key0 += kWeyl0;
     key1 += kWeyl1;
   }
-  return ctr0;
+  return {{ctr0, ctr1, ctr2, ctr3}};
+}
+
+/// The first output word of Philox4x32-10 on counter (ctr0..ctr3) with key (key0, key1).
+BERTC_HOST_DEVICE inline uint32_t philox4x32(uint32_t ctr0, uint32_t ctr1, uint32_t ctr2,
+                                             uint32_t ctr3, uint32_t key0, uint32_t key1) {
+  return philox4x32Block(ctr0, ctr1, ctr2, ctr3, key0, key1).words[0];
 }
 
 /// The top 24 bits of `bits` as a uniform float in [0, 1).
@@ -54,13 +65,29 @@ struct DropoutKey {
   int64_t firstRow; ///< the micro-batch's first row within the effective batch
 };
 
-/// Whether dropout keeps element `indexInRow` of the micro-batch's row `row`
-/// (probability 1 - rate).
+/// Elements of a row drawn by one Philox call: group g is elements 4g .. 4g + 3.
+constexpr int kDropoutGroupSize = 4;
+
+/// Bit k (k < 4) says whether dropout keeps element 4 * group + k of the micro-batch's row
+/// `row` (probability 1 - rate each): word k of the Philox call on counter (group, row of
+/// the effective batch, step, stream) with the seed as key.
+BERTC_HOST_DEVICE inline uint32_t dropoutKeepGroup(const DropoutKey &key, int64_t row,
+                                                   uint64_t group, float rate) {
+  const PhiloxBlock draw =
+      philox4x32Block(uint32_t(group), uint32_t(key.firstRow + row), uint32_t(key.step), key.stream,
+                      uint32_t(key.seed), uint32_t(key.seed >> 32));
+  uint32_t kept = 0;
+  for (int k = 0; k < kDropoutGroupSize; ++k)
+    kept |= uint32_t(unitFloat(draw.words[k]) >= rate) << k;
+  return kept;
+}
+
+/// Whether dropout keeps element `indexInRow` of the micro-batch's row `row`.
 BERTC_HOST_DEVICE inline bool dropoutKeep(const DropoutKey &key, int64_t row, uint64_t indexInRow,
                                           float rate) {
-  uint32_t bits = philox4x32(uint32_t(indexInRow), uint32_t(key.firstRow + row), uint32_t(key.step),
-                             key.stream, uint32_t(key.seed), uint32_t(key.seed >> 32));
-  return unitFloat(bits) >= rate;
+  return (dropoutKeepGroup(key, row, indexInRow / kDropoutGroupSize, rate) >>
+          (indexInRow % kDropoutGroupSize)) &
+         1u;
 }
 
 } // namespace bertc

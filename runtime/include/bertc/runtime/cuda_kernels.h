@@ -27,7 +27,9 @@ namespace bertc::cuda {
 template <typename T>
 void embeddingForward(const int32_t *ids, const T *table, T *out, int64_t tokens, int64_t hidden,
                       cudaStream_t stream);
-/// dtable = 0; dtable[ids[t], :] += dout[t, :]. Deterministic: no atomics.
+/// dtable = 0; dtable[ids[t], :] += dout[t, :]. Deterministic without atomics, in
+/// O(tokens * hidden) work whatever the ids: each row's sum runs in an order fixed by the ids,
+/// not the CPU twin's token order, so the two agree to fp32 rounding.
 template <typename T>
 void embeddingBackward(const int32_t *ids, const T *dout, float *dtable, int64_t tokens,
                        int64_t vocab, int64_t hidden, cudaStream_t stream);
@@ -52,7 +54,14 @@ template <typename G> void accumulate(const G *g, float *grad, int64_t n, cudaSt
 /// y[r, :] += bias for y [rows, cols] (where a GEMM's epilogue cannot add the bias).
 template <typename T>
 void biasAdd(T *y, const T *bias, int64_t rows, int64_t cols, cudaStream_t stream);
-/// db[out] = sum over rows of dy[rows, out] (overwritten, not accumulated).
+/// db[out] = sum over rows of dy[rows, out] (overwritten, not accumulated), in two passes
+/// over biasBackwardWorkspaceFloats(rows, out) floats of `partials` (abi/kernel_workspace.h):
+/// row slices summed by many blocks, then the slices added, each in a fixed order.
+template <typename T>
+void biasBackward(const T *dy, float *db, float *partials, int64_t rows, int64_t out,
+                  cudaStream_t stream);
+/// The same sum in one pass, a block per 32 columns over all the rows (what trainers call
+/// until their code passes the workspace).
 template <typename T>
 void biasBackward(const T *dy, float *db, int64_t rows, int64_t out, cudaStream_t stream);
 
@@ -82,7 +91,15 @@ void addLayerNormForward(const T *a, const T *b, T *sum, const T *gamma, const T
                          float *mean, float *rstd, int64_t rows, int64_t cols, float eps,
                          cudaStream_t stream);
 /// Writes dx, dgamma and dbeta (overwritten) from the forward's saved mean and rstd. For the
-/// fused residual add, dx is the gradient of both addends.
+/// fused residual add, dx is the gradient of both addends. dgamma and dbeta are column sums
+/// in two passes over layerNormBackwardWorkspaceFloats(rows, cols) floats of `partials`
+/// (abi/kernel_workspace.h), as biasBackward's.
+template <typename T>
+void layerNormBackward(const T *dy, const T *x, const T *gamma, const float *mean,
+                       const float *rstd, T *dx, float *dgamma, float *dbeta, float *partials,
+                       int64_t rows, int64_t cols, cudaStream_t stream);
+/// The same with dgamma and dbeta summed in one pass (what trainers call until their code
+/// passes the workspace).
 template <typename T>
 void layerNormBackward(const T *dy, const T *x, const T *gamma, const float *mean,
                        const float *rstd, T *dx, float *dgamma, float *dbeta, int64_t rows,
@@ -137,6 +154,13 @@ void adamw8bitUpdate(float *param, const float *grad, const AdamW8bitState &stat
 /// to[i] = from[i] rounded to To (float <-> bf16 / fp16).
 template <typename From, typename To>
 void convert(const From *from, To *to, int64_t n, cudaStream_t stream);
+/// After AdamW, every 16-bit working copy from its fp32 master in one launch (the CPU twin:
+/// convert per parameter): for each chunk of `chunks` (adamwUpdate's table) that has one,
+/// workingCopies[workingOffset + i] = params[paramOffset + i] rounded to T, i < count.
+/// params and workingCopies are the arena as fp32 and as T values.
+template <typename T>
+void convertMasters(const float *params, T *workingCopies, const AdamWChunk *chunks,
+                    int64_t chunkCount, cudaStream_t stream);
 /// grad *= inverseScale over n values; *nonFinite (a device int) becomes 1 when any result
 /// is inf or NaN and 0 otherwise: fp16 loss scaling's overflow check.
 void unscaleGradients(float *grad, int64_t n, float inverseScale, int *nonFinite,
