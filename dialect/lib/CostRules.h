@@ -42,11 +42,11 @@ inline ComputeUnit gemmUnit(Value operand) {
 /// One [rows, in] x [in, out] product: a multiply-add per (row, in, out).
 inline double gemmFlops(double rows, double in, double out) { return 2 * rows * in * out; }
 
-/// One dropout mask bit: a Philox4x32-10 draw (bertc/runtime/counter_rng.h), ten rounds of
-/// two 32x32->64-bit multiplies and about eight other integer instructions, ~100
-/// instructions. Each takes an issue slot as a multiply-add (2 flops) does, so a draw
-/// counts as 200 flops. The compare with the rate and the multiply by the kept scale are
-/// in the count.
-inline constexpr double kDropoutDrawFlops = 200;
+/// One dropout mask bit: a Philox4x32-10 call (bertc/runtime/counter_rng.h) is ten rounds
+/// of two 32x32->64-bit multiplies and about eight other integer instructions, ~100
+/// instructions, and yields the decisions of four elements. Each instruction takes an issue
+/// slot as a multiply-add (2 flops) does, so a decision counts as 200 / 4 = 50 flops. The
+/// compare with the rate and the multiply by the kept scale are in the count.
+inline constexpr double kDropoutDrawFlops = 50;
 
 } // namespace mlir::bert::cost

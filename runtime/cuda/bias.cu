@@ -1,6 +1,5 @@
 // Bias CUDA kernels: adding a bias to every row (where no GEMM epilogue does it) and the bias
-// gradient, a deterministic column sum in one pass or, given a workspace, two
-// (column_sums.cuh).
+// gradient, a deterministic column sum in two passes over a workspace (column_sums.cuh).
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
@@ -43,15 +42,9 @@ void biasBackward(const T *dy, float *db, float *partials, int64_t rows, int64_t
       });
 }
 
-template <typename T>
-void biasBackward(const T *dy, float *db, int64_t rows, int64_t out, cudaStream_t stream) {
-  biasBackward(dy, db, nullptr, rows, out, stream);
-}
-
 #define INSTANTIATE(T)                                                                             \
   template void biasAdd(T *, const T *, int64_t, int64_t, cudaStream_t);                           \
-  template void biasBackward(const T *, float *, float *, int64_t, int64_t, cudaStream_t);         \
-  template void biasBackward(const T *, float *, int64_t, int64_t, cudaStream_t);
+  template void biasBackward(const T *, float *, float *, int64_t, int64_t, cudaStream_t);
 BERTC_CUDA_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
 #undef INSTANTIATE
 

@@ -1,5 +1,6 @@
 // Internal to the CUDA kernels: deterministic sums over the rows of a [rows, cols] matrix,
-// one column per output (bias gradients, LayerNorm's dgamma and dbeta), in one pass or two.
+// one column per output (bias gradients, LayerNorm's dgamma and dbeta), in two passes (one
+// when the rows make a single slice).
 //
 // First pass: block (x, y) owns kColumnTile adjacent columns of row slice y (the rows split
 // evenly into gridDim.y slices); its threads form kRowGroups groups of kColumnTile, so a
@@ -87,15 +88,15 @@ __global__ void addColumnSlicesKernel(ColumnSumOutputs<kOutputs> sliceSums, int6
 /// Queues a column sum into `outputs` ([cols] each): the first pass through
 /// launchFirstPass(grid, firstPassOutputs), a launch (blocks of columnSumsBlock()) of a kernel
 /// that calls columnSums with firstPassOutputs, then the second pass.
-/// Without a workspace (`partials` null) the first pass is a single slice and the only one;
-/// with one, `partials` holds columnSumSlices(rows) * kOutputs * cols floats.
+/// `partials` holds columnSumsWorkspaceFloats(kOutputs, rows, cols) floats (none with one
+/// slice, where the first pass writes `outputs` directly and is the only one).
 template <int kOutputs, typename LaunchFirstPass>
 void launchColumnSums(int64_t rows, int64_t cols, const ColumnSumOutputs<kOutputs> &outputs,
                       float *partials, cudaStream_t stream,
                       const LaunchFirstPass &launchFirstPass) {
   if (cols == 0)
     return;
-  const int64_t slices = partials ? columnSumSlices(rows) : 1;
+  const int64_t slices = columnSumSlices(rows);
   const unsigned tiles = unsigned((cols + kColumnTile - 1) / kColumnTile);
   if (slices == 1) {
     launchFirstPass(dim3(tiles), outputs);

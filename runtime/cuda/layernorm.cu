@@ -134,22 +134,13 @@ void layerNormBackward(const T *dy, const T *x, const T *gamma, const float *mea
                       });
 }
 
-template <typename T>
-void layerNormBackward(const T *dy, const T *x, const T *gamma, const float *mean,
-                       const float *rstd, T *dx, float *dgamma, float *dbeta, int64_t rows,
-                       int64_t cols, cudaStream_t stream) {
-  layerNormBackward(dy, x, gamma, mean, rstd, dx, dgamma, dbeta, nullptr, rows, cols, stream);
-}
-
 #define INSTANTIATE(T)                                                                             \
   template void layerNormForward(const T *, const T *, const T *, T *, float *, float *, int64_t,  \
                                  int64_t, float, cudaStream_t);                                    \
   template void addLayerNormForward(const T *, const T *, T *, const T *, const T *, T *, float *, \
                                     float *, int64_t, int64_t, float, cudaStream_t);               \
   template void layerNormBackward(const T *, const T *, const T *, const float *, const float *,   \
-                                  T *, float *, float *, float *, int64_t, int64_t, cudaStream_t); \
-  template void layerNormBackward(const T *, const T *, const T *, const float *, const float *,   \
-                                  T *, float *, float *, int64_t, int64_t, cudaStream_t);
+                                  T *, float *, float *, float *, int64_t, int64_t, cudaStream_t);
 BERTC_CUDA_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
 #undef INSTANTIATE
 

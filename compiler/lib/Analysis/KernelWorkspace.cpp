@@ -27,6 +27,9 @@ int64_t attentionStatsBytes(int64_t batch, int64_t heads, int64_t seq) {
 
 namespace {
 
+/// Features (the last dimension) of a tensor.
+int64_t features(Value value) { return cast<RankedTensorType>(value.getType()).getShape().back(); }
+
 /// Rows of a [..., features] tensor at the plan's bounds.
 int64_t boundedRows(Value value, DimBounds bounds) {
   SmallVector<int64_t> shape = boundedShape(cast<RankedTensorType>(value.getType()), bounds);
@@ -49,7 +52,16 @@ int64_t kernelWorkspaceBytes(Operation *op, DimBounds bounds) {
                boundedBytes(cast<RankedTensorType>(grad.getQuery().getType()), bounds);
       })
       .Case([&](LayerNormOp ln) { return 2 * boundedRows(ln.getInput(), bounds) * 4; })
-      .Case([&](LayerNormGradOp ln) { return 2 * boundedRows(ln.getInput(), bounds) * 4; })
+      .Case([&](LayerNormGradOp ln) {
+        int64_t rows = boundedRows(ln.getInput(), bounds);
+        return (2 * rows + cuda::layerNormBackwardWorkspaceFloats(rows, features(ln.getInput()))) *
+               int64_t(sizeof(float));
+      })
+      .Case([&](BiasGradOp grad) {
+        return cuda::biasBackwardWorkspaceFloats(boundedRows(grad.getResultGrad(), bounds),
+                                                 features(grad.getResultGrad())) *
+               int64_t(sizeof(float));
+      })
       .Default([](Operation *) { return int64_t(0); });
 }
 

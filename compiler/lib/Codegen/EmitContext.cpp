@@ -85,6 +85,12 @@ FailureOr<std::string> kernelWorkspace(Operation *op) {
   return "reinterpret_cast<float *>(arena + " + std::to_string(offset.getInt()) + ")";
 }
 
+std::string kernelWorkspaceOrNull(Operation *op) {
+  if (!op->hasAttr("arena.workspace"))
+    return "nullptr";
+  return *kernelWorkspace(op);
+}
+
 std::string EmitContext::call(StringRef kernel) const {
   return (target == KernelTarget::Cpu ? "  cpu::" : "  cuda::") + kernel.str() + "(";
 }

@@ -76,6 +76,10 @@ private:
 /// The pointer to `op`'s kernel workspace (`arena.workspace`, KernelWorkspace.h) as
 /// `float *`, or failure with a diagnostic when it has none.
 mlir::FailureOr<std::string> kernelWorkspace(mlir::Operation *op);
+/// The same, or `nullptr` when the plan gave `op` none, for a kernel that needs a workspace
+/// only at some sizes (kernelWorkspaceBytes is 0 at the plan's bounds, and so at any smaller
+/// size).
+std::string kernelWorkspaceOrNull(mlir::Operation *op);
 
 /// An op emitter of one family: writes the kernel calls of `op` and returns success, or
 /// failure after a diagnostic; std::nullopt when `op` is not of its family.

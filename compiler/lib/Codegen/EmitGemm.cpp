@@ -2,7 +2,7 @@
 //
 // Linear layers and their gradients for both targets: OpenBLAS GEMMs on the CPU, cuBLASLt
 // GEMMs on CUDA (`dev.gemms`, on the step's stream, the bias as the forward's epilogue);
-// the bias gradient is a column sum.
+// the bias gradient is a column sum (on CUDA in two passes through the op's workspace).
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,9 +48,13 @@ std::optional<LogicalResult> emitGemmOp(Operation *op, EmitContext &ctx) {
         return success();
       })
       .Case([&](BiasGradOp grad) {
+        // The CUDA kernel sums its columns in two passes through the op's workspace, which
+        // it has when its rows make more than one slice.
         os << ctx.call("biasBackward") << ctx.name(grad.getResultGrad()) << ", "
-           << ctx.name(grad.getBiasGrad()) << ", " << EmitContext::rows(grad.getResultGrad())
-           << ", " << EmitContext::features(grad.getResultGrad()) << ctx.end();
+           << ctx.name(grad.getBiasGrad()) << ", "
+           << (cuda ? kernelWorkspaceOrNull(op) + ", " : std::string())
+           << EmitContext::rows(grad.getResultGrad()) << ", "
+           << EmitContext::features(grad.getResultGrad()) << ctx.end();
         return success();
       })
       .Default([](Operation *) { return std::nullopt; });

@@ -124,16 +124,18 @@ std::optional<LogicalResult> emitPointwiseOp(Operation *op, EmitContext &ctx) {
              << ctx.end();
           return success();
         }
-        // The IR recomputes the statistics in the backward (the forward's are not kept).
+        // The IR recomputes the statistics in the backward (the forward's are not kept); the
+        // partial sums of dgamma and dbeta follow them in the op's workspace.
         FailureOr<std::string> statistics = cudaStatistics(op, rows);
-        if (failed(statistics))
+        FailureOr<std::string> workspace = kernelWorkspace(op);
+        if (failed(statistics) || failed(workspace))
           return failure();
         os << ctx.call("layerNormStatistics") << ctx.name(g.getInput()) << ", " << *statistics
            << rows << ", " << cols << ", " << eps << ctx.end() << ctx.call("layerNormBackward")
            << ctx.name(g.getResultGrad()) << ", " << ctx.name(g.getInput()) << ", "
            << ctx.name(g.getGamma()) << ", " << *statistics << ctx.name(g.getInputGrad()) << ", "
-           << ctx.name(g.getGammaGrad()) << ", " << ctx.name(g.getBetaGrad()) << ", " << rows
-           << ", " << cols << ctx.end();
+           << ctx.name(g.getGammaGrad()) << ", " << ctx.name(g.getBetaGrad()) << ", " << *workspace
+           << " + 2 * (" << rows << "), " << rows << ", " << cols << ctx.end();
         return success();
       })
       .Case([&](GeluOp g) {

@@ -222,7 +222,8 @@ TEST(StepCost, CpuAttentionRunsItsProductsAsGemms) {
 }
 
 TEST(StepCost, AttentionDropoutDrawsItsMaskInEveryKernel) {
-  // A Philox draw counts 200 flops; the CUDA forward draws once per score and the backward
+  // A decision counts 50 flops (a 200-flop Philox call decides four scores); the CUDA
+  // forward draws once per score and the backward
   // three times (the forward again and both gradient kernels), the CPU once each.
   auto extra = [&](llvm::StringRef name, CostTarget target) {
     bool cuda = target == CostTarget::Cuda;
@@ -230,10 +231,10 @@ TEST(StepCost, AttentionDropoutDrawsItsMaskInEveryKernel) {
     Ops without(kAttentionArguments, attention("0.0", cuda));
     return with.flopsOf(name, 128, target) - without.flopsOf(name, 128, target);
   };
-  EXPECT_EQ(extra("bert.attention", CostTarget::Cuda), 200 * kScores128);
-  EXPECT_EQ(extra("bert.attention_grad", CostTarget::Cuda), 3 * 200 * kScores128);
-  EXPECT_EQ(extra("bert.attention", CostTarget::Cpu), 200 * kScores128);
-  EXPECT_EQ(extra("bert.attention_grad", CostTarget::Cpu), 200 * kScores128);
+  EXPECT_EQ(extra("bert.attention", CostTarget::Cuda), 50 * kScores128);
+  EXPECT_EQ(extra("bert.attention_grad", CostTarget::Cuda), 3 * 50 * kScores128);
+  EXPECT_EQ(extra("bert.attention", CostTarget::Cpu), 50 * kScores128);
+  EXPECT_EQ(extra("bert.attention_grad", CostTarget::Cpu), 50 * kScores128);
 }
 
 TEST(StepCost, AttentionBackwardFollowsItsLoweringNotTheTarget) {
@@ -287,8 +288,9 @@ TEST(StepCost, DropoutPaysForItsMaskDraws) {
 )mlir");
   auto kernels = estimateOpKernels(ops.op("bert.dropout"), kBatch, 128, CostTarget::Cuda);
   ASSERT_EQ(kernels.size(), 1u);
-  // A 200-flop draw and a multiply per element; 2 bytes read and 2 written per element.
-  EXPECT_EQ(kernels[0].flops, 201 * 3145728.0);
+  // A quarter of a 200-flop Philox call and a multiply per element; 2 bytes read and 2
+  // written per element.
+  EXPECT_EQ(kernels[0].flops, 51 * 3145728.0);
   EXPECT_EQ(kernels[0].bytes, 4 * 3145728.0);
 }
 

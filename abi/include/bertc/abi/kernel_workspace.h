@@ -46,15 +46,22 @@ inline int64_t columnSumSlices(int64_t rows) {
                              kMaxColumnSumSlices);
 }
 
+/// Scratch floats of `sums` two-pass column sums over [rows, cols]: each slice's partial
+/// sums, none when the rows make one slice (the first pass then writes the sums itself).
+inline int64_t columnSumsWorkspaceFloats(int64_t sums, int64_t rows, int64_t cols) {
+  const int64_t slices = columnSumSlices(rows);
+  return slices > 1 ? sums * slices * cols : 0;
+}
+
 /// Scratch floats biasBackward's two-pass sum over dy [rows, out] takes.
 inline int64_t biasBackwardWorkspaceFloats(int64_t rows, int64_t out) {
-  return columnSumSlices(rows) * out;
+  return columnSumsWorkspaceFloats(1, rows, out);
 }
 
 /// Scratch floats layerNormBackward's two-pass sums of dgamma and dbeta over [rows, cols]
 /// take (beside the row statistics it reads).
 inline int64_t layerNormBackwardWorkspaceFloats(int64_t rows, int64_t cols) {
-  return 2 * columnSumSlices(rows) * cols;
+  return columnSumsWorkspaceFloats(2, rows, cols);
 }
 
 /// Scratch doubles squaredNorm needs (its per-block partial sums).

@@ -1,10 +1,11 @@
 //===- KernelWorkspace.h - arena bytes the CUDA kernels need per op -*- C++ -*-===//
 //
 // The CUDA attention and LayerNorm kernels keep per-row statistics beside their
-// outputs, and the attention backward recomputes its forward (the IR keeps neither the
-// statistics nor the forward's output for it). These bytes are planned in the arena's
-// scratch region for both targets, so both run the same schedule at the same offsets.
-// The sizes come from bertc/abi/kernel_workspace.h, which the kernels use too.
+// outputs, the attention backward recomputes its forward (the IR keeps neither the
+// statistics nor the forward's output for it), and the bias and LayerNorm-parameter
+// gradients sum their columns in two passes through partial sums. These bytes are planned in the
+// arena's scratch region for both targets, so both run the same schedule at the same offsets. The
+// sizes come from bertc/abi/kernel_workspace.h, which the kernels use too.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -35,7 +36,10 @@ int64_t attentionStatsBytes(int64_t batch, int64_t heads, int64_t seq);
 ///   attention        its row statistics;
 ///   attention_grad   the statistics, then (aligned) the recomputed forward output, shaped
 ///                    and typed as the query;
-///   layernorm(_grad) each row's mean and reciprocal standard deviation (fp32).
+///   layernorm        each row's mean and reciprocal standard deviation (fp32);
+///   layernorm_grad   the same, then the partial sums of dgamma and dbeta
+///                    (cuda::layerNormBackwardWorkspaceFloats);
+///   bias_grad        the partial column sums (cuda::biasBackwardWorkspaceFloats).
 int64_t kernelWorkspaceBytes(mlir::Operation *op, DimBounds bounds);
 
 } // namespace bertc

@@ -7,7 +7,7 @@
 //   one) and its gradient/moment position (AdamWBases), from which the runtime builds the
 //   device chunk table once (cuda::adamwChunks);
 // - optimizerStep: AdamW as one launch over every chunk, then the 16-bit working copies
-//   rewritten from their masters;
+//   rewritten from their masters in one more;
 // - evalStep copies its fp32 logits to the host;
 // - CudaSteps also say where the cuBLASLt workspace and the optimizer's tables lie.
 //
@@ -116,17 +116,20 @@ LogicalResult emitFusedOptimizerStep(func::FuncOp optimizerStep, raw_ostream &os
      << EmitContext::doubleLiteral(first.getBeta2().convertToDouble()) << ", "
      << EmitContext::doubleLiteral(first.getEpsilon().convertToDouble()) << ", "
      << EmitContext::doubleLiteral(decay) << ", ctx.adamStep}, dev.stream);\n";
+  // The 16-bit working copies, all of one type, in one launch over the chunk table.
+  Type workingType;
   for (AdamWOp adamw : updates) {
-    auto param = adamw.getParam().getDefiningOp<ParamOp>();
-    Type element = param.getResult().getType().getElementType();
+    Type element = adamw.getParam().getType().getElementType();
     if (element.isF32())
       continue;
-    std::string type = element.isBF16() ? "bf16" : "fp16";
-    os << "  cuda::convert(reinterpret_cast<const float *>(arena + " << slot(param, "arena.master")
-       << "), reinterpret_cast<" << type << " *>(arena + " << slot(param, "arena.value") << "), "
-       << param.getResult().getType().getNumElements() << ", dev.stream); // " << param.getName()
-       << "\n";
+    if (workingType && element != workingType)
+      return adamw.emitError("the cuda target's working copies are all of one 16-bit type");
+    workingType = element;
   }
+  if (workingType)
+    os << "  cuda::convertMasters(reinterpret_cast<const float *>(arena), reinterpret_cast<"
+       << (workingType.isBF16() ? "bf16" : "fp16")
+       << " *>(arena), dev.adamwChunks, dev.adamwChunkCount, dev.stream);\n";
   os << "}\n\n";
   return success();
 }

@@ -60,10 +60,6 @@ void biasAdd(T *y, const T *bias, int64_t rows, int64_t cols, cudaStream_t strea
 template <typename T>
 void biasBackward(const T *dy, float *db, float *partials, int64_t rows, int64_t out,
                   cudaStream_t stream);
-/// The same sum in one pass, a block per 32 columns over all the rows (what trainers call
-/// until their code passes the workspace).
-template <typename T>
-void biasBackward(const T *dy, float *db, int64_t rows, int64_t out, cudaStream_t stream);
 
 // ---- Dropout (dropout.cu) ----
 
@@ -98,12 +94,6 @@ template <typename T>
 void layerNormBackward(const T *dy, const T *x, const T *gamma, const float *mean,
                        const float *rstd, T *dx, float *dgamma, float *dbeta, float *partials,
                        int64_t rows, int64_t cols, cudaStream_t stream);
-/// The same with dgamma and dbeta summed in one pass (what trainers call until their code
-/// passes the workspace).
-template <typename T>
-void layerNormBackward(const T *dy, const T *x, const T *gamma, const float *mean,
-                       const float *rstd, T *dx, float *dgamma, float *dbeta, int64_t rows,
-                       int64_t cols, cudaStream_t stream);
 
 // ---- Attention (attention_forward.cu, attention_backward.cu) ----
 
