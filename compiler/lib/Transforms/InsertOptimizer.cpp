@@ -3,6 +3,7 @@
 #include "bertc/Analysis/TrainModule.h"
 #include "bertc/Transforms/Passes.h"
 #include "bertc/abi/adamw_8bit_state.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace bertc {
 #define GEN_PASS_DEF_INSERTOPTIMIZER
@@ -35,6 +36,9 @@ struct InsertOptimizerPass : bertc::impl::InsertOptimizerBase<InsertOptimizerPas
       return signalPassFailure();
     const TrainValues &settings = train->getValues();
 
+    llvm::DenseSet<Value> embeddingTables;
+    microStep->walk([&](EmbeddingOp embedding) { embeddingTables.insert(embedding.getTable()); });
+
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
     auto step = builder.create<func::FuncOp>(module.getLoc(), bertc::kOptimizerStep,
                                              builder.getFunctionType({}, {}));
@@ -42,7 +46,7 @@ struct InsertOptimizerPass : bertc::impl::InsertOptimizerBase<InsertOptimizerPas
     for (ParamOp param : bertc::trainableParams(*microStep)) {
       auto copy = cast<ParamOp>(builder.clone(*param));
       double weightDecay = param.getDecay() ? settings.weightDecay : 0.0;
-      bool eightBit = optimizerState == "8bit" &&
+      bool eightBit = optimizerState == "8bit" && !embeddingTables.contains(param.getResult()) &&
                       param.getResult().getType().getNumElements() >= bertc::kMin8bitStateValues;
       builder.create<AdamWOp>(
           param.getLoc(), copy.getResult(), builder.getF64FloatAttr(settings.beta1),

@@ -44,7 +44,9 @@ def InsertOptimizer : Pass<"bertc-insert-optimizer", "mlir::ModuleOp"> {
     (bitsandbytes' min_8bit_size, kMin8bitStateValues) gets `state_block = 2048`: its
     moments are kept 8-bit, blockwise (abi/adamw_8bit_state.h), a quarter of the fp32
     bytes. Smaller parameters keep fp32 moments, where the absmaxes would weigh most
-    and the saving is small.
+    and the saving is small, and so do embedding tables (the tables of `bert.embedding`),
+    whose rows see sparse, rare-token gradients that 8-bit moments track poorly: bitsandbytes
+    keeps them 32-bit too (StableEmbedding, or `optim_bits=32` for embedding layers).
   }];
   let options = [
     Option<"optimizerState", "optimizer-state", "std::string", "\"fp32\"",
