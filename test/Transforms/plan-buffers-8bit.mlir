@@ -3,15 +3,16 @@
 // With optimizer-state=8bit, the 64x64 weight (4096 values, bitsandbytes' minimum) keeps
 // 8-bit moments in blocks of 2048; the 64-value bias keeps fp32 ones. Slots aligned to 64:
 //   t [16,64] f32 = 4096 B @0; w [64,64] = 16384 B @4096; b [64] = 256 B @20480
-//   grads: w @20736, b @37120                                   gradients [20736, 37376)
+//   grads, those of parameters with 8-bit state last (so that the fp32 moments line up
+//   with theirs): b @20736, w @20992                              gradients [20736, 37376)
 //   fp32 moments first: b m @37376, v @37632 (256 B each)
 //   then w's 8-bit state @37888: 2*4096 codes + 2*4*ceil(4096/2048) absmaxes = 8208 B
 //     m codes @37888, v codes @41984 (+4096), m absmax @46080 (+8192), v absmax @46088 (+8)
 //   optimizer_state [37376, 46096): 8720 B = 2*256 + 8208 (fp32 moments: 2*16384 + 2*256)
 // CHECK: optimizer_state = [37376, 8720]
 // CHECK-LABEL: func.func @micro_step
-// CHECK: bert.param "w" {arena.adam_m = 37888 : i64, arena.adam_m_absmax = 46080 : i64, arena.adam_v = 41984 : i64, arena.adam_v_absmax = 46088 : i64, arena.grad = 20736 : i64, arena.value = 4096 : i64
-// CHECK: bert.param "b" {arena.adam_m = 37376 : i64, arena.adam_v = 37632 : i64, arena.grad = 37120 : i64, arena.value = 20480 : i64
+// CHECK: bert.param "w" {arena.adam_m = 37888 : i64, arena.adam_m_absmax = 46080 : i64, arena.adam_v = 41984 : i64, arena.adam_v_absmax = 46088 : i64, arena.grad = 20992 : i64, arena.value = 4096 : i64
+// CHECK: bert.param "b" {arena.adam_m = 37376 : i64, arena.adam_v = 37632 : i64, arena.grad = 20736 : i64, arena.value = 20480 : i64
 // CHECK-LABEL: func.func @optimizer_step
 // CHECK: bert.param "w" {arena.adam_m = 37888 : i64, arena.adam_m_absmax = 46080 : i64, arena.adam_v = 41984 : i64, arena.adam_v_absmax = 46088 : i64
 // CHECK: bert.adamw {{.*}}state_block = 2048 : i64{{.*}} : tensor<64x64xf32>

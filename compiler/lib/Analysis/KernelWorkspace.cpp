@@ -15,9 +15,12 @@ namespace bertc {
 const int64_t kCudaGemmWorkspaceBytes = int64_t(cuda::kCublasLtWorkspaceBytes);
 
 int64_t cudaOptimizerTablesBytes(func::FuncOp microStep) {
+  llvm::StringMap<int64_t> eightBit =
+      eightBitStateBlocks(microStep->getParentOfType<mlir::ModuleOp>());
   int64_t chunks = 0;
   for (ParamOp param : trainableParams(microStep))
-    chunks += cuda::adamwChunkCount(param.getResult().getType().getNumElements());
+    if (!eightBit.count(param.getName()))
+      chunks += cuda::adamwChunkCount(param.getResult().getType().getNumElements());
   return int64_t(cuda::optimizerTables(chunks).bytes);
 }
 

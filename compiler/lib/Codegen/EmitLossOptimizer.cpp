@@ -90,9 +90,11 @@ std::optional<LogicalResult> emitLossOptimizerOp(Operation *op, EmitContext &ctx
         return success();
       })
       .Case([&](AdamWOp adamw) -> LogicalResult {
-        if (ctx.target == KernelTarget::Cuda)
-          return adamw.emitError("the CUDA trainer updates every parameter in one launch, "
-                                 "not per op");
+        // The CUDA trainer updates every parameter with fp32 moments in one launch over its
+        // chunk table (CudaTrainer.cpp); an 8-bit state is updated per parameter here.
+        if (ctx.target == KernelTarget::Cuda && !adamw.getStateBlock())
+          return adamw.emitError("the CUDA trainer updates every parameter with fp32 moments in "
+                                 "one launch, not per op");
         Value param = adamw.getParam();
         if (!hasSlots(param))
           return adamw.emitError("parameter has no optimizer slots: run -bertc-plan-buffers");
@@ -108,24 +110,24 @@ std::optional<LogicalResult> emitLossOptimizerOp(Operation *op, EmitContext &ctx
         // 8-bit state: the moments' codes and their blocks' absmaxes
         // (abi/adamw_8bit_state.h).
         if (block)
-          os << "  cpu::adamw8bitUpdate(" << master << ", " << paramSlot(param, "arena.grad")
+          os << ctx.call("adamw8bitUpdate") << master << ", " << paramSlot(param, "arena.grad")
              << ", {" << paramSlot(param, "arena.adam_m", "uint8_t") << ", "
              << paramSlot(param, "arena.adam_v", "uint8_t") << ", "
              << paramSlot(param, "arena.adam_m_absmax") << ", "
              << paramSlot(param, "arena.adam_v_absmax") << "}, " << EmitContext::numel(param)
              << ", QuantBlockSize(" << *block << "), {ctx.lr, ";
         else
-          os << "  cpu::adamwUpdate(" << master << ", " << paramSlot(param, "arena.grad") << ", "
+          os << ctx.call("adamwUpdate") << master << ", " << paramSlot(param, "arena.grad") << ", "
              << paramSlot(param, "arena.adam_m") << ", " << paramSlot(param, "arena.adam_v") << ", "
              << EmitContext::numel(param) << ", {ctx.lr, ";
         os << EmitContext::doubleLiteral(adamw.getBeta1().convertToDouble()) << ", "
            << EmitContext::doubleLiteral(adamw.getBeta2().convertToDouble()) << ", "
            << EmitContext::doubleLiteral(adamw.getEpsilon().convertToDouble()) << ", "
            << EmitContext::doubleLiteral(adamw.getWeightDecay().convertToDouble())
-           << ", ctx.adamStep});\n";
+           << ", ctx.adamStep}" << ctx.end();
         if (sixteenBit)
-          os << "  cpu::convert(" << master << ", " << ctx.name(param) << ", "
-             << EmitContext::numel(param) << ");\n";
+          os << ctx.call("convert") << master << ", " << ctx.name(param) << ", "
+             << EmitContext::numel(param) << ctx.end();
         return success();
       })
       .Default([](Operation *) { return std::nullopt; });

@@ -60,7 +60,9 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     //    gradients and AdamW moments: contiguous regions in program order. In the
     //    optimizer state the fp32 moments (all m, then all v) come first, then each
     //    8-bit state as one slot: m codes, v codes, then (float-aligned) m's and v's
-    //    absmaxes (abi/adamw_8bit_state.h).
+    //    absmaxes (abi/adamw_8bit_state.h). The gradients of parameters with 8-bit state
+    //    come after the others, so the fp32 moments line up with their gradients (the
+    //    CUDA AdamW finds all three at one offset from three bases).
     SmallVector<ParamOp> params;
     microStep->walk([&](ParamOp p) { params.push_back(p); });
     RegionCursor values{0, 0, alignment};
@@ -70,11 +72,12 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     for (ParamOp p : params)
       if (!p.getResult().getType().getElementType().isF32())
         p->setAttr("arena.master", i64(masters.take(fp32Bytes(p))));
-    RegionCursor grads = masters.next();
-    for (ParamOp p : params)
-      if (p.getTrainable())
-        p->setAttr("arena.grad", i64(grads.take(fp32Bytes(p))));
     llvm::StringMap<int64_t> eightBit = bertc::eightBitStateBlocks(module);
+    RegionCursor grads = masters.next();
+    for (bool eightBitState : {false, true})
+      for (ParamOp p : params)
+        if (p.getTrainable() && eightBit.count(p.getName()) == eightBitState)
+          p->setAttr("arena.grad", i64(grads.take(fp32Bytes(p))));
     RegionCursor moments = grads.next();
     for (StringRef moment : {"arena.adam_m", "arena.adam_v"})
       for (ParamOp p : params)

@@ -3,11 +3,12 @@
 // The CUDA target of the trainer emitter (TrainerEmitter.h): trainer.cu launches the
 // runtime's CUDA kernels and cuBLASLt GEMMs on the device arena, on one stream. Beyond
 // what every target writes:
-// - kAdamWParameters: each trainable parameter's fp32 values (its master for a 16-bit
-//   one) and its gradient/moment position (AdamWBases), from which the runtime builds the
-//   device chunk table once (cuda::adamwChunks);
+// - kAdamWParameters: each trainable parameter with fp32 moments, its fp32 values (its
+//   master for a 16-bit one) and its gradient/moment position (AdamWBases), from which the
+//   runtime builds the device chunk table once (cuda::adamwChunks);
 // - optimizerStep: AdamW as one launch over every chunk, then the 16-bit working copies
-//   rewritten from their masters in one more;
+//   rewritten from their masters in one more; a parameter with 8-bit state is not in the
+//   table and is updated on its own (cuda::adamw8bitUpdate);
 // - evalStep copies its fp32 logits to the host;
 // - CudaSteps also say where the cuBLASLt workspace and the optimizer's tables lie.
 //
@@ -47,51 +48,58 @@ AdamWBases adamwBases(AdamWOp first) {
   return {slot(param, "arena.grad"), slot(param, "arena.adam_m"), slot(param, "arena.adam_v")};
 }
 
-/// kAdamWParameters, in @optimizer_step's order; offsets count fp32 values from the arena
-/// (parameters) and from the bases (gradients and moments).
+/// The updates of @optimizer_step that keep fp32 moments: the chunk table's, in order.
+SmallVector<AdamWOp> chunkedUpdates(func::FuncOp optimizerStep) {
+  SmallVector<AdamWOp> updates;
+  optimizerStep.walk([&](AdamWOp adamw) {
+    if (!adamw.getStateBlock())
+      updates.push_back(adamw);
+  });
+  return updates;
+}
+
+/// kAdamWParameters: the parameters with fp32 moments, in @optimizer_step's order; offsets
+/// count fp32 values from the arena (parameters) and from the bases (gradients and moments).
+/// (-bertc-plan-buffers puts the gradients of parameters with 8-bit state after these, so
+/// their gradients and moments line up.)
 LogicalResult emitAdamWTable(func::FuncOp optimizerStep, raw_ostream &os) {
+  SmallVector<AdamWOp> updates = chunkedUpdates(optimizerStep);
+  if (updates.empty())
+    return optimizerStep.emitError("the cuda target's AdamW needs a parameter with fp32 moments");
   std::optional<AdamWBases> bases;
   os << "const cuda::AdamWParameter kAdamWParameters[] = {\n";
-  WalkResult walk = optimizerStep.walk([&](AdamWOp adamw) {
+  for (AdamWOp adamw : updates) {
     auto param = adamw.getParam().getDefiningOp<ParamOp>();
     bool sixteenBit = param && !param.getResult().getType().getElementType().isF32();
     if (!param || !param->hasAttr("arena.grad") ||
-        (sixteenBit && !param->hasAttr("arena.master"))) {
-      adamw.emitError("parameter has no optimizer slots: run -bertc-plan-buffers");
-      return WalkResult::interrupt();
-    }
-    if (adamw.getStateBlock()) {
-      adamw.emitError("the cuda target has no 8-bit AdamW state yet: plan it with "
-                      "--optimizer-state fp32");
-      return WalkResult::interrupt();
-    }
+        (sixteenBit && !param->hasAttr("arena.master")))
+      return adamw.emitError("parameter has no optimizer slots: run -bertc-plan-buffers");
     if (!bases)
       bases = adamwBases(adamw);
     int64_t state = slot(param, "arena.grad") - bases->grad;
     if (slot(param, "arena.adam_m") - bases->m != state ||
-        slot(param, "arena.adam_v") - bases->v != state) {
-      adamw.emitError("the gradient and moment slots are not laid out alike, as the cuda "
-                      "target's AdamW needs");
-      return WalkResult::interrupt();
-    }
+        slot(param, "arena.adam_v") - bases->v != state)
+      return adamw.emitError("the gradient and moment slots are not laid out alike, as the "
+                             "cuda target's AdamW needs");
     int64_t values = slot(param, sixteenBit ? "arena.master" : "arena.value");
     os << "    {" << values / 4 << ", " << state / 4 << ", "
        << param.getResult().getType().getNumElements() << ", "
        << (adamw.getWeightDecay().convertToDouble() != 0.0 ? "true" : "false") << "}, // "
        << param.getName() << "\n";
-    return WalkResult::advance();
-  });
+  }
   os << "};\n\n";
-  return failure(walk.wasInterrupted());
+  return success();
 }
 
-/// optimizerStep: AdamW over every chunk, then the 16-bit working copies.
+/// optimizerStep: AdamW over every chunk, then their 16-bit working copies; then each
+/// parameter with 8-bit state, updated (and its working copy rewritten) on its own.
 LogicalResult emitFusedOptimizerStep(func::FuncOp optimizerStep, raw_ostream &os) {
   SmallVector<AdamWOp> updates;
   optimizerStep.walk([&](AdamWOp adamw) { updates.push_back(adamw); });
-  if (updates.empty())
-    return optimizerStep.emitError("@optimizer_step updates no parameter");
-  AdamWOp first = updates.front();
+  SmallVector<AdamWOp> chunked = chunkedUpdates(optimizerStep);
+  if (chunked.empty())
+    return optimizerStep.emitError("the cuda target's AdamW needs a parameter with fp32 moments");
+  AdamWOp first = chunked.front();
   double decay = 0.0;
   for (AdamWOp adamw : updates) {
     if (adamw.getBeta1() != first.getBeta1() || adamw.getBeta2() != first.getBeta2() ||
@@ -118,7 +126,7 @@ LogicalResult emitFusedOptimizerStep(func::FuncOp optimizerStep, raw_ostream &os
      << EmitContext::doubleLiteral(decay) << ", ctx.adamStep}, dev.stream);\n";
   // The 16-bit working copies, all of one type, in one launch over the chunk table.
   Type workingType;
-  for (AdamWOp adamw : updates) {
+  for (AdamWOp adamw : chunked) {
     Type element = adamw.getParam().getType().getElementType();
     if (element.isF32())
       continue;
@@ -130,6 +138,14 @@ LogicalResult emitFusedOptimizerStep(func::FuncOp optimizerStep, raw_ostream &os
     os << "  cuda::convertMasters(reinterpret_cast<const float *>(arena), reinterpret_cast<"
        << (workingType.isBF16() ? "bf16" : "fp16")
        << " *>(arena), dev.adamwChunks, dev.adamwChunkCount, dev.stream);\n";
+  EmitContext ctx(os, KernelTarget::Cuda);
+  for (AdamWOp adamw : updates) {
+    if (!adamw.getStateBlock())
+      continue;
+    if (failed(ctx.declareResults(adamw.getParam().getDefiningOp())) ||
+        failed(emitLossOptimizerOp(adamw, ctx).value_or(failure())))
+      return failure();
+  }
   os << "}\n\n";
   return success();
 }
