@@ -71,8 +71,7 @@ LogicalResult emitAdamWTable(func::FuncOp optimizerStep, raw_ostream &os) {
   for (AdamWOp adamw : updates) {
     auto param = adamw.getParam().getDefiningOp<ParamOp>();
     bool sixteenBit = param && !param.getResult().getType().getElementType().isF32();
-    if (!param || !param->hasAttr("arena.grad") ||
-        (sixteenBit && !param->hasAttr("arena.master")))
+    if (!param || !param->hasAttr("arena.grad") || (sixteenBit && !param->hasAttr("arena.master")))
       return adamw.emitError("parameter has no optimizer slots: run -bertc-plan-buffers");
     if (!bases)
       bases = adamwBases(adamw);
