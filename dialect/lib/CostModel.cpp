@@ -12,6 +12,9 @@
 
 #include "CostRules.h"
 
+#include <cmath>
+#include <optional>
+
 using namespace mlir;
 using namespace mlir::bert;
 using namespace mlir::bert::cost;
@@ -201,17 +204,33 @@ SmallVector<KernelWork, 1> AccumulateGradOp::estimateKernels(int64_t batch, int6
 
 // The update reads the fp32 value (a 16-bit parameter's master), gradient and both moments
 // and writes the value and moments: seven fp32 accesses, about a dozen flops per element.
-// A 16-bit parameter's working copy is then rewritten from its master (a conversion, its
-// own launch on both targets). The CUDA target runs every parameter's update in one
-// launch, which this op shares.
+// A 16-bit parameter's working copy is then rewritten from its master (a conversion). The
+// CUDA target runs the update and the conversion of every parameter with fp32 moments in
+// one launch each, which this op shares; elsewhere each is a launch of its own.
+//
+// With 8-bit moments (`state_block`) the moments are a byte each, read and written, and
+// each block's two absmaxes are read and written (16 B a block); the dequantize (a table
+// lookup and a scale per moment, 4 flops), the absmax of the new moments (2) and the
+// requantize (a scale, then 8 compare-and-select steps of the binary search over 256
+// codes, per moment: 34) add 40 flops to the update's dozen.
 SmallVector<KernelWork, 1> AdamWOp::estimateKernels(int64_t, int64_t, CostTarget target) {
   auto type = cast<RankedTensorType>(getParam().getType());
   double elements = double(type.getNumElements());
+  std::optional<int64_t> block = getStateBlock();
+  bool shared = target == CostTarget::Cuda && !block;
   KernelWork update{ComputeUnit::Fp32Cores, 12 * elements, 7 * 4 * elements};
-  update.launches = target == CostTarget::Cuda ? 0 : 1;
+  if (block) {
+    double blocks = std::ceil(elements / double(*block));
+    update = {ComputeUnit::Fp32Cores, (12 + 40) * elements,
+              (3 * 4 + 4 * 1) * elements + 16 * blocks};
+  }
+  update.launches = shared ? 0 : 1;
   SmallVector<KernelWork, 1> kernels{update};
-  if (type.getElementTypeBitWidth() < 32)
-    kernels.push_back({ComputeUnit::Fp32Cores, elements,
-                       elements * (4 + double(type.getElementTypeBitWidth() / 8))});
+  if (type.getElementTypeBitWidth() < 32) {
+    KernelWork convert{ComputeUnit::Fp32Cores, elements,
+                       elements * (4 + double(type.getElementTypeBitWidth() / 8))};
+    convert.launches = shared ? 0 : 1;
+    kernels.push_back(convert);
+  }
   return kernels;
 }

@@ -12,8 +12,9 @@ using namespace mlir;
 namespace bertc {
 
 std::string FitCandidate::describe() const {
-  return llvm::formatv("micro-batch {0} x {1}, {2}, {3}", microBatch, accumulation,
-                       options.precision, recomputes() ? "recompute" : "keep activations");
+  return llvm::formatv("micro-batch {0} x {1}, {2}, {3}{4}", microBatch, accumulation,
+                       options.precision, recomputes() ? "recompute" : "keep activations",
+                       options.optimizerState == "8bit" ? ", 8-bit AdamW state" : "");
 }
 
 namespace {
@@ -57,7 +58,6 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
   // Plans `rows` and keeps it when it fits; says whether it did.
   auto tryPlan = [&](int64_t rows, PipelineOptions options) {
     options.arch = request.arch;
-    options.optimizerState = request.optimizerState;
     FailureOr<PlanOutcome> outcome =
         planJob(spec, {rows, spec.train.seqLen, spec.train.freeze, options}, *request.device, ctx);
     if (failed(outcome) || outcome->arenaBytes > request.arenaBudget)
@@ -65,23 +65,31 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
     fitting.push_back({rows, spec.train.batch / rows, options, *outcome});
     return true;
   };
-  for (const std::string &precision : request.precisions) {
-    // Without recomputation the arena grows with the micro-batch: the first (largest)
-    // that fits is the only one worth keeping.
-    size_t keepingFits = sizes.size();
-    if (llvm::is_contained(request.recompute, false))
-      for (size_t i = 0; i < sizes.size() && keepingFits == sizes.size(); ++i)
-        if (tryPlan(sizes[i], {precision, 0, request.gemmWorkspaceBytes}))
-          keepingFits = i;
-    // Recomputation buys the larger micro-batches, each at its own cost.
-    if (llvm::is_contained(request.recompute, true))
-      for (size_t i = 0; i < keepingFits; ++i)
-        tryPlan(sizes[i], {precision, request.arenaBudget, request.gemmWorkspaceBytes});
-  }
+  for (const std::string &state : request.optimizerStates)
+    for (const std::string &precision : request.precisions) {
+      // Without recomputation the arena grows with the micro-batch: the first (largest)
+      // that fits is the only one worth keeping.
+      size_t keepingFits = sizes.size();
+      if (llvm::is_contained(request.recompute, false))
+        for (size_t i = 0; i < sizes.size() && keepingFits == sizes.size(); ++i)
+          if (tryPlan(sizes[i], {precision, 0, request.gemmWorkspaceBytes, "", state}))
+            keepingFits = i;
+      // Recomputation buys the larger micro-batches, each at its own cost.
+      if (llvm::is_contained(request.recompute, true))
+        for (size_t i = 0; i < keepingFits; ++i)
+          tryPlan(sizes[i],
+                  {precision, request.arenaBudget, request.gemmWorkspaceBytes, "", state});
+    }
+  auto statePreference = [&](const FitCandidate &candidate) {
+    return llvm::find(request.optimizerStates, candidate.options.optimizerState) -
+           request.optimizerStates.begin();
+  };
   std::stable_sort(fitting.begin(), fitting.end(),
-                   [](const FitCandidate &a, const FitCandidate &b) {
+                   [&](const FitCandidate &a, const FitCandidate &b) {
                      if (a.outcome.cost.seconds != b.outcome.cost.seconds)
                        return a.outcome.cost.seconds < b.outcome.cost.seconds;
+                     if (statePreference(a) != statePreference(b))
+                       return statePreference(a) < statePreference(b);
                      return a.outcome.arenaBytes < b.outcome.arenaBytes;
                    });
   return fitting;

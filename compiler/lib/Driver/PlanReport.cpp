@@ -100,11 +100,12 @@ void printPlanSummary(const PlanSummary &s, raw_ostream &os) {
                       formatBytes(s.reserveBytes));
   std::string masters =
       s.masterWeightBytes ? ", master weights " + formatBytes(s.masterWeightBytes) : "";
-  os << llvm::formatv("          parameters {0}{6}, gradients {1}, optimizer {2}, "
+  os << llvm::formatv("          parameters {0}{6}, gradients {1}, optimizer {2}{7}, "
                       "activations {3}, temporaries {4}, workspace {5}\n",
                       formatBytes(s.parameterBytes), formatBytes(s.gradientBytes),
                       formatBytes(s.optimizerStateBytes), formatBytes(s.activationBytes),
-                      formatBytes(s.temporaryBytes), formatBytes(s.workspaceBytes), masters);
+                      formatBytes(s.temporaryBytes), formatBytes(s.workspaceBytes), masters,
+                      s.optimizerState == "8bit" ? " (8-bit)" : "");
   os << llvm::formatv("  arena   {0} (never less than {1} live at once)\n",
                       formatBytes(s.arenaBytes), formatBytes(s.lowerBoundBytes));
   if (!s.recompute.empty())

@@ -201,6 +201,31 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
   } else if (int64_t one = arenaAt(1, spec.train.seqLen, frozen); one > 0) {
     os << llvm::formatv("  - no micro-batch fits: even 1 row needs {0}\n", formatBytes(one));
   }
+  if (plan.optimizerState != "8bit") {
+    PipelineOptions eightBit{plan.precision, 0};
+    eightBit.optimizerState = "8bit";
+    FailureOr<int64_t> bytes =
+        planArenaBytes(spec, {plan.microBatch, spec.train.seqLen, frozen, eightBit}, ctx);
+    if (succeeded(bytes)) {
+      anyFits |= *bytes <= arenaBudget;
+      os << llvm::formatv("  - --optimizer-state 8bit (AdamW moments 8-bit, blockwise, as "
+                          "bitsandbytes' Adam8bit): {0}{1}\n",
+                          formatBytes(*bytes), *bytes <= arenaBudget ? "" : ", not enough alone");
+    }
+    // Where no micro-batch fits alone: with accumulation, the largest it lets fit.
+    if ((failed(bytes) || *bytes > arenaBudget) && rows.value == 0) {
+      Fitting eightBitRows =
+          largestFittingDivisor(spec, plan.microBatch - 1, arenaBudget, eightBit, ctx);
+      if (eightBitRows.value > 0) {
+        anyFits = true;
+        os << llvm::formatv("  - --optimizer-state 8bit with micro-batch {0} x {1} "
+                            "accumulation steps: {2} (--optimizer-state auto searches it "
+                            "with the other axes)\n",
+                            eightBitRows.value, spec.train.batch / eightBitRows.value,
+                            formatBytes(eightBitRows.arenaBytes));
+      }
+    }
+  }
   if (Fitting seq = largestFittingSeqLen(spec, plan.microBatch, arenaBudget, ctx); seq.value > 0) {
     anyFits = true;
     os << llvm::formatv("  - seq_len = {0} (now {1}) at micro-batch {2}: {3}\n", seq.value,

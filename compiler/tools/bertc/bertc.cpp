@@ -105,8 +105,9 @@ cl::opt<std::string> remat("remat",
                            cl::init("auto"), cl::cat(bertcOptions));
 cl::opt<std::string> optimizerState("optimizer-state",
                                     cl::desc("AdamW moments of parameters of at least 4096 "
-                                             "values: fp32 (default) or 8bit (blockwise, as "
-                                             "bitsandbytes' Adam8bit; the CPU target only)"),
+                                             "values: fp32 (default), 8bit (blockwise, as "
+                                             "bitsandbytes' Adam8bit) or auto (whichever "
+                                             "gives the fastest plan that fits)"),
                                     cl::init("fp32"), cl::cat(bertcOptions));
 cl::opt<bool> planCheck("plan-check",
                         cl::desc("build a CPU trainer whose steps can check the memory plan as "
@@ -166,6 +167,13 @@ struct RunChoice {
   std::vector<bertc::FitCandidate> ranked; ///< what the search found, the chosen first
 };
 
+/// The optimizer states the fit driver may plan, the preferred first.
+std::vector<std::string> optimizerStateCandidates() {
+  if (optimizerState == "auto")
+    return {"fp32", "8bit"};
+  return {optimizerState};
+}
+
 RunChoice chooseRun(const bertc::JobSpec &spec, std::optional<int64_t> arenaBudget,
                     MLIRContext &ctx) {
   std::optional<int64_t> pinnedRows;
@@ -173,7 +181,8 @@ RunChoice chooseRun(const bertc::JobSpec &spec, std::optional<int64_t> arenaBudg
     pinnedRows = std::min<int64_t>(microBatch, spec.train.batch);
   std::vector<std::string> precisions = precisionCandidates(spec);
   RunChoice choice{pinnedRows.value_or(spec.train.batch),
-                   {precisions.front(), 0, gemmWorkspaceBytes(), targetArch(), optimizerState},
+                   {precisions.front(), 0, gemmWorkspaceBytes(), targetArch(),
+                    optimizerStateCandidates().front()},
                    {}};
   if (!arenaBudget)
     return choice;
@@ -185,7 +194,7 @@ RunChoice chooseRun(const bertc::JobSpec &spec, std::optional<int64_t> arenaBudg
     request.recompute = {false};
   request.device = &deviceModel();
   request.arch = targetArch();
-  request.optimizerState = optimizerState;
+  request.optimizerStates = optimizerStateCandidates();
   request.gemmWorkspaceBytes = gemmWorkspaceBytes();
   choice.ranked = bertc::searchFittingPlans(spec, request, ctx);
   if (!choice.ranked.empty()) {
@@ -251,7 +260,7 @@ int reportMaxBatch(const bertc::JobSpec &spec, int64_t arenaBudget, MLIRContext 
     return kInvalidInput;
   bertc::PipelineOptions options{precisionCandidates(spec).front(),
                                  remat == "auto" ? arenaBudget : 0, gemmWorkspaceBytes(),
-                                 targetArch(), optimizerState};
+                                 targetArch(), optimizerStateCandidates().front()};
   std::string path;
   std::string table;
   llvm::raw_string_ostream tableStream(table);
@@ -374,8 +383,8 @@ int main(int argc, char **argv) {
     return usageError("--precision '" + precision + "': expected auto, fp32, bf16 or fp16");
   if (remat != "none" && remat != "auto")
     return usageError("--remat '" + remat + "': expected none or auto");
-  if (optimizerState != "fp32" && optimizerState != "8bit")
-    return usageError("--optimizer-state '" + optimizerState + "': expected fp32 or 8bit");
+  if (!llvm::is_contained({"fp32", "8bit", "auto"}, optimizerState))
+    return usageError("--optimizer-state '" + optimizerState + "': expected fp32, 8bit or auto");
   if (!arch.empty() && !bertc::gpuDeviceModel(arch))
     return usageError("unknown --arch '" + arch + "' (known: " + bertc::knownArchs() + ")");
   if (microBatch < 0)
@@ -412,7 +421,7 @@ int main(int argc, char **argv) {
       run.options.precision = precision;
     run.options.arch = targetArch();
     run.options.gemmWorkspaceBytes = gemmWorkspaceBytes();
-    run.options.optimizerState = optimizerState;
+    run.options.optimizerState = optimizerStateCandidates().front();
   } else {
     FailureOr<bertc::JobSpec> parsed = bertc::parseJobFile(inputPath, ctx);
     if (failed(parsed))

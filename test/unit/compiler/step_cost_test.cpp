@@ -321,12 +321,33 @@ TEST(StepCost, AdamWUpdatesThenRewritesTheWorkingCopy) {
   // Seven fp32 accesses per element (589,824 of them), in the CUDA target's shared launch.
   EXPECT_EQ(cuda[0].bytes, 28 * 589824.0);
   EXPECT_EQ(cuda[0].launches, 0);
-  // The bf16 working copy from the fp32 master: 4 bytes read, 2 written per element.
+  // The bf16 working copy from the fp32 master: 4 bytes read, 2 written per element, in
+  // the CUDA target's one convertMasters launch.
   EXPECT_EQ(cuda[1].bytes, 6 * 589824.0);
-  EXPECT_EQ(cuda[1].launches, 1);
+  EXPECT_EQ(cuda[1].launches, 0);
   auto cpu = estimateOpKernels(ops.op("bert.adamw"), 0, 0, CostTarget::Cpu);
   ASSERT_EQ(cpu.size(), 2u);
   EXPECT_EQ(cpu[0].launches, 1);
+  EXPECT_EQ(cpu[1].launches, 1);
+}
+
+TEST(StepCost, EightBitAdamWMovesBytesOfMomentsAndPaysForQuantizing) {
+  Ops ops("", R"mlir(
+  %w = bert.param "w" {group = "encoder.layer.0", trainable = true, decay = true, init = "normal"} : tensor<768x3072xbf16>
+  bert.adamw %w {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-08 : f64, weight_decay = 0.01 : f64, state_block = 2048} : tensor<768x3072xbf16>
+)mlir");
+  auto cuda = estimateOpKernels(ops.op("bert.adamw"), 0, 0, CostTarget::Cuda);
+  ASSERT_EQ(cuda.size(), 2u);
+  // 2,359,296 values in 1,152 blocks: the master read and written and the gradient read
+  // (12 B), both moments' codes read and written (4 B), two absmaxes read and written per
+  // block (16 B): 37,748,736 + 18,432 B, against the fp32 moments' 28 B per value.
+  EXPECT_EQ(cuda[0].bytes, 16 * 2359296.0 + 16 * 1152.0);
+  // The update's 12 flops and 40 to dequantize, take the absmax and requantize.
+  EXPECT_EQ(cuda[0].flops, 52 * 2359296.0);
+  // Updated on its own, not in the chunk table's launch; so is its working copy.
+  EXPECT_EQ(cuda[0].launches, 1);
+  EXPECT_EQ(cuda[1].bytes, 6 * 2359296.0);
+  EXPECT_EQ(cuda[1].launches, 1);
 }
 
 //===----------------------------------------------------------------------===//

@@ -2,8 +2,9 @@
 //
 // `bertc model.toml --vram 6GB` decides on its own how to run the effective batch: as
 // micro-batches and accumulation steps, at a precision, keeping every activation or
-// recomputing some. Each combination is planned through the real pipeline; the fastest
-// by estimated step time whose arena fits is chosen. Flags pin any axis.
+// recomputing some, and (with --optimizer-state auto) with fp32 or 8-bit AdamW moments.
+// Each combination is planned through the real pipeline; the fastest by estimated step
+// time whose arena fits is chosen. Flags pin any axis.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -25,8 +26,9 @@ struct FitRequest {
   std::vector<std::string> precisions; ///< candidates, the preferred first
   std::vector<bool> recompute = {false, true};
   const DeviceModel *device = nullptr;
-  std::string arch;                    ///< --arch, for the passes that price their choices
-  std::string optimizerState = "fp32"; ///< PipelineOptions::optimizerState of every plan
+  std::string arch; ///< --arch, for the passes that price their choices
+  /// PipelineOptions::optimizerState candidates, the preferred first (on equal estimates).
+  std::vector<std::string> optimizerStates = {"fp32"};
 
   int64_t gemmWorkspaceBytes = 0; ///< PipelineOptions::gemmWorkspaceBytes of every plan
 };
@@ -39,7 +41,7 @@ struct FitCandidate {
   PlanOutcome outcome;
 
   bool recomputes() const { return options.rematArenaBudget > 0; }
-  /// "micro-batch 16 x 2, bf16, recompute".
+  /// "micro-batch 16 x 2, bf16, recompute" (", 8-bit AdamW state" when it has one).
   std::string describe() const;
 };
 
@@ -48,9 +50,9 @@ struct FitCandidate {
 /// micro-batch of the batch or more runs the whole batch at once).
 std::optional<std::string> microBatchError(int64_t microBatch, int64_t batch);
 
-/// Every candidate that fits, the fastest first (ties: the smaller arena); empty when
-/// nothing fits. Only the largest fitting micro-batch of each (precision, recompute)
-/// pair is kept without recomputation, as a smaller one only adds steps.
+/// Every candidate that fits, the fastest first (ties: the preferred optimizer state, then
+/// the smaller arena); empty when nothing fits. Only the largest fitting micro-batch of each
+/// (precision, recompute) pair is kept without recomputation, as a smaller one only adds steps.
 std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitRequest &request,
                                              mlir::MLIRContext &ctx);
 
