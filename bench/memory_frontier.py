@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""The memory frontier: what each memory technique saves, and what fits at 4, 6, 8 and 12 GB.
+
+BERT-base and BERT-large dims (bench/models/*.toml) with a span head (SQuAD), seq 384,
+effective batch 32, planned for the CUDA target on a T4 (--arch sm_75: fp16; the target keeps
+512 MiB of the budget for the process), every number read from plan.json:
+  1. what each technique saves at micro-batch 32, nothing recomputed (--vram 80GB): the
+     fixed bytes (parameters, fp32 masters, gradients, AdamW moments), the activations and
+     the arena, for fp32 moments, 8-bit moments (--optimizer-state 8bit), the embeddings
+     frozen, and both;
+  2. what the fit driver plans at 4, 6, 8 and 12 GB with fp32 moments (the default) and
+     with --optimizer-state auto (8-bit moments an axis of the search): micro-batch x steps,
+     moments, peak, recompute share and estimated step time, and whether the peak stays
+     within the budget, never rises as the budget falls, and the estimate never falls.
+Needs a bertc built with nvcc (the CUDA target). Usage: python3 bench/memory_frontier.py
+"""
+import datetime
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+from common import BERTC, MODELS_DIR, print_table, read_plan, require_bertc
+
+ARCH = "sm_75"
+BUDGETS = ["12GB", "8GB", "6GB", "4GB"]
+FIXED = ["parameters", "master_weights", "gradients", "optimizer_state"]
+
+
+def job(tmp, model, freeze_embeddings=False):
+    """A span-head copy of bench/models/MODEL.toml at seq 384, batch 32, precision auto."""
+    text = (MODELS_DIR / f"{model}.toml").read_text()
+    text = re.sub(r'task = "\w+"\nlabels = \d+', 'task = "span"', text)
+    text = re.sub(r"seq_len = \d+", "seq_len = 384", text)
+    text = re.sub(r"batch = \d+", "batch = 32", text)
+    text = re.sub(r'precision = "\w+"', 'precision = "auto"', text)
+    if freeze_embeddings:
+        text = text.replace("[train]\n", '[train]\nfreeze = ["embeddings"]\n')
+    path = Path(tmp) / f"{model}{'-frozen' if freeze_embeddings else ''}.toml"
+    path.write_text(text)
+    return path
+
+
+def plan(toml, vram, out, flags=()):
+    """plan.json of planning `toml` at `vram`, or None when nothing fits."""
+    result = subprocess.run([str(BERTC), str(toml), "--target", "cuda", "--arch", ARCH, "--vram",
+                             vram, "-emit=plan", "-o", str(out), *flags],
+                            capture_output=True, text=True)
+    if result.returncode == 3:
+        return None
+    if result.returncode != 0:
+        raise SystemExit(f"bench: bertc {toml} --vram {vram} failed:\n{result.stderr}")
+    return read_plan(out)
+
+
+def gb(value):
+    return f"{value / 1e9:.2f}"
+
+
+def savings(tmp):
+    header = ["model", "technique", "fixed GB", "activations GB", "arena GB"]
+    rows = []
+    for model in ["bert-base", "bert-large"]:
+        for label, frozen, flags in [("fp32 moments", False, []),
+                                     ("8-bit moments", False, ["--optimizer-state", "8bit"]),
+                                     ("embeddings frozen", True, []),
+                                     ("both", True, ["--optimizer-state", "8bit"])]:
+            p = plan(job(tmp, model, frozen), "80GB", Path(tmp) / "out",
+                     ["--micro-batch", "32", "--remat", "none", *flags])
+            fixed = sum(p["categories"][key] for key in FIXED)
+            rows.append([model, label, gb(fixed), gb(p["categories"]["activations"]),
+                         gb(p["arena_bytes"])])
+    print_table(header, rows)
+
+
+def frontier(tmp):
+    header = ["model", "budget", "moments flag", "fits", "micro x steps", "moments", "peak GB",
+              "recompute / step flops", "est. step s"]
+    rows, checks = [], []
+    for model in ["bert-base", "bert-large"]:
+        for state in ["fp32", "auto"]:
+            points = []
+            for vram in BUDGETS:
+                p = plan(job(tmp, model), vram, Path(tmp) / "out", ["--optimizer-state", state])
+                if p is None:
+                    rows.append([model, vram, state, "no"] + ["-"] * 5)
+                    continue
+                points.append((p["budget_bytes"], p["peak_bytes"], p["estimated_step_seconds"]))
+                rows.append([model, vram, state, "yes",
+                             f"{p['micro_batch']} x {p['accumulation_steps']}",
+                             p["optimizer_state"], gb(p["peak_bytes"]),
+                             f"{p['recompute_flops'] / p['step_flops']:.3f}",
+                             f"{p['estimated_step_seconds']:.3f}"])
+            pairs = list(zip(points, points[1:]))
+            checks.append(f"{model}, {state}: peak <= budget: "
+                          f"{all(q[1] <= q[0] for q in points)}; peak never rises as the budget "
+                          f"falls: {all(b[1] <= a[1] for a, b in pairs)}; est. step time never "
+                          f"falls: {all(b[2] >= a[2] for a, b in pairs)}")
+    print_table(header, rows)
+    print()
+    print("\n".join(checks))
+
+
+def main():
+    require_bertc()
+    print(f"bench/memory_frontier.py  {datetime.date.today()}  bertc={BERTC}  "
+          f"(--target cuda --arch {ARCH})")
+    with tempfile.TemporaryDirectory() as tmp:
+        savings(tmp)
+        print()
+        frontier(tmp)
+
+
+if __name__ == "__main__":
+    main()
