@@ -332,12 +332,6 @@ int run(const Trainer &trainer, int argc, char **argv) {
   if (options.planCheck && !plan.planChecks)
     throw UsageError("--plan-check needs a trainer built with plan checks: rebuild it with "
                      "bertc --target cpu --plan-check");
-  // Checkpoints hold fp32 moments (optimizer.safetensors); 8-bit state has none to give.
-  bool eightBitState = std::any_of(plan.params, plan.params + plan.numParams,
-                                   [](const ParamSlot &param) { return param.stateBlock != 0; });
-  if (eightBitState && (options.saveEvery || !options.resume.empty()))
-    throw UsageError("--save-every and --resume need fp32 optimizer state, and this trainer "
-                     "keeps 8-bit AdamW state: rebuild it with bertc --optimizer-state fp32");
   requireWritableSaveTargets(options);
   Inform inform = [&](const std::string &message) {
     if (!options.quiet)

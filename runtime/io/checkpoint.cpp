@@ -4,6 +4,7 @@
 // and shapes against the plan.
 #include "bertc/runtime/checkpoint.h"
 
+#include "bertc/abi/adamw_8bit_state.h"
 #include "bertc/runtime/input_files.h"
 #include "bertc/runtime/safetensors.h"
 #include "bertc/runtime/save_files.h"
@@ -45,35 +46,48 @@ double shortestDecimal(float value) {
   }
 }
 
-/// A tensor of a checkpoint file and its place in the arena.
+/// A tensor of a checkpoint file, its place in the arena and its dtype ("F32", or "U8" for
+/// the codes of 8-bit AdamW state).
 struct TensorSlot {
   std::vector<int64_t> shape;
   size_t offset;
+  std::string dtype = "F32";
 };
 using TensorSlots = std::map<std::string, TensorSlot>;
 
-/// The plan's parameters by Hugging Face name or, with `moments`, the AdamW moments of the
-/// trainable ones as optimizer.safetensors names them ("<param>.exp_avg", ".exp_avg_sq").
+/// The plan's parameters by Hugging Face name or, with `moments`, the AdamW state of the
+/// trainable ones as optimizer.safetensors names it: fp32 moments as "<param>.exp_avg" and
+/// ".exp_avg_sq"; 8-bit state as bitsandbytes' Adam8bit names it, the moments' codes
+/// "<param>.state1" and ".state2" (U8, the parameter's shape) and their blocks' absmaxes
+/// ".absmax1" and ".absmax2" (F32), so a run resumes with the very state it saved.
 TensorSlots tensorSlots(const TrainerPlan &plan, bool moments) {
   TensorSlots slots;
   for (size_t p = 0; p < plan.numParams; ++p) {
     const ParamSlot &param = plan.params[p];
     std::vector<int64_t> shape(param.shape, param.shape + param.rank);
+    std::string name = param.name;
     if (!moments) {
-      slots[param.name] = {shape, fp32ValueOffset(param)}; // the master of a 16-bit one
+      slots[name] = {shape, fp32ValueOffset(param)}; // the master of a 16-bit one
+    } else if (param.trainable && param.stateBlock == 0) {
+      slots[name + ".exp_avg"] = {shape, param.adamMOffset};
+      slots[name + ".exp_avg_sq"] = {shape, param.adamVOffset};
     } else if (param.trainable) {
-      slots[param.name + std::string(".exp_avg")] = {shape, param.adamMOffset};
-      slots[param.name + std::string(".exp_avg_sq")] = {shape, param.adamVOffset};
+      std::vector<int64_t> blocks = {
+          quantBlockCount(param.numel, QuantBlockSize(param.stateBlock))};
+      slots[name + ".state1"] = {shape, param.adamMOffset, "U8"};
+      slots[name + ".state2"] = {shape, param.adamVOffset, "U8"};
+      slots[name + ".absmax1"] = {blocks, param.adamMAbsmaxOffset};
+      slots[name + ".absmax2"] = {blocks, param.adamVAbsmaxOffset};
     }
   }
   return slots;
 }
 
-/// Writes the arena's `slots` as an F32 safetensors file, atomically.
+/// Writes the arena's `slots` as a safetensors file, atomically.
 void writeTensors(const std::string &path, const TensorSlots &slots, const std::byte *arena) {
   std::vector<TensorToWrite> tensors;
   for (const auto &[name, slot] : slots)
-    tensors.push_back({name, slot.shape, reinterpret_cast<const float *>(arena + slot.offset)});
+    tensors.push_back({name, slot.shape, arena + slot.offset, slot.dtype});
   writeSafetensors(path, tensors, {{"format", "pt"}});
 }
 
@@ -90,6 +104,9 @@ void readExactly(const std::string &path, const std::string &dir, const TensorSl
     else if (reader.entries().at(name).shape != slot.shape)
       differences.push_back("'" + name + "' is " + formatShape(reader.entries().at(name).shape) +
                             " in the checkpoint, " + formatShape(slot.shape) + " here");
+    else if (slot.dtype == "U8" && reader.entries().at(name).dtype != "U8")
+      differences.push_back("'" + name + "' is " + reader.entries().at(name).dtype +
+                            " in the checkpoint, U8 here");
   }
   for (const auto &[name, entry] : reader.entries())
     if (!expected.count(name))
@@ -103,8 +120,12 @@ void readExactly(const std::string &path, const std::string &dir, const TensorSl
     throw CheckpointError(dir + ": checkpoint does not match this trainer: " +
                           fs::path(path).filename().string() + ": " + list);
   }
-  for (const auto &[name, slot] : expected)
-    reader.readF32(name, slot.shape, reinterpret_cast<float *>(arena + slot.offset));
+  for (const auto &[name, slot] : expected) {
+    if (slot.dtype == "U8")
+      reader.readU8(name, slot.shape, reinterpret_cast<uint8_t *>(arena + slot.offset));
+    else
+      reader.readF32(name, slot.shape, reinterpret_cast<float *>(arena + slot.offset));
+  }
 }
 
 } // namespace

@@ -223,9 +223,9 @@ SafetensorsReader::SafetensorsReader(const std::string &path)
   checkDataLayout(path, entries_, fileBytes - dataStart_);
 }
 
-void SafetensorsReader::readF32(const std::string &name, const std::vector<int64_t> &expectedShape,
-                                float *out) {
-  std::string context = path_ + ": tensor " + name;
+const SafetensorsEntry &SafetensorsReader::entryOf(const std::string &name,
+                                                   const std::vector<int64_t> &expectedShape,
+                                                   const std::string &context) const {
   auto found = entries_.find(name);
   if (found == entries_.end())
     throw SafetensorsError(context + ": not found (the file holds " +
@@ -234,6 +234,30 @@ void SafetensorsReader::readF32(const std::string &name, const std::vector<int64
   if (entry.shape != expectedShape)
     throw SafetensorsError(context + ": file has " + formatShape(entry.shape) + ", model expects " +
                            formatShape(expectedShape));
+  return entry;
+}
+
+void SafetensorsReader::readBytes(const SafetensorsEntry &entry, char *out, uint64_t bytes,
+                                  const std::string &context) {
+  file_.clear();
+  file_.seekg(std::streamoff(dataStart_ + entry.dataBegin));
+  if (!file_.read(out, std::streamsize(bytes)))
+    throw SafetensorsError(context + ": read failed (truncated file?)");
+}
+
+void SafetensorsReader::readU8(const std::string &name, const std::vector<int64_t> &expectedShape,
+                               uint8_t *out) {
+  std::string context = path_ + ": tensor " + name;
+  const SafetensorsEntry &entry = entryOf(name, expectedShape, context);
+  if (entry.dtype != "U8")
+    throw SafetensorsError(context + ": dtype " + entry.dtype + " where U8 is expected");
+  readBytes(entry, reinterpret_cast<char *>(out), entry.dataEnd - entry.dataBegin, context);
+}
+
+void SafetensorsReader::readF32(const std::string &name, const std::vector<int64_t> &expectedShape,
+                                float *out) {
+  std::string context = path_ + ": tensor " + name;
+  const SafetensorsEntry &entry = entryOf(name, expectedShape, context);
   bool isF32 = entry.dtype == "F32";
   if (!isF32 && entry.dtype != "BF16" && entry.dtype != "F16")
     throw SafetensorsError(context + ": dtype " + entry.dtype +
@@ -244,10 +268,7 @@ void SafetensorsReader::readF32(const std::string &name, const std::vector<int64
   // 16-bit data is read into the upper half of `out` and widened front to back: element i's
   // fp32 bytes [4i, 4i+4) never reach a 16-bit element j > i at [2n+2j, 2n+2j+2).
   char *destination = reinterpret_cast<char *>(out) + (isF32 ? 0 : bytes);
-  file_.clear();
-  file_.seekg(std::streamoff(dataStart_ + entry.dataBegin));
-  if (!file_.read(destination, std::streamsize(bytes)))
-    throw SafetensorsError(context + ": read failed (truncated file?)");
+  readBytes(entry, destination, bytes, context);
   if (isF32)
     return;
   bool isBf16 = entry.dtype == "BF16";
@@ -265,15 +286,21 @@ void writeSafetensors(const std::string &path, const std::vector<TensorToWrite> 
     header["__metadata__"] = metadata;
   std::set<std::string> names;
   uint64_t offset = 0;
+  std::vector<uint64_t> sizes;
   for (const TensorToWrite &tensor : tensors) {
     if (!names.insert(tensor.name).second)
       throw SafetensorsError(path + ": tensor " + tensor.name + ": written twice");
-    uint64_t bytes = 4;
+    if (tensor.dtype != "F32" && tensor.dtype != "U8")
+      throw SafetensorsError(path + ": tensor " + tensor.name + ": cannot write dtype " +
+                             tensor.dtype + " (F32 or U8)");
+    uint64_t bytes = dtypeBytes(tensor.dtype);
     for (int64_t dim : tensor.shape)
       bytes *= uint64_t(dim);
-    header[tensor.name] = {
-        {"dtype", "F32"}, {"shape", tensor.shape}, {"data_offsets", {offset, offset + bytes}}};
+    header[tensor.name] = {{"dtype", tensor.dtype},
+                           {"shape", tensor.shape},
+                           {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
+    sizes.push_back(bytes);
   }
   std::string headerText = header.dump();
   // The reference writer pads the header with spaces so the data section is 8-byte aligned.
@@ -288,12 +315,8 @@ void writeSafetensors(const std::string &path, const std::vector<TensorToWrite> 
       lengthBytes[i] = (uint64_t(headerText.size()) >> (8 * i)) & 0xFFu;
     file.write(reinterpret_cast<const char *>(lengthBytes), 8);
     file.write(headerText.data(), std::streamsize(headerText.size()));
-    for (const TensorToWrite &tensor : tensors) {
-      uint64_t bytes = 4;
-      for (int64_t dim : tensor.shape)
-        bytes *= uint64_t(dim);
-      file.write(reinterpret_cast<const char *>(tensor.data), std::streamsize(bytes));
-    }
+    for (size_t i = 0; i < tensors.size(); ++i)
+      file.write(static_cast<const char *>(tensors[i].data), std::streamsize(sizes[i]));
     file.close();
     if (!file)
       throw SafetensorsError(temporary + ": write failed (disk full?)");

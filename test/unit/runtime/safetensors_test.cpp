@@ -1,6 +1,6 @@
-// safetensors: bitwise round trip, a file assembled byte by byte (F32, BF16 and F16 values
-// converted by hand), and the errors a user meets with a bad checkpoint, each of which must
-// name the file and the tensor.
+// safetensors: bitwise round trip (F32, and U8 for 8-bit optimizer state), a file assembled
+// byte by byte (F32, BF16 and F16 values converted by hand), and the errors a user meets
+// with a bad checkpoint, each of which must name the file and the tensor.
 #include "bertc/runtime/safetensors.h"
 
 #include "scratch_dir.h"
@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -81,6 +82,37 @@ TEST(Safetensors, RoundTripIsBitwise) {
   for (int i = 0; i < 4; ++i)
     EXPECT_EQ(bitsOf(vectorBack[i]), bitsOf(vector[i])) << "element " << i;
   EXPECT_EQ(bitsOf(scalarBack), bitsOf(scalar));
+}
+
+TEST(Safetensors, U8TensorsRoundTripBesideF32AtTheirByteSizes) {
+  ScratchDir dir;
+  std::string path = dir.file("state.safetensors");
+  uint8_t codes[5] = {0, 1, 127, 128, 255};
+  float absmax[2] = {0.25f, 3.0f};
+  writeSafetensors(path, {{"w.state1", {5}, codes, "U8"}, {"w.absmax1", {2}, absmax}});
+  // 8 length bytes, the header, then 5 code bytes and 8 absmax bytes.
+  SafetensorsReader reader(path);
+  EXPECT_EQ(reader.entries().at("w.state1").dtype, "U8");
+  EXPECT_EQ(reader.entries().at("w.state1").dataEnd - reader.entries().at("w.state1").dataBegin,
+            5u);
+  EXPECT_EQ(reader.entries().at("w.absmax1").dataEnd - reader.entries().at("w.absmax1").dataBegin,
+            8u);
+  uint8_t codesBack[5];
+  float absmaxBack[2];
+  reader.readU8("w.state1", {5}, codesBack);
+  reader.readF32("w.absmax1", {2}, absmaxBack);
+  for (int i = 0; i < 5; ++i)
+    EXPECT_EQ(codesBack[i], codes[i]) << "code " << i;
+  EXPECT_EQ(absmaxBack[0], 0.25f);
+  EXPECT_EQ(absmaxBack[1], 3.0f);
+  // Each reader takes only its own dtype.
+  EXPECT_EQ(errorOf([&] { reader.readU8("w.absmax1", {2}, codesBack); }),
+            path + ": tensor w.absmax1: dtype F32 where U8 is expected");
+  EXPECT_EQ(errorOf([&] { reader.readF32("w.state1", {5}, absmaxBack); }),
+            path + ": tensor w.state1: dtype U8 is not supported (F32, BF16 or F16)");
+  EXPECT_EQ(
+      errorOf([&] { writeSafetensors(dir.file("bad.safetensors"), {{"x", {1}, codes, "I8"}}); }),
+      dir.file("bad.safetensors") + ": tensor x: cannot write dtype I8 (F32 or U8)");
 }
 
 TEST(Safetensors, ReadsAHandAssembledFileAndConvertsHalfPrecision) {

@@ -1,7 +1,8 @@
 // Reading and writing checkpoints in the safetensors format (Hugging Face): an 8-byte
 // little-endian header length, a JSON header mapping each tensor name to its dtype, shape and
 // byte range, then the raw tensor bytes. The runtime reads F32, BF16 and F16 (converted to
-// fp32) and writes F32; every error names the file and, where there is one, the tensor.
+// fp32) and U8 (8-bit optimizer state), and writes F32 and U8; every error names the file
+// and, where there is one, the tensor.
 #pragma once
 
 #include <cstdint>
@@ -46,8 +47,19 @@ public:
   /// BF16/F16 to fp32. Throws when the tensor is missing, its shape differs from
   /// `expectedShape`, or its dtype is not F32/BF16/F16.
   void readF32(const std::string &name, const std::vector<int64_t> &expectedShape, float *out);
+  /// Reads the U8 tensor `name` into `out` (as many bytes as `expectedShape` holds). Throws
+  /// when the tensor is missing, its shape differs from `expectedShape`, or it is not U8.
+  void readU8(const std::string &name, const std::vector<int64_t> &expectedShape, uint8_t *out);
 
 private:
+  /// The entry of `name` with `expectedShape`, or a SafetensorsError naming `context`.
+  const SafetensorsEntry &entryOf(const std::string &name,
+                                  const std::vector<int64_t> &expectedShape,
+                                  const std::string &context) const;
+  /// Reads `bytes` bytes of `entry`'s data into `out`.
+  void readBytes(const SafetensorsEntry &entry, char *out, uint64_t bytes,
+                 const std::string &context);
+
   std::string path_;
   std::ifstream file_;
   uint64_t dataStart_ = 0; ///< file offset of the data section
@@ -55,14 +67,16 @@ private:
   std::map<std::string, std::string> metadata_;
 };
 
-/// A named fp32 tensor to write; `data` holds the product of `shape` floats.
+/// A named tensor to write; `data` holds the product of `shape` values of `dtype`, "F32"
+/// (floats) or "U8" (bytes).
 struct TensorToWrite {
   std::string name;
   std::vector<int64_t> shape;
-  const float *data;
+  const void *data;
+  std::string dtype = "F32";
 };
 
-/// Writes `tensors` as F32 in the given order, with `metadata` as `__metadata__` (omitted when
+/// Writes `tensors` in the given order, with `metadata` as `__metadata__` (omitted when
 /// empty). Atomic (writeFileAtomically in save_files.h): readers see the previous file or the
 /// whole new one. Throws SafetensorsError or SaveError.
 void writeSafetensors(const std::string &path, const std::vector<TensorToWrite> &tensors,
