@@ -3,6 +3,8 @@
 #include "bertc/Analysis/StepMemory.h"
 
 #include "bertc/Analysis/StepLiveness.h"
+#include "bertc/Analysis/TrainModule.h"
+#include "bertc/abi/adamw_8bit_state.h"
 
 using namespace mlir;
 
@@ -61,6 +63,7 @@ FailureOr<StepMemory> analyzeStepMemory(ModuleOp module) {
   StepMemory memory;
   for (Operation &op : body)
     memory.steps.push_back(op.getName().getStringRef().str());
+  llvm::StringMap<int64_t> eightBit = eightBitStateBlocks(module);
   microStep->walk([&](bert::ParamOp param) {
     PlannedParam planned;
     std::string locName;
@@ -69,15 +72,30 @@ FailureOr<StepMemory> analyzeStepMemory(ModuleOp module) {
     planned.group = param.getGroup().str();
     planned.shape = shapeText(param.getResult().getType(), *bounds);
     planned.bytes = boundedBytes(param.getResult().getType(), *bounds);
-    // A 16-bit parameter has an fp32 master; gradients and moments are always fp32.
-    int64_t fp32Bytes = param.getResult().getType().getNumElements() * 4;
-    bool sixteenBit = !param.getResult().getType().getElementType().isF32();
-    planned.totalBytes =
-        planned.bytes + (sixteenBit ? fp32Bytes : 0) + (param.getTrainable() ? 3 * fp32Bytes : 0);
-    for (StringRef key :
-         {"arena.value", "arena.master", "arena.grad", "arena.adam_m", "arena.adam_v"})
-      if (auto offset = param->getAttrOfType<IntegerAttr>(key))
-        planned.slots.push_back({key.str(), offset.getInt()});
+    // A 16-bit parameter has an fp32 master; gradients are always fp32, and so are the
+    // moments unless they are 8-bit codes with an fp32 absmax per block.
+    int64_t count = param.getResult().getType().getNumElements();
+    int64_t fp32Bytes = count * 4;
+    Type element = param.getResult().getType().getElementType();
+    int64_t blocks = eightBit.count(param.getName())
+                         ? quantBlockCount(count, QuantBlockSize(eightBit.lookup(param.getName())))
+                         : 0;
+    auto slotBytes = [&](StringRef key) -> std::pair<int64_t, std::string> {
+      if (key == "arena.value")
+        return {planned.bytes, element.isF32() ? "f32" : element.isBF16() ? "bf16" : "f16"};
+      if ((key == "arena.adam_m" || key == "arena.adam_v") && blocks > 0)
+        return {count, "u8"};
+      if (key == "arena.adam_m_absmax" || key == "arena.adam_v_absmax")
+        return {blocks * 4, "f32"};
+      return {fp32Bytes, "f32"};
+    };
+    for (StringRef key : {"arena.value", "arena.master", "arena.grad", "arena.adam_m",
+                          "arena.adam_v", "arena.adam_m_absmax", "arena.adam_v_absmax"})
+      if (auto offset = param->getAttrOfType<IntegerAttr>(key)) {
+        auto [bytes, dtype] = slotBytes(key);
+        planned.slots.push_back({key.str(), offset.getInt(), bytes, dtype});
+        planned.totalBytes += bytes;
+      }
     memory.params.push_back(std::move(planned));
   });
   llvm::stable_sort(memory.params, [](const PlannedParam &a, const PlannedParam &b) {

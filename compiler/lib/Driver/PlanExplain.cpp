@@ -52,13 +52,20 @@ MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory, cons
                               std::move(dtype), "", "", offset, bytes, 0, lastStep});
   };
   for (const PlannedParam &param : memory.params)
-    for (const auto &[key, offset] : param.slots) {
-      auto [suffix, category] = llvm::StringSwitch<std::pair<const char *, const char *>>(key)
-                                    .Case("arena.grad", {" (gradient)", "gradients"})
-                                    .Case("arena.adam_m", {" (Adam m)", "optimizer_state"})
-                                    .Case("arena.adam_v", {" (Adam v)", "optimizer_state"})
-                                    .Default({"", "parameters"});
-      whole(param.name + suffix, category, param.shape, "f32", offset, param.bytes);
+    for (const PlannedParam::Slot &slot : param.slots) {
+      auto [suffix, category] =
+          llvm::StringSwitch<std::pair<const char *, const char *>>(slot.key)
+              .Case("arena.master", {" (master)", "master_weights"})
+              .Case("arena.grad", {" (gradient)", "gradients"})
+              .Case("arena.adam_m", {" (Adam m)", "optimizer_state"})
+              .Case("arena.adam_v", {" (Adam v)", "optimizer_state"})
+              .Case("arena.adam_m_absmax", {" (Adam m absmax)", "optimizer_state"})
+              .Case("arena.adam_v_absmax", {" (Adam v absmax)", "optimizer_state"})
+              .Default({"", "parameters"});
+      whole(param.name + suffix, category,
+            StringRef(slot.key).ends_with("absmax") ? "[" + std::to_string(slot.bytes / 4) + "]"
+                                                    : param.shape,
+            slot.dtype, slot.offset, slot.bytes);
     }
   FailureOr<func::FuncOp> microStep = getMicroStep(module);
   FailureOr<DimBounds> bounds = getDimBounds(module);

@@ -37,10 +37,17 @@ struct PlannedParam {
   std::string shape;
   std::string origin;
   int64_t bytes = 0;      ///< the value alone
-  int64_t totalBytes = 0; ///< value, master, gradient and moments
-  /// Its arena slots: "arena.value", "arena.master" when 16-bit, for a trainable one "arena.grad",
-  /// "arena.adam_m", "arena.adam_v", each with its offset.
-  std::vector<std::pair<std::string, int64_t>> slots;
+  int64_t totalBytes = 0; ///< value, master, gradient and AdamW state
+  /// One of its arena slots: "arena.value", "arena.master" when 16-bit, for a trainable one
+  /// "arena.grad", "arena.adam_m", "arena.adam_v" and, with 8-bit state (whose moments are
+  /// u8 codes), "arena.adam_m_absmax", "arena.adam_v_absmax".
+  struct Slot {
+    std::string key;
+    int64_t offset;
+    int64_t bytes;
+    std::string dtype; ///< "f32", "bf16", "f16" or "u8"
+  };
+  std::vector<Slot> slots;
 };
 
 /// The activation space of a planned @micro_step over its schedule.
