@@ -33,6 +33,8 @@ struct ArenaBlock {
 /// Everything the page shows.
 struct MemoryPicture {
   std::string title; ///< e.g. "examples/tiny/model.toml"
+  /// The plan's choices: "micro-batch 16 x 2, seq 384, fp16, 8-bit AdamW state".
+  std::string choices;
   int64_t budgetBytes = 0;
   int64_t arenaBytes = 0;
   int64_t lowerBoundBytes = 0;
