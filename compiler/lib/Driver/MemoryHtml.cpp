@@ -148,8 +148,8 @@ void renderHeader(const MemoryPicture &p, std::string &out) {
                             : "nothing live";
   put(out, "<header><h1>Memory plan <small>", escapeHtml(p.title), "</small></h1>",
       "<p class=\"note\">", escapeHtml(p.choices), " &#183; ", std::to_string(p.steps.size()),
-      " ops in the step, ",
-      std::to_string(p.blocks.size()), " tensors in the arena</p><div class=\"cards\">");
+      " ops in the step, ", std::to_string(p.blocks.size()),
+      " tensors in the arena</p><div class=\"cards\">");
   card("Budget", p.budgetBytes, "--vram");
   card("Peak", p.peakBytes, percentOf(p.peakBytes, p.budgetBytes) + " of budget &#183; " + fit);
   card("Arena", p.arenaBytes, "one allocation holds every tensor");

@@ -34,10 +34,10 @@ MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory, cons
                                  StringRef title) {
   MemoryPicture picture;
   picture.title = title.str();
-  picture.choices = llvm::formatv("micro-batch {0} x {1}, seq {2}, {3}, {4} AdamW state",
-                                  plan.microBatch, plan.accumulationSteps, plan.seqLen,
-                                  plan.precision, plan.optimizerState)
-                        .str();
+  picture.choices =
+      llvm::formatv("micro-batch {0} x {1}, seq {2}, {3}, {4} AdamW state", plan.microBatch,
+                    plan.accumulationSteps, plan.seqLen, plan.precision, plan.optimizerState)
+          .str();
   picture.budgetBytes = plan.budgetBytes;
   picture.arenaBytes = plan.arenaBytes;
   picture.lowerBoundBytes = plan.lowerBoundBytes;
