@@ -68,8 +68,9 @@ cp "$build_dir/bin/bertc_cuda_kernel_tests" "$stage/bin/"
 
 # The tiny example: gpu-check.sh trains the CUDA trainers on this data from seed 1 and compares
 # their metrics logs with these CPU logs. The variants are gpu-check.sh's: fp32, bf16, fp16
-# (loss scaling), and clip: fp32 with max_grad_norm = 0.05, which clips most steps (the tiny
-# example's gradient norm runs 0.03 to 0.4), as test/e2e/grad-clipping.test makes it.
+# (loss scaling), clip: fp32 with max_grad_norm = 0.05, which clips most steps (the tiny
+# example's gradient norm runs 0.03 to 0.4), as test/e2e/grad-clipping.test makes it, and
+# 8bit: fp32 with --optimizer-state 8bit.
 data="$stage/tiny/train.jsonl"
 quietly "$log" python3 examples/tiny/make_data.py --rows 2048 --seed 1 --out "$data"
 clip_model="$work/clip.toml"
@@ -78,17 +79,18 @@ if ! grep -q '^max_grad_norm = 0.05$' "$clip_model"; then
   echo "gpu-bundle: no 'warmup = 0.1' line in examples/tiny/model.toml to add max_grad_norm after" >&2
   exit 1
 fi
-tiny_variants=(fp32 bf16 fp16 clip)
+tiny_variants=(fp32 bf16 fp16 clip 8bit)
 for variant in "${tiny_variants[@]}"; do
-  model=examples/tiny/model.toml precision=$variant
+  model=examples/tiny/model.toml precision=$variant state=fp32
   [[ $variant == clip ]] && model=$clip_model precision=fp32
-  quietly "$log" "$bertc" "$model" --vram 1GB --precision "$precision" \
+  [[ $variant == 8bit ]] && precision=fp32 state=8bit
+  quietly "$log" "$bertc" "$model" --vram 1GB --precision "$precision" --optimizer-state "$state" \
     --target cpu -o "$work/cpu-$variant"
   quietly "$log" "$work/cpu-$variant/trainer" --data "$data" --steps 20 --seed 1 --quiet \
     --log "$stage/tiny/cpu-$variant.jsonl"
   for arch in "${trainer_archs[@]}"; do
     quietly "$log" "$bertc" "$model" --vram 1GB --precision "$precision" \
-      --target cuda --arch "$arch" -o "$work/$arch/tiny-$variant"
+      --optimizer-state "$state" --target cuda --arch "$arch" -o "$work/$arch/tiny-$variant"
     take "$work/$arch/tiny-$variant" "$stage/$arch/tiny-$variant"
   done
 done
