@@ -2,6 +2,7 @@
 that must succeed, and printing a plain-text table. Python 3 standard library only."""
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +34,30 @@ def run_checked(args, **kwargs):
 def read_plan(out_dir):
     """plan.json of a bertc output directory."""
     return json.loads((Path(out_dir) / "plan.json").read_text())
+
+
+def job_copy(tmp, model, name, seq, batch, edit=lambda text: text):
+    """TMP/NAME.toml: bench/models/MODEL.toml at seq_len `seq`, batch `batch`, precision
+    auto, then through `edit` (a function of the TOML text)."""
+    text = (MODELS_DIR / f"{model}.toml").read_text()
+    text = re.sub(r"seq_len = \d+", f"seq_len = {seq}", text)
+    text = re.sub(r"batch = \d+", f"batch = {batch}", text)
+    text = re.sub(r'precision = "\w+"', 'precision = "auto"', text)
+    path = Path(tmp) / f"{name}.toml"
+    path.write_text(edit(text))
+    return path
+
+
+def plan_or_none(args, out):
+    """plan.json of `bertc ARGS -emit=plan -o OUT`, or None when nothing fits (exit 3); any
+    other failure exits, showing bertc's stderr."""
+    result = subprocess.run([str(BERTC), *map(str, args), "-emit=plan", "-o", str(out)],
+                            capture_output=True, text=True)
+    if result.returncode == 3:
+        return None
+    if result.returncode != 0:
+        sys.exit(f"bench: bertc {' '.join(map(str, args))} failed:\n{result.stderr}")
+    return read_plan(out)
 
 
 def print_table(header, rows):

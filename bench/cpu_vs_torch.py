@@ -17,17 +17,25 @@ import os
 import subprocess
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 
 from common import BERTC, MODELS_DIR, REPO_ROOT, VRAM, print_table, require_bertc, run_checked
 
 SHORT, LONG = 5, 45
 TORCH_PYTHON = os.environ.get("TORCH_PYTHON", "/usr/bin/python3")
-# bench/models/mini.toml as Hugging Face's config.json names it.
-MINI_CONFIG = {"vocab_size": 1024, "hidden_size": 256, "num_hidden_layers": 4,
-               "num_attention_heads": 4, "intermediate_size": 1024, "max_position_embeddings": 128,
-               "type_vocab_size": 2, "hidden_dropout_prob": 0.1,
-               "attention_probs_dropout_prob": 0.1, "num_labels": 2}
+
+
+def hf_config(toml):
+    """A bertc job's [model] and [head] as Hugging Face's config.json names them."""
+    job = tomllib.loads(toml.read_text())
+    model, head = job["model"], job["head"]
+    return {"vocab_size": model["vocab"], "hidden_size": model["hidden"],
+            "num_hidden_layers": model["layers"], "num_attention_heads": model["heads"],
+            "intermediate_size": model["intermediate"],
+            "max_position_embeddings": model["max_position"],
+            "type_vocab_size": model["type_vocab"], "hidden_dropout_prob": model["dropout"],
+            "attention_probs_dropout_prob": model["dropout"], "num_labels": head["labels"]}
 
 
 def timed(args, threads):
@@ -64,7 +72,7 @@ def main():
                      8 * LONG, "--vocab", 1024, "--min-len", 120, "--max-len", 128, "--seed", 0,
                      "--out", data])
         config = tmp / "config.json"
-        config.write_text(json.dumps(MINI_CONFIG))
+        config.write_text(json.dumps(hf_config(MODELS_DIR / "mini.toml")))
         init = tmp / "init.safetensors"
         reference = REPO_ROOT / "test" / "reference" / "torch_bert.py"
         run_checked([TORCH_PYTHON, reference, "--config", config, "--make-init", init])

@@ -18,40 +18,25 @@ workspace, so its plans differ; --arch still sets the precision and the speeds e
 Usage: python3 bench/fit_plan.py
 """
 import datetime
-import re
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-from common import BERTC, MODELS_DIR, print_table, read_plan, require_bertc
+from common import BERTC, job_copy, plan_or_none, print_table, require_bertc
 
 ARCH = "sm_80"
 
 
 def job(tmp, model, seq, batch):
     """A copy of bench/models/MODEL.toml at seq_len `seq`, batch `batch`, precision auto."""
-    text = (MODELS_DIR / f"{model}.toml").read_text()
-    text = re.sub(r"seq_len = \d+", f"seq_len = {seq}", text)
-    text = re.sub(r"batch = \d+", f"batch = {batch}", text)
-    text = re.sub(r'precision = "\w+"', 'precision = "auto"', text)
-    path = Path(tmp) / f"{model}-{seq}-{batch}.toml"
-    path.write_text(text)
-    return path
+    return job_copy(tmp, model, f"{model}-{seq}-{batch}", seq, batch)
 
 
 def fit(toml, vram, out, flags=()):
     """(plan.json or None when nothing fits, wall seconds) of planning `toml` at `vram`."""
     start = time.perf_counter()
-    result = subprocess.run([str(BERTC), str(toml), "--target", "cpu", "--vram", vram, "--arch",
-                             ARCH, "-emit=plan", "-o", str(out), *flags],
-                            capture_output=True, text=True)
-    seconds = time.perf_counter() - start
-    if result.returncode == 3:
-        return None, seconds
-    if result.returncode != 0:
-        raise SystemExit(f"bench: bertc {toml} --vram {vram} failed:\n{result.stderr}")
-    return read_plan(out), seconds
+    plan = plan_or_none([toml, "--target", "cpu", "--vram", vram, "--arch", ARCH, *flags], out)
+    return plan, time.perf_counter() - start
 
 
 def describe(plan):

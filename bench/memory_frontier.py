@@ -16,11 +16,10 @@ Needs a bertc built with nvcc (the CUDA target). Usage: python3 bench/memory_fro
 """
 import datetime
 import re
-import subprocess
 import tempfile
 from pathlib import Path
 
-from common import BERTC, MODELS_DIR, print_table, read_plan, require_bertc
+from common import BERTC, job_copy, plan_or_none, print_table, require_bertc
 
 ARCH = "sm_75"
 BUDGETS = ["12GB", "8GB", "6GB", "4GB"]
@@ -29,28 +28,18 @@ FIXED = ["parameters", "master_weights", "gradients", "optimizer_state"]
 
 def job(tmp, model, freeze_embeddings=False):
     """A span-head copy of bench/models/MODEL.toml at seq 384, batch 32, precision auto."""
-    text = (MODELS_DIR / f"{model}.toml").read_text()
-    text = re.sub(r'task = "\w+"\nlabels = \d+', 'task = "span"', text)
-    text = re.sub(r"seq_len = \d+", "seq_len = 384", text)
-    text = re.sub(r"batch = \d+", "batch = 32", text)
-    text = re.sub(r'precision = "\w+"', 'precision = "auto"', text)
-    if freeze_embeddings:
-        text = text.replace("[train]\n", '[train]\nfreeze = ["embeddings"]\n')
-    path = Path(tmp) / f"{model}{'-frozen' if freeze_embeddings else ''}.toml"
-    path.write_text(text)
-    return path
+    def edit(text):
+        text = re.sub(r'task = "\w+"\nlabels = \d+', 'task = "span"', text)
+        if freeze_embeddings:
+            text = text.replace("[train]\n", '[train]\nfreeze = ["embeddings"]\n')
+        return text
+    name = f"{model}{'-frozen' if freeze_embeddings else ''}"
+    return job_copy(tmp, model, name, 384, 32, edit)
 
 
 def plan(toml, vram, out, flags=()):
     """plan.json of planning `toml` at `vram`, or None when nothing fits."""
-    result = subprocess.run([str(BERTC), str(toml), "--target", "cuda", "--arch", ARCH, "--vram",
-                             vram, "-emit=plan", "-o", str(out), *flags],
-                            capture_output=True, text=True)
-    if result.returncode == 3:
-        return None
-    if result.returncode != 0:
-        raise SystemExit(f"bench: bertc {toml} --vram {vram} failed:\n{result.stderr}")
-    return read_plan(out)
+    return plan_or_none([toml, "--target", "cuda", "--arch", ARCH, "--vram", vram, *flags], out)
 
 
 def gb(value):

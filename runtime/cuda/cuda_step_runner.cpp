@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <memory>
 #include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 namespace bertc {
@@ -101,14 +102,18 @@ int requireDevice() {
 /// -1 for an fp32 parameter: the working copy of the plan's parameter whose fp32 master lies
 /// where the AdamW parameter's values do.
 std::vector<int64_t> workingCopyOffsets(const TrainerPlan &plan, const CudaSteps &steps) {
+  std::unordered_map<size_t, int64_t> workingCopyByMaster;
+  for (size_t p = 0; p < plan.numParams; ++p) {
+    const ParamSlot &param = plan.params[p];
+    if (param.storage != StorageType::F32)
+      workingCopyByMaster[param.masterOffset] = int64_t(param.offset / sizeof(uint16_t));
+  }
   std::vector<int64_t> offsets(steps.numAdamWParameters, -1);
   for (size_t i = 0; i < steps.numAdamWParameters; ++i) {
-    const size_t values = size_t(steps.adamwParameters[i].paramOffset) * sizeof(float);
-    for (size_t p = 0; p < plan.numParams; ++p) {
-      const ParamSlot &param = plan.params[p];
-      if (param.storage != StorageType::F32 && param.masterOffset == values)
-        offsets[i] = int64_t(param.offset / sizeof(uint16_t));
-    }
+    auto found =
+        workingCopyByMaster.find(size_t(steps.adamwParameters[i].paramOffset) * sizeof(float));
+    if (found != workingCopyByMaster.end())
+      offsets[i] = found->second;
   }
   return offsets;
 }

@@ -24,8 +24,12 @@ FailureOr<bert::TrainAttr> getTrainSettings(ModuleOp module) {
   return module.emitError("training module has no 'bert.train' settings");
 }
 
+bert::PlanAttr findPlan(ModuleOp module) {
+  return module->getAttrOfType<bert::PlanAttr>("bert.plan");
+}
+
 FailureOr<bert::PlanAttr> getPlan(ModuleOp module) {
-  if (auto plan = module->getAttrOfType<bert::PlanAttr>("bert.plan"))
+  if (bert::PlanAttr plan = findPlan(module))
     return plan;
   return module.emitError("module has no memory plan: run -bertc-plan-buffers");
 }

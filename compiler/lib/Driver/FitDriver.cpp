@@ -57,7 +57,6 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
   std::vector<FitCandidate> fitting;
   // Plans `rows` and keeps it when it fits; says whether it did.
   auto tryPlan = [&](int64_t rows, PipelineOptions options) {
-    options.arch = request.arch;
     FailureOr<PlanOutcome> outcome =
         planJob(spec, {rows, spec.train.seqLen, spec.train.freeze, options}, *request.device, ctx);
     if (failed(outcome) || outcome->arenaBytes > request.arenaBudget)
@@ -72,13 +71,13 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
       size_t keepingFits = sizes.size();
       if (llvm::is_contained(request.recompute, false))
         for (size_t i = 0; i < sizes.size() && keepingFits == sizes.size(); ++i)
-          if (tryPlan(sizes[i], {precision, 0, request.gemmWorkspaceBytes, "", state}))
+          if (tryPlan(sizes[i], {precision, 0, request.gemmWorkspaceBytes, request.arch, state}))
             keepingFits = i;
       // Recomputation buys the larger micro-batches, each at its own cost.
       if (llvm::is_contained(request.recompute, true))
         for (size_t i = 0; i < keepingFits; ++i)
-          tryPlan(sizes[i],
-                  {precision, request.arenaBudget, request.gemmWorkspaceBytes, "", state});
+          tryPlan(sizes[i], {precision, request.arenaBudget, request.gemmWorkspaceBytes,
+                             request.arch, state});
     }
   auto statePreference = [&](const FitCandidate &candidate) {
     return llvm::find(request.optimizerStates, candidate.options.optimizerState) -

@@ -79,7 +79,7 @@ MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory, cons
         whole(("input " + input.getName()).str(), "activations", "", "i32", offsets[0],
               boundedBytes(input.getResult().getType(), *bounds));
     });
-  if (auto plan = module->getAttrOfType<bert::PlanAttr>("bert.plan"))
+  if (bert::PlanAttr plan = findPlan(module))
     if (bert::ByteRange scratch = plan.getScratch(); scratch.bytes > 0)
       whole("attention scratch", "workspace", "", "f32", scratch.offset, scratch.bytes);
   for (const PlannedTensor &tensor : memory.tensors)

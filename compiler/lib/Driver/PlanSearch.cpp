@@ -34,8 +34,7 @@ FailureOr<PlanOutcome> planJob(const JobSpec &spec, const PlanPoint &point,
   buildPipeline(pm, Stage::Forward, Stage::Planned, point.options);
   if (failed(pm.run(*module)))
     return failure();
-  return PlanOutcome{(*module)->getAttrOfType<bert::PlanAttr>("bert.plan").getArenaBytes(),
-                     estimateStepCost(*module, device)};
+  return PlanOutcome{findPlan(*module).getArenaBytes(), estimateStepCost(*module, device)};
 }
 
 FailureOr<int64_t> planArenaBytes(const JobSpec &spec, const PlanPoint &point, MLIRContext &ctx) {

@@ -75,7 +75,7 @@ struct DeriveEvalStepPass : bertc::impl::DeriveEvalStepBase<DeriveEvalStepPass> 
     FailureOr<func::FuncOp> microStep = bertc::getMicroStep(module);
     if (failed(microStep))
       return signalPassFailure();
-    if (!module->getAttrOfType<PlanAttr>("bert.plan")) {
+    if (!bertc::findPlan(module)) {
       module.emitError("the module has no memory plan for @eval_step to share: run "
                        "-bertc-plan-buffers first");
       return signalPassFailure();

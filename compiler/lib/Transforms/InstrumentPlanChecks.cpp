@@ -104,7 +104,7 @@ void instrument(func::FuncOp func) {
 struct InstrumentPlanChecksPass : bertc::impl::InstrumentPlanChecksBase<InstrumentPlanChecksPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (!module->getAttrOfType<PlanAttr>("bert.plan")) {
+    if (!bertc::findPlan(module)) {
       module.emitError("the module has no memory plan to check: run -bertc-plan-buffers first");
       return signalPassFailure();
     }

@@ -183,7 +183,7 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
     planning.gemmWorkspace = gemmWorkspace;
     pipeline.addPass(bertc::createPlanBuffers(planning));
     LogicalResult planned = runPipeline(pipeline, copy);
-    auto plan = copy->getAttrOfType<bert::PlanAttr>("bert.plan");
+    bert::PlanAttr plan = bertc::findPlan(copy);
     copy.erase();
     if (failed(planned) || !plan)
       return failure();

@@ -31,6 +31,8 @@ mlir::FailureOr<mlir::bert::TrainAttr> getTrainSettings(mlir::ModuleOp module);
 /// The module's memory plan (`bert.plan`, written by -bertc-plan-buffers), or a diagnostic
 /// on the module and failure.
 mlir::FailureOr<mlir::bert::PlanAttr> getPlan(mlir::ModuleOp module);
+/// The same without a diagnostic: null when the module has not been planned.
+mlir::bert::PlanAttr findPlan(mlir::ModuleOp module);
 
 /// Upper bounds of the dynamic dimensions: the first `?` of a tensor is the
 /// micro-batch (`bert.max_batch`), the second the sequence (`bert.max_seq`).
