@@ -352,6 +352,11 @@ LogicalResult AdamWOp::verify() {
     return emitOpError("weight_decay must not be negative");
   if (std::optional<int64_t> block = getStateBlock(); block && *block != 256 && *block != 2048)
     return emitOpError("state_block must be 256 or 2048, not ") << *block;
+  if (Value grad = getGrad()) {
+    if (!cast<RankedTensorType>(grad.getType()).getElementType().isF32())
+      return emitOpError("gradient must be f32, not ") << grad.getType();
+    return expectSameShape(*this, getParam(), "parameter", grad, "gradient");
+  }
   return success();
 }
 

@@ -217,7 +217,8 @@ SmallVector<KernelWork, 1> AdamWOp::estimateKernels(int64_t, int64_t, CostTarget
   auto type = cast<RankedTensorType>(getParam().getType());
   double elements = double(type.getNumElements());
   std::optional<int64_t> block = getStateBlock();
-  bool shared = target == CostTarget::Cuda && !block;
+  // Fused into the backward (a `grad` operand), every update is a launch of its own.
+  bool shared = target == CostTarget::Cuda && !block && !getGrad();
   KernelWork update{ComputeUnit::Fp32Cores, 12 * elements, 7 * 4 * elements};
   if (block) {
     double blocks = std::ceil(elements / double(*block));

@@ -162,6 +162,9 @@ BatcherState train(StepRunner &runner, const Dataset &data, const TrainerOptions
     context.seed = setup.seed;
     context.planCheck = planCheck;
     context.lossScale = scaler.scale();
+    // A plan that updates in the backward (no loss scaling, so no skipped steps) runs
+    // AdamW inside the micro-step: it needs the update's count there.
+    context.adamStep = step - scaler.skippedSteps();
     float loss = 0.0f;
     int64_t epoch = 0, rows = 0;
     bool endsEpoch = false;

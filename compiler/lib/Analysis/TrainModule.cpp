@@ -96,15 +96,38 @@ SmallVector<bert::ParamOp> trainableParams(func::FuncOp microStep) {
   return params;
 }
 
+namespace {
+
+/// Calls `visit` with every `bert.adamw` of the step functions and the name of the
+/// parameter it updates.
+void forEachUpdate(ModuleOp module,
+                   llvm::function_ref<void(bert::AdamWOp, llvm::StringRef)> visit) {
+  for (llvm::StringRef step : {kMicroStep, kOptimizerStep})
+    if (auto function = module.lookupSymbol<func::FuncOp>(step))
+      function.walk([&](bert::AdamWOp adamw) {
+        if (auto param = adamw.getParam().getDefiningOp<bert::ParamOp>())
+          visit(adamw, param.getName());
+      });
+}
+
+} // namespace
+
 llvm::StringMap<int64_t> eightBitStateBlocks(ModuleOp module) {
   llvm::StringMap<int64_t> blocks;
-  if (auto optimizerStep = module.lookupSymbol<func::FuncOp>(kOptimizerStep))
-    optimizerStep.walk([&](bert::AdamWOp adamw) {
-      auto param = adamw.getParam().getDefiningOp<bert::ParamOp>();
-      if (std::optional<int64_t> block = adamw.getStateBlock(); block && param)
-        blocks[param.getName()] = *block;
-    });
+  forEachUpdate(module, [&](bert::AdamWOp adamw, llvm::StringRef name) {
+    if (std::optional<int64_t> block = adamw.getStateBlock())
+      blocks[name] = *block;
+  });
   return blocks;
+}
+
+llvm::StringSet<> updatesInBackward(ModuleOp module) {
+  llvm::StringSet<> names;
+  forEachUpdate(module, [&](bert::AdamWOp adamw, llvm::StringRef name) {
+    if (adamw.getGrad())
+      names.insert(name);
+  });
+  return names;
 }
 
 } // namespace bertc

@@ -1,8 +1,9 @@
 //===- EmitLossOptimizer.cpp - loss, gradient accumulation, AdamW ---------===//
 //
 // Cross-entropy and MSE losses with their gradients and gradient accumulation into the
-// fp32 gradient slots, for both targets; AdamW per parameter on the CPU (the CUDA trainer
-// updates every parameter in one launch, CudaTrainer.cpp).
+// fp32 gradient slots, for both targets; AdamW per parameter on the CPU, and on CUDA for an
+// 8-bit state or an update in the backward (after the backward, the CUDA trainer updates
+// every parameter with fp32 moments in one launch, CudaTrainer.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,9 +28,11 @@ std::string paramSlot(Value param, StringRef slot, StringRef element = "float") 
       .str();
 }
 
-bool hasSlots(Value param) {
-  auto op = param.getDefiningOp<ParamOp>();
-  return op && op->hasAttr("arena.grad") && op->hasAttr("arena.adam_m") &&
+/// Whether `adamw`'s parameter has its moment slots and, unless the update reads its
+/// gradient from an operand, its gradient slot.
+bool hasSlots(AdamWOp adamw) {
+  auto op = adamw.getParam().getDefiningOp<ParamOp>();
+  return op && (adamw.getGrad() || op->hasAttr("arena.grad")) && op->hasAttr("arena.adam_m") &&
          op->hasAttr("arena.adam_v");
 }
 
@@ -90,14 +93,17 @@ std::optional<LogicalResult> emitLossOptimizerOp(Operation *op, EmitContext &ctx
         return success();
       })
       .Case([&](AdamWOp adamw) -> LogicalResult {
-        // The CUDA trainer updates every parameter with fp32 moments in one launch over its
-        // chunk table (CudaTrainer.cpp); an 8-bit state is updated per parameter here.
-        if (ctx.target == KernelTarget::Cuda && !adamw.getStateBlock())
+        // After the backward, the CUDA trainer updates every parameter with fp32 moments in
+        // one launch over its chunk table (CudaTrainer.cpp); an 8-bit state, or an update
+        // in the backward, is updated per parameter here.
+        if (ctx.target == KernelTarget::Cuda && !adamw.getStateBlock() && !adamw.getGrad())
           return adamw.emitError("the CUDA trainer updates every parameter with fp32 moments in "
-                                 "one launch, not per op");
+                                 "one launch after the backward, not per op");
         Value param = adamw.getParam();
-        if (!hasSlots(param))
+        if (!hasSlots(adamw))
           return adamw.emitError("parameter has no optimizer slots: run -bertc-plan-buffers");
+        std::string grad =
+            adamw.getGrad() ? ctx.name(adamw.getGrad()) : paramSlot(param, "arena.grad");
         // A 16-bit parameter: AdamW updates its fp32 master, then the working copy is
         // rewritten from it.
         bool sixteenBit = !cast<RankedTensorType>(param.getType()).getElementType().isF32();
@@ -110,14 +116,14 @@ std::optional<LogicalResult> emitLossOptimizerOp(Operation *op, EmitContext &ctx
         // 8-bit state: the moments' codes and their blocks' absmaxes
         // (abi/adamw_8bit_state.h).
         if (block)
-          os << ctx.call("adamw8bitUpdate") << master << ", " << paramSlot(param, "arena.grad")
-             << ", {" << paramSlot(param, "arena.adam_m", "uint8_t") << ", "
+          os << ctx.call("adamw8bitUpdate") << master << ", " << grad << ", {"
+             << paramSlot(param, "arena.adam_m", "uint8_t") << ", "
              << paramSlot(param, "arena.adam_v", "uint8_t") << ", "
              << paramSlot(param, "arena.adam_m_absmax") << ", "
              << paramSlot(param, "arena.adam_v_absmax") << "}, " << EmitContext::numel(param)
              << ", QuantBlockSize(" << *block << "), {ctx.lr, ";
         else
-          os << ctx.call("adamwUpdate") << master << ", " << paramSlot(param, "arena.grad") << ", "
+          os << ctx.call("adamwUpdate") << master << ", " << grad << ", "
              << paramSlot(param, "arena.adam_m") << ", " << paramSlot(param, "arena.adam_v") << ", "
              << EmitContext::numel(param) << ", {ctx.lr, ";
         os << EmitContext::doubleLiteral(adamw.getBeta1().convertToDouble()) << ", "

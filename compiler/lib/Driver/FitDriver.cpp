@@ -12,9 +12,10 @@ using namespace mlir;
 namespace bertc {
 
 std::string FitCandidate::describe() const {
-  return llvm::formatv("micro-batch {0} x {1}, {2}, {3}{4}", microBatch, accumulation,
+  return llvm::formatv("micro-batch {0} x {1}, {2}, {3}{4}{5}", microBatch, accumulation,
                        options.precision, recomputes() ? "recompute" : "keep activations",
-                       options.optimizerState == "8bit" ? ", 8-bit AdamW state" : "");
+                       options.optimizerState == "8bit" ? ", 8-bit AdamW state" : "",
+                       options.fuseOptimizer ? ", AdamW in the backward" : "");
 }
 
 namespace {
@@ -49,6 +50,24 @@ std::optional<std::string> microBatchError(int64_t microBatch, int64_t batch) {
       .str();
 }
 
+std::optional<std::string> fuseOptimizerError(const JobSpec &spec, int64_t microBatch,
+                                              StringRef precision) {
+  if (microBatch < spec.train.batch)
+    return llvm::formatv("micro-batch {0} runs [train] batch {1} in several micro-steps, and an "
+                         "update in the backward needs the whole batch in one",
+                         microBatch, spec.train.batch)
+        .str();
+  if (spec.train.maxGradNorm > 0)
+    return llvm::formatv("[train] max_grad_norm = {0} clips by the norm of every gradient, "
+                         "known only after the whole backward",
+                         spec.train.maxGradNorm)
+        .str();
+  if (precision == "fp16")
+    return std::string("fp16's loss scaling skips the whole update when any gradient "
+                       "overflows (use bf16 or fp32)");
+  return std::nullopt;
+}
+
 std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitRequest &request,
                                              MLIRContext &ctx) {
   std::vector<int64_t> sizes =
@@ -65,30 +84,40 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
     return true;
   };
   for (const std::string &state : request.optimizerStates)
-    for (const std::string &precision : request.precisions) {
-      // Without recomputation the arena grows with the micro-batch: the first (largest)
-      // that fits is the only one worth keeping.
-      size_t keepingFits = sizes.size();
-      if (llvm::is_contained(request.recompute, false))
-        for (size_t i = 0; i < sizes.size() && keepingFits == sizes.size(); ++i)
-          if (tryPlan(sizes[i], {precision, 0, request.gemmWorkspaceBytes, request.arch, state}))
-            keepingFits = i;
-      // Recomputation buys the larger micro-batches, each at its own cost.
-      if (llvm::is_contained(request.recompute, true))
-        for (size_t i = 0; i < keepingFits; ++i)
-          tryPlan(sizes[i], {precision, request.arenaBudget, request.gemmWorkspaceBytes,
-                             request.arch, state});
-    }
-  auto statePreference = [&](const FitCandidate &candidate) {
-    return llvm::find(request.optimizerStates, candidate.options.optimizerState) -
-           request.optimizerStates.begin();
+    for (const std::string &precision : request.precisions)
+      for (bool fuse : request.fuseOptimizer) {
+        // An update in the backward runs the whole batch at once: the first size only.
+        size_t count = sizes.size();
+        if (fuse)
+          count = fuseOptimizerError(spec, sizes.front(), precision) ? 0 : 1;
+        PipelineOptions options{precision,    0,     request.gemmWorkspaceBytes,
+                                request.arch, state, fuse};
+        // Without recomputation the arena grows with the micro-batch: the first (largest)
+        // that fits is the only one worth keeping.
+        size_t keepingFits = count;
+        if (llvm::is_contained(request.recompute, false))
+          for (size_t i = 0; i < count && keepingFits == count; ++i)
+            if (tryPlan(sizes[i], options))
+              keepingFits = i;
+        // Recomputation buys the larger micro-batches, each at its own cost.
+        options.rematArenaBudget = request.arenaBudget;
+        if (llvm::is_contained(request.recompute, true))
+          for (size_t i = 0; i < keepingFits; ++i)
+            tryPlan(sizes[i], options);
+      }
+  // On equal estimates: the preferred optimizer state, then the preferred placement.
+  auto preference = [&](const FitCandidate &candidate) {
+    return std::pair(llvm::find(request.optimizerStates, candidate.options.optimizerState) -
+                         request.optimizerStates.begin(),
+                     llvm::find(request.fuseOptimizer, candidate.options.fuseOptimizer) -
+                         request.fuseOptimizer.begin());
   };
   std::stable_sort(fitting.begin(), fitting.end(),
                    [&](const FitCandidate &a, const FitCandidate &b) {
                      if (a.outcome.cost.seconds != b.outcome.cost.seconds)
                        return a.outcome.cost.seconds < b.outcome.cost.seconds;
-                     if (statePreference(a) != statePreference(b))
-                       return statePreference(a) < statePreference(b);
+                     if (preference(a) != preference(b))
+                       return preference(a) < preference(b);
                      return a.outcome.arenaBytes < b.outcome.arenaBytes;
                    });
   return fitting;

@@ -35,8 +35,9 @@ MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory, cons
   MemoryPicture picture;
   picture.title = title.str();
   picture.choices =
-      llvm::formatv("micro-batch {0} x {1}, seq {2}, {3}, {4} AdamW state", plan.microBatch,
-                    plan.accumulationSteps, plan.seqLen, plan.precision, plan.optimizerState)
+      llvm::formatv("micro-batch {0} x {1}, seq {2}, {3}, {4} AdamW state{5}", plan.microBatch,
+                    plan.accumulationSteps, plan.seqLen, plan.precision, plan.optimizerState,
+                    plan.optimizerInBackward ? ", AdamW in the backward" : "")
           .str();
   picture.budgetBytes = plan.budgetBytes;
   picture.arenaBytes = plan.arenaBytes;

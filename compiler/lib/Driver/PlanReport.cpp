@@ -38,6 +38,7 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory, 
   auto precision = module->getAttrOfType<StringAttr>("bert.precision");
   s.precision = precision ? precision.str() : "fp32";
   s.optimizerState = eightBitStateBlocks(module).empty() ? "fp32" : "8bit";
+  s.optimizerInBackward = !updatesInBackward(module).empty();
   StepCost cost = estimateStepCost(module, device);
   s.device = device.name;
   s.stepFlops = cost.flops;
@@ -82,6 +83,7 @@ void writePlanJson(const PlanSummary &s, raw_ostream &os) {
       {"seq_len", s.seqLen},
       {"precision", s.precision},
       {"optimizer_state", s.optimizerState},
+      {"optimizer_in_backward", s.optimizerInBackward},
       {"recompute", std::move(recompute)},
       {"recompute_flops", s.recomputeFlops},
       {"step_flops", s.stepFlops},
@@ -100,12 +102,13 @@ void printPlanSummary(const PlanSummary &s, raw_ostream &os) {
                       formatBytes(s.reserveBytes));
   std::string masters =
       s.masterWeightBytes ? ", master weights " + formatBytes(s.masterWeightBytes) : "";
-  os << llvm::formatv("          parameters {0}{6}, gradients {1}, optimizer {2}{7}, "
+  os << llvm::formatv("          parameters {0}{6}, gradients {1}{8}, optimizer {2}{7}, "
                       "activations {3}, temporaries {4}, workspace {5}\n",
                       formatBytes(s.parameterBytes), formatBytes(s.gradientBytes),
                       formatBytes(s.optimizerStateBytes), formatBytes(s.activationBytes),
                       formatBytes(s.temporaryBytes), formatBytes(s.workspaceBytes), masters,
-                      s.optimizerState == "8bit" ? " (8-bit)" : "");
+                      s.optimizerState == "8bit" ? " (8-bit)" : "",
+                      s.optimizerInBackward ? " (AdamW in the backward)" : "");
   os << llvm::formatv("  arena   {0} (never less than {1} live at once)\n",
                       formatBytes(s.arenaBytes), formatBytes(s.lowerBoundBytes));
   if (!s.recompute.empty())

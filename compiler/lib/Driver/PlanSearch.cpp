@@ -2,6 +2,8 @@
 
 #include "bertc/Driver/PlanSearch.h"
 
+#include "bertc/Driver/FitDriver.h"
+
 #include "bertc/Analysis/TrainModule.h"
 #include "bertc/Driver/ByteSize.h"
 #include "bertc/Driver/PlanReport.h"
@@ -223,6 +225,20 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
                             eightBitRows.value, spec.train.batch / eightBitRows.value,
                             formatBytes(eightBitRows.arenaBytes));
       }
+    }
+  }
+  // The gradient region goes when each update runs in the backward.
+  if (!plan.optimizerInBackward && !fuseOptimizerError(spec, plan.microBatch, plan.precision)) {
+    PipelineOptions inBackward{plan.precision, 0};
+    inBackward.optimizerState = plan.optimizerState;
+    inBackward.fuseOptimizer = true;
+    FailureOr<int64_t> bytes =
+        planArenaBytes(spec, {plan.microBatch, spec.train.seqLen, frozen, inBackward}, ctx);
+    if (succeeded(bytes)) {
+      anyFits |= *bytes <= arenaBudget;
+      os << llvm::formatv("  - --fuse-optimizer on (each AdamW update in the backward, no "
+                          "gradient region): {0}{1}\n",
+                          formatBytes(*bytes), *bytes <= arenaBudget ? "" : ", not enough alone");
     }
   }
   if (Fitting seq = largestFittingSeqLen(spec, plan.microBatch, arenaBudget, ctx); seq.value > 0) {

@@ -49,9 +49,9 @@ struct InsertOptimizerPass : bertc::impl::InsertOptimizerBase<InsertOptimizerPas
       bool eightBit = optimizerState == "8bit" && !embeddingTables.contains(param.getResult()) &&
                       param.getResult().getType().getNumElements() >= bertc::kMin8bitStateValues;
       builder.create<AdamWOp>(
-          param.getLoc(), copy.getResult(), builder.getF64FloatAttr(settings.beta1),
-          builder.getF64FloatAttr(settings.beta2), builder.getF64FloatAttr(settings.eps),
-          builder.getF64FloatAttr(weightDecay),
+          param.getLoc(), copy.getResult(), /*grad=*/Value(),
+          builder.getF64FloatAttr(settings.beta1), builder.getF64FloatAttr(settings.beta2),
+          builder.getF64FloatAttr(settings.eps), builder.getF64FloatAttr(weightDecay),
           eightBit ? builder.getI64IntegerAttr(int64_t(bertc::QuantBlockSize::k2048))
                    : IntegerAttr());
     }

@@ -39,10 +39,15 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const Pipeline
       remat.arenaBudget = options.rematArenaBudget;
       remat.arch = options.arch;
       remat.gemmWorkspace = options.gemmWorkspaceBytes;
+      remat.fuseOptimizer = options.fuseOptimizer;
       pm.addPass(createRematerialize(remat));
     }
     // Before planning: the order decides how long tensors live, and so the peak.
     pm.addPass(createScheduleForMemory());
+    // In that order, each update right after its parameter's last reader: the planner
+    // then sees each gradient die at its update.
+    if (options.fuseOptimizer)
+      pm.addPass(createFuseOptimizer());
     // Last: every tensor the step will ever touch is known only now.
     PlanBuffersOptions planning;
     planning.gemmWorkspace = options.gemmWorkspaceBytes;

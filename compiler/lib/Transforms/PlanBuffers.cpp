@@ -62,7 +62,9 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     //    8-bit state as one slot: m codes, v codes, then (float-aligned) m's and v's
     //    absmaxes (abi/adamw_8bit_state.h). The gradients of parameters with 8-bit state
     //    come after the others, so the fp32 moments line up with their gradients (the
-    //    CUDA AdamW finds all three at one offset from three bases).
+    //    CUDA AdamW finds all three at one offset from three bases). A parameter updated
+    //    in the backward (-bertc-fuse-optimizer) has no gradient slot: its gradient is an
+    //    activation that dies at its update.
     SmallVector<ParamOp> params;
     microStep->walk([&](ParamOp p) { params.push_back(p); });
     RegionCursor values{0, 0, alignment};
@@ -73,10 +75,12 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
       if (!p.getResult().getType().getElementType().isF32())
         p->setAttr("arena.master", i64(masters.take(fp32Bytes(p))));
     llvm::StringMap<int64_t> eightBit = bertc::eightBitStateBlocks(module);
+    llvm::StringSet<> inBackward = bertc::updatesInBackward(module);
     RegionCursor grads = masters.next();
     for (bool eightBitState : {false, true})
       for (ParamOp p : params)
-        if (p.getTrainable() && eightBit.count(p.getName()) == eightBitState)
+        if (p.getTrainable() && !inBackward.contains(p.getName()) &&
+            eightBit.count(p.getName()) == eightBitState)
           p->setAttr("arena.grad", i64(grads.take(fp32Bytes(p))));
     RegionCursor moments = grads.next();
     for (StringRef moment : {"arena.adam_m", "arena.adam_v"})

@@ -179,6 +179,8 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
     cloneIntoBackward(body, copiedValues);
     OpPassManager pipeline(ModuleOp::getOperationName());
     pipeline.addPass(bertc::createScheduleForMemory());
+    if (fuseOptimizer)
+      pipeline.addPass(bertc::createFuseOptimizer());
     bertc::PlanBuffersOptions planning;
     planning.gemmWorkspace = gemmWorkspace;
     pipeline.addPass(bertc::createPlanBuffers(planning));

@@ -20,8 +20,9 @@ using namespace mlir;
 namespace {
 
 /// The ops of `body` before its terminator, each with the ops it must follow: the
-/// definers of its operands and, for an op with side effects, the previous such op
-/// (accumulate_grad excepted).
+/// definers of its operands; for an op with side effects, the previous such op
+/// (accumulate_grad and updates in the backward excepted); for an update in the
+/// backward, every other reader of the parameter it rewrites.
 struct DependenceGraph {
   SmallVector<Operation *> ops;
   llvm::DenseMap<Operation *, unsigned> index;
@@ -41,8 +42,15 @@ struct DependenceGraph {
       for (Value operand : op->getOperands())
         if (Operation *def = operand.getDefiningOp(); def && index.count(def))
           predecessors.insert(index[def]);
-      // accumulate_grad writes only its own parameter's gradient slot: those commute.
-      if (!isMemoryEffectFree(op) && !isa<bert::AccumulateGradOp>(op)) {
+      // accumulate_grad writes only its own parameter's gradient slot, an update in the
+      // backward only its own parameter's slots: those commute.
+      auto update = dyn_cast<bert::AdamWOp>(op);
+      bool ownSlotsOnly = isa<bert::AccumulateGradOp>(op) || (update && update.getGrad());
+      if (update && update.getGrad())
+        for (Operation *reader : update.getParam().getUsers())
+          if (reader != op && index.count(reader))
+            predecessors.insert(index[reader]);
+      if (!isMemoryEffectFree(op) && !ownSlotsOnly) {
         if (lastEffect)
           predecessors.insert(*lastEffect);
         lastEffect = i;

@@ -96,6 +96,7 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
     }
     ok = checkRegions(module);
     eightBit = bertc::eightBitStateBlocks(module);
+    updatedInBackward = bertc::updatesInBackward(module);
     collectSlots(*microStep, *bounds);
     checkLiveOverlaps();
     checkOptimizerStep(module, *microStep);
@@ -192,6 +193,9 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
           bool isAbsmax = key.ends_with("_absmax"), isMoment = key.starts_with("arena.adam");
           bool needed = isValue || ((isMaster ? sixteenBit : param.getTrainable()) &&
                                     (!isAbsmax || isEightBit));
+          // An update in the backward reads its gradient from an activation.
+          if (key == "arena.grad" && updatedInBackward.contains(param.getName()))
+            needed = false;
           int64_t slotBytes = 4 * count;
           if (isValue)
             slotBytes = bytes[0];
@@ -347,6 +351,8 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
   SmallVector<Region> regions;
   /// `state_block` of the parameters with 8-bit AdamW state, by name.
   llvm::StringMap<int64_t> eightBit;
+  /// The parameters updated in @micro_step's backward, without a gradient slot.
+  llvm::StringSet<> updatedInBackward;
   std::vector<Slot> slots;
   llvm::DenseMap<Value, size_t> slotOfValue; ///< activation results and their slots
   bool ok = true;

@@ -109,6 +109,13 @@ cl::opt<std::string> optimizerState("optimizer-state",
                                              "bitsandbytes' Adam8bit) or auto (whichever "
                                              "gives the fastest plan that fits)"),
                                     cl::init("fp32"), cl::cat(bertcOptions));
+cl::opt<std::string> fuseOptimizer(
+    "fuse-optimizer",
+    cl::desc("where AdamW updates each parameter: off (after the backward, default), on (in "
+             "the backward, as soon as its gradient is complete, so no gradient region; needs "
+             "the whole batch in one micro-step, no max_grad_norm and no fp16) or auto "
+             "(whichever gives the fastest plan that fits)"),
+    cl::init("off"), cl::cat(bertcOptions));
 cl::opt<bool> planCheck("plan-check",
                         cl::desc("build a CPU trainer whose steps can check the memory plan as "
                                  "they run (the trainer's --plan-check turns the checks on)"),
@@ -174,6 +181,14 @@ std::vector<std::string> optimizerStateCandidates() {
   return {optimizerState};
 }
 
+/// The update placements the fit driver may plan (in the backward or not), the preferred
+/// first.
+std::vector<bool> fuseOptimizerCandidates() {
+  if (fuseOptimizer == "auto")
+    return {false, true};
+  return {fuseOptimizer == "on"};
+}
+
 RunChoice chooseRun(const bertc::JobSpec &spec, std::optional<int64_t> arenaBudget,
                     MLIRContext &ctx) {
   std::optional<int64_t> pinnedRows;
@@ -182,7 +197,7 @@ RunChoice chooseRun(const bertc::JobSpec &spec, std::optional<int64_t> arenaBudg
   std::vector<std::string> precisions = precisionCandidates(spec);
   RunChoice choice{pinnedRows.value_or(spec.train.batch),
                    {precisions.front(), 0, gemmWorkspaceBytes(), targetArch(),
-                    optimizerStateCandidates().front()},
+                    optimizerStateCandidates().front(), fuseOptimizerCandidates().front()},
                    {}};
   if (!arenaBudget)
     return choice;
@@ -195,6 +210,7 @@ RunChoice chooseRun(const bertc::JobSpec &spec, std::optional<int64_t> arenaBudg
   request.device = &deviceModel();
   request.arch = targetArch();
   request.optimizerStates = optimizerStateCandidates();
+  request.fuseOptimizer = fuseOptimizerCandidates();
   request.gemmWorkspaceBytes = gemmWorkspaceBytes();
   choice.ranked = bertc::searchFittingPlans(spec, request, ctx);
   if (!choice.ranked.empty()) {
@@ -385,6 +401,8 @@ int main(int argc, char **argv) {
     return usageError("--remat '" + remat + "': expected none or auto");
   if (!llvm::is_contained({"fp32", "8bit", "auto"}, optimizerState))
     return usageError("--optimizer-state '" + optimizerState + "': expected fp32, 8bit or auto");
+  if (!llvm::is_contained({"off", "on", "auto"}, fuseOptimizer))
+    return usageError("--fuse-optimizer '" + fuseOptimizer + "': expected off, on or auto");
   if (!arch.empty() && !bertc::gpuDeviceModel(arch))
     return usageError("unknown --arch '" + arch + "' (known: " + bertc::knownArchs() + ")");
   if (microBatch < 0)
@@ -422,6 +440,7 @@ int main(int argc, char **argv) {
     run.options.arch = targetArch();
     run.options.gemmWorkspaceBytes = gemmWorkspaceBytes();
     run.options.optimizerState = optimizerStateCandidates().front();
+    run.options.fuseOptimizer = fuseOptimizerCandidates().front();
   } else {
     FailureOr<bertc::JobSpec> parsed = bertc::parseJobFile(inputPath, ctx);
     if (failed(parsed))
@@ -430,6 +449,13 @@ int main(int argc, char **argv) {
     if (std::optional<std::string> problem =
             microBatch > 0 ? bertc::microBatchError(microBatch, spec->train.batch) : std::nullopt)
       return usageError(*problem);
+    if (std::optional<std::string> problem =
+            fuseOptimizer == "on"
+                ? bertc::fuseOptimizerError(
+                      *spec, microBatch > 0 ? int64_t(microBatch) : spec->train.batch,
+                      precisionCandidates(*spec).front())
+                : std::nullopt)
+      return usageError("--fuse-optimizer on: " + *problem);
     if (maxBatch && !budget)
       return usageError("--max-batch needs --vram SIZE (e.g. --vram 6GB)");
     if (maxBatch)

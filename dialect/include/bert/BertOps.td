@@ -314,17 +314,25 @@ def Bert_AdamWOp : Bert_Op<"adamw", [MemoryEffects<[MemRead, MemWrite]>,
     Adam8bit keeps them (abi/adamw_8bit_state.h): one code per value and one fp32
     absmax per block of `state_block` (256 or 2048) values; without it they are fp32.
 
+    With a `grad` operand (-bertc-fuse-optimizer) the update runs inside @micro_step,
+    in the backward, from that fp32 gradient instead of the gradient slot: it must
+    follow every other reader of the parameter, since it rewrites the parameter.
+
     ```mlir
     bert.adamw %w {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-08 : f64,
                    weight_decay = 0.01 : f64} : tensor<2x64xf32>
     bert.adamw %e {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-08 : f64,
                    state_block = 2048 : i64, weight_decay = 0.01 : f64} : tensor<64x64xf32>
+    bert.adamw %w, %dw {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-08 : f64,
+                        weight_decay = 0.01 : f64} : tensor<2x64xf32>, tensor<2x64xf32>
     ```
   }];
-  let arguments = (ins Bert_FloatTensor:$param, F64Attr:$beta1, F64Attr:$beta2,
-                       F64Attr:$epsilon, F64Attr:$weight_decay,
+  let arguments = (ins Bert_FloatTensor:$param, Optional<Bert_FloatTensor>:$grad,
+                       F64Attr:$beta1, F64Attr:$beta2, F64Attr:$epsilon, F64Attr:$weight_decay,
                        OptionalAttr<I64Attr>:$state_block);
-  let assemblyFormat = "$param attr-dict `:` type($param)";
+  let assemblyFormat = [{
+    $param (`,` $grad^)? attr-dict `:` type($param) (`,` type($grad)^)?
+  }];
   let hasVerifier = 1;
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include "bert/BertDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -66,8 +67,12 @@ int64_t accumulationSteps(mlir::ModuleOp module, DimBounds bounds);
 /// The trainable parameters of @micro_step, in program order.
 llvm::SmallVector<mlir::bert::ParamOp> trainableParams(mlir::func::FuncOp microStep);
 
-/// The `state_block` of every parameter whose `bert.adamw` in @optimizer_step keeps 8-bit
-/// moments, by parameter name; empty without an @optimizer_step.
+/// The `state_block` of every parameter whose `bert.adamw` keeps 8-bit moments, by
+/// parameter name; empty without updates.
 llvm::StringMap<int64_t> eightBitStateBlocks(mlir::ModuleOp module);
+
+/// The parameters whose `bert.adamw` runs in @micro_step's backward from its gradient
+/// operand (-bertc-fuse-optimizer), by name: they have no gradient slot.
+llvm::StringSet<> updatesInBackward(mlir::ModuleOp module);
 
 } // namespace bertc

@@ -2,7 +2,8 @@
 //
 // `bertc model.toml --vram 6GB` decides on its own how to run the effective batch: as
 // micro-batches and accumulation steps, at a precision, keeping every activation or
-// recomputing some, and (with --optimizer-state auto) with fp32 or 8-bit AdamW moments.
+// recomputing some, (with --optimizer-state auto) with fp32 or 8-bit AdamW moments, and
+// (with --fuse-optimizer auto) with AdamW after the backward or in it.
 // Each combination is planned through the real pipeline; the fastest by estimated step
 // time whose arena fits is chosen. Flags pin any axis.
 //
@@ -29,6 +30,10 @@ struct FitRequest {
   std::string arch; ///< --arch, for the passes that price their choices
   /// PipelineOptions::optimizerState candidates, the preferred first (on equal estimates).
   std::vector<std::string> optimizerStates = {"fp32"};
+  /// PipelineOptions::fuseOptimizer candidates, the preferred first (on equal estimates).
+  /// An update in the backward is planned only where it can run: one micro-step per
+  /// optimizer step, no clipping, no fp16.
+  std::vector<bool> fuseOptimizer = {false};
 
   int64_t gemmWorkspaceBytes = 0; ///< PipelineOptions::gemmWorkspaceBytes of every plan
 };
@@ -41,7 +46,8 @@ struct FitCandidate {
   PlanOutcome outcome;
 
   bool recomputes() const { return options.rematArenaBudget > 0; }
-  /// "micro-batch 16 x 2, bf16, recompute" (", 8-bit AdamW state" when it has one).
+  /// "micro-batch 16 x 2, bf16, recompute" (", 8-bit AdamW state" when it has one,
+  /// ", AdamW in the backward" when it runs there).
   std::string describe() const;
 };
 
@@ -50,9 +56,15 @@ struct FitCandidate {
 /// micro-batch of the batch or more runs the whole batch at once).
 std::optional<std::string> microBatchError(int64_t microBatch, int64_t batch);
 
+/// Why `spec`'s AdamW updates cannot run in the backward at `microBatch` rows and
+/// `precision` (-bertc-fuse-optimizer's conditions); nothing when they can.
+std::optional<std::string> fuseOptimizerError(const JobSpec &spec, int64_t microBatch,
+                                              llvm::StringRef precision);
+
 /// Every candidate that fits, the fastest first (ties: the preferred optimizer state, then
-/// the smaller arena); empty when nothing fits. Only the largest fitting micro-batch of each
-/// (precision, recompute) pair is kept without recomputation, as a smaller one only adds steps.
+/// the preferred update placement, then the smaller arena); empty when nothing fits. Only the
+/// largest fitting micro-batch of each (precision, recompute) pair is kept without recomputation,
+/// as a smaller one only adds steps.
 std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitRequest &request,
                                              mlir::MLIRContext &ctx);
 

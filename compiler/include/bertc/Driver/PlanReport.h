@@ -40,6 +40,9 @@ struct PlanSummary {
   /// "8bit" when some parameter keeps 8-bit AdamW moments (bert.adamw state_block), else
   /// "fp32".
   std::string optimizerState;
+  /// Whether each AdamW update runs in the backward (-bertc-fuse-optimizer): then there
+  /// is no gradient region.
+  bool optimizerInBackward = false;
   double stepFlops = 0;
   double estimatedStepSeconds = 0;
   std::string device; ///< what estimatedStepSeconds is for: "cpu", "sm_80", ...

@@ -123,8 +123,9 @@ def Rematerialize : Pass<"bertc-rematerialize", "mlir::ModuleOp"> {
       2. The step is read as a chain of blocks (bertc/Analysis/RematChain.h); the
          solver (RematSolver.h) finds the cheapest keep set whose modelled peak fits
          the budget less the fixed regions, exactly, block by block and across blocks.
-      3. The choice is checked with the real planner (schedule-for-memory and
-         plan-buffers on a copy, with the final plan's GEMM workspace, so that the
+      3. The choice is checked with the real planner (schedule-for-memory, then
+         fuse-optimizer when the final plan has it, and plan-buffers on a copy, with
+         the final plan's GEMM workspace, so that the
          arena compared with the budget is the one the step will have; the model's
          budget is what the regions around the activations leave). Packing and
          scheduling differ from the model, so
@@ -146,6 +147,9 @@ def Rematerialize : Pass<"bertc-rematerialize", "mlir::ModuleOp"> {
     Option<"gemmWorkspace", "gemm-workspace", "int64_t", "0",
            "plan-buffers' gemm-workspace of the final plan, which the trial plans hold "
            "too, so that they measure the arena the budget is for">,
+    Option<"fuseOptimizer", "fuse-optimizer", "bool", "false",
+           "whether the final plan runs the updates in the backward "
+           "(-bertc-fuse-optimizer), which the trial plans then do too">,
   ];
   let dependentDialects = ["mlir::bert::BertDialect"];
 }
@@ -168,6 +172,29 @@ def ScheduleForMemory : Pass<"bertc-schedule-for-memory", "mlir::ModuleOp"> {
     current one, so the pass never makes a plan worse.
   }];
   let dependentDialects = ["mlir::bert::BertDialect"];
+}
+
+def FuseOptimizer : Pass<"bertc-fuse-optimizer", "mlir::ModuleOp"> {
+  let summary = "Runs each AdamW update in the backward, as soon as its gradient is complete";
+  let description = [{
+    With one micro-step per optimizer step there is nothing to accumulate: each
+    parameter's gradient is final when the backward has computed it. This pass moves
+    every `bert.adamw` of `@optimizer_step` into `@micro_step`, where it replaces the
+    parameter's `bert.accumulate_grad` and takes the gradient as an operand, placed
+    after both the gradient and the last other reader of the parameter (the update
+    rewrites it). The gradient is then an ordinary temporary that dies at its update:
+    no whole-model gradient region is planned (the LOMO / fused-optimizer layout), and
+    the update is the same arithmetic on the same values, so training is bit for bit
+    the unfused step's. `@optimizer_step` is left empty.
+
+    It needs what makes an early update equal to the late one, and fails with a
+    diagnostic otherwise: one micro-step per optimizer step (`batch` at most the
+    micro-batch), no gradient clipping (`max_grad_norm = 0`: clipping scales by the
+    norm of every gradient), and no fp16 loss scaling (an overflow anywhere skips the
+    whole update). It runs after `-bertc-schedule-for-memory`, whose order it keeps,
+    and before `-bertc-plan-buffers`.
+  }];
+  let dependentDialects = ["mlir::bert::BertDialect", "mlir::func::FuncDialect"];
 }
 
 def PlanBuffers : Pass<"bertc-plan-buffers", "mlir::ModuleOp"> {

@@ -29,6 +29,10 @@ struct PipelineOptions {
   /// The AdamW moments of parameters of at least 4096 values: "fp32" or "8bit"
   /// (-bertc-insert-optimizer's optimizer-state).
   std::string optimizerState = "fp32";
+  /// Each AdamW update in the backward, as soon as its gradient is complete
+  /// (-bertc-fuse-optimizer): no gradient region. One micro-step per optimizer step, no
+  /// clipping and no fp16 only.
+  bool fuseOptimizer = false;
 };
 
 /// Adds the passes that take a module from `from` to `to` (from <= to). A plan is always
