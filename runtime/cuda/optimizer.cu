@@ -1,8 +1,9 @@
 // AdamW on the GPU over every trainable parameter in one launch: one block per chunk
 // (a piece of one parameter, adamwChunks), so a parameter of any size spreads over many
-// blocks and the decay flag is uniform within a block. Each element runs adamwElement
-// (adamw_element.cuh), the CPU twin's operations in the same order: CPU and GPU updates
-// agree bit for bit.
+// blocks and the decay flag is uniform within a block. An update in the backward runs on
+// one parameter, as soon as its gradient is complete, a launch of its own. Each element runs
+// adamwElement (adamw_element.cuh), the CPU twin's operations in the same order: CPU and GPU
+// updates agree bit for bit.
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
@@ -25,6 +26,13 @@ __global__ void __launch_bounds__(kThreads)
   for (int i = threadIdx.x; i < chunk.count; i += kThreads)
     adamwElement(param[i], grad[i], m1[i], v1[i], s, decayFactor);
 }
+
+__global__ void __launch_bounds__(kThreads)
+    adamwParameterKernel(float *param, const float *grad, float *m, float *v, int64_t n,
+                         AdamWScalars s) {
+  for (int64_t i = gridStrideBegin(); i < n; i += gridStride())
+    adamwElement(param[i], grad[i], m[i], v[i], s, s.decayFactor);
+}
 } // namespace
 
 void adamwUpdate(float *params, const float *grads, float *m, float *v, const AdamWChunk *chunks,
@@ -33,6 +41,14 @@ void adamwUpdate(float *params, const float *grads, float *m, float *v, const Ad
     return;
   BERTC_LAUNCH(adamwKernel, unsigned(chunkCount), kThreads, 0, stream, params, grads, m, v, chunks,
                adamwScalars(config));
+}
+
+void adamwUpdate(float *param, const float *grad, float *m, float *v, int64_t n,
+                 const cpu::AdamWConfig &config, cudaStream_t stream) {
+  if (n == 0)
+    return;
+  BERTC_LAUNCH(adamwParameterKernel, gridFor(n, kThreads), kThreads, 0, stream, param, grad, m, v,
+               n, adamwScalars(config));
 }
 
 } // namespace bertc::cuda

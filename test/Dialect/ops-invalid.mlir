@@ -83,6 +83,25 @@ func.func @odd_state_block() {
 
 // -----
 
+// An update in the backward takes an fp32 gradient of its parameter's shape.
+func.func @update_gradient_bf16(%g: tensor<8xbf16>) {
+  %w = bert.param "w" {group = "classifier", trainable = true, decay = true, init = "normal"} : tensor<8xbf16>
+  // expected-error @+1 {{gradient must be f32, not 'tensor<8xbf16>'}}
+  bert.adamw %w, %g {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-8 : f64, weight_decay = 0.0 : f64} : tensor<8xbf16>, tensor<8xbf16>
+  return
+}
+
+// -----
+
+func.func @update_gradient_shape(%g: tensor<4xf32>) {
+  %w = bert.param "w" {group = "classifier", trainable = true, decay = true, init = "normal"} : tensor<8xf32>
+  // expected-error @+1 {{parameter 'tensor<8xf32>' and gradient 'tensor<4xf32>' must have the same shape}}
+  bert.adamw %w, %g {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-8 : f64, weight_decay = 0.0 : f64} : tensor<8xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
 func.func @accumulate_not_param(%w: tensor<8xf32>, %g: tensor<8xf32>) {
   // expected-error @+1 {{operand must be a bert.param}}
   bert.accumulate_grad %w, %g : tensor<8xf32>, tensor<8xf32>

@@ -15,11 +15,12 @@ namespace bertc {
 const int64_t kCudaGemmWorkspaceBytes = int64_t(cuda::kCublasLtWorkspaceBytes);
 
 int64_t cudaOptimizerTablesBytes(func::FuncOp microStep) {
-  llvm::StringMap<int64_t> eightBit =
-      eightBitStateBlocks(microStep->getParentOfType<mlir::ModuleOp>());
+  auto module = microStep->getParentOfType<mlir::ModuleOp>();
+  llvm::StringMap<int64_t> eightBit = eightBitStateBlocks(module);
+  llvm::StringSet<> inBackward = updatesInBackward(module);
   int64_t chunks = 0;
   for (ParamOp param : trainableParams(microStep))
-    if (!eightBit.count(param.getName()))
+    if (!eightBit.count(param.getName()) && !inBackward.contains(param.getName()))
       chunks += cuda::adamwChunkCount(param.getResult().getType().getNumElements());
   return int64_t(cuda::optimizerTables(chunks).bytes);
 }

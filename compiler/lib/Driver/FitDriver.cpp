@@ -3,6 +3,7 @@
 #include "bertc/Driver/FitDriver.h"
 
 #include "bertc/Driver/ByteSize.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -60,7 +61,7 @@ std::optional<std::string> fuseOptimizerError(const JobSpec &spec, int64_t micro
   if (spec.train.maxGradNorm > 0)
     return llvm::formatv("[train] max_grad_norm = {0} clips by the norm of every gradient, "
                          "known only after the whole backward",
-                         spec.train.maxGradNorm)
+                         llvm::format("%g", spec.train.maxGradNorm))
         .str();
   if (precision == "fp16")
     return std::string("fp16's loss scaling skips the whole update when any gradient "

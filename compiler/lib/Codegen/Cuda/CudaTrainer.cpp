@@ -8,7 +8,9 @@
 //   runtime builds the device chunk table once (cuda::adamwChunks);
 // - optimizerStep: AdamW as one launch over every chunk, then the 16-bit working copies
 //   rewritten from their masters in one more; a parameter with 8-bit state is not in the
-//   table and is updated on its own (cuda::adamw8bitUpdate);
+//   table and is updated on its own (cuda::adamw8bitUpdate). When every update runs in the
+//   backward (-bertc-fuse-optimizer), microStep updates each parameter on its own and
+//   there is neither a table nor anything for optimizerStep to do;
 // - evalStep copies its fp32 logits to the host;
 // - CudaSteps also say where the cuBLASLt workspace and the optimizer's tables lie.
 //
@@ -58,11 +60,18 @@ SmallVector<AdamWOp> chunkedUpdates(func::FuncOp optimizerStep) {
   return updates;
 }
 
+/// Whether @optimizer_step has no update: every one runs in the backward.
+bool updatesInBackwardOnly(func::FuncOp optimizerStep) {
+  return !optimizerStep.walk([](AdamWOp) { return WalkResult::interrupt(); }).wasInterrupted();
+}
+
 /// kAdamWParameters: the parameters with fp32 moments, in @optimizer_step's order; offsets
 /// count fp32 values from the arena (parameters) and from the bases (gradients and moments).
 /// (-bertc-plan-buffers puts the gradients of parameters with 8-bit state after these, so
-/// their gradients and moments line up.)
-LogicalResult emitAdamWTable(func::FuncOp optimizerStep, raw_ostream &os) {
+/// their gradients and moments line up.) Returns how many there are.
+FailureOr<int64_t> emitAdamWTable(func::FuncOp optimizerStep, raw_ostream &os) {
+  if (updatesInBackwardOnly(optimizerStep))
+    return 0;
   SmallVector<AdamWOp> updates = chunkedUpdates(optimizerStep);
   if (updates.empty())
     return optimizerStep.emitError("the cuda target's AdamW needs a parameter with fp32 moments");
@@ -87,12 +96,17 @@ LogicalResult emitAdamWTable(func::FuncOp optimizerStep, raw_ostream &os) {
        << param.getName() << "\n";
   }
   os << "};\n\n";
-  return success();
+  return int64_t(updates.size());
 }
 
 /// optimizerStep: AdamW over every chunk, then their 16-bit working copies; then each
 /// parameter with 8-bit state, updated (and its working copy rewritten) on its own.
-LogicalResult emitFusedOptimizerStep(func::FuncOp optimizerStep, raw_ostream &os) {
+LogicalResult emitChunkedOptimizerStep(func::FuncOp optimizerStep, raw_ostream &os) {
+  if (updatesInBackwardOnly(optimizerStep)) {
+    os << "// Every AdamW update runs in microStep's backward.\n"
+       << "void optimizerStep(const StepContext &, const cuda::StepDevice &) {}\n\n";
+    return success();
+  }
   SmallVector<AdamWOp> updates;
   optimizerStep.walk([&](AdamWOp adamw) { updates.push_back(adamw); });
   SmallVector<AdamWOp> chunked = chunkedUpdates(optimizerStep);
@@ -191,11 +205,17 @@ public:
 
   LogicalResult emitTables(ModuleOp module, raw_ostream &os) override {
     FailureOr<func::FuncOp> optimizerStep = getOptimizerStep(module);
-    return failed(optimizerStep) ? failure() : emitAdamWTable(*optimizerStep, os);
+    if (failed(optimizerStep))
+      return failure();
+    FailureOr<int64_t> count = emitAdamWTable(*optimizerStep, os);
+    if (failed(count))
+      return failure();
+    adamwParameterCount = *count;
+    return success();
   }
 
   LogicalResult emitOptimizerStep(func::FuncOp optimizerStep, raw_ostream &os) override {
-    return emitFusedOptimizerStep(optimizerStep, os);
+    return emitChunkedOptimizerStep(optimizerStep, os);
   }
 
   LogicalResult emitLogitsCopy(Value logits, const EmitContext &ctx) override {
@@ -210,8 +230,9 @@ public:
 
   /// The cuBLASLt workspace, then the optimizer's tables: the arena's last bytes.
   void emitSteps(ModuleOp, raw_ostream &os) override {
-    os << "const CudaSteps kSteps = {microStep, optimizerStep, evalStep, kAdamWParameters,\n"
-       << "                          sizeof(kAdamWParameters) / sizeof(kAdamWParameters[0]),\n"
+    os << "const CudaSteps kSteps = {microStep, optimizerStep, evalStep, "
+       << (adamwParameterCount ? "kAdamWParameters" : "nullptr") << ", " << adamwParameterCount
+       << ",\n"
        << "                          /*gemmWorkspaceOffset=*/" << gemmWorkspace.offset << ",\n"
        << "                          /*optimizerTables=*/{"
        << gemmWorkspace.offset + kCudaGemmWorkspaceBytes << ", "
@@ -221,6 +242,8 @@ public:
 private:
   /// The plan's cuBLASLt workspace and optimizer tables, read by emitPreamble.
   ByteRange gemmWorkspace{};
+  /// Entries of kAdamWParameters, counted by emitTables.
+  int64_t adamwParameterCount = 0;
 };
 
 } // namespace

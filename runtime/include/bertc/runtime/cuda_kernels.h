@@ -132,6 +132,11 @@ void crossEntropyForwardBackward(const float *logits, const int32_t *labels, flo
 /// `chunks` is a device copy of adamwChunks' table (abi/kernel_workspace.h), chunkCount entries.
 void adamwUpdate(float *params, const float *grads, float *m, float *v, const AdamWChunk *chunks,
                  int64_t chunkCount, const cpu::AdamWConfig &config, cudaStream_t stream);
+/// The same update on one parameter of n values (an update in the backward, as soon as its
+/// gradient is complete), config.weightDecay 0 for parameters without decay: the CPU twin's
+/// adamwUpdate, bit for bit.
+void adamwUpdate(float *param, const float *grad, float *m, float *v, int64_t n,
+                 const cpu::AdamWConfig &config, cudaStream_t stream);
 /// The CPU twin's 8-bit AdamW (bitsandbytes' Adam8bit) on one parameter of n values whose
 /// state lies in device memory, bit for bit: one thread block per quantization block
 /// (abi/adamw_8bit_state.h), config.weightDecay 0 for parameters without decay. param is
