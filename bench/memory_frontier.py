@@ -11,7 +11,10 @@ effective batch 32, planned for the CUDA target on a T4 (--arch sm_75: fp16; the
   2. what the fit driver plans at 4, 6, 8 and 12 GB with fp32 moments (the default) and
      with --optimizer-state auto (8-bit moments an axis of the search): micro-batch x steps,
      moments, peak, recompute share and estimated step time, and whether the peak stays
-     within the budget, never rises as the budget falls, and the estimate never falls.
+     within the budget, never rises as the budget falls, and the estimate never falls;
+  3. what AdamW in the backward saves (--fuse-optimizer on: no gradient region), at
+     micro-batch 32, nothing recomputed, on an A100 (--arch sm_80: bf16; fp16's loss scaling
+     rules it out on sm_75), alone and with 8-bit moments.
 Needs a bertc built with nvcc (the CUDA target). Usage: python3 bench/memory_frontier.py
 """
 import datetime
@@ -22,6 +25,7 @@ from pathlib import Path
 from common import BERTC, job_copy, plan_or_none, print_table, require_bertc
 
 ARCH = "sm_75"
+BF16_ARCH = "sm_80"
 BUDGETS = ["12GB", "8GB", "6GB", "4GB"]
 FIXED = ["parameters", "master_weights", "gradients", "optimizer_state"]
 
@@ -37,9 +41,9 @@ def job(tmp, model, freeze_embeddings=False):
     return job_copy(tmp, model, name, 384, 32, edit)
 
 
-def plan(toml, vram, out, flags=()):
-    """plan.json of planning `toml` at `vram`, or None when nothing fits."""
-    return plan_or_none([toml, "--target", "cuda", "--arch", ARCH, "--vram", vram, *flags], out)
+def plan(toml, vram, out, flags=(), arch=ARCH):
+    """plan.json of planning `toml` at `vram` on `arch`, or None when nothing fits."""
+    return plan_or_none([toml, "--target", "cuda", "--arch", arch, "--vram", vram, *flags], out)
 
 
 def gb(value):
@@ -59,6 +63,23 @@ def savings(tmp):
             fixed = sum(p["categories"][key] for key in FIXED)
             rows.append([model, label, gb(fixed), gb(p["categories"]["activations"]),
                          gb(p["arena_bytes"])])
+    print_table(header, rows)
+
+
+def in_backward(tmp):
+    header = ["model", f"on {BF16_ARCH}, bf16", "fixed GB", "gradients GB", "arena GB",
+              "est. step s"]
+    rows = []
+    for model in ["bert-base", "bert-large"]:
+        for label, flags in [("AdamW after the backward", []),
+                             ("AdamW in the backward", ["--fuse-optimizer", "on"]),
+                             ("in the backward, 8-bit moments",
+                              ["--fuse-optimizer", "on", "--optimizer-state", "8bit"])]:
+            p = plan(job(tmp, model), "80GB", Path(tmp) / "out",
+                     ["--micro-batch", "32", "--remat", "none", *flags], arch=BF16_ARCH)
+            fixed = sum(p["categories"][key] for key in FIXED)
+            rows.append([model, label, gb(fixed), gb(p["categories"]["gradients"]),
+                         gb(p["arena_bytes"]), f"{p['estimated_step_seconds']:.3f}"])
     print_table(header, rows)
 
 
@@ -98,6 +119,8 @@ def main():
         savings(tmp)
         print()
         frontier(tmp)
+        print()
+        in_backward(tmp)
 
 
 if __name__ == "__main__":
