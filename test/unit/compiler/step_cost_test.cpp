@@ -350,6 +350,23 @@ TEST(StepCost, EightBitAdamWMovesBytesOfMomentsAndPaysForQuantizing) {
   EXPECT_EQ(cuda[1].launches, 1);
 }
 
+TEST(StepCost, AnUpdateInTheBackwardIsALaunchOfItsOwn) {
+  Ops ops("%dw: tensor<64x128xf32>", R"mlir(
+  %w = bert.param "w" {group = "encoder.layer.0", trainable = true, decay = true, init = "normal"} : tensor<64x128xbf16>
+  bert.adamw %w, %dw {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-08 : f64, weight_decay = 0.01 : f64} : tensor<64x128xbf16>, tensor<64x128xf32>
+)mlir");
+  auto cuda = estimateOpKernels(ops.op("bert.adamw"), 0, 0, CostTarget::Cuda);
+  ASSERT_EQ(cuda.size(), 2u);
+  // The same update as after the backward: 8,192 values, seven fp32 accesses and a dozen
+  // flops each; the working copy from the master, 4 B read and 2 B written.
+  EXPECT_EQ(cuda[0].bytes, 28 * 8192.0);
+  EXPECT_EQ(cuda[0].flops, 12 * 8192.0);
+  EXPECT_EQ(cuda[1].bytes, 6 * 8192.0);
+  // But in the backward there is no chunk table to share: both are launches of their own.
+  EXPECT_EQ(cuda[0].launches, 1);
+  EXPECT_EQ(cuda[1].launches, 1);
+}
+
 //===----------------------------------------------------------------------===//
 // The roofline and the device models
 //===----------------------------------------------------------------------===//
