@@ -341,6 +341,17 @@ LogicalResult AccumulateGradOp::verify() {
   return expectSameShape(*this, getParam(), "parameter", getGrad(), "gradient");
 }
 
+LogicalResult AccumulateLinearGradWeightOp::verify() {
+  if (failed(expectTrainableParam(*this, getParam())) ||
+      failed(expectRank(*this, getParam(), "parameter", 2)))
+    return failure();
+  auto weight = tensorType(getParam()).getShape();
+  if (failed(expectLastDim(*this, getResultGrad(), "result gradient", weight[0])) ||
+      failed(expectLastDim(*this, getInput(), "input", weight[1])))
+    return failure();
+  return success();
+}
+
 LogicalResult AdamWOp::verify() {
   if (failed(expectTrainableParam(*this, getParam())) ||
       failed(expectRate(*this, "beta1", getBeta1().convertToDouble())) ||

@@ -109,6 +109,17 @@ SmallVector<KernelWork, 1> LinearGradWeightOp::estimateKernels(int64_t batch, in
            operandAndResultBytes(*this, batch, seq)}};
 }
 
+// The same GEMM with beta = 1 into the fp32 gradient slot: the slot is read as well as written.
+SmallVector<KernelWork, 1> AccumulateLinearGradWeightOp::estimateKernels(int64_t batch, int64_t seq,
+                                                                         CostTarget) {
+  double values = double(cast<RankedTensorType>(getParam().getType()).getNumElements());
+  return {
+      {gemmUnit(getInput()),
+       gemmFlops(rowsAt(getResultGrad(), batch, seq), features(getResultGrad()),
+                 features(getInput())),
+       bytesOf(getResultGrad(), batch, seq) + bytesOf(getInput(), batch, seq) + 2 * 4 * values}};
+}
+
 //===----------------------------------------------------------------------===//
 // Norms and activations
 //===----------------------------------------------------------------------===//

@@ -31,6 +31,13 @@ void linearBackwardWeight(const T *dy, const T *x, float *dw, int64_t rows, int6
   mixedGemm(true, false, out, in, rows, 1.0f, dy, out, x, in, 0.0f, dw, in);
 }
 
+template <typename T>
+void linearBackwardWeightAccumulate(const T *dy, const T *x, float *dw, int64_t rows, int64_t in,
+                                    int64_t out) {
+  if (rows > 0)
+    mixedGemm(true, false, out, in, rows, 1.0f, dy, out, x, in, 1.0f, dw, in);
+}
+
 template <typename T> void biasBackward(const T *dy, float *db, int64_t rows, int64_t out) {
   std::memset(db, 0, size_t(out) * sizeof(float));
   for (int64_t r = 0; r < rows; ++r) {
@@ -44,6 +51,8 @@ template <typename T> void biasBackward(const T *dy, float *db, int64_t rows, in
   template void linearForward(const T *, const T *, const T *, T *, int64_t, int64_t, int64_t);    \
   template void linearBackwardInput(const T *, const T *, T *, int64_t, int64_t, int64_t);         \
   template void linearBackwardWeight(const T *, const T *, float *, int64_t, int64_t, int64_t);    \
+  template void linearBackwardWeightAccumulate(const T *, const T *, float *, int64_t, int64_t,    \
+                                               int64_t);                                           \
   template void biasBackward(const T *, float *, int64_t, int64_t);
 BERTC_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
 #undef INSTANTIATE

@@ -146,11 +146,13 @@ struct LinearGemms::State {
   }
 
   /// D = op(A) op(B) (+ bias), queued on the stream.
-  void run(const GemmShape &shape, const void *a, const void *b, void *d, const void *bias) {
+  /// d = a b (+ bias), or with `beta` 1, d += a b.
+  void run(const GemmShape &shape, const void *a, const void *b, void *d, const void *bias,
+           float beta = 0.0f) {
     const GemmPlan &plan = planFor(shape);
     if (shape.bias)
       setAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
-    const float alpha = 1.0f, beta = 0.0f;
+    const float alpha = 1.0f;
     BERTC_CUBLAS_CHECK(cublasLtMatmul(handle, plan.desc, &alpha, a, plan.a, b, plan.b, &beta, d,
                                       plan.d, d, plan.d, &plan.algo, workspace,
                                       kCublasLtWorkspaceBytes, stream));
@@ -207,6 +209,29 @@ void LinearGemms::linearBackwardInput(const T *dy, const T *w, T *dx, int64_t ro
   state->run(shape, w, dy, dx, nullptr);
 }
 
+namespace {
+
+/// dw[out, in] = dy^T x as cuBLASLt sees it (column-major: dw^T = x^T dy).
+template <typename T>
+GemmShape weightGradientShape(const T *dy, const T *x, const float *dw, int64_t rows, int64_t in,
+                              int64_t out) {
+  return {in,
+          out,
+          rows,
+          in,
+          out,
+          CUBLAS_OP_N,
+          CUBLAS_OP_T,
+          dataType<T>(),
+          CUDA_R_32F,
+          false,
+          alignmentOf(x),
+          alignmentOf(dy),
+          alignmentOf(dw)};
+}
+
+} // namespace
+
 template <typename T>
 void LinearGemms::linearBackwardWeight(const T *dy, const T *x, float *dw, int64_t rows, int64_t in,
                                        int64_t out) {
@@ -214,20 +239,14 @@ void LinearGemms::linearBackwardWeight(const T *dy, const T *x, float *dw, int64
     BERTC_CUDA_CHECK(cudaMemsetAsync(dw, 0, size_t(out * in) * sizeof(float), state->stream));
     return;
   }
-  const GemmShape shape{in,
-                        out,
-                        rows,
-                        in,
-                        out,
-                        CUBLAS_OP_N,
-                        CUBLAS_OP_T,
-                        dataType<T>(),
-                        CUDA_R_32F,
-                        false,
-                        alignmentOf(x),
-                        alignmentOf(dy),
-                        alignmentOf(dw)};
-  state->run(shape, x, dy, dw, nullptr);
+  state->run(weightGradientShape(dy, x, dw, rows, in, out), x, dy, dw, nullptr);
+}
+
+template <typename T>
+void LinearGemms::linearBackwardWeightAccumulate(const T *dy, const T *x, float *dw, int64_t rows,
+                                                 int64_t in, int64_t out) {
+  if (rows > 0)
+    state->run(weightGradientShape(dy, x, dw, rows, in, out), x, dy, dw, nullptr, 1.0f);
 }
 
 #define INSTANTIATE(T)                                                                             \
@@ -236,7 +255,9 @@ void LinearGemms::linearBackwardWeight(const T *dy, const T *x, float *dw, int64
   template void LinearGemms::linearBackwardInput(const T *, const T *, T *, int64_t, int64_t,      \
                                                  int64_t);                                         \
   template void LinearGemms::linearBackwardWeight(const T *, const T *, float *, int64_t, int64_t, \
-                                                  int64_t);
+                                                  int64_t);                                        \
+  template void LinearGemms::linearBackwardWeightAccumulate(const T *, const T *, float *,         \
+                                                            int64_t, int64_t, int64_t);
 INSTANTIATE(float)
 INSTANTIATE(bf16)
 INSTANTIATE(fp16)

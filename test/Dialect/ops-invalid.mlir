@@ -198,3 +198,13 @@ func.func @select_token_past_the_sequence(%h: tensor<?x16x8xf32>) {
   %cls = bert.select_token %h {index = 16 : i64} : (tensor<?x16x8xf32>) -> tensor<?x8xf32>
   return
 }
+
+// -----
+
+// The weight-gradient GEMM into a slot needs a parameter of [out, in] matching dy and x.
+func.func @accumulate_gemm_shapes(%dy: tensor<?x8xf32>, %x: tensor<?x4xf32>) {
+  %w = bert.param "w" {group = "classifier", trainable = true, decay = true, init = "normal"} : tensor<8x16xf32>
+  // expected-error @+1 {{input has last dimension 4, expected 16}}
+  bert.accumulate_linear_grad_weight %w, %dy, %x : tensor<8x16xf32>, tensor<?x8xf32>, tensor<?x4xf32>
+  return
+}

@@ -112,6 +112,14 @@ std::string EmitContext::bytes(Value value) {
 
 std::string EmitContext::numel(Value value) { return product(dimExprs(value)); }
 
+std::string EmitContext::paramSlot(Value param, StringRef slot, StringRef element) {
+  auto op = param.getDefiningOp<bert::ParamOp>();
+  auto offset = op ? op->getAttrOfType<IntegerAttr>(slot) : IntegerAttr();
+  return ("reinterpret_cast<" + element + " *>(arena + " + Twine(offset ? offset.getInt() : -1) +
+          ")")
+      .str();
+}
+
 std::string EmitContext::rows(Value value) {
   SmallVector<std::string> dims = dimExprs(value);
   dims.pop_back();

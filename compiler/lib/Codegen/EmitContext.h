@@ -64,6 +64,10 @@ public:
   static std::string floatLiteral(float value);
   /// The C++ literal of a double value that reads back exactly ("0.999").
   static std::string doubleLiteral(double value);
+  /// The pointer to one of a parameter's fixed slots (`arena.grad`, `arena.adam_m`, ...) as
+  /// `element *`; the callers check that the slot is there.
+  static std::string paramSlot(mlir::Value param, llvm::StringRef slot,
+                               llvm::StringRef element = "float");
 
 private:
   llvm::DenseMap<mlir::Value, unsigned> ids;

@@ -47,6 +47,17 @@ std::optional<LogicalResult> emitGemmOp(Operation *op, EmitContext &ctx) {
            << EmitContext::features(grad.getResultGrad()) << ");\n";
         return success();
       })
+      .Case([&](AccumulateLinearGradWeightOp grad) -> LogicalResult {
+        if (!grad.getParam().getDefiningOp()->hasAttr("arena.grad"))
+          return grad.emitError("parameter has no gradient slot: run -bertc-plan-buffers");
+        os << gemm("linearBackwardWeightAccumulate") << ctx.name(grad.getResultGrad()) << ", "
+           << ctx.name(grad.getInput()) << ", "
+           << EmitContext::paramSlot(grad.getParam(), "arena.grad") << ", "
+           << EmitContext::rows(grad.getResultGrad()) << ", "
+           << EmitContext::features(grad.getInput()) << ", "
+           << EmitContext::features(grad.getResultGrad()) << ");\n";
+        return success();
+      })
       .Case([&](BiasGradOp grad) {
         // The CUDA kernel sums its columns in two passes through the op's workspace, which
         // it has when its rows make more than one slice.

@@ -19,15 +19,6 @@ namespace bertc {
 
 namespace {
 
-/// The pointer to one of a parameter's fixed slots (`arena.grad`, `arena.adam_m`, ...).
-std::string paramSlot(Value param, StringRef slot, StringRef element = "float") {
-  auto op = param.getDefiningOp<ParamOp>();
-  auto offset = op ? op->getAttrOfType<IntegerAttr>(slot) : IntegerAttr();
-  return ("reinterpret_cast<" + element + " *>(arena + " + Twine(offset ? offset.getInt() : -1) +
-          ")")
-      .str();
-}
-
 /// Whether `adamw`'s parameter has its moment slots and, unless the update reads its
 /// gradient from an operand, its gradient slot.
 bool hasSlots(AdamWOp adamw) {
@@ -88,8 +79,8 @@ std::optional<LogicalResult> emitLossOptimizerOp(Operation *op, EmitContext &ctx
         if (!param || !param->hasAttr("arena.grad"))
           return acc.emitError("parameter has no gradient slot: run -bertc-plan-buffers");
         os << ctx.call("accumulate") << ctx.name(acc.getGrad()) << ", "
-           << paramSlot(acc.getParam(), "arena.grad") << ", " << EmitContext::numel(acc.getGrad())
-           << ctx.end();
+           << EmitContext::paramSlot(acc.getParam(), "arena.grad") << ", "
+           << EmitContext::numel(acc.getGrad()) << ctx.end();
         return success();
       })
       .Case([&](AdamWOp adamw) -> LogicalResult {
@@ -102,14 +93,15 @@ std::optional<LogicalResult> emitLossOptimizerOp(Operation *op, EmitContext &ctx
         Value param = adamw.getParam();
         if (!hasSlots(adamw))
           return adamw.emitError("parameter has no optimizer slots: run -bertc-plan-buffers");
-        std::string grad =
-            adamw.getGrad() ? ctx.name(adamw.getGrad()) : paramSlot(param, "arena.grad");
+        std::string grad = adamw.getGrad() ? ctx.name(adamw.getGrad())
+                                           : EmitContext::paramSlot(param, "arena.grad");
         // A 16-bit parameter: AdamW updates its fp32 master, then the working copy is
         // rewritten from it.
         bool sixteenBit = !cast<RankedTensorType>(param.getType()).getElementType().isF32();
         if (sixteenBit && !param.getDefiningOp()->hasAttr("arena.master"))
           return adamw.emitError("16-bit parameter has no master slot: run -bertc-plan-buffers");
-        std::string master = sixteenBit ? paramSlot(param, "arena.master") : ctx.name(param);
+        std::string master =
+            sixteenBit ? EmitContext::paramSlot(param, "arena.master") : ctx.name(param);
         std::optional<int64_t> block = adamw.getStateBlock();
         if (block && !param.getDefiningOp()->hasAttr("arena.adam_v_absmax"))
           return adamw.emitError("8-bit state has no absmax slots: run -bertc-plan-buffers");
@@ -117,15 +109,16 @@ std::optional<LogicalResult> emitLossOptimizerOp(Operation *op, EmitContext &ctx
         // (abi/adamw_8bit_state.h).
         if (block)
           os << ctx.call("adamw8bitUpdate") << master << ", " << grad << ", {"
-             << paramSlot(param, "arena.adam_m", "uint8_t") << ", "
-             << paramSlot(param, "arena.adam_v", "uint8_t") << ", "
-             << paramSlot(param, "arena.adam_m_absmax") << ", "
-             << paramSlot(param, "arena.adam_v_absmax") << "}, " << EmitContext::numel(param)
-             << ", QuantBlockSize(" << *block << "), {ctx.lr, ";
+             << EmitContext::paramSlot(param, "arena.adam_m", "uint8_t") << ", "
+             << EmitContext::paramSlot(param, "arena.adam_v", "uint8_t") << ", "
+             << EmitContext::paramSlot(param, "arena.adam_m_absmax") << ", "
+             << EmitContext::paramSlot(param, "arena.adam_v_absmax") << "}, "
+             << EmitContext::numel(param) << ", QuantBlockSize(" << *block << "), {ctx.lr, ";
         else
           os << ctx.call("adamwUpdate") << master << ", " << grad << ", "
-             << paramSlot(param, "arena.adam_m") << ", " << paramSlot(param, "arena.adam_v") << ", "
-             << EmitContext::numel(param) << ", {ctx.lr, ";
+             << EmitContext::paramSlot(param, "arena.adam_m") << ", "
+             << EmitContext::paramSlot(param, "arena.adam_v") << ", " << EmitContext::numel(param)
+             << ", {ctx.lr, ";
         os << EmitContext::doubleLiteral(adamw.getBeta1().convertToDouble()) << ", "
            << EmitContext::doubleLiteral(adamw.getBeta2().convertToDouble()) << ", "
            << EmitContext::doubleLiteral(adamw.getEpsilon().convertToDouble()) << ", "

@@ -48,6 +48,8 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const Pipeline
     // then sees each gradient die at its update.
     if (options.fuseOptimizer)
       pm.addPass(createFuseOptimizer());
+    // Whatever is still accumulated: each linear weight's gradient by its own GEMM.
+    pm.addPass(createAccumulateInGemm());
     // Last: every tensor the step will ever touch is known only now.
     PlanBuffersOptions planning;
     planning.gemmWorkspace = options.gemmWorkspaceBytes;

@@ -181,6 +181,7 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
     pipeline.addPass(bertc::createScheduleForMemory());
     if (fuseOptimizer)
       pipeline.addPass(bertc::createFuseOptimizer());
+    pipeline.addPass(bertc::createAccumulateInGemm());
     bertc::PlanBuffersOptions planning;
     planning.gemmWorkspace = gemmWorkspace;
     pipeline.addPass(bertc::createPlanBuffers(planning));

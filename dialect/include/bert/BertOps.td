@@ -303,6 +303,30 @@ def Bert_AccumulateGradOp : Bert_Op<"accumulate_grad", [MemoryEffects<[MemWrite]
   let hasVerifier = 1;
 }
 
+def Bert_AccumulateLinearGradWeightOp : Bert_Op<"accumulate_linear_grad_weight",
+    [MemoryEffects<[MemWrite]>,
+     DeclareOpInterfaceMethods<Bert_CostOpInterface, ["estimateKernels"]>]> {
+  let summary = "adds dy^T x into a linear weight's gradient slot, as one GEMM";
+  let description = [{
+    `bert.linear_grad_weight` and the `bert.accumulate_grad` of its result as one GEMM
+    with beta = 1 whose output is the parameter's fp32 gradient slot (cuBLASLt's C = D,
+    sgemm's C): no temporary for the weight gradient and no pass over it to add it
+    (-bertc-accumulate-in-gemm).
+
+    ```mlir
+    bert.accumulate_linear_grad_weight %w, %dy, %x
+        : tensor<2x64xf32>, tensor<?x2xf32>, tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins Bert_FloatTensor:$param, Bert_FloatTensor:$resultGrad,
+                       Bert_FloatTensor:$input);
+  let assemblyFormat = [{
+    $param `,` $resultGrad `,` $input attr-dict `:` type($param) `,` type($resultGrad) `,`
+    type($input)
+  }];
+  let hasVerifier = 1;
+}
+
 def Bert_AdamWOp : Bert_Op<"adamw", [MemoryEffects<[MemRead, MemWrite]>,
     DeclareOpInterfaceMethods<Bert_CostOpInterface, ["estimateKernels"]>]> {
   let summary = "one torch.optim.AdamW update of a parameter from its gradient slot";

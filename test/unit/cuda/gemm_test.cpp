@@ -49,6 +49,9 @@ template <typename T> void checkLinear(int64_t rows, int64_t in, int64_t out, si
   ShiftedDeviceArray<T> dYNoBias(std::vector<T>(rows * out), shift);
   ShiftedDeviceArray<T> dDx(std::vector<T>(rows * in), shift);
   ShiftedDeviceArray<float> dDw(std::vector<float>(out * in), shift);
+  // A gradient slot already holding a micro-batch's gradient, which the GEMM adds to.
+  const std::vector<float> held = randomValues<float>(out * in, 5);
+  ShiftedDeviceArray<float> dSlot(held, shift);
   DeviceArray<std::byte> workspace(kCublasLtWorkspaceBytes);
   LinearGemms gemms(workspace.get(), nullptr);
   gemms.linearForward(dX.get(), dW.get(), dB.get(), dY.get(), rows, in, out);
@@ -56,6 +59,7 @@ template <typename T> void checkLinear(int64_t rows, int64_t in, int64_t out, si
                       out);
   gemms.linearBackwardInput(dDy.get(), dW.get(), dDx.get(), rows, in, out);
   gemms.linearBackwardWeight(dDy.get(), dX.get(), dDw.get(), rows, in, out);
+  gemms.linearBackwardWeightAccumulate(dDy.get(), dX.get(), dSlot.get(), rows, in, out);
   BERTC_CUDA_CHECK(cudaDeviceSynchronize());
 
   auto download = [](const auto &array, size_t count) {
@@ -72,6 +76,10 @@ template <typename T> void checkLinear(int64_t rows, int64_t in, int64_t out, si
   expectClose(download(dYNoBias, rows * out), yNoBias, atol, rtol, "y without bias, " + shape);
   expectClose(download(dDx, rows * in), dx, atol, rtol, "dx, " + shape);
   expectClose(download(dDw, out * in), dw, 1e-4, 1e-5, "dw, " + shape);
+  std::vector<float> accumulated(out * in);
+  for (size_t i = 0; i < accumulated.size(); ++i)
+    accumulated[i] = held[i] + dw[i];
+  expectClose(download(dSlot, out * in), accumulated, 1e-4, 1e-5, "accumulated dw, " + shape);
 }
 
 TYPED_TEST(GemmTest, MatchesCpuForOddSizes) { checkLinear<TypeParam>(37, 70, 45, 0); }

@@ -36,6 +36,17 @@ TEST(Linear, BackwardMatchesHandComputedProducts) {
   EXPECT_EQ(db, (std::vector<float>{3, -1}));
 }
 
+// The accumulating form adds the same dw into a gradient slot holding ones (sgemm's
+// beta = 1); a micro-batch of no rows leaves the slot as it is.
+TEST(Linear, BackwardWeightAccumulatesIntoItsSlot) {
+  std::vector<float> x = {1, 2, 3, -1, 0, 2}, dy = {1, 0, 2, -1};
+  std::vector<float> slot(6, 1.0f);
+  linearBackwardWeightAccumulate(dy.data(), x.data(), slot.data(), 2, 3, 2);
+  EXPECT_EQ(slot, (std::vector<float>{0, 3, 8, 2, 1, -1}));
+  linearBackwardWeightAccumulate(dy.data(), x.data(), slot.data(), 0, 3, 2);
+  EXPECT_EQ(slot, (std::vector<float>{0, 3, 8, 2, 1, -1}));
+}
+
 TEST(Linear, BackwardMatchesFiniteDifferences) {
   const int64_t rows = 4, in = 3, out = 5;
   std::vector<float> x = randomTensor(rows * in, 40), w = randomTensor(out * in, 41);

@@ -124,7 +124,8 @@ def Rematerialize : Pass<"bertc-rematerialize", "mlir::ModuleOp"> {
          solver (RematSolver.h) finds the cheapest keep set whose modelled peak fits
          the budget less the fixed regions, exactly, block by block and across blocks.
       3. The choice is checked with the real planner (schedule-for-memory, then
-         fuse-optimizer when the final plan has it, and plan-buffers on a copy, with
+         fuse-optimizer when the final plan has it, accumulate-in-gemm and
+         plan-buffers on a copy, with
          the final plan's GEMM workspace, so that the
          arena compared with the budget is the one the step will have; the model's
          budget is what the regions around the activations leave). Packing and
@@ -195,6 +196,24 @@ def FuseOptimizer : Pass<"bertc-fuse-optimizer", "mlir::ModuleOp"> {
     and before `-bertc-plan-buffers`.
   }];
   let dependentDialects = ["mlir::bert::BertDialect", "mlir::func::FuncDialect"];
+}
+
+def AccumulateInGemm : Pass<"bertc-accumulate-in-gemm", "mlir::ModuleOp"> {
+  let summary = "Writes each linear weight's gradient straight into its gradient slot";
+  let description = [{
+    The autodiff pass computes a linear weight's gradient dy^T x as a tensor and
+    `bert.accumulate_grad` adds it to the parameter's gradient slot: a temporary of
+    the weight's size and a second pass over it. Where that accumulation is the
+    gradient's only reader, this pass replaces the pair with one
+    `bert.accumulate_linear_grad_weight`, the GEMM with beta = 1 whose output is the
+    slot (the runtime zeroes the slots before an optimizer step's first micro-batch),
+    at the place of the gradient's GEMM, so the order of everything else stays.
+
+    It runs after `-bertc-schedule-for-memory` and `-bertc-fuse-optimizer` (an update
+    in the backward reads the gradient itself, so nothing is accumulated there) and
+    before `-bertc-plan-buffers`, which then plans no temporary for the gradient.
+  }];
+  let dependentDialects = ["mlir::bert::BertDialect"];
 }
 
 def PlanBuffers : Pass<"bertc-plan-buffers", "mlir::ModuleOp"> {

@@ -49,6 +49,10 @@ void linearBackwardInput(const T *dy, const T *w, T *dx, int64_t rows, int64_t i
 template <typename T>
 void linearBackwardWeight(const T *dy, const T *x, float *dw, int64_t rows, int64_t in,
                           int64_t out);
+/// dw[out, in] += dy[rows, out]^T * x[rows, in]: sgemm with beta = 1 into a gradient slot.
+template <typename T>
+void linearBackwardWeightAccumulate(const T *dy, const T *x, float *dw, int64_t rows, int64_t in,
+                                    int64_t out);
 /// db[out] = sum over rows of dy[rows, out].
 template <typename T> void biasBackward(const T *dy, float *db, int64_t rows, int64_t out);
 

@@ -39,6 +39,11 @@ public:
   template <typename T>
   void linearBackwardWeight(const T *dy, const T *x, float *dw, int64_t rows, int64_t in,
                             int64_t out);
+  /// dw[out, in] += dy[rows, out]^T x[rows, in]: the same GEMM with beta = 1, its output a
+  /// gradient slot (C = D).
+  template <typename T>
+  void linearBackwardWeightAccumulate(const T *dy, const T *x, float *dw, int64_t rows, int64_t in,
+                                      int64_t out);
 
 private:
   struct State;

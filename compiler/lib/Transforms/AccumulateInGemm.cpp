@@ -1,0 +1,36 @@
+//===- AccumulateInGemm.cpp - weight gradients straight into their slots --===//
+
+#include "bertc/Analysis/TrainModule.h"
+#include "bertc/Transforms/Passes.h"
+
+namespace bertc {
+#define GEN_PASS_DEF_ACCUMULATEINGEMM
+#include "bertc/Transforms/Passes.h.inc"
+} // namespace bertc
+
+using namespace mlir;
+using namespace mlir::bert;
+
+namespace {
+
+struct AccumulateInGemmPass : bertc::impl::AccumulateInGemmBase<AccumulateInGemmPass> {
+  void runOnOperation() override {
+    FailureOr<func::FuncOp> microStep = bertc::getMicroStep(getOperation());
+    if (failed(microStep))
+      return signalPassFailure();
+    SmallVector<AccumulateGradOp> accumulations;
+    microStep->walk([&](AccumulateGradOp accumulation) { accumulations.push_back(accumulation); });
+    for (AccumulateGradOp accumulation : accumulations) {
+      auto gemm = accumulation.getGrad().getDefiningOp<LinearGradWeightOp>();
+      if (!gemm || !gemm->hasOneUse())
+        continue;
+      OpBuilder builder(gemm);
+      builder.create<AccumulateLinearGradWeightOp>(gemm.getLoc(), accumulation.getParam(),
+                                                   gemm.getResultGrad(), gemm.getInput());
+      accumulation.erase();
+      gemm.erase();
+    }
+  }
+};
+
+} // namespace
