@@ -148,13 +148,17 @@ def Bert_LayerNormOp : Bert_ForwardOp<"layernorm", [], ["estimateKernels"]> {
 def Bert_LinearOp : Bert_ForwardOp<"linear", [], ["estimateKernels"]> {
   let summary = "y = x W^T + b over the last dimension (torch.nn.Linear layout)";
   let description = [{
+    With `tf32` (fp32 operands only, set by `-bertc-lower-to-target`), the GEMM's
+    multiplies take its operands rounded to TF32 (10 mantissa bits) on tensor cores and
+    accumulate in fp32; so do its gradient ops'.
+
     ```mlir
     %y = bert.linear %x, %w, %b
         : (tensor<?x?x32xf32>, tensor<64x32xf32>, tensor<64xf32>) -> tensor<?x?x64xf32>
     ```
   }];
   let arguments = (ins Bert_FloatTensor:$input, Bert_FloatTensor:$weight,
-                       Bert_FloatTensor:$bias);
+                       Bert_FloatTensor:$bias, UnitAttr:$tf32);
   let results = (outs Bert_FloatTensor:$result);
 }
 
