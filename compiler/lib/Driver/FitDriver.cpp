@@ -12,8 +12,10 @@ using namespace mlir;
 namespace bertc {
 
 std::string FitCandidate::describe() const {
-  return llvm::formatv("micro-batch {0} x {1}, {2}, {3}{4}", microBatch, accumulation,
-                       options.precision, recomputes() ? "recompute" : "keep activations",
+  return llvm::formatv("micro-batch {0} x {1}, {2}{3}, {4}{5}", microBatch, accumulation,
+                       options.precision,
+                       options.tf32 && options.precision == "fp32" ? " (TF32 GEMMs)" : "",
+                       recomputes() ? "recompute" : "keep activations",
                        options.optimizerState == "8bit" ? ", 8-bit AdamW state" : "");
 }
 
@@ -71,13 +73,14 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
       size_t keepingFits = sizes.size();
       if (llvm::is_contained(request.recompute, false))
         for (size_t i = 0; i < sizes.size() && keepingFits == sizes.size(); ++i)
-          if (tryPlan(sizes[i], {precision, 0, request.gemmWorkspaceBytes, request.arch, state}))
+          if (tryPlan(sizes[i], {precision, 0, request.gemmWorkspaceBytes, request.arch, state,
+                                 request.tf32}))
             keepingFits = i;
       // Recomputation buys the larger micro-batches, each at its own cost.
       if (llvm::is_contained(request.recompute, true))
         for (size_t i = 0; i < keepingFits; ++i)
           tryPlan(sizes[i], {precision, request.arenaBudget, request.gemmWorkspaceBytes,
-                             request.arch, state});
+                             request.arch, state, request.tf32});
     }
   auto statePreference = [&](const FitCandidate &candidate) {
     return llvm::find(request.optimizerStates, candidate.options.optimizerState) -

@@ -70,4 +70,8 @@ llvm::SmallVector<mlir::bert::ParamOp> trainableParams(mlir::func::FuncOp microS
 /// moments, by parameter name; empty without an @optimizer_step.
 llvm::StringMap<int64_t> eightBitStateBlocks(mlir::ModuleOp module);
 
+/// Whether the module's GEMMs run in TF32: some linear op or gradient carries `tf32`
+/// (-bertc-lower-to-target).
+bool hasTf32Gemms(mlir::ModuleOp module);
+
 } // namespace bertc

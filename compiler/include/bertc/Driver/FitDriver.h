@@ -31,6 +31,7 @@ struct FitRequest {
   std::vector<std::string> optimizerStates = {"fp32"};
 
   int64_t gemmWorkspaceBytes = 0; ///< PipelineOptions::gemmWorkspaceBytes of every plan
+  bool tf32 = false;              ///< PipelineOptions::tf32 of every plan (--tf32)
 };
 
 /// One way to run the job that fits, with its estimate.
@@ -41,7 +42,8 @@ struct FitCandidate {
   PlanOutcome outcome;
 
   bool recomputes() const { return options.rematArenaBudget > 0; }
-  /// "micro-batch 16 x 2, bf16, recompute" (", 8-bit AdamW state" when it has one).
+  /// "micro-batch 16 x 2, bf16, recompute" (", 8-bit AdamW state" when it has one;
+  /// "fp32 (TF32 GEMMs)" for fp32 with --tf32).
   std::string describe() const;
 };
 

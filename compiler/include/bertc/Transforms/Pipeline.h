@@ -29,6 +29,9 @@ struct PipelineOptions {
   /// The AdamW moments of parameters of at least 4096 values: "fp32" or "8bit"
   /// (-bertc-insert-optimizer's optimizer-state).
   std::string optimizerState = "fp32";
+  /// Run the fp32 GEMMs with TF32 tensor cores (`--tf32`; -bertc-lower-to-target's tf32,
+  /// for a GPU of sm_80 or newer). No effect on 16-bit GEMMs.
+  bool tf32 = false;
 };
 
 /// Adds the passes that take a module from `from` to `to` (from <= to). A plan is always
