@@ -70,7 +70,8 @@ cp "$build_dir/bin/bertc_cuda_kernel_tests" "$stage/bin/"
 # their metrics logs with these CPU logs. The variants are gpu-check.sh's: fp32, bf16, fp16
 # (loss scaling), clip: fp32 with max_grad_norm = 0.05, which clips most steps (the tiny
 # example's gradient norm runs 0.03 to 0.4), as test/e2e/grad-clipping.test makes it, and
-# 8bit: fp32 with --optimizer-state 8bit.
+# 8bit: fp32 with --optimizer-state 8bit, and tf32: fp32, the CUDA trainers with --tf32
+# (for the archs from sm_80).
 data="$stage/tiny/train.jsonl"
 quietly "$log" python3 examples/tiny/make_data.py --rows 2048 --seed 1 --out "$data"
 clip_model="$work/clip.toml"
@@ -79,18 +80,21 @@ if ! grep -q '^max_grad_norm = 0.05$' "$clip_model"; then
   echo "gpu-bundle: no 'warmup = 0.1' line in examples/tiny/model.toml to add max_grad_norm after" >&2
   exit 1
 fi
-tiny_variants=(fp32 bf16 fp16 clip 8bit)
+tiny_variants=(fp32 bf16 fp16 clip 8bit tf32)
 for variant in "${tiny_variants[@]}"; do
-  model=examples/tiny/model.toml precision=$variant state=fp32
+  model=examples/tiny/model.toml precision=$variant state=fp32 cuda_flags=()
   [[ $variant == clip ]] && model=$clip_model precision=fp32
   [[ $variant == 8bit ]] && precision=fp32 state=8bit
+  [[ $variant == tf32 ]] && precision=fp32 cuda_flags=(--tf32)
   quietly "$log" "$bertc" "$model" --vram 1GB --precision "$precision" --optimizer-state "$state" \
     --target cpu -o "$work/cpu-$variant"
   quietly "$log" "$work/cpu-$variant/trainer" --data "$data" --steps 20 --seed 1 --quiet \
     --log "$stage/tiny/cpu-$variant.jsonl"
   for arch in "${trainer_archs[@]}"; do
+    [[ $variant == tf32 && ${arch#sm_} -lt 80 ]] && continue
     quietly "$log" "$bertc" "$model" --vram 1GB --precision "$precision" \
-      --optimizer-state "$state" --target cuda --arch "$arch" -o "$work/$arch/tiny-$variant"
+      --optimizer-state "$state" --target cuda --arch "$arch" "${cuda_flags[@]}" \
+      -o "$work/$arch/tiny-$variant"
     take "$work/$arch/tiny-$variant" "$stage/$arch/tiny-$variant"
   done
 done

@@ -13,7 +13,7 @@
 #      against its CPU twin;
 #   3. the tiny example trained 20 steps on the CPU and the CUDA target from one seed, the
 #      metrics logs compared step by step, and each CUDA trainer's measured device peak
-#      against its plan's peak_bytes, in five variants:
+#      against its plan's peak_bytes, in six variants:
 #        fp32  losses at rtol 1e-3;
 #        bf16  losses at rtol 2e-2 (the 8-bit mantissa);
 #        fp16  losses at rtol 2e-2, and the last step's loss_scale and skipped_steps exactly
@@ -21,6 +21,9 @@
 #        clip  fp32 with max_grad_norm = 0.05 (a copy of examples/tiny/model.toml; it clips
 #              most steps), losses and grad_norm at rtol 1e-3;
 #        8bit  fp32 with --optimizer-state 8bit (8-bit AdamW moments), losses at rtol 1e-3;
+#        tf32  fp32 with --tf32 on the CUDA side only (GEMM inputs rounded to 10 mantissa
+#              bits), losses at rtol 2e-3 (fp32's, doubled: on the simulated device TF32
+#              moves these losses by under 1e-5); NOT RUN below sm_80;
 #   4. memcheck: where compute-sanitizer is (PATH, beside nvcc, /usr/local/cuda), the tiny fp32
 #      CUDA trainer for 2 steps under --tool memcheck, then, in what is left of the step's 90 s,
 #      under --tool racecheck; a sanitizer that refuses the device ("Device not supported")
@@ -304,16 +307,17 @@ on the CPU; "
 # train_both VARIANT RTOL [FIELD:RTOL | last:FIELD]...: the tiny example, 20 steps on each
 # target from seed 1, CUDA's losses against the CPU's at RTOL, then each further FIELD at its
 # RTOL every step, or exactly at the last step, then the CUDA trainer's device peak against
-# plan.json. VARIANT is fp32, bf16, fp16 (a precision), clip (fp32 with $clip_model) or 8bit
-# (fp32 with --optimizer-state 8bit). From a
+# plan.json. VARIANT is fp32, bf16, fp16 (a precision), clip (fp32 with $clip_model), 8bit
+# (fp32 with --optimizer-state 8bit) or tf32 (fp32, the CUDA trainer with --tf32). From a
 # bundle, the CUDA trainer and the CPU's log come prebuilt; else bertc builds both. Uses
 # compare_trainer_targets' $work, $data, $deadline, $log and $clip_model.
 train_both() {
-  local variant=$1 rtol=$2 dir="$work/$1" target status peak flags cuda cpu_log check
+  local variant=$1 rtol=$2 dir="$work/$1" target status peak flags cuda cpu_log check cuda_flags=()
   local name="tiny $1 cpu/cuda" model=examples/tiny/model.toml precision=$1 found="" state=fp32
   shift 2
   [[ $variant == clip ]] && name="tiny clip fp32 cpu/cuda" model=$clip_model precision=fp32
   [[ $variant == 8bit ]] && name="tiny 8-bit AdamW fp32 cpu/cuda" precision=fp32 state=8bit
+  [[ $variant == tf32 ]] && name="tiny fp32 cpu/TF32 cuda" precision=fp32 cuda_flags=(--tf32)
   mkdir -p "$dir"
   if [[ -n $bundle ]]; then
     cuda="$prebuilt/$arch/tiny-$variant"
@@ -327,7 +331,7 @@ train_both() {
   else
     for target in cpu cuda; do
       flags=(--target "$target")
-      [[ $target == cuda ]] && flags+=(--arch "$arch")
+      [[ $target == cuda ]] && flags+=(--arch "$arch" "${cuda_flags[@]}")
       within "$bertc" "$model" --vram 1GB --precision "$precision" --optimizer-state "$state" \
         "${flags[@]}" -o "$dir/$target" >>"$log" 2>&1
       status=$?
@@ -387,6 +391,11 @@ to add max_grad_norm after"
     train_both clip 1e-3 grad_norm:1e-3 || status=1
   fi
   train_both 8bit 1e-3 || status=1
+  if [[ ${arch#sm_} -ge 80 ]]; then
+    train_both tf32 2e-3 || status=1
+  else
+    record "tiny fp32 cpu/TF32 cuda" "NOT RUN" "TF32 needs sm_80 or newer; this GPU is $arch"
+  fi
   return $status
 }
 

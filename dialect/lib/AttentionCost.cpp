@@ -72,7 +72,7 @@ struct AttentionSize {
 /// The CPU's kernels: one entry for the GEMMs (`products` of them) and one for the loops.
 SmallVector<KernelWork, 1> cpuAttention(const AttentionSize &size, Value storage, double products,
                                         bool backward, double bytes) {
-  return {{gemmUnit(storage), size.productFlops(products, size.headDim), bytes},
+  return {{gemmUnit(storage, /*tf32=*/false), size.productFlops(products, size.headDim), bytes},
           {ComputeUnit::Fp32Cores, size.perScoreFlops(backward), 0}};
 }
 

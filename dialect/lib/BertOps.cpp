@@ -77,6 +77,14 @@ LogicalResult expectLinearResult(Operation *op, Value input, Value result, int64
   return expectLastDim(op, result, "result", features);
 }
 
+/// Fails when `op` has `tf32` but its GEMM operand is not fp32: TF32 rounds fp32 inputs.
+LogicalResult expectTf32Operand(Operation *op, bool tf32, Value operand) {
+  if (!tf32 || tensorType(operand).getElementType().isF32())
+    return success();
+  return op->emitOpError() << "has tf32 but its operands are "
+                           << tensorType(operand).getElementType() << ", not f32";
+}
+
 } // namespace
 
 LogicalResult InputOp::verify() {
@@ -149,7 +157,8 @@ LogicalResult LinearOp::verify() {
     return failure();
   auto weight = tensorType(getWeight()).getShape();
   if (failed(expectLastDim(*this, getInput(), "input", weight[1])) ||
-      failed(expectLastDim(*this, getBias(), "bias", weight[0])))
+      failed(expectLastDim(*this, getBias(), "bias", weight[0])) ||
+      failed(expectTf32Operand(*this, getTf32(), getInput())))
     return failure();
   return expectLinearResult(*this, getInput(), getResult(), weight[0]);
 }
@@ -251,7 +260,8 @@ LogicalResult LinearGradInputOp::verify() {
   if (failed(expectRank(*this, getWeight(), "weight", 2)))
     return failure();
   auto weight = tensorType(getWeight()).getShape();
-  if (failed(expectLastDim(*this, getResultGrad(), "result gradient", weight[0])))
+  if (failed(expectLastDim(*this, getResultGrad(), "result gradient", weight[0])) ||
+      failed(expectTf32Operand(*this, getTf32(), getResultGrad())))
     return failure();
   return expectLinearResult(*this, getResultGrad(), getInputGrad(), weight[1]);
 }
@@ -263,7 +273,7 @@ LogicalResult LinearGradWeightOp::verify() {
   if (failed(expectLastDim(*this, getResultGrad(), "result gradient", weight[0])) ||
       failed(expectLastDim(*this, getInput(), "input", weight[1])))
     return failure();
-  return success();
+  return expectTf32Operand(*this, getTf32(), getInput());
 }
 
 LogicalResult BiasGradOp::verify() {
@@ -349,7 +359,7 @@ LogicalResult AccumulateLinearGradWeightOp::verify() {
   if (failed(expectLastDim(*this, getResultGrad(), "result gradient", weight[0])) ||
       failed(expectLastDim(*this, getInput(), "input", weight[1])))
     return failure();
-  return success();
+  return expectTf32Operand(*this, getTf32(), getInput());
 }
 
 LogicalResult AdamWOp::verify() {

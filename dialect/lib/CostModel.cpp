@@ -87,14 +87,14 @@ KernelWork dropoutKernel(Operation *op, Value sized, float rate, int64_t batch, 
 SmallVector<KernelWork, 1> LinearOp::estimateKernels(int64_t batch, int64_t seq, CostTarget) {
   double rows = rowsAt(getInput(), batch, seq);
   double out = features(getResult());
-  return {{gemmUnit(getInput()), gemmFlops(rows, features(getInput()), out) + rows * out,
+  return {{gemmUnit(getInput(), getTf32()), gemmFlops(rows, features(getInput()), out) + rows * out,
            operandAndResultBytes(*this, batch, seq)}};
 }
 
 // dx = dy W.
 SmallVector<KernelWork, 1> LinearGradInputOp::estimateKernels(int64_t batch, int64_t seq,
                                                               CostTarget) {
-  return {{gemmUnit(getResultGrad()),
+  return {{gemmUnit(getResultGrad(), getTf32()),
            gemmFlops(rowsAt(getResultGrad(), batch, seq), features(getResultGrad()),
                      features(getInputGrad())),
            operandAndResultBytes(*this, batch, seq)}};
@@ -103,7 +103,7 @@ SmallVector<KernelWork, 1> LinearGradInputOp::estimateKernels(int64_t batch, int
 // dW = dy^T x, summed over every row into fp32.
 SmallVector<KernelWork, 1> LinearGradWeightOp::estimateKernels(int64_t batch, int64_t seq,
                                                                CostTarget) {
-  return {{gemmUnit(getInput()),
+  return {{gemmUnit(getInput(), getTf32()),
            gemmFlops(rowsAt(getResultGrad(), batch, seq), features(getResultGrad()),
                      features(getInput())),
            operandAndResultBytes(*this, batch, seq)}};
@@ -114,7 +114,7 @@ SmallVector<KernelWork, 1> AccumulateLinearGradWeightOp::estimateKernels(int64_t
                                                                          CostTarget) {
   double values = double(cast<RankedTensorType>(getParam().getType()).getNumElements());
   return {
-      {gemmUnit(getInput()),
+      {gemmUnit(getInput(), getTf32()),
        gemmFlops(rowsAt(getResultGrad(), batch, seq), features(getResultGrad()),
                  features(getInput())),
        bytesOf(getResultGrad(), batch, seq) + bytesOf(getInput(), batch, seq) + 2 * 4 * values}};

@@ -34,9 +34,12 @@ inline bool isHalf(Value value) {
   return element.isBF16() || element.isF16();
 }
 
-/// The unit a GEMM library call runs on for operands stored like `operand`.
-inline ComputeUnit gemmUnit(Value operand) {
-  return isHalf(operand) ? ComputeUnit::HalfGemm : ComputeUnit::Fp32Gemm;
+/// The unit a GEMM library call runs on for operands stored like `operand`, fp32 ones
+/// on TF32 tensor cores when the op is marked `tf32`.
+inline ComputeUnit gemmUnit(Value operand, bool tf32) {
+  if (isHalf(operand))
+    return ComputeUnit::HalfGemm;
+  return tf32 ? ComputeUnit::Tf32Gemm : ComputeUnit::Fp32Gemm;
 }
 
 /// One [rows, in] x [in, out] product: a multiply-add per (row, in, out).

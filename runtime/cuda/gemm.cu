@@ -3,7 +3,7 @@
 //   forward          y^T [out, rows]  = (w as [in, out])^T   x^T [in, rows]
 //   backward input  dx^T [in, rows]   =  w as [in, out]      dy^T [out, rows]
 //   backward weight dw^T [in, out]    =  x^T [in, rows]      (dy^T as [out, rows])^T
-// Each distinct (shape, types, transposes, epilogue, pointer alignment) gets a matmul
+// Each distinct (shape, types, math, transposes, epilogue, pointer alignment) gets a matmul
 // descriptor, layouts and an algorithm once; later calls only set the pointers.
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_gemm.h"
@@ -13,6 +13,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <type_traits>
 
 namespace bertc::cuda {
 
@@ -21,6 +22,15 @@ template <typename T> constexpr cudaDataType_t dataType();
 template <> constexpr cudaDataType_t dataType<float>() { return CUDA_R_32F; }
 template <> constexpr cudaDataType_t dataType<bf16>() { return CUDA_R_16BF; }
 template <> constexpr cudaDataType_t dataType<fp16>() { return CUDA_R_16F; }
+
+/// cuBLASLt's compute type for `math` on operands of type T: TF32 only for fp32 ones.
+template <typename T> cublasComputeType_t computeType(GemmMath math) {
+  if (math == GemmMath::Fp32)
+    return CUBLAS_COMPUTE_32F;
+  if (!std::is_same_v<T, float>)
+    throw CudaError("TF32 GEMM math applies to fp32 operands only");
+  return CUBLAS_COMPUTE_32F_FAST_TF32;
+}
 
 /// The largest power of two (up to 256) dividing the address: cuBLASLt's heuristic must
 /// not pick an algorithm that needs more alignment than the arena slot has.
@@ -38,12 +48,13 @@ struct GemmShape {
   int64_t m, n, k, lda, ldb;
   cublasOperation_t transA, transB;
   cudaDataType_t inputType, outputType;
+  cublasComputeType_t compute;
   bool bias;
   uint32_t alignA, alignB, alignD;
 
   auto tie() const {
-    return std::tie(m, n, k, lda, ldb, transA, transB, inputType, outputType, bias, alignA, alignB,
-                    alignD);
+    return std::tie(m, n, k, lda, ldb, transA, transB, inputType, outputType, compute, bias, alignA,
+                    alignB, alignD);
   }
   bool operator<(const GemmShape &other) const { return tie() < other.tie(); }
 };
@@ -98,7 +109,7 @@ struct LinearGemms::State {
   }
 
   static void describe(const GemmShape &shape, GemmPlan &plan) {
-    BERTC_CUBLAS_CHECK(cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    BERTC_CUBLAS_CHECK(cublasLtMatmulDescCreate(&plan.desc, shape.compute, CUDA_R_32F));
     setAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSA, &shape.transA, sizeof shape.transA);
     setAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, &shape.transB, sizeof shape.transB);
     const cublasLtEpilogue_t epilogue =
@@ -141,7 +152,7 @@ struct LinearGemms::State {
     if (status == CUBLAS_STATUS_NOT_SUPPORTED || algorithms == 0)
       throw CudaError("cuBLASLt has no algorithm for a " + std::to_string(shape.m) + "x" +
                       std::to_string(shape.n) + "x" + std::to_string(shape.k) +
-                      " GEMM with these types on this GPU (bf16 needs sm_80 or newer)");
+                      " GEMM with these types on this GPU (bf16 and TF32 need sm_80 or newer)");
     return result.algo;
   }
 
@@ -169,7 +180,7 @@ LinearGemms::~LinearGemms() = default;
 
 template <typename T>
 void LinearGemms::linearForward(const T *x, const T *w, const T *b, T *y, int64_t rows, int64_t in,
-                                int64_t out) {
+                                int64_t out, GemmMath math) {
   if (rows == 0)
     return;
   const GemmShape shape{out,
@@ -181,6 +192,7 @@ void LinearGemms::linearForward(const T *x, const T *w, const T *b, T *y, int64_
                         CUBLAS_OP_N,
                         dataType<T>(),
                         dataType<T>(),
+                        computeType<T>(math),
                         b != nullptr,
                         alignmentOf(w),
                         alignmentOf(x),
@@ -190,7 +202,7 @@ void LinearGemms::linearForward(const T *x, const T *w, const T *b, T *y, int64_
 
 template <typename T>
 void LinearGemms::linearBackwardInput(const T *dy, const T *w, T *dx, int64_t rows, int64_t in,
-                                      int64_t out) {
+                                      int64_t out, GemmMath math) {
   if (rows == 0)
     return;
   const GemmShape shape{in,
@@ -202,6 +214,7 @@ void LinearGemms::linearBackwardInput(const T *dy, const T *w, T *dx, int64_t ro
                         CUBLAS_OP_N,
                         dataType<T>(),
                         dataType<T>(),
+                        computeType<T>(math),
                         false,
                         alignmentOf(w),
                         alignmentOf(dy),
@@ -214,7 +227,7 @@ namespace {
 /// dw[out, in] = dy^T x as cuBLASLt sees it (column-major: dw^T = x^T dy).
 template <typename T>
 GemmShape weightGradientShape(const T *dy, const T *x, const float *dw, int64_t rows, int64_t in,
-                              int64_t out) {
+                              int64_t out, GemmMath math) {
   return {in,
           out,
           rows,
@@ -224,6 +237,7 @@ GemmShape weightGradientShape(const T *dy, const T *x, const float *dw, int64_t 
           CUBLAS_OP_T,
           dataType<T>(),
           CUDA_R_32F,
+          computeType<T>(math),
           false,
           alignmentOf(x),
           alignmentOf(dy),
@@ -234,30 +248,30 @@ GemmShape weightGradientShape(const T *dy, const T *x, const float *dw, int64_t 
 
 template <typename T>
 void LinearGemms::linearBackwardWeight(const T *dy, const T *x, float *dw, int64_t rows, int64_t in,
-                                       int64_t out) {
+                                       int64_t out, GemmMath math) {
   if (rows == 0) {
     BERTC_CUDA_CHECK(cudaMemsetAsync(dw, 0, size_t(out * in) * sizeof(float), state->stream));
     return;
   }
-  state->run(weightGradientShape(dy, x, dw, rows, in, out), x, dy, dw, nullptr);
+  state->run(weightGradientShape(dy, x, dw, rows, in, out, math), x, dy, dw, nullptr);
 }
 
 template <typename T>
 void LinearGemms::linearBackwardWeightAccumulate(const T *dy, const T *x, float *dw, int64_t rows,
-                                                 int64_t in, int64_t out) {
+                                                 int64_t in, int64_t out, GemmMath math) {
   if (rows > 0)
-    state->run(weightGradientShape(dy, x, dw, rows, in, out), x, dy, dw, nullptr, 1.0f);
+    state->run(weightGradientShape(dy, x, dw, rows, in, out, math), x, dy, dw, nullptr, 1.0f);
 }
 
 #define INSTANTIATE(T)                                                                             \
   template void LinearGemms::linearForward(const T *, const T *, const T *, T *, int64_t, int64_t, \
-                                           int64_t);                                               \
+                                           int64_t, GemmMath);                                     \
   template void LinearGemms::linearBackwardInput(const T *, const T *, T *, int64_t, int64_t,      \
-                                                 int64_t);                                         \
+                                                 int64_t, GemmMath);                               \
   template void LinearGemms::linearBackwardWeight(const T *, const T *, float *, int64_t, int64_t, \
-                                                  int64_t);                                        \
+                                                  int64_t, GemmMath);                              \
   template void LinearGemms::linearBackwardWeightAccumulate(const T *, const T *, float *,         \
-                                                            int64_t, int64_t, int64_t);
+                                                            int64_t, int64_t, int64_t, GemmMath);
 INSTANTIATE(float)
 INSTANTIATE(bf16)
 INSTANTIATE(fp16)

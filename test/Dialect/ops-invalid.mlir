@@ -24,6 +24,23 @@ func.func @linear_result(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4x
 
 // -----
 
+// TF32 rounds fp32 operands; 16-bit ones have their own tensor cores.
+func.func @linear_tf32_bf16(%x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>, %b: tensor<4xbf16>, %dy: tensor<?x4xbf16>) {
+  // expected-error @+1 {{has tf32 but its operands are 'bf16', not f32}}
+  %y = bert.linear %x, %w, %b {tf32} : (tensor<?x8xbf16>, tensor<4x8xbf16>, tensor<4xbf16>) -> tensor<?x4xbf16>
+  return
+}
+
+// -----
+
+func.func @linear_grad_weight_tf32_bf16(%x: tensor<?x8xbf16>, %dy: tensor<?x4xbf16>) {
+  // expected-error @+1 {{has tf32 but its operands are 'bf16', not f32}}
+  %dw = bert.linear_grad_weight %dy, %x {tf32} : (tensor<?x4xbf16>, tensor<?x8xbf16>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
 func.func @attention_heads(%q: tensor<?x?x10xf32>, %m: tensor<?x?xi32>) {
   // expected-error @+1 {{hidden size 10 is not divisible by 4 heads}}
   %c = bert.attention %q, %q, %q, %m {heads = 4 : i64, dropout = 0.0 : f32, stream = 0 : i32} : (tensor<?x?x10xf32>, tensor<?x?x10xf32>, tensor<?x?x10xf32>, tensor<?x?xi32>) -> tensor<?x?x10xf32>

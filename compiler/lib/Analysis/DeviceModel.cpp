@@ -2,18 +2,19 @@
 //
 // GPUs: one representative card per generation, from its datasheet, dense (no sparsity):
 //
-//   arch   card            fp32 (CUDA cores)   16-bit tensor cores,    memory
-//                                              fp32 accumulation
-//   sm_75  T4              8.1 TFLOP/s         65 TFLOP/s (fp16)       320 GB/s
-//   sm_80  A100 SXM 40GB   19.5                312 (bf16/fp16)         1555
-//   sm_86  RTX 3090        35.6                71                      936
-//   sm_89  RTX 4090        82.6                165.2                   1008
-//   sm_90  H100 SXM        67                  989                     3350
+//   arch   card            fp32 (CUDA cores)   16-bit tensor cores,    TF32 tensor   memory
+//                                              fp32 accumulation       cores
+//   sm_75  T4              8.1 TFLOP/s         65 TFLOP/s (fp16)       -             320 GB/s
+//   sm_80  A100 SXM 40GB   19.5                312 (bf16/fp16)         156           1555
+//   sm_86  RTX 3090        35.6                71                      35.6          936
+//   sm_89  RTX 4090        82.6                165.2                   82.6          1008
+//   sm_90  H100 SXM        67                  989                     494.7         3350
 //
 // (NVIDIA's T4, A100 and H100 datasheets; the GA102 and Ada whitepapers for the GeForce
 // cards, whose tensor cores run at half rate with fp32 accumulation.) cuBLASLt runs fp32
-// GEMMs with CUBLAS_COMPUTE_32F and no TF32 (runtime/cuda/gemm.cu), so they get the fp32
-// rate, as do bertc's own kernels, which compute in fp32 on CUDA cores.
+// GEMMs with CUBLAS_COMPUTE_32F (runtime/cuda/gemm.cu), so they get the fp32 rate, as do
+// bertc's own kernels, which compute in fp32 on CUDA cores; with `--tf32` (from sm_80)
+// it runs them with CUBLAS_COMPUTE_32F_FAST_TF32, at the TF32 rate.
 //
 // Nothing reaches a datasheet peak. The estimate assumes these fractions of it, the same
 // for every GPU: 0.7 for cuBLASLt's GEMMs at BERT's shapes, 0.5 for bertc's own kernels
@@ -43,6 +44,9 @@ double DeviceModel::flopsPerSecond(ComputeUnit unit) const {
   switch (unit) {
   case ComputeUnit::Fp32Gemm:
     return fp32GemmFlopsPerSecond;
+  case ComputeUnit::Tf32Gemm:
+    // A module marked for TF32 priced on a machine without it runs its GEMMs in fp32.
+    return hasTf32() ? tf32GemmFlopsPerSecond : fp32GemmFlopsPerSecond;
   case ComputeUnit::HalfGemm:
     return halfGemmFlopsPerSecond;
   case ComputeUnit::Fp32Cores:
@@ -65,7 +69,8 @@ constexpr double kSecondsPerLaunch = 5e-6;
 
 /// A GPU from its datasheet peaks, at the attainable fractions above.
 constexpr DeviceModel fromDatasheet(const char *arch, double fp32Peak, double tensorPeak,
-                                    double bandwidthPeak, const char *halfPrecision) {
+                                    double tf32Peak, double bandwidthPeak,
+                                    const char *halfPrecision) {
   return {arch,
           CostTarget::Cuda,
           fp32Peak * kGemmFraction,
@@ -73,15 +78,16 @@ constexpr DeviceModel fromDatasheet(const char *arch, double fp32Peak, double te
           fp32Peak * kOwnKernelFraction,
           bandwidthPeak * kBandwidthFraction,
           kSecondsPerLaunch,
-          halfPrecision};
+          halfPrecision,
+          tf32Peak * kGemmFraction};
 }
 
 constexpr DeviceModel kGpuModels[] = {
-    fromDatasheet("sm_75", 8.1e12, 65e12, 320e9, "fp16"),      // T4
-    fromDatasheet("sm_80", 19.5e12, 312e12, 1555e9, "bf16"),   // A100 SXM 40GB
-    fromDatasheet("sm_86", 35.6e12, 71e12, 936e9, "bf16"),     // RTX 3090
-    fromDatasheet("sm_89", 82.6e12, 165.2e12, 1008e9, "bf16"), // RTX 4090
-    fromDatasheet("sm_90", 67e12, 989e12, 3350e9, "bf16"),     // H100 SXM
+    fromDatasheet("sm_75", 8.1e12, 65e12, 0, 320e9, "fp16"),            // T4
+    fromDatasheet("sm_80", 19.5e12, 312e12, 156e12, 1555e9, "bf16"),    // A100 SXM 40GB
+    fromDatasheet("sm_86", 35.6e12, 71e12, 35.6e12, 936e9, "bf16"),     // RTX 3090
+    fromDatasheet("sm_89", 82.6e12, 165.2e12, 82.6e12, 1008e9, "bf16"), // RTX 4090
+    fromDatasheet("sm_90", 67e12, 989e12, 494.7e12, 3350e9, "bf16"),    // H100 SXM
 };
 
 } // namespace

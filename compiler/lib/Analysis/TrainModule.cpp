@@ -2,6 +2,8 @@
 
 #include "bertc/Analysis/TrainModule.h"
 
+#include "llvm/ADT/TypeSwitch.h"
+
 using namespace mlir;
 
 namespace bertc {
@@ -128,6 +130,18 @@ llvm::StringSet<> updatesInBackward(ModuleOp module) {
       names.insert(name);
   });
   return names;
+}
+
+bool hasTf32Gemms(ModuleOp module) {
+  WalkResult found = module.walk([](Operation *op) {
+    bool tf32 =
+        llvm::TypeSwitch<Operation *, bool>(op)
+            .Case<bert::LinearOp, bert::LinearGradInputOp, bert::LinearGradWeightOp,
+                  bert::AccumulateLinearGradWeightOp>([](auto gemm) { return gemm.getTf32(); })
+            .Default([](Operation *) { return false; });
+    return tf32 ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return found.wasInterrupted();
 }
 
 } // namespace bertc

@@ -1,8 +1,9 @@
 //===- EmitGemm.cpp - linear layers and their gradients -------------------===//
 //
 // Linear layers and their gradients for both targets: OpenBLAS GEMMs on the CPU, cuBLASLt
-// GEMMs on CUDA (`dev.gemms`, on the step's stream, the bias as the forward's epilogue);
-// the bias gradient is a column sum (on CUDA in two passes through the op's workspace).
+// GEMMs on CUDA (`dev.gemms`, on the step's stream, the bias as the forward's epilogue,
+// TF32 for an op marked `tf32`); the bias gradient is a column sum (on CUDA in two passes
+// through the op's workspace).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,13 +22,18 @@ std::optional<LogicalResult> emitGemmOp(Operation *op, EmitContext &ctx) {
   const bool cuda = ctx.target == KernelTarget::Cuda;
   // The start of a GEMM call: the CPU kernel, or the CUDA trainer's cuBLASLt wrapper.
   auto gemm = [&](StringRef fn) { return cuda ? "  dev.gemms->" + fn.str() + "(" : ctx.call(fn); };
+  // A GEMM marked `tf32` (-bertc-lower-to-target) names its math; only cuBLASLt has it.
+  const bool tf32 = op->hasAttr("tf32");
+  if (tf32 && !cuda)
+    return LogicalResult(op->emitOpError("runs in TF32 (--tf32), which only the cuda targets do"));
+  const StringRef math = tf32 ? ", cuda::GemmMath::Tf32" : "";
   return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
       .Case([&](LinearOp linear) {
         os << gemm("linearForward") << ctx.name(linear.getInput()) << ", "
            << ctx.name(linear.getWeight()) << ", " << ctx.name(linear.getBias()) << ", "
            << ctx.name(linear.getResult()) << ", " << EmitContext::rows(linear.getInput()) << ", "
            << EmitContext::features(linear.getInput()) << ", "
-           << EmitContext::features(linear.getResult())
+           << EmitContext::features(linear.getResult()) << math
            << (cuda ? "); // bias epilogue\n" : ");\n");
         return success();
       })
@@ -36,7 +42,7 @@ std::optional<LogicalResult> emitGemmOp(Operation *op, EmitContext &ctx) {
            << ctx.name(grad.getWeight()) << ", " << ctx.name(grad.getInputGrad()) << ", "
            << EmitContext::rows(grad.getResultGrad()) << ", "
            << EmitContext::features(grad.getInputGrad()) << ", "
-           << EmitContext::features(grad.getResultGrad()) << ");\n";
+           << EmitContext::features(grad.getResultGrad()) << math << ");\n";
         return success();
       })
       .Case([&](LinearGradWeightOp grad) {
@@ -44,7 +50,7 @@ std::optional<LogicalResult> emitGemmOp(Operation *op, EmitContext &ctx) {
            << ctx.name(grad.getInput()) << ", " << ctx.name(grad.getWeightGrad()) << ", "
            << EmitContext::rows(grad.getResultGrad()) << ", "
            << EmitContext::features(grad.getInput()) << ", "
-           << EmitContext::features(grad.getResultGrad()) << ");\n";
+           << EmitContext::features(grad.getResultGrad()) << math << ");\n";
         return success();
       })
       .Case([&](AccumulateLinearGradWeightOp grad) -> LogicalResult {
@@ -55,7 +61,7 @@ std::optional<LogicalResult> emitGemmOp(Operation *op, EmitContext &ctx) {
            << EmitContext::paramSlot(grad.getParam(), "arena.grad") << ", "
            << EmitContext::rows(grad.getResultGrad()) << ", "
            << EmitContext::features(grad.getInput()) << ", "
-           << EmitContext::features(grad.getResultGrad()) << ");\n";
+           << EmitContext::features(grad.getResultGrad()) << math << ");\n";
         return success();
       })
       .Case([&](BiasGradOp grad) {

@@ -13,8 +13,10 @@ using namespace mlir;
 namespace bertc {
 
 std::string FitCandidate::describe() const {
-  return llvm::formatv("micro-batch {0} x {1}, {2}, {3}{4}{5}", microBatch, accumulation,
-                       options.precision, recomputes() ? "recompute" : "keep activations",
+  return llvm::formatv("micro-batch {0} x {1}, {2}{3}, {4}{5}{6}", microBatch, accumulation,
+                       options.precision,
+                       options.tf32 && options.precision == "fp32" ? " (TF32 GEMMs)" : "",
+                       recomputes() ? "recompute" : "keep activations",
                        options.optimizerState == "8bit" ? ", 8-bit AdamW state" : "",
                        options.fuseOptimizer ? ", AdamW in the backward" : "");
 }
@@ -93,6 +95,7 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
           count = fuseOptimizerError(spec, sizes.front(), precision) ? 0 : 1;
         PipelineOptions options{precision,    0,     request.gemmWorkspaceBytes,
                                 request.arch, state, fuse};
+        options.tf32 = request.tf32;
         // Without recomputation the arena grows with the micro-batch: the first (largest)
         // that fits is the only one worth keeping.
         size_t keepingFits = count;

@@ -36,7 +36,7 @@ MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory, cons
   picture.title = title.str();
   picture.choices =
       llvm::formatv("micro-batch {0} x {1}, seq {2}, {3}, {4} AdamW state{5}", plan.microBatch,
-                    plan.accumulationSteps, plan.seqLen, plan.precision, plan.optimizerState,
+                    plan.accumulationSteps, plan.seqLen, plan.precisionLabel(), plan.optimizerState,
                     plan.optimizerInBackward ? ", AdamW in the backward" : "")
           .str();
   picture.budgetBytes = plan.budgetBytes;

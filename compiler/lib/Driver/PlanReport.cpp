@@ -39,6 +39,7 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory, 
   s.precision = precision ? precision.str() : "fp32";
   s.optimizerState = eightBitStateBlocks(module).empty() ? "fp32" : "8bit";
   s.optimizerInBackward = !updatesInBackward(module).empty();
+  s.tf32 = hasTf32Gemms(module);
   StepCost cost = estimateStepCost(module, device);
   s.device = device.name;
   s.stepFlops = cost.flops;
@@ -84,6 +85,7 @@ void writePlanJson(const PlanSummary &s, raw_ostream &os) {
       {"precision", s.precision},
       {"optimizer_state", s.optimizerState},
       {"optimizer_in_backward", s.optimizerInBackward},
+      {"tf32", s.tf32},
       {"recompute", std::move(recompute)},
       {"recompute_flops", s.recomputeFlops},
       {"step_flops", s.stepFlops},
@@ -95,8 +97,8 @@ void writePlanJson(const PlanSummary &s, raw_ostream &os) {
 void printPlanSummary(const PlanSummary &s, raw_ostream &os) {
   os << llvm::formatv("  plan    micro-batch {0} x {1} step(s), seq {2}, {3}; "
                       "{4:F1} GFLOP per step, about {5:F2} s on {6}\n",
-                      s.microBatch, s.accumulationSteps, s.seqLen, s.precision, s.stepFlops / 1e9,
-                      s.estimatedStepSeconds, s.device);
+                      s.microBatch, s.accumulationSteps, s.seqLen, s.precisionLabel(),
+                      s.stepFlops / 1e9, s.estimatedStepSeconds, s.device);
   os << llvm::formatv("  memory  {0} of {1} budget ({2} reserved for the process)\n",
                       formatBytes(s.peakBytes()), formatBytes(s.budgetBytes),
                       formatBytes(s.reserveBytes));

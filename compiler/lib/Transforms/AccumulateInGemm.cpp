@@ -26,7 +26,8 @@ struct AccumulateInGemmPass : bertc::impl::AccumulateInGemmBase<AccumulateInGemm
         continue;
       OpBuilder builder(gemm);
       builder.create<AccumulateLinearGradWeightOp>(gemm.getLoc(), accumulation.getParam(),
-                                                   gemm.getResultGrad(), gemm.getInput());
+                                                   gemm.getResultGrad(), gemm.getInput(),
+                                                   gemm.getTf32());
       accumulation.erase();
       gemm.erase();
     }

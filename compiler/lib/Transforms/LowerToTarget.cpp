@@ -2,7 +2,8 @@
 //
 // Marks each op whose kernels differ between the targets in what they compute with the
 // target's choice (see Passes.td): an attention_grad recomputes its forward first on the
-// cuda target and not on the cpu target.
+// cuda target and not on the cpu target; with tf32, the cuda target's fp32 GEMMs round
+// their operands to TF32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,7 +29,23 @@ struct LowerToTargetPass : bertc::impl::LowerToTargetBase<LowerToTargetPass> {
       return signalPassFailure();
     }
     bool cuda = target == "cuda";
-    getOperation().walk([&](AttentionGradOp grad) { grad.setRecomputeForward(cuda); });
+    if (tf32 && !cuda) {
+      getOperation().emitError() << "-bertc-lower-to-target: tf32 needs target=cuda";
+      return signalPassFailure();
+    }
+    auto isF32 = [](Value operand) {
+      return cast<RankedTensorType>(operand.getType()).getElementType().isF32();
+    };
+    getOperation().walk([&](Operation *op) {
+      if (auto grad = dyn_cast<AttentionGradOp>(op))
+        grad.setRecomputeForward(cuda);
+      else if (auto linear = dyn_cast<LinearOp>(op))
+        linear.setTf32(tf32 && isF32(linear.getInput()));
+      else if (auto grad = dyn_cast<LinearGradInputOp>(op))
+        grad.setTf32(tf32 && isF32(grad.getResultGrad()));
+      else if (auto grad = dyn_cast<LinearGradWeightOp>(op))
+        grad.setTf32(tf32 && isF32(grad.getInput()));
+    });
   }
 };
 

@@ -31,6 +31,7 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const Pipeline
     LowerToTargetOptions lowering;
     lowering.target =
         deviceModel(options.arch).target == mlir::bert::CostTarget::Cuda ? "cuda" : "cpu";
+    lowering.tf32 = options.tf32;
     pm.addPass(createLowerToTarget(lowering));
     if (options.rematArenaBudget > 0) {
       // After storage types are final (they size every tensor), before the schedule:

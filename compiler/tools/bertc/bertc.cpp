@@ -116,6 +116,12 @@ cl::opt<std::string> fuseOptimizer(
              "the whole batch in one micro-step, no max_grad_norm and no fp16) or auto "
              "(whichever gives the fastest plan that fits)"),
     cl::init("off"), cl::cat(bertcOptions));
+cl::opt<bool> tf32("tf32",
+                   cl::desc("run fp32 GEMMs on TF32 tensor cores (cuBLASLt's "
+                            "CUBLAS_COMPUTE_32F_FAST_TF32: operands rounded to 10 mantissa "
+                            "bits, fp32 accumulation); cuda targets, sm_80 and newer; no "
+                            "effect on bf16/fp16 plans"),
+                   cl::cat(bertcOptions));
 cl::opt<bool> planCheck("plan-check",
                         cl::desc("build a CPU trainer whose steps can check the memory plan as "
                                  "they run (the trainer's --plan-check turns the checks on)"),
@@ -197,7 +203,7 @@ RunChoice chooseRun(const bertc::JobSpec &spec, std::optional<int64_t> arenaBudg
   std::vector<std::string> precisions = precisionCandidates(spec);
   RunChoice choice{pinnedRows.value_or(spec.train.batch),
                    {precisions.front(), 0, gemmWorkspaceBytes(), targetArch(),
-                    optimizerStateCandidates().front(), fuseOptimizerCandidates().front()},
+                    optimizerStateCandidates().front(), fuseOptimizerCandidates().front(), tf32},
                    {}};
   if (!arenaBudget)
     return choice;
@@ -211,6 +217,7 @@ RunChoice chooseRun(const bertc::JobSpec &spec, std::optional<int64_t> arenaBudg
   request.arch = targetArch();
   request.optimizerStates = optimizerStateCandidates();
   request.fuseOptimizer = fuseOptimizerCandidates();
+  request.tf32 = tf32;
   request.gemmWorkspaceBytes = gemmWorkspaceBytes();
   choice.ranked = bertc::searchFittingPlans(spec, request, ctx);
   if (!choice.ranked.empty()) {
@@ -405,6 +412,12 @@ int main(int argc, char **argv) {
     return usageError("--fuse-optimizer '" + fuseOptimizer + "': expected off, on or auto");
   if (!arch.empty() && !bertc::gpuDeviceModel(arch))
     return usageError("unknown --arch '" + arch + "' (known: " + bertc::knownArchs() + ")");
+  if (tf32 && !cudaTarget())
+    return usageError("--tf32 needs a cuda target (--target cuda or cuda-sim), not --target " +
+                      target);
+  if (tf32 && !bertc::deviceModel(targetArch()).hasTf32())
+    return usageError("--tf32 needs TF32 tensor cores, from sm_80; --arch " + targetArch() +
+                      " has none");
   if (microBatch < 0)
     return usageError("--micro-batch must be at least 1");
   bool needsBudget = emitLevel >= EmitLevel::Cpp;
@@ -441,6 +454,7 @@ int main(int argc, char **argv) {
     run.options.gemmWorkspaceBytes = gemmWorkspaceBytes();
     run.options.optimizerState = optimizerStateCandidates().front();
     run.options.fuseOptimizer = fuseOptimizerCandidates().front();
+    run.options.tf32 = tf32;
   } else {
     FailureOr<bertc::JobSpec> parsed = bertc::parseJobFile(inputPath, ctx);
     if (failed(parsed))

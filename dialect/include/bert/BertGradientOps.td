@@ -20,14 +20,16 @@ def Bert_LayerNormGradOp : Bert_BackwardOp<"layernorm_grad", [], ["estimateKerne
 }
 
 def Bert_LinearGradInputOp : Bert_BackwardOp<"linear_grad_input", [], ["estimateKernels"]> {
-  let summary = "d x = dy W";
-  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$weight);
+  let summary = "d x = dy W (`tf32` as bert.linear's)";
+  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$weight,
+                       UnitAttr:$tf32);
   let results = (outs Bert_FloatTensor:$inputGrad);
 }
 
 def Bert_LinearGradWeightOp : Bert_BackwardOp<"linear_grad_weight", [], ["estimateKernels"]> {
-  let summary = "d W = dy^T x, summed over every row";
-  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$input);
+  let summary = "d W = dy^T x, summed over every row (`tf32` as bert.linear's)";
+  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$input,
+                       UnitAttr:$tf32);
   let results = (outs Bert_FloatTensor:$weightGrad);
 }
 

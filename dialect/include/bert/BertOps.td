@@ -148,13 +148,17 @@ def Bert_LayerNormOp : Bert_ForwardOp<"layernorm", [], ["estimateKernels"]> {
 def Bert_LinearOp : Bert_ForwardOp<"linear", [], ["estimateKernels"]> {
   let summary = "y = x W^T + b over the last dimension (torch.nn.Linear layout)";
   let description = [{
+    With `tf32` (fp32 operands only, set by `-bertc-lower-to-target`), the GEMM's
+    multiplies take its operands rounded to TF32 (10 mantissa bits) on tensor cores and
+    accumulate in fp32; so do its gradient ops'.
+
     ```mlir
     %y = bert.linear %x, %w, %b
         : (tensor<?x?x32xf32>, tensor<64x32xf32>, tensor<64xf32>) -> tensor<?x?x64xf32>
     ```
   }];
   let arguments = (ins Bert_FloatTensor:$input, Bert_FloatTensor:$weight,
-                       Bert_FloatTensor:$bias);
+                       Bert_FloatTensor:$bias, UnitAttr:$tf32);
   let results = (outs Bert_FloatTensor:$result);
 }
 
@@ -311,7 +315,7 @@ def Bert_AccumulateLinearGradWeightOp : Bert_Op<"accumulate_linear_grad_weight",
     `bert.linear_grad_weight` and the `bert.accumulate_grad` of its result as one GEMM
     with beta = 1 whose output is the parameter's fp32 gradient slot (cuBLASLt's C = D,
     sgemm's C): no temporary for the weight gradient and no pass over it to add it
-    (-bertc-accumulate-in-gemm).
+    (-bertc-accumulate-in-gemm). `tf32` as the gradient GEMM's.
 
     ```mlir
     bert.accumulate_linear_grad_weight %w, %dy, %x
@@ -319,7 +323,7 @@ def Bert_AccumulateLinearGradWeightOp : Bert_Op<"accumulate_linear_grad_weight",
     ```
   }];
   let arguments = (ins Bert_FloatTensor:$param, Bert_FloatTensor:$resultGrad,
-                       Bert_FloatTensor:$input);
+                       Bert_FloatTensor:$input, UnitAttr:$tf32);
   let assemblyFormat = [{
     $param `,` $resultGrad `,` $input attr-dict `:` type($param) `,` type($resultGrad) `,`
     type($input)

@@ -22,6 +22,9 @@ enum class ComputeUnit {
   /// A GEMM library call with fp32 operands: OpenBLAS sgemm, or cuBLASLt with
   /// CUBLAS_COMPUTE_32F (no TF32), i.e. fp32 multiply-adds on CUDA cores.
   Fp32Gemm,
+  /// A cuBLASLt call with fp32 operands and CUBLAS_COMPUTE_32F_FAST_TF32 (an op marked
+  /// `tf32`): operands rounded to TF32 on tensor cores, fp32 accumulation (sm_80 on).
+  Tf32Gemm,
   /// A GEMM library call with bf16/fp16 operands and fp32 accumulation: tensor cores on a
   /// GPU; on the CPU, sgemm over tiles converted to fp32 first.
   HalfGemm,

@@ -27,8 +27,8 @@ typedef enum {
 /// CUBLAS_OP_C of a real matrix is its transpose.
 typedef enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1, CUBLAS_OP_C = 2 } cublasOperation_t;
 
-/// Both accumulate in fp32; the simulation computes FAST_TF32 in full fp32 (the _FAST types
-/// allow, and do not require, rounding the inputs to TF32). FAST_TF32 needs sm_80.
+/// Both accumulate in fp32; FAST_TF32 (sm_80 and up) multiplies fp32 inputs rounded to
+/// TF32 (10 mantissa bits, to nearest even), as tensor cores do.
 typedef enum {
   CUBLAS_COMPUTE_32F = 68,
   CUBLAS_COMPUTE_32F_FAST_TF32 = 77,

@@ -1,7 +1,8 @@
 // The arithmetic of the simulated cuBLASLt's matmul, as a GPU does it with fp32 compute:
-// 16-bit inputs widened exactly to fp32, products summed in fp32 (OpenBLAS sgemm), then,
-// per column of D in fp32: alpha and beta * C, the bias, the activation, and one rounding
-// to D's type at the end.
+// 16-bit inputs widened exactly to fp32 (fp32 inputs rounded to TF32 with
+// CUBLAS_COMPUTE_32F_FAST_TF32), products summed in fp32 (OpenBLAS sgemm), then, per
+// column of D in fp32: alpha and beta * C, the bias, the activation, and one rounding to
+// D's type at the end.
 #include "cublaslt_internal.h"
 
 #include <cblas.h>
@@ -27,17 +28,21 @@ struct FloatMatrix {
   int64_t ld;
 };
 
-/// One batch of an operand as fp32: fp32 operands in place, 16-bit ones widened into
-/// `scratch` with leading dimension rows.
-FloatMatrix widen(const MatrixView &view, const void *base, int64_t batch,
+/// One batch of an operand as the multiplies see it: fp32 operands in place, 16-bit ones
+/// widened (and, with `tf32`, fp32 ones rounded to TF32) into `scratch` with leading
+/// dimension rows.
+FloatMatrix widen(const MatrixView &view, const void *base, int64_t batch, bool tf32,
                   std::vector<float> &scratch) {
   const void *matrix = elementAt(base, view.type, batch * view.batchStride);
-  if (view.type == CUDA_R_32F)
+  if (view.type == CUDA_R_32F && !tf32)
     return {static_cast<const float *>(matrix), view.ld};
   scratch.resize(size_t(view.rows * view.cols));
   for (int64_t column = 0; column < view.cols; ++column)
     loadFloats(view.type, elementAt(matrix, view.type, column * view.ld),
                scratch.data() + column * view.rows, view.rows);
+  if (tf32)
+    for (float &value : scratch)
+      value = roundToTf32(value);
   return {scratch.data(), view.rows};
 }
 
@@ -76,8 +81,8 @@ float geluDerivative(float x) {
 } // namespace
 
 /// Per batch:
-///  1. acc = op(A) op(B) in fp32 (zero when k is 0);
-///  2. BGRADA / BGRADB: the sums of op(A) / op(B) over k, from the fp32 inputs;
+///  1. acc = op(A) op(B) in fp32 (zero when k is 0), from A and B as widen() gives them;
+///  2. BGRADA / BGRADB: the sums of op(A) / op(B) over k, from the same inputs;
 ///  3. per column of D: x = alpha acc + beta C; + bias; the activation (GELU_AUX* store its
 ///     input, DGELU* multiply by GELU' of the stored input, DGELU_BGRAD sums the rows of
 ///     the result); round to D's type;
@@ -99,8 +104,8 @@ void computeMatmul(const MatmulProblem &problem, const MatmulOperands &operands)
     if (k == 0) {
       std::fill(accumulator.begin(), accumulator.end(), 0.0f);
     } else {
-      const FloatMatrix a = widen(problem.a, operands.a, batch, scratchA);
-      const FloatMatrix b = widen(problem.b, operands.b, batch, scratchB);
+      const FloatMatrix a = widen(problem.a, operands.a, batch, problem.tf32, scratchA);
+      const FloatMatrix b = widen(problem.b, operands.b, batch, problem.tf32, scratchB);
       cblas_sgemm(CblasColMajor, problem.transA ? CblasTrans : CblasNoTrans,
                   problem.transB ? CblasTrans : CblasNoTrans, blasint(m), blasint(n), blasint(k),
                   1.0f, a.data, blasint(a.ld), b.data, blasint(b.ld), 0.0f, acc, blasint(m));

@@ -1,7 +1,8 @@
 // fp16 and bf16 to and from fp32 for the simulated cuBLASLt, written from the IEEE 754
 // binary16 and bfloat16 formats (not shared with the code under test): widening is exact,
 // narrowing rounds to nearest, ties to even, keeps subnormals, overflows to infinity and
-// turns NaN into the canonical NaN 0x7fff, as PTX's cvt.rn does.
+// turns NaN into the canonical NaN 0x7fff, as PTX's cvt.rn does. fp32 rounded to TF32
+// (what CUBLAS_COMPUTE_32F_FAST_TF32's multiplies see) likewise rounds to nearest even.
 #include "cublaslt_internal.h"
 
 #include <cstring>
@@ -74,6 +75,16 @@ uint16_t floatToBf16(float value) {
 }
 
 } // namespace
+
+/// TF32 keeps fp32's top 19 bits: the 13 low mantissa bits are rounded away, ties to even,
+/// on the bit pattern (a carry rolls into the exponent, up to infinity past TF32's largest
+/// value; subnormals round the same way). Infinity and NaN pass unchanged.
+float roundToTf32(float value) {
+  const uint32_t bits = bitsOf(value);
+  if ((bits & 0x7f800000) == 0x7f800000)
+    return value;
+  return floatOf((bits + 0xfff + ((bits >> 13) & 1)) & ~uint32_t(0x1fff));
+}
 
 void loadFloats(cudaDataType_t type, const void *source, float *target, int64_t count) {
   const auto *halves = static_cast<const uint16_t *>(source);

@@ -1,6 +1,6 @@
 // Private to the simulated cuBLASLt: what its descriptors hold, the matmul problem that
 // cublasLtMatmulAlgoGetHeuristic and cublasLtMatmul check alike (cublaslt_matmul.cpp), the
-// host computation (cublaslt_compute.cpp) and the fp16/bf16 conversions it rounds with
+// host computation (cublaslt_compute.cpp) and the fp16/bf16/TF32 conversions it rounds with
 // (cublaslt_convert.cpp).
 #pragma once
 
@@ -90,6 +90,8 @@ struct MatmulProblem {
   int64_t biasLength, biasBatchStride;
   /// The GELU-input matrix (m x n, D's type), when the epilogue has one.
   int64_t auxLd, auxBatchStride;
+  /// CUBLAS_COMPUTE_32F_FAST_TF32: the multiplies see A and B rounded to TF32.
+  bool tf32;
 };
 
 /// Epilogues that add a bias vector.
@@ -117,9 +119,13 @@ struct MatmulOperands {
   void *workspace;  ///< null when the algorithm takes no workspace
 };
 
-/// Runs the matmul on the host: inputs widened to fp32, OpenBLAS sgemm (fp32 products
-/// summed in fp32), then the epilogue, rounding to D's type at the end.
+/// Runs the matmul on the host: inputs widened to fp32 (and rounded to TF32 for
+/// problem.tf32), OpenBLAS sgemm (products summed in fp32), then the epilogue, rounding to
+/// D's type at the end.
 void computeMatmul(const MatmulProblem &problem, const MatmulOperands &operands);
+
+/// `value` rounded to TF32: fp32's sign and 8-bit exponent with 10 explicit mantissa bits.
+float roundToTf32(float value);
 
 /// Widens count elements of a CUDA_R_32F, CUDA_R_16F or CUDA_R_16BF array to fp32.
 void loadFloats(cudaDataType_t type, const void *source, float *target, int64_t count);

@@ -120,7 +120,7 @@ cublasStatus_t checkEpilogue(const MatmulDesc &desc, MatmulProblem *problem) {
 
 /// Checks the descriptors against each other and the simulated device:
 ///  1. each layout on its own (viewOf);
-///  2. the types against NVIDIA's table (checkTypes);
+///  2. the types against NVIDIA's table (checkTypes), and whether the inputs are TF32;
 ///  3. shapes: D is m x n, op(A) m x k, op(B) k x n, C like D; batch counts equal;
 ///  4. the epilogue (checkEpilogue).
 cublasStatus_t describeProblem(const MatmulDesc &desc, cublasLtMatrixLayout_t a,
@@ -132,6 +132,7 @@ cublasStatus_t describeProblem(const MatmulDesc &desc, cublasLtMatrixLayout_t a,
       return status;
   if (cublasStatus_t status = checkTypes(desc, *problem); status != CUBLAS_STATUS_SUCCESS)
     return status;
+  problem->tf32 = desc.computeType == CUBLAS_COMPUTE_32F_FAST_TF32;
   for (auto [operation, transposed] :
        {std::pair{desc.transA, &problem->transA}, std::pair{desc.transB, &problem->transB}})
     if (cublasStatus_t status = transposeOf(operation, transposed); status != CUBLAS_STATUS_SUCCESS)

@@ -167,8 +167,9 @@ struct CudaSteps {
   ArenaRegion optimizerTables;
 };
 
-/// Changes whenever this header or kernel_workspace.h changes what either side reads.
-inline constexpr uint32_t kTrainerAbiVersion = 4;
+/// Changes whenever this header or kernel_workspace.h changes what either side reads, or
+/// the runtime's functions that generated steps call change (5: the GEMMs' GemmMath).
+inline constexpr uint32_t kTrainerAbiVersion = 5;
 
 /// A compiled trainer: its plan and the steps of the target it was built for (the other
 /// target's are null).

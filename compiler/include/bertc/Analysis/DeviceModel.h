@@ -24,6 +24,11 @@ struct DeviceModel {
   double secondsPerLaunch;
   /// The arch's 16-bit precision: "bf16" from sm_80 on, "fp16" below, "" for a CPU.
   const char *halfPrecision;
+  /// GEMM library, fp32 operands as TF32 on tensor cores (`--tf32`); 0 where there are
+  /// none (before sm_80, the CPU).
+  double tf32GemmFlopsPerSecond = 0;
+
+  bool hasTf32() const { return tf32GemmFlopsPerSecond > 0; }
 
   /// The rate of `unit` in flops per second.
   double flopsPerSecond(mlir::bert::ComputeUnit unit) const;

@@ -74,5 +74,8 @@ llvm::StringMap<int64_t> eightBitStateBlocks(mlir::ModuleOp module);
 /// The parameters whose `bert.adamw` runs in @micro_step's backward from its gradient
 /// operand (-bertc-fuse-optimizer), by name: they have no gradient slot.
 llvm::StringSet<> updatesInBackward(mlir::ModuleOp module);
+/// Whether the module's GEMMs run in TF32: some linear op or gradient carries `tf32`
+/// (-bertc-lower-to-target).
+bool hasTf32Gemms(mlir::ModuleOp module);
 
 } // namespace bertc

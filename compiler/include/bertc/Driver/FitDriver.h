@@ -36,6 +36,7 @@ struct FitRequest {
   std::vector<bool> fuseOptimizer = {false};
 
   int64_t gemmWorkspaceBytes = 0; ///< PipelineOptions::gemmWorkspaceBytes of every plan
+  bool tf32 = false;              ///< PipelineOptions::tf32 of every plan (--tf32)
 };
 
 /// One way to run the job that fits, with its estimate.
@@ -47,7 +48,7 @@ struct FitCandidate {
 
   bool recomputes() const { return options.rematArenaBudget > 0; }
   /// "micro-batch 16 x 2, bf16, recompute" (", 8-bit AdamW state" when it has one,
-  /// ", AdamW in the backward" when it runs there).
+  /// ", AdamW in the backward" when it runs there; "fp32 (TF32 GEMMs)" for fp32 with --tf32).
   std::string describe() const;
 };
 

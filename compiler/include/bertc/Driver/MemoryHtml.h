@@ -33,7 +33,8 @@ struct ArenaBlock {
 /// Everything the page shows.
 struct MemoryPicture {
   std::string title; ///< e.g. "examples/tiny/model.toml"
-  /// The plan's choices: "micro-batch 16 x 2, seq 384, fp16, 8-bit AdamW state".
+  /// The plan's choices: "micro-batch 16 x 2, seq 384, fp16, 8-bit AdamW state" (the
+  /// precision "fp32 (TF32 GEMMs)" with --tf32).
   std::string choices;
   int64_t budgetBytes = 0;
   int64_t arenaBytes = 0;

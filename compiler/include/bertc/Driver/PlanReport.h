@@ -43,6 +43,8 @@ struct PlanSummary {
   /// Whether each AdamW update runs in the backward (-bertc-fuse-optimizer): then there
   /// is no gradient region.
   bool optimizerInBackward = false;
+  /// Whether the fp32 GEMMs run in TF32 (--tf32 on an fp32 plan; bert.linear's `tf32`).
+  bool tf32 = false;
   double stepFlops = 0;
   double estimatedStepSeconds = 0;
   std::string device; ///< what estimatedStepSeconds is for: "cpu", "sm_80", ...
@@ -51,6 +53,8 @@ struct PlanSummary {
 
   /// What --vram must cover: the arena and the reserve.
   int64_t peakBytes() const { return arenaBytes + reserveBytes; }
+  /// The precision as people read it: "bf16", "fp32", or "fp32 (TF32 GEMMs)".
+  std::string precisionLabel() const { return tf32 ? precision + " (TF32 GEMMs)" : precision; }
 };
 
 /// Reads the summary of a module after -bertc-plan-buffers, its step estimated on `device`.

@@ -98,7 +98,12 @@ def LowerToTarget : Pass<"bertc-lower-to-target", "mlir::ModuleOp"> {
         does not keep: the forward runs again first, into the op's kernel workspace
         (9 products per backward instead of the cpu kernel's 5). For `target=cpu` the
         attribute is removed: the cpu kernel recomputes only the probabilities.
-    The memory plan does not depend on it: both targets plan the same kernel workspace
+      - with `tf32` (target=cuda only, `bertc --tf32`), `bert.linear` and its gradient
+        ops with fp32 operands get `tf32`: cuBLASLt runs them with
+        CUBLAS_COMPUTE_32F_FAST_TF32 (operands rounded to TF32 on tensor cores, fp32
+        accumulation), priced at the TF32 rate. Without it the mark is removed. 16-bit
+        GEMMs are never marked, so with bf16 or fp16 storage the option changes nothing.
+    The memory plan does not depend on either: both targets plan the same kernel workspace
     (`-bertc-plan-buffers`), so that they run the same schedule at the same offsets.
 
     The pipeline lowers for the kernels the plan is priced for: the cuda target's
@@ -109,6 +114,8 @@ def LowerToTarget : Pass<"bertc-lower-to-target", "mlir::ModuleOp"> {
   let options = [
     Option<"target", "target", "std::string", "\"cpu\"",
            "whose kernels the step runs: cpu or cuda">,
+    Option<"tf32", "tf32", "bool", "false",
+           "run the fp32 GEMMs with TF32 tensor cores (target=cuda)">,
   ];
   let dependentDialects = ["mlir::bert::BertDialect"];
 }

@@ -33,6 +33,9 @@ struct PipelineOptions {
   /// (-bertc-fuse-optimizer): no gradient region. One micro-step per optimizer step, no
   /// clipping and no fp16 only.
   bool fuseOptimizer = false;
+  /// Run the fp32 GEMMs with TF32 tensor cores (`--tf32`; -bertc-lower-to-target's tf32,
+  /// for a GPU of sm_80 or newer). No effect on 16-bit GEMMs.
+  bool tf32 = false;
 };
 
 /// Adds the passes that take a module from `from` to `to` (from <= to). A plan is always

@@ -1,7 +1,8 @@
 // The linear layers of a CUDA trainer through cuBLASLt, with the CPU twins' layouts
 // (torch.nn.Linear: w is [out, in], row-major): the forward with its bias fused as the
 // GEMM's epilogue, and the two backward GEMMs. Inputs are the storage type T (float, bf16
-// or fp16); every GEMM accumulates in fp32 (CUBLAS_COMPUTE_32F, no TF32), weight gradients
+// or fp16); every GEMM accumulates in fp32 (CUBLAS_COMPUTE_32F; fp32 GEMMs of a plan made
+// with --tf32 ask for GemmMath::Tf32, CUBLAS_COMPUTE_32F_FAST_TF32), weight gradients
 // are fp32. BERT's GELU is the erf form, while cuBLASLt's GELU epilogue is the tanh
 // approximation, so a linear followed by GELU is this forward then cuda::geluForward.
 #pragma once
@@ -17,6 +18,11 @@
 
 namespace bertc::cuda {
 
+/// How a GEMM multiplies: fp32 on CUDA cores for fp32 operands (16-bit ones on tensor
+/// cores), or, for fp32 operands only, rounded to TF32 on tensor cores (sm_80 and newer),
+/// accumulating in fp32 either way.
+enum class GemmMath { Fp32, Tf32 };
+
 /// The linear-layer GEMMs queued on one stream: a cuBLASLt handle, the caller's workspace,
 /// and each shape's algorithm, chosen by cuBLASLt's heuristic the first time the shape is
 /// seen (the first step) and reused after. Failures throw CudaError.
@@ -29,21 +35,23 @@ public:
   LinearGemms &operator=(const LinearGemms &) = delete;
 
   /// y[rows, out] = x[rows, in] w[out, in]^T + b[out]; b may be null (no bias).
+  /// GemmMath::Tf32 needs T = float.
   template <typename T>
   void linearForward(const T *x, const T *w, const T *b, T *y, int64_t rows, int64_t in,
-                     int64_t out);
+                     int64_t out, GemmMath math = GemmMath::Fp32);
   /// dx[rows, in] = dy[rows, out] w[out, in].
   template <typename T>
-  void linearBackwardInput(const T *dy, const T *w, T *dx, int64_t rows, int64_t in, int64_t out);
+  void linearBackwardInput(const T *dy, const T *w, T *dx, int64_t rows, int64_t in, int64_t out,
+                           GemmMath math = GemmMath::Fp32);
   /// dw[out, in] = dy[rows, out]^T x[rows, in], overwritten.
   template <typename T>
   void linearBackwardWeight(const T *dy, const T *x, float *dw, int64_t rows, int64_t in,
-                            int64_t out);
+                            int64_t out, GemmMath math = GemmMath::Fp32);
   /// dw[out, in] += dy[rows, out]^T x[rows, in]: the same GEMM with beta = 1, its output a
   /// gradient slot (C = D).
   template <typename T>
   void linearBackwardWeightAccumulate(const T *dy, const T *x, float *dw, int64_t rows, int64_t in,
-                                      int64_t out);
+                                      int64_t out, GemmMath math = GemmMath::Fp32);
 
 private:
   struct State;
