@@ -1,12 +1,14 @@
 // The CPU kernels' threads (parallel.h). One loop runs at a time:
-//   1. the caller posts it (a new generation, the chunk cursor at 0) and wakes the workers;
-//   2. the caller and the workers claim chunks one at a time from the cursor, which holds the
-//      generation beside the next chunk, so a worker still holding an older generation can
-//      never claim one;
-//   3. when no chunk is left, the caller waits for the claimed ones to be done.
+//   1. the caller posts it (a new generation, no chunk claimed) and wakes the workers;
+//   2. the caller and the workers claim chunks one at a time, each claim under the pool's
+//      one lock and only for the generation the claimer was woken for, and count each chunk
+//      done under the same lock;
+//   3. the caller waits until every chunk is done, and only then may post the next loop, so
+//      a count always belongs to the loop it is counted for.
 // A worker the scheduler has not run yet claims nothing and delays nothing: on a machine
 // shared with other work, a loop never waits on a thread that has not started. Workers
-// sleep between loops. OpenBLAS is kept to the calling thread, since the GEMMs are split
+// sleep between loops. A chunk is a large piece of work (parallel.h), so one lock per
+// claim costs little. OpenBLAS is kept to the calling thread, since the GEMMs are split
 // into chunks too (linear.cpp) and two pools would fight over the cores.
 #include "chunk_pool.h"
 
@@ -14,7 +16,6 @@
 #include <pthread.h>
 
 #include <algorithm>
-#include <atomic>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
@@ -60,15 +61,15 @@ public:
       std::lock_guard<std::mutex> lock(mutex_);
       function_ = function;
       context_ = context;
-      chunks_.store(chunks);
-      done_.store(0);
+      chunks_ = chunks;
+      claimed_ = 0;
+      done_ = 0;
       generation = ++generation_;
-      cursor_.store(generation << 32);
     }
     posted_.notify_all();
     claimAndRun(generation);
     std::unique_lock<std::mutex> lock(mutex_);
-    finished_.wait(lock, [&] { return done_.load() == chunks; });
+    finished_.wait(lock, [&] { return done_ == chunks_; });
   }
 
 private:
@@ -89,34 +90,32 @@ private:
     }
   }
 
-  /// Runs chunks of `generation` while there are unclaimed ones.
+  /// Runs chunks of `generation` while it is the posted loop and has unclaimed ones.
   void claimAndRun(uint64_t generation) {
     insideChunk = true;
-    for (;;) {
-      uint64_t cursor = cursor_.load();
-      do {
-        if (cursor >> 32 != generation || int64_t(cursor & 0xffffffffu) >= chunks_.load()) {
-          insideChunk = false;
-          return;
-        }
-      } while (!cursor_.compare_exchange_weak(cursor, cursor + 1));
-      function_(context_, int64_t(cursor & 0xffffffffu));
-      if (done_.fetch_add(1) + 1 == chunks_.load()) {
-        std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (generation_ == generation && claimed_ < chunks_) {
+      const int64_t chunk = claimed_++;
+      const ChunkFunction function = function_;
+      const void *context = context_;
+      lock.unlock();
+      function(context, chunk);
+      lock.lock();
+      if (++done_ == chunks_)
         finished_.notify_all();
-      }
     }
+    insideChunk = false;
   }
 
   const int threads_;
   std::mutex callers_;
   std::mutex mutex_;
   std::condition_variable posted_, finished_;
-  uint64_t generation_ = 0; // under mutex_
+  // Under mutex_: the posted loop and its progress.
+  uint64_t generation_ = 0;
   ChunkFunction function_ = nullptr;
   const void *context_ = nullptr;
-  std::atomic<int64_t> chunks_{0}, done_{0};
-  std::atomic<uint64_t> cursor_{0}; // generation << 32 | next chunk
+  int64_t chunks_ = 0, claimed_ = 0, done_ = 0;
 };
 
 /// The pool, built at first use in static storage (no operator new) and never destroyed, as
