@@ -1,14 +1,19 @@
 // Multi-head self-attention on the CPU, one (batch, head) pair at a time, so that at most two
-// [seq, seq] matrices (and one row of dropout factors) exist at once, in the caller's scratch.
+// [seq, seq] matrices exist at once, in the caller's scratch; the threads share a pair's
+// blocks of query rows (and of key rows for dv and dk), which write disjoint rows.
 // Heads are read and written in place inside the [batch, seq, hidden] tensors (a leading dimension
 // of hidden), so no head is ever copied out; the per-head GEMMs go through mixedGemm (fp32
 // accumulation whatever the storage type). Probabilities and softmax are always fp32.
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/cpu_kernels.h"
 
+#include "dropout_draws.h"
 #include "mixed_gemm.h"
+#include "parallel.h"
 #include "storage_types.h"
+#include "vector_math.h"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 
@@ -26,96 +31,98 @@ struct AttentionShape {
   uint64_t dropoutIndexInRow(int64_t h, int64_t i) const { return uint64_t((h * seq + i) * seq); }
 };
 
-/// Turns scores (already scaled) into softmax probabilities in place, adding -FLT_MAX to
-/// keys whose mask entry is 0 first (so a row with every key masked becomes uniform, as in
-/// Hugging Face BERT).
-void maskedSoftmaxRows(float *scores, const int32_t *keyMask, int64_t seq) {
-  for (int64_t i = 0; i < seq; ++i) {
-    float *row = scores + i * seq;
-    float rowMax = -FLT_MAX;
-    for (int64_t j = 0; j < seq; ++j) {
-      if (keyMask[j] == 0)
-        row[j] += -FLT_MAX;
-      rowMax = row[j] > rowMax ? row[j] : rowMax;
-    }
-    float sum = 0.0f;
-    for (int64_t j = 0; j < seq; ++j) {
-      row[j] = std::exp(row[j] - rowMax);
-      sum += row[j];
-    }
-    const float invSum = 1.0f / sum;
-    for (int64_t j = 0; j < seq; ++j)
-      row[j] *= invSum;
+/// Query rows of one (batch, head) that one thread takes at a time.
+constexpr int64_t kQueryRowBlock = 32;
+
+/// Turns one row of scores (already scaled) into softmax probabilities in place, adding
+/// -FLT_MAX to keys whose mask entry is 0 first (so a row with every key masked becomes
+/// uniform, as in Hugging Face BERT).
+void maskedSoftmaxRow(float *row, const int32_t *keyMask, int64_t seq) {
+  float rowMax = -FLT_MAX;
+#pragma omp simd reduction(max : rowMax)
+  for (int64_t j = 0; j < seq; ++j) {
+    row[j] += keyMask[j] == 0 ? -FLT_MAX : 0.0f;
+    rowMax = std::max(row[j], rowMax);
   }
+  float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < seq; ++j) {
+    row[j] = vectorExp(row[j] - rowMax);
+    sum += row[j];
+  }
+  const float invSum = 1.0f / sum;
+  for (int64_t j = 0; j < seq; ++j)
+    row[j] *= invSum;
 }
 
-/// factors[j] = keptScale where dropout keeps probability (i, j) of head h of sequence b and 0
-/// where it drops it, for j < seq. The row's indices are consecutive: one Philox call
-/// decides each group of four (dropoutKeepGroup), the first and last perhaps in part.
-void rowDropoutFactors(const DropoutKey &key, const AttentionShape &shape, int64_t b, int64_t h,
-                       int64_t i, float rate, float keptScale, float *factors) {
-  const uint64_t first = shape.dropoutIndexInRow(h, i), end = first + uint64_t(shape.seq);
-  for (uint64_t group = first / kDropoutGroupSize; group * kDropoutGroupSize < end; ++group) {
-    const uint32_t kept = dropoutKeepGroup(key, b, group, rate);
-    for (int k = 0; k < kDropoutGroupSize; ++k) {
-      const uint64_t index = group * kDropoutGroupSize + uint64_t(k);
-      if (index >= first && index < end)
-        factors[index - first] = (kept >> k) & 1u ? keptScale : 0.0f;
-    }
-  }
+/// Calls visit(j, keep) for each key j of query row i of head h of sequence b: whether dropout
+/// keeps probability (i, j). The row's dropout indices are consecutive (dropout_draws.h).
+template <typename Visit>
+void forEachRowDecision(const DropoutKey &key, const AttentionShape &shape, int64_t b, int64_t h,
+                        int64_t i, float rate, const Visit &visit) {
+  forEachDropoutDecision(key, b, shape.dropoutIndexInRow(h, i), shape.seq, rate, visit);
 }
 
-/// probs = softmax(q_h k_h^T / sqrt(d) + maskBias) for one (batch, head), into [seq, seq].
+/// Rows [rowBegin, rowEnd) of softmax(q_h k_h^T / sqrt(d) + maskBias) for one (batch, head),
+/// into those rows of probs ([seq, seq]).
 template <typename T>
-void headProbabilities(const T *q, const T *k, const int32_t *mask, float *probs,
-                       const AttentionShape &shape, int64_t b, int64_t h) {
+void headProbabilityRows(const T *q, const T *k, const int32_t *mask, float *probs,
+                         const AttentionShape &shape, int64_t b, int64_t h, int64_t rowBegin,
+                         int64_t rowEnd) {
   const int64_t seq = shape.seq, headDim = shape.headDim();
   const int64_t offset = shape.headOffset(b, h);
   const float scale = 1.0f / std::sqrt(float(headDim));
-  mixedGemm(false, true, seq, seq, headDim, scale, q + offset, shape.hidden, k + offset,
-            shape.hidden, 0.0f, probs, seq);
-  maskedSoftmaxRows(probs, mask + b * seq, seq);
+  mixedGemm(false, true, rowEnd - rowBegin, seq, headDim, scale,
+            q + offset + rowBegin * shape.hidden, shape.hidden, k + offset, shape.hidden, 0.0f,
+            probs + rowBegin * seq, seq);
+  for (int64_t i = rowBegin; i < rowEnd; ++i)
+    maskedSoftmaxRow(probs + i * seq, mask + b * seq, seq);
 }
 } // namespace
 
-// Per (batch b, head h):
-//   1. P = softmax(q_h k_h^T / sqrt(d) + maskBias) into scratch;
-//   2. P = dropout(P) in place, element (i, j) keyed by the documented index (each row's
-//      factors in the scratch row after the two [seq, seq] blocks);
-//   3. ctx_h = P v_h, written straight into ctx's head columns.
+// Per (batch b, head h), the query rows split in blocks that the threads share, per block:
+//   1. P = softmax(q_h k_h^T / sqrt(d) + maskBias) into the block's rows of scratch;
+//   2. P = dropout(P) in place, element (i, j) keyed by the documented index;
+//   3. ctx_h = P v_h for the block's rows, written straight into ctx's head columns.
 template <typename T>
 void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx,
                       float *scratch, int64_t batch, int64_t seq, int64_t hidden, int64_t heads,
                       float dropoutRate, const DropoutKey &key) {
   const AttentionShape shape{batch, seq, hidden, heads};
-  float *probs = scratch;                      // [seq, seq]
-  float *rowFactors = scratch + 2 * seq * seq; // [seq]
+  const float keptScale = 1.0f / (1.0f - dropoutRate);
+  float *probs = scratch; // [seq, seq]
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t h = 0; h < heads; ++h) {
-      headProbabilities(q, k, mask, probs, shape, b, h);
-      if (dropoutRate > 0.0f) {
-        const float keptScale = 1.0f / (1.0f - dropoutRate);
-        for (int64_t i = 0; i < seq; ++i) {
-          rowDropoutFactors(key, shape, b, h, i, dropoutRate, keptScale, rowFactors);
-          for (int64_t j = 0; j < seq; ++j)
-            probs[i * seq + j] *= rowFactors[j];
-        }
-      }
       const int64_t offset = shape.headOffset(b, h);
-      mixedGemm(false, false, seq, shape.headDim(), seq, 1.0f, probs, seq, v + offset, hidden, 0.0f,
-                ctx + offset, hidden);
+      forEachChunk(seq, kQueryRowBlock, [&](int64_t rowBegin, int64_t rowEnd) {
+        headProbabilityRows(q, k, mask, probs, shape, b, h, rowBegin, rowEnd);
+        if (dropoutRate > 0.0f)
+          for (int64_t i = rowBegin; i < rowEnd; ++i) {
+            float *row = probs + i * seq;
+            forEachRowDecision(key, shape, b, h, i, dropoutRate,
+                               [&](int64_t j, bool keep) { row[j] *= keep ? keptScale : 0.0f; });
+          }
+        mixedGemm(false, false, rowEnd - rowBegin, shape.headDim(), seq, 1.0f,
+                  probs + rowBegin * seq, seq, v + offset, hidden, 0.0f,
+                  ctx + offset + rowBegin * hidden, hidden);
+      });
     }
   }
 }
 
 // With P the softmax probabilities, M the scaled dropout mask (keep / (1 - rate) or 0) and
 // D = P * M the probabilities the forward multiplied v by, per (batch b, head h):
-//   1. P = recomputed probabilities (scratch block A);
-//   2. G = dctx_h v_h^T, the gradient with respect to D (scratch block B);
-//   3. per row i: regenerate the row's factors M_i (scratch block C), G = G * M (now dL/dP),
-//      r_i = sum_j P_ij G_ij, G_ij = P_ij (G_ij - r_i) / sqrt(d), the gradient with respect
-//      to the scores q k^T; then A = P * M = D, as P is no longer needed;
-//   4. dv_h = D^T dctx_h, dq_h = G k_h, dk_h = G^T q_h.
+//   1. per block of query rows (the threads sharing the blocks):
+//      a. P = recomputed probabilities (scratch block A), G = dctx_h v_h^T, the gradient
+//         with respect to D (scratch block B);
+//      b. per row i: G = G * M (now dL/dP), marking the dropped entries of P by negating
+//         them (P is never negative, so its sign carries M_i to step d without a second
+//         Philox call or a scratch row);
+//      c. r_i = sum_j P_ij G_ij, G_ij = P_ij (G_ij - r_i) / sqrt(d), the gradient with
+//         respect to the scores q k^T;
+//      d. A = P * M = D, as P is no longer needed;
+//      e. dq_h = G k_h for the block's rows;
+//   2. per block of key rows: dv_h = D^T dctx_h and dk_h = G^T q_h for those rows.
 template <typename T>
 void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const int32_t *mask,
                        T *dq, T *dk, T *dv, float *scratch, int64_t batch, int64_t seq,
@@ -125,36 +132,46 @@ void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const 
   const float scale = 1.0f / std::sqrt(float(headDim));
   const bool dropout = dropoutRate > 0.0f;
   const float keptScale = dropout ? 1.0f / (1.0f - dropoutRate) : 1.0f;
-  float *probs = scratch;                      // [seq, seq]: P, then D
-  float *gradScores = scratch + seq * seq;     // [seq, seq]: dL/dD, then dL/d(q k^T)
-  float *rowFactors = scratch + 2 * seq * seq; // [seq]: M_i
+  float *probs = scratch;                  // [seq, seq]: P, then D
+  float *gradScores = scratch + seq * seq; // [seq, seq]: dL/dD, then dL/d(q k^T)
   const int64_t ld = hidden, n = seq, d = headDim;
 
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t h = 0; h < heads; ++h) {
       const int64_t offset = shape.headOffset(b, h);
-      headProbabilities(q, k, mask, probs, shape, b, h);
-      mixedGemm(false, true, n, n, d, 1.0f, dctx + offset, ld, v + offset, ld, 0.0f, gradScores, n);
-      for (int64_t i = 0; i < seq; ++i) {
-        float *pRow = probs + i * seq;
-        float *gRow = gradScores + i * seq;
-        if (dropout) {
-          rowDropoutFactors(key, shape, b, h, i, dropoutRate, keptScale, rowFactors);
+      forEachChunk(seq, kQueryRowBlock, [&](int64_t rowBegin, int64_t rowEnd) {
+        const int64_t rows = rowEnd - rowBegin;
+        headProbabilityRows(q, k, mask, probs, shape, b, h, rowBegin, rowEnd);
+        mixedGemm(false, true, rows, n, d, 1.0f, dctx + offset + rowBegin * ld, ld, v + offset, ld,
+                  0.0f, gradScores + rowBegin * n, n);
+        for (int64_t i = rowBegin; i < rowEnd; ++i) {
+          float *pRow = probs + i * seq;
+          float *gRow = gradScores + i * seq;
+          if (dropout)
+            forEachRowDecision(key, shape, b, h, i, dropoutRate, [&](int64_t j, bool keep) {
+              gRow[j] *= keep ? keptScale : 0.0f;
+              pRow[j] = keep ? pRow[j] : -pRow[j];
+            });
+          float rowDot = 0.0f;
+#pragma omp simd reduction(+ : rowDot)
           for (int64_t j = 0; j < seq; ++j)
-            gRow[j] *= rowFactors[j];
+            rowDot += std::fabs(pRow[j]) * gRow[j];
+          for (int64_t j = 0; j < seq; ++j)
+            gRow[j] = std::fabs(pRow[j]) * (gRow[j] - rowDot) * scale;
+          if (dropout)
+            for (int64_t j = 0; j < seq; ++j)
+              pRow[j] = std::signbit(pRow[j]) ? 0.0f : pRow[j] * keptScale;
         }
-        float rowDot = 0.0f;
-        for (int64_t j = 0; j < seq; ++j)
-          rowDot += pRow[j] * gRow[j];
-        for (int64_t j = 0; j < seq; ++j)
-          gRow[j] = pRow[j] * (gRow[j] - rowDot) * scale;
-        if (dropout)
-          for (int64_t j = 0; j < seq; ++j)
-            pRow[j] *= rowFactors[j];
-      }
-      mixedGemm(true, false, n, d, n, 1.0f, probs, n, dctx + offset, ld, 0.0f, dv + offset, ld);
-      mixedGemm(false, false, n, d, n, 1.0f, gradScores, n, k + offset, ld, 0.0f, dq + offset, ld);
-      mixedGemm(true, false, n, d, n, 1.0f, gradScores, n, q + offset, ld, 0.0f, dk + offset, ld);
+        mixedGemm(false, false, rows, d, n, 1.0f, gradScores + rowBegin * n, n, k + offset, ld,
+                  0.0f, dq + offset + rowBegin * ld, ld);
+      });
+      forEachChunk(seq, kQueryRowBlock, [&](int64_t keyBegin, int64_t keyEnd) {
+        const int64_t keys = keyEnd - keyBegin;
+        mixedGemm(true, false, keys, d, n, 1.0f, probs + keyBegin, n, dctx + offset, ld, 0.0f,
+                  dv + offset + keyBegin * ld, ld);
+        mixedGemm(true, false, keys, d, n, 1.0f, gradScores + keyBegin, n, q + offset, ld, 0.0f,
+                  dk + offset + keyBegin * ld, ld);
+      });
     }
   }
 }

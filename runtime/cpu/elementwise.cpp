@@ -1,11 +1,15 @@
 // Elementwise CPU kernels: add, GELU, tanh, counter-based dropout, the token selection a
 // classification head uses (BERT's pooler reads token 0) and the flatten of a custom head.
-// Plain loops over contiguous arrays of the storage type, computing in fp32; the compiler
-// vectorises what it can.
+// Loops over contiguous arrays of the storage type, computing in fp32, split in fixed chunks
+// over the threads (parallel.h) but for tanh's, the pooler's few [batch, hidden] values;
+// GELU's erf and exp are vector_math.h's, so its loops vectorise.
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/cpu_kernels.h"
 
+#include "dropout_draws.h"
+#include "parallel.h"
 #include "storage_types.h"
+#include "vector_math.h"
 
 #include <algorithm>
 #include <cmath>
@@ -19,25 +23,33 @@ constexpr float kInvSqrt2Pi = 0.39894228040143267794f;
 } // namespace
 
 template <typename T> void add(const T *a, const T *b, T *out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    out[i] = fromFloat<T>(toFloat(a[i]) + toFloat(b[i]));
+  forEachChunk(n, kElementwiseChunk, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      out[i] = fromFloat<T>(toFloat(a[i]) + toFloat(b[i]));
+  });
 }
 
 template <typename T> void geluForward(const T *x, T *y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float xi = toFloat(x[i]);
-    y[i] = fromFloat<T>(xi * 0.5f * (1.0f + std::erf(xi * kInvSqrt2)));
-  }
+  forEachChunk(n, kElementwiseChunk, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const float xi = toFloat(x[i]);
+      y[i] = fromFloat<T>(xi * 0.5f * (1.0f + vectorErf(xi * kInvSqrt2)));
+    }
+  });
 }
 
-// d/dx [x Φ(x)] = Φ(x) + x φ(x), with Φ the standard normal CDF and φ its density.
+// d/dx [x Φ(x)] = Φ(x) + x φ(x), with Φ the standard normal CDF and φ its density; erf's
+// e^(-(x/√2)^2) is φ's e^(-x^2/2), computed once.
 template <typename T> void geluBackward(const T *dy, const T *x, T *dx, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float xi = toFloat(x[i]);
-    float cdf = 0.5f * (1.0f + std::erf(xi * kInvSqrt2));
-    float pdf = std::exp(-0.5f * xi * xi) * kInvSqrt2Pi;
-    dx[i] = fromFloat<T>(toFloat(dy[i]) * (cdf + xi * pdf));
-  }
+  forEachChunk(n, kElementwiseChunk, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const float xi = toFloat(x[i]);
+      const float gaussian = vectorExp(-0.5f * xi * xi);
+      const float cdf = 0.5f * (1.0f + vectorErf(xi * kInvSqrt2, gaussian));
+      const float pdf = gaussian * kInvSqrt2Pi;
+      dx[i] = fromFloat<T>(toFloat(dy[i]) * (cdf + xi * pdf));
+    }
+  });
 }
 
 template <typename T> void tanhForward(const T *x, T *y, int64_t n) {
@@ -53,7 +65,8 @@ template <typename T> void tanhBackward(const T *dy, const T *y, T *dx, int64_t 
 }
 
 // Forward and backward are the same map (multiply by the scaled mask), so both call this.
-// Each Philox call decides a group of four consecutive elements of a row.
+// A row's elements are keyed by their index in it, so rows split into spans that threads
+// draw alone (dropout_draws.h).
 template <typename T>
 static void applyDropoutMask(const T *in, T *out, int64_t rows, int64_t rowSize, float rate,
                              const DropoutKey &key) {
@@ -63,16 +76,17 @@ static void applyDropoutMask(const T *in, T *out, int64_t rows, int64_t rowSize,
     return;
   }
   const float keptScale = 1.0f / (1.0f - rate);
-  for (int64_t row = 0; row < rows; ++row)
-    for (int64_t group = 0; group * kDropoutGroupSize < rowSize; ++group) {
-      const uint32_t kept = dropoutKeepGroup(key, row, uint64_t(group), rate);
-      for (int64_t i = group * kDropoutGroupSize;
-           i < std::min<int64_t>((group + 1) * kDropoutGroupSize, rowSize); ++i) {
-        const int64_t at = row * rowSize + i;
-        out[at] = fromFloat<T>((kept >> (i % kDropoutGroupSize)) & 1u ? toFloat(in[at]) * keptScale
-                                                                      : 0.0f);
-      }
-    }
+  const int64_t spansPerRow = (rowSize + kElementwiseChunk - 1) / kElementwiseChunk;
+  forEachChunk(rows * spansPerRow, 1, [&](int64_t span, int64_t) {
+    const int64_t row = span / spansPerRow, first = (span % spansPerRow) * kElementwiseChunk;
+    const T *inSpan = in + row * rowSize + first;
+    T *outSpan = out + row * rowSize + first;
+    forEachDropoutDecision(key, row, uint64_t(first), std::min(kElementwiseChunk, rowSize - first),
+                           rate, [&](int64_t i, bool keep) {
+                             outSpan[i] =
+                                 fromFloat<T>(keep ? toFloat(inSpan[i]) * keptScale : 0.0f);
+                           });
+  });
 }
 
 template <typename T>

@@ -1,14 +1,47 @@
 // Linear layers on the CPU in torch.nn.Linear layout (w is [out, in]): the forward and the
 // two backward GEMMs go through mixedGemm (cblas_sgemm for fp32, fp32 accumulation over
-// converted tiles for 16-bit storage); the bias gradient is a column sum in fp32.
+// converted tiles for 16-bit storage), split in blocks over the threads; the bias gradient
+// is a column sum in fp32.
 #include "bertc/runtime/cpu_kernels.h"
 
 #include "mixed_gemm.h"
+#include "parallel.h"
 #include "storage_types.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace bertc::cpu {
+
+namespace {
+/// Columns of the bias gradient one thread sums at a time.
+constexpr int64_t kBiasColumnChunk = 64;
+/// Rows (or columns) of C one thread multiplies at a time, in a GEMM of at least
+/// kSplitGemmWork multiply-adds (smaller ones are one call).
+constexpr int64_t kGemmBlock = 128, kSplitGemmWork = int64_t(1) << 21;
+
+/// mixedGemm with C split in blocks of kGemmBlock rows (of columns when C has more columns
+/// than rows) that the threads share. The blocks depend on the shape alone, and each block
+/// is a whole GEMM over all of k, so the result does not depend on the thread count.
+template <typename TA, typename TB, typename TC>
+void splitGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const TA *a,
+               int64_t lda, const TB *b, int64_t ldb, float beta, TC *c, int64_t ldc) {
+  if (m * n * k < kSplitGemmWork) {
+    mixedGemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  } else if (m >= n) {
+    forEachChunk(m, kGemmBlock, [&](int64_t rowBegin, int64_t rowEnd) {
+      mixedGemm(transA, transB, rowEnd - rowBegin, n, k, alpha,
+                transA ? a + rowBegin : a + rowBegin * lda, lda, b, ldb, beta, c + rowBegin * ldc,
+                ldc);
+    });
+  } else {
+    forEachChunk(n, kGemmBlock, [&](int64_t colBegin, int64_t colEnd) {
+      mixedGemm(transA, transB, m, colEnd - colBegin, k, alpha, a, lda,
+                transB ? b + colBegin * ldb : b + colBegin, ldb, beta, c + colBegin, ldc);
+    });
+  }
+}
+} // namespace
 
 // y is first filled with the bias rows, then the GEMM adds x w^T onto it (beta = 1); the
 // bias is representable in T, so 16-bit storage still rounds once, at the end.
@@ -17,34 +50,37 @@ void linearForward(const T *x, const T *w, const T *b, T *y, int64_t rows, int64
                    int64_t out) {
   for (int64_t r = 0; r < rows; ++r)
     std::memcpy(y + r * out, b, size_t(out) * sizeof(T));
-  mixedGemm(false, true, rows, out, in, 1.0f, x, in, w, in, 1.0f, y, out);
+  splitGemm(false, true, rows, out, in, 1.0f, x, in, w, in, 1.0f, y, out);
 }
 
 template <typename T>
 void linearBackwardInput(const T *dy, const T *w, T *dx, int64_t rows, int64_t in, int64_t out) {
-  mixedGemm(false, false, rows, in, out, 1.0f, dy, out, w, in, 0.0f, dx, in);
+  splitGemm(false, false, rows, in, out, 1.0f, dy, out, w, in, 0.0f, dx, in);
 }
 
 template <typename T>
 void linearBackwardWeight(const T *dy, const T *x, float *dw, int64_t rows, int64_t in,
                           int64_t out) {
-  mixedGemm(true, false, out, in, rows, 1.0f, dy, out, x, in, 0.0f, dw, in);
+  splitGemm(true, false, out, in, rows, 1.0f, dy, out, x, in, 0.0f, dw, in);
 }
 
 template <typename T>
 void linearBackwardWeightAccumulate(const T *dy, const T *x, float *dw, int64_t rows, int64_t in,
                                     int64_t out) {
   if (rows > 0)
-    mixedGemm(true, false, out, in, rows, 1.0f, dy, out, x, in, 1.0f, dw, in);
+    splitGemm(true, false, out, in, rows, 1.0f, dy, out, x, in, 1.0f, dw, in);
 }
 
+// The threads share the columns; each column adds the rows in order, as one thread would.
 template <typename T> void biasBackward(const T *dy, float *db, int64_t rows, int64_t out) {
-  std::memset(db, 0, size_t(out) * sizeof(float));
-  for (int64_t r = 0; r < rows; ++r) {
-    const T *dyRow = dy + r * out;
-    for (int64_t o = 0; o < out; ++o)
-      db[o] += toFloat(dyRow[o]);
-  }
+  forEachChunk(out, kBiasColumnChunk, [&](int64_t colBegin, int64_t colEnd) {
+    std::fill(db + colBegin, db + colEnd, 0.0f);
+    for (int64_t r = 0; r < rows; ++r) {
+      const T *dyRow = dy + r * out;
+      for (int64_t o = colBegin; o < colEnd; ++o)
+        db[o] += toFloat(dyRow[o]);
+    }
+  });
 }
 
 #define INSTANTIATE(T)                                                                             \

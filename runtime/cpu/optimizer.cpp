@@ -1,8 +1,11 @@
 // AdamW on the CPU, reproducing torch.optim.AdamW's fp32 single-tensor path (torch >= 2.0)
 // operation by operation, so a CPU trainer and PyTorch agree to the last bit where the
-// compiler does not fuse multiply-adds (this library builds for x86-64-v2, which has no FMA);
-// and the global gradient-norm clipping that may precede it.
+// compiler does not fuse multiply-adds (this library builds with -ffp-contract=off);
+// and the global gradient-norm clipping that may precede it. Elements are split over the
+// threads (parallel.h); the norm adds fixed slices' sums in slice order.
 #include "bertc/runtime/cpu_kernels.h"
+
+#include "parallel.h"
 
 #include <cmath>
 
@@ -29,31 +32,49 @@ void adamwUpdate(float *param, const float *grad, float *m, float *v, int64_t n,
   const float eps = float(config.eps);
   const float negativeStepSize = float(-(config.lr / biasCorrection1));
 
-  for (int64_t i = 0; i < n; ++i) {
-    const float g = grad[i];
-    const float p = param[i] * decayFactor;
-    // torch's lerp switches form at weight 0.5 to stay accurate near both ends.
-    const float mi = firstMomentWeight < 0.5f ? m[i] + firstMomentWeight * (g - m[i])
-                                              : g - (g - m[i]) * (1.0f - firstMomentWeight);
-    const float vi = v[i] * beta2 + secondMomentWeight * g * g;
-    const float denom = std::sqrt(vi) / biasCorrection2Sqrt + eps;
-    m[i] = mi;
-    v[i] = vi;
-    param[i] = p + negativeStepSize * mi / denom;
-  }
+  forEachChunk(n, kElementwiseChunk, [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const float g = grad[i];
+      const float p = param[i] * decayFactor;
+      // torch's lerp switches form at weight 0.5 to stay accurate near both ends.
+      const float mi = firstMomentWeight < 0.5f ? m[i] + firstMomentWeight * (g - m[i])
+                                                : g - (g - m[i]) * (1.0f - firstMomentWeight);
+      const float vi = v[i] * beta2 + secondMomentWeight * g * g;
+      const float denom = std::sqrt(vi) / biasCorrection2Sqrt + eps;
+      m[i] = mi;
+      v[i] = vi;
+      param[i] = p + negativeStepSize * mi / denom;
+    }
+  });
 }
 
+namespace {
+/// Slices of the gradient whose squared norms are summed apart, then added in order.
+constexpr int64_t kNormSlices = 64;
+} // namespace
+
 float squaredNorm(const float *x, int64_t n) {
-  double sum = 0.0;
-  for (int64_t i = 0; i < n; ++i)
-    sum += double(x[i]) * double(x[i]);
-  return float(sum);
+  double sliceSums[kNormSlices];
+  forEachChunk(kNormSlices, 1, [&](int64_t slice, int64_t) {
+    double sum = 0.0;
+    const int64_t begin = n * slice / kNormSlices, end = n * (slice + 1) / kNormSlices;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t i = begin; i < end; ++i)
+      sum += double(x[i]) * double(x[i]);
+    sliceSums[slice] = sum;
+  });
+  double total = 0.0;
+  for (double sliceSum : sliceSums)
+    total += sliceSum;
+  return float(total);
 }
 
 void clipByGlobalNorm(float *grad, int64_t n, float squaredNorm, float maxNorm) {
   const float coefficient = std::fmin(maxNorm / (std::sqrt(squaredNorm) + 1e-6f), 1.0f);
-  for (int64_t i = 0; i < n; ++i)
-    grad[i] *= coefficient;
+  forEachChunk(n, kElementwiseChunk, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      grad[i] *= coefficient;
+  });
 }
 
 } // namespace bertc::cpu

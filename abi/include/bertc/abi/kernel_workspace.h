@@ -14,8 +14,9 @@
 
 namespace bertc::cpu {
 
-/// Scratch floats the CPU attention's forward and backward need at sequence length `seq`:
-/// two [seq, seq] matrices and one [seq] row of dropout factors (the backward's).
+/// Scratch floats the CPU attention's forward and backward take at sequence length `seq`:
+/// two [seq, seq] matrices, then one [seq] row that they no longer use (issue 13: dropping
+/// it changes the planned offsets every plan test pins).
 inline int64_t attentionScratchFloats(int64_t seq) { return 2 * seq * seq + seq; }
 
 } // namespace bertc::cpu
