@@ -85,6 +85,19 @@ LogicalResult expectTf32Operand(Operation *op, bool tf32, Value operand) {
                            << tensorType(operand).getElementType() << ", not f32";
 }
 
+/// A weight gradient dy^T x of `weight`'s [out, in] shape (named `what`): dy ends in out, x
+/// in in; `tf32` needs fp32 operands.
+LogicalResult expectWeightGradient(Operation *op, Value weight, StringRef what, Value resultGrad,
+                                   Value input, bool tf32) {
+  if (failed(expectRank(op, weight, what, 2)))
+    return failure();
+  auto shape = tensorType(weight).getShape();
+  if (failed(expectLastDim(op, resultGrad, "result gradient", shape[0])) ||
+      failed(expectLastDim(op, input, "input", shape[1])))
+    return failure();
+  return expectTf32Operand(op, tf32, input);
+}
+
 } // namespace
 
 LogicalResult InputOp::verify() {
@@ -267,13 +280,8 @@ LogicalResult LinearGradInputOp::verify() {
 }
 
 LogicalResult LinearGradWeightOp::verify() {
-  if (failed(expectRank(*this, getWeightGrad(), "weight gradient", 2)))
-    return failure();
-  auto weight = tensorType(getWeightGrad()).getShape();
-  if (failed(expectLastDim(*this, getResultGrad(), "result gradient", weight[0])) ||
-      failed(expectLastDim(*this, getInput(), "input", weight[1])))
-    return failure();
-  return expectTf32Operand(*this, getTf32(), getInput());
+  return expectWeightGradient(*this, getWeightGrad(), "weight gradient", getResultGrad(),
+                              getInput(), getTf32());
 }
 
 LogicalResult BiasGradOp::verify() {
@@ -352,14 +360,10 @@ LogicalResult AccumulateGradOp::verify() {
 }
 
 LogicalResult AccumulateLinearGradWeightOp::verify() {
-  if (failed(expectTrainableParam(*this, getParam())) ||
-      failed(expectRank(*this, getParam(), "parameter", 2)))
+  if (failed(expectTrainableParam(*this, getParam())))
     return failure();
-  auto weight = tensorType(getParam()).getShape();
-  if (failed(expectLastDim(*this, getResultGrad(), "result gradient", weight[0])) ||
-      failed(expectLastDim(*this, getInput(), "input", weight[1])))
-    return failure();
-  return expectTf32Operand(*this, getTf32(), getInput());
+  return expectWeightGradient(*this, getParam(), "parameter", getResultGrad(), getInput(),
+                              getTf32());
 }
 
 LogicalResult AdamWOp::verify() {

@@ -202,17 +202,23 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
   } else if (int64_t one = arenaAt(1, spec.train.seqLen, frozen); one > 0) {
     os << llvm::formatv("  - no micro-batch fits: even 1 row needs {0}\n", formatBytes(one));
   }
+  // Plans `options` at the plan's micro-batch and prints it as `flag` ("what it does").
+  auto adviseAlone = [&](const PipelineOptions &options, StringRef flag) {
+    FailureOr<int64_t> bytes =
+        planArenaBytes(spec, {plan.microBatch, spec.train.seqLen, frozen, options}, ctx);
+    if (succeeded(bytes)) {
+      anyFits |= *bytes <= arenaBudget;
+      os << llvm::formatv("  - {0}: {1}{2}\n", flag, formatBytes(*bytes),
+                          *bytes <= arenaBudget ? "" : ", not enough alone");
+    }
+    return bytes;
+  };
   if (plan.optimizerState != "8bit") {
     PipelineOptions eightBit{plan.precision, 0};
     eightBit.optimizerState = "8bit";
-    FailureOr<int64_t> bytes =
-        planArenaBytes(spec, {plan.microBatch, spec.train.seqLen, frozen, eightBit}, ctx);
-    if (succeeded(bytes)) {
-      anyFits |= *bytes <= arenaBudget;
-      os << llvm::formatv("  - --optimizer-state 8bit (AdamW moments 8-bit, blockwise, as "
-                          "bitsandbytes' Adam8bit): {0}{1}\n",
-                          formatBytes(*bytes), *bytes <= arenaBudget ? "" : ", not enough alone");
-    }
+    FailureOr<int64_t> bytes = adviseAlone(
+        eightBit,
+        "--optimizer-state 8bit (AdamW moments 8-bit, blockwise, as bitsandbytes' Adam8bit)");
     // Where no micro-batch fits alone: with accumulation, the largest it lets fit.
     if ((failed(bytes) || *bytes > arenaBudget) && rows.value == 0) {
       Fitting eightBitRows =
@@ -232,14 +238,8 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
     PipelineOptions inBackward{plan.precision, 0};
     inBackward.optimizerState = plan.optimizerState;
     inBackward.fuseOptimizer = true;
-    FailureOr<int64_t> bytes =
-        planArenaBytes(spec, {plan.microBatch, spec.train.seqLen, frozen, inBackward}, ctx);
-    if (succeeded(bytes)) {
-      anyFits |= *bytes <= arenaBudget;
-      os << llvm::formatv("  - --fuse-optimizer on (each AdamW update in the backward, no "
-                          "gradient region): {0}{1}\n",
-                          formatBytes(*bytes), *bytes <= arenaBudget ? "" : ", not enough alone");
-    }
+    (void)adviseAlone(
+        inBackward, "--fuse-optimizer on (each AdamW update in the backward, no gradient region)");
   }
   if (Fitting seq = largestFittingSeqLen(spec, plan.microBatch, arenaBudget, ctx); seq.value > 0) {
     anyFits = true;
