@@ -204,9 +204,12 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, int
                                ByteRange parameters, ByteRange masterWeights, ByteRange gradients,
                                ByteRange optimizerState, ByteRange scratch, ByteRange inputs,
                                ByteRange activations, ByteRange gemmWorkspace,
-                               int64_t lowerBoundBytes, int64_t loss) {
+                               int64_t lowerBoundBytes, int64_t loss, int64_t hostBytes) {
   if (arenaBytes < 0)
     return emitError() << "#bert.plan arena_bytes must not be negative";
+  if (hostBytes < 0 || hostBytes > arenaBytes)
+    return emitError() << "#bert.plan host_bytes " << hostBytes << " is not in [0, arena_bytes]";
+  int64_t deviceBytes = arenaBytes - hostBytes;
   std::pair<StringRef, ByteRange> regions[] = {
       {"parameters", parameters},   {"master_weights", masterWeights},
       {"gradients", gradients},     {"optimizer_state", optimizerState},
@@ -219,12 +222,21 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, int
     if (range.offset < 0 || range.bytes < 0 || end > arenaBytes)
       return emitError() << "#bert.plan region '" << name << "' [" << range.offset << ", " << end
                          << ") is not inside the arena of " << arenaBytes << " bytes";
+    // Host memory holds only what the host's AdamW alone touches; the device the rest.
+    bool hostResident = name == "master_weights" || name == "optimizer_state";
+    bool placed = hostResident ? range.offset >= deviceBytes : end <= deviceBytes;
+    if (hostBytes > 0 && range.bytes > 0 && !placed)
+      return emitError() << "#bert.plan region '" << name << "' [" << range.offset << ", " << end
+                         << ") must lie " << (hostResident ? "in" : "before")
+                         << " the host-resident end of the arena (from " << deviceBytes << ")";
   }
-  if (lowerBoundBytes < 0 || lowerBoundBytes > arenaBytes)
+  StringRef hostNote = hostBytes > 0 ? " before its host-resident end" : "";
+  if (lowerBoundBytes < 0 || lowerBoundBytes > deviceBytes)
     return emitError() << "#bert.plan lower_bound_bytes " << lowerBoundBytes
-                       << " is not in [0, arena_bytes]";
-  if (loss < 0 || loss >= arenaBytes)
-    return emitError() << "#bert.plan loss " << loss << " is not an offset in the arena";
+                       << " is not in [0, arena_bytes - host_bytes]";
+  if (loss < 0 || loss >= deviceBytes)
+    return emitError() << "#bert.plan loss " << loss << " is not an offset in the arena"
+                       << hostNote;
   return success();
 }
 

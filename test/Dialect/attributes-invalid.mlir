@@ -60,3 +60,18 @@ module attributes {bert.train = #bert.train<batch = 8, epochs = 3, steps = 0, lr
 // expected-error@+1 {{#bert.train batch must be positive, not 0}}
 module attributes {bert.train = #bert.train<batch = 0, epochs = 3, steps = 0, lr = 2.0e-05, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "linear", warmup = 0.1, seed = 42, shuffle = true, num_labels = 2, initializer_range = 0.02, vocab = 30522, type_vocab = 2, task = "span", max_grad_norm = 1.0>} {
 }
+
+// -----
+
+// With host_bytes, the host-resident end of the arena [2048, 3264) holds only the master
+// weights and the optimizer state: the gradients may not be there.
+// expected-error@+1 {{#bert.plan region 'gradients' [2048, 2120) must lie before the host-resident end of the arena (from 2048)}}
+module attributes {bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [2048, 72], optimizer_state = [2304, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 768], gemm_workspace = [0, 0], lower_bound_bytes = 1984, loss = 1472, host_bytes = 1216>} {
+}
+
+// -----
+
+// The optimizer state must be in the host-resident end.
+// expected-error@+1 {{#bert.plan region 'optimizer_state' [768, 968) must lie in the host-resident end of the arena (from 2048)}}
+module attributes {bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [768, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 768], gemm_workspace = [0, 0], lower_bound_bytes = 1984, loss = 1472, host_bytes = 1216>} {
+}

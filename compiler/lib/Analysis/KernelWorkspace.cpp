@@ -19,7 +19,9 @@ int64_t cudaOptimizerTablesBytes(func::FuncOp microStep) {
   llvm::StringMap<int64_t> eightBit = eightBitStateBlocks(module);
   llvm::StringSet<> inBackward = updatesInBackward(module);
   int64_t chunks = 0;
-  for (ParamOp param : trainableParams(microStep))
+  // The host's AdamW needs no device chunk table.
+  for (ParamOp param : optimizerOnHost(module) ? SmallVector<ParamOp>{}
+                                               : trainableParams(microStep))
     if (!eightBit.count(param.getName()) && !inBackward.contains(param.getName()))
       chunks += cuda::adamwChunkCount(param.getResult().getType().getNumElements());
   return int64_t(cuda::optimizerTables(chunks).bytes);

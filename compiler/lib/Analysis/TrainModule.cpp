@@ -132,6 +132,8 @@ llvm::StringSet<> updatesInBackward(ModuleOp module) {
   return names;
 }
 
+bool optimizerOnHost(ModuleOp module) { return module->hasAttr(kOptimizerOnHost); }
+
 bool hasTf32Gemms(ModuleOp module) {
   WalkResult found = module.walk([](Operation *op) {
     bool tf32 =

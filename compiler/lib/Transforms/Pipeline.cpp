@@ -41,6 +41,7 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const Pipeline
       remat.arch = options.arch;
       remat.gemmWorkspace = options.gemmWorkspaceBytes;
       remat.fuseOptimizer = options.fuseOptimizer;
+      remat.offloadOptimizer = options.offloadOptimizer;
       pm.addPass(createRematerialize(remat));
     }
     // Before planning: the order decides how long tensors live, and so the peak.
@@ -54,6 +55,7 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const Pipeline
     // Last: every tensor the step will ever touch is known only now.
     PlanBuffersOptions planning;
     planning.gemmWorkspace = options.gemmWorkspaceBytes;
+    planning.offloadOptimizer = options.offloadOptimizer;
     pm.addPass(createPlanBuffers(planning));
   }
   if (to >= Stage::Planned) {

@@ -3,7 +3,8 @@
 // Lays out the arena (see Passes.td): fixed regions for parameters, gradients,
 // optimizer state, kernel scratch and inputs, then the activations of @micro_step
 // packed by liveness, then the CUDA runtime's workspace (target cuda: cuBLASLt's and the
-// optimizer's tables). Writes the offsets back into the IR as attributes.
+// optimizer's tables), then, with the optimizer offloaded, the host-resident masters and
+// optimizer state. Writes the offsets back into the IR as attributes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,18 +65,26 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     //    come after the others, so the fp32 moments line up with their gradients (the
     //    CUDA AdamW finds all three at one offset from three bases). A parameter updated
     //    in the backward (-bertc-fuse-optimizer) has no gradient slot: its gradient is an
-    //    activation that dies at its update.
+    //    activation that dies at its update. With offload-optimizer the masters and the
+    //    optimizer state are laid out last instead (step 6).
     SmallVector<ParamOp> params;
     microStep->walk([&](ParamOp p) { params.push_back(p); });
+    eightBit = bertc::eightBitStateBlocks(module);
     RegionCursor values{0, 0, alignment};
     for (ParamOp p : params)
       p->setAttr("arena.value", i64(values.take(bytesOf(p.getResult(), *bounds))));
-    RegionCursor masters = values.next();
-    for (ParamOp p : params)
-      if (!p.getResult().getType().getElementType().isF32())
-        p->setAttr("arena.master", i64(masters.take(fp32Bytes(p))));
-    llvm::StringMap<int64_t> eightBit = bertc::eightBitStateBlocks(module);
     llvm::StringSet<> inBackward = bertc::updatesInBackward(module);
+    if (offloadOptimizer) {
+      if (!inBackward.empty()) {
+        module.emitError("the optimizer cannot run both on the host (offload-optimizer) and in "
+                         "the backward (-bertc-fuse-optimizer)");
+        return signalPassFailure();
+      }
+      module->setAttr(bertc::kOptimizerOnHost, b.getUnitAttr());
+    }
+    RegionCursor masters = values.next();
+    if (!offloadOptimizer)
+      layoutMasters(params, masters);
     RegionCursor grads = masters.next();
     for (bool eightBitState : {false, true})
       for (ParamOp p : params)
@@ -83,23 +92,8 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
             eightBit.count(p.getName()) == eightBitState)
           p->setAttr("arena.grad", i64(grads.take(fp32Bytes(p))));
     RegionCursor moments = grads.next();
-    for (StringRef moment : {"arena.adam_m", "arena.adam_v"})
-      for (ParamOp p : params)
-        if (p.getTrainable() && !eightBit.count(p.getName()))
-          p->setAttr(moment, i64(moments.take(fp32Bytes(p))));
-    for (ParamOp p : params) {
-      if (!p.getTrainable() || !eightBit.count(p.getName()))
-        continue;
-      int64_t count = p.getResult().getType().getNumElements();
-      auto block = bertc::QuantBlockSize(eightBit.lookup(p.getName()));
-      int64_t codesBytes = bertc::alignTo(2 * count, int64_t(sizeof(float)));
-      int64_t absmaxBytes = bertc::quantBlockCount(count, block) * int64_t(sizeof(float));
-      int64_t offset = moments.take(codesBytes + 2 * absmaxBytes);
-      p->setAttr("arena.adam_m", i64(offset));
-      p->setAttr("arena.adam_v", i64(offset + count));
-      p->setAttr("arena.adam_m_absmax", i64(offset + codesBytes));
-      p->setAttr("arena.adam_v_absmax", i64(offset + codesBytes + absmaxBytes));
-    }
+    if (!offloadOptimizer)
+      layoutMoments(params, moments);
 
     // 2. Kernel scratch and the per-batch inputs. The CUDA kernels' per-op workspace
     //    (KernelWorkspace.h) is one slot every op that needs one shares: ops run one
@@ -148,7 +142,24 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     }
     Value loss = body.getTerminator()->getOperand(0);
 
-    // 4. The optimizer's parameter reads share the micro-step's slots.
+    // 5. The CUDA runtime's workspace last, so that every other offset is the same with
+    //    and without it: the GEMM library's, then the optimizer's tables.
+    int64_t gemmBegin = bertc::alignTo(activationsBegin + packing.bytes, alignment);
+    RegionCursor gemm{gemmBegin, gemmBegin, alignment};
+    if (gemmWorkspace > 0) {
+      gemm.take(gemmWorkspace);
+      gemm.take(bertc::cudaOptimizerTablesBytes(*microStep));
+    }
+    int64_t deviceBytes = bertc::alignTo(gemm.end, alignment);
+    int64_t fixedBytes = activationsBegin + (gemm.end - gemm.begin);
+    // 6. Offloaded, the masters and the optimizer state: host memory, after the device arena.
+    if (offloadOptimizer) {
+      masters = {deviceBytes, deviceBytes, alignment};
+      layoutMasters(params, masters);
+      moments = masters.next();
+      layoutMoments(params, moments);
+    }
+    // 7. The optimizer's parameter reads share the micro-step's slots.
     if (auto optimizerStep = module.lookupSymbol<func::FuncOp>(bertc::kOptimizerStep)) {
       llvm::StringMap<ParamOp> byName;
       for (ParamOp p : params)
@@ -162,22 +173,50 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
       });
     }
 
-    // 5. The CUDA runtime's workspace last, so that every other offset is the same with
-    //    and without it: the GEMM library's, then the optimizer's tables.
-    int64_t gemmBegin = bertc::alignTo(activationsBegin + packing.bytes, alignment);
-    RegionCursor gemm{gemmBegin, gemmBegin, alignment};
-    if (gemmWorkspace > 0) {
-      gemm.take(gemmWorkspace);
-      gemm.take(bertc::cudaOptimizerTablesBytes(*microStep));
-    }
-    int64_t arenaBytes = bertc::alignTo(gemm.end, alignment);
-    int64_t fixedBytes = activationsBegin + (gemm.end - gemm.begin);
+    int64_t arenaBytes = std::max(deviceBytes, bertc::alignTo(moments.end, alignment));
     module->setAttr("bert.plan",
                     PlanAttr::get(ctx, arenaBytes, values.range(), masters.range(), grads.range(),
                                   moments.range(), scratch.range(), inputs.range(),
                                   ByteRange{activationsBegin, packing.bytes}, gemm.range(),
-                                  fixedBytes + bertc::maxLiveBytes(intervals), offsets[loss]));
+                                  fixedBytes + bertc::maxLiveBytes(intervals), offsets[loss],
+                                  arenaBytes - deviceBytes));
   }
+
+  /// The fp32 masters of the 16-bit parameters, in program order.
+  void layoutMasters(ArrayRef<ParamOp> params, RegionCursor &masters) {
+    Builder b(&getContext());
+    for (ParamOp p : params)
+      if (!p.getResult().getType().getElementType().isF32())
+        p->setAttr("arena.master", b.getI64IntegerAttr(masters.take(fp32Bytes(p))));
+  }
+
+  /// The optimizer state: the fp32 moments (all m, then all v), then each 8-bit state as
+  /// one slot: m codes, v codes, then (float-aligned) m's and v's absmaxes
+  /// (abi/adamw_8bit_state.h).
+  void layoutMoments(ArrayRef<ParamOp> params, RegionCursor &moments) {
+    Builder b(&getContext());
+    auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
+    for (StringRef moment : {"arena.adam_m", "arena.adam_v"})
+      for (ParamOp p : params)
+        if (p.getTrainable() && !eightBit.count(p.getName()))
+          p->setAttr(moment, i64(moments.take(fp32Bytes(p))));
+    for (ParamOp p : params) {
+      if (!p.getTrainable() || !eightBit.count(p.getName()))
+        continue;
+      int64_t count = p.getResult().getType().getNumElements();
+      auto block = bertc::QuantBlockSize(eightBit.lookup(p.getName()));
+      int64_t codesBytes = bertc::alignTo(2 * count, int64_t(sizeof(float)));
+      int64_t absmaxBytes = bertc::quantBlockCount(count, block) * int64_t(sizeof(float));
+      int64_t offset = moments.take(codesBytes + 2 * absmaxBytes);
+      p->setAttr("arena.adam_m", i64(offset));
+      p->setAttr("arena.adam_v", i64(offset + count));
+      p->setAttr("arena.adam_m_absmax", i64(offset + codesBytes));
+      p->setAttr("arena.adam_v_absmax", i64(offset + codesBytes + absmaxBytes));
+    }
+  }
+
+  /// The 8-bit state blocks of the module being planned, by parameter name.
+  llvm::StringMap<int64_t> eightBit;
 
   /// An fp32 copy of a parameter: its master weight, gradient or an AdamW moment.
   static int64_t fp32Bytes(ParamOp param) {

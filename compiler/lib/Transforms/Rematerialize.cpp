@@ -184,13 +184,14 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
     pipeline.addPass(bertc::createAccumulateInGemm());
     bertc::PlanBuffersOptions planning;
     planning.gemmWorkspace = gemmWorkspace;
+    planning.offloadOptimizer = offloadOptimizer;
     pipeline.addPass(bertc::createPlanBuffers(planning));
     LogicalResult planned = runPipeline(pipeline, copy);
     bert::PlanAttr plan = bertc::findPlan(copy);
     copy.erase();
     if (failed(planned) || !plan)
       return failure();
-    return PlannedArena{plan.getArenaBytes(),
+    return PlannedArena{plan.getDeviceBytes(),
                         plan.getActivations().offset + plan.getGemmWorkspace().bytes};
   }
 

@@ -101,8 +101,14 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
     checkLiveOverlaps();
     checkOptimizerStep(module, *microStep);
     checkLoss(module, *microStep);
-    if (budget > 0 && arenaBytes > budget) {
-      module.emitError() << "the plan needs " << arenaBytes << " bytes, over the budget of "
+    if (bertc::optimizerOnHost(module) && !updatedInBackward.empty()) {
+      module.emitError("the optimizer runs on the host, but @micro_step updates parameters on "
+                       "the device");
+      ok = false;
+    }
+    int64_t deviceBytes = plan.getDeviceBytes();
+    if (budget > 0 && deviceBytes > budget) {
+      module.emitError() << "the plan needs " << deviceBytes << " bytes, over the budget of "
                          << int64_t(budget) << " bytes";
       ok = false;
     }

@@ -47,6 +47,13 @@ def Bert_PlanAttr : Bert_Attr<"Plan", "plan"> {
     live at once (what any packing needs); `loss` is the offset of the value
     `@micro_step` returns. That regions are disjoint and hold their slots is checked
     against the IR by `-bertc-verify-budget`.
+
+    With the optimizer offloaded to the host (`-bertc-plan-buffers`'s
+    offload-optimizer), the arena's last `host_bytes` live in host memory, not on the
+    device: exactly the master weights and the optimizer state, which only the host's
+    AdamW touches. The device holds the first `arena_bytes - host_bytes` (the device
+    arena); `lower_bound_bytes` and `loss` are of the device arena. Printed only when
+    not 0.
   }];
   let parameters = (ins
     "int64_t":$arena_bytes,
@@ -59,13 +66,16 @@ def Bert_PlanAttr : Bert_Attr<"Plan", "plan"> {
     Bert_ByteRangeParameter:$activations,
     Bert_ByteRangeParameter:$gemm_workspace,
     "int64_t":$lower_bound_bytes,
-    "int64_t":$loss
+    "int64_t":$loss,
+    DefaultValuedParameter<"int64_t", "0">:$host_bytes
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// The regions with their names, in the arena's order.
     llvm::SmallVector<std::pair<llvm::StringRef, ByteRange>, 8> getRegions() const;
+    /// The bytes the device holds: the arena less its host-resident end.
+    int64_t getDeviceBytes() const { return getArenaBytes() - getHostBytes(); }
   }];
 }
 

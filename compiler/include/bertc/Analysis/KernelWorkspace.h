@@ -23,7 +23,7 @@ extern const int64_t kCudaGemmWorkspaceBytes;
 
 /// Bytes of the CUDA runtime's optimizer tables (cuda::optimizerTables) for the trainable
 /// parameters of `microStep` with fp32 moments (those with 8-bit state are updated on their
-/// own).
+/// own); with the optimizer on the host, the tables without chunks.
 int64_t cudaOptimizerTablesBytes(mlir::func::FuncOp microStep);
 
 /// Alignment of the pieces of one op's workspace.

@@ -74,6 +74,11 @@ llvm::StringMap<int64_t> eightBitStateBlocks(mlir::ModuleOp module);
 /// The parameters whose `bert.adamw` runs in @micro_step's backward from its gradient
 /// operand (-bertc-fuse-optimizer), by name: they have no gradient slot.
 llvm::StringSet<> updatesInBackward(mlir::ModuleOp module);
+/// The module attribute saying that @optimizer_step runs on the host, from the master
+/// weights and optimizer state in host memory (-bertc-plan-buffers's offload-optimizer).
+inline constexpr llvm::StringLiteral kOptimizerOnHost = "bert.optimizer_on_host";
+/// Whether @optimizer_step runs on the host (kOptimizerOnHost).
+bool optimizerOnHost(mlir::ModuleOp module);
 /// Whether the module's GEMMs run in TF32: some linear op or gradient carries `tf32`
 /// (-bertc-lower-to-target).
 bool hasTf32Gemms(mlir::ModuleOp module);

@@ -132,9 +132,9 @@ def Rematerialize : Pass<"bertc-rematerialize", "mlir::ModuleOp"> {
          the budget less the fixed regions, exactly, block by block and across blocks.
       3. The choice is checked with the real planner (schedule-for-memory, then
          fuse-optimizer when the final plan has it, accumulate-in-gemm and
-         plan-buffers on a copy, with
-         the final plan's GEMM workspace, so that the
-         arena compared with the budget is the one the step will have; the model's
+         plan-buffers on a copy, with the final plan's GEMM workspace and optimizer
+         placement, so that the (device) arena compared with the budget is the one
+         the step will have; the model's
          budget is what the regions around the activations leave). Packing and
          scheduling differ from the model, so
          while the arena is over budget, the model's budget is lowered by the excess
@@ -158,6 +158,10 @@ def Rematerialize : Pass<"bertc-rematerialize", "mlir::ModuleOp"> {
     Option<"fuseOptimizer", "fuse-optimizer", "bool", "false",
            "whether the final plan runs the updates in the backward "
            "(-bertc-fuse-optimizer), which the trial plans then do too">,
+    Option<"offloadOptimizer", "offload-optimizer", "bool", "false",
+           "whether the final plan keeps the optimizer in host memory (plan-buffers' "
+           "offload-optimizer), which the trial plans then do too: the budget is the "
+           "device arena's">,
   ];
   let dependentDialects = ["mlir::bert::BertDialect"];
 }
@@ -254,12 +258,23 @@ def PlanBuffers : Pass<"bertc-plan-buffers", "mlir::ModuleOp"> {
     arrays, one byte per value, and `arena.adam_m_absmax`, `arena.adam_v_absmax`, one
     float per block; the fp32 moments first, then each 8-bit state), and the module
     attribute `bert.plan`: a `#bert.plan` with `arena_bytes`, the regions and the loss.
+
+    With `offload-optimizer` (ZeRO-Offload), `@optimizer_step` runs on the host: the
+    master weights and the optimizer state, which nothing else reads, move to the
+    arena's end, after the CUDA runtime's workspace, as `#bert.plan`'s `host_bytes`
+    (host memory; the device holds only what comes before). The module gets the unit
+    attribute `bert.optimizer_on_host`, and the device's optimizer tables no AdamW
+    chunks. Refused with updates in the backward (-bertc-fuse-optimizer), which run on
+    the device.
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", "256",
            "byte alignment of every slot">,
     Option<"gemmWorkspace", "gemm-workspace", "int64_t", "0",
            "bytes of the GEMM library's workspace at the arena's end (0: none)">,
+    Option<"offloadOptimizer", "offload-optimizer", "bool", "false",
+           "keep the master weights and optimizer state in host memory, where "
+           "@optimizer_step runs">,
   ];
   let dependentDialects = ["mlir::bert::BertDialect"];
 }
@@ -283,7 +298,9 @@ def VerifyBudget : Pass<"bertc-verify-budget", "mlir::ModuleOp"> {
          parameter or input slot for the whole step. A sweep over program order keeps
          the live slots sorted by offset, so each new slot is checked against its two
          neighbours only;
-      4. with `budget` > 0, `arena_bytes` is at most `budget`.
+      4. with `budget` > 0, the device arena (`arena_bytes` less `host_bytes`) is at
+         most `budget`; with the optimizer on the host (`bert.optimizer_on_host`), no
+         update runs in `@micro_step`.
     A violation is an error at the op that owns the slot (with a note at the op it
     collides with), or at the module for the regions and the budget. A plan that
     passes is unchanged.

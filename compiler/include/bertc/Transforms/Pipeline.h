@@ -33,6 +33,10 @@ struct PipelineOptions {
   /// (-bertc-fuse-optimizer): no gradient region. One micro-step per optimizer step, no
   /// clipping and no fp16 only.
   bool fuseOptimizer = false;
+  /// The master weights and optimizer state in host memory, where AdamW runs after the
+  /// backward (ZeRO-Offload; -bertc-plan-buffers's offload-optimizer): the device keeps
+  /// the parameters and gradients only. Not with fuseOptimizer.
+  bool offloadOptimizer = false;
   /// Run the fp32 GEMMs with TF32 tensor cores (`--tf32`; -bertc-lower-to-target's tf32,
   /// for a GPU of sm_80 or newer). No effect on 16-bit GEMMs.
   bool tf32 = false;
