@@ -10,6 +10,9 @@
 //   sm_89  RTX 4090        82.6                165.2                   82.6          1008
 //   sm_90  H100 SXM        67                  989                     494.7         3350
 //
+// Their host links, each way: PCIe 3.0 x16 (15.75 GB/s) for the T4, 4.0 x16 (31.5 GB/s)
+// for the A100, RTX 3090 and RTX 4090, 5.0 x16 (63 GB/s) for the H100.
+//
 // (NVIDIA's T4, A100 and H100 datasheets; the GA102 and Ada whitepapers for the GeForce
 // cards, whose tensor cores run at half rate with fp32 accumulation.) cuBLASLt runs fp32
 // GEMMs with CUBLAS_COMPUTE_32F (runtime/cuda/gemm.cu), so they get the fp32 rate, as do
@@ -19,8 +22,8 @@
 // Nothing reaches a datasheet peak. The estimate assumes these fractions of it, the same
 // for every GPU: 0.7 for cuBLASLt's GEMMs at BERT's shapes, 0.5 for bertc's own kernels
 // (plain fp32 loops, shuffles and exp beside their multiply-adds), and 0.8 of the memory
-// bandwidth for streaming kernels. A launch, with the gap between back-to-back kernels on
-// one stream, costs 5 us.
+// bandwidth for streaming kernels and of the PCIe link's. A launch, with the gap between
+// back-to-back kernels on one stream, costs 5 us.
 //
 // The CPU figures are measured on the two-core x86-64 development machine, shared with
 // other work (so no fractions): OpenBLAS sgemm ran 60-100 GFLOP/s at BERT's shapes, about
@@ -29,7 +32,9 @@
 // without FMA (x86-64-v2); a dropout mask draw took 12-24 ns, 8-17 GFLOP/s in the units
 // the ops count (bert/KernelWork.h): 12. Memory: 10 GB/s; a call: 1 us. With these the
 // estimates of bench/README.md's CPU trainer steps come within 12% of the measured
-// times (mini: 0.41 s against 0.38; tiny: 0.012 s against 0.011).
+// times (mini: 0.41 s against 0.38; tiny: 0.012 s against 0.011). An optimizer offloaded
+// from a GPU runs the CPU trainer's AdamW on the GPU machine's host, priced with these
+// same figures: two cores are what a Colab or a small cloud instance gives.
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,7 +74,7 @@ constexpr double kSecondsPerLaunch = 5e-6;
 
 /// A GPU from its datasheet peaks, at the attainable fractions above.
 constexpr DeviceModel fromDatasheet(const char *arch, double fp32Peak, double tensorPeak,
-                                    double tf32Peak, double bandwidthPeak,
+                                    double tf32Peak, double bandwidthPeak, double pciePeak,
                                     const char *halfPrecision) {
   return {arch,
           CostTarget::Cuda,
@@ -79,15 +84,16 @@ constexpr DeviceModel fromDatasheet(const char *arch, double fp32Peak, double te
           bandwidthPeak * kBandwidthFraction,
           kSecondsPerLaunch,
           halfPrecision,
-          tf32Peak * kGemmFraction};
+          tf32Peak * kGemmFraction,
+          pciePeak * kBandwidthFraction};
 }
 
 constexpr DeviceModel kGpuModels[] = {
-    fromDatasheet("sm_75", 8.1e12, 65e12, 0, 320e9, "fp16"),            // T4
-    fromDatasheet("sm_80", 19.5e12, 312e12, 156e12, 1555e9, "bf16"),    // A100 SXM 40GB
-    fromDatasheet("sm_86", 35.6e12, 71e12, 35.6e12, 936e9, "bf16"),     // RTX 3090
-    fromDatasheet("sm_89", 82.6e12, 165.2e12, 82.6e12, 1008e9, "bf16"), // RTX 4090
-    fromDatasheet("sm_90", 67e12, 989e12, 494.7e12, 3350e9, "bf16"),    // H100 SXM
+    fromDatasheet("sm_75", 8.1e12, 65e12, 0, 320e9, 15.75e9, "fp16"),           // T4
+    fromDatasheet("sm_80", 19.5e12, 312e12, 156e12, 1555e9, 31.5e9, "bf16"),    // A100 SXM 40GB
+    fromDatasheet("sm_86", 35.6e12, 71e12, 35.6e12, 936e9, 31.5e9, "bf16"),     // RTX 3090
+    fromDatasheet("sm_89", 82.6e12, 165.2e12, 82.6e12, 1008e9, 31.5e9, "bf16"), // RTX 4090
+    fromDatasheet("sm_90", 67e12, 989e12, 494.7e12, 3350e9, 63e9, "bf16"),      // H100 SXM
 };
 
 } // namespace

@@ -20,8 +20,8 @@ int64_t cudaOptimizerTablesBytes(func::FuncOp microStep) {
   llvm::StringSet<> inBackward = updatesInBackward(module);
   int64_t chunks = 0;
   // The host's AdamW needs no device chunk table.
-  for (ParamOp param : optimizerOnHost(module) ? SmallVector<ParamOp>{}
-                                               : trainableParams(microStep))
+  for (ParamOp param :
+       optimizerOnHost(module) ? SmallVector<ParamOp>{} : trainableParams(microStep))
     if (!eightBit.count(param.getName()) && !inBackward.contains(param.getName()))
       chunks += cuda::adamwChunkCount(param.getResult().getType().getNumElements());
   return int64_t(cuda::optimizerTables(chunks).bytes);

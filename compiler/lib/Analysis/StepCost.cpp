@@ -49,23 +49,48 @@ bool isComputeBound(Operation *op, int64_t batch, int64_t seq, const DeviceModel
   return compute > 0 && compute >= memory;
 }
 
+namespace {
+
+/// Bytes over PCIe per optimizer step with the optimizer on the host: every gradient
+/// down, each trainable parameter's working copy back up.
+double offloadTransferBytes(func::FuncOp microStep) {
+  double bytes = 0;
+  for (bert::ParamOp param : trainableParams(microStep)) {
+    RankedTensorType type = param.getResult().getType();
+    bytes += double(type.getNumElements()) *
+             double(4 + type.getElementType().getIntOrFloatBitWidth() / 8);
+  }
+  return bytes;
+}
+
+} // namespace
+
 StepCost estimateStepCost(ModuleOp module, const DeviceModel &device) {
   StepCost cost;
   FailureOr<DimBounds> bounds = getDimBounds(module);
-  if (failed(bounds))
+  FailureOr<func::FuncOp> microStep = getMicroStep(module);
+  if (failed(bounds) || failed(microStep))
     return cost;
-  auto add = [&](Operation *op, double repeat) {
+  auto add = [&](Operation *op, double repeat, const DeviceModel &on) {
     for (const KernelWork &kernel :
-         estimateOpKernels(op, bounds->maxBatch, bounds->maxSeq, device.target)) {
+         estimateOpKernels(op, bounds->maxBatch, bounds->maxSeq, on.target)) {
       cost.flops += repeat * kernel.flops;
-      cost.seconds += repeat * estimateKernelSeconds(kernel, device);
+      cost.seconds += repeat * estimateKernelSeconds(kernel, on);
     }
   };
   double accumulation = double(accumulationSteps(module, *bounds));
-  if (FailureOr<func::FuncOp> microStep = getMicroStep(module); succeeded(microStep))
-    microStep->walk([&](Operation *op) { add(op, accumulation); });
+  microStep->walk([&](Operation *op) { add(op, accumulation, device); });
+  // Offloaded from a GPU, AdamW runs the CPU trainer's kernels on the host, after the
+  // gradients come down, and the parameters go back up (not overlapped: the step waits).
+  bool offloaded = optimizerOnHost(module) && device.target == CostTarget::Cuda;
+  const DeviceModel &optimizerDevice = offloaded ? cpuDeviceModel() : device;
+  double before = cost.seconds;
   if (auto optimizerStep = module.lookupSymbol<func::FuncOp>(kOptimizerStep))
-    optimizerStep.walk([&](Operation *op) { add(op, 1.0); });
+    optimizerStep.walk([&](Operation *op) { add(op, 1.0, optimizerDevice); });
+  if (offloaded) {
+    cost.seconds += offloadTransferBytes(*microStep) / device.pcieBytesPerSecond;
+    cost.hostSeconds = cost.seconds - before;
+  }
   return cost;
 }
 

@@ -134,6 +134,12 @@ llvm::StringSet<> updatesInBackward(ModuleOp module) {
 
 bool optimizerOnHost(ModuleOp module) { return module->hasAttr(kOptimizerOnHost); }
 
+int64_t pinnedHostBytes(bert::PlanAttr plan) {
+  if (plan.getHostBytes() == 0)
+    return 0;
+  return plan.getHostBytes() + plan.getGradients().bytes + plan.getParameters().bytes;
+}
+
 bool hasTf32Gemms(ModuleOp module) {
   WalkResult found = module.walk([](Operation *op) {
     bool tf32 =

@@ -13,12 +13,13 @@ using namespace mlir;
 namespace bertc {
 
 std::string FitCandidate::describe() const {
-  return llvm::formatv("micro-batch {0} x {1}, {2}{3}, {4}{5}{6}", microBatch, accumulation,
+  return llvm::formatv("micro-batch {0} x {1}, {2}{3}, {4}{5}{6}{7}", microBatch, accumulation,
                        options.precision,
                        options.tf32 && options.precision == "fp32" ? " (TF32 GEMMs)" : "",
                        recomputes() ? "recompute" : "keep activations",
                        options.optimizerState == "8bit" ? ", 8-bit AdamW state" : "",
-                       options.fuseOptimizer ? ", AdamW in the backward" : "");
+                       options.fuseOptimizer ? ", AdamW in the backward" : "",
+                       options.offloadOptimizer ? ", optimizer in host memory" : "");
 }
 
 namespace {
@@ -81,40 +82,50 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
   auto tryPlan = [&](int64_t rows, PipelineOptions options) {
     FailureOr<PlanOutcome> outcome =
         planJob(spec, {rows, spec.train.seqLen, spec.train.freeze, options}, *request.device, ctx);
-    if (failed(outcome) || outcome->arenaBytes > request.arenaBudget)
+    if (failed(outcome) || outcome->arenaBytes > request.arenaBudget ||
+        outcome->hostBytes > request.hostRamBudget)
       return false;
     fitting.push_back({rows, spec.train.batch / rows, options, *outcome});
     return true;
   };
+  // Plans the first `count` sizes with `options`.
+  auto trySizes = [&](PipelineOptions options, size_t count) {
+    // Without recomputation the arena grows with the micro-batch: the first (largest)
+    // that fits is the only one worth keeping.
+    size_t keepingFits = count;
+    if (llvm::is_contained(request.recompute, false))
+      for (size_t i = 0; i < count && keepingFits == count; ++i)
+        if (tryPlan(sizes[i], options))
+          keepingFits = i;
+    // Recomputation buys the larger micro-batches, each at its own cost.
+    options.rematArenaBudget = request.arenaBudget;
+    if (llvm::is_contained(request.recompute, true))
+      for (size_t i = 0; i < keepingFits; ++i)
+        tryPlan(sizes[i], options);
+  };
   for (const std::string &state : request.optimizerStates)
     for (const std::string &precision : request.precisions)
-      for (bool fuse : request.fuseOptimizer) {
-        // An update in the backward runs the whole batch at once: the first size only.
-        size_t count = sizes.size();
-        if (fuse)
-          count = fuseOptimizerError(spec, sizes.front(), precision) ? 0 : 1;
-        PipelineOptions options{precision,    0,     request.gemmWorkspaceBytes,
-                                request.arch, state, fuse};
-        options.tf32 = request.tf32;
-        // Without recomputation the arena grows with the micro-batch: the first (largest)
-        // that fits is the only one worth keeping.
-        size_t keepingFits = count;
-        if (llvm::is_contained(request.recompute, false))
-          for (size_t i = 0; i < count && keepingFits == count; ++i)
-            if (tryPlan(sizes[i], options))
-              keepingFits = i;
-        // Recomputation buys the larger micro-batches, each at its own cost.
-        options.rematArenaBudget = request.arenaBudget;
-        if (llvm::is_contained(request.recompute, true))
-          for (size_t i = 0; i < keepingFits; ++i)
-            tryPlan(sizes[i], options);
-      }
-  // On equal estimates: the preferred optimizer state, then the preferred placement.
+      for (bool fuse : request.fuseOptimizer)
+        for (bool offload : request.offloadOptimizer) {
+          // An update in the backward runs the whole batch at once: the first size only;
+          // it runs on the device, never with the optimizer in host memory.
+          size_t count = sizes.size();
+          if (fuse)
+            count = offload || fuseOptimizerError(spec, sizes.front(), precision) ? 0 : 1;
+          PipelineOptions options{precision,    0,     request.gemmWorkspaceBytes,
+                                  request.arch, state, fuse};
+          options.offloadOptimizer = offload;
+          options.tf32 = request.tf32;
+          trySizes(options, count);
+        }
+  // On equal estimates: the preferred optimizer state, placement, then memory.
   auto preference = [&](const FitCandidate &candidate) {
-    return std::pair(llvm::find(request.optimizerStates, candidate.options.optimizerState) -
-                         request.optimizerStates.begin(),
-                     llvm::find(request.fuseOptimizer, candidate.options.fuseOptimizer) -
-                         request.fuseOptimizer.begin());
+    auto rank = [](const auto &candidates, const auto &value) {
+      return llvm::find(candidates, value) - candidates.begin();
+    };
+    return std::tuple(rank(request.optimizerStates, candidate.options.optimizerState),
+                      rank(request.fuseOptimizer, candidate.options.fuseOptimizer),
+                      rank(request.offloadOptimizer, candidate.options.offloadOptimizer));
   };
   std::stable_sort(fitting.begin(), fitting.end(),
                    [&](const FitCandidate &a, const FitCandidate &b) {

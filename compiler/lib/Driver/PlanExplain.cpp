@@ -35,9 +35,12 @@ MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory, cons
   MemoryPicture picture;
   picture.title = title.str();
   picture.choices =
-      llvm::formatv("micro-batch {0} x {1}, seq {2}, {3}, {4} AdamW state{5}", plan.microBatch,
+      llvm::formatv("micro-batch {0} x {1}, seq {2}, {3}, {4} AdamW state{5}{6}", plan.microBatch,
                     plan.accumulationSteps, plan.seqLen, plan.precisionLabel(), plan.optimizerState,
-                    plan.optimizerInBackward ? ", AdamW in the backward" : "")
+                    plan.optimizerInBackward ? ", AdamW in the backward" : "",
+                    plan.optimizerOnHost ? ", optimizer in host memory (" +
+                                               formatBytes(plan.pinnedHostBytes) + " pinned)"
+                                         : "")
           .str();
   picture.budgetBytes = plan.budgetBytes;
   picture.arenaBytes = plan.arenaBytes;
@@ -58,6 +61,8 @@ MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory, cons
   };
   for (const PlannedParam &param : memory.params)
     for (const PlannedParam::Slot &slot : param.slots) {
+      if (slot.offset >= plan.arenaBytes)
+        continue; // in host memory (an offloaded optimizer), not the device arena drawn
       auto [suffix, category] =
           llvm::StringSwitch<std::pair<const char *, const char *>>(slot.key)
               .Case("arena.master", {" (master)", "master_weights"})

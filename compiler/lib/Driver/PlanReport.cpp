@@ -20,12 +20,16 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory, 
   PlanSummary s;
   s.budgetBytes = budgetBytes;
   s.reserveBytes = reserveBytes;
-  s.arenaBytes = plan->getArenaBytes();
+  s.arenaBytes = plan->getDeviceBytes();
   s.lowerBoundBytes = plan->getLowerBoundBytes();
   s.parameterBytes = plan->getParameters().bytes;
-  s.masterWeightBytes = plan->getMasterWeights().bytes;
   s.gradientBytes = plan->getGradients().bytes;
-  s.optimizerStateBytes = plan->getOptimizerState().bytes;
+  s.optimizerOnHost = optimizerOnHost(module);
+  (s.optimizerOnHost ? s.hostMasterWeightBytes : s.masterWeightBytes) =
+      plan->getMasterWeights().bytes;
+  (s.optimizerOnHost ? s.hostOptimizerStateBytes : s.optimizerStateBytes) =
+      plan->getOptimizerState().bytes;
+  s.pinnedHostBytes = pinnedHostBytes(*plan);
   // Kernel scratch (the CUDA kernels' row statistics included) and the GEMM library's.
   s.workspaceBytes = plan->getScratch().bytes + plan->getGemmWorkspace().bytes;
   s.activationBytes = plan->getInputs().bytes + memory.savedBytesAtPeak;
@@ -44,6 +48,7 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory, 
   s.device = device.name;
   s.stepFlops = cost.flops;
   s.estimatedStepSeconds = cost.seconds;
+  s.hostStepSeconds = cost.hostSeconds;
   if (auto recompute = module->getAttrOfType<ArrayAttr>("bert.recompute"))
     for (auto entry : recompute.getAsRange<DictionaryAttr>()) {
       RecomputedOp op;
@@ -86,6 +91,12 @@ void writePlanJson(const PlanSummary &s, raw_ostream &os) {
       {"optimizer_state", s.optimizerState},
       {"optimizer_in_backward", s.optimizerInBackward},
       {"tf32", s.tf32},
+      {"optimizer_on_host", s.optimizerOnHost},
+      {"host", llvm::json::Object{{"master_weights", s.hostMasterWeightBytes},
+                                  {"optimizer_state", s.hostOptimizerStateBytes},
+                                  {"pinned_bytes", s.pinnedHostBytes},
+                                  {"host_ram_bytes", s.hostRamBytes},
+                                  {"estimated_step_seconds", s.hostStepSeconds}}},
       {"recompute", std::move(recompute)},
       {"recompute_flops", s.recomputeFlops},
       {"step_flops", s.stepFlops},
@@ -104,15 +115,25 @@ void printPlanSummary(const PlanSummary &s, raw_ostream &os) {
                       formatBytes(s.reserveBytes));
   std::string masters =
       s.masterWeightBytes ? ", master weights " + formatBytes(s.masterWeightBytes) : "";
-  os << llvm::formatv("          parameters {0}{6}, gradients {1}{8}, optimizer {2}{7}, "
+  std::string optimizer = s.optimizerOnHost ? std::string("in host memory")
+                                            : formatBytes(s.optimizerStateBytes) +
+                                                  (s.optimizerState == "8bit" ? " (8-bit)" : "");
+  os << llvm::formatv("          parameters {0}{6}, gradients {1}{7}, optimizer {2}, "
                       "activations {3}, temporaries {4}, workspace {5}\n",
-                      formatBytes(s.parameterBytes), formatBytes(s.gradientBytes),
-                      formatBytes(s.optimizerStateBytes), formatBytes(s.activationBytes),
-                      formatBytes(s.temporaryBytes), formatBytes(s.workspaceBytes), masters,
-                      s.optimizerState == "8bit" ? " (8-bit)" : "",
+                      formatBytes(s.parameterBytes), formatBytes(s.gradientBytes), optimizer,
+                      formatBytes(s.activationBytes), formatBytes(s.temporaryBytes),
+                      formatBytes(s.workspaceBytes), masters,
                       s.optimizerInBackward ? " (AdamW in the backward)" : "");
   os << llvm::formatv("  arena   {0} (never less than {1} live at once)\n",
                       formatBytes(s.arenaBytes), formatBytes(s.lowerBoundBytes));
+  if (s.optimizerOnHost)
+    os << llvm::formatv(
+        "  host    optimizer in pinned host memory: master weights {0}, "
+        "optimizer {1}{2}; {3} pinned with the gradient and parameter copies "
+        "(--host-ram {4}); AdamW and PCIe about {5:F2} s of the step\n",
+        formatBytes(s.hostMasterWeightBytes), formatBytes(s.hostOptimizerStateBytes),
+        s.optimizerState == "8bit" ? " (8-bit)" : "", formatBytes(s.pinnedHostBytes),
+        formatBytes(s.hostRamBytes), s.hostStepSeconds);
   if (!s.recompute.empty())
     os << llvm::formatv("  remat   {0} op(s) recomputed in the backward: {1:F1} GFLOP per "
                         "step ({2:F1}% of the step)\n",

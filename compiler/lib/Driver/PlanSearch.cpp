@@ -36,7 +36,9 @@ FailureOr<PlanOutcome> planJob(const JobSpec &spec, const PlanPoint &point,
   buildPipeline(pm, Stage::Forward, Stage::Planned, point.options);
   if (failed(pm.run(*module)))
     return failure();
-  return PlanOutcome{findPlan(*module).getArenaBytes(), estimateStepCost(*module, device)};
+  bert::PlanAttr plan = findPlan(*module);
+  return PlanOutcome{plan.getDeviceBytes(), pinnedHostBytes(plan),
+                     estimateStepCost(*module, device)};
 }
 
 FailureOr<int64_t> planArenaBytes(const JobSpec &spec, const PlanPoint &point, MLIRContext &ctx) {
@@ -240,6 +242,14 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
     inBackward.fuseOptimizer = true;
     (void)adviseAlone(
         inBackward, "--fuse-optimizer on (each AdamW update in the backward, no gradient region)");
+  }
+  // A GPU's host can keep the masters and moments (ZeRO-Offload).
+  if (!plan.optimizerOnHost && !plan.optimizerInBackward && plan.device != "cpu") {
+    PipelineOptions onHost{plan.precision, 0};
+    onHost.optimizerState = plan.optimizerState;
+    onHost.offloadOptimizer = true;
+    (void)adviseAlone(onHost, "--offload-optimizer on (master weights and AdamW state in pinned "
+                              "host memory, as ZeRO-Offload)");
   }
   if (Fitting seq = largestFittingSeqLen(spec, plan.microBatch, arenaBudget, ctx); seq.value > 0) {
     anyFits = true;

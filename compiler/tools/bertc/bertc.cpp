@@ -25,6 +25,8 @@
 #include "bertc/frontend/GraphBuilder.h"
 #include "bertc/frontend/TomlFrontend.h"
 
+#include "OptimizerFlags.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -40,6 +42,7 @@
 #include "llvm/Support/WithColor.h"
 
 using namespace mlir;
+using bertc::bertcOptions;
 namespace cl = llvm::cl;
 
 namespace {
@@ -55,87 +58,72 @@ enum class EmitLevel { Mlir, MlirGrad, MlirPlanned, Cpp, Cuda, Plan, Trainer };
 /// peak with the plan. The CPU target's process needs no device memory.
 constexpr int64_t kCudaProcessReserveBytes = int64_t(512) << 20;
 
-cl::OptionCategory bertcOptions("bertc options");
-
 cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.toml | stage.mlir>"), cl::Required,
-                               cl::cat(bertcOptions));
+                               cl::cat(bertcOptions()));
 cl::opt<std::string> vram("vram",
                           cl::desc("VRAM budget for the whole trainer process, e.g. 6GB, "
                                    "6GiB, 6000MB (GB = 10^9 bytes, GiB = 2^30 bytes)"),
-                          cl::value_desc("SIZE"), cl::cat(bertcOptions));
+                          cl::value_desc("SIZE"), cl::cat(bertcOptions()));
 cl::opt<std::string> reserve("reserve",
                              cl::desc("memory kept out of the plan for the process itself "
                                       "(default 512MiB for the CUDA targets, 0 for cpu)"),
-                             cl::value_desc("SIZE"), cl::cat(bertcOptions));
+                             cl::value_desc("SIZE"), cl::cat(bertcOptions()));
 cl::opt<std::string> target("target",
                             cl::desc("code to generate: cpu, cuda, or cuda-sim (the cuda "
                                      "trainer on a simulated GPU, run on the CPU); default "
                                      "cuda when this bertc was built with nvcc, else cpu; "
                                      "-emit=cpp and -emit=cuda imply theirs)"),
-                            cl::cat(bertcOptions));
+                            cl::cat(bertcOptions()));
 cl::opt<std::string> arch("arch",
                           cl::desc("GPU generation to plan for: sm_75, sm_80, sm_86, sm_89, "
                                    "sm_90 (picks the 16-bit precision and the speeds the "
                                    "plan is estimated at)"),
-                          cl::value_desc("SM"), cl::cat(bertcOptions));
+                          cl::value_desc("SM"), cl::cat(bertcOptions()));
 cl::opt<std::string> outputDir("o", cl::desc("output directory (default: out)"),
-                               cl::value_desc("DIR"), cl::init("out"), cl::cat(bertcOptions));
+                               cl::value_desc("DIR"), cl::init("out"), cl::cat(bertcOptions()));
 cl::opt<int64_t> microBatch("micro-batch",
                             cl::desc("rows per micro-step; the effective batch is reached by "
                                      "gradient accumulation (default: the fastest split "
                                      "that fits --vram)"),
-                            cl::value_desc("N"), cl::init(0), cl::cat(bertcOptions));
+                            cl::value_desc("N"), cl::init(0), cl::cat(bertcOptions()));
 cl::opt<bool> explain("explain",
                       cl::desc("say where the peak is and which tensors make it, with the "
                                "TOML line each comes from"),
-                      cl::cat(bertcOptions));
+                      cl::cat(bertcOptions()));
 cl::opt<bool> maxBatch("max-batch",
                        cl::desc("print, for seq_len 64 to 512 (up to the model's "
                                 "max_position), the largest micro-batch that fits --vram "
                                 "(also OUTDIR/max_batch.json); builds nothing"),
-                       cl::cat(bertcOptions));
+                       cl::cat(bertcOptions()));
 cl::opt<std::string> precision("precision",
                                cl::desc("storage precision: auto (the job's [train] "
                                         "precision, else the --arch's 16-bit one, else "
                                         "fp32), fp32, bf16 or fp16"),
-                               cl::init("auto"), cl::cat(bertcOptions));
+                               cl::init("auto"), cl::cat(bertcOptions()));
 cl::opt<std::string> remat("remat",
                            cl::desc("recomputation in the backward pass: auto (where it "
                                     "lets a faster plan fit) or none"),
-                           cl::init("auto"), cl::cat(bertcOptions));
-cl::opt<std::string> optimizerState("optimizer-state",
-                                    cl::desc("AdamW moments of parameters of at least 4096 "
-                                             "values: fp32 (default), 8bit (blockwise, as "
-                                             "bitsandbytes' Adam8bit) or auto (whichever "
-                                             "gives the fastest plan that fits)"),
-                                    cl::init("fp32"), cl::cat(bertcOptions));
-cl::opt<std::string> fuseOptimizer(
-    "fuse-optimizer",
-    cl::desc("where AdamW updates each parameter: off (after the backward, default), on (in "
-             "the backward, as soon as its gradient is complete, so no gradient region; needs "
-             "the whole batch in one micro-step, no max_grad_norm and no fp16) or auto "
-             "(whichever gives the fastest plan that fits)"),
-    cl::init("off"), cl::cat(bertcOptions));
+                           cl::init("auto"), cl::cat(bertcOptions()));
 cl::opt<bool> tf32("tf32",
                    cl::desc("run fp32 GEMMs on TF32 tensor cores (cuBLASLt's "
                             "CUBLAS_COMPUTE_32F_FAST_TF32: operands rounded to 10 mantissa "
                             "bits, fp32 accumulation); cuda targets, sm_80 and newer; no "
                             "effect on bf16/fp16 plans"),
-                   cl::cat(bertcOptions));
+                   cl::cat(bertcOptions()));
 cl::opt<bool> planCheck("plan-check",
                         cl::desc("build a CPU trainer whose steps can check the memory plan as "
                                  "they run (the trainer's --plan-check turns the checks on)"),
-                        cl::cat(bertcOptions));
+                        cl::cat(bertcOptions()));
 cl::opt<bool> trustPlan("trust-plan",
                         cl::desc("build from a planned .mlir without re-checking its plan "
                                  "(-bertc-verify-budget), so that a trainer built with "
                                  "--plan-check meets a faulty plan at run time"),
-                        cl::Hidden, cl::cat(bertcOptions));
+                        cl::Hidden, cl::cat(bertcOptions()));
 cl::opt<std::string> cxxflags("cxxflags",
                               cl::desc("flags for the host compiler that builds the trainer, "
                                        "after BERTC_TRAINER_CXXFLAGS (e.g. "
                                        "\"-fsanitize=address,undefined\")"),
-                              cl::value_desc("FLAGS"), cl::cat(bertcOptions));
+                              cl::value_desc("FLAGS"), cl::cat(bertcOptions()));
 cl::opt<EmitLevel> emitLevel(
     "emit", cl::desc("stop after a stage and print it to stdout"), cl::init(EmitLevel::Trainer),
     cl::values(clEnumValN(EmitLevel::Mlir, "mlir", "the forward graph"),
@@ -145,7 +133,7 @@ cl::opt<EmitLevel> emitLevel(
                clEnumValN(EmitLevel::Cuda, "cuda", "the CUDA trainer's trainer.cu"),
                clEnumValN(EmitLevel::Plan, "plan",
                           "OUTDIR/plan.json and memory.html and the summary, no trainer")),
-    cl::cat(bertcOptions));
+    cl::cat(bertcOptions()));
 
 int usageError(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "bertc") << message << "\n";
@@ -180,19 +168,12 @@ struct RunChoice {
   std::vector<bertc::FitCandidate> ranked; ///< what the search found, the chosen first
 };
 
-/// The optimizer states the fit driver may plan, the preferred first.
-std::vector<std::string> optimizerStateCandidates() {
-  if (optimizerState == "auto")
-    return {"fp32", "8bit"};
-  return {optimizerState};
-}
-
-/// The update placements the fit driver may plan (in the backward or not), the preferred
-/// first.
-std::vector<bool> fuseOptimizerCandidates() {
-  if (fuseOptimizer == "auto")
-    return {false, true};
-  return {fuseOptimizer == "on"};
+/// The optimizer memories the fit driver may plan. On the CPU target host and device
+/// memory are one, so only a pinned --offload-optimizer on lays the optimizer out as for
+/// a GPU.
+std::vector<bool> offloadOptimizerCandidates() {
+  return cudaTarget() ? bertc::offloadOptimizerCandidates()
+                      : std::vector<bool>{bertc::offloadOptimizerPinned()};
 }
 
 RunChoice chooseRun(const bertc::JobSpec &spec, std::optional<int64_t> arenaBudget,
@@ -203,7 +184,9 @@ RunChoice chooseRun(const bertc::JobSpec &spec, std::optional<int64_t> arenaBudg
   std::vector<std::string> precisions = precisionCandidates(spec);
   RunChoice choice{pinnedRows.value_or(spec.train.batch),
                    {precisions.front(), 0, gemmWorkspaceBytes(), targetArch(),
-                    optimizerStateCandidates().front(), fuseOptimizerCandidates().front(), tf32},
+                    bertc::optimizerStateCandidates().front(),
+                    bertc::fuseOptimizerCandidates().front(), offloadOptimizerCandidates().front(),
+                    tf32},
                    {}};
   if (!arenaBudget)
     return choice;
@@ -215,8 +198,10 @@ RunChoice chooseRun(const bertc::JobSpec &spec, std::optional<int64_t> arenaBudg
     request.recompute = {false};
   request.device = &deviceModel();
   request.arch = targetArch();
-  request.optimizerStates = optimizerStateCandidates();
-  request.fuseOptimizer = fuseOptimizerCandidates();
+  request.optimizerStates = bertc::optimizerStateCandidates();
+  request.fuseOptimizer = bertc::fuseOptimizerCandidates();
+  request.offloadOptimizer = offloadOptimizerCandidates();
+  request.hostRamBudget = bertc::hostRamBudget();
   request.tf32 = tf32;
   request.gemmWorkspaceBytes = gemmWorkspaceBytes();
   choice.ranked = bertc::searchFittingPlans(spec, request, ctx);
@@ -283,7 +268,7 @@ int reportMaxBatch(const bertc::JobSpec &spec, int64_t arenaBudget, MLIRContext 
     return kInvalidInput;
   bertc::PipelineOptions options{precisionCandidates(spec).front(),
                                  remat == "auto" ? arenaBudget : 0, gemmWorkspaceBytes(),
-                                 targetArch(), optimizerStateCandidates().front()};
+                                 targetArch(), bertc::optimizerStateCandidates().front()};
   std::string path;
   std::string table;
   llvm::raw_string_ostream tableStream(table);
@@ -382,7 +367,7 @@ int writeTrainer(ModuleOp module, const bertc::JobDataSettings &data, int64_t bu
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::HideUnrelatedOptions(bertcOptions);
+  cl::HideUnrelatedOptions(bertcOptions());
   cl::ParseCommandLineOptions(argc, argv,
                               "bertc: compiles a BERT fine-tuning job into a trainer that "
                               "fits a memory budget\n\n"
@@ -406,10 +391,8 @@ int main(int argc, char **argv) {
     return usageError("--precision '" + precision + "': expected auto, fp32, bf16 or fp16");
   if (remat != "none" && remat != "auto")
     return usageError("--remat '" + remat + "': expected none or auto");
-  if (!llvm::is_contained({"fp32", "8bit", "auto"}, optimizerState))
-    return usageError("--optimizer-state '" + optimizerState + "': expected fp32, 8bit or auto");
-  if (!llvm::is_contained({"off", "on", "auto"}, fuseOptimizer))
-    return usageError("--fuse-optimizer '" + fuseOptimizer + "': expected off, on or auto");
+  if (std::optional<std::string> problem = bertc::optimizerFlagsError())
+    return usageError(*problem);
   if (!arch.empty() && !bertc::gpuDeviceModel(arch))
     return usageError("unknown --arch '" + arch + "' (known: " + bertc::knownArchs() + ")");
   if (tf32 && !cudaTarget())
@@ -452,8 +435,9 @@ int main(int argc, char **argv) {
       run.options.precision = precision;
     run.options.arch = targetArch();
     run.options.gemmWorkspaceBytes = gemmWorkspaceBytes();
-    run.options.optimizerState = optimizerStateCandidates().front();
-    run.options.fuseOptimizer = fuseOptimizerCandidates().front();
+    run.options.optimizerState = bertc::optimizerStateCandidates().front();
+    run.options.fuseOptimizer = bertc::fuseOptimizerCandidates().front();
+    run.options.offloadOptimizer = offloadOptimizerCandidates().front();
     run.options.tf32 = tf32;
   } else {
     FailureOr<bertc::JobSpec> parsed = bertc::parseJobFile(inputPath, ctx);
@@ -464,7 +448,7 @@ int main(int argc, char **argv) {
             microBatch > 0 ? bertc::microBatchError(microBatch, spec->train.batch) : std::nullopt)
       return usageError(*problem);
     if (std::optional<std::string> problem =
-            fuseOptimizer == "on"
+            bertc::fuseOptimizerPinned()
                 ? bertc::fuseOptimizerError(
                       *spec, microBatch > 0 ? int64_t(microBatch) : spec->train.batch,
                       precisionCandidates(*spec).front())
@@ -509,6 +493,16 @@ int main(int argc, char **argv) {
     return kInvalidInput;
   if (plan->peakBytes() > plan->budgetBytes)
     return reportOverBudget(*plan, *memory, spec, ctx);
+  if (plan->optimizerOnHost) {
+    plan->hostRamBytes = bertc::hostRamBudget();
+    if (plan->pinnedHostBytes > plan->hostRamBytes) {
+      llvm::WithColor::error(llvm::errs(), "bertc")
+          << "the optimizer in host memory pins " << bertc::formatBytes(plan->pinnedHostBytes)
+          << " but --host-ram is " << bertc::formatBytes(plan->hostRamBytes) << "\n";
+      bertc::printPlanSummary(*plan, llvm::errs());
+      return kOverBudget;
+    }
+  }
   // A job's [data] settings become the trainer's defaults; an .mlir input has none.
   bertc::JobDataSettings data = spec ? bertc::jobDataSettings(*spec) : bertc::JobDataSettings{};
   if (emitLevel == EmitLevel::Cpp)

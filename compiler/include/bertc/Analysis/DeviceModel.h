@@ -27,6 +27,9 @@ struct DeviceModel {
   /// GEMM library, fp32 operands as TF32 on tensor cores (`--tf32`); 0 where there are
   /// none (before sm_80, the CPU).
   double tf32GemmFlopsPerSecond = 0;
+  /// Host to device and back over PCIe (pinned host memory), for an offloaded optimizer;
+  /// 0 for the CPU, which has nothing to copy.
+  double pcieBytesPerSecond = 0;
 
   bool hasTf32() const { return tf32GemmFlopsPerSecond > 0; }
 

@@ -35,10 +35,15 @@ double estimateOpSeconds(mlir::Operation *op, int64_t batch, int64_t seq,
 bool isComputeBound(mlir::Operation *op, int64_t batch, int64_t seq, const DeviceModel &device);
 
 /// Flops and roofline seconds of one optimizer step on `device`: `accumulation`
-/// micro-steps at the bounds, then the optimizer.
+/// micro-steps at the bounds, then the optimizer. With the optimizer offloaded to the
+/// host of a GPU (bert.optimizer_on_host), the optimizer runs the CPU trainer's kernels
+/// priced on the CPU's model, after every gradient comes down and before each trainable
+/// parameter goes back up over PCIe (DeviceModel::pcieBytesPerSecond).
 struct StepCost {
   double flops = 0;
   double seconds = 0;
+  /// Of `seconds`, the offloaded optimizer's: transfers and the host's AdamW.
+  double hostSeconds = 0;
 };
 StepCost estimateStepCost(mlir::ModuleOp module, const DeviceModel &device);
 

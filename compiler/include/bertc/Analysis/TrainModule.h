@@ -79,6 +79,10 @@ llvm::StringSet<> updatesInBackward(mlir::ModuleOp module);
 inline constexpr llvm::StringLiteral kOptimizerOnHost = "bert.optimizer_on_host";
 /// Whether @optimizer_step runs on the host (kOptimizerOnHost).
 bool optimizerOnHost(mlir::ModuleOp module);
+/// Host memory a trainer pins for an offloaded optimizer: the host-resident masters and
+/// optimizer state, and the host copies of the gradients and parameters it moves each
+/// step (0 when the optimizer is on the device).
+int64_t pinnedHostBytes(mlir::bert::PlanAttr plan);
 /// Whether the module's GEMMs run in TF32: some linear op or gradient carries `tf32`
 /// (-bertc-lower-to-target).
 bool hasTf32Gemms(mlir::ModuleOp module);

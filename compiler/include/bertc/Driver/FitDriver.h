@@ -2,8 +2,9 @@
 //
 // `bertc model.toml --vram 6GB` decides on its own how to run the effective batch: as
 // micro-batches and accumulation steps, at a precision, keeping every activation or
-// recomputing some, (with --optimizer-state auto) with fp32 or 8-bit AdamW moments, and
-// (with --fuse-optimizer auto) with AdamW after the backward or in it.
+// recomputing some, (with --optimizer-state auto) with fp32 or 8-bit AdamW moments,
+// (with --fuse-optimizer auto) with AdamW after the backward or in it, and (with
+// --offload-optimizer auto) with the optimizer on the device or in host memory.
 // Each combination is planned through the real pipeline; the fastest by estimated step
 // time whose arena fits is chosen. Flags pin any axis.
 //
@@ -34,6 +35,11 @@ struct FitRequest {
   /// An update in the backward is planned only where it can run: one micro-step per
   /// optimizer step, no clipping, no fp16.
   std::vector<bool> fuseOptimizer = {false};
+  /// PipelineOptions::offloadOptimizer candidates, the preferred first (on equal
+  /// estimates). Never with an update in the backward.
+  std::vector<bool> offloadOptimizer = {false};
+  /// Host memory an offloaded optimizer may pin (PlanOutcome::hostBytes).
+  int64_t hostRamBudget = 0;
 
   int64_t gemmWorkspaceBytes = 0; ///< PipelineOptions::gemmWorkspaceBytes of every plan
   bool tf32 = false;              ///< PipelineOptions::tf32 of every plan (--tf32)
@@ -48,7 +54,8 @@ struct FitCandidate {
 
   bool recomputes() const { return options.rematArenaBudget > 0; }
   /// "micro-batch 16 x 2, bf16, recompute" (", 8-bit AdamW state" when it has one,
-  /// ", AdamW in the backward" when it runs there; "fp32 (TF32 GEMMs)" for fp32 with --tf32).
+  /// ", AdamW in the backward" when it runs there, ", optimizer in host memory" when
+  /// offloaded; "fp32 (TF32 GEMMs)" for fp32 with --tf32).
   std::string describe() const;
 };
 
@@ -63,7 +70,9 @@ std::optional<std::string> fuseOptimizerError(const JobSpec &spec, int64_t micro
                                               llvm::StringRef precision);
 
 /// Every candidate that fits, the fastest first (ties: the preferred optimizer state, then
-/// the preferred update placement, then the smaller arena); empty when nothing fits. Only the
+/// the preferred update placement, then the preferred optimizer memory, then the smaller
+/// arena); empty when nothing fits. An offloaded candidate fits when its pinned host
+/// memory does too. Only the
 /// largest fitting micro-batch of each (precision, recompute) pair is kept without recomputation,
 /// as a smaller one only adds steps.
 std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitRequest &request,

@@ -20,7 +20,8 @@ struct RecomputedOp {
 };
 
 /// The memory of a planned module by category, plus what the process adds. The
-/// categories add up to peakBytes().
+/// categories add up to peakBytes(); they are the device's: with the optimizer in host
+/// memory its master weights and state are in the host fields.
 struct PlanSummary {
   int64_t budgetBytes = 0;
   int64_t reserveBytes = 0;
@@ -43,6 +44,16 @@ struct PlanSummary {
   /// Whether each AdamW update runs in the backward (-bertc-fuse-optimizer): then there
   /// is no gradient region.
   bool optimizerInBackward = false;
+  /// Whether the master weights and optimizer state are in host memory, where AdamW runs
+  /// (bert.optimizer_on_host), and what the trainer pins there (pinnedHostBytes).
+  bool optimizerOnHost = false;
+  int64_t hostMasterWeightBytes = 0;
+  int64_t hostOptimizerStateBytes = 0;
+  int64_t pinnedHostBytes = 0;
+  /// The host memory the offloaded optimizer may pin (--host-ram), set by the driver.
+  int64_t hostRamBytes = 0;
+  /// Of estimatedStepSeconds, the offloaded optimizer's: PCIe transfers and host AdamW.
+  double hostStepSeconds = 0;
   /// Whether the fp32 GEMMs run in TF32 (--tf32 on an fp32 plan; bert.linear's `tf32`).
   bool tf32 = false;
   double stepFlops = 0;

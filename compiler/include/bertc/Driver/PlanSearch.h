@@ -29,8 +29,9 @@ struct PlanPoint {
 
 /// What planning a variation gives.
 struct PlanOutcome {
-  int64_t arenaBytes = 0;
-  StepCost cost; ///< one optimizer step on the device model planned for
+  int64_t arenaBytes = 0; ///< of the device arena (the whole arena unless offloaded)
+  int64_t hostBytes = 0;  ///< pinned host memory of an offloaded optimizer (pinnedHostBytes)
+  StepCost cost;          ///< one optimizer step on the device model planned for
 };
 
 /// Plans the job `spec` at `point` and estimates its step on `device` (failure if the
