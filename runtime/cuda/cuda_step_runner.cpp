@@ -3,7 +3,11 @@
 // The driver's host arena is a mirror with the same layout; the runner copies between the
 // two only at the points step_runner.h lists: parameters, masters and moments once at the
 // start and before saves, each micro-batch's inputs, its loss, the eval logits, fp16's
-// overflow flag and, with clipping, the gradient norm.
+// overflow flag and, with clipping, the gradient norm. With the optimizer offloaded
+// (TrainerPlan::hostResident), the masters and moments never leave the host mirror: the
+// device arena ends where they begin, and each optimizer step brings the gradients down
+// into the mirror (page-locked), runs AdamW there (CudaSteps::hostOptimizerStep) and takes
+// the trainable parameters back up.
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_memory.h"
 #include "bertc/runtime/cuda_step.h"
@@ -16,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
@@ -65,6 +70,29 @@ struct StreamDestroy {
   void operator()(cudaStream_t stream) const { (void)cudaStreamDestroy(stream); }
 };
 using Stream = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDestroy>;
+
+/// Page-locks a range of host memory for the life of the object (cudaHostRegister).
+class PinnedRange {
+public:
+  PinnedRange(void *pointer, size_t bytes) : pointer_(bytes > 0 ? pointer : nullptr) {
+    if (pointer_)
+      BERTC_CUDA_CHECK(cudaHostRegister(pointer_, bytes, cudaHostRegisterDefault));
+  }
+  ~PinnedRange() {
+    if (pointer_)
+      (void)cudaHostUnregister(pointer_);
+  }
+  PinnedRange(const PinnedRange &) = delete;
+  PinnedRange &operator=(const PinnedRange &) = delete;
+
+private:
+  void *pointer_;
+};
+
+/// The bytes the device holds: the arena less its host-resident end.
+size_t deviceArenaBytes(const TrainerPlan &plan) {
+  return plan.hostResident.bytes > 0 ? plan.hostResident.offset : plan.arenaBytes;
+}
 
 /// cudaMalloc, with an allocation failure reported as the arena not fitting (exit code 3).
 DeviceBuffer deviceAllocate(size_t bytes, const char *what) {
@@ -137,18 +165,19 @@ OptimizerTablePointers tablePointers(std::byte *slot, int64_t chunkCount) {
 class CudaStepRunner final : public StepRunner {
 public:
   CudaStepRunner(const TrainerPlan &plan, const CudaSteps &steps)
-      : StepRunner(plan), steps_(steps), host_(plan.arenaBytes), deviceIndex_(requireDevice()) {
+      : StepRunner(plan), steps_(steps), host_(plan.arenaBytes), deviceIndex_(requireDevice()),
+        deviceBytes_(deviceArenaBytes(plan)) {
     std::vector<AdamWChunk> chunks =
         cuda::adamwChunks({steps.adamwParameters, steps.adamwParameters + steps.numAdamWParameters},
                           workingCopyOffsets(plan, steps));
     BERTC_CUDA_CHECK(cudaFree(nullptr)); // creates the context: what is in use before the arena
     contextBytes_ = usedBytes();
     try {
-      cuda::requireDeviceMemory(plan_.arenaBytes);
+      cuda::requireDeviceMemory(deviceBytes_);
     } catch (const cuda::DeviceMemoryError &error) {
       throw ArenaAllocationError(error.what());
     }
-    arenaBuffer_ = deviceAllocate(std::max<size_t>(plan_.arenaBytes, 1), "the arena");
+    arenaBuffer_ = deviceAllocate(std::max<size_t>(deviceBytes_, 1), "the arena");
     arena_ = arenaBuffer_.get();
     tables_ = tablePointers(arena_ + steps.optimizerTables.offset, int64_t(chunks.size()));
     cudaStream_t stream = nullptr;
@@ -159,6 +188,11 @@ public:
     synchronize(); // `chunks` is pageable host memory about to go
     gemms_ = std::make_unique<cuda::LinearGemms>(arena_ + steps.gemmWorkspaceOffset, stream_);
     device_ = {stream_, gemms_.get(), tables_.chunks, int64_t(chunks.size())};
+    if (steps_.hostOptimizerStep) {
+      // What an offloaded step copies each time: the gradients down, the parameters up.
+      pinnedGradients_.emplace(host_.data() + plan_.gradients.offset, plan_.gradients.bytes);
+      pinnedParameters_.emplace(host_.data() + plan_.parameters.offset, plan_.parameters.bytes);
+    }
     samplePeak();
   }
 
@@ -203,7 +237,7 @@ public:
     cudaDeviceProp properties{};
     BERTC_CUDA_CHECK(cudaGetDeviceProperties(&properties, deviceIndex_));
     return "device peak: " + bytesText(peakUsed_) + " in use on " + properties.name +
-           " (cudaMemGetInfo, all processes); arena " + bytesText(plan_.arenaBytes) +
+           " (cudaMemGetInfo, all processes); arena " + bytesText(deviceBytes_) +
            ", in use before it (CUDA context) " + bytesText(contextBytes_);
   }
 
@@ -221,14 +255,40 @@ protected:
   void applyUpdate(StepContext &ctx) override {
     bind(ctx);
     steps_.optimizerStep(ctx, device_);
+    if (steps_.hostOptimizerStep)
+      updateOnHost(ctx);
   }
 
 private:
+  /// The offloaded optimizer step: gradients down, AdamW on the host mirror (masters,
+  /// moments and the 16-bit working copies written from the masters), each trainable
+  /// parameter's working copy up. The uploads are queued before the next micro-step.
+  void updateOnHost(StepContext &ctx) {
+    copy(host_.data() + plan_.gradients.offset, arena_ + plan_.gradients.offset,
+         plan_.gradients.bytes, cudaMemcpyDeviceToHost);
+    synchronize();
+    ctx.arena = host_.data();
+    ctx.scratch = nullptr;
+    steps_.hostOptimizerStep(ctx);
+    for (size_t p = 0; p < plan_.numParams; ++p)
+      if (const ParamSlot &param = plan_.params[p]; param.trainable)
+        copy(arena_ + param.offset, host_.data() + param.offset, storageBytes(param),
+             cudaMemcpyHostToDevice);
+  }
+
+  /// Bytes of a parameter's working copy.
+  static size_t storageBytes(const ParamSlot &param) {
+    return size_t(param.numel) * (param.storage == StorageType::F32 ? 4 : 2);
+  }
+
   float *gradients() const { return reinterpret_cast<float *>(arena_ + plan_.gradients.offset); }
   int64_t gradientCount() const { return int64_t(plan_.gradients.bytes / sizeof(float)); }
 
-  /// The regions the host sets and saves: parameters, their fp32 masters, the moments.
+  /// The regions the host sets and saves that the device holds: parameters, their fp32
+  /// masters and the moments (the last two stay on the host when offloaded).
   std::vector<ArenaRegion> stateRegions() const {
+    if (steps_.hostOptimizerStep)
+      return {plan_.parameters};
     return {plan_.parameters, plan_.masterWeights, plan_.optimizerState};
   }
 
@@ -281,6 +341,8 @@ private:
   const CudaSteps &steps_;
   HostMirror host_;
   int deviceIndex_;
+  size_t deviceBytes_; ///< the device arena: the plan's arena less its host-resident end
+  std::optional<PinnedRange> pinnedGradients_, pinnedParameters_;
   DeviceBuffer arenaBuffer_;
   Stream streamOwner_;
   std::byte *arena_ = nullptr;

@@ -45,23 +45,30 @@ LogicalResult emitStepBody(func::FuncOp func, EmitContext &ctx, ArrayRef<OpEmitt
   return success();
 }
 
-/// `void cppName(<the target's step parameters>) {`, the body of `func`, `}`.
-LogicalResult emitStepFunction(func::FuncOp func, StringRef cppName, const TrainerTarget &target,
+} // namespace
+
+LogicalResult emitStepFunction(func::FuncOp func, StringRef cppName, StringRef parameters,
+                               KernelTarget kernels, ArrayRef<OpEmitter> emitters,
                                raw_ostream &os) {
-  os << "void " << cppName << "(" << target.stepParameters() << ") {\n";
-  EmitContext ctx(os, target.kernels());
-  if (failed(emitStepBody(func, ctx, target.opEmitters())))
+  os << "void " << cppName << "(" << parameters << ") {\n";
+  EmitContext ctx(os, kernels);
+  if (failed(emitStepBody(func, ctx, emitters)))
     return failure();
   os << "}\n\n";
   return success();
 }
 
-} // namespace
+/// A step function of `target` from `func`.
+static LogicalResult emitTargetStep(func::FuncOp func, StringRef cppName,
+                                    const TrainerTarget &target, raw_ostream &os) {
+  return emitStepFunction(func, cppName, target.stepParameters(), target.kernels(),
+                          target.opEmitters(), os);
+}
 
 LogicalResult TrainerTarget::emitTables(ModuleOp, raw_ostream &) { return success(); }
 
 LogicalResult TrainerTarget::emitOptimizerStep(func::FuncOp optimizerStep, raw_ostream &os) {
-  return emitStepFunction(optimizerStep, "optimizerStep", *this, os);
+  return emitTargetStep(optimizerStep, "optimizerStep", *this, os);
 }
 
 LogicalResult emitTrainer(ModuleOp module, const JobDataSettings &data, TrainerTarget &target,
@@ -82,7 +89,7 @@ LogicalResult emitTrainer(ModuleOp module, const JobDataSettings &data, TrainerT
   emitParamTable(*microStep, os);
   if (failed(emitPlan(module, *microStep, data, planChecks, os)) ||
       failed(target.emitTables(module, os)) ||
-      failed(emitStepFunction(*microStep, "microStep", target, os)) ||
+      failed(emitTargetStep(*microStep, "microStep", target, os)) ||
       failed(target.emitOptimizerStep(*optimizerStep, os)))
     return failure();
 

@@ -45,6 +45,12 @@ public:
   virtual void emitSteps(mlir::ModuleOp module, llvm::raw_ostream &os) = 0;
 };
 
+/// `void cppName(parameters) {`, the body of the step `func` (each op's result pointers
+/// declared as it defines them, then `kernels`' calls by `emitters`), `}`.
+mlir::LogicalResult emitStepFunction(mlir::func::FuncOp func, llvm::StringRef cppName,
+                                     llvm::StringRef parameters, KernelTarget kernels,
+                                     llvm::ArrayRef<OpEmitter> emitters, llvm::raw_ostream &os);
+
 /// Writes the trainer source of a planned module (after -bertc-plan-buffers and
 /// -bertc-derive-eval-step) for `target`, in order:
 /// 1. the target's preamble;

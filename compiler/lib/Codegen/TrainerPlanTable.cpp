@@ -187,6 +187,8 @@ LogicalResult emitPlan(ModuleOp module, func::FuncOp microStep, const JobDataSet
      << "    .masterWeights = " << regionLiteral(plan->getMasterWeights()) << ",\n"
      << "    .lossScaling = " << (usesLossScaling(module) ? "true" : "false") << ",\n"
      << "    .planChecks = " << (planChecks ? "true" : "false") << ",\n"
+     << "    .hostResident = " << regionLiteral({plan->getDeviceBytes(), plan->getHostBytes()})
+     << ",\n"
      << "};\n\n";
   return success();
 }

@@ -204,52 +204,48 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
   } else if (int64_t one = arenaAt(1, spec.train.seqLen, frozen); one > 0) {
     os << llvm::formatv("  - no micro-batch fits: even 1 row needs {0}\n", formatBytes(one));
   }
-  // Plans `options` at the plan's micro-batch and prints it as `flag` ("what it does").
-  auto adviseAlone = [&](const PipelineOptions &options, StringRef flag) {
+  // Plans `options` at the plan's micro-batch and prints it as `flag` (`what` it does);
+  // where no micro-batch fits without it, also the largest it lets fit with accumulation.
+  auto adviseAlone = [&](const PipelineOptions &options, StringRef flag, StringRef what) {
     FailureOr<int64_t> bytes =
         planArenaBytes(spec, {plan.microBatch, spec.train.seqLen, frozen, options}, ctx);
     if (succeeded(bytes)) {
       anyFits |= *bytes <= arenaBudget;
-      os << llvm::formatv("  - {0}: {1}{2}\n", flag, formatBytes(*bytes),
+      os << llvm::formatv("  - {0} ({1}): {2}{3}\n", flag, what, formatBytes(*bytes),
                           *bytes <= arenaBudget ? "" : ", not enough alone");
     }
-    return bytes;
+    // (An update in the backward needs the whole batch in one micro-step.)
+    if ((succeeded(bytes) && *bytes <= arenaBudget) || rows.value > 0 || options.fuseOptimizer)
+      return;
+    Fitting withRows = largestFittingDivisor(spec, plan.microBatch - 1, arenaBudget, options, ctx);
+    if (withRows.value > 0) {
+      anyFits = true;
+      os << llvm::formatv("  - {0} with micro-batch {1} x {2} accumulation steps: {3}\n", flag,
+                          withRows.value, spec.train.batch / withRows.value,
+                          formatBytes(withRows.arenaBytes));
+    }
   };
   if (plan.optimizerState != "8bit") {
     PipelineOptions eightBit{plan.precision, 0};
     eightBit.optimizerState = "8bit";
-    FailureOr<int64_t> bytes = adviseAlone(
-        eightBit,
-        "--optimizer-state 8bit (AdamW moments 8-bit, blockwise, as bitsandbytes' Adam8bit)");
-    // Where no micro-batch fits alone: with accumulation, the largest it lets fit.
-    if ((failed(bytes) || *bytes > arenaBudget) && rows.value == 0) {
-      Fitting eightBitRows =
-          largestFittingDivisor(spec, plan.microBatch - 1, arenaBudget, eightBit, ctx);
-      if (eightBitRows.value > 0) {
-        anyFits = true;
-        os << llvm::formatv("  - --optimizer-state 8bit with micro-batch {0} x {1} "
-                            "accumulation steps: {2} (--optimizer-state auto searches it "
-                            "with the other axes)\n",
-                            eightBitRows.value, spec.train.batch / eightBitRows.value,
-                            formatBytes(eightBitRows.arenaBytes));
-      }
-    }
+    adviseAlone(eightBit, "--optimizer-state 8bit",
+                "AdamW moments 8-bit, blockwise, as bitsandbytes' Adam8bit");
   }
   // The gradient region goes when each update runs in the backward.
   if (!plan.optimizerInBackward && !fuseOptimizerError(spec, plan.microBatch, plan.precision)) {
     PipelineOptions inBackward{plan.precision, 0};
     inBackward.optimizerState = plan.optimizerState;
     inBackward.fuseOptimizer = true;
-    (void)adviseAlone(
-        inBackward, "--fuse-optimizer on (each AdamW update in the backward, no gradient region)");
+    adviseAlone(inBackward, "--fuse-optimizer on",
+                "each AdamW update in the backward, no gradient region");
   }
   // A GPU's host can keep the masters and moments (ZeRO-Offload).
   if (!plan.optimizerOnHost && !plan.optimizerInBackward && plan.device != "cpu") {
     PipelineOptions onHost{plan.precision, 0};
     onHost.optimizerState = plan.optimizerState;
     onHost.offloadOptimizer = true;
-    (void)adviseAlone(onHost, "--offload-optimizer on (master weights and AdamW state in pinned "
-                              "host memory, as ZeRO-Offload)");
+    adviseAlone(onHost, "--offload-optimizer on",
+                "master weights and AdamW state in pinned host memory, as ZeRO-Offload");
   }
   if (Fitting seq = largestFittingSeqLen(spec, plan.microBatch, arenaBudget, ctx); seq.value > 0) {
     anyFits = true;

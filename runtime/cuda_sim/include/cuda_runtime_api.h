@@ -21,6 +21,8 @@ typedef enum cudaError {
   cudaErrorInvalidDevice = 101,
   cudaErrorInvalidResourceHandle = 400,
   cudaErrorIllegalAddress = 700,
+  cudaErrorHostMemoryAlreadyRegistered = 712,
+  cudaErrorHostMemoryNotRegistered = 713,
   cudaErrorLaunchOutOfResources = 701,
   cudaErrorLaunchFailure = 719,
 } cudaError_t;
@@ -80,6 +82,13 @@ cudaError_t cudaMemcpy(void *to, const void *from, size_t bytes, cudaMemcpyKind 
 cudaError_t cudaMemcpyAsync(void *to, const void *from, size_t bytes, cudaMemcpyKind kind,
                             cudaStream_t stream = nullptr);
 cudaError_t cudaMemset(void *pointer, int value, size_t bytes);
+
+/// cudaHostRegister's flags: the default (page-locked, portable across nothing more).
+constexpr unsigned cudaHostRegisterDefault = 0;
+/// Page-locks host memory for asynchronous copies. The simulated device keeps the ranges
+/// and refuses device memory, an empty range, unknown flags and overlaps, as CUDA does.
+cudaError_t cudaHostRegister(void *pointer, size_t bytes, unsigned flags);
+cudaError_t cudaHostUnregister(void *pointer);
 cudaError_t cudaMemsetAsync(void *pointer, int value, size_t bytes, cudaStream_t stream = nullptr);
 
 cudaError_t cudaStreamCreate(cudaStream_t *stream);

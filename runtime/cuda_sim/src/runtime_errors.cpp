@@ -62,6 +62,8 @@ const char *cudaGetErrorName(cudaError_t error) {
     NAME(cudaErrorInvalidDevice)
     NAME(cudaErrorInvalidResourceHandle)
     NAME(cudaErrorIllegalAddress)
+    NAME(cudaErrorHostMemoryAlreadyRegistered)
+    NAME(cudaErrorHostMemoryNotRegistered)
     NAME(cudaErrorLaunchOutOfResources)
     NAME(cudaErrorLaunchFailure)
 #undef NAME
@@ -93,6 +95,10 @@ const char *cudaGetErrorString(cudaError_t error) {
     return "invalid resource handle";
   case cudaErrorIllegalAddress:
     return "an illegal memory access was encountered";
+  case cudaErrorHostMemoryAlreadyRegistered:
+    return "part or all of the requested memory range is already mapped";
+  case cudaErrorHostMemoryNotRegistered:
+    return "pointer does not correspond to a registered memory region";
   case cudaErrorLaunchOutOfResources:
     return "too many resources requested for launch";
   case cudaErrorLaunchFailure:

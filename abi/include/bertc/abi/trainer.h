@@ -112,6 +112,10 @@ struct TrainerPlan {
   ArenaRegion masterWeights; ///< fp32 masters of the 16-bit parameters, contiguous
   bool lossScaling;          ///< fp16: dynamic loss scaling (loss_scaler.h) around each step
   bool planChecks;           ///< the steps report each tensor's use to StepContext::planCheck
+  /// With the optimizer offloaded (ZeRO-Offload): the arena's end, from the device arena's
+  /// size on, which lives in host memory only: the master weights and optimizer state,
+  /// which the host's AdamW alone touches. Empty otherwise.
+  ArenaRegion hostResident;
 };
 
 /// Per-call state the generated step functions read.
@@ -162,14 +166,19 @@ struct CudaSteps {
   const cuda::AdamWParameter *adamwParameters;
   size_t numAdamWParameters;
   /// The cuBLASLt workspace (kCublasLtWorkspaceBytes), then the optimizer's tables
-  /// (cuda::optimizerTables): the arena's last bytes.
+  /// (cuda::optimizerTables): the device arena's last bytes.
   size_t gemmWorkspaceOffset;
   ArenaRegion optimizerTables;
+  /// With TrainerPlan::hostResident: AdamW on the host arena (the CPU kernels, as CpuSteps'
+  /// optimizerStep), which the runner runs between bringing the gradients down and taking
+  /// the updated parameters up; optimizerStep then does nothing. Null otherwise.
+  void (*hostOptimizerStep)(const StepContext &ctx);
 };
 
 /// Changes whenever this header or kernel_workspace.h changes what either side reads, or
-/// the runtime's functions that generated steps call change (5: the GEMMs' GemmMath).
-inline constexpr uint32_t kTrainerAbiVersion = 5;
+/// the runtime's functions that generated steps call change (6: the offloaded optimizer's
+/// hostResident and hostOptimizerStep).
+inline constexpr uint32_t kTrainerAbiVersion = 6;
 
 /// A compiled trainer: its plan and the steps of the target it was built for (the other
 /// target's are null).

@@ -11,6 +11,9 @@
 //   table and is updated on its own (cuda::adamw8bitUpdate). When every update runs in the
 //   backward (-bertc-fuse-optimizer), microStep updates each parameter on its own and
 //   there is neither a table nor anything for optimizerStep to do;
+// - with the optimizer offloaded (bert.optimizer_on_host), neither: hostOptimizerStep is
+//   the CPU target's optimizerStep, which the runner runs on the host arena between the
+//   gradients' download and the parameters' upload;
 // - evalStep copies its fp32 logits to the host;
 // - CudaSteps also say where the cuBLASLt workspace and the optimizer's tables lie.
 //
@@ -70,7 +73,8 @@ bool updatesInBackwardOnly(func::FuncOp optimizerStep) {
 /// (-bertc-plan-buffers puts the gradients of parameters with 8-bit state after these, so
 /// their gradients and moments line up.) Returns how many there are.
 FailureOr<int64_t> emitAdamWTable(func::FuncOp optimizerStep, raw_ostream &os) {
-  if (updatesInBackwardOnly(optimizerStep))
+  if (updatesInBackwardOnly(optimizerStep) ||
+      optimizerOnHost(optimizerStep->getParentOfType<ModuleOp>()))
     return 0;
   SmallVector<AdamWOp> updates = chunkedUpdates(optimizerStep);
   if (updates.empty())
@@ -102,6 +106,13 @@ FailureOr<int64_t> emitAdamWTable(func::FuncOp optimizerStep, raw_ostream &os) {
 /// optimizerStep: AdamW over every chunk, then their 16-bit working copies; then each
 /// parameter with 8-bit state, updated (and its working copy rewritten) on its own.
 LogicalResult emitChunkedOptimizerStep(func::FuncOp optimizerStep, raw_ostream &os) {
+  if (optimizerOnHost(optimizerStep->getParentOfType<ModuleOp>())) {
+    os << "// AdamW runs on the host: hostOptimizerStep.\n"
+       << "void optimizerStep(const StepContext &, const cuda::StepDevice &) {}\n\n";
+    static const OpEmitter hostEmitters[] = {emitLossOptimizerOp};
+    return emitStepFunction(optimizerStep, "hostOptimizerStep", "const StepContext &ctx",
+                            KernelTarget::Cpu, hostEmitters, os);
+  }
   if (updatesInBackwardOnly(optimizerStep)) {
     os << "// Every AdamW update runs in microStep's backward.\n"
        << "void optimizerStep(const StepContext &, const cuda::StepDevice &) {}\n\n";
@@ -185,6 +196,7 @@ public:
     if (failed(plan))
       return failure();
     gemmWorkspace = plan->getGemmWorkspace();
+    hostOptimizer = optimizerOnHost(module);
     int64_t tablesBytes = cudaOptimizerTablesBytes(*microStep);
     if (gemmWorkspace.bytes < kCudaGemmWorkspaceBytes + tablesBytes)
       return module.emitError() << "the plan has no cuBLASLt workspace of "
@@ -196,7 +208,8 @@ public:
        << "#include \"bertc/runtime/cuda_check.h\"\n"
        << "#include \"bertc/runtime/cuda_gemm.h\"\n"
        << "#include \"bertc/runtime/cuda_kernels.h\"\n"
-       << "#include \"bertc/runtime/cuda_step.h\"\n\n"
+       << "#include \"bertc/runtime/cuda_step.h\"\n"
+       << (hostOptimizer ? "#include \"bertc/runtime/cpu_kernels.h\"\n\n" : "\n")
        << "using namespace bertc;\n\n"
        << "static_assert(cuda::kCublasLtWorkspaceBytes == " << kCudaGemmWorkspaceBytes
        << ", \"the plan's cuBLASLt workspace differs from the runtime's\");\n\n";
@@ -236,7 +249,9 @@ public:
        << "                          /*gemmWorkspaceOffset=*/" << gemmWorkspace.offset << ",\n"
        << "                          /*optimizerTables=*/{"
        << gemmWorkspace.offset + kCudaGemmWorkspaceBytes << ", "
-       << gemmWorkspace.bytes - kCudaGemmWorkspaceBytes << "}};\n";
+       << gemmWorkspace.bytes - kCudaGemmWorkspaceBytes << "},\n"
+       << "                          /*hostOptimizerStep=*/"
+       << (hostOptimizer ? "hostOptimizerStep" : "nullptr") << "};\n";
   }
 
 private:
@@ -244,6 +259,8 @@ private:
   ByteRange gemmWorkspace{};
   /// Entries of kAdamWParameters, counted by emitTables.
   int64_t adamwParameterCount = 0;
+  /// Whether AdamW runs on the host (hostOptimizerStep), read by emitPreamble.
+  bool hostOptimizer = false;
 };
 
 } // namespace
