@@ -5,13 +5,14 @@
 // start and before saves, each micro-batch's inputs, its loss, the eval logits, fp16's
 // overflow flag and, with clipping, the gradient norm. With the optimizer offloaded
 // (TrainerPlan::hostResident), the masters and moments never leave the host mirror: the
-// device arena ends where they begin, and each optimizer step brings the gradients down
-// into the mirror (page-locked), runs AdamW there (CudaSteps::hostOptimizerStep) and takes
-// the trainable parameters back up.
+// device arena ends where they begin, and the gradients come down and the parameters go
+// back up each optimizer step (host_optimizer.h).
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_memory.h"
 #include "bertc/runtime/cuda_step.h"
 #include "bertc/runtime/step_runner.h"
+
+#include "host_optimizer.h"
 
 #include <sys/mman.h>
 
@@ -20,7 +21,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
-#include <optional>
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
@@ -70,24 +70,6 @@ struct StreamDestroy {
   void operator()(cudaStream_t stream) const { (void)cudaStreamDestroy(stream); }
 };
 using Stream = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDestroy>;
-
-/// Page-locks a range of host memory for the life of the object (cudaHostRegister).
-class PinnedRange {
-public:
-  PinnedRange(void *pointer, size_t bytes) : pointer_(bytes > 0 ? pointer : nullptr) {
-    if (pointer_)
-      BERTC_CUDA_CHECK(cudaHostRegister(pointer_, bytes, cudaHostRegisterDefault));
-  }
-  ~PinnedRange() {
-    if (pointer_)
-      (void)cudaHostUnregister(pointer_);
-  }
-  PinnedRange(const PinnedRange &) = delete;
-  PinnedRange &operator=(const PinnedRange &) = delete;
-
-private:
-  void *pointer_;
-};
 
 /// The bytes the device holds: the arena less its host-resident end.
 size_t deviceArenaBytes(const TrainerPlan &plan) {
@@ -188,11 +170,9 @@ public:
     synchronize(); // `chunks` is pageable host memory about to go
     gemms_ = std::make_unique<cuda::LinearGemms>(arena_ + steps.gemmWorkspaceOffset, stream_);
     device_ = {stream_, gemms_.get(), tables_.chunks, int64_t(chunks.size())};
-    if (steps_.hostOptimizerStep) {
-      // What an offloaded step copies each time: the gradients down, the parameters up.
-      pinnedGradients_.emplace(host_.data() + plan_.gradients.offset, plan_.gradients.bytes);
-      pinnedParameters_.emplace(host_.data() + plan_.parameters.offset, plan_.parameters.bytes);
-    }
+    if (steps_.hostUpdate)
+      hostOptimizer_ =
+          std::make_unique<cuda::HostOptimizer>(plan_, steps_, host_.data(), arena_, stream_);
     samplePeak();
   }
 
@@ -220,7 +200,13 @@ public:
   float microStep(StepContext &ctx) override {
     uploadInputs(ctx);
     bind(ctx);
+    // An offloaded optimizer takes the gradients as the last micro-step completes them.
+    bool streaming = hostOptimizer_ && hostOptimizer_->streams() && ctx.lastMicroStep;
+    if (streaming)
+      hostOptimizer_->beginStreaming(ctx);
+    device_.gradients = streaming ? hostOptimizer_.get() : nullptr;
     steps_.microStep(ctx, device_);
+    device_.gradients = nullptr;
     return downloadLoss();
   }
 
@@ -236,9 +222,10 @@ public:
     samplePeak();
     cudaDeviceProp properties{};
     BERTC_CUDA_CHECK(cudaGetDeviceProperties(&properties, deviceIndex_));
+    std::string host = hostOptimizer_ ? "\n" + hostOptimizer_->report() : "";
     return "device peak: " + bytesText(peakUsed_) + " in use on " + properties.name +
            " (cudaMemGetInfo, all processes); arena " + bytesText(deviceBytes_) +
-           ", in use before it (CUDA context) " + bytesText(contextBytes_);
+           ", in use before it (CUDA context) " + bytesText(contextBytes_) + host;
   }
 
 protected:
@@ -255,39 +242,18 @@ protected:
   void applyUpdate(StepContext &ctx) override {
     bind(ctx);
     steps_.optimizerStep(ctx, device_);
-    if (steps_.hostOptimizerStep)
-      updateOnHost(ctx);
+    if (hostOptimizer_)
+      hostOptimizer_->update(ctx);
   }
 
 private:
-  /// The offloaded optimizer step: gradients down, AdamW on the host mirror (masters,
-  /// moments and the 16-bit working copies written from the masters), each trainable
-  /// parameter's working copy up. The uploads are queued before the next micro-step.
-  void updateOnHost(StepContext &ctx) {
-    copy(host_.data() + plan_.gradients.offset, arena_ + plan_.gradients.offset,
-         plan_.gradients.bytes, cudaMemcpyDeviceToHost);
-    synchronize();
-    ctx.arena = host_.data();
-    ctx.scratch = nullptr;
-    steps_.hostOptimizerStep(ctx);
-    for (size_t p = 0; p < plan_.numParams; ++p)
-      if (const ParamSlot &param = plan_.params[p]; param.trainable)
-        copy(arena_ + param.offset, host_.data() + param.offset, storageBytes(param),
-             cudaMemcpyHostToDevice);
-  }
-
-  /// Bytes of a parameter's working copy.
-  static size_t storageBytes(const ParamSlot &param) {
-    return size_t(param.numel) * (param.storage == StorageType::F32 ? 4 : 2);
-  }
-
   float *gradients() const { return reinterpret_cast<float *>(arena_ + plan_.gradients.offset); }
   int64_t gradientCount() const { return int64_t(plan_.gradients.bytes / sizeof(float)); }
 
   /// The regions the host sets and saves that the device holds: parameters, their fp32
   /// masters and the moments (the last two stay on the host when offloaded).
   std::vector<ArenaRegion> stateRegions() const {
-    if (steps_.hostOptimizerStep)
+    if (hostOptimizer_)
       return {plan_.parameters};
     return {plan_.parameters, plan_.masterWeights, plan_.optimizerState};
   }
@@ -342,13 +308,13 @@ private:
   HostMirror host_;
   int deviceIndex_;
   size_t deviceBytes_; ///< the device arena: the plan's arena less its host-resident end
-  std::optional<PinnedRange> pinnedGradients_, pinnedParameters_;
   DeviceBuffer arenaBuffer_;
   Stream streamOwner_;
   std::byte *arena_ = nullptr;
   OptimizerTablePointers tables_{};
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<cuda::LinearGemms> gemms_;
+  std::unique_ptr<cuda::HostOptimizer> hostOptimizer_; ///< with TrainerPlan::hostResident
   cuda::StepDevice device_{};
   size_t contextBytes_ = 0; ///< in use once the context exists, before the arena
   size_t peakUsed_ = 0;

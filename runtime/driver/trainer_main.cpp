@@ -178,6 +178,7 @@ BatcherState train(StepRunner &runner, const Dataset &data, const TrainerOptions
       context.batch = batch.rows;
       context.seq = batch.seq;
       context.firstRow = rows - batch.rows;
+      context.lastMicroStep = batch.endsEpoch || micro + 1 == plan.train.accumulation;
       loss += runner.microStep(context);
       endsEpoch = batch.endsEpoch;
       if (batch.endsEpoch)

@@ -51,14 +51,19 @@ bool isComputeBound(Operation *op, int64_t batch, int64_t seq, const DeviceModel
 
 namespace {
 
-/// Bytes over PCIe per optimizer step with the optimizer on the host: every gradient
-/// down, each trainable parameter's working copy back up.
-double offloadTransferBytes(func::FuncOp microStep) {
-  double bytes = 0;
+/// Bytes over PCIe per optimizer step with the optimizer on the host.
+struct OffloadTransfer {
+  double down = 0; ///< every trainable parameter's fp32 gradient
+  double up = 0;   ///< each trainable parameter's working copy
+};
+
+OffloadTransfer offloadTransferBytes(func::FuncOp microStep) {
+  OffloadTransfer bytes;
   for (bert::ParamOp param : trainableParams(microStep)) {
     RankedTensorType type = param.getResult().getType();
-    bytes += double(type.getNumElements()) *
-             double(4 + type.getElementType().getIntOrFloatBitWidth() / 8);
+    double elements = double(type.getNumElements());
+    bytes.down += 4 * elements;
+    bytes.up += elements * double(type.getElementType().getIntOrFloatBitWidth() / 8);
   }
   return bytes;
 }
@@ -79,17 +84,37 @@ StepCost estimateStepCost(ModuleOp module, const DeviceModel &device) {
     }
   };
   double accumulation = double(accumulationSteps(module, *bounds));
-  microStep->walk([&](Operation *op) { add(op, accumulation, device); });
-  // Offloaded from a GPU, AdamW runs the CPU trainer's kernels on the host, after the
-  // gradients come down, and the parameters go back up (not overlapped: the step waits).
+  // The backward of one micro-step: its ops after the one that makes the loss.
+  Operation *loss =
+      microStep->getBody().front().getTerminator()->getNumOperands() > 0
+          ? microStep->getBody().front().getTerminator()->getOperand(0).getDefiningOp()
+          : nullptr;
+  double backwardSeconds = 0;
+  bool inBackward = false;
+  for (Operation &op : microStep->getBody().front()) {
+    double before = cost.seconds;
+    add(&op, accumulation, device);
+    if (inBackward)
+      backwardSeconds += (cost.seconds - before) / accumulation;
+    inBackward |= &op == loss;
+  }
+  // Offloaded from a GPU, AdamW runs the CPU trainer's kernels on the host once the
+  // gradients are down, and the trainable parameters go back up. Streamed, the gradients
+  // come down and the host updates during the last micro-step's backward: the step waits
+  // only for what outlasts it, and for the uploads.
   bool offloaded = optimizerOnHost(module) && device.target == CostTarget::Cuda;
-  const DeviceModel &optimizerDevice = offloaded ? cpuDeviceModel() : device;
-  double before = cost.seconds;
-  if (auto optimizerStep = module.lookupSymbol<func::FuncOp>(kOptimizerStep))
-    optimizerStep.walk([&](Operation *op) { add(op, 1.0, optimizerDevice); });
-  if (offloaded) {
-    cost.seconds += offloadTransferBytes(*microStep) / device.pcieBytesPerSecond;
-    cost.hostSeconds = cost.seconds - before;
+  if (auto optimizerStep = module.lookupSymbol<func::FuncOp>(kOptimizerStep)) {
+    double deviceSeconds = cost.seconds;
+    optimizerStep.walk([&](Operation *op) { add(op, 1.0, offloaded ? cpuDeviceModel() : device); });
+    if (offloaded) {
+      OffloadTransfer bytes = offloadTransferBytes(*microStep);
+      double hostWork = cost.seconds - deviceSeconds + bytes.down / device.pcieBytesPerSecond;
+      double up = bytes.up / device.pcieBytesPerSecond;
+      cost.hostSeconds = hostWork + up;
+      cost.seconds =
+          deviceSeconds + up +
+          (streamsGradients(module) ? std::max(0.0, hostWork - backwardSeconds) : hostWork);
+    }
   }
   return cost;
 }

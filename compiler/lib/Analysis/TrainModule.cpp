@@ -134,6 +134,18 @@ llvm::StringSet<> updatesInBackward(ModuleOp module) {
 
 bool optimizerOnHost(ModuleOp module) { return module->hasAttr(kOptimizerOnHost); }
 
+bool usesLossScaling(ModuleOp module) {
+  bool scaled = false;
+  module.walk([&](bert::FillOp fill) { scaled |= fill.getLossScaled(); });
+  return scaled;
+}
+
+bool streamsGradients(ModuleOp module) {
+  auto train = module->getAttrOfType<bert::TrainAttr>("bert.train");
+  return optimizerOnHost(module) && !usesLossScaling(module) &&
+         !(train && train.getValues().maxGradNorm > 0);
+}
+
 int64_t pinnedHostBytes(bert::PlanAttr plan) {
   if (plan.getHostBytes() == 0)
     return 0;

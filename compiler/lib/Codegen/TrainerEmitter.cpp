@@ -31,7 +31,8 @@ FailureOr<func::FuncOp> getEvalStep(ModuleOp module) {
 
 /// The body of a step function: each op's result pointers declared as it defines them,
 /// then its kernel calls.
-LogicalResult emitStepBody(func::FuncOp func, EmitContext &ctx, ArrayRef<OpEmitter> emitters) {
+LogicalResult emitStepBody(func::FuncOp func, EmitContext &ctx, ArrayRef<OpEmitter> emitters,
+                           function_ref<void(Operation *, const EmitContext &)> afterOp = {}) {
   ctx.os << "  std::byte *arena = ctx.arena;\n"
          << "  [[maybe_unused]] const int64_t B = ctx.batch, S = ctx.seq;\n";
   for (Operation &op : func.getBody().front().without_terminator()) {
@@ -41,6 +42,8 @@ LogicalResult emitStepBody(func::FuncOp func, EmitContext &ctx, ArrayRef<OpEmitt
       continue;
     if (failed(emitOp(&op, ctx, emitters)))
       return failure();
+    if (afterOp)
+      afterOp(&op, ctx);
   }
   return success();
 }
@@ -48,11 +51,11 @@ LogicalResult emitStepBody(func::FuncOp func, EmitContext &ctx, ArrayRef<OpEmitt
 } // namespace
 
 LogicalResult emitStepFunction(func::FuncOp func, StringRef cppName, StringRef parameters,
-                               KernelTarget kernels, ArrayRef<OpEmitter> emitters,
-                               raw_ostream &os) {
+                               KernelTarget kernels, ArrayRef<OpEmitter> emitters, raw_ostream &os,
+                               function_ref<void(Operation *, const EmitContext &)> afterOp) {
   os << "void " << cppName << "(" << parameters << ") {\n";
   EmitContext ctx(os, kernels);
-  if (failed(emitStepBody(func, ctx, emitters)))
+  if (failed(emitStepBody(func, ctx, emitters, afterOp)))
     return failure();
   os << "}\n\n";
   return success();
@@ -61,8 +64,9 @@ LogicalResult emitStepFunction(func::FuncOp func, StringRef cppName, StringRef p
 /// A step function of `target` from `func`.
 static LogicalResult emitTargetStep(func::FuncOp func, StringRef cppName,
                                     const TrainerTarget &target, raw_ostream &os) {
-  return emitStepFunction(func, cppName, target.stepParameters(), target.kernels(),
-                          target.opEmitters(), os);
+  return emitStepFunction(
+      func, cppName, target.stepParameters(), target.kernels(), target.opEmitters(), os,
+      [&](Operation *op, const EmitContext &ctx) { target.emitAfterOp(op, ctx); });
 }
 
 LogicalResult TrainerTarget::emitTables(ModuleOp, raw_ostream &) { return success(); }

@@ -38,6 +38,8 @@ public:
   /// optimizerStep; by default emitted op by op, as the other steps are.
   virtual mlir::LogicalResult emitOptimizerStep(mlir::func::FuncOp optimizerStep,
                                                 llvm::raw_ostream &os);
+  /// After each op of a step: what the target adds there (nothing by default).
+  virtual void emitAfterOp(mlir::Operation *op, const EmitContext &ctx) const {}
   /// The end of evalStep: `logits` (@eval_step's second result) copied to the step's
   /// `float *logits` argument as fp32, on the host.
   virtual mlir::LogicalResult emitLogitsCopy(mlir::Value logits, const EmitContext &ctx) = 0;
@@ -46,10 +48,12 @@ public:
 };
 
 /// `void cppName(parameters) {`, the body of the step `func` (each op's result pointers
-/// declared as it defines them, then `kernels`' calls by `emitters`), `}`.
-mlir::LogicalResult emitStepFunction(mlir::func::FuncOp func, llvm::StringRef cppName,
-                                     llvm::StringRef parameters, KernelTarget kernels,
-                                     llvm::ArrayRef<OpEmitter> emitters, llvm::raw_ostream &os);
+/// declared as it defines them, then `kernels`' calls by `emitters`, then `afterOp`'s
+/// additions), `}`.
+mlir::LogicalResult
+emitStepFunction(mlir::func::FuncOp func, llvm::StringRef cppName, llvm::StringRef parameters,
+                 KernelTarget kernels, llvm::ArrayRef<OpEmitter> emitters, llvm::raw_ostream &os,
+                 llvm::function_ref<void(mlir::Operation *, const EmitContext &)> afterOp = {});
 
 /// Writes the trainer source of a planned module (after -bertc-plan-buffers and
 /// -bertc-derive-eval-step) for `target`, in order:

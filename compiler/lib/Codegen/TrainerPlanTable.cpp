@@ -108,13 +108,6 @@ std::string storageKind(Type elementType) {
   return "StorageType::F32";
 }
 
-/// Whether the backward's seed carries the fp16 loss scale (-bertc-mixed-precision).
-bool usesLossScaling(ModuleOp module) {
-  bool scaled = false;
-  module.walk([&](FillOp fill) { scaled |= fill.getLossScaled(); });
-  return scaled;
-}
-
 /// The offset of input `name`, or failure when @micro_step reads no such input.
 FailureOr<int64_t> inputOffset(func::FuncOp microStep, StringRef name) {
   int64_t offset = -1;

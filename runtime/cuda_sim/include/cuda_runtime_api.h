@@ -49,6 +49,10 @@ typedef struct CUstream_st *cudaStream_t;
 
 #define cudaStreamDefault 0x00
 #define cudaStreamNonBlocking 0x01
+struct CUevent_st;
+typedef struct CUevent_st *cudaEvent_t;
+#define cudaEventDefault 0x00
+#define cudaEventDisableTiming 0x02
 
 struct dim3 {
   unsigned x, y, z;
@@ -95,6 +99,15 @@ cudaError_t cudaStreamCreate(cudaStream_t *stream);
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned flags);
 cudaError_t cudaStreamDestroy(cudaStream_t stream);
 cudaError_t cudaStreamSynchronize(cudaStream_t stream);
+
+/// Events. The simulated device runs each launch and copy when it is queued, so an event
+/// is complete once recorded and a wait on one returns at once; the handles are checked.
+/// cudaEventSynchronize may be called from any host thread, as CUDA allows.
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags);
+cudaError_t cudaEventDestroy(cudaEvent_t event);
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream = nullptr);
+cudaError_t cudaEventSynchronize(cudaEvent_t event);
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags = 0);
 
 cudaError_t cudaGetLastError();
 cudaError_t cudaPeekAtLastError();

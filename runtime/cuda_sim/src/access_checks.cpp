@@ -59,6 +59,12 @@ Checks checksState;
 
 Checks &checks() { return checksState; }
 
+// Whether a simulated thread is running on this host thread. Kernels run on the thread
+// that launches them; instrumented host code that other host threads run meanwhile (a
+// trainer's own worker threads) is host code, never checked as the kernel's. Initial-exec,
+// so that reading it costs what reading a global does.
+__attribute__((tls_model("initial-exec"))) thread_local bool kernelRunsHere = false;
+
 std::string hex(uintptr_t address) {
   std::ostringstream text;
   text << "0x" << std::hex << address;
@@ -152,7 +158,7 @@ void checkAccessOfThread(Checks &state, uintptr_t address, size_t bytes, bool wr
 
 void checkAccess(uintptr_t address, size_t bytes, bool write) {
   Checks &state = checks();
-  if (!state.coordinates || state.checking)
+  if (!kernelRunsHere || !state.coordinates || state.checking)
     return;
   state.checking = true;
   checkAccessOfThread(state, address, bytes, write);
@@ -187,6 +193,7 @@ void checksRunThread(const ThreadCoordinates *coordinates, unsigned index, const
     return;
   state.coordinates = coordinates;
   state.checking = false;
+  kernelRunsHere = true;
   state.thread = uint16_t(index);
   state.stackLow = reinterpret_cast<uintptr_t>(stackLow);
   state.stackHigh = reinterpret_cast<uintptr_t>(stackHigh);
@@ -195,6 +202,7 @@ void checksRunThread(const ThreadCoordinates *coordinates, unsigned index, const
 void checksLeaveThread() {
   checks().coordinates = nullptr;
   checks().checking = false;
+  kernelRunsHere = false;
 }
 
 ChecksPaused::ChecksPaused() {
@@ -204,6 +212,7 @@ ChecksPaused::ChecksPaused() {
   stackLow_ = reinterpret_cast<const void *>(state.stackLow);
   stackHigh_ = reinterpret_cast<const void *>(state.stackHigh);
   state.coordinates = nullptr;
+  kernelRunsHere = false;
 }
 
 ChecksPaused::~ChecksPaused() {

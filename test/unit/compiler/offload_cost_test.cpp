@@ -21,20 +21,31 @@ namespace {
 
 using bertc::estimateStepCost;
 
-/// A frozen [1000, 768] and a trainable [768, 768] bf16 parameter; the micro-step does
-/// nothing else, so the step is the optimizer's.
-std::string module(bool onHost) {
+/// A frozen [1000, 768] and a trainable [768, 768] bf16 parameter. The micro-step computes
+/// nothing but, with `backward`, a loss and then a GELU over a frozen [4096, 4096] fp32
+/// tensor: its backward, as far as the step estimate can tell.
+std::string module(bool onHost, bool backward = false, float maxGradNorm = 0) {
   std::string train =
       "#bert.train<batch = 4, epochs = 1, steps = 0, lr = 1.0e-03, weight_decay = 0.01, "
       "beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = \"constant\", warmup = 0.0, "
       "seed = 42, shuffle = false, num_labels = 2, initializer_range = 0.02, vocab = 16, "
-      "type_vocab = 2, task = \"classification\", max_grad_norm = 0.0>";
+      "type_vocab = 2, task = \"classification\", max_grad_norm = " +
+      std::to_string(maxGradNorm) + ">";
+  std::string loss = backward ? R"mlir(
+    %labels = bert.input "labels" : tensor<?xi32>
+    %logits = bert.param "logits" {group = "head", trainable = false, decay = true, init = "normal"} : tensor<4x2xf32>
+    %loss = bert.cross_entropy %logits, %labels : (tensor<4x2xf32>, tensor<?xi32>) -> tensor<f32>
+    %h = bert.param "h" {group = "head", trainable = false, decay = true, init = "normal"} : tensor<4096x4096xf32>
+    %g = bert.gelu %h : (tensor<4096x4096xf32>) -> tensor<4096x4096xf32>
+)mlir"
+                              : "";
   return "module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.train = " +
          train + (onHost ? ", bert.optimizer_on_host" : "") + R"mlir(} {
-  func.func @micro_step() {
+  func.func @micro_step())mlir" +
+         std::string(backward ? " -> tensor<f32>" : "") + R"mlir( {
     %t = bert.param "t" {group = "embeddings", trainable = false, decay = true, init = "normal"} : tensor<1000x768xbf16>
-    %w = bert.param "w" {group = "encoder.layer.0", trainable = true, decay = true, init = "normal"} : tensor<768x768xbf16>
-    return
+    %w = bert.param "w" {group = "encoder.layer.0", trainable = true, decay = true, init = "normal"} : tensor<768x768xbf16>)mlir" +
+         loss + (backward ? "    return %loss : tensor<f32>" : "    return") + R"mlir(
   }
   func.func @optimizer_step() {
     %w = bert.param "w" {group = "encoder.layer.0", trainable = true, decay = true, init = "normal"} : tensor<768x768xbf16>
@@ -49,11 +60,14 @@ class OffloadCost : public ::testing::Test {
 protected:
   OffloadCost() { context.loadDialect<mlir::bert::BertDialect, mlir::func::FuncDialect>(); }
 
-  bertc::StepCost cost(bool onHost, const bertc::DeviceModel &device) {
+  bertc::StepCost cost(const std::string &text, const bertc::DeviceModel &device) {
     mlir::OwningOpRef<mlir::ModuleOp> parsed =
-        mlir::parseSourceString<mlir::ModuleOp>(module(onHost), &context);
+        mlir::parseSourceString<mlir::ModuleOp>(text, &context);
     EXPECT_TRUE(parsed);
     return parsed ? estimateStepCost(*parsed, device) : bertc::StepCost{};
+  }
+  bertc::StepCost cost(bool onHost, const bertc::DeviceModel &device) {
+    return cost(module(onHost), device);
   }
 
   mlir::MLIRContext context;
@@ -79,6 +93,29 @@ TEST_F(OffloadCost, TheHostsAdamWAndThePcieTransfersOfTheTrainableParameters) {
   EXPECT_NEAR(offloaded.hostSeconds, expected, 1e-12 * expected);
   EXPECT_NEAR(offloaded.seconds, expected, 1e-12 * expected);
   EXPECT_EQ(offloaded.flops, device.flops);
+}
+
+TEST_F(OffloadCost, StreamedGradientsHideTheHostsWorkBehindTheBackward) {
+  const bertc::DeviceModel *t4 = bertc::gpuDeviceModel("sm_75");
+  ASSERT_NE(t4, nullptr);
+  // The backward after the loss: a GELU reading and writing 4096 x 4096 fp32 values,
+  // 134,217,728 B at 256 GB/s = 524.288 us (plus 5 us for its launch).
+  double window = 134217728.0 / 256e9 + 5e-6;
+  // The host's work before the uploads: the update and working copy (1652.5072 + 354.8944
+  // us) and the gradient down (2,359,296 B at 12.6 GB/s); the upload (1,179,648 B) after.
+  double hostWork = 1652.5072e-6 + 354.8944e-6 + 2359296.0 / 12.6e9;
+  double up = 1179648.0 / 12.6e9;
+  bertc::StepCost onDevice = cost(module(false, true), *t4);
+  bertc::StepCost streamed = cost(module(true, true), *t4);
+  EXPECT_NEAR(streamed.hostSeconds, hostWork + up, 1e-12 * (hostWork + up));
+  // The device's step less its own AdamW (78.336 us on the T4, as above) is the loss and
+  // the GELU; the streamed step adds what of the host's work outlasts the GELU.
+  double deviceStep = onDevice.seconds - 78.336e-6;
+  EXPECT_NEAR(streamed.seconds, deviceStep + up + (hostWork - window), 1e-12);
+  // With clipping, every update waits for the global norm: nothing streams, the step
+  // waits for all of it.
+  bertc::StepCost clipped = cost(module(true, true, 1.0f), *t4);
+  EXPECT_NEAR(clipped.seconds, deviceStep + up + hostWork, 1e-12);
 }
 
 TEST_F(OffloadCost, OnTheCpuNothingMoves) {

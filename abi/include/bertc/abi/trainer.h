@@ -133,6 +133,7 @@ struct StepContext {
                           ///< (read by steps built with TrainerPlan::planChecks)
   float lossScale;        ///< fp16 loss scale the backward's seed is multiplied by (else unused)
   int64_t adamStep;       ///< 1-based count of AdamW updates applied (step less skipped ones)
+  bool lastMicroStep;     ///< this micro-step completes the optimizer step's gradients
 };
 
 namespace cuda {
@@ -169,15 +170,17 @@ struct CudaSteps {
   /// (cuda::optimizerTables): the device arena's last bytes.
   size_t gemmWorkspaceOffset;
   ArenaRegion optimizerTables;
-  /// With TrainerPlan::hostResident: AdamW on the host arena (the CPU kernels, as CpuSteps'
-  /// optimizerStep), which the runner runs between bringing the gradients down and taking
-  /// the updated parameters up; optimizerStep then does nothing. Null otherwise.
-  void (*hostOptimizerStep)(const StepContext &ctx);
+  /// With TrainerPlan::hostResident: AdamW of TrainerPlan::params[param] on the host arena
+  /// (the CPU kernels, as CpuSteps' optimizerStep), which the runner runs for each trainable
+  /// parameter once its gradient is down, before taking the parameter back up; microStep
+  /// calls cuda::streamGradient as each gradient completes, and optimizerStep does nothing.
+  /// Null otherwise.
+  void (*hostUpdate)(const StepContext &ctx, size_t param);
 };
 
 /// Changes whenever this header or kernel_workspace.h changes what either side reads, or
 /// the runtime's functions that generated steps call change (6: the offloaded optimizer's
-/// hostResident and hostOptimizerStep).
+/// hostResident, hostUpdate and lastMicroStep).
 inline constexpr uint32_t kTrainerAbiVersion = 6;
 
 /// A compiled trainer: its plan and the steps of the target it was built for (the other

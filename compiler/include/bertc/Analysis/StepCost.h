@@ -37,12 +37,16 @@ bool isComputeBound(mlir::Operation *op, int64_t batch, int64_t seq, const Devic
 /// Flops and roofline seconds of one optimizer step on `device`: `accumulation`
 /// micro-steps at the bounds, then the optimizer. With the optimizer offloaded to the
 /// host of a GPU (bert.optimizer_on_host), the optimizer runs the CPU trainer's kernels
-/// priced on the CPU's model, after every gradient comes down and before each trainable
-/// parameter goes back up over PCIe (DeviceModel::pcieBytesPerSecond).
+/// priced on the CPU's model, after the gradients come down and before each trainable
+/// parameter goes back up over PCIe (DeviceModel::pcieBytesPerSecond); where the gradients
+/// stream (streamsGradients), the downloads and the host's AdamW overlap the last
+/// micro-step's backward (its ops after the loss), and the step pays only for what
+/// outlasts it, and for the uploads.
 struct StepCost {
   double flops = 0;
   double seconds = 0;
-  /// Of `seconds`, the offloaded optimizer's: transfers and the host's AdamW.
+  /// The offloaded optimizer's work: transfers and the host's AdamW (overlapped with the
+  /// backward where the gradients stream, so not all of it is in `seconds`).
   double hostSeconds = 0;
 };
 StepCost estimateStepCost(mlir::ModuleOp module, const DeviceModel &device);

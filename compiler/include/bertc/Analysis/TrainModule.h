@@ -79,6 +79,12 @@ llvm::StringSet<> updatesInBackward(mlir::ModuleOp module);
 inline constexpr llvm::StringLiteral kOptimizerOnHost = "bert.optimizer_on_host";
 /// Whether @optimizer_step runs on the host (kOptimizerOnHost).
 bool optimizerOnHost(mlir::ModuleOp module);
+/// Whether the backward's seed carries the fp16 loss scale (-bertc-mixed-precision).
+bool usesLossScaling(mlir::ModuleOp module);
+/// Whether an offloaded optimizer's gradients come down during the last micro-step's
+/// backward, each as it completes: when no update depends on every gradient (no loss
+/// scaling, no clipping).
+bool streamsGradients(mlir::ModuleOp module);
 /// Host memory a trainer pins for an offloaded optimizer: the host-resident masters and
 /// optimizer state, and the host copies of the gradients and parameters it moves each
 /// step (0 when the optimizer is on the device).

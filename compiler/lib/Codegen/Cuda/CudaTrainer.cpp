@@ -11,9 +11,10 @@
 //   table and is updated on its own (cuda::adamw8bitUpdate). When every update runs in the
 //   backward (-bertc-fuse-optimizer), microStep updates each parameter on its own and
 //   there is neither a table nor anything for optimizerStep to do;
-// - with the optimizer offloaded (bert.optimizer_on_host), neither: hostOptimizerStep is
-//   the CPU target's optimizerStep, which the runner runs on the host arena between the
-//   gradients' download and the parameters' upload;
+// - with the optimizer offloaded (bert.optimizer_on_host), neither: hostUpdate(ctx, k) is
+//   the CPU target's AdamW of the k-th parameter of kParams, which the runner runs on the
+//   host arena once that gradient is down, and microStep calls cuda::streamGradient(dev, k)
+//   right after the op that completes it;
 // - evalStep copies its fp32 logits to the host;
 // - CudaSteps also say where the cuBLASLt workspace and the optimizer's tables lie.
 //
@@ -26,6 +27,8 @@
 #include "bert/BertDialect.h"
 #include "bertc/Analysis/KernelWorkspace.h"
 #include "bertc/Analysis/TrainModule.h"
+
+#include "llvm/ADT/TypeSwitch.h"
 
 #include <optional>
 
@@ -105,14 +108,61 @@ FailureOr<int64_t> emitAdamWTable(func::FuncOp optimizerStep, raw_ostream &os) {
 
 /// optimizerStep: AdamW over every chunk, then their 16-bit working copies; then each
 /// parameter with 8-bit state, updated (and its working copy rewritten) on its own.
+/// Each parameter's index in kParams (TrainerPlanTable.h: @micro_step's, in order), by name.
+llvm::StringMap<size_t> paramIndices(func::FuncOp microStep) {
+  llvm::StringMap<size_t> indices;
+  size_t next = 0;
+  microStep.walk([&](ParamOp param) { indices.try_emplace(param.getName(), next++); });
+  return indices;
+}
+
+/// With the optimizer on the host: the device's optimizerStep does nothing, and
+/// hostUpdate(ctx, k) runs the CPU kernels' AdamW of kParams[k] on the host arena.
+LogicalResult emitHostUpdate(func::FuncOp optimizerStep, const llvm::StringMap<size_t> &indices,
+                             raw_ostream &os) {
+  os << "// AdamW runs on the host: hostUpdate.\n"
+     << "void optimizerStep(const StepContext &, const cuda::StepDevice &) {}\n\n"
+     << "void hostUpdate(const StepContext &ctx, size_t param) {\n"
+     << "  [[maybe_unused]] std::byte *arena = ctx.arena;\n"
+     << "  switch (param) {\n";
+  EmitContext ctx(os, KernelTarget::Cpu);
+  WalkResult walked = optimizerStep.walk([&](AdamWOp adamw) {
+    auto param = adamw.getParam().getDefiningOp<ParamOp>();
+    if (!param || !indices.count(param.getName())) {
+      adamw.emitError("the host's AdamW updates a parameter that @micro_step does not have");
+      return WalkResult::interrupt();
+    }
+    os << "  case " << indices.lookup(param.getName()) << ": {\n";
+    if (failed(ctx.declareResults(param)) ||
+        failed(emitLossOptimizerOp(adamw, ctx).value_or(failure())))
+      return WalkResult::interrupt();
+    os << "    return;\n  }\n";
+    return WalkResult::advance();
+  });
+  os << "  }\n}\n\n";
+  return failure(walked.wasInterrupted());
+}
+
+/// The ops after which microStep streams a gradient: for each trainable parameter, the
+/// last op of @micro_step that adds to its gradient slot, with the parameter's index.
+llvm::DenseMap<Operation *, size_t> gradientCompletions(func::FuncOp microStep) {
+  llvm::StringMap<size_t> indices = paramIndices(microStep);
+  llvm::StringMap<Operation *> last;
+  microStep.walk([&](Operation *op) {
+    Value param = llvm::TypeSwitch<Operation *, Value>(op)
+                      .Case<AccumulateGradOp, AccumulateLinearGradWeightOp>(
+                          [](auto accumulate) { return accumulate.getParam(); })
+                      .Default([](Operation *) { return Value(); });
+    if (auto paramOp = param ? param.getDefiningOp<ParamOp>() : ParamOp())
+      last[paramOp.getName()] = op;
+  });
+  llvm::DenseMap<Operation *, size_t> completions;
+  for (const auto &entry : last)
+    completions[entry.getValue()] = indices.lookup(entry.getKey());
+  return completions;
+}
+
 LogicalResult emitChunkedOptimizerStep(func::FuncOp optimizerStep, raw_ostream &os) {
-  if (optimizerOnHost(optimizerStep->getParentOfType<ModuleOp>())) {
-    os << "// AdamW runs on the host: hostOptimizerStep.\n"
-       << "void optimizerStep(const StepContext &, const cuda::StepDevice &) {}\n\n";
-    static const OpEmitter hostEmitters[] = {emitLossOptimizerOp};
-    return emitStepFunction(optimizerStep, "hostOptimizerStep", "const StepContext &ctx",
-                            KernelTarget::Cpu, hostEmitters, os);
-  }
   if (updatesInBackwardOnly(optimizerStep)) {
     os << "// Every AdamW update runs in microStep's backward.\n"
        << "void optimizerStep(const StepContext &, const cuda::StepDevice &) {}\n\n";
@@ -197,6 +247,10 @@ public:
       return failure();
     gemmWorkspace = plan->getGemmWorkspace();
     hostOptimizer = optimizerOnHost(module);
+    if (hostOptimizer) {
+      indices = paramIndices(*microStep);
+      gradientCompletion = gradientCompletions(*microStep);
+    }
     int64_t tablesBytes = cudaOptimizerTablesBytes(*microStep);
     if (gemmWorkspace.bytes < kCudaGemmWorkspaceBytes + tablesBytes)
       return module.emitError() << "the plan has no cuBLASLt workspace of "
@@ -228,7 +282,14 @@ public:
   }
 
   LogicalResult emitOptimizerStep(func::FuncOp optimizerStep, raw_ostream &os) override {
+    if (hostOptimizer)
+      return emitHostUpdate(optimizerStep, indices, os);
     return emitChunkedOptimizerStep(optimizerStep, os);
+  }
+
+  void emitAfterOp(Operation *op, const EmitContext &ctx) const override {
+    if (auto completion = gradientCompletion.find(op); completion != gradientCompletion.end())
+      ctx.os << "  cuda::streamGradient(dev, " << completion->second << ");\n";
   }
 
   LogicalResult emitLogitsCopy(Value logits, const EmitContext &ctx) override {
@@ -250,8 +311,8 @@ public:
        << "                          /*optimizerTables=*/{"
        << gemmWorkspace.offset + kCudaGemmWorkspaceBytes << ", "
        << gemmWorkspace.bytes - kCudaGemmWorkspaceBytes << "},\n"
-       << "                          /*hostOptimizerStep=*/"
-       << (hostOptimizer ? "hostOptimizerStep" : "nullptr") << "};\n";
+       << "                          /*hostUpdate=*/" << (hostOptimizer ? "hostUpdate" : "nullptr")
+       << "};\n";
   }
 
 private:
@@ -259,8 +320,11 @@ private:
   ByteRange gemmWorkspace{};
   /// Entries of kAdamWParameters, counted by emitTables.
   int64_t adamwParameterCount = 0;
-  /// Whether AdamW runs on the host (hostOptimizerStep), read by emitPreamble.
+  /// Whether AdamW runs on the host (hostUpdate), read by emitPreamble; then kParams'
+  /// indices by name, and where microStep streams each gradient.
   bool hostOptimizer = false;
+  llvm::StringMap<size_t> indices;
+  llvm::DenseMap<Operation *, size_t> gradientCompletion;
 };
 
 } // namespace

@@ -12,12 +12,30 @@
 
 namespace bertc::cuda {
 
+/// Takes each parameter's gradient from the device as soon as the backward has completed
+/// it (an offloaded optimizer's last micro-step of an optimizer step).
+class GradientStreamer {
+public:
+  virtual ~GradientStreamer() = default;
+  /// The work queued on the step's stream so far completes TrainerPlan::params[param]'s
+  /// gradient.
+  virtual void gradientComplete(size_t param) = 0;
+};
+
 /// The device resources of a run, set up once before step 1.
 struct StepDevice {
   cudaStream_t stream;           ///< every launch of a step is queued here, in order
   LinearGemms *gemms;            ///< on `stream`, its workspace at CudaSteps::gemmWorkspaceOffset
   const AdamWChunk *adamwChunks; ///< device copy of adamwChunks(CudaSteps::adamwParameters)
   int64_t adamwChunkCount;
+  GradientStreamer *gradients = nullptr; ///< set for the micro-steps that stream gradients
 };
+
+/// Called by an offloaded optimizer's micro-step right after the op that completes
+/// TrainerPlan::params[param]'s gradient; nothing unless the runner streams this step's.
+inline void streamGradient(const StepDevice &device, size_t param) {
+  if (device.gradients)
+    device.gradients->gradientComplete(param);
+}
 
 } // namespace bertc::cuda
