@@ -70,8 +70,9 @@ cp "$build_dir/bin/bertc_cuda_kernel_tests" "$stage/bin/"
 # their metrics logs with these CPU logs. The variants are gpu-check.sh's: fp32, bf16, fp16
 # (loss scaling), clip: fp32 with max_grad_norm = 0.05, which clips most steps (the tiny
 # example's gradient norm runs 0.03 to 0.4), as test/e2e/grad-clipping.test makes it, and
-# 8bit: fp32 with --optimizer-state 8bit, and tf32: fp32, the CUDA trainers with --tf32
-# (for the archs from sm_80).
+# 8bit: fp32 with --optimizer-state 8bit, tf32: fp32, the CUDA trainers with --tf32
+# (for the archs from sm_80), and offload: bf16, the CUDA trainers with the optimizer in host
+# memory (--offload-optimizer on; the gradients stream down during the backward).
 data="$stage/tiny/train.jsonl"
 quietly "$log" python3 examples/tiny/make_data.py --rows 2048 --seed 1 --out "$data"
 clip_model="$work/clip.toml"
@@ -80,12 +81,13 @@ if ! grep -q '^max_grad_norm = 0.05$' "$clip_model"; then
   echo "gpu-bundle: no 'warmup = 0.1' line in examples/tiny/model.toml to add max_grad_norm after" >&2
   exit 1
 fi
-tiny_variants=(fp32 bf16 fp16 clip 8bit tf32)
+tiny_variants=(fp32 bf16 fp16 clip 8bit tf32 offload)
 for variant in "${tiny_variants[@]}"; do
   model=examples/tiny/model.toml precision=$variant state=fp32 cuda_flags=()
   [[ $variant == clip ]] && model=$clip_model precision=fp32
   [[ $variant == 8bit ]] && precision=fp32 state=8bit
   [[ $variant == tf32 ]] && precision=fp32 cuda_flags=(--tf32)
+  [[ $variant == offload ]] && precision=bf16 cuda_flags=(--offload-optimizer on --host-ram 1GB)
   quietly "$log" "$bertc" "$model" --vram 1GB --precision "$precision" --optimizer-state "$state" \
     --target cpu -o "$work/cpu-$variant"
   quietly "$log" "$work/cpu-$variant/trainer" --data "$data" --steps 20 --seed 1 --quiet \

@@ -13,7 +13,7 @@
 #      against its CPU twin;
 #   3. the tiny example trained 20 steps on the CPU and the CUDA target from one seed, the
 #      metrics logs compared step by step, and each CUDA trainer's measured device peak
-#      against its plan's peak_bytes, in six variants:
+#      against its plan's peak_bytes, in seven variants:
 #        fp32  losses at rtol 1e-3;
 #        bf16  losses at rtol 2e-2 (the 8-bit mantissa);
 #        fp16  losses at rtol 2e-2, and the last step's loss_scale and skipped_steps exactly
@@ -24,6 +24,9 @@
 #        tf32  fp32 with --tf32 on the CUDA side only (GEMM inputs rounded to 10 mantissa
 #              bits), losses at rtol 2e-3 (fp32's, doubled: on the simulated device TF32
 #              moves these losses by under 1e-5); NOT RUN below sm_80;
+#        offload  bf16 with --offload-optimizer on on the CUDA side only (AdamW on the host,
+#              the gradients streamed down during the backward on a second stream), losses
+#              at rtol 2e-2 (bf16's);
 #   4. memcheck: where compute-sanitizer is (PATH, beside nvcc, /usr/local/cuda), the tiny fp32
 #      CUDA trainer for 2 steps under --tool memcheck, then, in what is left of the step's 90 s,
 #      under --tool racecheck; a sanitizer that refuses the device ("Device not supported")
@@ -308,7 +311,8 @@ on the CPU; "
 # target from seed 1, CUDA's losses against the CPU's at RTOL, then each further FIELD at its
 # RTOL every step, or exactly at the last step, then the CUDA trainer's device peak against
 # plan.json. VARIANT is fp32, bf16, fp16 (a precision), clip (fp32 with $clip_model), 8bit
-# (fp32 with --optimizer-state 8bit) or tf32 (fp32, the CUDA trainer with --tf32). From a
+# (fp32 with --optimizer-state 8bit), tf32 (fp32, the CUDA trainer with --tf32) or offload
+# (bf16, the CUDA trainer with --offload-optimizer on). From a
 # bundle, the CUDA trainer and the CPU's log come prebuilt; else bertc builds both. Uses
 # compare_trainer_targets' $work, $data, $deadline, $log and $clip_model.
 train_both() {
@@ -318,6 +322,8 @@ train_both() {
   [[ $variant == clip ]] && name="tiny clip fp32 cpu/cuda" model=$clip_model precision=fp32
   [[ $variant == 8bit ]] && name="tiny 8-bit AdamW fp32 cpu/cuda" precision=fp32 state=8bit
   [[ $variant == tf32 ]] && name="tiny fp32 cpu/TF32 cuda" precision=fp32 cuda_flags=(--tf32)
+  [[ $variant == offload ]] && name="tiny bf16 cpu/cuda, optimizer on the host" precision=bf16 \
+    cuda_flags=(--offload-optimizer on --host-ram 1GB)
   mkdir -p "$dir"
   if [[ -n $bundle ]]; then
     cuda="$prebuilt/$arch/tiny-$variant"
@@ -396,6 +402,7 @@ to add max_grad_norm after"
   else
     record "tiny fp32 cpu/TF32 cuda" "NOT RUN" "TF32 needs sm_80 or newer; this GPU is $arch"
   fi
+  train_both offload 2e-2 || status=1
   return $status
 }
 
