@@ -154,6 +154,10 @@ void renderHeader(const MemoryPicture &p, std::string &out) {
   card("Peak", p.peakBytes, percentOf(p.peakBytes, p.budgetBytes) + " of budget &#183; " + fit);
   card("Arena", p.arenaBytes, "one allocation holds every tensor");
   card("Lower bound", p.lowerBoundBytes, "max bytes live at once; " + packing);
+  if (p.hostPinnedBytes > 0)
+    card("Host", p.hostPinnedBytes,
+         "pinned: master weights and AdamW state, gradient and parameter copies (AdamW runs "
+         "on the host)");
   put(out, "</div></header>\n");
 }
 

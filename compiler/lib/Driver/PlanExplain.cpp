@@ -46,6 +46,7 @@ MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory, cons
   picture.arenaBytes = plan.arenaBytes;
   picture.lowerBoundBytes = plan.lowerBoundBytes;
   picture.peakBytes = plan.peakBytes();
+  picture.hostPinnedBytes = plan.pinnedHostBytes;
   picture.peakStep = memory.peakStep;
   picture.steps = memory.steps;
   picture.categories = {

@@ -226,6 +226,18 @@ TEST(MemoryHtml, HeaderSizesAreBinaryWithExactBytesOnHover) {
   EXPECT_NE(header.find("examples/tiny/model.toml"), std::string::npos);
 }
 
+TEST(MemoryHtml, AHostCardOnlyWhenTheOptimizerIsOnTheHost) {
+  MemoryPicture p = smallPicture();
+  std::string onDevice = elementWith(renderMemoryHtml(p), "<header>", "</header>");
+  EXPECT_EQ(onDevice.find(">Host<"), std::string::npos);
+  p.hostPinnedBytes = int64_t(6) << 30; // 6 GiB pinned
+  std::string header = elementWith(renderMemoryHtml(p), "<header>", "</header>");
+  EXPECT_NE(header.find(">Host</div><div class=\"v\"><span title=\"6,442,450,944 bytes\">6.00 "
+                        "GiB</span></div><div class=\"d\">pinned: master weights and AdamW state"),
+            std::string::npos)
+      << header;
+}
+
 TEST(MemoryHtml, OverBudgetIsSaidAndMarked) {
   MemoryPicture p = smallPicture();
   p.budgetBytes = 1000; // categories total 1500

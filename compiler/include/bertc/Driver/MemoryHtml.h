@@ -40,7 +40,10 @@ struct MemoryPicture {
   int64_t arenaBytes = 0;
   int64_t lowerBoundBytes = 0;
   int64_t peakBytes = 0; ///< what the budget must cover: arena + workspace + reserve
-  int64_t peakStep = 0;  ///< schedule position where the most bytes are live
+  /// Host memory an offloaded optimizer pins (its masters and state are not in the arena
+  /// drawn); 0 when the optimizer is on the device.
+  int64_t hostPinnedBytes = 0;
+  int64_t peakStep = 0; ///< schedule position where the most bytes are live
   /// Bytes per category in display order ("parameters", "gradients", ..., "reserve").
   std::vector<std::pair<std::string, int64_t>> categories;
   std::vector<std::string> steps; ///< op name at each schedule position
