@@ -181,6 +181,16 @@ LogicalResult TanhOp::verify() { return success(); }
 
 LogicalResult DropoutOp::verify() { return expectRate(*this, "rate", getRate().convertToFloat()); }
 
+/// Fails unless `lse` is [batch, heads, seq] for a [batch, seq, hidden] `query`.
+static LogicalResult expectLseShape(Operation *op, Value query, Value lse, int64_t heads) {
+  auto q = tensorType(query).getShape();
+  auto l = tensorType(lse).getShape();
+  if (l.size() == 3 && l[0] == q[0] && l[1] == heads && l[2] == q[1])
+    return success();
+  return op->emitOpError() << "lse " << lse.getType() << " must be [batch, " << heads
+                           << " heads, seq] of query " << query.getType();
+}
+
 LogicalResult AttentionOp::verify() {
   if (failed(expectRank(*this, getQuery(), "query", 3)) ||
       failed(expectRank(*this, getMask(), "mask", 2)) ||
@@ -193,7 +203,7 @@ LogicalResult AttentionOp::verify() {
   if (heads <= 0 || (!ShapedType::isDynamic(hidden) && hidden % heads != 0))
     return emitOpError() << "hidden size " << hidden << " is not divisible by " << heads
                          << " heads";
-  return success();
+  return expectLseShape(*this, getQuery(), getLse(), heads);
 }
 
 LogicalResult SelectTokenOp::verify() {
@@ -308,6 +318,9 @@ LogicalResult AttentionGradOp::verify() {
   for (Value grad : {getResultGrad(), getQueryGrad(), getKeyGrad(), getValueGrad()})
     if (failed(expectSameType(*this, getQuery(), "query", grad, "gradient")))
       return failure();
+  if (failed(expectSameType(*this, getQuery(), "query", getOutput(), "output")) ||
+      failed(expectLseShape(*this, getQuery(), getLse(), getHeads())))
+    return failure();
   return expectRate(*this, "dropout", getDropout().convertToFloat());
 }
 

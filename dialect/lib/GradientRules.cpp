@@ -66,11 +66,9 @@ SmallVector<Value> DropoutOp::buildGradients(OpBuilder &b, ValueRange resultGrad
 SmallVector<Value> AttentionOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
                                                ArrayRef<bool> needed) {
   Type type = getQuery().getType();
-  // Not yet lowered for a target's kernels (-bertc-lower-to-target).
-  auto grad = b.create<AttentionGradOp>(getLoc(), TypeRange{type, type, type}, resultGrads[0],
-                                        getQuery(), getKey(), getValue(), getMask(), getHeadsAttr(),
-                                        getDropoutAttr(), getStreamAttr(),
-                                        /*recompute_forward=*/UnitAttr());
+  auto grad = b.create<AttentionGradOp>(
+      getLoc(), TypeRange{type, type, type}, resultGrads[0], getQuery(), getKey(), getValue(),
+      getMask(), getResult(), getLse(), getHeadsAttr(), getDropoutAttr(), getStreamAttr());
   return {needed[0] ? grad.getQueryGrad() : Value(), needed[1] ? grad.getKeyGrad() : Value(),
           needed[2] ? grad.getValueGrad() : Value(), Value()};
 }

@@ -161,10 +161,15 @@ Value ForwardBuilder::encoderLayer(Value hidden, Value mask, int64_t layer) {
   Value query = linear(hidden, prefix + ".attention.self.query", model.hidden, group, ml, "layers");
   Value key = linear(hidden, prefix + ".attention.self.key", model.hidden, group, ml, "layers");
   Value value = linear(hidden, prefix + ".attention.self.value", model.hidden, group, ml, "layers");
-  Value context = builder.create<bert::AttentionOp>(
-      named(".attention"), query.getType(), query, key, value, mask,
-      builder.getI64IntegerAttr(model.heads), builder.getF32FloatAttr(model.attentionDropout),
-      nextStream());
+  auto queryShape = cast<RankedTensorType>(query.getType()).getShape();
+  auto lseType =
+      RankedTensorType::get({queryShape[0], model.heads, queryShape[1]}, builder.getF32Type());
+  Value context =
+      builder
+          .create<bert::AttentionOp>(named(".attention"), query.getType(), lseType, query, key,
+                                     value, mask, builder.getI64IntegerAttr(model.heads),
+                                     builder.getF32FloatAttr(model.attentionDropout), nextStream())
+          .getResult();
   Value projected =
       linear(context, prefix + ".attention.output.dense", model.hidden, group, ml, "layers");
   projected = dropout(projected, model.dropout, named(".attention.output.dropout"));

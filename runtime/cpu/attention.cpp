@@ -3,7 +3,8 @@
 // blocks of query rows (and of key rows for dv and dk), which write disjoint rows.
 // Heads are read and written in place inside the [batch, seq, hidden] tensors (a leading dimension
 // of hidden), so no head is ever copied out; the per-head GEMMs go through mixedGemm (fp32
-// accumulation whatever the storage type). Probabilities and softmax are always fp32.
+// accumulation whatever the storage type). Probabilities and softmax are always fp32. The
+// forward saves each query row's log-sum-exp, from which the backward recomputes them.
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/cpu_kernels.h"
 
@@ -29,19 +30,25 @@ struct AttentionShape {
   int64_t headOffset(int64_t b, int64_t h) const { return b * seq * hidden + h * headDim(); }
   /// Dropout index, within row b of the batch, of probability (i, 0) of head h.
   uint64_t dropoutIndexInRow(int64_t h, int64_t i) const { return uint64_t((h * seq + i) * seq); }
+  /// Index of query row i of head h of sequence b in a [batch, heads, seq] statistic.
+  int64_t statIndex(int64_t b, int64_t h, int64_t i) const { return (b * heads + h) * seq + i; }
 };
 
 /// Query rows of one (batch, head) that one thread takes at a time.
 constexpr int64_t kQueryRowBlock = 32;
 
+/// The additive mask of a key: -FLT_MAX (torch.finfo(float32).min) where its mask is 0.
+inline float keyMaskBias(int32_t keyMask) { return keyMask == 0 ? -FLT_MAX : 0.0f; }
+
 /// Turns one row of scores (already scaled) into softmax probabilities in place, adding
 /// -FLT_MAX to keys whose mask entry is 0 first (so a row with every key masked becomes
-/// uniform, as in Hugging Face BERT).
-void maskedSoftmaxRow(float *row, const int32_t *keyMask, int64_t seq) {
+/// uniform, as in Hugging Face BERT). Returns the row's log-sum-exp: -FLT_MAX for a row
+/// with every key masked (log seq is absorbed).
+float maskedSoftmaxRow(float *row, const int32_t *keyMask, int64_t seq) {
   float rowMax = -FLT_MAX;
 #pragma omp simd reduction(max : rowMax)
   for (int64_t j = 0; j < seq; ++j) {
-    row[j] += keyMask[j] == 0 ? -FLT_MAX : 0.0f;
+    row[j] += keyMaskBias(keyMask[j]);
     rowMax = std::max(row[j], rowMax);
   }
   float sum = 0.0f;
@@ -53,6 +60,20 @@ void maskedSoftmaxRow(float *row, const int32_t *keyMask, int64_t seq) {
   const float invSum = 1.0f / sum;
   for (int64_t j = 0; j < seq; ++j)
     row[j] *= invSum;
+  return rowMax + std::log(sum);
+}
+
+/// The forward's probabilities of one row from its scores (already scaled) and its
+/// log-sum-exp, in place: exp(s + maskBias - lse), or 1 / seq throughout for a row with
+/// every key masked (lse -FLT_MAX, maskedSoftmaxRow).
+void probabilitiesFromLse(float *row, const int32_t *keyMask, int64_t seq, float lse) {
+  if (lse == -FLT_MAX) {
+    std::fill(row, row + seq, 1.0f / float(seq));
+    return;
+  }
+#pragma omp simd
+  for (int64_t j = 0; j < seq; ++j)
+    row[j] = vectorExp(row[j] + keyMaskBias(keyMask[j]) - lse);
 }
 
 /// Calls visit(j, keep) for each key j of query row i of head h of sequence b: whether dropout
@@ -63,29 +84,38 @@ void forEachRowDecision(const DropoutKey &key, const AttentionShape &shape, int6
   forEachDropoutDecision(key, b, shape.dropoutIndexInRow(h, i), shape.seq, rate, visit);
 }
 
-/// Rows [rowBegin, rowEnd) of softmax(q_h k_h^T / sqrt(d) + maskBias) for one (batch, head),
-/// into those rows of probs ([seq, seq]).
+/// Rows [rowBegin, rowEnd) of the scaled scores q_h k_h^T / sqrt(d) of one (batch, head),
+/// into those rows of scores ([seq, seq]).
 template <typename T>
-void headProbabilityRows(const T *q, const T *k, const int32_t *mask, float *probs,
-                         const AttentionShape &shape, int64_t b, int64_t h, int64_t rowBegin,
-                         int64_t rowEnd) {
+void headScoreRows(const T *q, const T *k, float *scores, const AttentionShape &shape, int64_t b,
+                   int64_t h, int64_t rowBegin, int64_t rowEnd) {
   const int64_t seq = shape.seq, headDim = shape.headDim();
   const int64_t offset = shape.headOffset(b, h);
   const float scale = 1.0f / std::sqrt(float(headDim));
   mixedGemm(false, true, rowEnd - rowBegin, seq, headDim, scale,
             q + offset + rowBegin * shape.hidden, shape.hidden, k + offset, shape.hidden, 0.0f,
-            probs + rowBegin * seq, seq);
-  for (int64_t i = rowBegin; i < rowEnd; ++i)
-    maskedSoftmaxRow(probs + i * seq, mask + b * seq, seq);
+            scores + rowBegin * seq, seq);
+}
+
+/// dctx_i · ctx_i over the head's dims: the backward's row term r_i = sum_j P_ij dP_ij.
+template <typename T>
+float rowTerm(const T *dctx, const T *ctx, const AttentionShape &shape, int64_t b, int64_t h,
+              int64_t i) {
+  const int64_t offset = shape.headOffset(b, h) + i * shape.hidden;
+  float sum = 0.0f;
+  for (int64_t c = 0; c < shape.headDim(); ++c)
+    sum += toFloat(dctx[offset + c]) * toFloat(ctx[offset + c]);
+  return sum;
 }
 } // namespace
 
 // Per (batch b, head h), the query rows split in blocks that the threads share, per block:
-//   1. P = softmax(q_h k_h^T / sqrt(d) + maskBias) into the block's rows of scratch;
+//   1. P = softmax(q_h k_h^T / sqrt(d) + maskBias) into the block's rows of scratch, each
+//      row's log-sum-exp into lse;
 //   2. P = dropout(P) in place, element (i, j) keyed by the documented index;
 //   3. ctx_h = P v_h for the block's rows, written straight into ctx's head columns.
 template <typename T>
-void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx,
+void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx, float *lse,
                       float *scratch, int64_t batch, int64_t seq, int64_t hidden, int64_t heads,
                       float dropoutRate, const DropoutKey &key) {
   const AttentionShape shape{batch, seq, hidden, heads};
@@ -95,7 +125,9 @@ void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T
     for (int64_t h = 0; h < heads; ++h) {
       const int64_t offset = shape.headOffset(b, h);
       forEachChunk(seq, kQueryRowBlock, [&](int64_t rowBegin, int64_t rowEnd) {
-        headProbabilityRows(q, k, mask, probs, shape, b, h, rowBegin, rowEnd);
+        headScoreRows(q, k, probs, shape, b, h, rowBegin, rowEnd);
+        for (int64_t i = rowBegin; i < rowEnd; ++i)
+          lse[shape.statIndex(b, h, i)] = maskedSoftmaxRow(probs + i * seq, mask + b * seq, seq);
         if (dropoutRate > 0.0f)
           for (int64_t i = rowBegin; i < rowEnd; ++i) {
             float *row = probs + i * seq;
@@ -113,20 +145,21 @@ void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T
 // With P the softmax probabilities, M the scaled dropout mask (keep / (1 - rate) or 0) and
 // D = P * M the probabilities the forward multiplied v by, per (batch b, head h):
 //   1. per block of query rows (the threads sharing the blocks):
-//      a. P = recomputed probabilities (scratch block A), G = dctx_h v_h^T, the gradient
-//         with respect to D (scratch block B);
+//      a. P = exp(q_h k_h^T / sqrt(d) + maskBias - lse) (scratch block A), G = dctx_h v_h^T,
+//         the gradient with respect to D (scratch block B);
 //      b. per row i: G = G * M (now dL/dP), marking the dropped entries of P by negating
 //         them (P is never negative, so its sign carries M_i to step d without a second
 //         Philox call or a scratch row);
-//      c. r_i = sum_j P_ij G_ij, G_ij = P_ij (G_ij - r_i) / sqrt(d), the gradient with
-//         respect to the scores q k^T;
+//      c. r_i = dctx_i · ctx_i (= sum_j P_ij G_ij, as ctx_i = sum_j D_ij v_j),
+//         G_ij = P_ij (G_ij - r_i) / sqrt(d), the gradient with respect to the scores;
 //      d. A = P * M = D, as P is no longer needed;
 //      e. dq_h = G k_h for the block's rows;
 //   2. per block of key rows: dv_h = D^T dctx_h and dk_h = G^T q_h for those rows.
 template <typename T>
 void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const int32_t *mask,
-                       T *dq, T *dk, T *dv, float *scratch, int64_t batch, int64_t seq,
-                       int64_t hidden, int64_t heads, float dropoutRate, const DropoutKey &key) {
+                       const T *ctx, const float *lse, T *dq, T *dk, T *dv, float *scratch,
+                       int64_t batch, int64_t seq, int64_t hidden, int64_t heads, float dropoutRate,
+                       const DropoutKey &key) {
   const AttentionShape shape{batch, seq, hidden, heads};
   const int64_t headDim = shape.headDim();
   const float scale = 1.0f / std::sqrt(float(headDim));
@@ -141,23 +174,21 @@ void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const 
       const int64_t offset = shape.headOffset(b, h);
       forEachChunk(seq, kQueryRowBlock, [&](int64_t rowBegin, int64_t rowEnd) {
         const int64_t rows = rowEnd - rowBegin;
-        headProbabilityRows(q, k, mask, probs, shape, b, h, rowBegin, rowEnd);
+        headScoreRows(q, k, probs, shape, b, h, rowBegin, rowEnd);
         mixedGemm(false, true, rows, n, d, 1.0f, dctx + offset + rowBegin * ld, ld, v + offset, ld,
                   0.0f, gradScores + rowBegin * n, n);
         for (int64_t i = rowBegin; i < rowEnd; ++i) {
           float *pRow = probs + i * seq;
           float *gRow = gradScores + i * seq;
+          probabilitiesFromLse(pRow, mask + b * seq, seq, lse[shape.statIndex(b, h, i)]);
           if (dropout)
             forEachRowDecision(key, shape, b, h, i, dropoutRate, [&](int64_t j, bool keep) {
               gRow[j] *= keep ? keptScale : 0.0f;
               pRow[j] = keep ? pRow[j] : -pRow[j];
             });
-          float rowDot = 0.0f;
-#pragma omp simd reduction(+ : rowDot)
+          const float r = rowTerm(dctx, ctx, shape, b, h, i);
           for (int64_t j = 0; j < seq; ++j)
-            rowDot += std::fabs(pRow[j]) * gRow[j];
-          for (int64_t j = 0; j < seq; ++j)
-            gRow[j] = std::fabs(pRow[j]) * (gRow[j] - rowDot) * scale;
+            gRow[j] = std::fabs(pRow[j]) * (gRow[j] - r) * scale;
           if (dropout)
             for (int64_t j = 0; j < seq; ++j)
               pRow[j] = std::signbit(pRow[j]) ? 0.0f : pRow[j] * keptScale;
@@ -178,10 +209,11 @@ void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const 
 
 #define INSTANTIATE(T)                                                                             \
   template void attentionForward(const T *, const T *, const T *, const int32_t *, T *, float *,   \
-                                 int64_t, int64_t, int64_t, int64_t, float, const DropoutKey &);   \
+                                 float *, int64_t, int64_t, int64_t, int64_t, float,               \
+                                 const DropoutKey &);                                              \
   template void attentionBackward(const T *, const T *, const T *, const T *, const int32_t *,     \
-                                  T *, T *, T *, float *, int64_t, int64_t, int64_t, int64_t,      \
-                                  float, const DropoutKey &);
+                                  const T *, const float *, T *, T *, T *, float *, int64_t,       \
+                                  int64_t, int64_t, int64_t, float, const DropoutKey &);
 BERTC_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
 #undef INSTANTIATE
 

@@ -1,5 +1,5 @@
 // The fused attention backward. Nothing of size [seq, seq] is stored: the probabilities
-// are recomputed from the scores and the forward's row statistics (p = exp(s - m) / l).
+// are recomputed from the scores and the forward's log-sum-exp (p = exp(s - lse)).
 // With P the probabilities, z the dropout factors (keptScale or 0) and dctx the incoming
 // gradient, per (sequence, head):
 //   dv_j = sum_i P_ij z_ij dctx_i
@@ -7,7 +7,7 @@
 //   dS_ij = P_ij (dP_ij - r_i) / sqrt(d),   r_i = sum_j P_ij dP_ij = dctx_i · ctx_i
 //   dq_i = sum_j dS_ij k_j,   dk_j = sum_i dS_ij q_i
 // (r_i = dctx_i · ctx_i because ctx_i = sum_j P_ij z_ij v_j.) Three kernels:
-//   1. r_i for every row, into the statistics;
+//   1. r_i for every row, from the forward's output, into the workspace;
 //   2. key-owned: a thread row holds k_j and v_j, streams query tiles (q, dctx) through
 //      shared memory and accumulates dk_j and dv_j in registers; the block draws each
 //      tile's dropout decisions together (fillKeepTile), four keys per Philox call;
@@ -33,7 +33,7 @@ template <typename T> __global__ void rowTermKernel(const T *dctx, const T *ctx,
     float sum = 0.0f;
     for (int64_t c = 0; c < p.headDim; ++c)
       sum += loadFloat(dctx + offset + c) * loadFloat(ctx + offset + c);
-    p.dctxDotCtx[row] = sum;
+    p.rowTerm[row] = sum;
   }
 }
 
@@ -44,7 +44,7 @@ __global__ void __launch_bounds__(kThreads)
   using Layout = HeadLayout<D>;
   __shared__ __align__(16) float queries[kTile * Layout::kRowFloats];
   __shared__ __align__(16) float outputGrads[kTile * Layout::kRowFloats];
-  __shared__ float tileRowMax[kTile], tileRowSumInverse[kTile], tileRowTerm[kTile];
+  __shared__ float tileLse[kTile], tileRowTerm[kTile];
   __shared__ uint8_t keepTile[kTile][Layout::kRowsPerBlock];
   const int64_t b = blockIdx.z, h = blockIdx.y;
   const int part = threadIdx.x % Layout::kLanesPerRow;
@@ -64,9 +64,8 @@ __global__ void __launch_bounds__(kThreads)
     loadTile<D>(dctx, p, b, h, first, outputGrads);
     if (threadIdx.x < kTile && first + threadIdx.x < p.seq) {
       const int64_t stat = p.statIndex(b, h, first + threadIdx.x);
-      tileRowMax[threadIdx.x] = p.rowMax[stat];
-      tileRowSumInverse[threadIdx.x] = p.rowSumInverse[stat];
-      tileRowTerm[threadIdx.x] = p.dctxDotCtx[stat];
+      tileLse[threadIdx.x] = p.lse[stat];
+      tileRowTerm[threadIdx.x] = p.rowTerm[stat];
     }
     if (p.dropoutRate > 0.0f)
       fillKeepTile<D>(p, b, h, first, firstKey, keepTile);
@@ -82,7 +81,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int ii = 0; ii < count; ++ii) {
       const float score =
           maskedScore(rowSum<D>(dotSlice(key, tileSlice<D>(queries, ii, part))), p.scale, bias);
-      const float prob = expf(score - tileRowMax[ii]) * tileRowSumInverse[ii];
+      const float prob = probabilityFromLse(score, tileLse[ii], p.seq);
       const float factor = dropoutFactor(p, kept, ii);
       const float *outputGrad = tileSlice<D>(outputGrads, ii, part);
       axpySlice(valueGrad, prob * factor, outputGrad);
@@ -116,9 +115,8 @@ __global__ void __launch_bounds__(kThreads)
   loadSlice(dctx, p, b, i, h, part, exists, outputGrad);
   // A row that does not exist gets probabilities 0 (and its results are not stored).
   const int64_t stat = exists ? p.statIndex(b, h, i) : 0;
-  const float rowMax = exists ? p.rowMax[stat] : 0.0f;
-  const float rowSumInverse = exists ? p.rowSumInverse[stat] : 0.0f;
-  const float rowTerm = exists ? p.dctxDotCtx[stat] : 0.0f;
+  const float lse = exists ? p.lse[stat] : 0.0f;
+  const float rowTerm = exists ? p.rowTerm[stat] : 0.0f;
   for (int64_t first = 0; first < p.seq; first += kTile) {
     __syncthreads(); // the previous tile is consumed
     loadTile<D>(k, p, b, h, first, keys);
@@ -132,7 +130,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int jj = 0; jj < count; ++jj) {
       const float *keySlice = tileSlice<D>(keys, jj, part);
       const float score = maskedScore(rowSum<D>(dotSlice(query, keySlice)), p.scale, keyBias[jj]);
-      const float prob = expf(score - rowMax) * rowSumInverse;
+      const float prob = probabilityFromLse(score, lse, p.seq);
       const float factor = dropoutFactor(p, kept, jj);
       const float probGrad =
           rowSum<D>(dotSlice(outputGrad, tileSlice<D>(values, jj, part))) * factor;
@@ -147,11 +145,11 @@ __global__ void __launch_bounds__(kThreads)
 
 template <typename T>
 void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const int32_t *mask,
-                       const T *ctx, float *stats, T *dq, T *dk, T *dv, int64_t batch, int64_t seq,
-                       int64_t hidden, int64_t heads, float dropoutRate, const DropoutKey &key,
-                       cudaStream_t stream) {
+                       const T *ctx, const float *lse, float *rowTerm, T *dq, T *dk, T *dv,
+                       int64_t batch, int64_t seq, int64_t hidden, int64_t heads, float dropoutRate,
+                       const DropoutKey &key, cudaStream_t stream) {
   using namespace attention;
-  const Params p = makeParams(batch, seq, hidden, heads, dropoutRate, key, stats);
+  const Params p = makeParams(batch, seq, hidden, heads, dropoutRate, key, lse, rowTerm);
   if (batch == 0 || seq == 0)
     return;
   BERTC_LAUNCH(rowTermKernel, gridFor(batch * heads * seq), kElementwiseThreads, 0, stream, dctx,
@@ -167,8 +165,9 @@ void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const 
 
 #define INSTANTIATE(T)                                                                             \
   template void attentionBackward(const T *, const T *, const T *, const T *, const int32_t *,     \
-                                  const T *, float *, T *, T *, T *, int64_t, int64_t, int64_t,    \
-                                  int64_t, float, const DropoutKey &, cudaStream_t);
+                                  const T *, const float *, float *, T *, T *, T *, int64_t,       \
+                                  int64_t, int64_t, int64_t, float, const DropoutKey &,            \
+                                  cudaStream_t);
 BERTC_CUDA_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
 #undef INSTANTIATE
 

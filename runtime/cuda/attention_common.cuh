@@ -38,16 +38,15 @@ template <int D> struct HeadLayout {
   static constexpr int kRowFloats = kLanesPerRow * kSliceFloats;
 };
 
-/// The shape of one attention call, its dropout and where its row statistics live.
+/// The shape of one attention call, its dropout and where the backward's row statistics live.
 struct Params {
   int64_t batch, seq, hidden, heads, headDim;
   float scale; ///< 1 / sqrt(headDim)
   float dropoutRate;
   float keptScale; ///< 1 / (1 - dropoutRate)
   DropoutKey key;
-  float *rowMax;        ///< [batch, heads, seq]: max over keys of the scores
-  float *rowSumInverse; ///< [batch, heads, seq]: 1 / sum over keys of exp(score - rowMax)
-  float *dctxDotCtx;    ///< [batch, heads, seq]: dctx · ctx, the backward's row term
+  const float *lse; ///< [batch, heads, seq]: the forward's log-sum-exp (backward)
+  float *rowTerm;   ///< [batch, heads, seq]: dctx · ctx, the backward's row term
 
   /// Offset of head h of token i of sequence b in a [batch, seq, hidden] tensor.
   __device__ int64_t tokenOffset(int64_t b, int64_t i, int64_t h) const {
@@ -63,23 +62,24 @@ struct Params {
   }
 };
 
-/// Checks the shape and lays the statistics out in `stats` (attentionStatsFloats floats).
+/// Checks the shape. The backward reads the forward's `lse` and keeps its row term in
+/// `rowTerm` (attentionRowTermFloats); the forward has neither (null).
 inline Params makeParams(int64_t batch, int64_t seq, int64_t hidden, int64_t heads,
-                         float dropoutRate, const DropoutKey &key, float *stats) {
+                         float dropoutRate, const DropoutKey &key, const float *lse,
+                         float *rowTerm) {
   if (heads <= 0 || hidden % heads != 0 || hidden / heads > kMaxAttentionHeadDim)
     throw std::invalid_argument(
         "attention: hidden " + std::to_string(hidden) + " over " + std::to_string(heads) +
         " heads needs a head dimension of at most " + std::to_string(kMaxAttentionHeadDim));
   if (heads > 65535 || batch > 65535)
     throw std::invalid_argument("attention: at most 65535 heads and sequences per call");
-  const int64_t rows = batch * heads * seq;
   const int64_t headDim = hidden / heads;
-  return {batch,        seq,
-          hidden,       heads,
-          headDim,      1.0f / std::sqrt(float(headDim)),
-          dropoutRate,  dropoutRate > 0.0f ? 1.0f / (1.0f - dropoutRate) : 1.0f,
-          key,          stats,
-          stats + rows, stats + 2 * rows};
+  return {batch,       seq,
+          hidden,      heads,
+          headDim,     1.0f / std::sqrt(float(headDim)),
+          dropoutRate, dropoutRate > 0.0f ? 1.0f / (1.0f - dropoutRate) : 1.0f,
+          key,         lse,
+          rowTerm};
 }
 
 /// Calls launch(std::integral_constant<int, D>{}) with D the head dimension rounded up to
@@ -184,6 +184,13 @@ template <int D> __device__ __forceinline__ float rowSum(float partial) {
 /// backward's recomputed probabilities match the forward's statistics.
 __device__ __forceinline__ float maskedScore(float dot, float scale, float maskBias) {
   return __fmaf_rn(dot, scale, maskBias);
+}
+
+/// The forward's probability of a score from its row's log-sum-exp: exp(score - lse), or
+/// 1 / seq for a row with every key masked, whose scores are all -FLT_MAX and whose lse
+/// (-FLT_MAX + log seq) rounds to -FLT_MAX.
+__device__ __forceinline__ float probabilityFromLse(float score, float lse, int64_t seq) {
+  return lse == -FLT_MAX ? 1.0f / float(seq) : expf(score - lse);
 }
 
 /// The additive mask of key j: -FLT_MAX (torch.finfo(float32).min) where mask[b, j] == 0.

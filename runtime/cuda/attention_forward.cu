@@ -5,7 +5,7 @@
 //      maximum, and the running maximum m;
 //   2. rescale the running sum l and the running output acc by exp(m_old - m_new) (online
 //      softmax), then for each key: p = exp(s - m), l += p, acc += dropout(p) v;
-//   3. ctx = acc / l. m and 1 / l are saved for the backward, which recomputes p from them.
+//   3. ctx = acc / l. lse = m + log l is saved for the backward, which recomputes p from it.
 // Dropout multiplies the unnormalised p, which equals dropping the normalised probability
 // since the mask factor and 1 / l commute. Keys past seq score -inf; masked keys
 // -FLT_MAX as on the CPU (so a row with every key masked averages all of them).
@@ -21,7 +21,8 @@ namespace attention {
 namespace {
 template <typename T, int D>
 __global__ void __launch_bounds__(kThreads)
-    forwardKernel(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx, Params p) {
+    forwardKernel(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx, float *lse,
+                  Params p) {
   using Layout = HeadLayout<D>;
   __shared__ __align__(16) float keys[kTile * Layout::kRowFloats];
   __shared__ __align__(16) float values[kTile * Layout::kRowFloats];
@@ -74,25 +75,24 @@ __global__ void __launch_bounds__(kThreads)
     return;
   const float inverseSum = 1.0f / runningSum;
   storeSlice(ctx, p, b, i, h, part, acc, inverseSum);
-  if (part == 0) {
-    p.rowMax[p.statIndex(b, h, i)] = runningMax;
-    p.rowSumInverse[p.statIndex(b, h, i)] = inverseSum;
-  }
+  if (part == 0)
+    lse[p.statIndex(b, h, i)] = runningMax + logf(runningSum);
 }
 } // namespace
 } // namespace attention
 
 template <typename T>
-void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx, float *stats,
+void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx, float *lse,
                       int64_t batch, int64_t seq, int64_t hidden, int64_t heads, float dropoutRate,
                       const DropoutKey &key, cudaStream_t stream) {
   using namespace attention;
-  const Params p = makeParams(batch, seq, hidden, heads, dropoutRate, key, stats);
+  const Params p = makeParams(batch, seq, hidden, heads, dropoutRate, key, nullptr, nullptr);
   if (batch == 0 || seq == 0)
     return;
   dispatchHeadDim(p.headDim, [&](auto headDim) {
     constexpr int D = decltype(headDim)::value;
-    BERTC_LAUNCH((forwardKernel<T, D>), rowGrid<D>(p), kThreads, 0, stream, q, k, v, mask, ctx, p);
+    BERTC_LAUNCH((forwardKernel<T, D>), rowGrid<D>(p), kThreads, 0, stream, q, k, v, mask, ctx, lse,
+                 p);
   });
 }
 

@@ -43,7 +43,25 @@ func.func @linear_grad_weight_tf32_bf16(%x: tensor<?x8xbf16>, %dy: tensor<?x4xbf
 
 func.func @attention_heads(%q: tensor<?x?x10xf32>, %m: tensor<?x?xi32>) {
   // expected-error @+1 {{hidden size 10 is not divisible by 4 heads}}
-  %c = bert.attention %q, %q, %q, %m {heads = 4 : i64, dropout = 0.0 : f32, stream = 0 : i32} : (tensor<?x?x10xf32>, tensor<?x?x10xf32>, tensor<?x?x10xf32>, tensor<?x?xi32>) -> tensor<?x?x10xf32>
+  %c, %lse = bert.attention %q, %q, %q, %m {heads = 4 : i64, dropout = 0.0 : f32, stream = 0 : i32} : (tensor<?x?x10xf32>, tensor<?x?x10xf32>, tensor<?x?x10xf32>, tensor<?x?xi32>) -> (tensor<?x?x10xf32>, tensor<?x4x?xf32>)
+  return
+}
+
+// -----
+
+// The lse is [batch, heads, seq]: here its heads dimension disagrees with the attribute.
+func.func @attention_lse_heads(%q: tensor<?x?x8xf32>, %m: tensor<?x?xi32>) {
+  // expected-error @+1 {{lse 'tensor<?x4x?xf32>' must be [batch, 2 heads, seq] of query 'tensor<?x?x8xf32>'}}
+  %c, %lse = bert.attention %q, %q, %q, %m {heads = 2 : i64, dropout = 0.0 : f32, stream = 0 : i32} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>) -> (tensor<?x?x8xf32>, tensor<?x4x?xf32>)
+  return
+}
+
+// -----
+
+// The backward's forward output must be typed as the query.
+func.func @attention_grad_output(%q: tensor<?x?x8xf32>, %m: tensor<?x?xi32>, %ctx: tensor<?x?x8xbf16>, %lse: tensor<?x2x?xf32>) {
+  // expected-error @+1 {{query 'tensor<?x?x8xf32>' and output 'tensor<?x?x8xbf16>' must have the same type}}
+  %dq, %dk, %dv = bert.attention_grad %q, %q, %q, %q, %m, %ctx, %lse {heads = 2 : i64, dropout = 0.0 : f32, stream = 0 : i32} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>, tensor<?x?x8xbf16>, tensor<?x2x?xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>)
   return
 }
 

@@ -21,8 +21,8 @@ func.func @forward() -> tensor<f32> {
   %n = bert.layernorm %s, %gamma, %beta {epsilon = 1.0e-12 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
   // CHECK: bert.dropout {{.*}} {rate = 1.000000e-01 : f32, stream = 0 : i32}
   %d = bert.dropout %n {rate = 0.1 : f32, stream = 0 : i32} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
-  // CHECK: bert.attention {{.*}} {dropout = 0.000000e+00 : f32, heads = 2 : i64, stream = 1 : i32}
-  %a = bert.attention %d, %d, %d, %mask {heads = 2 : i64, dropout = 0.0 : f32, stream = 1 : i32} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>) -> tensor<?x?x8xf32>
+  // CHECK: bert.attention {{.*}} {dropout = 0.000000e+00 : f32, heads = 2 : i64, stream = 1 : i32} : {{.*}} -> (tensor<?x?x8xf32>, tensor<?x2x?xf32>)
+  %a, %lse = bert.attention %d, %d, %d, %mask {heads = 2 : i64, dropout = 0.0 : f32, stream = 1 : i32} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>) -> (tensor<?x?x8xf32>, tensor<?x2x?xf32>)
   // CHECK: bert.gelu
   %g = bert.gelu %a : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
   // CHECK: bert.select_token {{.*}} {index = 0 : i64}
@@ -39,7 +39,8 @@ func.func @forward() -> tensor<f32> {
 // CHECK-LABEL: func.func @backward
 func.func @backward(%dy: tensor<?x?x8xf32>, %x: tensor<?x?x8xf32>, %dlogits: tensor<?x2xf32>,
                     %logits: tensor<?x2xf32>, %ids: tensor<?x?xi32>, %labels: tensor<?xi32>,
-                    %mask: tensor<?x?xi32>, %g: tensor<8xf32>, %w: tensor<2x8xf32>, %cls: tensor<?x8xf32>) {
+                    %mask: tensor<?x?xi32>, %g: tensor<8xf32>, %w: tensor<2x8xf32>, %cls: tensor<?x8xf32>,
+                    %xlse: tensor<?x2x?xf32>) {
   // CHECK: bert.fill 1.000000e+00 : tensor<f32>
   %one = bert.fill 1.0 : tensor<f32>
   // CHECK: bert.embedding_grad
@@ -60,10 +61,8 @@ func.func @backward(%dy: tensor<?x?x8xf32>, %x: tensor<?x?x8xf32>, %dlogits: ten
   %6 = bert.tanh_grad %cls, %cls : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
   // CHECK: bert.dropout_grad
   %7 = bert.dropout_grad %dy {rate = 0.1 : f32, stream = 0 : i32} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
-  // CHECK: bert.attention_grad
-  %8:3 = bert.attention_grad %dy, %x, %x, %x, %mask {heads = 2 : i64, dropout = 0.0 : f32, stream = 1 : i32} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>)
-  // CHECK: bert.attention_grad {{.*}} {dropout = 0.000000e+00 : f32, heads = 2 : i64, recompute_forward, stream = 1 : i32}
-  %lowered:3 = bert.attention_grad %dy, %x, %x, %x, %mask {heads = 2 : i64, dropout = 0.0 : f32, stream = 1 : i32, recompute_forward} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>)
+  // CHECK: bert.attention_grad {{.*}} {dropout = 0.000000e+00 : f32, heads = 2 : i64, stream = 1 : i32}
+  %8:3 = bert.attention_grad %dy, %x, %x, %x, %mask, %x, %xlse {heads = 2 : i64, dropout = 0.0 : f32, stream = 1 : i32} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>, tensor<?x?x8xf32>, tensor<?x2x?xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>)
   // CHECK: bert.select_token_grad
   %9 = bert.select_token_grad %cls {index = 0 : i64} : (tensor<?x8xf32>) -> tensor<?x?x8xf32>
   // CHECK: bert.cross_entropy_grad

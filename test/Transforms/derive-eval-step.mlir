@@ -7,7 +7,7 @@
 // CHECK-LABEL: func.func @micro_step() -> tensor<f32>
 // CHECK: bert.embedding {{.*}}arena.offsets = array<i64: [[$EMB:[0-9]+]]>
 // CHECK: bert.dropout {{.*}}arena.offsets = array<i64: [[$DROP:[0-9]+]]>, rate = 1.000000e-01 : f32, stream = 0 : i32
-// CHECK: bert.attention {{.*}}arena.offsets = array<i64: [[$ATT:[0-9]+]]>, arena.workspace = [[$WS:[0-9]+]] : i64, dropout = 1.000000e-01 : f32
+// CHECK: bert.attention {{.*}}arena.offsets = array<i64: [[$ATT:[0-9]+]], [[$LSE:[0-9]+]]>, dropout = 1.000000e-01 : f32
 // CHECK: bert.linear {{.*}}arena.offsets = array<i64: [[$LOGITS:[0-9]+]]>
 // CHECK: bert.cross_entropy {{.*}}arena.offsets = array<i64: [[$LOSS:[0-9]+]]>
 // CHECK: bert.attention_grad
@@ -22,8 +22,8 @@
 // CHECK-NEXT: %[[T:.*]] = bert.param "t"
 // CHECK-NEXT: %[[E:.*]] = bert.embedding %[[IDS]], %[[T]] {arena.offsets = array<i64: [[$EMB]]>}
 // CHECK-NEXT: %[[D:.*]] = bert.dropout %[[E]] {arena.offsets = array<i64: [[$DROP]]>, rate = 0.000000e+00 : f32, stream = 0 : i32}
-// CHECK-NEXT: %[[A:.*]] = bert.attention %[[D]], %[[D]], %[[D]], %[[MASK]] {arena.offsets = array<i64: [[$ATT]]>, arena.workspace = [[$WS]] : i64, dropout = 0.000000e+00 : f32, heads = 2 : i64, stream = 1 : i32}
-// CHECK-NEXT: %[[CLS:.*]] = bert.select_token %[[A]]
+// CHECK-NEXT: %[[A:[^,]*]], %{{[^ ]*}} = bert.attention %[[D]], %[[D]], %[[D]], %[[MASK]] {arena.offsets = array<i64: [[$ATT]], [[$LSE]]>, dropout = 0.000000e+00 : f32, heads = 2 : i64, stream = 1 : i32}
+// CHECK-NEXT: %[[CLS:.*]] = bert.select_token %[[A]] 
 // CHECK-NEXT: %[[W:.*]] = bert.param "w"
 // CHECK-NEXT: %[[B:.*]] = bert.param "b"
 // CHECK-NEXT: %[[Y:.*]] = bert.linear %[[CLS]], %[[W]], %[[B]] {arena.offsets = array<i64: [[$LOGITS]]>}
@@ -45,7 +45,7 @@ module attributes {bert.max_batch = 2 : i64, bert.max_seq = 4 : i64, bert.train 
     %t = bert.param "t" {group = "embeddings", trainable = true, decay = true, init = "normal"} : tensor<16x8xf32>
     %e = bert.embedding %ids, %t : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
     %d = bert.dropout %e {rate = 0.1 : f32, stream = 0 : i32} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
-    %a = bert.attention %d, %d, %d, %mask {heads = 2 : i64, dropout = 0.1 : f32, stream = 1 : i32} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>) -> tensor<?x?x8xf32>
+    %a, %lse = bert.attention %d, %d, %d, %mask {heads = 2 : i64, dropout = 0.1 : f32, stream = 1 : i32} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>) -> (tensor<?x?x8xf32>, tensor<?x2x?xf32>)
     %cls = bert.select_token %a {index = 0 : i64} : (tensor<?x?x8xf32>) -> tensor<?x8xf32>
     %w = bert.param "w" {group = "classifier", trainable = true, decay = true, init = "normal"} : tensor<2x8xf32>
     %b = bert.param "b" {group = "classifier", trainable = true, decay = false, init = "zeros"} : tensor<2xf32>

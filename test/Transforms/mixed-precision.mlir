@@ -137,3 +137,37 @@ module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64} {
     return %loss : tensor<f32>
   }
 }
+
+// -----
+
+// Attention's lse stays f32 beside its bf16 output, and attention_grad reads it as it is
+// (no cast), with the output and the other operands in bf16.
+// CHECK-LABEL: func.func @micro_step
+// CHECK: %[[CTX:[^,]*]], %[[LSE:[^ ]*]] = bert.attention {{.*}} -> (tensor<?x?x8xbf16>, tensor<?x2x?xf32>)
+// CHECK-NOT: bert.cast %[[LSE]]
+// CHECK: bert.attention_grad {{.*}}, %[[CTX]], %[[LSE]] {{.*}} : ({{.*}}, tensor<?x?x8xbf16>, tensor<?x2x?xf32>) -> (tensor<?x?x8xbf16>, tensor<?x?x8xbf16>, tensor<?x?x8xbf16>)
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64} {
+  func.func @micro_step() -> tensor<f32> {
+    %ids = bert.input "input_ids" : tensor<?x?xi32>
+    %mask = bert.input "attention_mask" : tensor<?x?xi32>
+    %labels = bert.input "labels" : tensor<?xi32>
+    %t = bert.param "t" {group = "embeddings", trainable = true, decay = true, init = "normal"} : tensor<16x8xf32>
+    %w = bert.param "w" {group = "classifier", trainable = false, decay = true, init = "normal"} : tensor<2x8xf32>
+    %b = bert.param "b" {group = "classifier", trainable = false, decay = false, init = "zeros"} : tensor<2xf32>
+    %e = bert.embedding %ids, %t : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+    %ctx, %lse = bert.attention %e, %e, %e, %mask {heads = 2 : i64, dropout = 0.0 : f32, stream = 1 : i32} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>) -> (tensor<?x?x8xf32>, tensor<?x2x?xf32>)
+    %cls = bert.select_token %ctx {index = 0 : i64} : (tensor<?x?x8xf32>) -> tensor<?x8xf32>
+    %logits = bert.linear %cls, %w, %b : (tensor<?x8xf32>, tensor<2x8xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+    %loss = bert.cross_entropy %logits, %labels : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+    %seed = bert.fill 1.0 : tensor<f32>
+    %dlogits = bert.cross_entropy_grad %seed, %logits, %labels : (tensor<f32>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x2xf32>
+    %dcls = bert.linear_grad_input %dlogits, %w : (tensor<?x2xf32>, tensor<2x8xf32>) -> tensor<?x8xf32>
+    %dctx = bert.select_token_grad %dcls {index = 0 : i64} : (tensor<?x8xf32>) -> tensor<?x?x8xf32>
+    %dq, %dk, %dv = bert.attention_grad %dctx, %e, %e, %e, %mask, %ctx, %lse {heads = 2 : i64, dropout = 0.0 : f32, stream = 1 : i32} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>, tensor<?x?x8xf32>, tensor<?x2x?xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>)
+    %dqk = bert.add %dq, %dk : (tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+    %de = bert.add %dqk, %dv : (tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+    %dt = bert.embedding_grad %de, %ids : (tensor<?x?x8xf32>, tensor<?x?xi32>) -> tensor<16x8xf32>
+    bert.accumulate_grad %t, %dt : tensor<16x8xf32>, tensor<16x8xf32>
+    return %loss : tensor<f32>
+  }
+}

@@ -27,8 +27,8 @@ int64_t cudaOptimizerTablesBytes(func::FuncOp microStep) {
   return int64_t(cuda::optimizerTables(chunks).bytes);
 }
 
-int64_t attentionStatsBytes(int64_t batch, int64_t heads, int64_t seq) {
-  return cuda::attentionStatsFloats(batch, heads, seq) * int64_t(sizeof(float));
+int64_t attentionRowTermBytes(int64_t batch, int64_t heads, int64_t seq) {
+  return cuda::attentionRowTermFloats(batch, heads, seq) * int64_t(sizeof(float));
 }
 
 namespace {
@@ -49,13 +49,8 @@ int64_t boundedRows(Value value, DimBounds bounds) {
 
 int64_t kernelWorkspaceBytes(Operation *op, DimBounds bounds) {
   return llvm::TypeSwitch<Operation *, int64_t>(op)
-      .Case([&](AttentionOp attention) {
-        return attentionStatsBytes(bounds.maxBatch, attention.getHeads(), bounds.maxSeq);
-      })
       .Case([&](AttentionGradOp grad) {
-        int64_t stats = attentionStatsBytes(bounds.maxBatch, grad.getHeads(), bounds.maxSeq);
-        return alignTo(stats, kKernelWorkspaceAlignment) +
-               boundedBytes(cast<RankedTensorType>(grad.getQuery().getType()), bounds);
+        return attentionRowTermBytes(bounds.maxBatch, grad.getHeads(), bounds.maxSeq);
       })
       .Case([&](LayerNormOp ln) { return 2 * boundedRows(ln.getInput(), bounds) * 4; })
       .Case([&](LayerNormGradOp ln) {

@@ -13,6 +13,8 @@
 //    reads (a block sees its nodes and its input); with none, to its predecessor's.
 // 4. Gradient bytes are counted over the backward order, each weight gradient for its
 //    producing op only (the scheduler accumulates it at once).
+// A forward op with several results (attention: its output and lse) is one node that
+// holds them all: they are kept or recomputed together.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +42,9 @@ constexpr int64_t kSlotAlignment = 256;
 int64_t bytesOf(Value value, DimBounds bounds) {
   return alignTo(boundedBytes(cast<RankedTensorType>(value.getType()), bounds), kSlotAlignment);
 }
+
+/// The value that stands for `value`'s node: its op's first result.
+Value nodeValue(Value value) { return value.getDefiningOp()->getResult(0); }
 
 /// Where a forward value sits in the chain.
 struct NodeRef {
@@ -79,15 +84,12 @@ private:
     llvm::DenseMap<Value, unsigned> pendingReads;
     for (Operation &op : body)
       if (result.forwardOps.contains(&op) && op.getNumResults() > 0 &&
-          isPlannedActivation(op.getResult(0))) {
-        if (op.getNumResults() != 1)
-          return failure();
+          isPlannedActivation(op.getResult(0)))
         ops.push_back(&op);
-      }
     for (Operation *op : ops)
       for (Value operand : op->getOperands())
         if (isPlannedActivation(operand))
-          ++pendingReads[operand];
+          ++pendingReads[nodeValue(operand)];
 
     llvm::DenseSet<Value> live;
     bool computeSinceCut = false;
@@ -97,8 +99,9 @@ private:
         return failure();
       computeSinceCut |= isComputeBound(op, bounds.maxBatch, bounds.maxSeq, device);
       for (Value operand : op->getOperands())
-        if (pendingReads.count(operand) && --pendingReads[operand] == 0)
-          live.erase(operand);
+        if (isPlannedActivation(operand) && pendingReads.count(nodeValue(operand)) &&
+            --pendingReads[nodeValue(operand)] == 0)
+          live.erase(nodeValue(operand));
       Value value = op->getResult(0);
       live.insert(value);
       bool cut = live.size() == 1;
@@ -128,7 +131,8 @@ private:
     int block = int(result.chain.size()) - 1;
     remat::Node node;
     Value value = op->getResult(0);
-    node.bytes = bytesOf(value, bounds);
+    for (Value result : op->getResults())
+      node.bytes += bytesOf(result, bounds);
     node.cost =
         int64_t(std::llround(estimateOpSeconds(op, bounds.maxBatch, bounds.maxSeq, device) * 1e12));
     node.recomputable = isPure(op);
@@ -148,7 +152,8 @@ private:
           break;
         }
       }
-    refs[value] = {block, int(current().nodes.size())};
+    for (Value result : op->getResults())
+      refs[result] = {block, int(current().nodes.size())};
     current().nodes.push_back(std::move(node));
     result.values.back().push_back(value);
     return success();
@@ -216,7 +221,8 @@ private:
         FailureOr<int> index = operandIndex(read, block);
         if (failed(index))
           return failure();
-        step.reads.push_back(*index);
+        if (!llvm::is_contained(step.reads, *index))
+          step.reads.push_back(*index);
       }
       step.liveBytes = live + lossBytes;
       step.liveBeforeBytes = liveBefore + lossBytes;

@@ -2,6 +2,7 @@
 
 #include "SlotNames.h"
 
+#include "bert/BertDialect.h"
 #include "bertc/Analysis/StepMemory.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -98,7 +99,9 @@ std::string SlotNamer::name(Operation *op, unsigned index) {
   std::string base = shortSourceName(source);
   if (base.empty() || derived)
     base += (base.empty() ? "" : "_") + kind.str();
-  if (op->getNumResults() > 1)
+  if (isa<bert::AttentionOp>(op))
+    base += index == 1 ? "_lse" : "";
+  else if (op->getNumResults() > 1)
     base += "_" + std::to_string(index);
   base = identifier(base);
   std::string candidate = base;

@@ -1,9 +1,8 @@
 //===- LowerToTarget.cpp - the kernels a target runs, in the IR -----------===//
 //
 // Marks each op whose kernels differ between the targets in what they compute with the
-// target's choice (see Passes.td): an attention_grad recomputes its forward first on the
-// cuda target and not on the cpu target; with tf32, the cuda target's fp32 GEMMs round
-// their operands to TF32.
+// target's choice (see Passes.td): with tf32, the cuda target's fp32 GEMMs round their
+// operands to TF32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,9 +36,7 @@ struct LowerToTargetPass : bertc::impl::LowerToTargetBase<LowerToTargetPass> {
       return cast<RankedTensorType>(operand.getType()).getElementType().isF32();
     };
     getOperation().walk([&](Operation *op) {
-      if (auto grad = dyn_cast<AttentionGradOp>(op))
-        grad.setRecomputeForward(cuda);
-      else if (auto linear = dyn_cast<LinearOp>(op))
+      if (auto linear = dyn_cast<LinearOp>(op))
         linear.setTf32(tf32 && isF32(linear.getInput()));
       else if (auto grad = dyn_cast<LinearGradInputOp>(op))
         grad.setTf32(tf32 && isF32(grad.getResultGrad()));

@@ -4,8 +4,9 @@
 //   1. every parameter, in both step functions, becomes a 16-bit working copy;
 //   2. @micro_step is walked in program order. An op with 16-bit kernels gets its float
 //      operands cast to the storage type (or to f32 for an `add` of two f32 values) and
-//      its results retyped, weight gradients staying f32. Any other op keeps computing
-//      in f32: its 16-bit operands are cast to f32 and its results left as they are;
+//      its results retyped, weight gradients and attention's lse staying f32. Any other
+//      op keeps computing in f32: its 16-bit operands are cast to f32 and its results
+//      left as they are;
 //   3. with fp16, the backward's seed is marked `loss_scaled`;
 //   4. the module records `bert.precision`.
 // Producers come before their readers, so every operand already has its final type when
@@ -34,13 +35,20 @@ bool hasStorageKernels(Operation *op) {
              SelectTokenGradOp, FlattenOp, FlattenGradOp, AccumulateGradOp>(op);
 }
 
-/// Results that are a parameter's gradient: fp32 whatever the storage type, so that their
-/// accumulation over micro-batches rounds as little as possible.
-bool isWeightGradient(OpResult result) {
+/// Results that stay fp32 whatever the storage type: a parameter's gradient, so that its
+/// accumulation over micro-batches rounds as little as possible, and attention's softmax
+/// statistics (its lse), which the backward exponentiates.
+bool staysF32(OpResult result) {
   Operation *op = result.getOwner();
   if (isa<LinearGradWeightOp, BiasGradOp, EmbeddingGradOp>(op))
     return true;
-  return isa<LayerNormGradOp>(op) && result.getResultNumber() > 0;
+  return isa<LayerNormGradOp, AttentionOp>(op) && result.getResultNumber() > 0;
+}
+
+/// Operands an op with 16-bit kernels reads in fp32: attention_grad's lse.
+bool readsF32(OpOperand &operand) {
+  auto grad = dyn_cast<AttentionGradOp>(operand.getOwner());
+  return grad && operand.get() == grad.getLse();
 }
 
 bool isFloatTensor(Type type) {
@@ -74,13 +82,13 @@ public:
     }
     Type compute = computeType(op);
     for (OpOperand &operand : op->getOpOperands()) {
-      if (!isFloatTensor(operand.get().getType()) || isa<AccumulateGradOp>(op))
+      if (!isFloatTensor(operand.get().getType()) || isa<AccumulateGradOp>(op) || readsF32(operand))
         continue;
       castOperand(op, operand, withElementType(operand.get().getType(), compute));
     }
     for (OpResult result : op->getResults())
       if (isFloatTensor(result.getType()))
-        result.setType(withElementType(result.getType(), isWeightGradient(result) ? f32 : compute));
+        result.setType(withElementType(result.getType(), staysF32(result) ? f32 : compute));
   }
 
 private:

@@ -39,7 +39,8 @@ SmallVector<Value> recomputedValues(const bertc::RematChain &model,
 
 /// Clones the op of each of `values` (in forward order) just before its first reader in
 /// the backward, a reader being a backward op or the clone of another of `values`, and
-/// makes the backward read the clones. Returns the clones.
+/// makes the backward read the clones. A value stands for every result of its op (an
+/// attention's output and lse are recomputed together). Returns the clones.
 SmallVector<Operation *> cloneIntoBackward(Block &body, ArrayRef<Value> values) {
   llvm::DenseSet<Operation *> forward = bertc::forwardOpsOf(body);
   forward.insert(body.getTerminator()); // the returned loss is never recomputed
@@ -55,7 +56,7 @@ SmallVector<Operation *> cloneIntoBackward(Block &body, ArrayRef<Value> values) 
     recomputedOps.insert(value.getDefiningOp());
   for (Value value : llvm::reverse(values)) {
     Operation *first = nullptr;
-    for (Operation *user : value.getUsers()) {
+    for (Operation *user : value.getDefiningOp()->getUsers()) {
       Operation *candidate = !forward.contains(user)        ? user
                              : recomputedOps.contains(user) ? place.lookup(user->getResult(0))
                                                             : nullptr;
@@ -74,7 +75,7 @@ SmallVector<Operation *> cloneIntoBackward(Block &body, ArrayRef<Value> values) 
       continue;
     builder.setInsertionPoint(before);
     Operation *clone = builder.clone(*value.getDefiningOp(), clones);
-    value.replaceUsesWithIf(clone->getResult(0), [&](OpOperand &use) {
+    value.getDefiningOp()->replaceUsesWithIf(clone->getResults(), [&](OpOperand &use) {
       return !forward.contains(use.getOwner()) && use.getOwner() != clone;
     });
     created.push_back(clone);

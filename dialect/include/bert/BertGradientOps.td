@@ -60,27 +60,26 @@ def Bert_DropoutGradOp : Bert_BackwardOp<"dropout_grad", [Bert_InPlaceOpInterfac
 }
 
 def Bert_AttentionGradOp : Bert_BackwardOp<"attention_grad", [], ["estimateKernels"]> {
-  let summary = "d q, d k, d v of fused attention (probabilities recomputed)";
+  let summary = "d q, d k, d v of fused attention (probabilities from the saved lse)";
   let description = [{
-    Neither the probabilities nor the forward's output are kept for the backward: its
-    kernels recompute what they need from q, k, v and the mask. How much they recompute
-    is the target's lowering (`-bertc-lower-to-target`), which the cost rule and the code
-    generator read: without `recompute_forward`, one pass per (sequence, head) recomputes
-    the probabilities (the cpu target's kernel); with it, the forward runs again first,
-    its row statistics and output into the op's kernel workspace (`arena.workspace`),
-    and the backward kernels start from those (the cuda target's).
+    The forward's probabilities are not kept: the kernels recompute them from the scores
+    and the forward's log-sum-exp (`lse`), and take each query row's term
+    r = rowsum(dctx * ctx) from the forward's `output` (kept anyway as the input of the
+    output projection). The forward never runs again.
 
     ```mlir
-    %dq, %dk, %dv = bert.attention_grad %dctx, %q, %k, %v, %mask
-        {heads = 4 : i64, dropout = 0.1 : f32, stream = 1 : i32, recompute_forward}
+    %dq, %dk, %dv = bert.attention_grad %dctx, %q, %k, %v, %mask, %ctx, %lse
+        {heads = 4 : i64, dropout = 0.1 : f32, stream = 1 : i32}
         : (tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>,
-           tensor<?x?xi32>) -> (tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>)
+           tensor<?x?xi32>, tensor<?x?x32xf32>, tensor<?x4x?xf32>)
+          -> (tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>)
     ```
   }];
   let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$query,
                        Bert_FloatTensor:$key, Bert_FloatTensor:$value,
-                       Bert_IntTensor:$mask, I64Attr:$heads, F32Attr:$dropout,
-                       I32Attr:$stream, UnitAttr:$recompute_forward);
+                       Bert_IntTensor:$mask, Bert_FloatTensor:$output,
+                       RankedTensorOf<[F32]>:$lse, I64Attr:$heads, F32Attr:$dropout,
+                       I32Attr:$stream);
   let results = (outs Bert_FloatTensor:$queryGrad, Bert_FloatTensor:$keyGrad,
                       Bert_FloatTensor:$valueGrad);
 }

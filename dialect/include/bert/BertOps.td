@@ -207,19 +207,24 @@ def Bert_AttentionOp : Bert_ForwardOp<"attention", [], ["estimateKernels"]> {
   let description = [{
     ctx = dropout(softmax(q k^T / sqrt(d) + mask_bias)) v for each of `heads` heads of
     d = hidden / heads dimensions; keys whose mask is 0 are excluded. The [seq, seq]
-    probabilities are never kept: the backward recomputes them.
+    probabilities are never kept. The second result, `lse` (fp32 [batch, heads, seq]
+    whatever the storage type), is each query row's log-sum-exp of its masked scores,
+    which the backward recomputes the probabilities from (p = exp(s - lse)) without
+    running the forward again. A row whose every key is masked scores exactly -FLT_MAX
+    everywhere (the bias absorbs the product), so its probabilities are uniform and its
+    lse, -FLT_MAX + log seq, rounds to -FLT_MAX: the kernels recognise it by that value.
 
     ```mlir
-    %ctx = bert.attention %q, %k, %v, %mask {heads = 4 : i64, dropout = 0.0 : f32,
-                                             stream = 1 : i32}
+    %ctx, %lse = bert.attention %q, %k, %v, %mask {heads = 4 : i64, dropout = 0.0 : f32,
+                                                  stream = 1 : i32}
         : (tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?xi32>)
-          -> tensor<?x?x32xf32>
+          -> (tensor<?x?x32xf32>, tensor<?x4x?xf32>)
     ```
   }];
   let arguments = (ins Bert_FloatTensor:$query, Bert_FloatTensor:$key,
                        Bert_FloatTensor:$value, Bert_IntTensor:$mask,
                        I64Attr:$heads, F32Attr:$dropout, I32Attr:$stream);
-  let results = (outs Bert_FloatTensor:$result);
+  let results = (outs Bert_FloatTensor:$result, RankedTensorOf<[F32]>:$lse);
 }
 
 def Bert_SelectTokenOp : Bert_ForwardOp<"select_token", [], ["estimateKernels"]> {

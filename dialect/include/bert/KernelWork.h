@@ -13,8 +13,6 @@ namespace mlir::bert {
 /// Whose kernels carry an op out: the CPU trainer's (OpenBLAS GEMMs and single-threaded
 /// loops) or the CUDA trainer's (cuBLASLt GEMMs and bertc's own kernels). Their work
 /// differs where the kernels do: CUDA attention computes its products on CUDA cores.
-/// Where a target's kernels recompute more (the CUDA attention backward), the op says so
-/// in the IR (-bertc-lower-to-target) and its rule reads that instead.
 enum class CostTarget { Cpu, Cuda };
 
 /// What a kernel's arithmetic runs on, which sets the rate it can reach.

@@ -143,17 +143,18 @@ TEST(StepCost, LinearGradientsAreOneGemmEach) {
 //===----------------------------------------------------------------------===//
 
 // Self-attention over q, k, v [B, S, 768] in bf16 with 12 heads with `dropout`, and its
-// gradient, lowered for the cuda target's kernels (`recomputeForward`) or the cpu target's.
+// gradient from the forward's output and lse.
 const char *kAttentionArguments = "%q: tensor<?x?x768xbf16>, %mask: tensor<?x?xi32>";
-std::string attention(const char *dropout, bool recomputeForward) {
+std::string attention(const char *dropout) {
   return std::string(R"mlir(
-  %ctx = bert.attention %q, %q, %q, %mask {heads = 12 : i64, dropout = )mlir") +
+  %ctx, %lse = bert.attention %q, %q, %q, %mask {heads = 12 : i64, dropout = )mlir") +
          dropout + R"mlir( : f32, stream = 1 : i32}
-      : (tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, tensor<?x?xi32>) -> tensor<?x?x768xbf16>
-  %dq, %dk, %dv = bert.attention_grad %ctx, %q, %q, %q, %mask {heads = 12 : i64, dropout = )mlir" +
-         dropout + " : f32, stream = 1 : i32" + (recomputeForward ? ", recompute_forward" : "") +
-         R"mlir(}
-      : (tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, tensor<?x?xi32>)
+      : (tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, tensor<?x?xi32>)
+      -> (tensor<?x?x768xbf16>, tensor<?x12x?xf32>)
+  %dq, %dk, %dv = bert.attention_grad %ctx, %q, %q, %q, %mask, %ctx, %lse {heads = 12 : i64, dropout = )mlir" +
+         dropout + R"mlir( : f32, stream = 1 : i32}
+      : (tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, tensor<?x?x768xbf16>,
+         tensor<?x?xi32>, tensor<?x?x768xbf16>, tensor<?x12x?xf32>)
       -> (tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, tensor<?x?x768xbf16>)
 )mlir";
 }
@@ -166,7 +167,7 @@ constexpr double kProduct128 = 805306368, kProduct512 = 12884901888;
 constexpr double kScores128 = 6291456, kScores512 = 100663296;
 
 TEST(StepCost, CudaAttentionForwardIsTwoProductsOnCudaCores) {
-  Ops ops(kAttentionArguments, attention("0.0", /*recomputeForward=*/true));
+  Ops ops(kAttentionArguments, attention("0.0"));
   auto kernels = estimateOpKernels(ops.op("bert.attention"), kBatch, 512, CostTarget::Cuda);
   ASSERT_EQ(kernels.size(), 1u);
   // fp32 multiply-adds on CUDA cores although the operands are bf16.
@@ -174,36 +175,41 @@ TEST(StepCost, CudaAttentionForwardIsTwoProductsOnCudaCores) {
   // QK^T and PV, and 8 flops per score for the online softmax.
   EXPECT_EQ(kernels[0].flops, 2 * kProduct512 + 8 * kScores512);
   // q, k, v read and ctx written (16384 * 768 * 2 = 25,165,824 B each), the mask
-  // (16384 * 4 = 65,536) and two fp32 statistics per query row (32 * 12 * 512 * 8 =
-  // 1,572,864): 100,663,296 + 65,536 + 1,572,864.
-  EXPECT_EQ(kernels[0].bytes, 102301696.0);
+  // (16384 * 4 = 65,536) and the fp32 lse per query row (32 * 12 * 512 * 4 = 786,432):
+  // 100,663,296 + 65,536 + 786,432.
+  EXPECT_EQ(kernels[0].bytes, 101515264.0);
 }
 
-TEST(StepCost, CudaAttentionBackwardRecomputesTheForward) {
-  Ops ops(kAttentionArguments, attention("0.0", /*recomputeForward=*/true));
+TEST(StepCost, CudaAttentionBackwardStartsFromTheSavedLse) {
+  Ops ops(kAttentionArguments, attention("0.0"));
   mlir::Operation *grad = ops.op("bert.attention_grad");
   auto kernels = estimateOpKernels(grad, kBatch, 128, CostTarget::Cuda);
-  // The forward again, the row term dctx . ctx, the key/value and the query kernels.
-  ASSERT_EQ(kernels.size(), 4u);
+  // The row term dctx . ctx, the key/value and the query kernels; no forward again.
+  ASSERT_EQ(kernels.size(), 3u);
   for (const KernelWork &kernel : kernels)
     EXPECT_EQ(kernel.unit, ComputeUnit::Fp32Cores);
-  // Products: 2 (forward) + 4 (QK^T, dV, dP, dK) + 3 (QK^T, dP, dQ) = 9.
-  EXPECT_EQ(kernels[0].flops, 2 * kProduct128 + 8 * kScores128);
-  // The row term: a dot of d = 64 per (row, head), 2 B S H = 2 * 4096 * 768 = 6,291,456.
-  EXPECT_EQ(kernels[1].flops, 6291456.0);
-  // Both backward kernels recompute probabilities (8) and score gradients (4) per score.
-  EXPECT_EQ(kernels[2].flops, 4 * kProduct128 + 12 * kScores128);
-  EXPECT_EQ(kernels[3].flops, 3 * kProduct128 + 12 * kScores128);
-  // 9 products and 8 + 12 + 12 = 32 flops per score, plus the row term:
-  // 9 * 805,306,368 + 32 * 6,291,456 + 6,291,456 = 7,247,757,312 + 201,326,592 + 6,291,456.
-  EXPECT_EQ(estimateOpFlops(grad, kBatch, 128, CostTarget::Cuda), 7455375360.0);
-  // The same at seq 512: 9 * 12,884,901,888 + 32 * 100,663,296 + 2 * 16384 * 768.
+  // The row term: a dot of d = 64 per (row, head), 2 B S H = 2 * 4096 * 768 = 6,291,456;
+  // it reads dctx and ctx (2 * 6,291,456 B) and writes 32 * 12 * 128 * 4 = 196,608 B.
+  EXPECT_EQ(kernels[0].flops, 6291456.0);
+  EXPECT_EQ(kernels[0].bytes, 12779520.0);
+  // Products: 4 (QK^T, dV, dP, dK) + 3 (QK^T, dP, dQ) = 7. Both kernels recompute
+  // probabilities from the lse (7) and score gradients (4) per score.
+  EXPECT_EQ(kernels[1].flops, 4 * kProduct128 + 11 * kScores128);
+  EXPECT_EQ(kernels[2].flops, 3 * kProduct128 + 11 * kScores128);
+  // Each reads dctx, q, k, v (4 * 6,291,456), the mask (16,384), the lse and the row term
+  // (2 * 196,608): 25,575,424; the first writes dk and dv, the second dq.
+  EXPECT_EQ(kernels[1].bytes, 25575424.0 + 2 * 6291456.0);
+  EXPECT_EQ(kernels[2].bytes, 25575424.0 + 6291456.0);
+  // 7 products and 22 flops per score, plus the row term:
+  // 7 * 805,306,368 + 22 * 6,291,456 + 6,291,456 = 5,637,144,576 + 138,412,032 + 6,291,456.
+  EXPECT_EQ(estimateOpFlops(grad, kBatch, 128, CostTarget::Cuda), 5781848064.0);
+  // The same at seq 512: 7 * 12,884,901,888 + 22 * 100,663,296 + 2 * 16384 * 768.
   EXPECT_EQ(estimateOpFlops(grad, kBatch, 512, CostTarget::Cuda),
-            9 * kProduct512 + 32 * kScores512 + 25165824.0);
+            7 * kProduct512 + 22 * kScores512 + 25165824.0);
 }
 
 TEST(StepCost, CpuAttentionRunsItsProductsAsGemms) {
-  Ops ops(kAttentionArguments, attention("0.0", /*recomputeForward=*/false));
+  Ops ops(kAttentionArguments, attention("0.0"));
   auto forward = estimateOpKernels(ops.op("bert.attention"), kBatch, 128, CostTarget::Cpu);
   ASSERT_EQ(forward.size(), 2u);
   // Two products through mixedGemm (bf16 tiles converted to fp32), softmax in a loop.
@@ -211,44 +217,30 @@ TEST(StepCost, CpuAttentionRunsItsProductsAsGemms) {
   EXPECT_EQ(forward[0].flops, 2 * kProduct128);
   EXPECT_EQ(forward[1].unit, ComputeUnit::Fp32Cores);
   EXPECT_EQ(forward[1].flops, 8 * kScores128);
-  // The backward recomputes QK^T and adds dctx V^T, dV, dQ and dK: 5 products.
+  // The backward recomputes QK^T and adds dctx V^T, dV, dQ and dK: 5 products; per score
+  // the probability from the lse (7) and its score gradient (4).
   auto backward = estimateOpKernels(ops.op("bert.attention_grad"), kBatch, 128, CostTarget::Cpu);
   ASSERT_EQ(backward.size(), 2u);
   EXPECT_EQ(backward[0].flops, 5 * kProduct128);
-  EXPECT_EQ(backward[1].flops, 12 * kScores128);
-  // dctx, q, k, v read and dq, dk, dv written (4096 * 768 * 2 = 6,291,456 B each) and the
-  // mask (4096 * 4): 44,040,192 + 16,384.
-  EXPECT_EQ(backward[0].bytes, 44056576.0);
+  EXPECT_EQ(backward[1].flops, 11 * kScores128);
+  // dctx, q, k, v, ctx read and dq, dk, dv written (4096 * 768 * 2 = 6,291,456 B each), the
+  // mask (4096 * 4) and the lse (32 * 12 * 128 * 4): 50,331,648 + 16,384 + 196,608.
+  EXPECT_EQ(backward[0].bytes, 50544640.0);
 }
 
 TEST(StepCost, AttentionDropoutDrawsItsMaskInEveryKernel) {
   // A decision counts 50 flops (a 200-flop Philox call decides four scores); the CUDA
-  // forward draws once per score and the backward
-  // three times (the forward again and both gradient kernels), the CPU once each.
+  // forward draws once per score and the backward twice (both gradient kernels), the CPU
+  // once each.
   auto extra = [&](llvm::StringRef name, CostTarget target) {
-    bool cuda = target == CostTarget::Cuda;
-    Ops with(kAttentionArguments, attention("1.000000e-01", cuda));
-    Ops without(kAttentionArguments, attention("0.0", cuda));
+    Ops with(kAttentionArguments, attention("1.000000e-01"));
+    Ops without(kAttentionArguments, attention("0.0"));
     return with.flopsOf(name, 128, target) - without.flopsOf(name, 128, target);
   };
   EXPECT_EQ(extra("bert.attention", CostTarget::Cuda), 50 * kScores128);
-  EXPECT_EQ(extra("bert.attention_grad", CostTarget::Cuda), 3 * 50 * kScores128);
+  EXPECT_EQ(extra("bert.attention_grad", CostTarget::Cuda), 2 * 50 * kScores128);
   EXPECT_EQ(extra("bert.attention", CostTarget::Cpu), 50 * kScores128);
   EXPECT_EQ(extra("bert.attention_grad", CostTarget::Cpu), 50 * kScores128);
-}
-
-TEST(StepCost, AttentionBackwardFollowsItsLoweringNotTheTarget) {
-  // The backward's rule is the one its IR names (-bertc-lower-to-target), on either
-  // target's device: with recompute_forward the 9 products and 32 flops per score of the
-  // CUDA kernels plus their row term (CudaAttentionBackwardRecomputesTheForward), without
-  // it the CPU kernel's 5 products and 12 flops per score.
-  Ops lowered(kAttentionArguments, attention("0.0", /*recomputeForward=*/true));
-  Ops unlowered(kAttentionArguments, attention("0.0", /*recomputeForward=*/false));
-  for (CostTarget target : {CostTarget::Cpu, CostTarget::Cuda}) {
-    EXPECT_EQ(lowered.flopsOf("bert.attention_grad", 128, target), 7455375360.0);
-    EXPECT_EQ(unlowered.flopsOf("bert.attention_grad", 128, target),
-              5 * kProduct128 + 12 * kScores128);
-  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -408,21 +400,20 @@ TEST(StepCost, TheDeviceModelsAreTheDatasheetsAtTheirFractions) {
 }
 
 TEST(StepCost, BackwardAttentionOnAnA100IsPricedAtTheFp32CoreRate) {
-  Ops ops(kAttentionArguments, attention("0.0", /*recomputeForward=*/true));
+  Ops ops(kAttentionArguments, attention("0.0"));
   const DeviceModel &a100 = *bertc::gpuDeviceModel("sm_80");
-  // At seq 512 every kernel but the row term is compute-bound at 9.75e12 flop/s; the row
-  // term (2 B S H flops, dctx and ctx read and one fp32 per row written) is memory-bound.
-  //   forward:  2 P + 8 S      = 25,769,803,776 + 805,306,368
-  //   kv grads: 4 P + 12 S     = 51,539,607,552 + 1,207,959,552
-  //   q grads:  3 P + 12 S     = 38,654,705,664 + 1,207,959,552
+  // At seq 512 both gradient kernels are compute-bound at 9.75e12 flop/s; the row term
+  // (2 B S H flops, dctx and ctx read and one fp32 per row written) is memory-bound.
+  //   kv grads: 4 P + 11 S     = 51,539,607,552 + 1,107,296,256
+  //   q grads:  3 P + 11 S     = 38,654,705,664 + 1,107,296,256
   //   row term: (2 * 25,165,824 + 786,432) B / 1.244e12 B/s
-  double computeFlops = 9 * kProduct512 + 32 * kScores512;
+  double computeFlops = 7 * kProduct512 + 22 * kScores512;
   double rowTermBytes = 2 * 25165824.0 + 786432.0;
-  double expected = computeFlops / 9.75e12 + rowTermBytes / 1244e9 + 4 * 5e-6;
+  double expected = computeFlops / 9.75e12 + rowTermBytes / 1244e9 + 3 * 5e-6;
   EXPECT_NEAR(estimateOpSeconds(ops.op("bert.attention_grad"), kBatch, 512, a100), expected,
               1e-12 * expected);
-  // About 12 ms; the same products on bf16 tensor cores would take about half of one.
-  EXPECT_GT(expected, 0.012);
+  // About 9.5 ms; the same products on bf16 tensor cores would take about half of one.
+  EXPECT_GT(expected, 0.0095);
 }
 
 } // namespace

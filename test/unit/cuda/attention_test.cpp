@@ -1,5 +1,6 @@
-// The fused CUDA attention against the CPU's two-matrix attention: ctx, and dq, dk, dv from
-// the recomputing backward, for head dimensions below, at and between the instantiated
+// The fused CUDA attention against the CPU's two-matrix attention: ctx and the saved
+// log-sum-exp, and dq, dk, dv from the backward that reads them (each target's backward
+// from its own forward), for head dimensions below, at and between the instantiated
 // sizes (24, 32, 64, 128), sequence lengths that leave partial tiles, a fully visible, a
 // partly masked and a fully masked sequence, with and without dropout (whose masks must
 // match the CPU's for the results to agree at all).
@@ -40,22 +41,26 @@ template <typename T> void checkAttention(const AttentionCase &c, float dropoutR
   const auto mask = keyMask(batch, c.seq);
 
   std::vector<float> scratch(cpu::attentionScratchFloats(c.seq));
+  std::vector<float> lse(batch * c.heads * c.seq);
   std::vector<T> ctx(n), dq(n), dk(n), dv(n);
-  cpu::attentionForward(q.data(), k.data(), v.data(), mask.data(), ctx.data(), scratch.data(),
-                        batch, c.seq, c.hidden, c.heads, dropoutRate, key);
-  cpu::attentionBackward(dctx.data(), q.data(), k.data(), v.data(), mask.data(), dq.data(),
-                         dk.data(), dv.data(), scratch.data(), batch, c.seq, c.hidden, c.heads,
-                         dropoutRate, key);
+  cpu::attentionForward(q.data(), k.data(), v.data(), mask.data(), ctx.data(), lse.data(),
+                        scratch.data(), batch, c.seq, c.hidden, c.heads, dropoutRate, key);
+  cpu::attentionBackward(dctx.data(), q.data(), k.data(), v.data(), mask.data(), ctx.data(),
+                         lse.data(), dq.data(), dk.data(), dv.data(), scratch.data(), batch, c.seq,
+                         c.hidden, c.heads, dropoutRate, key);
 
   DeviceArray<T> dQ(q), dK(k), dV(v), dDctx(dctx), dCtx(n), dDq(n), dDk(n), dDv(n);
   DeviceArray<int32_t> dMask(mask);
-  DeviceArray<float> stats(attentionStatsFloats(batch, c.heads, c.seq));
-  cuda::attentionForward(dQ.get(), dK.get(), dV.get(), dMask.get(), dCtx.get(), stats.get(), batch,
+  DeviceArray<float> dLse(lse.size()), rowTerm(attentionRowTermFloats(batch, c.heads, c.seq));
+  cuda::attentionForward(dQ.get(), dK.get(), dV.get(), dMask.get(), dCtx.get(), dLse.get(), batch,
                          c.seq, c.hidden, c.heads, dropoutRate, key, nullptr);
   cuda::attentionBackward(dDctx.get(), dQ.get(), dK.get(), dV.get(), dMask.get(), dCtx.get(),
-                          stats.get(), dDq.get(), dDk.get(), dDv.get(), batch, c.seq, c.hidden,
-                          c.heads, dropoutRate, key, nullptr);
+                          dLse.get(), rowTerm.get(), dDq.get(), dDk.get(), dDv.get(), batch, c.seq,
+                          c.hidden, c.heads, dropoutRate, key, nullptr);
 
+  // The lse is fp32 from the same (stored) inputs on both: online against two passes. A
+  // fully masked sequence's rows are -FLT_MAX on both, exactly.
+  expectClose(dLse.download(), lse, 1e-5, 1e-5, "lse, " + name);
   // fp32: online softmax and tile-order sums against the CPU's two passes. 16-bit: the
   // output rounding, and for the backward the row term dctx·ctx taken from the rounded ctx.
   const double atol = std::is_same_v<T, float> ? 5e-5 : 2 * Tolerance<T>::atol;

@@ -36,6 +36,7 @@ TEST(NoAllocation, EveryKernelRunsWithoutOperatorNew) {
   std::vector<float> dtable(vocab * hidden), dw(hidden * hidden), db(hidden);
   std::vector<float> q(n, 0.1f), k(n, 0.2f), v(n, 0.3f), dq(n), dk(n), dv(n);
   std::vector<float> scratch(attentionScratchFloats(seq)), logits(batch * classes, 0.0f);
+  std::vector<float> lse(batch * heads * seq);
   std::vector<float> dlogits(batch * classes), m(n, 0.0f), variance(n, 0.0f);
   std::vector<int32_t> ids(tokens, 3), mask(tokens, 1), labels(batch, 1);
   float loss = 0.0f, dloss = 1.0f;
@@ -58,10 +59,11 @@ TEST(NoAllocation, EveryKernelRunsWithoutOperatorNew) {
   tanhBackward(dy.data(), y.data(), dx.data(), n);
   dropoutForward(x.data(), y.data(), batch, n / batch, 0.1f, {1, 1, 1, 0});
   dropoutBackward(dy.data(), dx.data(), batch, n / batch, 0.1f, {1, 1, 1, 0});
-  attentionForward(q.data(), k.data(), v.data(), mask.data(), y.data(), scratch.data(), batch, seq,
-                   hidden, heads, 0.1f, {1, 1, 2, 0});
-  attentionBackward(dy.data(), q.data(), k.data(), v.data(), mask.data(), dq.data(), dk.data(),
-                    dv.data(), scratch.data(), batch, seq, hidden, heads, 0.1f, {1, 1, 2, 0});
+  attentionForward(q.data(), k.data(), v.data(), mask.data(), y.data(), lse.data(), scratch.data(),
+                   batch, seq, hidden, heads, 0.1f, {1, 1, 2, 0});
+  attentionBackward(dy.data(), q.data(), k.data(), v.data(), mask.data(), y.data(), lse.data(),
+                    dq.data(), dk.data(), dv.data(), scratch.data(), batch, seq, hidden, heads,
+                    0.1f, {1, 1, 2, 0});
   selectTokenForward(x.data(), y.data(), batch, seq, hidden, 0);
   selectTokenBackward(dy.data(), dx.data(), batch, seq, hidden, 0);
   crossEntropyForward(logits.data(), labels.data(), &loss, batch, classes, float(batch));

@@ -1,12 +1,14 @@
-// Tests of the attention kernels: the forward against closed-form cases and a naive
-// double-precision reference (padding mask and dropout included), the backward's dq, dk, dv
-// against finite differences, and the kernels' use of nothing but their scratch.
+// Tests of the attention kernels: the forward's output and log-sum-exp against closed-form
+// cases and a naive double-precision reference (padding mask and dropout included), the
+// backward's dq, dk, dv (from the forward's output and lse) against finite differences, and
+// the kernels' use of nothing but their scratch.
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/cpu_kernels.h"
 #include "gradient_check.h"
 
 #include <gtest/gtest.h>
 
+#include <cfloat>
 #include <cmath>
 
 using namespace bertc::cpu;
@@ -31,12 +33,37 @@ struct AttentionCase {
         mask(std::move(keyMask)) {}
 
   int64_t size() const { return batch * seq * hidden; }
+  int64_t rows() const { return batch * heads * seq; }
 
-  std::vector<float> forward() const {
-    std::vector<float> ctx(size()), scratch(attentionScratchFloats(seq));
-    attentionForward(q.data(), k.data(), v.data(), mask.data(), ctx.data(), scratch.data(), batch,
-                     seq, hidden, heads, dropoutRate, kKey);
+  /// ctx, and lse [batch, heads, seq] when asked.
+  std::vector<float> forward(std::vector<float> *lse = nullptr) const {
+    std::vector<float> ctx(size()), scratch(attentionScratchFloats(seq)), rowLse(rows());
+    attentionForward(q.data(), k.data(), v.data(), mask.data(), ctx.data(), rowLse.data(),
+                     scratch.data(), batch, seq, hidden, heads, dropoutRate, kKey);
+    if (lse)
+      *lse = rowLse;
     return ctx;
+  }
+
+  /// Each query row's log-sum-exp of its masked scores in double, [batch, heads, seq].
+  std::vector<double> referenceLse() const {
+    const int64_t headDim = hidden / heads;
+    std::vector<double> lse(rows());
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t i = 0; i < seq; ++i) {
+          double sum = 0.0;
+          for (int64_t j = 0; j < seq; ++j) {
+            double dot = 0.0;
+            for (int64_t c = 0; c < headDim; ++c)
+              dot += double(q[(b * seq + i) * hidden + h * headDim + c]) *
+                     k[(b * seq + j) * hidden + h * headDim + c];
+            if (mask[b * seq + j] != 0)
+              sum += std::exp(dot / std::sqrt(double(headDim)));
+          }
+          lse[(b * heads + h) * seq + i] = std::log(sum);
+        }
+    return lse;
   }
 
   /// ctx computed the textbook way in double: masked keys get weight exactly 0 (a row with
@@ -87,11 +114,12 @@ void expectBackwardMatchesFiniteDifferences(AttentionCase problem) {
   const int64_t n = problem.size();
   const std::vector<float> dctx = randomTensor(n, 63);
   std::vector<float> dq(n, 99.0f), dk(n, 99.0f), dv(n, 99.0f);
-  std::vector<float> scratch(attentionScratchFloats(problem.seq));
+  std::vector<float> scratch(attentionScratchFloats(problem.seq)), lse;
+  const std::vector<float> ctx = problem.forward(&lse);
   attentionBackward(dctx.data(), problem.q.data(), problem.k.data(), problem.v.data(),
-                    problem.mask.data(), dq.data(), dk.data(), dv.data(), scratch.data(),
-                    problem.batch, problem.seq, problem.hidden, problem.heads, problem.dropoutRate,
-                    kKey);
+                    problem.mask.data(), ctx.data(), lse.data(), dq.data(), dk.data(), dv.data(),
+                    scratch.data(), problem.batch, problem.seq, problem.hidden, problem.heads,
+                    problem.dropoutRate, kKey);
   auto forward = [&] { return problem.forward(); };
   expectGradientNear(dq, numericGradient(problem.q, dctx, forward), "dq");
   expectGradientNear(dk, numericGradient(problem.k, dctx, forward), "dk");
@@ -123,6 +151,48 @@ TEST(Attention, AllKeysMaskedAveragesValues) {
   for (int64_t c = 0; c < 2; ++c) {
     const double mean = (double(problem.v[c]) + problem.v[2 + c] + problem.v[4 + c]) / 3.0;
     EXPECT_NEAR(ctx[c], mean, 1e-6);
+  }
+}
+
+// Every row of the padding case has a visible key: lse = log sum over the visible keys of
+// exp(score), whatever the dropout (which acts after the softmax).
+TEST(Attention, ForwardSavesEachRowsLogSumExp) {
+  for (float rate : {0.0f, 0.3f}) {
+    AttentionCase problem(2, 4, 6, 2, rate, kPaddingMask);
+    std::vector<float> lse;
+    problem.forward(&lse);
+    const std::vector<double> expected = problem.referenceLse();
+    for (int64_t r = 0; r < problem.rows(); ++r)
+      EXPECT_NEAR(lse[r], expected[r], 1e-5) << "lse[" << r << "] dropout " << rate;
+  }
+}
+
+// One visible key with score 0 (its q row is zero) gives lse = log exp(0) = 0; a row with
+// every key masked gives -FLT_MAX (-FLT_MAX + log 3 rounds back to it).
+TEST(Attention, LogSumExpOfOneKeyAndOfNoKey) {
+  AttentionCase one(1, 3, 2, 1, 0.0f, {0, 1, 0});
+  std::fill(one.q.begin(), one.q.end(), 0.0f);
+  std::vector<float> lse;
+  one.forward(&lse);
+  EXPECT_EQ(lse, std::vector<float>(3, 0.0f));
+  AttentionCase none(1, 3, 2, 1, 0.0f, {0, 0, 0});
+  none.forward(&lse);
+  EXPECT_EQ(lse, std::vector<float>(3, -FLT_MAX));
+}
+
+// The backward of a row with every key masked uses its uniform probabilities: dv_j is the
+// mean of the rows' dctx, 1/3 of their sum, for every key j.
+TEST(Attention, BackwardOfAllKeysMaskedSpreadsEvenly) {
+  AttentionCase problem(1, 3, 2, 1, 0.0f, {0, 0, 0});
+  std::vector<float> lse, scratch(attentionScratchFloats(3)), dq(6), dk(6), dv(6);
+  const std::vector<float> ctx = problem.forward(&lse);
+  const std::vector<float> dctx = {1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f};
+  attentionBackward(dctx.data(), problem.q.data(), problem.k.data(), problem.v.data(),
+                    problem.mask.data(), ctx.data(), lse.data(), dq.data(), dk.data(), dv.data(),
+                    scratch.data(), 1, 3, 2, 1, 0.0f, kKey);
+  for (int64_t j = 0; j < 3; ++j) {
+    EXPECT_NEAR(dv[j * 2], (1.0 + 3.0 + 5.0) / 3.0, 1e-6) << j;
+    EXPECT_NEAR(dv[j * 2 + 1], (2.0 + 4.0 + 6.0) / 3.0, 1e-6) << j;
   }
 }
 
@@ -162,12 +232,12 @@ TEST(Attention, WritesNothingPastItsScratch) {
   const int64_t n = problem.size(), scratchFloats = attentionScratchFloats(problem.seq);
   const float guard = -12345.0f;
   std::vector<float> scratch(scratchFloats + 64, guard);
-  std::vector<float> ctx(n), dq(n), dk(n), dv(n);
+  std::vector<float> ctx(n), dq(n), dk(n), dv(n), lse(problem.rows());
   attentionForward(problem.q.data(), problem.k.data(), problem.v.data(), problem.mask.data(),
-                   ctx.data(), scratch.data(), 2, 4, 6, 2, 0.3f, kKey);
+                   ctx.data(), lse.data(), scratch.data(), 2, 4, 6, 2, 0.3f, kKey);
   attentionBackward(ctx.data(), problem.q.data(), problem.k.data(), problem.v.data(),
-                    problem.mask.data(), dq.data(), dk.data(), dv.data(), scratch.data(), 2, 4, 6,
-                    2, 0.3f, kKey);
+                    problem.mask.data(), ctx.data(), lse.data(), dq.data(), dk.data(), dv.data(),
+                    scratch.data(), 2, 4, 6, 2, 0.3f, kKey);
   for (int64_t i = scratchFloats; i < int64_t(scratch.size()); ++i)
     EXPECT_EQ(scratch[i], guard) << "scratch[" << i << "]";
 }

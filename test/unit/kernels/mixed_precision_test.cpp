@@ -183,18 +183,23 @@ TYPED_TEST(MixedPrecisionKernel, Attention) {
   std::vector<int32_t> mask = {1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1, 1};
   std::vector<float> scratch(attentionScratchFloats(seq));
   const DropoutKey key{1, 2, 3, 0};
-  std::vector<float> ctx32(n), dq32(n), dk32(n), dv32(n);
+  // The forwards see the same (rounded) inputs, so their lse agree exactly and ctx is one
+  // rounding apart; the backwards then read the same ctx (the stored one, widened) and lse.
+  std::vector<float> ctx32(n), dq32(n), dk32(n), dv32(n), lse32(batch * heads * seq);
+  std::vector<float> lse(batch * heads * seq);
   attentionForward(q.asFloat.data(), k.asFloat.data(), v.asFloat.data(), mask.data(), ctx32.data(),
-                   scratch.data(), batch, seq, hidden, heads, 0.1f, key);
-  attentionBackward(dctx.asFloat.data(), q.asFloat.data(), k.asFloat.data(), v.asFloat.data(),
-                    mask.data(), dq32.data(), dk32.data(), dv32.data(), scratch.data(), batch, seq,
-                    hidden, heads, 0.1f, key);
+                   lse32.data(), scratch.data(), batch, seq, hidden, heads, 0.1f, key);
   std::vector<T> ctx(n), dq(n), dk(n), dv(n);
   attentionForward(q.storage.data(), k.storage.data(), v.storage.data(), mask.data(), ctx.data(),
-                   scratch.data(), batch, seq, hidden, heads, 0.1f, key);
+                   lse.data(), scratch.data(), batch, seq, hidden, heads, 0.1f, key);
+  EXPECT_EQ(lse, lse32);
+  const std::vector<float> storedCtx = widen(ctx);
+  attentionBackward(dctx.asFloat.data(), q.asFloat.data(), k.asFloat.data(), v.asFloat.data(),
+                    mask.data(), storedCtx.data(), lse.data(), dq32.data(), dk32.data(),
+                    dv32.data(), scratch.data(), batch, seq, hidden, heads, 0.1f, key);
   attentionBackward(dctx.storage.data(), q.storage.data(), k.storage.data(), v.storage.data(),
-                    mask.data(), dq.data(), dk.data(), dv.data(), scratch.data(), batch, seq,
-                    hidden, heads, 0.1f, key);
+                    mask.data(), ctx.data(), lse.data(), dq.data(), dk.data(), dv.data(),
+                    scratch.data(), batch, seq, hidden, heads, 0.1f, key);
   expectOneRounding(ctx, ctx32, "ctx");
   expectOneRounding(dq, dq32, "dq");
   expectOneRounding(dk, dk32, "dk");

@@ -1,6 +1,6 @@
 // The memory the kernels need beyond the tensors of the step, defined once for the memory
 // planner that reserves it and the kernels that use it (no CUDA here): the CPU attention's
-// scratch; on the CUDA target the cuBLASLt workspace, the attention's saved row statistics,
+// scratch; on the CUDA target the cuBLASLt workspace, the attention backward's row term,
 // the column sums' partial sums (bias and LayerNorm parameter gradients) and the optimizer's
 // tables (the AdamW chunk table, which also places the 16-bit working copies, the gradient
 // norm's partial sums and scalars). (LayerNorm's
@@ -30,10 +30,10 @@ constexpr size_t kCublasLtWorkspaceBytes = size_t(32) << 20;
 /// Largest head dimension (hidden / heads) the attention kernels take.
 constexpr int64_t kMaxAttentionHeadDim = 128;
 
-/// fp32 values of the row statistics the attention forward saves for its backward: per
-/// query row of each head, the score maximum, the inverse softmax sum and dctx·ctx.
-inline int64_t attentionStatsFloats(int64_t batch, int64_t heads, int64_t seq) {
-  return 3 * batch * heads * seq;
+/// fp32 values of the attention backward's row term: per query row of each head, dctx·ctx
+/// (the forward's log-sum-exp, the other row statistic, is a planned activation).
+inline int64_t attentionRowTermFloats(int64_t batch, int64_t heads, int64_t seq) {
+  return batch * heads * seq;
 }
 
 /// Rows one block of a two-pass column sum (the bias and LayerNorm parameter gradients) adds

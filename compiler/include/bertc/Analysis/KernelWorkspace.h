@@ -1,11 +1,10 @@
 //===- KernelWorkspace.h - arena bytes the CUDA kernels need per op -*- C++ -*-===//
 //
-// The CUDA attention and LayerNorm kernels keep per-row statistics beside their
-// outputs, the attention backward recomputes its forward (the IR keeps neither the
-// statistics nor the forward's output for it), and the bias and LayerNorm-parameter
-// gradients sum their columns in two passes through partial sums. These bytes are planned in the
-// arena's scratch region for both targets, so both run the same schedule at the same offsets. The
-// sizes come from bertc/abi/kernel_workspace.h, which the kernels use too.
+// The CUDA LayerNorm kernels keep per-row statistics beside their outputs, the attention
+// backward its row term, and the bias and LayerNorm-parameter gradients sum their columns
+// in two passes through partial sums. These bytes are planned in the arena's scratch region
+// for both targets, so both run the same schedule at the same offsets. The sizes come from
+// bertc/abi/kernel_workspace.h, which the kernels use too.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -26,17 +25,12 @@ extern const int64_t kCudaGemmWorkspaceBytes;
 /// own); with the optimizer on the host, the tables without chunks.
 int64_t cudaOptimizerTablesBytes(mlir::func::FuncOp microStep);
 
-/// Alignment of the pieces of one op's workspace.
-inline constexpr int64_t kKernelWorkspaceAlignment = 256;
-
-/// Bytes of the attention's row statistics (cuda::attentionStatsFloats).
-int64_t attentionStatsBytes(int64_t batch, int64_t heads, int64_t seq);
+/// Bytes of the attention backward's row term (cuda::attentionRowTermFloats).
+int64_t attentionRowTermBytes(int64_t batch, int64_t heads, int64_t seq);
 
 /// Bytes `op` needs beside its operands and results on the CUDA target at the plan's
 /// bounds (0 for ops that need none):
-///   attention        its row statistics;
-///   attention_grad   the statistics, then (aligned) the recomputed forward output, shaped
-///                    and typed as the query;
+///   attention_grad   each query row's dctx·ctx (fp32);
 ///   layernorm        each row's mean and reciprocal standard deviation (fp32);
 ///   layernorm_grad   the same, then the partial sums of dgamma and dbeta
 ///                    (cuda::layerNormBackwardWorkspaceFloats);

@@ -66,6 +66,8 @@ def MixedPrecision : Pass<"bertc-mixed-precision", "mlir::ModuleOp"> {
       - weight gradients (`linear_grad_weight`, `bias_grad`, `embedding_grad`, the
         gamma and beta gradients of `layernorm_grad`) stay fp32 and accumulate into
         fp32 gradient slots; the AdamW moments stay fp32;
+      - attention's softmax statistics (the `lse` result of `bert.attention`, which
+        `attention_grad` reads) stay fp32;
       - every other float tensor of `@micro_step` is 16-bit: ops with 16-bit kernels
         load it, compute in fp32 (GEMM accumulation, LayerNorm statistics, softmax)
         and round once when they store.
@@ -92,24 +94,13 @@ def LowerToTarget : Pass<"bertc-lower-to-target", "mlir::ModuleOp"> {
     The targets' kernels compute the same tensors but not always the same way, and
     where the way changes what a step costs, the IR says which it is, so that the cost
     model and the code generator read one choice instead of each deciding from the
-    target:
-      - `bert.attention_grad` gets `recompute_forward` for `target=cuda`, whose fused
-        backward kernels need the forward's row statistics and output, which the IR
-        does not keep: the forward runs again first, into the op's kernel workspace
-        (9 products per backward instead of the cpu kernel's 5). For `target=cpu` the
-        attribute is removed: the cpu kernel recomputes only the probabilities.
-      - with `tf32` (target=cuda only, `bertc --tf32`), `bert.linear` and its gradient
-        ops with fp32 operands get `tf32`: cuBLASLt runs them with
-        CUBLAS_COMPUTE_32F_FAST_TF32 (operands rounded to TF32 on tensor cores, fp32
-        accumulation), priced at the TF32 rate. Without it the mark is removed. 16-bit
-        GEMMs are never marked, so with bf16 or fp16 storage the option changes nothing.
-    The memory plan does not depend on either: both targets plan the same kernel workspace
+    target: with `tf32` (target=cuda only, `bertc --tf32`), `bert.linear` and its
+    gradient ops with fp32 operands get `tf32`: cuBLASLt runs them with
+    CUBLAS_COMPUTE_32F_FAST_TF32 (operands rounded to TF32 on tensor cores, fp32
+    accumulation), priced at the TF32 rate. Without it the mark is removed. 16-bit GEMMs
+    are never marked, so with bf16 or fp16 storage the option changes nothing. The
+    memory plan does not depend on it: both targets plan the same kernel workspace
     (`-bertc-plan-buffers`), so that they run the same schedule at the same offsets.
-
-    The pipeline lowers for the kernels the plan is priced for: the cuda target's
-    whenever `--arch` names a GPU (as it does for the cuda targets), so a cpu trainer
-    planned for a GPU keeps the GPU's step estimate; the cpu kernel serves either
-    lowering, the cuda target needs `recompute_forward`.
   }];
   let options = [
     Option<"target", "target", "std::string", "\"cpu\"",
@@ -244,10 +235,10 @@ def PlanBuffers : Pass<"bertc-plan-buffers", "mlir::ModuleOp"> {
     a placed tensor whose interval intersects its own.
 
     Scratch holds the CPU attention's tiles and one slot the CUDA kernels' per-op
-    workspace (attention and LayerNorm row statistics, the attention backward's
-    recomputed forward) shares: every op that needs it gets its offset as
-    `arena.workspace`. Both targets plan it, so both run at the same offsets. The CUDA
-    runtime's workspace comes last, so it moves no other slot: with `gemm-workspace`
+    workspace (LayerNorm row statistics, the attention backward's row term) shares:
+    every op that needs it gets its offset as `arena.workspace`. Both targets plan it,
+    so both run at the same offsets. The CUDA runtime's workspace comes last, so it
+    moves no other slot: with `gemm-workspace`
     bytes (the cuBLASLt workspace of target cuda), those and then the optimizer's device
     tables (the AdamW chunk table, the gradient norm's partial sums; abi/kernel_workspace.h),
     together the `gemm_workspace` region.

@@ -1,9 +1,8 @@
 //===- EmitAttention.cpp - fused attention and its gradient ---------------===//
 //
-// The CPU kernels work tile by tile in the arena's scratch region. The backward
-// recomputes the probabilities it needs from q, k, v and the mask, so it serves an
-// attention_grad lowered either way (`recompute_forward` or not, -bertc-lower-to-target):
-// a plan priced for a GPU builds a CPU trainer too.
+// The CPU kernels work tile by tile in the arena's scratch region. The forward writes
+// its output and each query row's log-sum-exp; the backward recomputes the probabilities
+// from the scores and that lse, and takes its row term from the forward's output.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +34,7 @@ std::optional<LogicalResult> emitAttentionOp(Operation *op, EmitContext &ctx) {
         os << "  cpu::attentionForward(" << ctx.name(attention.getQuery()) << ", "
            << ctx.name(attention.getKey()) << ", " << ctx.name(attention.getValue()) << ", "
            << ctx.name(attention.getMask()) << ", " << ctx.name(attention.getResult()) << ", "
+           << ctx.name(attention.getLse()) << ", "
            << shapeAndDropout(attention.getQuery(), attention.getHeads(),
                               attention.getDropout().convertToFloat(), attention.getStream());
         return success();
@@ -43,6 +43,7 @@ std::optional<LogicalResult> emitAttentionOp(Operation *op, EmitContext &ctx) {
         os << "  cpu::attentionBackward(" << ctx.name(grad.getResultGrad()) << ", "
            << ctx.name(grad.getQuery()) << ", " << ctx.name(grad.getKey()) << ", "
            << ctx.name(grad.getValue()) << ", " << ctx.name(grad.getMask()) << ", "
+           << ctx.name(grad.getOutput()) << ", " << ctx.name(grad.getLse()) << ", "
            << ctx.name(grad.getQueryGrad()) << ", " << ctx.name(grad.getKeyGrad()) << ", "
            << ctx.name(grad.getValueGrad()) << ", "
            << shapeAndDropout(grad.getQuery(), grad.getHeads(), grad.getDropout().convertToFloat(),

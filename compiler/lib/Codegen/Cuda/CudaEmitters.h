@@ -1,7 +1,7 @@
 //===- CudaEmitters.h - the CUDA-only op emitters ----------------*- C++ -*-===//
 //
 // The op families whose CUDA launches differ from the CPU calls in more than the stream:
-// the fused attention, which keeps row statistics in the op's kernel workspace. The other
+// the fused attention, whose backward keeps its row term in the op's kernel workspace. The other
 // families emit for both targets (EmitContext.h, with KernelTarget::Cuda).
 //
 //===----------------------------------------------------------------------===//

@@ -78,16 +78,19 @@ void dropoutBackward(const T *dy, T *dx, int64_t rows, int64_t rowSize, float ra
 /// ctx = dropout(softmax(q k^T / sqrt(d) + maskBias)) v per head, where maskBias is
 /// -FLT_MAX (torch.finfo(float32).min, as Hugging Face BERT) for keys with mask[b, j] == 0.
 /// Dropout on the probabilities keys element (b, h, i, j) by row b and index (h * seq + i) * seq +
-/// j. No [seq, seq] matrix outlives the call: the backward recomputes the probabilities.
+/// j. lse [batch, heads, seq] gets each query row's log-sum-exp of its masked scores
+/// (-FLT_MAX for a row with every key masked). No [seq, seq] matrix outlives the call: the
+/// backward recomputes the probabilities from lse.
 template <typename T>
-void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx,
+void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx, float *lse,
                       float *scratch, int64_t batch, int64_t seq, int64_t hidden, int64_t heads,
                       float dropoutRate, const DropoutKey &key);
-/// Writes dq, dk, dv (overwritten) from dctx and the forward inputs.
+/// Writes dq, dk, dv (overwritten) from dctx, the forward inputs, its output ctx and lse.
 template <typename T>
 void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const int32_t *mask,
-                       T *dq, T *dk, T *dv, float *scratch, int64_t batch, int64_t seq,
-                       int64_t hidden, int64_t heads, float dropoutRate, const DropoutKey &key);
+                       const T *ctx, const float *lse, T *dq, T *dk, T *dv, float *scratch,
+                       int64_t batch, int64_t seq, int64_t hidden, int64_t heads, float dropoutRate,
+                       const DropoutKey &key);
 
 /// out[b, :] = x[b, index, :] for x [batch, seq, hidden].
 template <typename T>

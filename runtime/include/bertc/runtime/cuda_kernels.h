@@ -5,7 +5,7 @@
 // Kernels templated on a storage type T are instantiated for float, bf16 and fp16: they load
 // T, compute in fp32 and round once on store (round to nearest even). Weight gradients are
 // always fp32. Where a kernel keeps more than its CPU twin (LayerNorm's row statistics, the
-// attention's row statistics) the extra buffer is an explicit argument of stated size:
+// attention backward's row term) the extra buffer is an explicit argument of stated size:
 // kernels never allocate. Reductions run in a fixed order, so a rerun gives the same bits.
 // GEMMs are in cuda_gemm.h.
 #pragma once
@@ -99,19 +99,19 @@ void layerNormBackward(const T *dy, const T *x, const T *gamma, const float *mea
 
 /// The CPU twin's attention (same mask bias, same dropout keys) as a fused kernel that never
 /// forms the [seq, seq] matrix: scores, online softmax, dropout and the product with v run
-/// tile by tile. Writes ctx and the row statistics in `stats` (attentionStatsFloats,
-/// abi/kernel_workspace.h).
+/// tile by tile. Writes ctx and each query row's log-sum-exp in lse [batch, heads, seq].
 template <typename T>
-void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx, float *stats,
+void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx, float *lse,
                       int64_t batch, int64_t seq, int64_t hidden, int64_t heads, float dropoutRate,
                       const DropoutKey &key, cudaStream_t stream);
-/// Writes dq, dk, dv (overwritten) from dctx, the forward's inputs, its output ctx and the
-/// statistics it saved; the probabilities are recomputed tile by tile.
+/// Writes dq, dk, dv (overwritten) from dctx, the forward's inputs, its output ctx and its
+/// lse; the probabilities are recomputed tile by tile, each row's dctx·ctx kept in rowTerm
+/// (attentionRowTermFloats, abi/kernel_workspace.h).
 template <typename T>
 void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const int32_t *mask,
-                       const T *ctx, float *stats, T *dq, T *dk, T *dv, int64_t batch, int64_t seq,
-                       int64_t hidden, int64_t heads, float dropoutRate, const DropoutKey &key,
-                       cudaStream_t stream);
+                       const T *ctx, const float *lse, float *rowTerm, T *dq, T *dk, T *dv,
+                       int64_t batch, int64_t seq, int64_t hidden, int64_t heads, float dropoutRate,
+                       const DropoutKey &key, cudaStream_t stream);
 
 // ---- Softmax cross-entropy (cross_entropy.cu) ----
 
