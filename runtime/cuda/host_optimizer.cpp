@@ -131,14 +131,16 @@ void HostOptimizer::update(const StepContext &ctx) {
   for (size_t p = 0; p < plan_.numParams; ++p)
     if (plan_.params[p].trainable && !(streamed && streamed_[p]))
       rest.push_back(p);
-  if (!streamed && plan_.gradients.bytes > 0)
+  // Down: the whole gradient region, or the few gradients nothing streamed.
+  if (!streamed)
     BERTC_CUDA_CHECK(cudaMemcpyAsync(host_ + plan_.gradients.offset,
                                      device_ + plan_.gradients.offset, plan_.gradients.bytes,
                                      cudaMemcpyDeviceToHost, stream_));
-  for (size_t p : streamed ? rest : std::vector<size_t>{})
-    BERTC_CUDA_CHECK(
-        cudaMemcpyAsync(host_ + plan_.params[p].gradOffset, device_ + plan_.params[p].gradOffset,
-                        gradientBytes(plan_.params[p]), cudaMemcpyDeviceToHost, stream_));
+  else
+    for (size_t p : rest)
+      BERTC_CUDA_CHECK(
+          cudaMemcpyAsync(host_ + plan_.params[p].gradOffset, device_ + plan_.params[p].gradOffset,
+                          gradientBytes(plan_.params[p]), cudaMemcpyDeviceToHost, stream_));
   BERTC_CUDA_CHECK(cudaStreamSynchronize(stream_));
   StepContext host = onHost(ctx);
   for (size_t p : rest)

@@ -145,6 +145,13 @@ void emitParamTable(func::FuncOp microStep, raw_ostream &os) {
   os << "};\n\n";
 }
 
+llvm::StringMap<size_t> paramTableIndices(func::FuncOp microStep) {
+  llvm::StringMap<size_t> indices;
+  size_t next = 0; // every ParamOp is a row of kParams, in walk order
+  microStep.walk([&](ParamOp param) { indices.try_emplace(param.getName(), next++); });
+  return indices;
+}
+
 LogicalResult emitPlan(ModuleOp module, func::FuncOp microStep, const JobDataSettings &data,
                        bool planChecks, raw_ostream &os) {
   FailureOr<DimBounds> bounds = getDimBounds(module);

@@ -10,12 +10,16 @@
 #include "bertc/abi/trainer.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace bertc {
 
 /// `const ParamSlot kParams[] = {...};` for the parameters of `microStep`.
 void emitParamTable(mlir::func::FuncOp microStep, llvm::raw_ostream &os);
+
+/// Each parameter's index in emitParamTable's kParams, by name.
+llvm::StringMap<size_t> paramTableIndices(mlir::func::FuncOp microStep);
 
 /// `const TrainerPlan kPlan = {...};`: the regions of `bert.plan`, the settings of
 /// `bert.train` (train_settings.def) and the job's `data` (data_settings.def); `planChecks`

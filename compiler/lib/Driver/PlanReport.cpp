@@ -25,10 +25,13 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory, 
   s.parameterBytes = plan->getParameters().bytes;
   s.gradientBytes = plan->getGradients().bytes;
   s.optimizerOnHost = optimizerOnHost(module);
-  (s.optimizerOnHost ? s.hostMasterWeightBytes : s.masterWeightBytes) =
-      plan->getMasterWeights().bytes;
-  (s.optimizerOnHost ? s.hostOptimizerStateBytes : s.optimizerStateBytes) =
-      plan->getOptimizerState().bytes;
+  if (s.optimizerOnHost) {
+    s.hostMasterWeightBytes = plan->getMasterWeights().bytes;
+    s.hostOptimizerStateBytes = plan->getOptimizerState().bytes;
+  } else {
+    s.masterWeightBytes = plan->getMasterWeights().bytes;
+    s.optimizerStateBytes = plan->getOptimizerState().bytes;
+  }
   s.pinnedHostBytes = pinnedHostBytes(*plan);
   // Kernel scratch (the CUDA kernels' row statistics included) and the GEMM library's.
   s.workspaceBytes = plan->getScratch().bytes + plan->getGemmWorkspace().bytes;

@@ -6,9 +6,7 @@
 
 #include <set>
 
-struct CUevent_st {
-  unsigned flags;
-};
+struct CUevent_st {};
 
 namespace {
 
@@ -30,7 +28,7 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags) {
     return sticky;
   if (!event || (flags & ~unsigned(cudaEventDisableTiming)) != 0)
     return recordResult(cudaErrorInvalidValue);
-  *event = new CUevent_st{flags};
+  *event = new CUevent_st;
   liveEvents().insert(*event);
   return cudaSuccess;
 }

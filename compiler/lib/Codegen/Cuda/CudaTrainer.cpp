@@ -23,6 +23,7 @@
 #include "bertc/Codegen/CudaTrainer.h"
 
 #include "../TrainerEmitter.h"
+#include "../TrainerPlanTable.h"
 #include "CudaEmitters.h"
 #include "bert/BertDialect.h"
 #include "bertc/Analysis/KernelWorkspace.h"
@@ -76,8 +77,7 @@ bool updatesInBackwardOnly(func::FuncOp optimizerStep) {
 /// (-bertc-plan-buffers puts the gradients of parameters with 8-bit state after these, so
 /// their gradients and moments line up.) Returns how many there are.
 FailureOr<int64_t> emitAdamWTable(func::FuncOp optimizerStep, raw_ostream &os) {
-  if (updatesInBackwardOnly(optimizerStep) ||
-      optimizerOnHost(optimizerStep->getParentOfType<ModuleOp>()))
+  if (updatesInBackwardOnly(optimizerStep))
     return 0;
   SmallVector<AdamWOp> updates = chunkedUpdates(optimizerStep);
   if (updates.empty())
@@ -108,14 +108,6 @@ FailureOr<int64_t> emitAdamWTable(func::FuncOp optimizerStep, raw_ostream &os) {
 
 /// optimizerStep: AdamW over every chunk, then their 16-bit working copies; then each
 /// parameter with 8-bit state, updated (and its working copy rewritten) on its own.
-/// Each parameter's index in kParams (TrainerPlanTable.h: @micro_step's, in order), by name.
-llvm::StringMap<size_t> paramIndices(func::FuncOp microStep) {
-  llvm::StringMap<size_t> indices;
-  size_t next = 0;
-  microStep.walk([&](ParamOp param) { indices.try_emplace(param.getName(), next++); });
-  return indices;
-}
-
 /// With the optimizer on the host: the device's optimizerStep does nothing, and
 /// hostUpdate(ctx, k) runs the CPU kernels' AdamW of kParams[k] on the host arena.
 LogicalResult emitHostUpdate(func::FuncOp optimizerStep, const llvm::StringMap<size_t> &indices,
@@ -146,7 +138,7 @@ LogicalResult emitHostUpdate(func::FuncOp optimizerStep, const llvm::StringMap<s
 /// The ops after which microStep streams a gradient: for each trainable parameter, the
 /// last op of @micro_step that adds to its gradient slot, with the parameter's index.
 llvm::DenseMap<Operation *, size_t> gradientCompletions(func::FuncOp microStep) {
-  llvm::StringMap<size_t> indices = paramIndices(microStep);
+  llvm::StringMap<size_t> indices = paramTableIndices(microStep);
   llvm::StringMap<Operation *> last;
   microStep.walk([&](Operation *op) {
     Value param = llvm::TypeSwitch<Operation *, Value>(op)
@@ -248,7 +240,7 @@ public:
     gemmWorkspace = plan->getGemmWorkspace();
     hostOptimizer = optimizerOnHost(module);
     if (hostOptimizer) {
-      indices = paramIndices(*microStep);
+      indices = paramTableIndices(*microStep);
       gradientCompletion = gradientCompletions(*microStep);
     }
     int64_t tablesBytes = cudaOptimizerTablesBytes(*microStep);
@@ -274,7 +266,8 @@ public:
     FailureOr<func::FuncOp> optimizerStep = getOptimizerStep(module);
     if (failed(optimizerStep))
       return failure();
-    FailureOr<int64_t> count = emitAdamWTable(*optimizerStep, os);
+    // The host's AdamW needs no chunk table.
+    FailureOr<int64_t> count = hostOptimizer ? 0 : emitAdamWTable(*optimizerStep, os);
     if (failed(count))
       return failure();
     adamwParameterCount = *count;
