@@ -36,6 +36,47 @@ inline int64_t attentionRowTermFloats(int64_t batch, int64_t heads, int64_t seq)
   return batch * heads * seq;
 }
 
+/// The tensor-core attention (an attention op with head_chunk > 0) takes its heads
+/// head_chunk at a time: per head of a chunk, strided-batched GEMMs over the batch, with
+/// the chunk's [headChunk, batch, seq, seq] scores in a block of the kernel workspace,
+/// head-major (head h of the chunk, sequence b: the [seq, seq] matrix at float offset
+/// (h * batch + b) * seq * seq). The softmax overwrites each fp32 row in place with its
+/// storage-type values from the row's first byte, so a block read as the storage type T
+/// has a leading dimension of attentionPackedLd<T>(seq) elements.
+inline int64_t attentionScoreBlockFloats(int64_t headChunk, int64_t batch, int64_t seq) {
+  return headChunk * batch * seq * seq;
+}
+
+/// Leading dimension, in T elements, of a score block's rows rewritten as T in place.
+template <typename T> constexpr int64_t attentionPackedLd(int64_t seq) {
+  return seq * int64_t(sizeof(float) / sizeof(T));
+}
+
+/// Bytes of the tensor-core forward's workspace: one score block (the scores, then the
+/// probabilities after dropout that the product with v reads). 0 for the fused kernel.
+inline int64_t attentionForwardWorkspaceBytes(int64_t headChunk, int64_t batch, int64_t seq) {
+  return attentionScoreBlockFloats(headChunk, batch, seq) * int64_t(sizeof(float));
+}
+
+/// Byte offset, in the tensor-core backward's workspace, of its first score block: after
+/// the row term (attentionRowTermFloats), at a 256-byte boundary (cuBLASLt's best alignment).
+inline int64_t attentionBackwardBlocksOffset(int64_t batch, int64_t heads, int64_t seq) {
+  const int64_t rowTermBytes = attentionRowTermFloats(batch, heads, seq) * int64_t(sizeof(float));
+  return (rowTermBytes + 255) / 256 * 256;
+}
+
+/// Bytes of the attention backward's workspace. The fused kernel (headChunk 0) takes the
+/// row term alone; the tensor-core one also two score blocks: the recomputed scores
+/// (rewritten as the kept, rescaled probabilities P*Z that dv is made from) and dctx v^T
+/// (rewritten as the scores' gradient dS that dq and dk are made from).
+inline int64_t attentionBackwardWorkspaceBytes(int64_t headChunk, int64_t batch, int64_t heads,
+                                               int64_t seq) {
+  if (headChunk == 0)
+    return attentionRowTermFloats(batch, heads, seq) * int64_t(sizeof(float));
+  return attentionBackwardBlocksOffset(batch, heads, seq) +
+         2 * attentionScoreBlockFloats(headChunk, batch, seq) * int64_t(sizeof(float));
+}
+
 /// Rows one block of a two-pass column sum (the bias and LayerNorm parameter gradients) adds
 /// up before the second pass adds the blocks' sums; at most kMaxColumnSumSlices slices.
 constexpr int64_t kColumnSumSliceRows = 256;

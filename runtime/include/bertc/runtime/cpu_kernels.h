@@ -92,6 +92,24 @@ void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const 
                        int64_t batch, int64_t seq, int64_t hidden, int64_t heads, float dropoutRate,
                        const DropoutKey &key);
 
+/// The same attention by GEMMs over whole [seq, seq] matrices, headChunk heads at a time
+/// (an attention op with head_chunk > 0): the CUDA trainer's tensor-core attention step for
+/// step (cuda_chunked_attention.h describes the steps), with its score blocks in `workspace`
+/// (attentionForwardWorkspaceBytes / attentionBackwardWorkspaceBytes, abi/kernel_workspace.h;
+/// the backward's row term first). P*Z and dS are rounded to T before their products, as
+/// the CUDA kernels do.
+template <typename T>
+void chunkedAttentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx,
+                             float *lse, float *workspace, int64_t headChunk, int64_t batch,
+                             int64_t seq, int64_t hidden, int64_t heads, float dropoutRate,
+                             const DropoutKey &key);
+template <typename T>
+void chunkedAttentionBackward(const T *dctx, const T *q, const T *k, const T *v,
+                              const int32_t *mask, const T *ctx, const float *lse,
+                              float *workspace, T *dq, T *dk, T *dv, int64_t headChunk,
+                              int64_t batch, int64_t seq, int64_t hidden, int64_t heads,
+                              float dropoutRate, const DropoutKey &key);
+
 /// out[b, :] = x[b, index, :] for x [batch, seq, hidden].
 template <typename T>
 void selectTokenForward(const T *x, T *out, int64_t batch, int64_t seq, int64_t hidden,

@@ -1,0 +1,45 @@
+// Attention on tensor cores (an attention op with head_chunk > 0): the CPU twin's
+// cpu::chunkedAttentionForward/Backward, step for step. Heads are taken headChunk at a time
+// (1 <= headChunk <= heads); each head's products are strided-batched cuBLASLt GEMMs over
+// the batch, reading the heads in place in the [batch, seq, hidden] tensors (leading
+// dimension hidden, batch stride seq * hidden), with the chunk's [seq, seq] matrices in
+// score blocks of the op's workspace (abi/kernel_workspace.h):
+//   forward   per head: scores = q k^T (fp32); per row of the chunk, one kernel: the
+//             masked, scaled scores' softmax, lse, and P*Z (the probabilities times the
+//             dropout factor 0 or 1 / (1 - rate)) rounded to T in place; per head:
+//             ctx = (P*Z) v, rounded once to T;
+//   backward  the row term dctx . ctx; per head: scores = q k^T and dP = dctx v^T (fp32);
+//             per row, one kernel: P from the scores and lse, P*Z rounded to T in place of
+//             the scores, dS = P (dP Z - rowTerm) / sqrt(d) rounded to T in place of dP;
+//             per head: dv = (P*Z)^T dctx, dq = dS k, dk = dS^T q.
+// The scale, mask bias, dropout keys and fully masked rows are the fused kernels'
+// (attention_common.cuh), so the two paths differ only by the 16-bit rounding of P*Z and dS
+// and the GEMMs' order of summation. The launches are queued on the gemms' stream.
+#pragma once
+
+#include "bertc/runtime/counter_rng.h"
+#include "bertc/runtime/cuda_gemm.h"
+
+#include <cstdint>
+
+namespace bertc::cuda {
+
+/// Writes ctx and lse [batch, heads, seq] as attentionForward, through `workspace`
+/// (attentionForwardWorkspaceBytes(headChunk, batch, seq) bytes).
+template <typename T>
+void chunkedAttentionForward(LinearGemms &gemms, const T *q, const T *k, const T *v,
+                             const int32_t *mask, T *ctx, float *lse, float *workspace,
+                             int64_t headChunk, int64_t batch, int64_t seq, int64_t hidden,
+                             int64_t heads, float dropoutRate, const DropoutKey &key);
+
+/// Writes dq, dk, dv (overwritten) as attentionBackward, through `workspace`
+/// (attentionBackwardWorkspaceBytes(headChunk, batch, heads, seq) bytes: the row term, then
+/// the two score blocks at attentionBackwardBlocksOffset).
+template <typename T>
+void chunkedAttentionBackward(LinearGemms &gemms, const T *dctx, const T *q, const T *k,
+                              const T *v, const int32_t *mask, const T *ctx, const float *lse,
+                              float *workspace, T *dq, T *dk, T *dv, int64_t headChunk,
+                              int64_t batch, int64_t seq, int64_t hidden, int64_t heads,
+                              float dropoutRate, const DropoutKey &key);
+
+} // namespace bertc::cuda
