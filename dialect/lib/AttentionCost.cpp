@@ -21,6 +21,14 @@
 //   query grads       QK^T again, dP = dctx V^T, dQ += dS K     3 products
 // so the backward runs 7 products where the mathematics needs 4 (dV, dP, dQ, dK).
 //
+// CUDA with head_chunk n > 0 (runtime/cuda/attention_chunked.cu): each product is a
+// cuBLASLt GEMM per head, strided-batched over the sequences, at the storage type's GEMM
+// rate (tensor cores for 16-bit storage), over the true head dimension; one row kernel per
+// chunk of n heads, bound by the bytes it moves through the [seq, seq] score blocks (fp32
+// scores read, the storage type's probabilities written in place):
+//   forward   QK^T, softmax + lse + dropout rows, PV                        2 products
+//   backward  row term, QK^T, dctx V^T, P / dS rows, dV, dQ, dK             5 products
+//
 // A product is a multiply-add per (sequence, head, query, key, head dim): 2 * scores * d
 // flops with scores = batch * heads * seq * seq. Per score, the forward turns a score
 // into a probability (kProbabilityFlops), the backward recomputes it from the lse
@@ -68,6 +76,22 @@ struct AttentionSize {
   double statisticsBytes(double floats) const { return batch * heads * seq * 4 * floats; }
 };
 
+/// `count` GEMMs per head, each strided-batched over the sequences, that move
+/// `tensorBytes` of [batch, seq, hidden] operands and results and `scoreBytes` of score
+/// blocks.
+KernelWork headGemms(const AttentionSize &size, Value storage, double count, double tensorBytes,
+                     double scoreBytes) {
+  return {gemmUnit(storage, /*tf32=*/false), size.productFlops(count, size.headDim),
+          tensorBytes + scoreBytes, int(count * size.heads)};
+}
+
+/// The row kernels over the score blocks, one launch per chunk of `headChunk` heads.
+KernelWork scoreRows(const AttentionSize &size, int64_t headChunk, bool backward, double bytes) {
+  int64_t heads = int64_t(size.heads);
+  return {ComputeUnit::Fp32Cores, size.perScoreFlops(backward), bytes,
+          int((heads + headChunk - 1) / headChunk)};
+}
+
 /// The CPU's kernels: one entry for the GEMMs (`products` of them) and one for the loops.
 SmallVector<KernelWork, 1> cpuAttention(const AttentionSize &size, Value storage, double products,
                                         bool backward, double bytes) {
@@ -86,6 +110,17 @@ SmallVector<KernelWork, 1> AttentionOp::estimateKernels(int64_t batch, int64_t s
                  bytesOf(getResult(), batch, seq) + size.statisticsBytes(1);
   if (target == CostTarget::Cpu)
     return cpuAttention(size, getQuery(), 2, false, bytes);
+  if (int64_t headChunk = getHeadChunk()) {
+    double scores = size.scores(), stored = storageBytes(getQuery());
+    // QK^T writes fp32 scores; the rows read them and the mask, write P*Z and the lse;
+    // PV reads P*Z.
+    double tensor = bytesOf(getQuery(), batch, seq);
+    return {
+        headGemms(size, getQuery(), 1, 2 * tensor, 4 * scores),
+        scoreRows(size, headChunk, false,
+                  (4 + stored) * scores + bytesOf(getMask(), batch, seq) + size.statisticsBytes(1)),
+        headGemms(size, getQuery(), 1, 2 * tensor, stored * scores)};
+  }
   return {{ComputeUnit::Fp32Cores,
            size.productFlops(2, size.cudaHeadDim()) + size.perScoreFlops(false), bytes}};
 }
@@ -97,9 +132,18 @@ SmallVector<KernelWork, 1> AttentionGradOp::estimateKernels(int64_t batch, int64
   double mask = bytesOf(getMask(), batch, seq);
   if (target == CostTarget::Cpu)
     return cpuAttention(size, getQuery(), 5, true, 8 * tensor + mask + size.statisticsBytes(1));
-  double headDim = size.cudaHeadDim();
   KernelWork rowTerm{ComputeUnit::Fp32Cores, 2 * size.batch * size.seq * features(getQuery()),
                      2 * tensor + size.statisticsBytes(1)};
+  if (int64_t headChunk = getHeadChunk()) {
+    double scores = size.scores(), stored = storageBytes(getQuery());
+    // QK^T and dctx V^T write fp32 blocks; the rows read both, the mask, the lse and the
+    // row term, and write P*Z and dS; dV, dQ and dK read one of them each.
+    return {rowTerm, headGemms(size, getQuery(), 2, 4 * tensor, 8 * scores),
+            scoreRows(size, headChunk, true,
+                      (8 + 2 * stored) * scores + mask + size.statisticsBytes(2)),
+            headGemms(size, getQuery(), 3, 6 * tensor, 3 * stored * scores)};
+  }
+  double headDim = size.cudaHeadDim();
   // Each reads dctx, q, k, v, the mask, the lse and the row term.
   double backwardReads = 4 * tensor + mask + size.statisticsBytes(2);
   KernelWork keyValueGrads{ComputeUnit::Fp32Cores,

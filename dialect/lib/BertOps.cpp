@@ -181,6 +181,14 @@ LogicalResult TanhOp::verify() { return success(); }
 
 LogicalResult DropoutOp::verify() { return expectRate(*this, "rate", getRate().convertToFloat()); }
 
+/// Fails unless an attention op's head chunk is 0 (the fused kernel) or at most its heads.
+static LogicalResult expectHeadChunk(Operation *op, int64_t headChunk, int64_t heads) {
+  if (headChunk >= 0 && headChunk <= heads)
+    return success();
+  return op->emitOpError() << "head_chunk " << headChunk << " must be 0 (fused) or 1 to " << heads
+                           << " (the heads)";
+}
+
 /// Fails unless `lse` is [batch, heads, seq] for a [batch, seq, hidden] `query`.
 static LogicalResult expectLseShape(Operation *op, Value query, Value lse, int64_t heads) {
   auto q = tensorType(query).getShape();
@@ -203,6 +211,8 @@ LogicalResult AttentionOp::verify() {
   if (heads <= 0 || (!ShapedType::isDynamic(hidden) && hidden % heads != 0))
     return emitOpError() << "hidden size " << hidden << " is not divisible by " << heads
                          << " heads";
+  if (failed(expectHeadChunk(*this, getHeadChunk(), heads)))
+    return failure();
   return expectLseShape(*this, getQuery(), getLse(), heads);
 }
 
@@ -319,7 +329,8 @@ LogicalResult AttentionGradOp::verify() {
     if (failed(expectSameType(*this, getQuery(), "query", grad, "gradient")))
       return failure();
   if (failed(expectSameType(*this, getQuery(), "query", getOutput(), "output")) ||
-      failed(expectLseShape(*this, getQuery(), getLse(), getHeads())))
+      failed(expectLseShape(*this, getQuery(), getLse(), getHeads())) ||
+      failed(expectHeadChunk(*this, getHeadChunk(), getHeads())))
     return failure();
   return expectRate(*this, "dropout", getDropout().convertToFloat());
 }

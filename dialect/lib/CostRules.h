@@ -34,6 +34,11 @@ inline bool isHalf(Value value) {
   return element.isBF16() || element.isF16();
 }
 
+/// Bytes of one element of `value`.
+inline double storageBytes(Value value) {
+  return double(cast<RankedTensorType>(value.getType()).getElementTypeBitWidth()) / 8;
+}
+
 /// The unit a GEMM library call runs on for operands stored like `operand`, fp32 ones
 /// on TF32 tensor cores when the op is marked `tf32`.
 inline ComputeUnit gemmUnit(Value operand, bool tf32) {

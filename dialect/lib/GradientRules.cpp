@@ -66,9 +66,10 @@ SmallVector<Value> DropoutOp::buildGradients(OpBuilder &b, ValueRange resultGrad
 SmallVector<Value> AttentionOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
                                                ArrayRef<bool> needed) {
   Type type = getQuery().getType();
-  auto grad = b.create<AttentionGradOp>(
-      getLoc(), TypeRange{type, type, type}, resultGrads[0], getQuery(), getKey(), getValue(),
-      getMask(), getResult(), getLse(), getHeadsAttr(), getDropoutAttr(), getStreamAttr());
+  auto grad = b.create<AttentionGradOp>(getLoc(), TypeRange{type, type, type}, resultGrads[0],
+                                        getQuery(), getKey(), getValue(), getMask(), getResult(),
+                                        getLse(), getHeadsAttr(), getDropoutAttr(), getStreamAttr(),
+                                        getHeadChunkAttr());
   return {needed[0] ? grad.getQueryGrad() : Value(), needed[1] ? grad.getKeyGrad() : Value(),
           needed[2] ? grad.getValueGrad() : Value(), Value()};
 }

@@ -168,7 +168,8 @@ Value ForwardBuilder::encoderLayer(Value hidden, Value mask, int64_t layer) {
       builder
           .create<bert::AttentionOp>(named(".attention"), query.getType(), lseType, query, key,
                                      value, mask, builder.getI64IntegerAttr(model.heads),
-                                     builder.getF32FloatAttr(model.attentionDropout), nextStream())
+                                     builder.getF32FloatAttr(model.attentionDropout), nextStream(),
+                                     /*head_chunk=*/builder.getI64IntegerAttr(0))
           .getResult();
   Value projected =
       linear(context, prefix + ".attention.output.dense", model.hidden, group, ml, "layers");

@@ -67,6 +67,23 @@ func.func @attention_grad_output(%q: tensor<?x?x8xf32>, %m: tensor<?x?xi32>, %ct
 
 // -----
 
+// A head chunk is 0 (the fused kernels) or 1 to the heads.
+func.func @attention_head_chunk(%q: tensor<?x?x8xf32>, %m: tensor<?x?xi32>) {
+  // expected-error @+1 {{head_chunk 3 must be 0 (fused) or 1 to 2 (the heads)}}
+  %c, %lse = bert.attention %q, %q, %q, %m {heads = 2 : i64, dropout = 0.0 : f32, stream = 0 : i32, head_chunk = 3 : i64} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>) -> (tensor<?x?x8xf32>, tensor<?x2x?xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_grad_head_chunk(%q: tensor<?x?x8xf32>, %m: tensor<?x?xi32>, %lse: tensor<?x2x?xf32>) {
+  // expected-error @+1 {{head_chunk -1 must be 0 (fused) or 1 to 2 (the heads)}}
+  %dq, %dk, %dv = bert.attention_grad %q, %q, %q, %q, %m, %q, %lse {heads = 2 : i64, dropout = 0.0 : f32, stream = 0 : i32, head_chunk = -1 : i64} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>, tensor<?x?x8xf32>, tensor<?x2x?xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>)
+  return
+}
+
+// -----
+
 func.func @dropout_rate(%x: tensor<?x8xf32>) {
   // expected-error @+1 {{rate must be in [0, 1), got 1}}
   %y = bert.dropout %x {rate = 1.0 : f32, stream = 0 : i32} : (tensor<?x8xf32>) -> tensor<?x8xf32>

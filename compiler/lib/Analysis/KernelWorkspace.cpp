@@ -27,10 +27,6 @@ int64_t cudaOptimizerTablesBytes(func::FuncOp microStep) {
   return int64_t(cuda::optimizerTables(chunks).bytes);
 }
 
-int64_t attentionRowTermBytes(int64_t batch, int64_t heads, int64_t seq) {
-  return cuda::attentionRowTermFloats(batch, heads, seq) * int64_t(sizeof(float));
-}
-
 namespace {
 
 /// Features (the last dimension) of a tensor.
@@ -49,8 +45,13 @@ int64_t boundedRows(Value value, DimBounds bounds) {
 
 int64_t kernelWorkspaceBytes(Operation *op, DimBounds bounds) {
   return llvm::TypeSwitch<Operation *, int64_t>(op)
+      .Case([&](AttentionOp attention) {
+        return cuda::attentionForwardWorkspaceBytes(attention.getHeadChunk(), bounds.maxBatch,
+                                                    bounds.maxSeq);
+      })
       .Case([&](AttentionGradOp grad) {
-        return attentionRowTermBytes(bounds.maxBatch, grad.getHeads(), bounds.maxSeq);
+        return cuda::attentionBackwardWorkspaceBytes(grad.getHeadChunk(), bounds.maxBatch,
+                                                     grad.getHeads(), bounds.maxSeq);
       })
       .Case([&](LayerNormOp ln) { return 2 * boundedRows(ln.getInput(), bounds) * 4; })
       .Case([&](LayerNormGradOp ln) {

@@ -164,4 +164,11 @@ bool hasTf32Gemms(ModuleOp module) {
   return found.wasInterrupted();
 }
 
+int64_t attentionHeadChunk(ModuleOp module) {
+  int64_t headChunk = 0;
+  module.walk(
+      [&](bert::AttentionOp op) { headChunk = std::max(headChunk, int64_t(op.getHeadChunk())); });
+  return headChunk;
+}
+
 } // namespace bertc

@@ -13,13 +13,17 @@ using namespace mlir;
 namespace bertc {
 
 std::string FitCandidate::describe() const {
-  return llvm::formatv("micro-batch {0} x {1}, {2}{3}, {4}{5}{6}{7}", microBatch, accumulation,
+  std::string attention =
+      options.attentionHeadChunk > 0
+          ? llvm::formatv(", attention {0} heads at a time", options.attentionHeadChunk).str()
+          : "";
+  return llvm::formatv("micro-batch {0} x {1}, {2}{3}, {4}{5}{6}{7}{8}", microBatch, accumulation,
                        options.precision,
                        options.tf32 && options.precision == "fp32" ? " (TF32 GEMMs)" : "",
                        recomputes() ? "recompute" : "keep activations",
                        options.optimizerState == "8bit" ? ", 8-bit AdamW state" : "",
                        options.fuseOptimizer ? ", AdamW in the backward" : "",
-                       options.offloadOptimizer ? ", optimizer in host memory" : "");
+                       options.offloadOptimizer ? ", optimizer in host memory" : "", attention);
 }
 
 namespace {
@@ -78,14 +82,33 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
       request.microBatch ? std::vector<int64_t>{std::min(*request.microBatch, spec.train.batch)}
                          : microBatchCandidates(spec.train.batch);
   std::vector<FitCandidate> fitting;
-  // Plans `rows` and keeps it when it fits; says whether it did.
-  auto tryPlan = [&](int64_t rows, PipelineOptions options) {
+  // Plans `rows` with `headChunk` heads of attention at a time: the outcome if it fits.
+  auto plan = [&](int64_t rows, PipelineOptions options,
+                  int64_t headChunk) -> std::optional<PlanOutcome> {
+    options.attentionHeadChunk = headChunk;
     FailureOr<PlanOutcome> outcome =
         planJob(spec, {rows, spec.train.seqLen, spec.train.freeze, options}, *request.device, ctx);
     if (failed(outcome) || outcome->arenaBytes > request.arenaBudget ||
         outcome->hostBytes > request.hostRamBudget)
+      return std::nullopt;
+    return *outcome;
+  };
+  // Plans `rows` and keeps it, with its fastest head chunk, when it fits; says whether it did.
+  auto tryPlan = [&](int64_t rows, PipelineOptions options) {
+    ArrayRef<int64_t> chunks = request.headChunks;
+    std::optional<PlanOutcome> best = plan(rows, options, chunks.back());
+    if (!best)
       return false;
-    fitting.push_back({rows, spec.train.batch / rows, options, *outcome});
+    options.attentionHeadChunk = chunks.back();
+    for (int64_t chunk : chunks.drop_back())
+      if (std::optional<PlanOutcome> outcome = plan(rows, options, chunk)) {
+        if (outcome->cost.seconds < best->cost.seconds) {
+          best = outcome;
+          options.attentionHeadChunk = chunk;
+        }
+        break;
+      }
+    fitting.push_back({rows, spec.train.batch / rows, options, *best});
     return true;
   };
   // Plans the first `count` sizes with `options`.

@@ -47,6 +47,7 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory, 
   s.optimizerState = eightBitStateBlocks(module).empty() ? "fp32" : "8bit";
   s.optimizerInBackward = !updatesInBackward(module).empty();
   s.tf32 = hasTf32Gemms(module);
+  s.attentionHeadChunk = attentionHeadChunk(module);
   StepCost cost = estimateStepCost(module, device);
   s.device = device.name;
   s.stepFlops = cost.flops;
@@ -94,6 +95,7 @@ void writePlanJson(const PlanSummary &s, raw_ostream &os) {
       {"optimizer_state", s.optimizerState},
       {"optimizer_in_backward", s.optimizerInBackward},
       {"tf32", s.tf32},
+      {"attention_head_chunk", s.attentionHeadChunk},
       {"optimizer_on_host", s.optimizerOnHost},
       {"host", llvm::json::Object{{"master_weights", s.hostMasterWeightBytes},
                                   {"optimizer_state", s.hostOptimizerStateBytes},
@@ -109,10 +111,14 @@ void writePlanJson(const PlanSummary &s, raw_ostream &os) {
 }
 
 void printPlanSummary(const PlanSummary &s, raw_ostream &os) {
-  os << llvm::formatv("  plan    micro-batch {0} x {1} step(s), seq {2}, {3}; "
+  std::string attention =
+      s.attentionHeadChunk > 0
+          ? llvm::formatv(", attention {0} heads at a time", s.attentionHeadChunk).str()
+          : "";
+  os << llvm::formatv("  plan    micro-batch {0} x {1} step(s), seq {2}, {3}{7}; "
                       "{4:F1} GFLOP per step, about {5:F2} s on {6}\n",
                       s.microBatch, s.accumulationSteps, s.seqLen, s.precisionLabel(),
-                      s.stepFlops / 1e9, s.estimatedStepSeconds, s.device);
+                      s.stepFlops / 1e9, s.estimatedStepSeconds, s.device, attention);
   os << llvm::formatv("  memory  {0} of {1} budget ({2} reserved for the process)\n",
                       formatBytes(s.peakBytes()), formatBytes(s.budgetBytes),
                       formatBytes(s.reserveBytes));

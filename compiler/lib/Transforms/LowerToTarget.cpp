@@ -2,7 +2,7 @@
 //
 // Marks each op whose kernels differ between the targets in what they compute with the
 // target's choice (see Passes.td): with tf32, the cuda target's fp32 GEMMs round their
-// operands to TF32.
+// operands to TF32; attention runs fused or as GEMMs over chunks of heads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +32,15 @@ struct LowerToTargetPass : bertc::impl::LowerToTargetBase<LowerToTargetPass> {
       getOperation().emitError() << "-bertc-lower-to-target: tf32 needs target=cuda";
       return signalPassFailure();
     }
+    if (attentionHeadChunk < 0) {
+      getOperation().emitError() << "-bertc-lower-to-target: attention-head-chunk "
+                                 << int64_t(attentionHeadChunk) << " is negative";
+      return signalPassFailure();
+    }
+    auto headChunk = [&](uint64_t heads) {
+      return IntegerAttr::get(IntegerType::get(&getContext(), 64),
+                              std::min<int64_t>(attentionHeadChunk, int64_t(heads)));
+    };
     auto isF32 = [](Value operand) {
       return cast<RankedTensorType>(operand.getType()).getElementType().isF32();
     };
@@ -42,6 +51,10 @@ struct LowerToTargetPass : bertc::impl::LowerToTargetBase<LowerToTargetPass> {
         grad.setTf32(tf32 && isF32(grad.getResultGrad()));
       else if (auto grad = dyn_cast<LinearGradWeightOp>(op))
         grad.setTf32(tf32 && isF32(grad.getInput()));
+      else if (auto attention = dyn_cast<AttentionOp>(op))
+        attention.setHeadChunkAttr(headChunk(attention.getHeads()));
+      else if (auto grad = dyn_cast<AttentionGradOp>(op))
+        grad.setHeadChunkAttr(headChunk(grad.getHeads()));
     });
   }
 };

@@ -32,6 +32,7 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const Pipeline
     lowering.target =
         deviceModel(options.arch).target == mlir::bert::CostTarget::Cuda ? "cuda" : "cpu";
     lowering.tf32 = options.tf32;
+    lowering.attentionHeadChunk = options.attentionHeadChunk;
     pm.addPass(createLowerToTarget(lowering));
     if (options.rematArenaBudget > 0) {
       // After storage types are final (they size every tensor), before the schedule:

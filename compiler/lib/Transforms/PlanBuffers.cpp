@@ -98,10 +98,12 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     // 2. Kernel scratch and the per-batch inputs. The CUDA kernels' per-op workspace
     //    (KernelWorkspace.h) is one slot every op that needs one shares: ops run one
     //    after another and none keeps it past its own launches.
-    bool hasAttention = false;
-    microStep->walk([&](AttentionOp) { hasAttention = true; });
+    //    The CPU's fused attention works in a scratch of its own; the tensor-core kind
+    //    (head_chunk > 0) in its kernel workspace.
+    bool hasFusedAttention = false;
+    microStep->walk([&](AttentionOp op) { hasFusedAttention |= op.getHeadChunk() == 0; });
     RegionCursor scratch = moments.next();
-    if (hasAttention)
+    if (hasFusedAttention)
       scratch.take(bertc::cpu::attentionScratchFloats(bounds->maxSeq) * int64_t(sizeof(float)));
     int64_t kernelWorkspace = 0;
     microStep->walk([&](Operation *op) {

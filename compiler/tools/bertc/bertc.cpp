@@ -25,6 +25,7 @@
 #include "bertc/frontend/GraphBuilder.h"
 #include "bertc/frontend/TomlFrontend.h"
 
+#include "AttentionFlags.h"
 #include "OptimizerFlags.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -40,6 +41,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
+
+#include <limits>
 
 using namespace mlir;
 using bertc::bertcOptions;
@@ -186,7 +189,7 @@ RunChoice chooseRun(const bertc::JobSpec &spec, std::optional<int64_t> arenaBudg
                    {precisions.front(), 0, gemmWorkspaceBytes(), targetArch(),
                     bertc::optimizerStateCandidates().front(),
                     bertc::fuseOptimizerCandidates().front(), offloadOptimizerCandidates().front(),
-                    tf32},
+                    tf32, bertc::headChunkCandidates(spec.model.heads, cudaTarget()).front()},
                    {}};
   if (!arenaBudget)
     return choice;
@@ -203,6 +206,7 @@ RunChoice chooseRun(const bertc::JobSpec &spec, std::optional<int64_t> arenaBudg
   request.offloadOptimizer = offloadOptimizerCandidates();
   request.hostRamBudget = bertc::hostRamBudget();
   request.tf32 = tf32;
+  request.headChunks = bertc::headChunkCandidates(spec.model.heads, cudaTarget());
   request.gemmWorkspaceBytes = gemmWorkspaceBytes();
   choice.ranked = bertc::searchFittingPlans(spec, request, ctx);
   if (!choice.ranked.empty()) {
@@ -393,6 +397,8 @@ int main(int argc, char **argv) {
     return usageError("--remat '" + remat + "': expected none or auto");
   if (std::optional<std::string> problem = bertc::optimizerFlagsError())
     return usageError(*problem);
+  if (std::optional<std::string> problem = bertc::attentionFlagError())
+    return usageError(*problem);
   if (!arch.empty() && !bertc::gpuDeviceModel(arch))
     return usageError("unknown --arch '" + arch + "' (known: " + bertc::knownArchs() + ")");
   if (tf32 && !cudaTarget())
@@ -439,6 +445,9 @@ int main(int argc, char **argv) {
     run.options.fuseOptimizer = bertc::fuseOptimizerCandidates().front();
     run.options.offloadOptimizer = offloadOptimizerCandidates().front();
     run.options.tf32 = tf32;
+    // -bertc-lower-to-target takes at most each op's heads.
+    run.options.attentionHeadChunk =
+        bertc::headChunkCandidates(std::numeric_limits<int64_t>::max(), cudaTarget()).front();
   } else {
     FailureOr<bertc::JobSpec> parsed = bertc::parseJobFile(inputPath, ctx);
     if (failed(parsed))

@@ -214,6 +214,11 @@ def Bert_AttentionOp : Bert_ForwardOp<"attention", [], ["estimateKernels"]> {
     everywhere (the bias absorbs the product), so its probabilities are uniform and its
     lse, -FLT_MAX + log seq, rounds to -FLT_MAX: the kernels recognise it by that value.
 
+    `head_chunk` (set by `-bertc-lower-to-target`) chooses the kernel: 0, a fused kernel
+    that never forms a [seq, seq] matrix (fp32 products on CUDA cores); n > 0, GEMMs on
+    tensor cores over n heads at a time, whose [n, batch, seq, seq] scores and
+    probabilities (rounded to the storage type) live in the op's kernel workspace.
+
     ```mlir
     %ctx, %lse = bert.attention %q, %k, %v, %mask {heads = 4 : i64, dropout = 0.0 : f32,
                                                   stream = 1 : i32}
@@ -223,7 +228,8 @@ def Bert_AttentionOp : Bert_ForwardOp<"attention", [], ["estimateKernels"]> {
   }];
   let arguments = (ins Bert_FloatTensor:$query, Bert_FloatTensor:$key,
                        Bert_FloatTensor:$value, Bert_IntTensor:$mask,
-                       I64Attr:$heads, F32Attr:$dropout, I32Attr:$stream);
+                       I64Attr:$heads, F32Attr:$dropout, I32Attr:$stream,
+                       DefaultValuedAttr<I64Attr, "0">:$head_chunk);
   let results = (outs Bert_FloatTensor:$result, RankedTensorOf<[F32]>:$lse);
 }
 

@@ -1,10 +1,10 @@
 //===- KernelWorkspace.h - arena bytes the CUDA kernels need per op -*- C++ -*-===//
 //
 // The CUDA LayerNorm kernels keep per-row statistics beside their outputs, the attention
-// backward its row term, and the bias and LayerNorm-parameter gradients sum their columns
-// in two passes through partial sums. These bytes are planned in the arena's scratch region
-// for both targets, so both run the same schedule at the same offsets. The sizes come from
-// bertc/abi/kernel_workspace.h, which the kernels use too.
+// backward its row term, the tensor-core attention its [seq, seq] score blocks, and the bias and
+// LayerNorm-parameter gradients sum their columns in two passes through partial sums. These bytes
+// are planned in the arena's scratch region for both targets, so both run the same schedule at the
+// same offsets. The sizes come from bertc/abi/kernel_workspace.h, which the kernels use too.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -25,12 +25,12 @@ extern const int64_t kCudaGemmWorkspaceBytes;
 /// own); with the optimizer on the host, the tables without chunks.
 int64_t cudaOptimizerTablesBytes(mlir::func::FuncOp microStep);
 
-/// Bytes of the attention backward's row term (cuda::attentionRowTermFloats).
-int64_t attentionRowTermBytes(int64_t batch, int64_t heads, int64_t seq);
-
 /// Bytes `op` needs beside its operands and results on the CUDA target at the plan's
 /// bounds (0 for ops that need none):
-///   attention_grad   each query row's dctx·ctx (fp32);
+///   attention        with head_chunk > 0, a block of head_chunk heads' scores
+///                    (cuda::attentionForwardWorkspaceBytes);
+///   attention_grad   each query row's dctx·ctx (fp32), and with head_chunk > 0 two
+///                    score blocks (cuda::attentionBackwardWorkspaceBytes);
 ///   layernorm        each row's mean and reciprocal standard deviation (fp32);
 ///   layernorm_grad   the same, then the partial sums of dgamma and dbeta
 ///                    (cuda::layerNormBackwardWorkspaceFloats);

@@ -92,5 +92,8 @@ int64_t pinnedHostBytes(mlir::bert::PlanAttr plan);
 /// Whether the module's GEMMs run in TF32: some linear op or gradient carries `tf32`
 /// (-bertc-lower-to-target).
 bool hasTf32Gemms(mlir::ModuleOp module);
+/// Heads the attention's GEMMs take at a time: the largest head_chunk of the module's
+/// bert.attention ops (-bertc-lower-to-target), 0 when they all run fused.
+int64_t attentionHeadChunk(mlir::ModuleOp module);
 
 } // namespace bertc

@@ -41,6 +41,12 @@ struct FitRequest {
   /// Host memory an offloaded optimizer may pin (PlanOutcome::hostBytes).
   int64_t hostRamBudget = 0;
 
+  /// PipelineOptions::attentionHeadChunk candidates, the most heads at a time first. The
+  /// last, the one with the smallest workspace (0, the fused kernels), is planned first:
+  /// a plan that does not fit with it fits with none. Then the first of the others that
+  /// fits replaces it if it is faster.
+  std::vector<int64_t> headChunks = {0};
+
   int64_t gemmWorkspaceBytes = 0; ///< PipelineOptions::gemmWorkspaceBytes of every plan
   bool tf32 = false;              ///< PipelineOptions::tf32 of every plan (--tf32)
 };
@@ -55,7 +61,8 @@ struct FitCandidate {
   bool recomputes() const { return options.rematArenaBudget > 0; }
   /// "micro-batch 16 x 2, bf16, recompute" (", 8-bit AdamW state" when it has one,
   /// ", AdamW in the backward" when it runs there, ", optimizer in host memory" when
-  /// offloaded; "fp32 (TF32 GEMMs)" for fp32 with --tf32).
+  /// offloaded, ", attention 6 heads at a time" for the tensor-core attention; "fp32
+  /// (TF32 GEMMs)" for fp32 with --tf32).
   std::string describe() const;
 };
 

@@ -56,6 +56,8 @@ struct PlanSummary {
   double hostStepSeconds = 0;
   /// Whether the fp32 GEMMs run in TF32 (--tf32 on an fp32 plan; bert.linear's `tf32`).
   bool tf32 = false;
+  /// Heads the tensor-core attention takes at a time; 0 for the fused kernels.
+  int64_t attentionHeadChunk = 0;
   double stepFlops = 0;
   double estimatedStepSeconds = 0;
   std::string device; ///< what estimatedStepSeconds is for: "cpu", "sm_80", ...

@@ -101,12 +101,20 @@ def LowerToTarget : Pass<"bertc-lower-to-target", "mlir::ModuleOp"> {
     are never marked, so with bf16 or fp16 storage the option changes nothing. The
     memory plan does not depend on it: both targets plan the same kernel workspace
     (`-bertc-plan-buffers`), so that they run the same schedule at the same offsets.
+
+    `attention-head-chunk` n sets every `bert.attention` and `bert.attention_grad`'s
+    `head_chunk` to min(n, heads): 0 keeps the fused kernels, which never form a
+    [seq, seq] matrix; n > 0 runs the products as GEMMs (tensor cores for 16-bit storage
+    on CUDA) n heads at a time, with [n, batch, seq, seq] score blocks in the kernel
+    workspace. Both targets run the same structure, so the plan is the same for both.
   }];
   let options = [
     Option<"target", "target", "std::string", "\"cpu\"",
            "whose kernels the step runs: cpu or cuda">,
     Option<"tf32", "tf32", "bool", "false",
            "run the fp32 GEMMs with TF32 tensor cores (target=cuda)">,
+    Option<"attentionHeadChunk", "attention-head-chunk", "int64_t", "0",
+           "heads the attention's GEMMs take at a time (0: the fused kernels)">,
   ];
   let dependentDialects = ["mlir::bert::BertDialect"];
 }

@@ -40,6 +40,9 @@ struct PipelineOptions {
   /// Run the fp32 GEMMs with TF32 tensor cores (`--tf32`; -bertc-lower-to-target's tf32,
   /// for a GPU of sm_80 or newer). No effect on 16-bit GEMMs.
   bool tf32 = false;
+  /// Heads the attention's GEMMs take at a time (-bertc-lower-to-target's
+  /// attention-head-chunk): 0, the fused kernels without [seq, seq] matrices.
+  int64_t attentionHeadChunk = 0;
 };
 
 /// Adds the passes that take a module from `from` to `to` (from <= to). A plan is always

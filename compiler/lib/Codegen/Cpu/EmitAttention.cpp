@@ -1,8 +1,10 @@
-//===- EmitAttention.cpp - fused attention and its gradient ---------------===//
+//===- EmitAttention.cpp - attention and its gradient ---------------------===//
 //
-// The CPU kernels work tile by tile in the arena's scratch region. The forward writes
-// its output and each query row's log-sum-exp; the backward recomputes the probabilities
-// from the scores and that lse, and takes its row term from the forward's output.
+// head_chunk 0: the CPU kernels work tile by tile in the arena's scratch region. The
+// forward writes its output and each query row's log-sum-exp; the backward recomputes the
+// probabilities from the scores and that lse, and takes its row term from the forward's
+// output. head_chunk n > 0: the CUDA trainer's tensor-core structure, n heads at a time
+// with their score blocks in the op's kernel workspace (cpu::chunkedAttentionForward).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,11 +20,18 @@ namespace bertc {
 
 namespace {
 
-/// The arguments both attention kernels end with.
+/// The arguments both attention kernels end with: the shape and the dropout.
 std::string shapeAndDropout(Value query, int64_t heads, float dropout, uint32_t stream) {
-  return "ctx.scratch, B, S, " + std::to_string(EmitContext::features(query)) + ", " +
-         std::to_string(heads) + ", " + EmitContext::floatLiteral(dropout) + ", " +
-         EmitContext::dropoutKey(stream) + ");\n";
+  return "B, S, " + std::to_string(EmitContext::features(query)) + ", " + std::to_string(heads) +
+         ", " + EmitContext::floatLiteral(dropout) + ", " + EmitContext::dropoutKey(stream) +
+         ");\n";
+}
+
+/// Where the kernel works: the arena's scratch (fused) or the op's workspace (chunked).
+FailureOr<std::string> workArea(Operation *op, int64_t headChunk) {
+  if (headChunk == 0)
+    return std::string("ctx.scratch");
+  return kernelWorkspace(op);
 }
 
 } // namespace
@@ -30,23 +39,39 @@ std::string shapeAndDropout(Value query, int64_t heads, float dropout, uint32_t 
 std::optional<LogicalResult> emitAttentionOp(Operation *op, EmitContext &ctx) {
   auto &os = ctx.os;
   return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
-      .Case([&](AttentionOp attention) {
-        os << "  cpu::attentionForward(" << ctx.name(attention.getQuery()) << ", "
-           << ctx.name(attention.getKey()) << ", " << ctx.name(attention.getValue()) << ", "
-           << ctx.name(attention.getMask()) << ", " << ctx.name(attention.getResult()) << ", "
-           << ctx.name(attention.getLse()) << ", "
+      .Case([&](AttentionOp attention) -> LogicalResult {
+        int64_t headChunk = attention.getHeadChunk();
+        FailureOr<std::string> work = workArea(op, headChunk);
+        if (failed(work))
+          return failure();
+        os << (headChunk > 0 ? "  cpu::chunkedAttentionForward(" : "  cpu::attentionForward(")
+           << ctx.name(attention.getQuery()) << ", " << ctx.name(attention.getKey()) << ", "
+           << ctx.name(attention.getValue()) << ", " << ctx.name(attention.getMask()) << ", "
+           << ctx.name(attention.getResult()) << ", " << ctx.name(attention.getLse()) << ", "
+           << *work << ", " << (headChunk > 0 ? std::to_string(headChunk) + ", " : "")
            << shapeAndDropout(attention.getQuery(), attention.getHeads(),
                               attention.getDropout().convertToFloat(), attention.getStream());
         return success();
       })
-      .Case([&](AttentionGradOp grad) {
-        os << "  cpu::attentionBackward(" << ctx.name(grad.getResultGrad()) << ", "
-           << ctx.name(grad.getQuery()) << ", " << ctx.name(grad.getKey()) << ", "
-           << ctx.name(grad.getValue()) << ", " << ctx.name(grad.getMask()) << ", "
-           << ctx.name(grad.getOutput()) << ", " << ctx.name(grad.getLse()) << ", "
-           << ctx.name(grad.getQueryGrad()) << ", " << ctx.name(grad.getKeyGrad()) << ", "
-           << ctx.name(grad.getValueGrad()) << ", "
-           << shapeAndDropout(grad.getQuery(), grad.getHeads(), grad.getDropout().convertToFloat(),
+      .Case([&](AttentionGradOp grad) -> LogicalResult {
+        int64_t headChunk = grad.getHeadChunk();
+        FailureOr<std::string> work = workArea(op, headChunk);
+        if (failed(work))
+          return failure();
+        std::string grads = ctx.name(grad.getQueryGrad()) + ", " + ctx.name(grad.getKeyGrad()) +
+                            ", " + ctx.name(grad.getValueGrad());
+        // The chunked kernel takes its workspace before the gradients and its head chunk
+        // after them, as the CUDA one.
+        os << (headChunk > 0 ? "  cpu::chunkedAttentionBackward(" : "  cpu::attentionBackward(")
+           << ctx.name(grad.getResultGrad()) << ", " << ctx.name(grad.getQuery()) << ", "
+           << ctx.name(grad.getKey()) << ", " << ctx.name(grad.getValue()) << ", "
+           << ctx.name(grad.getMask()) << ", " << ctx.name(grad.getOutput()) << ", "
+           << ctx.name(grad.getLse()) << ", ";
+        if (headChunk > 0)
+          os << *work << ", " << grads << ", " << headChunk << ", ";
+        else
+          os << grads << ", " << *work << ", ";
+        os << shapeAndDropout(grad.getQuery(), grad.getHeads(), grad.getDropout().convertToFloat(),
                               grad.getStream());
         return success();
       })

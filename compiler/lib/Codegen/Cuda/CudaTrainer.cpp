@@ -252,6 +252,7 @@ public:
        << "// device arena the runtime allocates; offsets come from the memory plan.\n"
        << "#include \"bertc/abi/trainer.h\"\n"
        << "#include \"bertc/runtime/cuda_check.h\"\n"
+       << "#include \"bertc/runtime/cuda_chunked_attention.h\"\n"
        << "#include \"bertc/runtime/cuda_gemm.h\"\n"
        << "#include \"bertc/runtime/cuda_kernels.h\"\n"
        << "#include \"bertc/runtime/cuda_step.h\"\n"

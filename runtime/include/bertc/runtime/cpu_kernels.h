@@ -105,10 +105,10 @@ void chunkedAttentionForward(const T *q, const T *k, const T *v, const int32_t *
                              const DropoutKey &key);
 template <typename T>
 void chunkedAttentionBackward(const T *dctx, const T *q, const T *k, const T *v,
-                              const int32_t *mask, const T *ctx, const float *lse,
-                              float *workspace, T *dq, T *dk, T *dv, int64_t headChunk,
-                              int64_t batch, int64_t seq, int64_t hidden, int64_t heads,
-                              float dropoutRate, const DropoutKey &key);
+                              const int32_t *mask, const T *ctx, const float *lse, float *workspace,
+                              T *dq, T *dk, T *dv, int64_t headChunk, int64_t batch, int64_t seq,
+                              int64_t hidden, int64_t heads, float dropoutRate,
+                              const DropoutKey &key);
 
 /// out[b, :] = x[b, index, :] for x [batch, seq, hidden].
 template <typename T>

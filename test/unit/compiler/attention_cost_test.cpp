@@ -1,0 +1,200 @@
+//===- attention_cost_test.cpp - the tensor-core attention's price --------===//
+//
+// BERT-base self-attention (B = 32, 12 heads of d = 64, hidden H = 768) in bf16 with
+// head_chunk > 0: what its CostOpInterface says the strided-batched GEMMs and the row
+// kernels compute and move, and the seconds the A100 (sm_80) roofline makes of them, at
+// seq 128 and 512, against counts worked out by hand in the comments. Beside it, the
+// fused kernels on the same GPU, which the fit driver weighs it against.
+//
+// sm_80's rates (DeviceModel.cpp): bf16 GEMMs 0.7 x 312 = 218.4 TFLOP/s, bertc's kernels
+// 0.5 x 19.5 = 9.75 TFLOP/s, memory 0.8 x 1555 = 1244 GB/s, 5 us a launch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "bertc/Analysis/DeviceModel.h"
+#include "bertc/Analysis/StepCost.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace {
+
+using bertc::estimateKernelSeconds;
+using bertc::estimateOpKernels;
+using bertc::estimateOpSeconds;
+using mlir::bert::ComputeUnit;
+using mlir::bert::CostTarget;
+using mlir::bert::KernelWork;
+
+constexpr int64_t kBatch = 32;
+constexpr double kHalfGemm = 218.4e12, kCores = 9.75e12, kMemory = 1244e9, kLaunch = 5e-6;
+
+/// bert.attention and its gradient over q [B, S, 768] bf16, 12 heads, `headChunk` heads at
+/// a time, no dropout.
+class Attention {
+public:
+  explicit Attention(int64_t headChunk) {
+    context.loadDialect<mlir::bert::BertDialect, mlir::func::FuncDialect>();
+    std::string attrs = "{heads = 12 : i64, dropout = 0.0 : f32, stream = 1 : i32, head_chunk = " +
+                        std::to_string(headChunk) + " : i64}";
+    module = mlir::parseSourceString<mlir::ModuleOp>(
+        "func.func @f(%q: tensor<?x?x768xbf16>, %mask: tensor<?x?xi32>) {\n"
+        "  %ctx, %lse = bert.attention %q, %q, %q, %mask " +
+            attrs +
+            " : (tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, "
+            "tensor<?x?xi32>) -> (tensor<?x?x768xbf16>, tensor<?x12x?xf32>)\n"
+            "  %dq, %dk, %dv = bert.attention_grad %ctx, %q, %q, %q, %mask, %ctx, %lse " +
+            attrs +
+            " : (tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, "
+            "tensor<?x?x768xbf16>, tensor<?x?xi32>, tensor<?x?x768xbf16>, tensor<?x12x?xf32>) "
+            "-> (tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, tensor<?x?x768xbf16>)\n"
+            "  return\n}\n",
+        &context);
+    EXPECT_TRUE(module);
+  }
+
+  mlir::Operation *forward() { return first("bert.attention"); }
+  mlir::Operation *backward() { return first("bert.attention_grad"); }
+
+private:
+  mlir::Operation *first(llvm::StringRef name) {
+    mlir::Operation *found = nullptr;
+    if (module)
+      module->walk([&](mlir::Operation *op) {
+        if (!found && op->getName().getStringRef() == name)
+          found = op;
+      });
+    EXPECT_NE(found, nullptr) << name.str();
+    return found;
+  }
+
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+};
+
+const bertc::DeviceModel &a100() { return *bertc::gpuDeviceModel("sm_80"); }
+
+/// Expects `kernel` to be `unit` work of exactly `flops` and `bytes` in `launches` launches.
+void expectKernel(const KernelWork &kernel, ComputeUnit unit, double flops, double bytes,
+                  int launches) {
+  EXPECT_EQ(kernel.unit, unit);
+  EXPECT_EQ(kernel.flops, flops);
+  EXPECT_EQ(kernel.bytes, bytes);
+  EXPECT_EQ(kernel.launches, launches);
+}
+
+// At seq 128: B heads S^2 = 32 * 12 * 16,384 = 6,291,456 scores; a product over them is
+// 2 * 64 flops a score, 805,306,368; a [B, S, H] bf16 tensor is 4096 * 768 * 2 = 6,291,456 B;
+// the mask 4096 * 4 = 16,384 B; the lse (and the row term) 32 * 12 * 128 * 4 = 196,608 B.
+TEST(AttentionCost, TensorCoreForwardAtSeq128) {
+  Attention attention(12);
+  auto kernels = estimateOpKernels(attention.forward(), kBatch, 128, CostTarget::Cuda);
+  ASSERT_EQ(kernels.size(), 3u);
+  // QK^T: a bf16 GEMM per head; reads q and k, writes the fp32 scores (4 B each).
+  // 2 * 6,291,456 + 4 * 6,291,456 = 37,748,736 B.
+  expectKernel(kernels[0], ComputeUnit::HalfGemm, 805306368, 37748736, 12);
+  // The rows, one launch for the 12-head chunk: 8 flops a score; the scores read (4 B),
+  // the probabilities written (2 B), the mask and the lse: 37,748,736 + 16,384 + 196,608.
+  expectKernel(kernels[1], ComputeUnit::Fp32Cores, 8 * 6291456, 37961728, 1);
+  // PV: reads P (2 B a score) and v, writes ctx: 12,582,912 + 2 * 6,291,456.
+  expectKernel(kernels[2], ComputeUnit::HalfGemm, 805306368, 25165824, 12);
+  // Every kernel is bound by its bytes on the A100:
+  //   QK^T  37,748,736 / 1244e9 + 12 launches; rows 37,961,728 / 1244e9 + 1;
+  //   PV    25,165,824 / 1244e9 + 12.
+  double expected = (37748736.0 + 37961728.0 + 25165824.0) / kMemory + 25 * kLaunch;
+  EXPECT_NEAR(estimateOpSeconds(attention.forward(), kBatch, 128, a100()), expected,
+              1e-12 * expected);
+}
+
+TEST(AttentionCost, TensorCoreBackwardAtSeq128) {
+  Attention attention(12);
+  auto kernels = estimateOpKernels(attention.backward(), kBatch, 128, CostTarget::Cuda);
+  ASSERT_EQ(kernels.size(), 4u);
+  // The row term dctx . ctx: 2 B S H = 6,291,456 flops; reads dctx and ctx, writes the
+  // row term: 12,582,912 + 196,608 B.
+  expectKernel(kernels[0], ComputeUnit::Fp32Cores, 6291456, 12779520, 1);
+  // QK^T and dctx V^T: 2 GEMMs a head; read q, k, dctx and v, write two fp32 blocks:
+  // 4 * 6,291,456 + 8 * 6,291,456 = 75,497,472 B.
+  expectKernel(kernels[1], ComputeUnit::HalfGemm, 2 * 805306368.0, 75497472, 24);
+  // The rows: the probability from the lse (7) and its score gradient (4) a score; read
+  // both blocks (8 B), write P*Z and dS (4 B), the mask, the lse and the row term:
+  // 12 * 6,291,456 + 16,384 + 2 * 196,608 = 75,907,072 B.
+  expectKernel(kernels[2], ComputeUnit::Fp32Cores, 11 * 6291456.0, 75907072, 1);
+  // dV, dQ, dK: each reads one 16-bit block and a tensor and writes a gradient:
+  // 6 * 6,291,456 + 3 * 2 * 6,291,456 = 75,497,472 B.
+  expectKernel(kernels[3], ComputeUnit::HalfGemm, 3 * 805306368.0, 75497472, 36);
+}
+
+// At seq 512 the scores grow sixteenfold: 100,663,296 of them, a product 12,884,901,888
+// flops; a [B, S, H] bf16 tensor is 25,165,824 B, the mask 65,536, the lse 786,432.
+TEST(AttentionCost, TensorCoreAttentionAtSeq512) {
+  Attention attention(12);
+  auto forward = estimateOpKernels(attention.forward(), kBatch, 512, CostTarget::Cuda);
+  ASSERT_EQ(forward.size(), 3u);
+  // QK^T: 2 * 25,165,824 + 4 * 100,663,296 = 452,984,832 B.
+  expectKernel(forward[0], ComputeUnit::HalfGemm, 12884901888, 452984832, 12);
+  // Rows: 6 * 100,663,296 + 65,536 + 786,432 = 604,831,744 B.
+  expectKernel(forward[1], ComputeUnit::Fp32Cores, 8 * 100663296.0, 604831744, 1);
+  // PV: 2 * 100,663,296 + 2 * 25,165,824 = 251,658,240 B.
+  expectKernel(forward[2], ComputeUnit::HalfGemm, 12884901888, 251658240, 12);
+  // Still bound by bytes: QK^T computes in 12,884,901,888 / 218.4e12 = 59 us and moves
+  // its bytes in 364 us.
+  double expected = (452984832.0 + 604831744.0 + 251658240.0) / kMemory + 25 * kLaunch;
+  EXPECT_NEAR(estimateOpSeconds(attention.forward(), kBatch, 512, a100()), expected,
+              1e-12 * expected);
+
+  auto backward = estimateOpKernels(attention.backward(), kBatch, 512, CostTarget::Cuda);
+  ASSERT_EQ(backward.size(), 4u);
+  // Row term: 2 * 16,384 * 768 flops; 2 * 25,165,824 + 786,432 B.
+  // QK^T and dctx V^T: 4 * 25,165,824 + 8 * 100,663,296 = 905,969,664 B.
+  // Rows: 12 * 100,663,296 + 65,536 + 2 * 786,432 = 1,209,597,952 B.
+  // dV, dQ, dK: 6 * 25,165,824 + 6 * 100,663,296 = 754,974,720 B.
+  expectKernel(backward[1], ComputeUnit::HalfGemm, 2 * 12884901888.0, 905969664, 24);
+  expectKernel(backward[2], ComputeUnit::Fp32Cores, 11 * 100663296.0, 1209597952, 1);
+  expectKernel(backward[3], ComputeUnit::HalfGemm, 3 * 12884901888.0, 754974720, 36);
+  // Every kernel is bound by its bytes: the row term computes in 25,165,824 / 9.75e12 =
+  // 2.58 us and moves its bytes in 41 us; the rows compute in 114 us and move in 972 us.
+  expected = (2 * 25165824.0 + 786432.0 + 905969664.0 + 1209597952.0 + 754974720.0) / kMemory +
+             62 * kLaunch;
+  EXPECT_NEAR(estimateOpSeconds(attention.backward(), kBatch, 512, a100()), expected,
+              1e-12 * expected);
+}
+
+TEST(AttentionCost, ChunksOfFewerHeadsLaunchTheRowsMoreOften) {
+  // 12 heads 5 at a time: chunks of 5, 5 and 2, so three row launches; the GEMMs still
+  // run one per head.
+  Attention attention(5);
+  auto forward = estimateOpKernels(attention.forward(), kBatch, 128, CostTarget::Cuda);
+  ASSERT_EQ(forward.size(), 3u);
+  EXPECT_EQ(forward[0].launches, 12);
+  EXPECT_EQ(forward[1].launches, 3);
+  EXPECT_EQ(forward[1].bytes, 37961728.0);
+}
+
+TEST(AttentionCost, TensorCoresPayOffAtLongSequences) {
+  // The fused kernels' fp32 products on CUDA cores (step_cost_test.cpp counts them):
+  //   forward   2 products over d = 64 and 8 flops a score: at seq 512
+  //             2 * 12,884,901,888 + 8 * 100,663,296 = 26,575,110,144 flops, 2.726 ms;
+  //   backward  7 products and 22 flops a score, plus the row term: 9.53 ms.
+  // The tensor-core kernels move the scores through memory instead: 1.18 ms and 2.66 ms.
+  Attention fused(0), chunked(12);
+  const double fusedForward = 26575110144.0 / kCores + kLaunch;
+  EXPECT_NEAR(estimateOpSeconds(fused.forward(), kBatch, 512, a100()), fusedForward,
+              1e-12 * fusedForward);
+  EXPECT_LT(estimateOpSeconds(chunked.forward(), kBatch, 512, a100()), 0.45 * fusedForward);
+  EXPECT_LT(estimateOpSeconds(chunked.backward(), kBatch, 512, a100()),
+            0.3 * estimateOpSeconds(fused.backward(), kBatch, 512, a100()));
+  // At seq 128 the fused forward is the faster (0.175 ms against 0.206 ms: the scores'
+  // round trip through memory and 25 launches), the backward the slower.
+  EXPECT_LT(estimateOpSeconds(fused.forward(), kBatch, 128, a100()),
+            estimateOpSeconds(chunked.forward(), kBatch, 128, a100()));
+  EXPECT_GT(estimateOpSeconds(fused.backward(), kBatch, 128, a100()),
+            estimateOpSeconds(chunked.backward(), kBatch, 128, a100()));
+}
+
+} // namespace
