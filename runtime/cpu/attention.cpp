@@ -5,11 +5,9 @@
 // of hidden), so no head is ever copied out; the per-head GEMMs go through mixedGemm (fp32
 // accumulation whatever the storage type). Probabilities and softmax are always fp32. The
 // forward saves each query row's log-sum-exp, from which the backward recomputes them.
-#include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/cpu_kernels.h"
 
-#include "dropout_draws.h"
-#include "mixed_gemm.h"
+#include "attention_common.h"
 #include "parallel.h"
 #include "storage_types.h"
 #include "vector_math.h"
@@ -21,25 +19,6 @@
 namespace bertc::cpu {
 
 namespace {
-/// The shape of one attention call and the offsets of one (batch, head) slice in it.
-struct AttentionShape {
-  int64_t batch, seq, hidden, heads;
-
-  int64_t headDim() const { return hidden / heads; }
-  /// Offset of head h of sequence b in a [batch, seq, hidden] tensor.
-  int64_t headOffset(int64_t b, int64_t h) const { return b * seq * hidden + h * headDim(); }
-  /// Dropout index, within row b of the batch, of probability (i, 0) of head h.
-  uint64_t dropoutIndexInRow(int64_t h, int64_t i) const { return uint64_t((h * seq + i) * seq); }
-  /// Index of query row i of head h of sequence b in a [batch, heads, seq] statistic.
-  int64_t statIndex(int64_t b, int64_t h, int64_t i) const { return (b * heads + h) * seq + i; }
-};
-
-/// Query rows of one (batch, head) that one thread takes at a time.
-constexpr int64_t kQueryRowBlock = 32;
-
-/// The additive mask of a key: -FLT_MAX (torch.finfo(float32).min) where its mask is 0.
-inline float keyMaskBias(int32_t keyMask) { return keyMask == 0 ? -FLT_MAX : 0.0f; }
-
 /// Turns one row of scores (already scaled) into softmax probabilities in place, adding
 /// -FLT_MAX to keys whose mask entry is 0 first (so a row with every key masked becomes
 /// uniform, as in Hugging Face BERT). Returns the row's log-sum-exp: -FLT_MAX for a row
@@ -76,37 +55,6 @@ void probabilitiesFromLse(float *row, const int32_t *keyMask, int64_t seq, float
     row[j] = vectorExp(row[j] + keyMaskBias(keyMask[j]) - lse);
 }
 
-/// Calls visit(j, keep) for each key j of query row i of head h of sequence b: whether dropout
-/// keeps probability (i, j). The row's dropout indices are consecutive (dropout_draws.h).
-template <typename Visit>
-void forEachRowDecision(const DropoutKey &key, const AttentionShape &shape, int64_t b, int64_t h,
-                        int64_t i, float rate, const Visit &visit) {
-  forEachDropoutDecision(key, b, shape.dropoutIndexInRow(h, i), shape.seq, rate, visit);
-}
-
-/// Rows [rowBegin, rowEnd) of the scaled scores q_h k_h^T / sqrt(d) of one (batch, head),
-/// into those rows of scores ([seq, seq]).
-template <typename T>
-void headScoreRows(const T *q, const T *k, float *scores, const AttentionShape &shape, int64_t b,
-                   int64_t h, int64_t rowBegin, int64_t rowEnd) {
-  const int64_t seq = shape.seq, headDim = shape.headDim();
-  const int64_t offset = shape.headOffset(b, h);
-  const float scale = 1.0f / std::sqrt(float(headDim));
-  mixedGemm(false, true, rowEnd - rowBegin, seq, headDim, scale,
-            q + offset + rowBegin * shape.hidden, shape.hidden, k + offset, shape.hidden, 0.0f,
-            scores + rowBegin * seq, seq);
-}
-
-/// dctx_i · ctx_i over the head's dims: the backward's row term r_i = sum_j P_ij dP_ij.
-template <typename T>
-float rowTerm(const T *dctx, const T *ctx, const AttentionShape &shape, int64_t b, int64_t h,
-              int64_t i) {
-  const int64_t offset = shape.headOffset(b, h) + i * shape.hidden;
-  float sum = 0.0f;
-  for (int64_t c = 0; c < shape.headDim(); ++c)
-    sum += toFloat(dctx[offset + c]) * toFloat(ctx[offset + c]);
-  return sum;
-}
 } // namespace
 
 // Per (batch b, head h), the query rows split in blocks that the threads share, per block:
@@ -119,13 +67,14 @@ void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T
                       float *scratch, int64_t batch, int64_t seq, int64_t hidden, int64_t heads,
                       float dropoutRate, const DropoutKey &key) {
   const AttentionShape shape{batch, seq, hidden, heads};
+  const float scale = 1.0f / std::sqrt(float(shape.headDim()));
   const float keptScale = 1.0f / (1.0f - dropoutRate);
   float *probs = scratch; // [seq, seq]
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t h = 0; h < heads; ++h) {
       const int64_t offset = shape.headOffset(b, h);
       forEachChunk(seq, kQueryRowBlock, [&](int64_t rowBegin, int64_t rowEnd) {
-        headScoreRows(q, k, probs, shape, b, h, rowBegin, rowEnd);
+        headProductRows(q, k, scale, probs, shape, b, h, rowBegin, rowEnd);
         for (int64_t i = rowBegin; i < rowEnd; ++i)
           lse[shape.statIndex(b, h, i)] = maskedSoftmaxRow(probs + i * seq, mask + b * seq, seq);
         if (dropoutRate > 0.0f)
@@ -174,9 +123,8 @@ void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const 
       const int64_t offset = shape.headOffset(b, h);
       forEachChunk(seq, kQueryRowBlock, [&](int64_t rowBegin, int64_t rowEnd) {
         const int64_t rows = rowEnd - rowBegin;
-        headScoreRows(q, k, probs, shape, b, h, rowBegin, rowEnd);
-        mixedGemm(false, true, rows, n, d, 1.0f, dctx + offset + rowBegin * ld, ld, v + offset, ld,
-                  0.0f, gradScores + rowBegin * n, n);
+        headProductRows(q, k, scale, probs, shape, b, h, rowBegin, rowEnd);
+        headProductRows(dctx, v, 1.0f, gradScores, shape, b, h, rowBegin, rowEnd);
         for (int64_t i = rowBegin; i < rowEnd; ++i) {
           float *pRow = probs + i * seq;
           float *gRow = gradScores + i * seq;

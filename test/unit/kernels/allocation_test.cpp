@@ -1,6 +1,7 @@
 // Checks that no kernel allocates: this file replaces the global operator new for the whole
 // test binary with one that counts calls, then runs every kernel once between two readings of
 // the counter. (Allocations inside OpenBLAS, a C library, are outside what this can see.)
+#include "bertc/abi/kernel_workspace.h"
 #include "bertc/runtime/cpu_kernels.h"
 
 #include <gtest/gtest.h>
@@ -37,6 +38,9 @@ TEST(NoAllocation, EveryKernelRunsWithoutOperatorNew) {
   std::vector<float> q(n, 0.1f), k(n, 0.2f), v(n, 0.3f), dq(n), dk(n), dv(n);
   std::vector<float> scratch(attentionScratchFloats(seq)), logits(batch * classes, 0.0f);
   std::vector<float> lse(batch * heads * seq);
+  const int64_t headChunk = 3; // a partial last chunk of the 4 heads
+  std::vector<float> workspace(
+      bertc::cuda::attentionBackwardWorkspaceBytes(headChunk, batch, heads, seq) / sizeof(float));
   std::vector<float> dlogits(batch * classes), m(n, 0.0f), variance(n, 0.0f);
   std::vector<int32_t> ids(tokens, 3), mask(tokens, 1), labels(batch, 1);
   float loss = 0.0f, dloss = 1.0f;
@@ -64,6 +68,12 @@ TEST(NoAllocation, EveryKernelRunsWithoutOperatorNew) {
   attentionBackward(dy.data(), q.data(), k.data(), v.data(), mask.data(), y.data(), lse.data(),
                     dq.data(), dk.data(), dv.data(), scratch.data(), batch, seq, hidden, heads,
                     0.1f, {1, 1, 2, 0});
+  chunkedAttentionForward(q.data(), k.data(), v.data(), mask.data(), y.data(), lse.data(),
+                          workspace.data(), headChunk, batch, seq, hidden, heads, 0.1f,
+                          {1, 1, 2, 0});
+  chunkedAttentionBackward(dy.data(), q.data(), k.data(), v.data(), mask.data(), y.data(),
+                           lse.data(), workspace.data(), dq.data(), dk.data(), dv.data(), headChunk,
+                           batch, seq, hidden, heads, 0.1f, {1, 1, 2, 0});
   selectTokenForward(x.data(), y.data(), batch, seq, hidden, 0);
   selectTokenBackward(dy.data(), dx.data(), batch, seq, hidden, 0);
   crossEntropyForward(logits.data(), labels.data(), &loss, batch, classes, float(batch));

@@ -1,0 +1,238 @@
+// Attention by GEMMs over whole [seq, seq] matrices (an attention op with head_chunk > 0):
+// the CPU twin of the CUDA trainer's tensor-core attention, step for step
+// (cuda_chunked_attention.h), with the chunk's score blocks in the caller's workspace
+// (abi/kernel_workspace.h). The scores are raw products q k^T; the scale, mask bias, dropout
+// keys and fully masked rows are the fused kernels' (attention_common.h here,
+// attention_common.cuh there), and P*Z and dS are rounded to the storage type in place in
+// their blocks before the products that read them, so the two targets differ only by the
+// GEMMs' order of summation. The threads share blocks of query rows of the chunk's
+// (head, sequence) pairs, and blocks of key rows for dv and dk; each writes disjoint rows.
+#include "bertc/abi/kernel_workspace.h"
+#include "bertc/runtime/cpu_kernels.h"
+
+#include "attention_common.h"
+#include "parallel.h"
+#include "storage_types.h"
+#include "vector_math.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+
+namespace bertc::cpu {
+
+namespace {
+using cuda::attentionBackwardBlocksOffset;
+using cuda::attentionPackedLd;
+using cuda::attentionRowTermFloats;
+using cuda::attentionScoreBlockFloats;
+
+/// Rows of the backward's row term one thread takes at a time (headDim multiply-adds each).
+constexpr int64_t kRowTermBlock = 1024;
+
+/// The chunk of heads [firstHead, firstHead + heads) and its [seq, seq] matrices in a score
+/// block: (head h of the chunk, sequence b) at float offset (h * batch + b) * seq * seq.
+struct HeadChunk {
+  int64_t firstHead, heads;
+
+  float *matrix(float *block, const AttentionShape &shape, int64_t hLocal, int64_t b) const {
+    return block + (hLocal * shape.batch + b) * shape.seq * shape.seq;
+  }
+};
+
+/// Calls body(hLocal, b, rowBegin, rowEnd) for each block of kQueryRowBlock rows of each
+/// (head, sequence) pair of the chunk, the blocks spread over the threads.
+template <typename Body>
+void forEachRowBlock(const HeadChunk &chunk, const AttentionShape &shape, const Body &body) {
+  const int64_t blocks = (shape.seq + kQueryRowBlock - 1) / kQueryRowBlock;
+  forEachChunk(chunk.heads * shape.batch * blocks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t pair = item / blocks, rowBegin = item % blocks * kQueryRowBlock;
+      body(pair / shape.batch, pair % shape.batch, rowBegin,
+           std::min(shape.seq, rowBegin + kQueryRowBlock));
+    }
+  });
+}
+
+/// A masked, scaled score with one rounding, as the CUDA kernels' maskedScore (fmaf).
+inline float maskedScore(float raw, float scale, float maskBias) {
+  return std::fma(raw, scale, maskBias);
+}
+
+/// The log-sum-exp m + log(sum_j exp(s_j - m)) of one row of raw scores after scaling and
+/// masking: -FLT_MAX for a row with every key masked (-FLT_MAX + log seq rounds to it).
+float rowLogSumExp(const float *raw, const int32_t *keyMask, int64_t seq, float scale) {
+  float rowMax = -FLT_MAX;
+#pragma omp simd reduction(max : rowMax)
+  for (int64_t j = 0; j < seq; ++j)
+    rowMax = std::max(maskedScore(raw[j], scale, keyMaskBias(keyMask[j])), rowMax);
+  float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < seq; ++j)
+    sum += vectorExp(maskedScore(raw[j], scale, keyMaskBias(keyMask[j])) - rowMax);
+  return rowMax + std::log(sum);
+}
+
+/// One row of raw scores rewritten in place as its probabilities exp(s_j - lse), or 1 / seq
+/// throughout for a row with every key masked (the CUDA kernels' probabilityFromLse); the
+/// forward and the backward both take them from lse, so they agree bit for bit.
+void probabilitiesFromRaw(float *row, const int32_t *keyMask, int64_t seq, float scale, float lse) {
+  if (lse == -FLT_MAX) {
+    std::fill(row, row + seq, 1.0f / float(seq));
+    return;
+  }
+#pragma omp simd
+  for (int64_t j = 0; j < seq; ++j)
+    row[j] = vectorExp(maskedScore(row[j], scale, keyMaskBias(keyMask[j])) - lse);
+}
+
+/// Rewrites a row of fp32 values as T from its first byte (a score block row read as T,
+/// attentionPackedLd). Element j's bytes lie within the floats 0..j, already read, so the
+/// rewrite runs front to back; memcpy tells the compiler that the T stores alias the floats.
+template <typename T> void packRow(float *row, int64_t seq) {
+  if constexpr (!std::is_same_v<T, float>) {
+    char *bytes = reinterpret_cast<char *>(row);
+    for (int64_t j = 0; j < seq; ++j) {
+      const T value = fromFloat<T>(row[j]);
+      std::memcpy(bytes + j * int64_t(sizeof(T)), &value, sizeof(T));
+    }
+  }
+}
+
+/// The T view of a [seq, seq] matrix whose rows packRow rewrote (leading dimension
+/// attentionPackedLd<T>(seq)).
+template <typename T> const T *packedRows(const float *matrix) {
+  return reinterpret_cast<const T *>(matrix);
+}
+} // namespace
+
+// Per chunk of headChunk heads (the last may have fewer), per block of query rows of each of
+// its (head h, sequence b) pairs, the steps of the CUDA launches on those rows:
+//   1. the raw scores q_h k_h^T into the pair's matrix of the score block;
+//   2. per row: s_j = fma(raw_j, scale, maskBias_j), lse = m + log(sum_j exp(s_j - m))
+//      (saved), P_j = exp(s_j - lse) (1 / seq for a fully masked row) times the dropout
+//      factor Z_j (0 or 1 / (1 - rate)), rounded to T in place;
+//   3. ctx_h = (P*Z) v_h for the block's rows, rounded once to T.
+// A block's rows depend on nothing outside it, so running the three steps block by block
+// gives the results of the CUDA order (each step over the whole chunk) while the rows are
+// still in cache.
+template <typename T>
+void chunkedAttentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx,
+                             float *lse, float *workspace, int64_t headChunk, int64_t batch,
+                             int64_t seq, int64_t hidden, int64_t heads, float dropoutRate,
+                             const DropoutKey &key) {
+  const AttentionShape shape{batch, seq, hidden, heads};
+  const float scale = 1.0f / std::sqrt(float(shape.headDim()));
+  const float keptScale = 1.0f / (1.0f - dropoutRate);
+  const int64_t ldPacked = attentionPackedLd<T>(seq);
+  for (int64_t firstHead = 0; firstHead < heads; firstHead += headChunk) {
+    const HeadChunk chunk{firstHead, std::min(headChunk, heads - firstHead)};
+    forEachRowBlock(chunk, shape, [&](int64_t hLocal, int64_t b, int64_t rowBegin, int64_t rowEnd) {
+      const int64_t h = chunk.firstHead + hLocal, offset = shape.headOffset(b, h);
+      float *scores = chunk.matrix(workspace, shape, hLocal, b); // [seq, seq]
+      headProductRows(q, k, 1.0f, scores, shape, b, h, rowBegin, rowEnd);
+      for (int64_t i = rowBegin; i < rowEnd; ++i) {
+        float *row = scores + i * seq;
+        const float rowLse = rowLogSumExp(row, mask + b * seq, seq, scale);
+        lse[shape.statIndex(b, h, i)] = rowLse;
+        probabilitiesFromRaw(row, mask + b * seq, seq, scale, rowLse);
+        if (dropoutRate > 0.0f)
+          forEachRowDecision(key, shape, b, h, i, dropoutRate,
+                             [&](int64_t j, bool keep) { row[j] *= keep ? keptScale : 0.0f; });
+        packRow<T>(row, seq);
+      }
+      mixedGemm(false, false, rowEnd - rowBegin, shape.headDim(), seq, 1.0f,
+                packedRows<T>(scores) + rowBegin * ldPacked, ldPacked, v + offset, hidden, 0.0f,
+                ctx + offset + rowBegin * hidden, hidden);
+    });
+  }
+}
+
+// With P the probabilities (from the saved lse), Z the dropout factors and r_i = dctx_i ·
+// ctx_i the row term (= sum_j P_ij Z_ij dP_ij, as ctx_i = sum_j P_ij Z_ij v_j):
+//   1. r for every row, in fp32 from the stored T values, into the workspace's first floats;
+//   2. per chunk, per block of query rows of each (head h, sequence b) pair:
+//      a. raw scores q_h k_h^T into block A, dP = dctx_h v_h^T into block B;
+//      b. per row: P as the forward's; A <- T(P Z), B <- T(P (dP Z - r) scale), the fused
+//         backward's dS (a fully masked row takes P = 1 / seq there too);
+//      c. dq_h = dS k_h for the block's rows;
+//   3. per chunk, per block of key rows of each pair: dv_h = (P Z)^T dctx_h, dk_h = dS^T q_h.
+template <typename T>
+void chunkedAttentionBackward(const T *dctx, const T *q, const T *k, const T *v,
+                              const int32_t *mask, const T *ctx, const float *lse, float *workspace,
+                              T *dq, T *dk, T *dv, int64_t headChunk, int64_t batch, int64_t seq,
+                              int64_t hidden, int64_t heads, float dropoutRate,
+                              const DropoutKey &key) {
+  const AttentionShape shape{batch, seq, hidden, heads};
+  const int64_t headDim = shape.headDim(), ldPacked = attentionPackedLd<T>(seq);
+  const float scale = 1.0f / std::sqrt(float(headDim));
+  const float keptScale = 1.0f / (1.0f - dropoutRate);
+  float *rowTerms = workspace; // [batch, heads, seq]
+  float *blockA = workspace + attentionBackwardBlocksOffset(batch, heads, seq) /
+                                  int64_t(sizeof(float)); // [headChunk, batch, seq, seq]
+  float *blockB = blockA + attentionScoreBlockFloats(headChunk, batch, seq);
+
+  forEachChunk(attentionRowTermFloats(batch, heads, seq), kRowTermBlock,
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t row = begin; row < end; ++row)
+                   rowTerms[row] =
+                       rowTerm(dctx, ctx, shape, row / (seq * heads), row / seq % heads, row % seq);
+               });
+  for (int64_t firstHead = 0; firstHead < heads; firstHead += headChunk) {
+    const HeadChunk chunk{firstHead, std::min(headChunk, heads - firstHead)};
+    forEachRowBlock(chunk, shape, [&](int64_t hLocal, int64_t b, int64_t rowBegin, int64_t rowEnd) {
+      const int64_t h = chunk.firstHead + hLocal, offset = shape.headOffset(b, h);
+      float *probs = chunk.matrix(blockA, shape, hLocal, b);      // scores, then P*Z
+      float *gradScores = chunk.matrix(blockB, shape, hLocal, b); // dP, then dS
+      headProductRows(q, k, 1.0f, probs, shape, b, h, rowBegin, rowEnd);
+      headProductRows(dctx, v, 1.0f, gradScores, shape, b, h, rowBegin, rowEnd);
+      for (int64_t i = rowBegin; i < rowEnd; ++i) {
+        float *pRow = probs + i * seq, *gRow = gradScores + i * seq;
+        const int64_t stat = shape.statIndex(b, h, i);
+        const float r = rowTerms[stat];
+        probabilitiesFromRaw(pRow, mask + b * seq, seq, scale, lse[stat]);
+        if (dropoutRate > 0.0f) {
+          forEachRowDecision(key, shape, b, h, i, dropoutRate, [&](int64_t j, bool keep) {
+            const float factor = keep ? keptScale : 0.0f;
+            gRow[j] = pRow[j] * (gRow[j] * factor - r) * scale;
+            pRow[j] *= factor;
+          });
+        } else {
+#pragma omp simd
+          for (int64_t j = 0; j < seq; ++j)
+            gRow[j] = pRow[j] * (gRow[j] - r) * scale;
+        }
+        packRow<T>(pRow, seq);
+        packRow<T>(gRow, seq);
+      }
+      mixedGemm(false, false, rowEnd - rowBegin, headDim, seq, 1.0f,
+                packedRows<T>(gradScores) + rowBegin * ldPacked, ldPacked, k + offset, hidden, 0.0f,
+                dq + offset + rowBegin * hidden, hidden);
+    });
+    forEachRowBlock(chunk, shape, [&](int64_t hLocal, int64_t b, int64_t keyBegin, int64_t keyEnd) {
+      const int64_t h = chunk.firstHead + hLocal, offset = shape.headOffset(b, h);
+      const int64_t keys = keyEnd - keyBegin;
+      mixedGemm(true, false, keys, headDim, seq, 1.0f,
+                packedRows<T>(chunk.matrix(blockA, shape, hLocal, b)) + keyBegin, ldPacked,
+                dctx + offset, hidden, 0.0f, dv + offset + keyBegin * hidden, hidden);
+      mixedGemm(true, false, keys, headDim, seq, 1.0f,
+                packedRows<T>(chunk.matrix(blockB, shape, hLocal, b)) + keyBegin, ldPacked,
+                q + offset, hidden, 0.0f, dk + offset + keyBegin * hidden, hidden);
+    });
+  }
+}
+
+#define INSTANTIATE(T)                                                                             \
+  template void chunkedAttentionForward(const T *, const T *, const T *, const int32_t *, T *,     \
+                                        float *, float *, int64_t, int64_t, int64_t, int64_t,      \
+                                        int64_t, float, const DropoutKey &);                       \
+  template void chunkedAttentionBackward(const T *, const T *, const T *, const T *,               \
+                                         const int32_t *, const T *, const float *, float *, T *,  \
+                                         T *, T *, int64_t, int64_t, int64_t, int64_t, int64_t,    \
+                                         float, const DropoutKey &);
+BERTC_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
+#undef INSTANTIATE
+
+} // namespace bertc::cpu
