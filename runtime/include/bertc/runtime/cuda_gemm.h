@@ -5,6 +5,8 @@
 // with --tf32 ask for GemmMath::Tf32, CUBLAS_COMPUTE_32F_FAST_TF32), weight gradients
 // are fp32. BERT's GELU is the erf form, while cuBLASLt's GELU epilogue is the tanh
 // approximation, so a linear followed by GELU is this forward then cuda::geluForward.
+// The tensor-core attention's per-head products go through the same object, as
+// strided-batched GEMMs (batchedGemm).
 #pragma once
 
 #include "bertc/abi/kernel_workspace.h"
@@ -38,9 +40,9 @@ template <typename T> struct BatchedOutput {
   int64_t ld, batchStride;
 };
 
-/// The linear-layer GEMMs queued on one stream: a cuBLASLt handle, the caller's workspace,
-/// and each shape's algorithm, chosen by cuBLASLt's heuristic the first time the shape is
-/// seen (the first step) and reused after. Failures throw CudaError.
+/// The linear-layer and attention GEMMs queued on one stream: a cuBLASLt handle, the caller's
+/// workspace, and each shape's algorithm, chosen by cuBLASLt's heuristic the first time the shape
+/// is seen (the first step) and reused after. Failures throw CudaError.
 class LinearGemms {
 public:
   /// `workspace`: kCublasLtWorkspaceBytes (abi/kernel_workspace.h) of device memory, an arena slot.
