@@ -126,7 +126,8 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
 
     const int count = p.seq - first < kTile ? int(p.seq - first) : kTile;
-    const uint32_t kept = keepBits<D>(p, b, p.dropoutIndex(h, i, first), count, part);
+    const uint32_t kept =
+        keepBits<Layout::kLanesPerRow>(p, b, p.dropoutIndex(h, i, first), count, part);
     for (int jj = 0; jj < count; ++jj) {
       const float *keySlice = tileSlice<D>(keys, jj, part);
       const float score = maskedScore(rowSum<D>(dotSlice(query, keySlice)), p.scale, keyBias[jj]);
@@ -141,6 +142,12 @@ __global__ void __launch_bounds__(kThreads)
     storeSlice(dq, p, b, i, h, part, queryGrad, 1.0f);
 }
 } // namespace
+
+template <typename T>
+void launchRowTerm(const T *dctx, const T *ctx, const Params &p, cudaStream_t stream) {
+  BERTC_LAUNCH(rowTermKernel, gridFor(p.batch * p.heads * p.seq), kElementwiseThreads, 0, stream,
+               dctx, ctx, p);
+}
 } // namespace attention
 
 template <typename T>
@@ -152,8 +159,7 @@ void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const 
   const Params p = makeParams(batch, seq, hidden, heads, dropoutRate, key, lse, rowTerm);
   if (batch == 0 || seq == 0)
     return;
-  BERTC_LAUNCH(rowTermKernel, gridFor(batch * heads * seq), kElementwiseThreads, 0, stream, dctx,
-               ctx, p);
+  launchRowTerm(dctx, ctx, p, stream);
   dispatchHeadDim(p.headDim, [&](auto headDim) {
     constexpr int D = decltype(headDim)::value;
     BERTC_LAUNCH((keyValueGradKernel<T, D>), rowGrid<D>(p), kThreads, 0, stream, dctx, q, k, v,
@@ -164,6 +170,8 @@ void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const 
 }
 
 #define INSTANTIATE(T)                                                                             \
+  template void attention::launchRowTerm(const T *, const T *, const attention::Params &,          \
+                                         cudaStream_t);                                            \
   template void attentionBackward(const T *, const T *, const T *, const T *, const int32_t *,     \
                                   const T *, const float *, float *, T *, T *, T *, int64_t,       \
                                   int64_t, int64_t, int64_t, float, const DropoutKey &,            \

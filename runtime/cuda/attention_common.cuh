@@ -1,5 +1,6 @@
-// Internal to the fused attention kernels (attention_forward.cu, attention_backward.cu): the
-// thread layout, tile loads, slice arithmetic and dropout bits they share.
+// Internal to the attention kernels (the fused attention_forward.cu and attention_backward.cu,
+// and the tensor-core attention_chunked.cu): the thread layout, tile loads, slice
+// arithmetic, scores, probabilities and dropout bits they share.
 //
 // Layout. A head row (one token's headDim values of one head) is split into slices of
 // kDimsPerThread dims, one per thread: the kLanesPerRow = D / kDimsPerThread adjacent lanes
@@ -201,17 +202,17 @@ __device__ __forceinline__ float keyMaskBias(const int32_t *mask, const Params &
 
 /// Bit t (t < count <= 32) says whether dropout keeps the probability with index
 /// firstIndex + t in batch row b. One Philox call decides a group of four consecutive
-/// indices (dropoutKeepGroup); the kLanesPerRow lanes of a row share the groups the range
-/// touches (lane `part` draws groups part, part + kLanesPerRow, ...) and merge their bits.
-/// All bits are set without dropout.
-template <int D>
+/// indices (dropoutKeepGroup); the `Lanes` adjacent lanes of a row (a power of two up to a
+/// warp) share the groups the range touches (lane `part` draws groups part, part + Lanes,
+/// ...) and merge their bits. All bits are set without dropout.
+template <int Lanes>
 __device__ uint32_t keepBits(const Params &p, int64_t b, uint64_t firstIndex, int count, int part) {
   if (p.dropoutRate == 0.0f)
     return 0xffffffffu;
   const uint64_t firstGroup = firstIndex / kDropoutGroupSize;
   const uint64_t endGroup = (firstIndex + count + kDropoutGroupSize - 1) / kDropoutGroupSize;
   uint32_t bits = 0;
-  for (uint64_t group = firstGroup + part; group < endGroup; group += HeadLayout<D>::kLanesPerRow) {
+  for (uint64_t group = firstGroup + part; group < endGroup; group += Lanes) {
     const uint32_t kept = dropoutKeepGroup(p.key, b, group, p.dropoutRate);
     // Index 4 * group + k is bit 4 * group + k - firstIndex; the first group may begin
     // before the range.
@@ -219,7 +220,7 @@ __device__ uint32_t keepBits(const Params &p, int64_t b, uint64_t firstIndex, in
     bits |= shift >= 0 ? kept << shift : kept >> -shift;
   }
 #pragma unroll
-  for (int offset = 1; offset < HeadLayout<D>::kLanesPerRow; offset *= 2)
+  for (int offset = 1; offset < Lanes; offset *= 2)
     bits |= __shfl_xor_sync(0xffffffffu, bits, offset);
   return count < 32 ? bits & ((1u << count) - 1) : bits;
 }
@@ -256,5 +257,10 @@ __device__ void fillKeepTile(const Params &p, int64_t b, int64_t h, int64_t firs
 __device__ __forceinline__ float dropoutFactor(const Params &p, uint32_t bits, int t) {
   return (bits >> t) & 1u ? p.keptScale : 0.0f;
 }
+
+/// Queues the backward's row term p.rowTerm[statIndex(b, h, i)] = dctx_i · ctx_i of every
+/// row of every head (attention_backward.cu).
+template <typename T>
+void launchRowTerm(const T *dctx, const T *ctx, const Params &p, cudaStream_t stream);
 
 } // namespace bertc::cuda::attention

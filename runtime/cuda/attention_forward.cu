@@ -62,7 +62,8 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int c = 0; c < kDimsPerThread; ++c)
       acc[c] *= correction;
-    const uint32_t kept = keepBits<D>(p, b, p.dropoutIndex(h, i, first), kTile, part);
+    const uint32_t kept =
+        keepBits<Layout::kLanesPerRow>(p, b, p.dropoutIndex(h, i, first), kTile, part);
 #pragma unroll
     for (int jj = 0; jj < kTile; ++jj) {
       const float prob = expf(scores[jj] - newMax);

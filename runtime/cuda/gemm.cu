@@ -3,8 +3,10 @@
 //   forward          y^T [out, rows]  = (w as [in, out])^T   x^T [in, rows]
 //   backward input  dx^T [in, rows]   =  w as [in, out]      dy^T [out, rows]
 //   backward weight dw^T [in, out]    =  x^T [in, rows]      (dy^T as [out, rows])^T
-// Each distinct (shape, types, math, transposes, epilogue, pointer alignment) gets a matmul
-// descriptor, layouts and an algorithm once; later calls only set the pointers.
+// The attention's batched products (batchedGemm) are row-major too: D = op(A) op(B) is
+// D^T = op(B)^T op(A)^T, so cuBLASLt's A is the caller's b and its B the caller's a.
+// Each distinct (shape, types, math, transposes, epilogue, batching, pointer alignment)
+// gets a matmul descriptor, layouts and an algorithm once; later calls only set the pointers.
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_gemm.h"
 
@@ -32,29 +34,33 @@ template <typename T> cublasComputeType_t computeType(GemmMath math) {
   return CUBLAS_COMPUTE_32F_FAST_TF32;
 }
 
-/// The largest power of two (up to 256) dividing the address: cuBLASLt's heuristic must
-/// not pick an algorithm that needs more alignment than the arena slot has.
-uint32_t alignmentOf(const void *pointer) {
+/// The largest power of two (up to 256) dividing the address and the batch stride in bytes:
+/// cuBLASLt's heuristic must not pick an algorithm that needs more alignment than the arena
+/// slot, or any batch's matrix, has. (A matrix at a multiple of the stride from the first
+/// then gets the same alignment, hence the same algorithm, as the first.)
+uint32_t alignmentOf(const void *pointer, int64_t batchStrideBytes = 0) {
   const uintptr_t address = reinterpret_cast<uintptr_t>(pointer);
   uint32_t alignment = 256;
-  while (alignment > 1 && address % alignment != 0)
+  while (alignment > 1 && (address % alignment != 0 || batchStrideBytes % alignment != 0))
     alignment /= 2;
   return alignment;
 }
 
 /// What determines a matmul's descriptor and algorithm. D is m x n, op(A) m x k, op(B) k x n;
-/// A and B are stored column-major with leading dimensions lda and ldb, D with ldd = m.
+/// A, B and D are stored column-major with leading dimensions lda, ldb and ldd; `batches`
+/// of them, strideA, strideB and strideD elements apart (one unbatched matrix by default).
 struct GemmShape {
-  int64_t m, n, k, lda, ldb;
+  int64_t m, n, k, lda, ldb, ldd;
   cublasOperation_t transA, transB;
   cudaDataType_t inputType, outputType;
   cublasComputeType_t compute;
   bool bias;
   uint32_t alignA, alignB, alignD;
+  int64_t batches = 1, strideA = 0, strideB = 0, strideD = 0;
 
   auto tie() const {
-    return std::tie(m, n, k, lda, ldb, transA, transB, inputType, outputType, compute, bias, alignA,
-                    alignB, alignD);
+    return std::tie(m, n, k, lda, ldb, ldd, transA, transB, inputType, outputType, compute, bias,
+                    alignA, alignB, alignD, batches, strideA, strideB, strideD);
   }
   bool operator<(const GemmShape &other) const { return tie() < other.tie(); }
 };
@@ -69,6 +75,15 @@ struct GemmPlan {
 void setAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute,
                   const void *value, size_t bytes) {
   BERTC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, attribute, value, bytes));
+}
+
+/// Makes `layout` hold `batches` matrices `stride` elements apart.
+void setBatches(cublasLtMatrixLayout_t layout, int64_t batches, int64_t stride) {
+  const int32_t count = int32_t(batches);
+  BERTC_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                      &count, sizeof count));
+  BERTC_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(
+      layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride));
 }
 } // namespace
 
@@ -122,7 +137,12 @@ struct LinearGemms::State {
     BERTC_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan.b, shape.inputType, bT ? shape.n : shape.k,
                                                   bT ? shape.k : shape.n, shape.ldb));
     BERTC_CUBLAS_CHECK(
-        cublasLtMatrixLayoutCreate(&plan.d, shape.outputType, shape.m, shape.n, shape.m));
+        cublasLtMatrixLayoutCreate(&plan.d, shape.outputType, shape.m, shape.n, shape.ldd));
+    if (shape.batches > 1) {
+      setBatches(plan.a, shape.batches, shape.strideA);
+      setBatches(plan.b, shape.batches, shape.strideB);
+      setBatches(plan.d, shape.batches, shape.strideD);
+    }
   }
 
   /// cuBLASLt's first choice for the plan within the workspace and the pointers' alignment.
@@ -188,6 +208,7 @@ void LinearGemms::linearForward(const T *x, const T *w, const T *b, T *y, int64_
                         in,
                         in,
                         in,
+                        out,
                         CUBLAS_OP_T,
                         CUBLAS_OP_N,
                         dataType<T>(),
@@ -210,6 +231,7 @@ void LinearGemms::linearBackwardInput(const T *dy, const T *w, T *dx, int64_t ro
                         out,
                         in,
                         out,
+                        in,
                         CUBLAS_OP_N,
                         CUBLAS_OP_N,
                         dataType<T>(),
@@ -233,6 +255,7 @@ GemmShape weightGradientShape(const T *dy, const T *x, const float *dw, int64_t 
           rows,
           in,
           out,
+          in,
           CUBLAS_OP_N,
           CUBLAS_OP_T,
           dataType<T>(),
@@ -263,6 +286,42 @@ void LinearGemms::linearBackwardWeightAccumulate(const T *dy, const T *x, float 
     state->run(weightGradientShape(dy, x, dw, rows, in, out, math), x, dy, dw, nullptr, 1.0f);
 }
 
+template <typename T, typename OutT>
+void LinearGemms::batchedGemm(const BatchedOperand<T> &a, const BatchedOperand<T> &b,
+                              const BatchedOutput<OutT> &d, int64_t m, int64_t n, int64_t k,
+                              int64_t count) {
+  static_assert(std::is_same_v<OutT, T> || std::is_same_v<OutT, float>,
+                "batched GEMMs write the input type or fp32");
+  if (m == 0 || n == 0 || count == 0)
+    return;
+  // Row-major d = op(a) op(b) is column-major d^T = op(b)^T op(a)^T: a matrix row-major
+  // and untransposed is column-major transposed already.
+  const auto operation = [](bool transposed) { return transposed ? CUBLAS_OP_T : CUBLAS_OP_N; };
+  const int64_t inputBytes = sizeof(T), outputBytes = sizeof(OutT);
+  GemmShape shape{n,
+                  m,
+                  k,
+                  b.ld,
+                  a.ld,
+                  d.ld,
+                  operation(b.transposed),
+                  operation(a.transposed),
+                  dataType<T>(),
+                  dataType<OutT>(),
+                  computeType<T>(GemmMath::Fp32),
+                  false,
+                  alignmentOf(b.data, b.batchStride * inputBytes),
+                  alignmentOf(a.data, a.batchStride * inputBytes),
+                  alignmentOf(d.data, d.batchStride * outputBytes)};
+  shape.batches = count;
+  shape.strideA = b.batchStride;
+  shape.strideB = a.batchStride;
+  shape.strideD = d.batchStride;
+  state->run(shape, b.data, a.data, d.data, nullptr);
+}
+
+cudaStream_t LinearGemms::stream() const { return state->stream; }
+
 #define INSTANTIATE(T)                                                                             \
   template void LinearGemms::linearForward(const T *, const T *, const T *, T *, int64_t, int64_t, \
                                            int64_t, GemmMath);                                     \
@@ -271,10 +330,18 @@ void LinearGemms::linearBackwardWeightAccumulate(const T *dy, const T *x, float 
   template void LinearGemms::linearBackwardWeight(const T *, const T *, float *, int64_t, int64_t, \
                                                   int64_t, GemmMath);                              \
   template void LinearGemms::linearBackwardWeightAccumulate(const T *, const T *, float *,         \
-                                                            int64_t, int64_t, int64_t, GemmMath);
+                                                            int64_t, int64_t, int64_t, GemmMath);  \
+  INSTANTIATE_BATCHED(T, T)
+#define INSTANTIATE_BATCHED(T, OutT)                                                               \
+  template void LinearGemms::batchedGemm(const BatchedOperand<T> &, const BatchedOperand<T> &,     \
+                                         const BatchedOutput<OutT> &, int64_t, int64_t, int64_t,   \
+                                         int64_t);
 INSTANTIATE(float)
 INSTANTIATE(bf16)
 INSTANTIATE(fp16)
+INSTANTIATE_BATCHED(bf16, float)
+INSTANTIATE_BATCHED(fp16, float)
+#undef INSTANTIATE_BATCHED
 #undef INSTANTIATE
 
 } // namespace bertc::cuda

@@ -19,16 +19,6 @@ struct AttentionCase {
   int64_t seq, hidden, heads;
 };
 
-/// Sequence b: all keys visible (b % 3 == 0), the last third masked (1), all masked (2).
-std::vector<int32_t> keyMask(int64_t batch, int64_t seq) {
-  std::vector<int32_t> mask(batch * seq, 1);
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t j = 0; j < seq; ++j)
-      if ((b % 3 == 1 && j >= seq - seq / 3) || b % 3 == 2)
-        mask[b * seq + j] = 0;
-  return mask;
-}
-
 template <typename T> void checkAttention(const AttentionCase &c, float dropoutRate) {
   constexpr int64_t batch = 3;
   const int64_t n = batch * c.seq * c.hidden;
@@ -38,7 +28,7 @@ template <typename T> void checkAttention(const AttentionCase &c, float dropoutR
   const DropoutKey key{42, 3, 5, 8};
   const auto q = randomValues<T>(n, 1), k = randomValues<T>(n, 2), v = randomValues<T>(n, 3);
   const auto dctx = randomValues<T>(n, 4);
-  const auto mask = keyMask(batch, c.seq);
+  const auto mask = attentionKeyMask(batch, c.seq);
 
   std::vector<float> scratch(cpu::attentionScratchFloats(c.seq));
   std::vector<float> lse(batch * c.heads * c.seq);

@@ -110,6 +110,17 @@ std::vector<T> randomValues(size_t count, uint32_t seed, float low = -1.0f, floa
   return values;
 }
 
+/// The attention tests' key mask [batch, seq]: sequence b has all keys visible (b % 3 == 0),
+/// the last third masked (1) or all masked (2).
+inline std::vector<int32_t> attentionKeyMask(int64_t batch, int64_t seq) {
+  std::vector<int32_t> mask(batch * seq, 1);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t j = 0; j < seq; ++j)
+      if ((b % 3 == 1 && j >= seq - seq / 3) || b % 3 == 2)
+        mask[b * seq + j] = 0;
+  return mask;
+}
+
 /// Tolerances for results stored in T after fp32 math that differs from the CPU's only in
 /// the order of operations: a few fp32 ulps, or one rounding step of the 16-bit types.
 template <typename T> struct Tolerance;

@@ -1,6 +1,7 @@
 // The cuBLASLt linear layers against the CPU's (OpenBLAS / fp32-accumulating) ones: the
 // forward with and without its bias epilogue, both backward GEMMs, odd sizes, and operands
-// that are only element-aligned (an arena slot need not be 256-byte aligned).
+// that are only element-aligned (an arena slot need not be 256-byte aligned); and the
+// strided-batched GEMM against a host product.
 #include "cuda_test_support.h"
 
 #include "bertc/runtime/cpu_kernels.h"
@@ -87,6 +88,50 @@ TYPED_TEST(GemmTest, MatchesCpuForOddSizes) { checkLinear<TypeParam>(37, 70, 45,
 TYPED_TEST(GemmTest, MatchesCpuForBertSizedRows) { checkLinear<TypeParam>(256, 768, 96, 0); }
 
 TYPED_TEST(GemmTest, MatchesCpuForElementAlignedOperands) { checkLinear<TypeParam>(33, 64, 40, 1); }
+
+/// batchedGemm (the attention's products) against a host product of the stored values:
+/// `count` products with every operand's rows and matrices padded apart, so that a wrong
+/// leading dimension or batch stride shows, and the output's padding must stay untouched.
+template <typename T, typename OutT> void checkBatched(bool transA, bool transB) {
+  constexpr int64_t m = 5, n = 7, k = 6, count = 3;
+  const std::string name = std::string("batched, a") + (transA ? "^T" : "") + " b" +
+                           (transB ? "^T" : "") + (std::is_same_v<OutT, float> ? ", fp32 out" : "");
+  // Stored shapes: a [m, k] or, transposed, [k, m]; b [k, n] or [n, k].
+  const int64_t lda = (transA ? m : k) + 3, strideA = (transA ? k : m) * lda + 4;
+  const int64_t ldb = (transB ? k : n) + 2, strideB = (transB ? n : k) * ldb + 1;
+  const int64_t ldd = n + 2, strideD = m * ldd + 5;
+  const auto a = randomValues<T>(count * strideA, 1), b = randomValues<T>(count * strideB, 2);
+  DeviceArray<T> dA(a), dB(b);
+  DeviceArray<OutT> dD(count * strideD);
+  DeviceArray<std::byte> workspace(kCublasLtWorkspaceBytes);
+  LinearGemms gemms(workspace.get(), nullptr);
+  gemms.batchedGemm(BatchedOperand<T>{dA.get(), lda, strideA, transA},
+                    BatchedOperand<T>{dB.get(), ldb, strideB, transB},
+                    BatchedOutput<OutT>{dD.get(), ldd, strideD}, m, n, k, count);
+
+  std::vector<float> expected(count * strideD, 0.0f);
+  for (int64_t i = 0; i < count; ++i)
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t c = 0; c < n; ++c) {
+        double sum = 0.0;
+        for (int64_t kk = 0; kk < k; ++kk)
+          sum += double(toFloat(a[i * strideA + (transA ? kk * lda + r : r * lda + kk)])) *
+                 toFloat(b[i * strideB + (transB ? c * ldb + kk : kk * ldb + c)]);
+        expected[i * strideD + r * ldd + c] = float(sum);
+      }
+  const bool fp32 = std::is_same_v<OutT, float>;
+  expectClose(dD.download(), expected, fp32 ? 1e-5 : Tolerance<T>::atol,
+              fp32 ? 1e-5 : Tolerance<T>::rtol, name);
+}
+
+TYPED_TEST(GemmTest, BatchedMatchesHostProduct) {
+  for (bool transA : {false, true})
+    for (bool transB : {false, true}) {
+      checkBatched<TypeParam, TypeParam>(transA, transB);
+      if constexpr (!std::is_same_v<TypeParam, float>)
+        checkBatched<TypeParam, float>(transA, transB);
+    }
+}
 
 } // namespace
 } // namespace bertc::cuda::test

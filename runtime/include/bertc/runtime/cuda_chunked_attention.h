@@ -36,10 +36,10 @@ void chunkedAttentionForward(LinearGemms &gemms, const T *q, const T *k, const T
 /// (attentionBackwardWorkspaceBytes(headChunk, batch, heads, seq) bytes: the row term, then
 /// the two score blocks at attentionBackwardBlocksOffset).
 template <typename T>
-void chunkedAttentionBackward(LinearGemms &gemms, const T *dctx, const T *q, const T *k,
-                              const T *v, const int32_t *mask, const T *ctx, const float *lse,
-                              float *workspace, T *dq, T *dk, T *dv, int64_t headChunk,
-                              int64_t batch, int64_t seq, int64_t hidden, int64_t heads,
-                              float dropoutRate, const DropoutKey &key);
+void chunkedAttentionBackward(LinearGemms &gemms, const T *dctx, const T *q, const T *k, const T *v,
+                              const int32_t *mask, const T *ctx, const float *lse, float *workspace,
+                              T *dq, T *dk, T *dv, int64_t headChunk, int64_t batch, int64_t seq,
+                              int64_t hidden, int64_t heads, float dropoutRate,
+                              const DropoutKey &key);
 
 } // namespace bertc::cuda

@@ -5,6 +5,8 @@
 // with --tf32 ask for GemmMath::Tf32, CUBLAS_COMPUTE_32F_FAST_TF32), weight gradients
 // are fp32. BERT's GELU is the erf form, while cuBLASLt's GELU epilogue is the tanh
 // approximation, so a linear followed by GELU is this forward then cuda::geluForward.
+// The tensor-core attention's per-head products go through the same object, as
+// strided-batched GEMMs (batchedGemm).
 #pragma once
 
 #include "bertc/abi/kernel_workspace.h"
@@ -23,9 +25,24 @@ namespace bertc::cuda {
 /// accumulating in fp32 either way.
 enum class GemmMath { Fp32, Tf32 };
 
-/// The linear-layer GEMMs queued on one stream: a cuBLASLt handle, the caller's workspace,
-/// and each shape's algorithm, chosen by cuBLASLt's heuristic the first time the shape is
-/// seen (the first step) and reused after. Failures throw CudaError.
+/// An input of LinearGemms::batchedGemm: matrix i at data + i * batchStride, row-major with
+/// rows ld elements apart, multiplied transposed when `transposed`.
+template <typename T> struct BatchedOperand {
+  const T *data;
+  int64_t ld, batchStride;
+  bool transposed;
+};
+
+/// The output of LinearGemms::batchedGemm: matrix i at data + i * batchStride, row-major
+/// with rows ld elements apart.
+template <typename T> struct BatchedOutput {
+  T *data;
+  int64_t ld, batchStride;
+};
+
+/// The linear-layer and attention GEMMs queued on one stream: a cuBLASLt handle, the caller's
+/// workspace, and each shape's algorithm, chosen by cuBLASLt's heuristic the first time the shape
+/// is seen (the first step) and reused after. Failures throw CudaError.
 class LinearGemms {
 public:
   /// `workspace`: kCublasLtWorkspaceBytes (abi/kernel_workspace.h) of device memory, an arena slot.
@@ -52,6 +69,16 @@ public:
   template <typename T>
   void linearBackwardWeightAccumulate(const T *dy, const T *x, float *dw, int64_t rows, int64_t in,
                                       int64_t out, GemmMath math = GemmMath::Fp32);
+
+  /// For each i < count: d_i[m, n] = op(a_i)[m, k] op(b_i)[k, n], overwritten, every
+  /// matrix row-major with its own leading dimension and batch stride (the attention's
+  /// per-head products over the batch). OutT is T or float; the math is GemmMath::Fp32.
+  template <typename T, typename OutT>
+  void batchedGemm(const BatchedOperand<T> &a, const BatchedOperand<T> &b,
+                   const BatchedOutput<OutT> &d, int64_t m, int64_t n, int64_t k, int64_t count);
+
+  /// The stream the GEMMs are queued on (kernels that feed them or read them queue there too).
+  cudaStream_t stream() const;
 
 private:
   struct State;

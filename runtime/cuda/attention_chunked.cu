@@ -1,0 +1,245 @@
+// The tensor-core attention (cuda_chunked_attention.h): per chunk of headChunk heads, the
+// products are strided-batched cuBLASLt GEMMs over the batch (LinearGemms::batchedGemm), one
+// head at a time, with the chunk's [seq, seq] matrices in score blocks of the workspace
+// (abi/kernel_workspace.h); between the products, one row kernel over every row of the
+// chunk does the softmax and dropout (forward) or P*Z and dS (backward), with the scores,
+// mask bias, probabilities and dropout bits of the fused kernels (attention_common.cuh).
+//
+// A row kernel gives each row a warp. It rewrites the row's fp32 values as T in place from
+// the row's first byte: T value j overwrites fp32 values up to j only, so the warp sweeps
+// the row 32 keys at a time, reads the tile's fp32 values, syncs, then writes the tile's T
+// values over what this tile or an earlier one has read. A tile's dropout bits come from
+// its 32 lanes together: one Philox call per group of four keys (keepBits).
+#include "bertc/runtime/cuda_check.h"
+#include "bertc/runtime/cuda_chunked_attention.h"
+
+#include "attention_common.cuh"
+#include "launch.cuh"
+#include "warp_reduce.cuh"
+
+#include <algorithm>
+
+namespace bertc::cuda {
+
+namespace attention {
+namespace {
+
+constexpr int kWarpSize = 32;
+/// Rows of a row kernel's block, a warp each.
+constexpr int kRowsPerRowBlock = 4;
+constexpr int kRowThreads = kRowsPerRowBlock * kWarpSize;
+
+/// Row `row` of a chunk's score block: query i of sequence b for head h (the chunk's head
+/// row / (batch * seq), counted from firstHead).
+struct BlockRow {
+  int64_t b, h, i;
+};
+
+__device__ BlockRow blockRow(const Params &p, int64_t firstHead, int64_t row) {
+  return {(row / p.seq) % p.batch, firstHead + row / (p.batch * p.seq), row % p.seq};
+}
+
+/// The masked, scaled score of key j from its raw q·k in a row of sequence b.
+__device__ float rowScore(const float *raw, const int32_t *mask, const Params &p, int64_t b,
+                          int64_t j) {
+  return maskedScore(raw[j], p.scale, keyMaskBias(mask, p, b, j));
+}
+
+/// Forward: a row of raw scores becomes T(P*Z) in place, and lse its log-sum-exp.
+template <typename T>
+__global__ void __launch_bounds__(kRowThreads)
+    forwardRowKernel(float *scores, const int32_t *mask, float *lse, int64_t firstHead,
+                     int64_t rows, Params p) {
+  const int64_t row = int64_t(blockIdx.x) * kRowsPerRowBlock + threadIdx.x / kWarpSize;
+  const int lane = threadIdx.x % kWarpSize;
+  if (row >= rows) // the whole warp
+    return;
+  const BlockRow at = blockRow(p, firstHead, row);
+  float *raw = scores + row * p.seq;
+  float rowMax = -INFINITY;
+  for (int64_t j = lane; j < p.seq; j += kWarpSize)
+    rowMax = fmaxf(rowMax, rowScore(raw, mask, p, at.b, j));
+  rowMax = warpMax(rowMax);
+  float sum = 0.0f;
+  for (int64_t j = lane; j < p.seq; j += kWarpSize)
+    sum += expf(rowScore(raw, mask, p, at.b, j) - rowMax);
+  // The fused forward's lse: -FLT_MAX for a row with every key masked.
+  const float rowLse = rowMax + logf(warpSum(sum));
+  if (lane == 0)
+    lse[p.statIndex(at.b, at.h, at.i)] = rowLse;
+
+  T *packed = reinterpret_cast<T *>(raw);
+  for (int64_t first = 0; first < p.seq; first += kWarpSize) {
+    const int64_t j = first + lane;
+    const int count = p.seq - first < kWarpSize ? int(p.seq - first) : kWarpSize;
+    const uint32_t kept =
+        keepBits<kWarpSize>(p, at.b, p.dropoutIndex(at.h, at.i, first), count, lane);
+    const float keptProb =
+        j < p.seq ? probabilityFromLse(rowScore(raw, mask, p, at.b, j), rowLse, p.seq) *
+                        dropoutFactor(p, kept, lane)
+                  : 0.0f;
+    __syncwarp(); // the tile's fp32 values are read before T values overwrite them
+    if (j < p.seq)
+      storeFloat(packed + j, keptProb);
+  }
+}
+
+/// Backward: a row of raw scores becomes T(P*Z) and the same row of dctx·v becomes
+/// T(dS) = T(P (dP Z - rowTerm) / sqrt(d)), both in place, as the fused backward
+/// computes them.
+template <typename T>
+__global__ void __launch_bounds__(kRowThreads)
+    backwardRowKernel(float *scores, float *probGrads, const int32_t *mask, int64_t firstHead,
+                      int64_t rows, Params p) {
+  const int64_t row = int64_t(blockIdx.x) * kRowsPerRowBlock + threadIdx.x / kWarpSize;
+  const int lane = threadIdx.x % kWarpSize;
+  if (row >= rows) // the whole warp
+    return;
+  const BlockRow at = blockRow(p, firstHead, row);
+  const int64_t stat = p.statIndex(at.b, at.h, at.i);
+  const float rowLse = p.lse[stat], rowTerm = p.rowTerm[stat];
+  float *raw = scores + row * p.seq, *rawGrad = probGrads + row * p.seq;
+  T *packed = reinterpret_cast<T *>(raw), *packedGrad = reinterpret_cast<T *>(rawGrad);
+  for (int64_t first = 0; first < p.seq; first += kWarpSize) {
+    const int64_t j = first + lane;
+    const int count = p.seq - first < kWarpSize ? int(p.seq - first) : kWarpSize;
+    const uint32_t kept =
+        keepBits<kWarpSize>(p, at.b, p.dropoutIndex(at.h, at.i, first), count, lane);
+    float keptProb = 0.0f, scoreGrad = 0.0f;
+    if (j < p.seq) {
+      const float prob = probabilityFromLse(rowScore(raw, mask, p, at.b, j), rowLse, p.seq);
+      const float factor = dropoutFactor(p, kept, lane);
+      keptProb = prob * factor;
+      scoreGrad = prob * (rawGrad[j] * factor - rowTerm) * p.scale;
+    }
+    __syncwarp(); // the tile's fp32 values are read before T values overwrite them
+    if (j < p.seq) {
+      storeFloat(packed + j, keptProb);
+      storeFloat(packedGrad + j, scoreGrad);
+    }
+  }
+}
+
+/// The fused kernels' checks and parameters, and the chunk size's range.
+Params chunkedParams(int64_t headChunk, int64_t batch, int64_t seq, int64_t hidden, int64_t heads,
+                     float dropoutRate, const DropoutKey &key, const float *lse, float *rowTerm) {
+  const Params p = makeParams(batch, seq, hidden, heads, dropoutRate, key, lse, rowTerm);
+  if (headChunk < 1 || headChunk > heads)
+    throw std::invalid_argument("attention: head_chunk " + std::to_string(headChunk) +
+                                " is not between 1 and the " + std::to_string(heads) + " heads");
+  return p;
+}
+
+/// Head h of a [batch, seq, hidden] tensor: `batch` [seq, headDim] matrices.
+template <typename T>
+BatchedOperand<T> headOperand(const T *x, const Params &p, int64_t h, bool transposed) {
+  return {x + h * p.headDim, p.hidden, p.seq * p.hidden, transposed};
+}
+template <typename T> BatchedOutput<T> headOutput(T *x, const Params &p, int64_t h) {
+  return {x + h * p.headDim, p.hidden, p.seq * p.hidden};
+}
+
+/// The chunk's head hLocal in a score block: `batch` fp32 [seq, seq] matrices ...
+BatchedOutput<float> blockOutput(float *block, const Params &p, int64_t hLocal) {
+  return {block + hLocal * p.batch * p.seq * p.seq, p.seq, p.seq * p.seq};
+}
+/// ... and the same after a row kernel rewrote their rows as T.
+template <typename T>
+BatchedOperand<T> packedOperand(const float *block, const Params &p, int64_t hLocal,
+                                bool transposed) {
+  const int64_t ld = attentionPackedLd<T>(p.seq);
+  return {reinterpret_cast<const T *>(block + hLocal * p.batch * p.seq * p.seq), ld, ld * p.seq,
+          transposed};
+}
+
+unsigned rowBlocks(int64_t rows) {
+  return unsigned((rows + kRowsPerRowBlock - 1) / kRowsPerRowBlock);
+}
+
+} // namespace
+} // namespace attention
+
+template <typename T>
+void chunkedAttentionForward(LinearGemms &gemms, const T *q, const T *k, const T *v,
+                             const int32_t *mask, T *ctx, float *lse, float *workspace,
+                             int64_t headChunk, int64_t batch, int64_t seq, int64_t hidden,
+                             int64_t heads, float dropoutRate, const DropoutKey &key) {
+  using namespace attention;
+  const Params p =
+      chunkedParams(headChunk, batch, seq, hidden, heads, dropoutRate, key, nullptr, nullptr);
+  if (batch == 0 || seq == 0)
+    return;
+  const int64_t d = p.headDim;
+  for (int64_t firstHead = 0; firstHead < heads; firstHead += headChunk) {
+    const int64_t chunkHeads = std::min(headChunk, heads - firstHead);
+    for (int64_t hLocal = 0; hLocal < chunkHeads; ++hLocal) {
+      const int64_t h = firstHead + hLocal;
+      gemms.batchedGemm(headOperand(q, p, h, false), headOperand(k, p, h, true),
+                        blockOutput(workspace, p, hLocal), seq, seq, d, batch);
+    }
+    const int64_t rows = chunkHeads * batch * seq;
+    BERTC_LAUNCH((forwardRowKernel<T>), rowBlocks(rows), kRowThreads, 0, gemms.stream(), workspace,
+                 mask, lse, firstHead, rows, p);
+    for (int64_t hLocal = 0; hLocal < chunkHeads; ++hLocal) {
+      const int64_t h = firstHead + hLocal;
+      gemms.batchedGemm(packedOperand<T>(workspace, p, hLocal, false), headOperand(v, p, h, false),
+                        headOutput(ctx, p, h), seq, d, seq, batch);
+    }
+  }
+}
+
+template <typename T>
+void chunkedAttentionBackward(LinearGemms &gemms, const T *dctx, const T *q, const T *k, const T *v,
+                              const int32_t *mask, const T *ctx, const float *lse, float *workspace,
+                              T *dq, T *dk, T *dv, int64_t headChunk, int64_t batch, int64_t seq,
+                              int64_t hidden, int64_t heads, float dropoutRate,
+                              const DropoutKey &key) {
+  using namespace attention;
+  // The workspace: the row term, then the score block that becomes P*Z and the one that
+  // becomes dS.
+  float *rowTerm = workspace;
+  const Params p =
+      chunkedParams(headChunk, batch, seq, hidden, heads, dropoutRate, key, lse, rowTerm);
+  if (batch == 0 || seq == 0)
+    return;
+  float *probs = reinterpret_cast<float *>(reinterpret_cast<char *>(workspace) +
+                                           attentionBackwardBlocksOffset(batch, heads, seq));
+  float *probGrads = probs + attentionScoreBlockFloats(headChunk, batch, seq);
+  const int64_t d = p.headDim;
+  launchRowTerm(dctx, ctx, p, gemms.stream());
+  for (int64_t firstHead = 0; firstHead < heads; firstHead += headChunk) {
+    const int64_t chunkHeads = std::min(headChunk, heads - firstHead);
+    for (int64_t hLocal = 0; hLocal < chunkHeads; ++hLocal) {
+      const int64_t h = firstHead + hLocal;
+      gemms.batchedGemm(headOperand(q, p, h, false), headOperand(k, p, h, true),
+                        blockOutput(probs, p, hLocal), seq, seq, d, batch);
+      gemms.batchedGemm(headOperand(dctx, p, h, false), headOperand(v, p, h, true),
+                        blockOutput(probGrads, p, hLocal), seq, seq, d, batch);
+    }
+    const int64_t rows = chunkHeads * batch * seq;
+    BERTC_LAUNCH((backwardRowKernel<T>), rowBlocks(rows), kRowThreads, 0, gemms.stream(), probs,
+                 probGrads, mask, firstHead, rows, p);
+    for (int64_t hLocal = 0; hLocal < chunkHeads; ++hLocal) {
+      const int64_t h = firstHead + hLocal;
+      gemms.batchedGemm(packedOperand<T>(probs, p, hLocal, true), headOperand(dctx, p, h, false),
+                        headOutput(dv, p, h), seq, d, seq, batch);
+      gemms.batchedGemm(packedOperand<T>(probGrads, p, hLocal, false), headOperand(k, p, h, false),
+                        headOutput(dq, p, h), seq, d, seq, batch);
+      gemms.batchedGemm(packedOperand<T>(probGrads, p, hLocal, true), headOperand(q, p, h, false),
+                        headOutput(dk, p, h), seq, d, seq, batch);
+    }
+  }
+}
+
+#define INSTANTIATE(T)                                                                             \
+  template void chunkedAttentionForward(LinearGemms &, const T *, const T *, const T *,            \
+                                        const int32_t *, T *, float *, float *, int64_t, int64_t,  \
+                                        int64_t, int64_t, int64_t, float, const DropoutKey &);     \
+  template void chunkedAttentionBackward(LinearGemms &, const T *, const T *, const T *,           \
+                                         const T *, const int32_t *, const T *, const float *,     \
+                                         float *, T *, T *, T *, int64_t, int64_t, int64_t,        \
+                                         int64_t, int64_t, float, const DropoutKey &);
+BERTC_CUDA_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
+#undef INSTANTIATE
+
+} // namespace bertc::cuda
