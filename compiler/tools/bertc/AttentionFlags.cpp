@@ -45,7 +45,7 @@ std::vector<int64_t> headChunkCandidates(int64_t heads, bool cudaTarget) {
   if (!cudaTarget)
     return {0};
   std::vector<int64_t> chunks;
-  for (int64_t chunk = heads; chunk > 1; chunk = (chunk + 1) / 2)
+  for (int64_t chunk = heads; chunk > 1; chunk -= chunk / 2) // halved, rounded up
     chunks.push_back(chunk);
   chunks.push_back(1);
   chunks.push_back(0);
