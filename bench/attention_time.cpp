@@ -9,6 +9,8 @@
 // kernels' (ctx, lse, dq, dk, dv, at the kernel tests' tolerances) and exits 1 when they
 // differ. The same source runs on the simulated device (bertc_attention_time_sim), where the
 // times are the CPU's and only --check's answer means anything.
+#include "attention_time_options.h"
+
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_chunked_attention.h"
 #include "bertc/runtime/cuda_kernels.h"
@@ -26,7 +28,6 @@
 #include <iostream>
 #include <memory>
 #include <random>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -34,87 +35,6 @@
 
 namespace bertc::cuda {
 namespace {
-
-const char *const kUsage =
-    "usage: bertc_attention_time [--batch 32] [--seq 128,512] [--hidden 768] [--heads 12]\n"
-    "         [--precision bf16|fp16|fp32] [--dropout 0.1] [--runs 20] [--warmup 5] [--json] "
-    "[--check]\n";
-
-/// A bad command line: the message, then the usage, and exit status 2.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-struct Options {
-  int64_t batch = 32;
-  std::vector<int64_t> seqs{128, 512};
-  int64_t hidden = 768, heads = 12;
-  std::string precision = "bf16";
-  float dropout = 0.1f;
-  int64_t runs = 20, warmup = 5;
-  bool json = false, check = false;
-};
-
-int64_t parseCount(const std::string &flag, const std::string &text, int64_t least) {
-  size_t used = 0;
-  int64_t value = 0;
-  try {
-    value = std::stoll(text, &used);
-  } catch (const std::exception &) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || value < least)
-    throw UsageError(flag + " takes an integer of at least " + std::to_string(least) + ", not '" +
-                     text + "'");
-  return value;
-}
-
-Options parseOptions(int argc, char **argv) {
-  Options options;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h")
-      throw UsageError("");
-    if (flag == "--json" || flag == "--check") {
-      (flag == "--json" ? options.json : options.check) = true;
-      continue;
-    }
-    if (i + 1 == argc)
-      throw UsageError("unknown option or missing value: " + flag);
-    const std::string value = argv[++i];
-    if (flag == "--batch") {
-      options.batch = parseCount(flag, value, 1);
-    } else if (flag == "--seq") {
-      options.seqs.clear();
-      std::stringstream list(value);
-      for (std::string item; std::getline(list, item, ',');)
-        options.seqs.push_back(parseCount(flag, item, 1));
-    } else if (flag == "--hidden") {
-      options.hidden = parseCount(flag, value, 1);
-    } else if (flag == "--heads") {
-      options.heads = parseCount(flag, value, 1);
-    } else if (flag == "--precision") {
-      if (value != "bf16" && value != "fp16" && value != "fp32")
-        throw UsageError("--precision is bf16, fp16 or fp32, not '" + value + "'");
-      options.precision = value;
-    } else if (flag == "--dropout") {
-      char *end = nullptr;
-      options.dropout = std::strtof(value.c_str(), &end);
-      if (value.empty() || *end != '\0' || !(options.dropout >= 0.0f && options.dropout < 1.0f))
-        throw UsageError("--dropout takes a rate in [0, 1), not '" + value + "'");
-    } else if (flag == "--runs") {
-      options.runs = parseCount(flag, value, 1);
-    } else if (flag == "--warmup") {
-      options.warmup = parseCount(flag, value, 0);
-    } else {
-      throw UsageError("unknown option: " + flag);
-    }
-  }
-  if (options.hidden % options.heads != 0 || options.hidden / options.heads > kMaxAttentionHeadDim)
-    throw UsageError("--hidden must be --heads times a head dimension of at most " +
-                     std::to_string(kMaxAttentionHeadDim));
-  return options;
-}
 
 /// One device allocation, freed with its owner.
 class DeviceBuffer {
@@ -453,7 +373,7 @@ int main(int argc, char **argv) {
     if (*error.what())
       std::fprintf(stderr, "bertc_attention_time: %s\n", error.what());
     std::fputs(bertc::cuda::kUsage, stderr);
-    return 2;
+    return *error.what() ? 2 : 0; // --help asked for the usage
   } catch (const std::exception &error) {
     std::fprintf(stderr, "bertc_attention_time: error: %s\n", error.what());
     return 1;
