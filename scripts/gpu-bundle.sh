@@ -3,11 +3,13 @@
 # CMake and Python but not bertc's toolchain (LLVM/MLIR 19, GoogleTest, toml++, nlohmann-json,
 # OpenBLAS), so that nothing is built there. Run it here; then run gpu-check.sh there with
 # gpu-bundle/ beside it (for the device tool: carry ["gpu-bundle"]).
-#   1. builds bertc and the CUDA kernel tests (Release, Ninja, ccache) into build-bundle/ (or
+#   1. builds bertc, the CUDA kernel tests and the attention timer (bertc_attention_time, which
+#      bench/attention_vs_sdpa.py runs) (Release, Ninja, ccache) into build-bundle/ (or
 #      $BERTC_GPU_BUNDLE_BUILD_DIR) for the CUDA architectures in $BERTC_GPU_ARCHS (default
 #      "90", the H100/H200; "80;90" builds the kernels and the trainers for each);
-#   2. stages the kernel test binary and the libraries it loads that such a machine lacks
-#      (OpenBLAS and its Fortran runtime; glibc, libstdc++ and CUDA's libraries are there);
+#   2. stages the kernel test binary, the attention timer and the libraries they load that such
+#      a machine lacks (OpenBLAS and its Fortran runtime; glibc, libstdc++ and CUDA's libraries
+#      are there);
 #      per architecture the tiny example's CUDA trainers (fp32, bf16, fp16, and fp32 with
 #      gradient clipping: "clip", a copy of examples/tiny/model.toml with max_grad_norm = 0.05)
 #      and BERT-base's at seq 128 and 512 (bench/cuda_step.py --prepare), each with its
@@ -51,7 +53,7 @@ done
 mkdir -p "$build_dir"
 log="$build_dir/gpu-bundle.log"
 : >"$log"
-echo "gpu-bundle: building bertc and the CUDA kernel tests in $build_dir for CUDA $archs" \
+echo "gpu-bundle: building bertc, the CUDA kernel tests and the attention timer in $build_dir for CUDA $archs" \
   "(log: $log; minutes on a cold ccache)"
 launchers=()
 if command -v ccache >/dev/null; then
@@ -59,12 +61,13 @@ if command -v ccache >/dev/null; then
 fi
 quietly "$log" cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launchers[@]}" \
   -DCMAKE_CUDA_ARCHITECTURES="$archs"
-quietly "$log" cmake --build "$build_dir" --target bertc bertc_cuda_kernel_tests
+quietly "$log" cmake --build "$build_dir" --target bertc bertc_cuda_kernel_tests \
+  bertc_attention_time
 echo "gpu-bundle: built at $(($(date +%s) - started)) s"
 
 rm -rf "$stage" "$work"
 mkdir -p "$stage/bin" "$stage/lib" "$stage/tiny" "$work"
-cp "$build_dir/bin/bertc_cuda_kernel_tests" "$stage/bin/"
+cp "$build_dir/bin/bertc_cuda_kernel_tests" "$build_dir/bin/bertc_attention_time" "$stage/bin/"
 
 # The tiny example: gpu-check.sh trains the CUDA trainers on this data from seed 1 and compares
 # their metrics logs with these CPU logs. The variants are gpu-check.sh's: fp32, bf16, fp16
@@ -113,7 +116,8 @@ echo "gpu-bundle: trainers built at $(($(date +%s) - started)) s"
 
 # The shared libraries the binaries load, less those the GPU machine has: glibc's, the GCC
 # runtime, and CUDA's (gpu-check.sh finds cudart and cuBLASLt there).
-binaries=("$stage/bin/bertc_cuda_kernel_tests" "$stage"/sm_*/*/trainer "$stage"/sm_*/*/*/trainer)
+binaries=("$stage/bin/bertc_cuda_kernel_tests" "$stage/bin/bertc_attention_time"
+  "$stage"/sm_*/*/trainer "$stage"/sm_*/*/*/trainer)
 loads=$(ldd "${binaries[@]}")
 if grep 'not found' <<<"$loads" >&2; then
   exit 1

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The checks that need a GPU, in one command (under 8 minutes on a 16-core machine with a GPU):
-#   1. configure and build bertc and the CUDA kernel tests (Release, into build-gpu/, or
-#      $BERTC_GPU_CHECK_BUILD_DIR), with the CUDA code for this machine's GPU only
-#      (CMAKE_CUDA_ARCHITECTURES=native: one architecture instead of five, to fit the time
-#      limit; the normal test suite covers the all-architectures build), or bertc's default
-#      list when configuring with native fails. Where gpu-bundle/ is present (made by
+#   1. configure and build bertc, the CUDA kernel tests and the attention timer (Release,
+#      into build-gpu/, or $BERTC_GPU_CHECK_BUILD_DIR), with the CUDA code for this machine's
+#      GPU only (CMAKE_CUDA_ARCHITECTURES=native: one architecture instead of five, to fit the
+#      time limit; the normal test suite covers the all-architectures build), or bertc's
+#      default list when configuring with native fails. Where gpu-bundle/ is present (made by
 #      scripts/gpu-bundle.sh on a machine with bertc's toolchain, for a GPU machine without
 #      LLVM/MLIR, GoogleTest, ...), nothing is built: it is unpacked into build-gpu/bundle,
-#      steps 2 to 5 run what it holds (the kernel test binary, the trainers, the CPU's
-#      metrics logs), and the summary warns when it was built from other sources than this tree's;
+#      steps 2 to 6 run what it holds (the kernel test binary, the trainers, the CPU's
+#      metrics logs, the attention timer), and the summary warns when it was built from
+#      other sources than this tree's;
 #   2. run the kernel tests (ctest -L gpu; from a bundle, the test binary): every CUDA kernel
 #      against its CPU twin;
 #   3. the tiny example trained 20 steps on the CPU and the CUDA target from one seed, the
@@ -32,10 +33,15 @@
 #      under --tool racecheck; a sanitizer that refuses the device ("Device not supported")
 #      is NOT RUN, and one that runs out of time is "timed out", neither a failure;
 #   5. bench/cuda_step.py: BERT-base step time, throughput and device peak at seq 128 and 512,
-#      against PyTorch where torch and transformers are installed.
+#      against PyTorch where torch and transformers are installed;
+#   6. bench/attention_vs_sdpa.py: BERT-base's attention (batch 32, hidden 768, 12 heads,
+#      dropout 0.1, seq 128 and 512; bf16 from sm_80, fp16 below), bertc's fused and
+#      tensor-core kernels forward and forward+backward, against PyTorch's
+#      scaled_dot_product_attention where torch (2.0 or newer) sees the GPU.
 # Each step has a time limit (build 230 s, kernel tests 60 s, comparison 90 s, memcheck 90 s,
-# bert-base 110 s), and the run as a whole 470 s: a step gets what is left of that when it is
-# less than its own limit, and does not start with under 20 s. It prints what ran and what did
+# bert-base 110 s, attention 60 s), and the run as a whole 470 s: a step gets what is left of
+# that when it is less than its own limit, and does not start with under 20 s (the attention
+# step, last, is the one a slow run leaves NOT RUN). It prints what ran and what did
 # not, and exits non-zero only when something that ran failed. It reads the GPU's name, memory
 # and compute capability; it never changes or resets any GPU setting.
 #
@@ -152,7 +158,8 @@ configure_and_build() {
     record "configure + build" FAILED "no CUDA toolkit found (looked in PATH and /usr/local/cuda)"
     return 1
   fi
-  within cmake --build "$build_dir" -j "$jobs" --target bertc bertc_cuda_kernel_tests >>"$log" 2>&1
+  within cmake --build "$build_dir" -j "$jobs" --target bertc bertc_cuda_kernel_tests \
+    bertc_attention_time >>"$log" 2>&1
   status=$?
   if [[ $status -ne 0 ]]; then
     tail -30 "$log"
@@ -522,6 +529,35 @@ measure_bert_base() {
   ((over == 0))
 }
 
+# Step 6: bertc's attention kernels against PyTorch's SDPA at BERT-base's shapes, in the
+# precision the trainers use (cuBLASLt's bf16 GEMMs need sm_80).
+measure_attention() {
+  local step_start log="$build_dir/gpu-check-attention.txt" status limit last line
+  local program="$build_dir/bin/bertc_attention_time" precision=bf16
+  [[ -n $bundle ]] && program="$prebuilt/bin/bertc_attention_time"
+  [[ ${arch#sm_} -lt 80 ]] && precision=fp16
+  if [[ ! -x $program ]]; then
+    record "attention vs SDPA" "NOT RUN" "no $program${bundle:+ (rerun scripts/gpu-bundle.sh)}"
+    return 0
+  fi
+  step_start=$(date +%s)
+  limit=$(step_limit 60)
+  PYTHONUNBUFFERED=1 timeout "$limit" python3 bench/attention_vs_sdpa.py --program "$program" \
+    --batch 32 --seqs 128 512 --precision "$precision" >"$log" 2>&1
+  status=$?
+  cat "$log"
+  if [[ $status -ne 0 ]]; then
+    last=$(grep -v '^$' "$log" | tail -1)
+    record "attention vs SDPA" FAILED "$(outcome $status) (limit $limit s)${last:+: $last}"
+    return 1
+  fi
+  record "attention vs SDPA" ok "$precision, $(($(date +%s) - step_start)) s; table below"
+  # The bench's header, PyTorch line and table, indented under the summary's line.
+  while IFS= read -r line; do
+    summary+=("    $line")
+  done < <(grep -E '^(\||Attention on|PyTorch)' "$log")
+}
+
 echo "gpu-check: $(describe_gpu)"
 detect_arch
 mkdir -p "$build_dir"
@@ -555,6 +591,7 @@ if [[ -n $not_ready ]]; then
   record "trainer comparison" "NOT RUN" "$not_ready"
   record "memcheck" "NOT RUN" "$not_ready"
   record "bert-base throughput" "NOT RUN" "$not_ready"
+  record "attention vs SDPA" "NOT RUN" "$not_ready"
 else
   if time_for "trainer comparison" "memcheck"; then
     compare_trainer_targets || failed=1
@@ -564,8 +601,12 @@ else
       echo "gpu-check: memcheck done at $(elapsed) s"
     fi
   fi
-  if time_for "bert-base throughput"; then
+  if time_for "bert-base throughput" "attention vs SDPA"; then
     measure_bert_base || failed=1
+    echo "gpu-check: bert-base throughput done at $(elapsed) s"
+    if time_for "attention vs SDPA"; then
+      measure_attention || failed=1
+    fi
   fi
 fi
 

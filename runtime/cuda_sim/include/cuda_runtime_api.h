@@ -103,10 +103,13 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream);
 /// Events. The simulated device runs each launch and copy when it is queued, so an event
 /// is complete once recorded and a wait on one returns at once; the handles are checked.
 /// cudaEventSynchronize may be called from any host thread, as CUDA allows.
+/// cudaEventElapsedTime gives the host time between the two records: the time the queued
+/// work took on the CPU (benchmarks run on the simulated device as a smoke test).
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags);
 cudaError_t cudaEventDestroy(cudaEvent_t event);
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream = nullptr);
 cudaError_t cudaEventSynchronize(cudaEvent_t event);
+cudaError_t cudaEventElapsedTime(float *milliseconds, cudaEvent_t start, cudaEvent_t end);
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags = 0);
 
 cudaError_t cudaGetLastError();
