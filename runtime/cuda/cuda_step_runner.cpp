@@ -6,13 +6,17 @@
 // overflow flag and, with clipping, the gradient norm. With the optimizer offloaded
 // (TrainerPlan::hostResident), the masters and moments never leave the host mirror: the
 // device arena ends where they begin, and the gradients come down and the parameters go
-// back up each optimizer step (host_optimizer.h).
+// back up each optimizer step (host_optimizer.h). Micro-steps run as one CUDA graph each
+// (step_graph.h), except those that stream gradients to the offloaded optimizer (its
+// events and host thread work beside the step) and evaluation steps (they copy the logits
+// to pageable host memory and wait).
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_memory.h"
 #include "bertc/runtime/cuda_step.h"
 #include "bertc/runtime/step_runner.h"
 
 #include "host_optimizer.h"
+#include "step_graph.h"
 
 #include <sys/mman.h>
 
@@ -170,6 +174,8 @@ public:
     synchronize(); // `chunks` is pageable host memory about to go
     gemms_ = std::make_unique<cuda::LinearGemms>(arena_ + steps.gemmWorkspaceOffset, stream_);
     device_ = {stream_, gemms_.get(), tables_.chunks, int64_t(chunks.size())};
+    if (graphsOff_.empty())
+      graph_ = std::make_unique<cuda::StepGraph>(stream_);
     if (steps_.hostUpdate)
       hostOptimizer_ =
           std::make_unique<cuda::HostOptimizer>(plan_, steps_, host_.data(), arena_, stream_);
@@ -205,7 +211,11 @@ public:
     if (streaming)
       hostOptimizer_->beginStreaming(ctx);
     device_.gradients = streaming ? hostOptimizer_.get() : nullptr;
-    steps_.microStep(ctx, device_);
+    if (graph_ && !streaming)
+      graph_->run([&] { steps_.microStep(ctx, device_); });
+    else
+      steps_.microStep(ctx, device_);
+    directSteps_ += graph_ && streaming;
     device_.gradients = nullptr;
     return downloadLoss();
   }
@@ -225,7 +235,8 @@ public:
     std::string host = hostOptimizer_ ? "\n" + hostOptimizer_->report() : "";
     return "device peak: " + bytesText(peakUsed_) + " in use on " + properties.name +
            " (cudaMemGetInfo, all processes); arena " + bytesText(deviceBytes_) +
-           ", in use before it (CUDA context) " + bytesText(contextBytes_) + host;
+           ", in use before it (CUDA context) " + bytesText(contextBytes_) + "\n" + graphReport() +
+           host;
   }
 
 protected:
@@ -247,6 +258,18 @@ protected:
   }
 
 private:
+  /// "CUDA graphs: N micro-steps replayed (...)", with the micro-steps launched directly
+  /// because they streamed gradients, or why graphs are off.
+  std::string graphReport() const {
+    if (!graph_)
+      return "CUDA graphs: off (" + graphsOff_ + "), micro-steps launched directly";
+    std::string report = graph_->report();
+    if (directSteps_ > 0)
+      report += ", " + std::to_string(directSteps_) +
+                " launched directly (gradients streamed to the host optimizer)";
+    return report;
+  }
+
   float *gradients() const { return reinterpret_cast<float *>(arena_ + plan_.gradients.offset); }
   int64_t gradientCount() const { return int64_t(plan_.gradients.bytes / sizeof(float)); }
 
@@ -315,6 +338,9 @@ private:
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<cuda::LinearGemms> gemms_;
   std::unique_ptr<cuda::HostOptimizer> hostOptimizer_; ///< with TrainerPlan::hostResident
+  std::string graphsOff_ = cuda::graphsDisabledReason();
+  std::unique_ptr<cuda::StepGraph> graph_; ///< unless graphsOff_ says why not
+  size_t directSteps_ = 0;                 ///< micro-steps that streamed, without a graph
   cuda::StepDevice device_{};
   size_t contextBytes_ = 0; ///< in use once the context exists, before the arena
   size_t peakUsed_ = 0;

@@ -20,11 +20,16 @@ typedef enum cudaError {
   cudaErrorNoDevice = 100,
   cudaErrorInvalidDevice = 101,
   cudaErrorInvalidResourceHandle = 400,
+  cudaErrorIllegalState = 401,
   cudaErrorIllegalAddress = 700,
   cudaErrorHostMemoryAlreadyRegistered = 712,
   cudaErrorHostMemoryNotRegistered = 713,
   cudaErrorLaunchOutOfResources = 701,
   cudaErrorLaunchFailure = 719,
+  cudaErrorStreamCaptureUnsupported = 900,
+  cudaErrorStreamCaptureInvalidated = 901,
+  cudaErrorStreamCaptureWrongThread = 908,
+  cudaErrorGraphExecUpdateFailure = 910,
 } cudaError_t;
 
 typedef enum cudaMemcpyKind {
@@ -111,6 +116,70 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream = nullptr);
 cudaError_t cudaEventSynchronize(cudaEvent_t event);
 cudaError_t cudaEventElapsedTime(float *milliseconds, cudaEvent_t start, cudaEvent_t end);
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags = 0);
+
+/// Stream capture and CUDA graphs (src/graph_capture.cpp, src/graph_exec.cpp). While a
+/// stream captures, the kernel launches, cudaMemsetAsync, device-to-device or page-locked
+/// cudaMemcpyAsync and cublasLtMatmul queued on it become the graph's nodes, in order, and
+/// run only when an executable graph made from it is launched. Synchronising the capturing
+/// stream, a copy with pageable host memory on it, and (unless the capture is relaxed) a
+/// synchronous copy, fill, allocation or device synchronisation fail with
+/// cudaErrorStreamCaptureUnsupported and invalidate the capture, as CUDA's do. Events are
+/// not captured: cudaEventRecord and cudaStreamWaitEvent on a capturing stream act at once.
+typedef enum cudaStreamCaptureMode {
+  cudaStreamCaptureModeGlobal = 0,
+  cudaStreamCaptureModeThreadLocal = 1,
+  cudaStreamCaptureModeRelaxed = 2,
+} cudaStreamCaptureMode;
+
+typedef enum cudaStreamCaptureStatus {
+  cudaStreamCaptureStatusNone = 0,
+  cudaStreamCaptureStatusActive = 1,
+  cudaStreamCaptureStatusInvalidated = 2,
+} cudaStreamCaptureStatus;
+
+typedef enum cudaGraphNodeType {
+  cudaGraphNodeTypeKernel = 0x00,
+  cudaGraphNodeTypeMemcpy = 0x01,
+  cudaGraphNodeTypeMemset = 0x02,
+  cudaGraphNodeTypeGraph = 0x04,
+} cudaGraphNodeType;
+
+typedef enum cudaGraphExecUpdateResult {
+  cudaGraphExecUpdateSuccess = 0x0,
+  cudaGraphExecUpdateError = 0x1,
+  cudaGraphExecUpdateErrorTopologyChanged = 0x2,
+  cudaGraphExecUpdateErrorNodeTypeChanged = 0x3,
+} cudaGraphExecUpdateResult;
+
+struct CUgraph_st;
+typedef struct CUgraph_st *cudaGraph_t;
+struct CUgraphExec_st;
+typedef struct CUgraphExec_st *cudaGraphExec_t;
+struct CUgraphNode_st;
+typedef struct CUgraphNode_st *cudaGraphNode_t;
+
+/// What cudaGraphExecUpdate reports: the result, and the nodes it concerns (or null).
+typedef struct cudaGraphExecUpdateResultInfo_st {
+  cudaGraphExecUpdateResult result;
+  cudaGraphNode_t errorNode;
+  cudaGraphNode_t errorFromNode;
+} cudaGraphExecUpdateResultInfo;
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode);
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph);
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus *status);
+cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes, size_t *numNodes);
+cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, cudaGraphNodeType *type);
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *graphExec, cudaGraph_t graph,
+                                 unsigned long long flags = 0);
+/// Gives graphExec the parameters of graph's nodes when graph has as many nodes of the same
+/// types in the same order; otherwise cudaErrorGraphExecUpdateFailure, with the reason in
+/// resultInfo, and graphExec unchanged.
+cudaError_t cudaGraphExecUpdate(cudaGraphExec_t graphExec, cudaGraph_t graph,
+                                cudaGraphExecUpdateResultInfo *resultInfo);
+cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream);
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec);
+cudaError_t cudaGraphDestroy(cudaGraph_t graph);
 
 cudaError_t cudaGetLastError();
 cudaError_t cudaPeekAtLastError();

@@ -2,8 +2,10 @@
 // the problem the same way (describeProblem); the heuristic then offers the one simulated
 // algorithm, recording in it the types and pointer alignments it was chosen for and the
 // workspace it takes, and cublasLtMatmul holds its arguments to that record, faults the
-// device on operands outside device memory, and computes (cublaslt_compute.cpp).
+// device on operands outside device memory, and computes (cublaslt_compute.cpp) on its
+// stream: at once, or when the graph runs if the stream captures (graph_capture.h).
 #include "cublaslt_internal.h"
+#include "graph_capture.h"
 
 #include "bertc/cuda_sim/device_memory.h"
 #include "bertc/cuda_sim/faults.h"
@@ -271,7 +273,7 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t
                               const void *B, cublasLtMatrixLayout_t Bdesc, const void *beta,
                               const void *C, cublasLtMatrixLayout_t Cdesc, void *D,
                               cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t *algo,
-                              void *workspace, size_t workspaceSizeInBytes, cudaStream_t) {
+                              void *workspace, size_t workspaceSizeInBytes, cudaStream_t stream) {
   if (!lightHandle)
     return CUBLAS_STATUS_NOT_INITIALIZED;
   if (!computeDesc || !Adesc || !Bdesc || !Cdesc || !Ddesc || !alpha || !beta)
@@ -309,8 +311,10 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t
   if (cublasStatus_t status = checkOperands(problem, chosen, operands, C);
       status != CUBLAS_STATUS_SUCCESS)
     return status;
-  computeMatmul(problem, operands);
-  return CUBLAS_STATUS_SUCCESS;
+  // Like the GPU's kernels, a captured matmul keeps alpha and beta as they were at the call.
+  cudaError_t queued = bertc::sim::submit(stream, cudaGraphNodeTypeKernel,
+                                          [=] { computeMatmul(problem, operands); });
+  return queued == cudaSuccess ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_EXECUTION_FAILED;
 }
 
 } // extern "C"

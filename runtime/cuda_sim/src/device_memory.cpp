@@ -7,6 +7,7 @@
 // bertc_sim_device_bytes), and 16 GiB for other programs (the kernel tests). The simulated context
 // and libraries take no device memory, so everything in use is the program's own.
 #include "device_memory_state.h"
+#include "graph_capture.h"
 #include "runtime_errors.h"
 
 #include "bertc/cuda_sim/device_memory.h"
@@ -105,6 +106,8 @@ using bertc::sim::memory;
 cudaError_t cudaMalloc(void **pointer, size_t bytes) {
   if (cudaError_t sticky = bertc::sim::stickyError())
     return sticky;
+  if (cudaError_t refused = bertc::sim::refuseUnsafeCall())
+    return refused;
   if (!pointer)
     return bertc::sim::recordResult(cudaErrorInvalidValue);
   *pointer = nullptr;
@@ -131,6 +134,8 @@ cudaError_t cudaMalloc(void **pointer, size_t bytes) {
 cudaError_t cudaFree(void *pointer) {
   if (cudaError_t sticky = bertc::sim::stickyError())
     return sticky;
+  if (cudaError_t refused = bertc::sim::refuseUnsafeCall())
+    return refused;
   if (!pointer)
     return cudaSuccess;
   auto &device = memory();

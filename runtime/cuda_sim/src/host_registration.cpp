@@ -31,6 +31,20 @@ bool overlapsRegistered(std::uintptr_t begin, size_t bytes) {
 
 } // namespace
 
+namespace bertc::sim {
+
+bool isRegisteredHostRange(const void *pointer, size_t bytes) {
+  const auto begin = reinterpret_cast<std::uintptr_t>(pointer);
+  auto &ranges = registeredRanges();
+  auto next = ranges.upper_bound(begin);
+  if (next == ranges.begin())
+    return false;
+  auto holder = std::prev(next);
+  return begin + bytes <= holder->first + holder->second;
+}
+
+} // namespace bertc::sim
+
 using namespace bertc::sim;
 
 cudaError_t cudaHostRegister(void *pointer, size_t bytes, unsigned flags) {

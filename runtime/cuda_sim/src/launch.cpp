@@ -1,7 +1,8 @@
 // Kernel launches (launch.h): the configuration checked as a GPU checks it, then the
-// blocks run one after another.
+// blocks run one after another, at once or, on a capturing stream, when the graph runs.
 #include "access_checks.h"
 #include "block_scheduler.h"
+#include "graph_capture.h"
 #include "launch_limits.h"
 #include "runtime_errors.h"
 #include "streams.h"
@@ -18,10 +19,26 @@ bool validConfiguration(const LaunchConfig &config) {
          grid.z <= unsigned(kMaxGridDimYZ) && config.sharedBytes <= kMaxSharedBytesPerBlock;
 }
 
+/// Runs every block of a checked launch; the context is the launch's argument bytes.
+void runGrid(const LaunchConfig &config, void (*threadBody)(const void *), const void *context,
+             size_t contextBytes) {
+  if (stickyError())
+    return;
+  checksBeginLaunch(context, contextBytes);
+  uint64_t blockIndex = 0;
+  for (unsigned z = 0; z < config.grid.z; ++z)
+    for (unsigned y = 0; y < config.grid.y; ++y)
+      for (unsigned x = 0; x < config.grid.x; ++x) {
+        checksBeginBlock(blockIndex++);
+        if (!runBlock(config, {x, y, z}, threadBody, context))
+          return;
+      }
+}
+
 } // namespace
 
 void launch(const LaunchConfig &config, void (*threadBody)(const void *), const void *context,
-            size_t contextBytes) {
+            size_t contextBytes, std::shared_ptr<const void> (*copyContext)(const void *)) {
   if (stickyError())
     return;
   if (!validConfiguration(config)) {
@@ -32,15 +49,13 @@ void launch(const LaunchConfig &config, void (*threadBody)(const void *), const 
     recordResult(cudaErrorInvalidResourceHandle);
     return;
   }
-  checksBeginLaunch(context, contextBytes);
-  uint64_t blockIndex = 0;
-  for (unsigned z = 0; z < config.grid.z; ++z)
-    for (unsigned y = 0; y < config.grid.y; ++y)
-      for (unsigned x = 0; x < config.grid.x; ++x) {
-        checksBeginBlock(blockIndex++);
-        if (!runBlock(config, {x, y, z}, threadBody, context))
-          return;
-      }
+  if (!isCapturing(config.stream)) {
+    runGrid(config, threadBody, context, contextBytes);
+    return;
+  }
+  submit(config.stream, cudaGraphNodeTypeKernel, [=, arguments = copyContext(context)] {
+    runGrid(config, threadBody, arguments.get(), contextBytes);
+  });
 }
 
 } // namespace bertc::sim

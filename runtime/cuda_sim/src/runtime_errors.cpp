@@ -61,11 +61,16 @@ const char *cudaGetErrorName(cudaError_t error) {
     NAME(cudaErrorNoDevice)
     NAME(cudaErrorInvalidDevice)
     NAME(cudaErrorInvalidResourceHandle)
+    NAME(cudaErrorIllegalState)
     NAME(cudaErrorIllegalAddress)
     NAME(cudaErrorHostMemoryAlreadyRegistered)
     NAME(cudaErrorHostMemoryNotRegistered)
     NAME(cudaErrorLaunchOutOfResources)
     NAME(cudaErrorLaunchFailure)
+    NAME(cudaErrorStreamCaptureUnsupported)
+    NAME(cudaErrorStreamCaptureInvalidated)
+    NAME(cudaErrorStreamCaptureWrongThread)
+    NAME(cudaErrorGraphExecUpdateFailure)
 #undef NAME
   }
   return "cudaErrorUnknown";
@@ -103,6 +108,17 @@ const char *cudaGetErrorString(cudaError_t error) {
     return "too many resources requested for launch";
   case cudaErrorLaunchFailure:
     return "unspecified launch failure";
+  case cudaErrorIllegalState:
+    return "the operation cannot be performed in the present state";
+  case cudaErrorStreamCaptureUnsupported:
+    return "operation not permitted when stream is capturing";
+  case cudaErrorStreamCaptureInvalidated:
+    return "operation failed due to a previous error during capture";
+  case cudaErrorStreamCaptureWrongThread:
+    return "attempt to terminate a thread-local capture sequence from another thread";
+  case cudaErrorGraphExecUpdateFailure:
+    return "the graph update was not performed because it included changes which violated "
+           "constraints specific to instantiated graph update";
   }
   return "unknown error";
 }

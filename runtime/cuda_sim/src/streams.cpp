@@ -1,5 +1,8 @@
-// Stream handles, and the copies and fills queued on them (streams.h).
+// Stream handles, and the copies and fills queued on them (streams.h), which a capturing
+// stream records (graph_capture.h).
 #include "streams.h"
+
+#include "graph_capture.h"
 
 #include "runtime_errors.h"
 
@@ -39,6 +42,11 @@ bool copyAllowed(void *to, const void *from, size_t bytes, cudaMemcpyKind kind) 
   }
   return false;
 }
+
+/// Host memory that is not page-locked, which no graph's copy may use.
+bool isPageable(const void *pointer, size_t bytes) {
+  return !isDeviceRange(pointer, bytes) && !isRegisteredHostRange(pointer, bytes);
+}
 } // namespace
 
 bool isValidStream(cudaStream_t stream) {
@@ -66,6 +74,7 @@ cudaError_t cudaStreamCreate(cudaStream_t *stream) {
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   if (!stream || !liveStreams().erase(stream))
     return recordResult(cudaErrorInvalidResourceHandle);
+  forgetCapture(stream);
   delete stream;
   return stickyError();
 }
@@ -73,10 +82,16 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   if (!isValidStream(stream))
     return recordResult(cudaErrorInvalidResourceHandle);
+  if (cudaError_t refused = refuseOnCapturingStream(stream))
+    return refused;
   return stickyError();
 }
 
-cudaError_t cudaDeviceSynchronize() { return stickyError(); }
+cudaError_t cudaDeviceSynchronize() {
+  if (cudaError_t refused = refuseUnsafeCall())
+    return refused;
+  return stickyError();
+}
 
 cudaError_t cudaMemcpyAsync(void *to, const void *from, size_t bytes, cudaMemcpyKind kind,
                             cudaStream_t stream) {
@@ -90,11 +105,15 @@ cudaError_t cudaMemcpyAsync(void *to, const void *from, size_t bytes, cudaMemcpy
     return cudaSuccess;
   if (!to || !from || !copyAllowed(to, from, bytes, kind))
     return recordResult(cudaErrorInvalidValue);
-  std::memmove(to, from, bytes);
-  return cudaSuccess;
+  if (isPageable(to, bytes) || isPageable(from, bytes))
+    if (cudaError_t refused = refuseOnCapturingStream(stream))
+      return refused;
+  return submit(stream, cudaGraphNodeTypeMemcpy, [=] { std::memmove(to, from, bytes); });
 }
 
 cudaError_t cudaMemcpy(void *to, const void *from, size_t bytes, cudaMemcpyKind kind) {
+  if (cudaError_t refused = refuseUnsafeCall())
+    return refused;
   return cudaMemcpyAsync(to, from, bytes, kind, nullptr);
 }
 
@@ -107,10 +126,11 @@ cudaError_t cudaMemsetAsync(void *pointer, int value, size_t bytes, cudaStream_t
     return cudaSuccess;
   if (!isDeviceRange(pointer, bytes))
     return recordResult(cudaErrorInvalidValue);
-  std::memset(pointer, value, bytes);
-  return cudaSuccess;
+  return submit(stream, cudaGraphNodeTypeMemset, [=] { std::memset(pointer, value, bytes); });
 }
 
 cudaError_t cudaMemset(void *pointer, int value, size_t bytes) {
+  if (cudaError_t refused = refuseUnsafeCall())
+    return refused;
   return cudaMemsetAsync(pointer, value, bytes, nullptr);
 }

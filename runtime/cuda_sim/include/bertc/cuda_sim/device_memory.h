@@ -10,6 +10,10 @@ namespace bertc::sim {
 /// True when [pointer, pointer + bytes) lies inside one live cudaMalloc allocation.
 bool isDeviceRange(const void *pointer, size_t bytes);
 
+/// True when [pointer, pointer + bytes) lies inside one cudaHostRegister'ed range
+/// (page-locked host memory, which a captured copy may use).
+bool isRegisteredHostRange(const void *pointer, size_t bytes);
+
 /// The live cudaMalloc allocation holding `pointer` as [begin, end) (the bytes asked for),
 /// or an empty range when there is none.
 struct DeviceRange {
