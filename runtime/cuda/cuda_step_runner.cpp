@@ -7,7 +7,7 @@
 // (TrainerPlan::hostResident), the masters and moments never leave the host mirror: the
 // device arena ends where they begin, and the gradients come down and the parameters go
 // back up each optimizer step (host_optimizer.h). Micro-steps run as one CUDA graph each
-// (step_graph.h), except those that stream gradients to the offloaded optimizer (its
+// (step_graph.h), except the first (a warm-up), those that stream gradients to the offloaded optimizer (its
 // events and host thread work beside the step) and evaluation steps (they copy the logits
 // to pageable host memory and wait).
 #include "bertc/runtime/cuda_check.h"
@@ -211,10 +211,16 @@ public:
     if (streaming)
       hostOptimizer_->beginStreaming(ctx);
     device_.gradients = streaming ? hostOptimizer_.get() : nullptr;
-    if (graph_ && !streaming)
+    // The first micro-step launches directly: it loads each kernel's module and chooses
+    // cuBLASLt's algorithms outside any capture (a warm-up before capturing, as CUDA's
+    // graph guidance asks).
+    bool warmUp = graph_ && !streaming && !warmedUp_;
+    if (graph_ && !streaming && !warmUp)
       graph_->run([&] { steps_.microStep(ctx, device_); });
     else
       steps_.microStep(ctx, device_);
+    warmedUp_ = true;
+    warmUpSteps_ += warmUp;
     directSteps_ += graph_ && streaming;
     device_.gradients = nullptr;
     return downloadLoss();
@@ -258,12 +264,14 @@ protected:
   }
 
 private:
-  /// "CUDA graphs: N micro-steps replayed (...)", with the micro-steps launched directly
-  /// because they streamed gradients, or why graphs are off.
+  /// "CUDA graphs: N micro-steps replayed (...)" after the warm-up, with the micro-steps
+  /// launched directly because they streamed gradients, or why graphs are off.
   std::string graphReport() const {
     if (!graph_)
       return "CUDA graphs: off (" + graphsOff_ + "), micro-steps launched directly";
     std::string report = graph_->report();
+    if (warmUpSteps_ > 0)
+      report += " after 1 launched directly to warm up";
     if (directSteps_ > 0)
       report += ", " + std::to_string(directSteps_) +
                 " launched directly (gradients streamed to the host optimizer)";
@@ -340,6 +348,8 @@ private:
   std::unique_ptr<cuda::HostOptimizer> hostOptimizer_; ///< with TrainerPlan::hostResident
   std::string graphsOff_ = cuda::graphsDisabledReason();
   std::unique_ptr<cuda::StepGraph> graph_; ///< unless graphsOff_ says why not
+  bool warmedUp_ = false;                  ///< once the first micro-step ran
+  size_t warmUpSteps_ = 0;                 ///< 1 once a first micro-step ran without a graph
   size_t directSteps_ = 0;                 ///< micro-steps that streamed, without a graph
   cuda::StepDevice device_{};
   size_t contextBytes_ = 0; ///< in use once the context exists, before the arena
