@@ -7,9 +7,9 @@
 // (TrainerPlan::hostResident), the masters and moments never leave the host mirror: the
 // device arena ends where they begin, and the gradients come down and the parameters go
 // back up each optimizer step (host_optimizer.h). Micro-steps run as one CUDA graph each
-// (step_graph.h), except the first (a warm-up), those that stream gradients to the offloaded optimizer (its
-// events and host thread work beside the step) and evaluation steps (they copy the logits
-// to pageable host memory and wait).
+// (step_graph.h), except the first (a warm-up), those that stream gradients to the offloaded
+// optimizer (its events and host thread work beside the step) and evaluation steps (they copy the
+// logits to pageable host memory and wait).
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_memory.h"
 #include "bertc/runtime/cuda_step.h"
