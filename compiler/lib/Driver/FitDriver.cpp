@@ -3,6 +3,7 @@
 #include "bertc/Driver/FitDriver.h"
 
 #include "bertc/Driver/ByteSize.h"
+#include "bertc/Driver/PlanReport.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -13,17 +14,14 @@ using namespace mlir;
 namespace bertc {
 
 std::string FitCandidate::describe() const {
-  std::string attention =
-      options.attentionHeadChunk > 0
-          ? llvm::formatv(", attention {0} heads at a time", options.attentionHeadChunk).str()
-          : "";
   return llvm::formatv("micro-batch {0} x {1}, {2}{3}, {4}{5}{6}{7}{8}", microBatch, accumulation,
                        options.precision,
                        options.tf32 && options.precision == "fp32" ? " (TF32 GEMMs)" : "",
                        recomputes() ? "recompute" : "keep activations",
                        options.optimizerState == "8bit" ? ", 8-bit AdamW state" : "",
                        options.fuseOptimizer ? ", AdamW in the backward" : "",
-                       options.offloadOptimizer ? ", optimizer in host memory" : "", attention);
+                       options.offloadOptimizer ? ", optimizer in host memory" : "",
+                       attentionLabel(options.attentionHeadChunk));
 }
 
 namespace {
@@ -82,10 +80,8 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
       request.microBatch ? std::vector<int64_t>{std::min(*request.microBatch, spec.train.batch)}
                          : microBatchCandidates(spec.train.batch);
   std::vector<FitCandidate> fitting;
-  // Plans `rows` with `headChunk` heads of attention at a time: the outcome if it fits.
-  auto plan = [&](int64_t rows, PipelineOptions options,
-                  int64_t headChunk) -> std::optional<PlanOutcome> {
-    options.attentionHeadChunk = headChunk;
+  // Plans `rows` with `options`: the outcome if it fits.
+  auto plan = [&](int64_t rows, const PipelineOptions &options) -> std::optional<PlanOutcome> {
     FailureOr<PlanOutcome> outcome =
         planJob(spec, {rows, spec.train.seqLen, spec.train.freeze, options}, *request.device, ctx);
     if (failed(outcome) || outcome->arenaBytes > request.arenaBudget ||
@@ -96,18 +92,21 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
   // Plans `rows` and keeps it, with its fastest head chunk, when it fits; says whether it did.
   auto tryPlan = [&](int64_t rows, PipelineOptions options) {
     ArrayRef<int64_t> chunks = request.headChunks;
-    std::optional<PlanOutcome> best = plan(rows, options, chunks.back());
+    options.attentionHeadChunk = chunks.back();
+    std::optional<PlanOutcome> best = plan(rows, options);
     if (!best)
       return false;
-    options.attentionHeadChunk = chunks.back();
-    for (int64_t chunk : chunks.drop_back())
-      if (std::optional<PlanOutcome> outcome = plan(rows, options, chunk)) {
+    PipelineOptions chunked = options;
+    for (int64_t chunk : chunks.drop_back()) {
+      chunked.attentionHeadChunk = chunk;
+      if (std::optional<PlanOutcome> outcome = plan(rows, chunked)) {
         if (outcome->cost.seconds < best->cost.seconds) {
           best = outcome;
-          options.attentionHeadChunk = chunk;
+          options = chunked;
         }
         break;
       }
+    }
     fitting.push_back({rows, spec.train.batch / rows, options, *best});
     return true;
   };

@@ -110,15 +110,16 @@ void writePlanJson(const PlanSummary &s, raw_ostream &os) {
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(plan))) << "\n";
 }
 
+std::string attentionLabel(int64_t headChunk) {
+  return headChunk > 0 ? llvm::formatv(", attention {0} heads at a time", headChunk).str() : "";
+}
+
 void printPlanSummary(const PlanSummary &s, raw_ostream &os) {
-  std::string attention =
-      s.attentionHeadChunk > 0
-          ? llvm::formatv(", attention {0} heads at a time", s.attentionHeadChunk).str()
-          : "";
   os << llvm::formatv("  plan    micro-batch {0} x {1} step(s), seq {2}, {3}{7}; "
                       "{4:F1} GFLOP per step, about {5:F2} s on {6}\n",
                       s.microBatch, s.accumulationSteps, s.seqLen, s.precisionLabel(),
-                      s.stepFlops / 1e9, s.estimatedStepSeconds, s.device, attention);
+                      s.stepFlops / 1e9, s.estimatedStepSeconds, s.device,
+                      attentionLabel(s.attentionHeadChunk));
   os << llvm::formatv("  memory  {0} of {1} budget ({2} reserved for the process)\n",
                       formatBytes(s.peakBytes()), formatBytes(s.budgetBytes),
                       formatBytes(s.reserveBytes));

@@ -70,6 +70,10 @@ struct PlanSummary {
   std::string precisionLabel() const { return tf32 ? precision + " (TF32 GEMMs)" : precision; }
 };
 
+/// ", attention 6 heads at a time" for the tensor-core attention (head_chunk > 0), nothing
+/// for the fused kernels: what the summary and the fit's candidates add to the precision.
+std::string attentionLabel(int64_t headChunk);
+
 /// Reads the summary of a module after -bertc-plan-buffers, its step estimated on `device`.
 mlir::FailureOr<PlanSummary> summarizePlan(mlir::ModuleOp module, const StepMemory &memory,
                                            int64_t budgetBytes, int64_t reserveBytes,
