@@ -181,12 +181,16 @@ LogicalResult TanhOp::verify() { return success(); }
 
 LogicalResult DropoutOp::verify() { return expectRate(*this, "rate", getRate().convertToFloat()); }
 
-/// Fails unless an attention op's head chunk is 0 (the fused kernel) or at most its heads.
-static LogicalResult expectHeadChunk(Operation *op, int64_t headChunk, int64_t heads) {
-  if (headChunk >= 0 && headChunk <= heads)
-    return success();
-  return op->emitOpError() << "head_chunk " << headChunk << " must be 0 (fused) or 1 to " << heads
-                           << " (the heads)";
+/// Fails unless an attention op's head chunk is 0 (the fused kernel) or at most its heads,
+/// and unless `tf32` marks fp32 GEMMs: tensor-core attention (head_chunk > 0) on fp32 `query`.
+static LogicalResult expectAttentionKernel(Operation *op, int64_t headChunk, int64_t heads,
+                                           bool tf32, Value query) {
+  if (headChunk < 0 || headChunk > heads)
+    return op->emitOpError() << "head_chunk " << headChunk << " must be 0 (fused) or 1 to " << heads
+                             << " (the heads)";
+  if (tf32 && headChunk == 0)
+    return op->emitOpError() << "has tf32 but head_chunk 0: the fused kernel has no GEMMs";
+  return expectTf32Operand(op, tf32, query);
 }
 
 /// Fails unless `lse` is [batch, heads, seq] for a [batch, seq, hidden] `query`.
@@ -211,7 +215,7 @@ LogicalResult AttentionOp::verify() {
   if (heads <= 0 || (!ShapedType::isDynamic(hidden) && hidden % heads != 0))
     return emitOpError() << "hidden size " << hidden << " is not divisible by " << heads
                          << " heads";
-  if (failed(expectHeadChunk(*this, getHeadChunk(), heads)))
+  if (failed(expectAttentionKernel(*this, getHeadChunk(), heads, getTf32(), getQuery())))
     return failure();
   return expectLseShape(*this, getQuery(), getLse(), heads);
 }
@@ -330,7 +334,7 @@ LogicalResult AttentionGradOp::verify() {
       return failure();
   if (failed(expectSameType(*this, getQuery(), "query", getOutput(), "output")) ||
       failed(expectLseShape(*this, getQuery(), getLse(), getHeads())) ||
-      failed(expectHeadChunk(*this, getHeadChunk(), getHeads())))
+      failed(expectAttentionKernel(*this, getHeadChunk(), getHeads(), getTf32(), getQuery())))
     return failure();
   return expectRate(*this, "dropout", getDropout().convertToFloat());
 }

@@ -69,7 +69,7 @@ SmallVector<Value> AttentionOp::buildGradients(OpBuilder &b, ValueRange resultGr
   auto grad = b.create<AttentionGradOp>(getLoc(), TypeRange{type, type, type}, resultGrads[0],
                                         getQuery(), getKey(), getValue(), getMask(), getResult(),
                                         getLse(), getHeadsAttr(), getDropoutAttr(), getStreamAttr(),
-                                        getHeadChunkAttr());
+                                        getHeadChunkAttr(), getTf32Attr());
   return {needed[0] ? grad.getQueryGrad() : Value(), needed[1] ? grad.getKeyGrad() : Value(),
           needed[2] ? grad.getValueGrad() : Value(), Value()};
 }

@@ -163,7 +163,8 @@ template <typename T>
 void chunkedAttentionForward(LinearGemms &gemms, const T *q, const T *k, const T *v,
                              const int32_t *mask, T *ctx, float *lse, float *workspace,
                              int64_t headChunk, int64_t batch, int64_t seq, int64_t hidden,
-                             int64_t heads, float dropoutRate, const DropoutKey &key) {
+                             int64_t heads, float dropoutRate, const DropoutKey &key,
+                             GemmMath math) {
   using namespace attention;
   const Params p =
       chunkedParams(headChunk, batch, seq, hidden, heads, dropoutRate, key, nullptr, nullptr);
@@ -175,7 +176,7 @@ void chunkedAttentionForward(LinearGemms &gemms, const T *q, const T *k, const T
     for (int64_t hLocal = 0; hLocal < chunkHeads; ++hLocal) {
       const int64_t h = firstHead + hLocal;
       gemms.batchedGemm(headOperand(q, p, h, false), headOperand(k, p, h, true),
-                        blockOutput(workspace, p, hLocal), seq, seq, d, batch);
+                        blockOutput(workspace, p, hLocal), seq, seq, d, batch, math);
     }
     const int64_t rows = chunkHeads * batch * seq;
     BERTC_LAUNCH((forwardRowKernel<T>), rowBlocks(rows), kRowThreads, 0, gemms.stream(), workspace,
@@ -183,7 +184,7 @@ void chunkedAttentionForward(LinearGemms &gemms, const T *q, const T *k, const T
     for (int64_t hLocal = 0; hLocal < chunkHeads; ++hLocal) {
       const int64_t h = firstHead + hLocal;
       gemms.batchedGemm(packedOperand<T>(workspace, p, hLocal, false), headOperand(v, p, h, false),
-                        headOutput(ctx, p, h), seq, d, seq, batch);
+                        headOutput(ctx, p, h), seq, d, seq, batch, math);
     }
   }
 }
@@ -193,7 +194,7 @@ void chunkedAttentionBackward(LinearGemms &gemms, const T *dctx, const T *q, con
                               const int32_t *mask, const T *ctx, const float *lse, float *workspace,
                               T *dq, T *dk, T *dv, int64_t headChunk, int64_t batch, int64_t seq,
                               int64_t hidden, int64_t heads, float dropoutRate,
-                              const DropoutKey &key) {
+                              const DropoutKey &key, GemmMath math) {
   using namespace attention;
   // The workspace: the row term, then the score block that becomes P*Z and the one that
   // becomes dS.
@@ -212,9 +213,9 @@ void chunkedAttentionBackward(LinearGemms &gemms, const T *dctx, const T *q, con
     for (int64_t hLocal = 0; hLocal < chunkHeads; ++hLocal) {
       const int64_t h = firstHead + hLocal;
       gemms.batchedGemm(headOperand(q, p, h, false), headOperand(k, p, h, true),
-                        blockOutput(probs, p, hLocal), seq, seq, d, batch);
+                        blockOutput(probs, p, hLocal), seq, seq, d, batch, math);
       gemms.batchedGemm(headOperand(dctx, p, h, false), headOperand(v, p, h, true),
-                        blockOutput(probGrads, p, hLocal), seq, seq, d, batch);
+                        blockOutput(probGrads, p, hLocal), seq, seq, d, batch, math);
     }
     const int64_t rows = chunkHeads * batch * seq;
     BERTC_LAUNCH((backwardRowKernel<T>), rowBlocks(rows), kRowThreads, 0, gemms.stream(), probs,
@@ -222,23 +223,23 @@ void chunkedAttentionBackward(LinearGemms &gemms, const T *dctx, const T *q, con
     for (int64_t hLocal = 0; hLocal < chunkHeads; ++hLocal) {
       const int64_t h = firstHead + hLocal;
       gemms.batchedGemm(packedOperand<T>(probs, p, hLocal, true), headOperand(dctx, p, h, false),
-                        headOutput(dv, p, h), seq, d, seq, batch);
+                        headOutput(dv, p, h), seq, d, seq, batch, math);
       gemms.batchedGemm(packedOperand<T>(probGrads, p, hLocal, false), headOperand(k, p, h, false),
-                        headOutput(dq, p, h), seq, d, seq, batch);
+                        headOutput(dq, p, h), seq, d, seq, batch, math);
       gemms.batchedGemm(packedOperand<T>(probGrads, p, hLocal, true), headOperand(q, p, h, false),
-                        headOutput(dk, p, h), seq, d, seq, batch);
+                        headOutput(dk, p, h), seq, d, seq, batch, math);
     }
   }
 }
 
 #define INSTANTIATE(T)                                                                             \
-  template void chunkedAttentionForward(LinearGemms &, const T *, const T *, const T *,            \
-                                        const int32_t *, T *, float *, float *, int64_t, int64_t,  \
-                                        int64_t, int64_t, int64_t, float, const DropoutKey &);     \
+  template void chunkedAttentionForward(                                                           \
+      LinearGemms &, const T *, const T *, const T *, const int32_t *, T *, float *, float *,      \
+      int64_t, int64_t, int64_t, int64_t, int64_t, float, const DropoutKey &, GemmMath);           \
   template void chunkedAttentionBackward(LinearGemms &, const T *, const T *, const T *,           \
                                          const T *, const int32_t *, const T *, const float *,     \
                                          float *, T *, T *, T *, int64_t, int64_t, int64_t,        \
-                                         int64_t, int64_t, float, const DropoutKey &);
+                                         int64_t, int64_t, float, const DropoutKey &, GemmMath);
 BERTC_CUDA_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
 #undef INSTANTIATE
 

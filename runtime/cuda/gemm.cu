@@ -289,7 +289,7 @@ void LinearGemms::linearBackwardWeightAccumulate(const T *dy, const T *x, float 
 template <typename T, typename OutT>
 void LinearGemms::batchedGemm(const BatchedOperand<T> &a, const BatchedOperand<T> &b,
                               const BatchedOutput<OutT> &d, int64_t m, int64_t n, int64_t k,
-                              int64_t count) {
+                              int64_t count, GemmMath math) {
   static_assert(std::is_same_v<OutT, T> || std::is_same_v<OutT, float>,
                 "batched GEMMs write the input type or fp32");
   if (m == 0 || n == 0 || count == 0)
@@ -308,7 +308,7 @@ void LinearGemms::batchedGemm(const BatchedOperand<T> &a, const BatchedOperand<T
                   operation(a.transposed),
                   dataType<T>(),
                   dataType<OutT>(),
-                  computeType<T>(GemmMath::Fp32),
+                  computeType<T>(math),
                   false,
                   alignmentOf(b.data, b.batchStride * inputBytes),
                   alignmentOf(a.data, a.batchStride * inputBytes),
@@ -335,7 +335,7 @@ cudaStream_t LinearGemms::stream() const { return state->stream; }
 #define INSTANTIATE_BATCHED(T, OutT)                                                               \
   template void LinearGemms::batchedGemm(const BatchedOperand<T> &, const BatchedOperand<T> &,     \
                                          const BatchedOutput<OutT> &, int64_t, int64_t, int64_t,   \
-                                         int64_t);
+                                         int64_t, GemmMath);
 INSTANTIATE(float)
 INSTANTIATE(bf16)
 INSTANTIATE(fp16)

@@ -84,6 +84,24 @@ func.func @attention_grad_head_chunk(%q: tensor<?x?x8xf32>, %m: tensor<?x?xi32>,
 
 // -----
 
+// TF32 marks tensor-core attention's GEMMs: the fused kernels have none ...
+func.func @attention_tf32_fused(%q: tensor<?x?x8xf32>, %m: tensor<?x?xi32>) {
+  // expected-error @+1 {{has tf32 but head_chunk 0: the fused kernel has no GEMMs}}
+  %c, %lse = bert.attention %q, %q, %q, %m {heads = 2 : i64, dropout = 0.0 : f32, stream = 0 : i32, tf32} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>) -> (tensor<?x?x8xf32>, tensor<?x2x?xf32>)
+  return
+}
+
+// -----
+
+// ... and 16-bit ones run on 16-bit tensor cores.
+func.func @attention_grad_tf32_bf16(%q: tensor<?x?x8xbf16>, %m: tensor<?x?xi32>, %lse: tensor<?x2x?xf32>) {
+  // expected-error @+1 {{has tf32 but its operands are 'bf16', not f32}}
+  %dq, %dk, %dv = bert.attention_grad %q, %q, %q, %q, %m, %q, %lse {heads = 2 : i64, dropout = 0.0 : f32, stream = 0 : i32, head_chunk = 1 : i64, tf32} : (tensor<?x?x8xbf16>, tensor<?x?x8xbf16>, tensor<?x?x8xbf16>, tensor<?x?x8xbf16>, tensor<?x?xi32>, tensor<?x?x8xbf16>, tensor<?x2x?xf32>) -> (tensor<?x?x8xbf16>, tensor<?x?x8xbf16>, tensor<?x?x8xbf16>)
+  return
+}
+
+// -----
+
 func.func @dropout_rate(%x: tensor<?x8xf32>) {
   // expected-error @+1 {{rate must be in [0, 1), got 1}}
   %y = bert.dropout %x {rate = 1.0 : f32, stream = 0 : i32} : (tensor<?x8xf32>) -> tensor<?x8xf32>

@@ -157,7 +157,8 @@ bool hasTf32Gemms(ModuleOp module) {
     bool tf32 =
         llvm::TypeSwitch<Operation *, bool>(op)
             .Case<bert::LinearOp, bert::LinearGradInputOp, bert::LinearGradWeightOp,
-                  bert::AccumulateLinearGradWeightOp>([](auto gemm) { return gemm.getTf32(); })
+                  bert::AccumulateLinearGradWeightOp, bert::AttentionOp, bert::AttentionGradOp>(
+                [](auto gemm) { return gemm.getTf32(); })
             .Default([](Operation *) { return false; });
     return tf32 ? WalkResult::interrupt() : WalkResult::advance();
   });

@@ -2,7 +2,8 @@
 //
 // Marks each op whose kernels differ between the targets in what they compute with the
 // target's choice (see Passes.td): with tf32, the cuda target's fp32 GEMMs round their
-// operands to TF32; attention runs fused or as GEMMs over chunks of heads.
+// operands to TF32; attention runs fused or as GEMMs over chunks of heads (whose GEMMs
+// take tf32 too).
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,6 +45,15 @@ struct LowerToTargetPass : bertc::impl::LowerToTargetBase<LowerToTargetPass> {
     auto isF32 = [](Value operand) {
       return cast<RankedTensorType>(operand.getType()).getElementType().isF32();
     };
+    // Tensor-core attention's GEMMs take tf32 as the linear layers' do; the fused kernel
+    // has none.
+    auto markAttention = [&](Operation *op, IntegerAttr chunk, bool fp32) {
+      op->setAttr("head_chunk", chunk);
+      if (tf32 && fp32 && chunk.getInt() > 0)
+        op->setAttr("tf32", UnitAttr::get(&getContext()));
+      else
+        op->removeAttr("tf32");
+    };
     getOperation().walk([&](Operation *op) {
       if (auto linear = dyn_cast<LinearOp>(op))
         linear.setTf32(tf32 && isF32(linear.getInput()));
@@ -51,10 +61,9 @@ struct LowerToTargetPass : bertc::impl::LowerToTargetBase<LowerToTargetPass> {
         grad.setTf32(tf32 && isF32(grad.getResultGrad()));
       else if (auto grad = dyn_cast<LinearGradWeightOp>(op))
         grad.setTf32(tf32 && isF32(grad.getInput()));
-      else if (auto attention = dyn_cast<AttentionOp>(op))
-        attention.setHeadChunkAttr(headChunk(attention.getHeads()));
-      else if (auto grad = dyn_cast<AttentionGradOp>(op))
-        grad.setHeadChunkAttr(headChunk(grad.getHeads()));
+      else if (isa<AttentionOp, AttentionGradOp>(op))
+        markAttention(op, headChunk(op->getAttrOfType<IntegerAttr>("heads").getInt()),
+                      isF32(op->getOperand(isa<AttentionOp>(op) ? 0 : 1)));
     });
   }
 };

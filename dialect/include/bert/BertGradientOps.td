@@ -65,8 +65,9 @@ def Bert_AttentionGradOp : Bert_BackwardOp<"attention_grad", [], ["estimateKerne
     The forward's probabilities are not kept: the kernels recompute them from the scores
     and the forward's log-sum-exp (`lse`), and take each query row's term
     r = rowsum(dctx * ctx) from the forward's `output` (kept anyway as the input of the
-    output projection). The forward never runs again. `head_chunk` chooses the kernel as
-    bert.attention's does; the tensor-core one keeps two score blocks in its workspace.
+    output projection). The forward never runs again. `head_chunk` and `tf32` choose the
+    kernel as bert.attention's do; the tensor-core one keeps two score blocks in its
+    workspace.
 
     ```mlir
     %dq, %dk, %dv = bert.attention_grad %dctx, %q, %k, %v, %mask, %ctx, %lse
@@ -80,7 +81,8 @@ def Bert_AttentionGradOp : Bert_BackwardOp<"attention_grad", [], ["estimateKerne
                        Bert_FloatTensor:$key, Bert_FloatTensor:$value,
                        Bert_IntTensor:$mask, Bert_FloatTensor:$output,
                        RankedTensorOf<[F32]>:$lse, I64Attr:$heads, F32Attr:$dropout,
-                       I32Attr:$stream, DefaultValuedAttr<I64Attr, "0">:$head_chunk);
+                       I32Attr:$stream, DefaultValuedAttr<I64Attr, "0">:$head_chunk,
+                       UnitAttr:$tf32);
   let results = (outs Bert_FloatTensor:$queryGrad, Bert_FloatTensor:$keyGrad,
                       Bert_FloatTensor:$valueGrad);
 }

@@ -218,6 +218,8 @@ def Bert_AttentionOp : Bert_ForwardOp<"attention", [], ["estimateKernels"]> {
     that never forms a [seq, seq] matrix (fp32 products on CUDA cores); n > 0, GEMMs on
     tensor cores over n heads at a time, whose [n, batch, seq, seq] scores and
     probabilities (rounded to the storage type) live in the op's kernel workspace.
+    With `tf32` (fp32 and head_chunk > 0 only, set by `-bertc-lower-to-target`) those
+    GEMMs round their operands to TF32, as bert.linear's `tf32` does.
 
     ```mlir
     %ctx, %lse = bert.attention %q, %k, %v, %mask {heads = 4 : i64, dropout = 0.0 : f32,
@@ -229,7 +231,7 @@ def Bert_AttentionOp : Bert_ForwardOp<"attention", [], ["estimateKernels"]> {
   let arguments = (ins Bert_FloatTensor:$query, Bert_FloatTensor:$key,
                        Bert_FloatTensor:$value, Bert_IntTensor:$mask,
                        I64Attr:$heads, F32Attr:$dropout, I32Attr:$stream,
-                       DefaultValuedAttr<I64Attr, "0">:$head_chunk);
+                       DefaultValuedAttr<I64Attr, "0">:$head_chunk, UnitAttr:$tf32);
   let results = (outs Bert_FloatTensor:$result, RankedTensorOf<[F32]>:$lse);
 }
 

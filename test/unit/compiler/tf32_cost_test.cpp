@@ -1,8 +1,9 @@
 //===- tf32_cost_test.cpp - TF32 GEMMs in the device models and the roofline ===//
 //
 // The GPUs' dense TF32 tensor-core rates at the GEMM fraction, and an fp32 linear layer
-// marked `tf32` (-bertc-lower-to-target with tf32) priced at them, against figures worked
-// out by hand in the comments; where a GPU has no TF32 the mark costs what fp32 does.
+// and tensor-core attention marked `tf32` (-bertc-lower-to-target with tf32) priced at
+// them, against figures worked out by hand in the comments; where a GPU has no TF32 the
+// mark costs what fp32 does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,7 @@
 namespace {
 
 using bertc::DeviceModel;
+using bertc::estimateKernelSeconds;
 using bertc::estimateOpKernels;
 using bertc::estimateOpSeconds;
 using mlir::bert::ComputeUnit;
@@ -96,6 +98,61 @@ TEST(Tf32Cost, AMarkedFp32GemmRunsAtTheTf32Rate) {
   const DeviceModel &t4 = *bertc::gpuDeviceModel("sm_75");
   const double t4Seconds = 8.577308529100529e-04;
   EXPECT_NEAR(estimateOpSeconds(marked.linear(), 32, 128, t4), t4Seconds, 1e-12 * t4Seconds);
+}
+
+/// fp32 BERT-base attention at seq 512 on tensor cores, 12 heads at a time, marked `tf32`
+/// when asked: q [B, S, 768], 12 heads, no dropout.
+class ChunkedAttention {
+public:
+  explicit ChunkedAttention(bool tf32) {
+    context.loadDialect<mlir::bert::BertDialect, mlir::func::FuncDialect>();
+    std::string mark = tf32 ? ", tf32" : "";
+    module = mlir::parseSourceString<mlir::ModuleOp>(
+        "func.func @f(%q: tensor<?x?x768xf32>, %mask: tensor<?x?xi32>) {\n"
+        "  %ctx, %lse = bert.attention %q, %q, %q, %mask {heads = 12 : i64, dropout = 0.0 : "
+        "f32, stream = 1 : i32, head_chunk = 12 : i64" +
+            mark +
+            "} : (tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<?x?x768xf32>, "
+            "tensor<?x?xi32>) -> (tensor<?x?x768xf32>, tensor<?x12x?xf32>)\n  return\n}\n",
+        &context);
+    EXPECT_TRUE(module);
+  }
+
+  mlir::Operation *attention() {
+    mlir::Operation *found = nullptr;
+    module->walk([&](mlir::bert::AttentionOp op) { found = op; });
+    return found;
+  }
+
+private:
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+};
+
+TEST(Tf32Cost, MarkedTensorCoreAttentionRunsItsGemmsAtTheTf32Rate) {
+  ChunkedAttention marked(/*tf32=*/true), plain(/*tf32=*/false);
+  auto kernels = estimateOpKernels(marked.attention(), 32, 512, CostTarget::Cuda);
+  auto plainKernels = estimateOpKernels(plain.attention(), 32, 512, CostTarget::Cuda);
+  ASSERT_EQ(kernels.size(), 3u);
+  ASSERT_EQ(plainKernels.size(), 3u);
+  // QK^T and PV are GEMMs; the row kernel between them is not, marked or not.
+  EXPECT_EQ(kernels[0].unit, ComputeUnit::Tf32Gemm);
+  EXPECT_EQ(kernels[1].unit, ComputeUnit::Fp32Cores);
+  EXPECT_EQ(kernels[2].unit, ComputeUnit::Tf32Gemm);
+  EXPECT_EQ(plainKernels[0].unit, ComputeUnit::Fp32Gemm);
+  EXPECT_EQ(plainKernels[2].unit, ComputeUnit::Fp32Gemm);
+
+  // QK^T: 32 * 12 * 512^2 = 100,663,296 scores, 2 * 64 flops each: 12,884,901,888 flops;
+  // it reads q and k (16,384 * 768 * 4 B each) and writes fp32 scores: 503,316,480 B.
+  EXPECT_EQ(kernels[0].flops, 12884901888.0);
+  EXPECT_EQ(kernels[0].bytes, 503316480.0);
+  const DeviceModel &a100 = *bertc::gpuDeviceModel("sm_80");
+  // TF32: 118.0 us of compute against 404.6 us of memory (1244 GB/s), with 12 launches.
+  const double tf32 = 503316480.0 / 1244e9 + 12 * 5e-6;
+  EXPECT_NEAR(estimateKernelSeconds(kernels[0], a100), tf32, 1e-12 * tf32);
+  // fp32 on CUDA cores: 12,884,901,888 / 13.65e12 = 943.9 us, compute-bound.
+  const double fp32 = 12884901888.0 / 13.65e12 + 12 * 5e-6;
+  EXPECT_NEAR(estimateKernelSeconds(plainKernels[0], a100), fp32, 1e-12 * fp32);
 }
 
 } // namespace

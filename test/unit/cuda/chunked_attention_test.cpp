@@ -76,7 +76,7 @@ template <typename T> Results<T> runFused(const Problem<T> &x, float dropoutRate
 /// else from this forward's.
 template <typename T>
 Results<T> runChunked(const Problem<T> &x, float dropoutRate, int64_t headChunk,
-                      const Results<T> *saved = nullptr) {
+                      const Results<T> *saved = nullptr, GemmMath math = GemmMath::Fp32) {
   DeviceArray<T> q(x.q), k(x.k), v(x.v), dctx(x.dctx), ctx(x.size());
   DeviceArray<T> dq(x.size()), dk(x.size()), dv(x.size());
   DeviceArray<int32_t> mask(x.mask);
@@ -89,13 +89,13 @@ Results<T> runChunked(const Problem<T> &x, float dropoutRate, int64_t headChunk,
   LinearGemms gemms(gemmWorkspace.get(), nullptr);
   chunkedAttentionForward(gemms, q.get(), k.get(), v.get(), mask.get(), ctx.get(), lse.get(),
                           forwardWorkspace.get(), headChunk, x.batch, x.seq, x.hidden, x.heads,
-                          dropoutRate, kKey);
+                          dropoutRate, kKey, math);
   Results<T> results{ctx.download(), lse.download(), {}, {}, {}};
   DeviceArray<T> savedCtx(saved ? saved->ctx : results.ctx);
   DeviceArray<float> savedLse(saved ? saved->lse : results.lse);
   chunkedAttentionBackward(gemms, dctx.get(), q.get(), k.get(), v.get(), mask.get(), savedCtx.get(),
                            savedLse.get(), backwardWorkspace.get(), dq.get(), dk.get(), dv.get(),
-                           headChunk, x.batch, x.seq, x.hidden, x.heads, dropoutRate, kKey);
+                           headChunk, x.batch, x.seq, x.hidden, x.heads, dropoutRate, kKey, math);
   results.dq = dq.download();
   results.dk = dk.download();
   results.dv = dv.download();
@@ -207,6 +207,27 @@ TYPED_TEST(ChunkedAttentionTest, DropoutMasksMatchTheFusedKernels) {
 }
 
 using ChunkedAttentionShapeTest = CudaTest;
+
+// --tf32: every product rounds its fp32 operands to TF32 (10 mantissa bits, 2^-11 =
+// 4.9e-4 relative). Every result moves, and stays within that rounding of fp32's, relative
+// and absolute (here by at most 2e-4: 1e-4 fails for ctx and dv).
+TEST_F(ChunkedAttentionShapeTest, Tf32RoundsTheProductsOperands) {
+  if (deviceMajorVersion() < 8)
+    GTEST_SKIP() << "TF32 needs sm_80 or newer";
+  const Problem<float> x = randomProblem<float>(37, 96, kHeads);
+  const Results<float> fp32 = runChunked(x, 0.1f, 3);
+  const Results<float> tf32 = runChunked<float>(x, 0.1f, 3, nullptr, GemmMath::Tf32);
+  const std::pair<const char *, std::pair<const std::vector<float> *, const std::vector<float> *>>
+      results[] = {{"ctx", {&tf32.ctx, &fp32.ctx}},
+                   {"lse", {&tf32.lse, &fp32.lse}},
+                   {"dq", {&tf32.dq, &fp32.dq}},
+                   {"dk", {&tf32.dk, &fp32.dk}},
+                   {"dv", {&tf32.dv, &fp32.dv}}};
+  for (const auto &[name, pair] : results) {
+    expectClose(*pair.first, *pair.second, 5e-4, 5e-4, std::string(name) + ", TF32 vs fp32");
+    EXPECT_NE(*pair.first, *pair.second) << name << ": TF32 left every bit as fp32's";
+  }
+}
 
 TEST_F(ChunkedAttentionShapeTest, RejectsHeadChunksOutsideTheHeads) {
   DeviceArray<std::byte> gemmWorkspace(kCublasLtWorkspaceBytes);

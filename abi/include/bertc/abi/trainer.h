@@ -104,7 +104,9 @@ struct TrainerPlan {
   ArenaRegion parameters;     ///< all parameter values, contiguous
   ArenaRegion gradients;      ///< all gradient slots, contiguous (zeroed per optimizer step)
   ArenaRegion optimizerState; ///< all AdamW moments, contiguous (zeroed at start)
-  ArenaRegion scratch;        ///< kernel scratch (attention), >= attentionScratchFloats(seqLen)
+  /// Kernel scratch: attentionScratchFloats(seqLen) floats when some attention runs fused
+  /// (head_chunk 0), else empty.
+  ArenaRegion scratch;
   InputSlots inputs;
   TrainSettings train;
   JobDataSettings data;

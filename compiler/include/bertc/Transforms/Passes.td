@@ -107,6 +107,8 @@ def LowerToTarget : Pass<"bertc-lower-to-target", "mlir::ModuleOp"> {
     [seq, seq] matrix; n > 0 runs the products as GEMMs (tensor cores for 16-bit storage
     on CUDA) n heads at a time, with [n, batch, seq, seq] score blocks in the kernel
     workspace. Both targets run the same structure, so the plan is the same for both.
+    With `tf32`, fp32 attention with n > 0 gets `tf32` too: its GEMMs round their
+    operands to TF32 (the fused kernels have no GEMMs and are never marked).
   }];
   let options = [
     Option<"target", "target", "std::string", "\"cpu\"",

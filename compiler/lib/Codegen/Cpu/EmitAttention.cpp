@@ -28,7 +28,10 @@ std::string shapeAndDropout(Value query, int64_t heads, float dropout, uint32_t 
 }
 
 /// Where the kernel works: the arena's scratch (fused) or the op's workspace (chunked).
+/// Fails for an op marked `tf32`: only cuBLASLt has TF32 math.
 FailureOr<std::string> workArea(Operation *op, int64_t headChunk) {
+  if (op->hasAttr("tf32"))
+    return op->emitOpError("runs in TF32 (--tf32), which only the cuda targets do");
   if (headChunk == 0)
     return std::string("ctx.scratch");
   return kernelWorkspace(op);

@@ -4,7 +4,8 @@
 // backward reads); the backward takes the forward's output for its row term, which it
 // keeps in the op's kernel workspace, and never runs the forward again. head_chunk 0 is
 // the fused kernels (cuda_kernels.h), n > 0 the tensor-core GEMMs over n heads at a time,
-// whose score blocks are in the same workspace (cuda_chunked_attention.h).
+// whose score blocks are in the same workspace (cuda_chunked_attention.h), in TF32 for an
+// fp32 op marked `tf32`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,13 +22,16 @@ namespace bertc {
 namespace {
 
 /// The arguments both attention launchers end with: the chunked ones' head chunk first,
-/// and the stream for the fused ones (the chunked ones queue on the GEMMs' stream).
+/// and the stream for the fused ones (the chunked ones queue on the GEMMs' stream, with
+/// TF32 math for an op marked `tf32`).
 std::string shapeAndDropout(Value query, int64_t heads, float dropout, uint32_t stream,
-                            int64_t headChunk) {
+                            int64_t headChunk, bool tf32) {
+  std::string end = headChunk == 0 ? ", dev.stream);\n"
+                    : tf32         ? ", cuda::GemmMath::Tf32);\n"
+                                   : ");\n";
   return (headChunk > 0 ? std::to_string(headChunk) + ", " : "") + "B, S, " +
          std::to_string(EmitContext::features(query)) + ", " + std::to_string(heads) + ", " +
-         EmitContext::floatLiteral(dropout) + ", " + EmitContext::dropoutKey(stream) +
-         (headChunk > 0 ? ");\n" : ", dev.stream);\n");
+         EmitContext::floatLiteral(dropout) + ", " + EmitContext::dropoutKey(stream) + end;
 }
 
 /// The launcher's name and, for the chunked kernels, the GEMMs they run on.
@@ -55,7 +59,7 @@ std::optional<LogicalResult> emitCudaAttentionOp(Operation *op, EmitContext &ctx
         }
         os << shapeAndDropout(attention.getQuery(), attention.getHeads(),
                               attention.getDropout().convertToFloat(), attention.getStream(),
-                              headChunk);
+                              headChunk, attention.getTf32());
         return success();
       })
       .Case([&](AttentionGradOp grad) -> LogicalResult {
@@ -70,7 +74,7 @@ std::optional<LogicalResult> emitCudaAttentionOp(Operation *op, EmitContext &ctx
            << ctx.name(grad.getLse()) << ", " << *workspace << ", " << ctx.name(grad.getQueryGrad())
            << ", " << ctx.name(grad.getKeyGrad()) << ", " << ctx.name(grad.getValueGrad()) << ", "
            << shapeAndDropout(grad.getQuery(), grad.getHeads(), grad.getDropout().convertToFloat(),
-                              grad.getStream(), headChunk);
+                              grad.getStream(), headChunk, grad.getTf32());
         return success();
       })
       .Default([](Operation *) { return std::nullopt; });

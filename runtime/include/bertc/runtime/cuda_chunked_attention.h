@@ -14,7 +14,9 @@
 //             per head: dv = (P*Z)^T dctx, dq = dS k, dk = dS^T q.
 // The scale, mask bias, dropout keys and fully masked rows are the fused kernels'
 // (attention_common.cuh), so the two paths differ only by the 16-bit rounding of P*Z and dS
-// and the GEMMs' order of summation. The launches are queued on the gemms' stream.
+// and the GEMMs' order of summation. With GemmMath::Tf32 (fp32 only, a plan made with
+// --tf32) every product rounds its operands to TF32. The launches are queued on the gemms'
+// stream.
 #pragma once
 
 #include "bertc/runtime/counter_rng.h"
@@ -30,7 +32,8 @@ template <typename T>
 void chunkedAttentionForward(LinearGemms &gemms, const T *q, const T *k, const T *v,
                              const int32_t *mask, T *ctx, float *lse, float *workspace,
                              int64_t headChunk, int64_t batch, int64_t seq, int64_t hidden,
-                             int64_t heads, float dropoutRate, const DropoutKey &key);
+                             int64_t heads, float dropoutRate, const DropoutKey &key,
+                             GemmMath math = GemmMath::Fp32);
 
 /// Writes dq, dk, dv (overwritten) as attentionBackward, through `workspace`
 /// (attentionBackwardWorkspaceBytes(headChunk, batch, heads, seq) bytes: the row term, then
@@ -40,6 +43,6 @@ void chunkedAttentionBackward(LinearGemms &gemms, const T *dctx, const T *q, con
                               const int32_t *mask, const T *ctx, const float *lse, float *workspace,
                               T *dq, T *dk, T *dv, int64_t headChunk, int64_t batch, int64_t seq,
                               int64_t hidden, int64_t heads, float dropoutRate,
-                              const DropoutKey &key);
+                              const DropoutKey &key, GemmMath math = GemmMath::Fp32);
 
 } // namespace bertc::cuda

@@ -72,10 +72,11 @@ public:
 
   /// For each i < count: d_i[m, n] = op(a_i)[m, k] op(b_i)[k, n], overwritten, every
   /// matrix row-major with its own leading dimension and batch stride (the attention's
-  /// per-head products over the batch). OutT is T or float; the math is GemmMath::Fp32.
+  /// per-head products over the batch). OutT is T or float; GemmMath::Tf32 needs T = float.
   template <typename T, typename OutT>
   void batchedGemm(const BatchedOperand<T> &a, const BatchedOperand<T> &b,
-                   const BatchedOutput<OutT> &d, int64_t m, int64_t n, int64_t k, int64_t count);
+                   const BatchedOutput<OutT> &d, int64_t m, int64_t n, int64_t k, int64_t count,
+                   GemmMath math = GemmMath::Fp32);
 
   /// The stream the GEMMs are queued on (kernels that feed them or read them queue there too).
   cudaStream_t stream() const;
