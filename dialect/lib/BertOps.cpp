@@ -394,6 +394,13 @@ LogicalResult AccumulateLinearGradWeightOp::verify() {
                               getTf32());
 }
 
+LogicalResult AccumulateBiasGradOp::verify() {
+  if (failed(expectTrainableParam(*this, getParam())) ||
+      failed(expectRank(*this, getParam(), "parameter", 1)))
+    return failure();
+  return expectLastDim(*this, getResultGrad(), "result gradient", lastDim(getParam()));
+}
+
 LogicalResult AdamWOp::verify() {
   if (failed(expectTrainableParam(*this, getParam())) ||
       failed(expectRate(*this, "beta1", getBeta1().convertToDouble())) ||

@@ -120,6 +120,13 @@ SmallVector<KernelWork, 1> AccumulateLinearGradWeightOp::estimateKernels(int64_t
        bytesOf(getResultGrad(), batch, seq) + bytesOf(getInput(), batch, seq) + 2 * 4 * values}};
 }
 
+// The column sum of dy added into the bias's fp32 slot, which is read as well as written.
+SmallVector<KernelWork, 1> AccumulateBiasGradOp::estimateKernels(int64_t batch, int64_t seq,
+                                                                 CostTarget) {
+  double out = double(cast<RankedTensorType>(getParam().getType()).getNumElements());
+  return {{ComputeUnit::Fp32Cores, 2 * out, bytesOf(getResultGrad(), batch, seq) + 2 * 4 * out}};
+}
+
 //===----------------------------------------------------------------------===//
 // Norms and activations
 //===----------------------------------------------------------------------===//

@@ -72,15 +72,31 @@ void linearBackwardWeightAccumulate(const T *dy, const T *x, float *dw, int64_t 
 }
 
 // The threads share the columns; each column adds the rows in order, as one thread would.
-template <typename T> void biasBackward(const T *dy, float *db, int64_t rows, int64_t out) {
+namespace {
+/// db = (or, accumulating, +=) dy summed over rows: each chunk of columns is summed from
+/// zero in row order, then stored or added.
+template <typename T>
+void columnSums(const T *dy, float *db, bool accumulate, int64_t rows, int64_t out) {
   forEachChunk(out, kBiasColumnChunk, [&](int64_t colBegin, int64_t colEnd) {
-    std::fill(db + colBegin, db + colEnd, 0.0f);
+    float sums[kBiasColumnChunk] = {};
     for (int64_t r = 0; r < rows; ++r) {
       const T *dyRow = dy + r * out;
       for (int64_t o = colBegin; o < colEnd; ++o)
-        db[o] += toFloat(dyRow[o]);
+        sums[o - colBegin] += toFloat(dyRow[o]);
     }
+    for (int64_t o = colBegin; o < colEnd; ++o)
+      db[o] = accumulate ? db[o] + sums[o - colBegin] : sums[o - colBegin];
   });
+}
+} // namespace
+
+template <typename T> void biasBackward(const T *dy, float *db, int64_t rows, int64_t out) {
+  columnSums(dy, db, /*accumulate=*/false, rows, out);
+}
+
+template <typename T>
+void biasBackwardAccumulate(const T *dy, float *db, int64_t rows, int64_t out) {
+  columnSums(dy, db, /*accumulate=*/true, rows, out);
 }
 
 #define INSTANTIATE(T)                                                                             \
@@ -89,7 +105,8 @@ template <typename T> void biasBackward(const T *dy, float *db, int64_t rows, in
   template void linearBackwardWeight(const T *, const T *, float *, int64_t, int64_t, int64_t);    \
   template void linearBackwardWeightAccumulate(const T *, const T *, float *, int64_t, int64_t,    \
                                                int64_t);                                           \
-  template void biasBackward(const T *, float *, int64_t, int64_t);
+  template void biasBackward(const T *, float *, int64_t, int64_t);                                \
+  template void biasBackwardAccumulate(const T *, float *, int64_t, int64_t);
 BERTC_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
 #undef INSTANTIATE
 

@@ -33,18 +33,35 @@ void biasAdd(T *y, const T *bias, int64_t rows, int64_t cols, cudaStream_t strea
                cols);
 }
 
+namespace {
+/// db = (or, accumulating, +=) dy summed over rows.
+template <typename T>
+void launchBiasBackward(const T *dy, float *db, bool accumulate, float *partials, int64_t rows,
+                        int64_t out, cudaStream_t stream) {
+  launchColumnSums<1>(rows, out, {{db}, accumulate}, partials, stream,
+                      [&](dim3 grid, const ColumnSumOutputs<1> &sums) {
+                        BERTC_LAUNCH(biasBackwardKernel, grid, columnSumsBlock(), 0, stream, dy,
+                                     rows, out, sums);
+                      });
+}
+} // namespace
+
 template <typename T>
 void biasBackward(const T *dy, float *db, float *partials, int64_t rows, int64_t out,
                   cudaStream_t stream) {
-  launchColumnSums<1>(
-      rows, out, {{db}}, partials, stream, [&](dim3 grid, const ColumnSumOutputs<1> &sums) {
-        BERTC_LAUNCH(biasBackwardKernel, grid, columnSumsBlock(), 0, stream, dy, rows, out, sums);
-      });
+  launchBiasBackward(dy, db, /*accumulate=*/false, partials, rows, out, stream);
+}
+
+template <typename T>
+void biasBackwardAccumulate(const T *dy, float *db, float *partials, int64_t rows, int64_t out,
+                            cudaStream_t stream) {
+  launchBiasBackward(dy, db, /*accumulate=*/true, partials, rows, out, stream);
 }
 
 #define INSTANTIATE(T)                                                                             \
   template void biasAdd(T *, const T *, int64_t, int64_t, cudaStream_t);                           \
-  template void biasBackward(const T *, float *, float *, int64_t, int64_t, cudaStream_t);
+  template void biasBackward(const T *, float *, float *, int64_t, int64_t, cudaStream_t);         \
+  template void biasBackwardAccumulate(const T *, float *, float *, int64_t, int64_t, cudaStream_t);
 BERTC_CUDA_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
 #undef INSTANTIATE
 

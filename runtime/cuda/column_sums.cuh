@@ -30,10 +30,18 @@ constexpr int kColumnSumsThreads = kColumnTile * kRowGroups;
 /// Threads of a columnSums block: kColumnTile x kRowGroups.
 inline dim3 columnSumsBlock() { return dim3(kColumnTile, kRowGroups); }
 
-/// kOutputs column sums, each [slices, cols] (one row per slice) or the final [cols].
+/// kOutputs column sums, each [slices, cols] (one row per slice) or the final [cols]. With
+/// `accumulate`, each final sum is added to what its output holds (a gradient slot): the
+/// total is formed first, so the output gets the bits a separate sum and add would give.
 template <int kOutputs> struct ColumnSumOutputs {
   float *sums[kOutputs];
+  bool accumulate = false;
 };
+
+/// Writes a column's final sum, or adds it (ColumnSumOutputs::accumulate).
+__device__ inline void storeColumnSum(float *out, float total, bool accumulate) {
+  *out = accumulate ? *out + total : total;
+}
 
 /// The first pass: row blockIdx.y of outputs.sums[k] gets, for the calling block's columns,
 /// the sum of value k of valuesAt(r, c, values[kOutputs]) over the rows r of slice
@@ -66,7 +74,7 @@ __device__ void columnSums(const ValuesAt &valuesAt, int64_t rows, int64_t cols,
     float total = 0.0f;
     for (int g = 0; g < kRowGroups; ++g)
       total += partial[k][g][threadIdx.x];
-    outputs.sums[k][int64_t(blockIdx.y) * cols + c] = total;
+    storeColumnSum(&outputs.sums[k][int64_t(blockIdx.y) * cols + c], total, outputs.accumulate);
   }
 }
 
@@ -81,7 +89,7 @@ __global__ void addColumnSlicesKernel(ColumnSumOutputs<kOutputs> sliceSums, int6
     float total = 0.0f;
     for (int64_t s = 0; s < slices; ++s)
       total += sliceSums.sums[k][s * cols + c];
-    outputs.sums[k][c] = total;
+    storeColumnSum(&outputs.sums[k][c], total, outputs.accumulate);
   }
 }
 
@@ -102,7 +110,7 @@ void launchColumnSums(int64_t rows, int64_t cols, const ColumnSumOutputs<kOutput
     launchFirstPass(dim3(tiles), outputs);
     return;
   }
-  ColumnSumOutputs<kOutputs> sliceSums;
+  ColumnSumOutputs<kOutputs> sliceSums; // written, never accumulated
   for (int k = 0; k < kOutputs; ++k)
     sliceSums.sums[k] = partials + k * slices * cols;
   launchFirstPass(dim3(tiles, unsigned(slices)), sliceSums);

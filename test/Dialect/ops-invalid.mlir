@@ -278,3 +278,13 @@ func.func @accumulate_gemm_shapes(%dy: tensor<?x8xf32>, %x: tensor<?x4xf32>) {
   bert.accumulate_linear_grad_weight %w, %dy, %x : tensor<8x16xf32>, tensor<?x8xf32>, tensor<?x4xf32>
   return
 }
+
+// -----
+
+// The bias-gradient sum into a slot needs a parameter of [out] matching dy.
+func.func @accumulate_bias_shapes(%dy: tensor<?x8xf32>) {
+  %b = bert.param "b" {group = "classifier", trainable = true, decay = false, init = "zeros"} : tensor<4xf32>
+  // expected-error @+1 {{result gradient has last dimension 8, expected 4}}
+  bert.accumulate_bias_grad %b, %dy : tensor<4xf32>, tensor<?x8xf32>
+  return
+}

@@ -75,10 +75,13 @@ func.func @backward(%dy: tensor<?x?x8xf32>, %x: tensor<?x?x8xf32>, %dlogits: ten
 }
 
 // CHECK-LABEL: func.func @updates
-func.func @updates(%dw: tensor<2x8xf32>) {
+func.func @updates(%dw: tensor<2x8xf32>, %dy: tensor<8x2xf32>) {
   %w = bert.param "w" {group = "classifier", trainable = true, decay = true, init = "normal"} : tensor<2x8xf32>
   // CHECK: bert.accumulate_grad %{{.*}}, %{{.*}} : tensor<2x8xf32>, tensor<2x8xf32>
   bert.accumulate_grad %w, %dw : tensor<2x8xf32>, tensor<2x8xf32>
+  %b = bert.param "b" {group = "classifier", trainable = true, decay = false, init = "zeros"} : tensor<2xf32>
+  // CHECK: bert.accumulate_bias_grad %{{.*}}, %{{.*}} : tensor<2xf32>, tensor<8x2xf32>
+  bert.accumulate_bias_grad %b, %dy : tensor<2xf32>, tensor<8x2xf32>
   // CHECK: bert.adamw %{{.*}} {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, epsilon = 1.000000e-08 : f64, weight_decay = 1.000000e-02 : f64} : tensor<2x8xf32>
   bert.adamw %w {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-8 : f64, weight_decay = 0.01 : f64} : tensor<2x8xf32>
   // 8-bit moments in blocks of 2048 values.

@@ -59,7 +59,7 @@ int64_t kernelWorkspaceBytes(Operation *op, DimBounds bounds) {
         return (2 * rows + cuda::layerNormBackwardWorkspaceFloats(rows, features(ln.getInput()))) *
                int64_t(sizeof(float));
       })
-      .Case([&](BiasGradOp grad) {
+      .Case<BiasGradOp, AccumulateBiasGradOp>([&](auto grad) {
         return cuda::biasBackwardWorkspaceFloats(boundedRows(grad.getResultGrad(), bounds),
                                                  features(grad.getResultGrad())) *
                int64_t(sizeof(float));

@@ -3,7 +3,8 @@
 // Linear layers and their gradients for both targets: OpenBLAS GEMMs on the CPU, cuBLASLt
 // GEMMs on CUDA (`dev.gemms`, on the step's stream, the bias as the forward's epilogue,
 // TF32 for an op marked `tf32`); the bias gradient is a column sum (on CUDA in two passes
-// through the op's workspace).
+// through the op's workspace). The accumulating forms (-bertc-accumulate-in-gemm) add
+// into the parameter's gradient slot.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +28,12 @@ std::optional<LogicalResult> emitGemmOp(Operation *op, EmitContext &ctx) {
   if (tf32 && !cuda)
     return LogicalResult(op->emitOpError("runs in TF32 (--tf32), which only the cuda targets do"));
   const StringRef math = tf32 ? ", cuda::GemmMath::Tf32" : "";
+  // The fp32 gradient slot an accumulating op adds into.
+  auto gradientSlot = [op](Value param) -> FailureOr<std::string> {
+    if (!param.getDefiningOp()->hasAttr("arena.grad"))
+      return op->emitError("parameter has no gradient slot: run -bertc-plan-buffers");
+    return EmitContext::paramSlot(param, "arena.grad");
+  };
   return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
       .Case([&](LinearOp linear) {
         os << gemm("linearForward") << ctx.name(linear.getInput()) << ", "
@@ -54,11 +61,11 @@ std::optional<LogicalResult> emitGemmOp(Operation *op, EmitContext &ctx) {
         return success();
       })
       .Case([&](AccumulateLinearGradWeightOp grad) -> LogicalResult {
-        if (!grad.getParam().getDefiningOp()->hasAttr("arena.grad"))
-          return grad.emitError("parameter has no gradient slot: run -bertc-plan-buffers");
+        FailureOr<std::string> slot = gradientSlot(grad.getParam());
+        if (failed(slot))
+          return failure();
         os << gemm("linearBackwardWeightAccumulate") << ctx.name(grad.getResultGrad()) << ", "
-           << ctx.name(grad.getInput()) << ", "
-           << EmitContext::paramSlot(grad.getParam(), "arena.grad") << ", "
+           << ctx.name(grad.getInput()) << ", " << *slot << ", "
            << EmitContext::rows(grad.getResultGrad()) << ", "
            << EmitContext::features(grad.getInput()) << ", "
            << EmitContext::features(grad.getResultGrad()) << math << ");\n";
@@ -70,6 +77,16 @@ std::optional<LogicalResult> emitGemmOp(Operation *op, EmitContext &ctx) {
         os << ctx.call("biasBackward") << ctx.name(grad.getResultGrad()) << ", "
            << ctx.name(grad.getBiasGrad()) << ", "
            << (cuda ? kernelWorkspaceOrNull(op) + ", " : std::string())
+           << EmitContext::rows(grad.getResultGrad()) << ", "
+           << EmitContext::features(grad.getResultGrad()) << ctx.end();
+        return success();
+      })
+      .Case([&](AccumulateBiasGradOp grad) -> LogicalResult {
+        FailureOr<std::string> slot = gradientSlot(grad.getParam());
+        if (failed(slot))
+          return failure();
+        os << ctx.call("biasBackwardAccumulate") << ctx.name(grad.getResultGrad()) << ", " << *slot
+           << ", " << (cuda ? kernelWorkspaceOrNull(op) + ", " : std::string())
            << EmitContext::rows(grad.getResultGrad()) << ", "
            << EmitContext::features(grad.getResultGrad()) << ctx.end();
         return success();

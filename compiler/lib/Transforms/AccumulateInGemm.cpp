@@ -1,4 +1,4 @@
-//===- AccumulateInGemm.cpp - weight gradients straight into their slots --===//
+//===- AccumulateInGemm.cpp - linear gradients straight into their slots --===//
 
 #include "bertc/Analysis/TrainModule.h"
 #include "bertc/Transforms/Passes.h"
@@ -21,15 +21,21 @@ struct AccumulateInGemmPass : bertc::impl::AccumulateInGemmBase<AccumulateInGemm
     SmallVector<AccumulateGradOp> accumulations;
     microStep->walk([&](AccumulateGradOp accumulation) { accumulations.push_back(accumulation); });
     for (AccumulateGradOp accumulation : accumulations) {
-      auto gemm = accumulation.getGrad().getDefiningOp<LinearGradWeightOp>();
-      if (!gemm || !gemm->hasOneUse())
+      Operation *grad = accumulation.getGrad().getDefiningOp();
+      if (!grad || !grad->hasOneUse())
         continue;
-      OpBuilder builder(gemm);
-      builder.create<AccumulateLinearGradWeightOp>(gemm.getLoc(), accumulation.getParam(),
-                                                   gemm.getResultGrad(), gemm.getInput(),
-                                                   gemm.getTf32());
+      OpBuilder builder(grad);
+      if (auto gemm = dyn_cast<LinearGradWeightOp>(grad))
+        builder.create<AccumulateLinearGradWeightOp>(gemm.getLoc(), accumulation.getParam(),
+                                                     gemm.getResultGrad(), gemm.getInput(),
+                                                     gemm.getTf32());
+      else if (auto sum = dyn_cast<BiasGradOp>(grad))
+        builder.create<AccumulateBiasGradOp>(sum.getLoc(), accumulation.getParam(),
+                                             sum.getResultGrad());
+      else
+        continue;
       accumulation.erase();
-      gemm.erase();
+      grad->erase();
     }
   }
 };

@@ -45,7 +45,8 @@ struct DependenceGraph {
       // An accumulation writes only its own parameter's gradient slot, an update in the
       // backward only its own parameter's slots: those commute.
       auto update = dyn_cast<bert::AdamWOp>(op);
-      bool ownSlotsOnly = isa<bert::AccumulateGradOp, bert::AccumulateLinearGradWeightOp>(op) ||
+      bool ownSlotsOnly = isa<bert::AccumulateGradOp, bert::AccumulateLinearGradWeightOp,
+                              bert::AccumulateBiasGradOp>(op) ||
                           (update && update.getGrad());
       if (update && update.getGrad())
         for (Operation *reader : update.getParam().getUsers())

@@ -344,6 +344,26 @@ def Bert_AccumulateLinearGradWeightOp : Bert_Op<"accumulate_linear_grad_weight",
   let hasVerifier = 1;
 }
 
+def Bert_AccumulateBiasGradOp : Bert_Op<"accumulate_bias_grad",
+    [MemoryEffects<[MemWrite]>,
+     DeclareOpInterfaceMethods<Bert_CostOpInterface, ["estimateKernels"]>]> {
+  let summary = "adds dy summed over every row into a bias's gradient slot, in one kernel";
+  let description = [{
+    `bert.bias_grad` and the `bert.accumulate_grad` of its result as one column sum whose
+    last pass adds each column's total to the parameter's fp32 gradient slot: no
+    temporary for the bias gradient and no launch to add it (-bertc-accumulate-in-gemm).
+    The total is formed first and then added, as the pair did, so the slot gets the same
+    bits.
+
+    ```mlir
+    bert.accumulate_bias_grad %b, %dy : tensor<2xf32>, tensor<?x2xf32>
+    ```
+  }];
+  let arguments = (ins Bert_FloatTensor:$param, Bert_FloatTensor:$resultGrad);
+  let assemblyFormat = "$param `,` $resultGrad attr-dict `:` type($param) `,` type($resultGrad)";
+  let hasVerifier = 1;
+}
+
 def Bert_AdamWOp : Bert_Op<"adamw", [MemoryEffects<[MemRead, MemWrite]>,
     DeclareOpInterfaceMethods<Bert_CostOpInterface, ["estimateKernels"]>]> {
   let summary = "one torch.optim.AdamW update of a parameter from its gradient slot";

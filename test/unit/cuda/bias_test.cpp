@@ -1,6 +1,7 @@
 // CUDA bias kernels against the CPU: the row-broadcast add and the bias gradient, a column
 // sum in two passes (row slices of 256, at most 64 of them, then the slices added), compared
-// with cpu::biasBackward and checked to be deterministic. With small integers as gradients
+// with cpu::biasBackward and checked to be deterministic, and its accumulating form (into a
+// gradient slot). With small integers as gradients
 // every sum is exact, so any slice count must give the CPU's bits: a row summed twice or
 // missed at a slice boundary shows.
 #include "cuda_test_support.h"
@@ -50,6 +51,25 @@ TYPED_TEST(BiasTest, BiasBackwardMatchesCpuAndIsDeterministic) {
     const std::string shape = std::to_string(rows) + "x" + std::to_string(kCols);
     expectClose(first, expected, 1e-5, 1e-5, "db " + shape);
     expectBitIdentical(cudaBiasBackward(dy, rows, kCols), first, "db rerun " + shape);
+  }
+}
+
+// The accumulating form adds the finished sum into a gradient slot: exactly slot + db, with
+// one slice (the first pass adds) and with four (the second pass adds).
+TYPED_TEST(BiasTest, BiasBackwardAccumulateAddsTheSumToTheSlot) {
+  using T = TypeParam;
+  for (int64_t rows : {int64_t(200), int64_t(1000)}) {
+    const auto dy = randomValues<T>(rows * kCols, 6);
+    const auto start = randomValues<float>(kCols, 7);
+    const std::vector<float> sum = cudaBiasBackward(dy, rows, kCols);
+    std::vector<float> expected(kCols);
+    for (int64_t c = 0; c < kCols; ++c)
+      expected[c] = start[c] + sum[c];
+    DeviceArray<T> dDy(dy);
+    DeviceArray<float> slot(start),
+        partials(std::max<int64_t>(1, biasBackwardWorkspaceFloats(rows, kCols)));
+    cuda::biasBackwardAccumulate(dDy.get(), slot.get(), partials.get(), rows, kCols, nullptr);
+    expectBitIdentical(slot.download(), expected, "slot + db, " + std::to_string(rows) + " rows");
   }
 }
 

@@ -47,6 +47,25 @@ TEST(Linear, BackwardWeightAccumulatesIntoItsSlot) {
   EXPECT_EQ(slot, (std::vector<float>{0, 3, 8, 2, 1, -1}));
 }
 
+// The bias gradient's accumulating form adds db = [3, -1] (above) into a slot of ones. On
+// random values it adds the finished column sum, so the slot gets exactly slot + db (an add
+// per row into the slot would round differently); no rows leave the slot as it is.
+TEST(Linear, BiasBackwardAccumulatesItsSumIntoTheSlot) {
+  std::vector<float> dy = {1, 0, 2, -1}, slot(2, 1.0f);
+  biasBackwardAccumulate(dy.data(), slot.data(), 2, 2);
+  EXPECT_EQ(slot, (std::vector<float>{4, 0}));
+  biasBackwardAccumulate(dy.data(), slot.data(), 0, 2);
+  EXPECT_EQ(slot, (std::vector<float>{4, 0}));
+
+  const int64_t rows = 97, out = 130; // a partial column chunk of the threads' 64
+  std::vector<float> values = randomTensor(rows * out, 44), start = randomTensor(out, 45);
+  std::vector<float> sum(out), accumulated = start;
+  biasBackward(values.data(), sum.data(), rows, out);
+  biasBackwardAccumulate(values.data(), accumulated.data(), rows, out);
+  for (int64_t o = 0; o < out; ++o)
+    EXPECT_EQ(accumulated[o], start[o] + sum[o]) << "column " << o;
+}
+
 TEST(Linear, BackwardMatchesFiniteDifferences) {
   const int64_t rows = 4, in = 3, out = 5;
   std::vector<float> x = randomTensor(rows * in, 40), w = randomTensor(out * in, 41);

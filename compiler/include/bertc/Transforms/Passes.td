@@ -211,7 +211,7 @@ def FuseOptimizer : Pass<"bertc-fuse-optimizer", "mlir::ModuleOp"> {
 }
 
 def AccumulateInGemm : Pass<"bertc-accumulate-in-gemm", "mlir::ModuleOp"> {
-  let summary = "Writes each linear weight's gradient straight into its gradient slot";
+  let summary = "Writes each linear layer's weight and bias gradients straight into their slots";
   let description = [{
     The autodiff pass computes a linear weight's gradient dy^T x as a tensor and
     `bert.accumulate_grad` adds it to the parameter's gradient slot: a temporary of
@@ -219,7 +219,10 @@ def AccumulateInGemm : Pass<"bertc-accumulate-in-gemm", "mlir::ModuleOp"> {
     gradient's only reader, this pass replaces the pair with one
     `bert.accumulate_linear_grad_weight`, the GEMM with beta = 1 whose output is the
     slot (the runtime zeroes the slots before an optimizer step's first micro-batch),
-    at the place of the gradient's GEMM, so the order of everything else stays.
+    at the place of the gradient's GEMM, so the order of everything else stays. A
+    bias's gradient (`bert.bias_grad`, a column sum) and its accumulation likewise
+    become one `bert.accumulate_bias_grad`, whose last pass adds into the slot: one
+    launch fewer per bias.
 
     It runs after `-bertc-schedule-for-memory` and `-bertc-fuse-optimizer` (an update
     in the backward reads the gradient itself, so nothing is accumulated there) and

@@ -142,7 +142,7 @@ llvm::DenseMap<Operation *, size_t> gradientCompletions(func::FuncOp microStep) 
   llvm::StringMap<Operation *> last;
   microStep.walk([&](Operation *op) {
     Value param = llvm::TypeSwitch<Operation *, Value>(op)
-                      .Case<AccumulateGradOp, AccumulateLinearGradWeightOp>(
+                      .Case<AccumulateGradOp, AccumulateLinearGradWeightOp, AccumulateBiasGradOp>(
                           [](auto accumulate) { return accumulate.getParam(); })
                       .Default([](Operation *) { return Value(); });
     if (auto paramOp = param ? param.getDefiningOp<ParamOp>() : ParamOp())

@@ -55,6 +55,9 @@ void linearBackwardWeightAccumulate(const T *dy, const T *x, float *dw, int64_t 
                                     int64_t out);
 /// db[out] = sum over rows of dy[rows, out].
 template <typename T> void biasBackward(const T *dy, float *db, int64_t rows, int64_t out);
+/// db[out] += the same sum, formed first and then added (a gradient slot).
+template <typename T>
+void biasBackwardAccumulate(const T *dy, float *db, int64_t rows, int64_t out);
 
 /// Exact (erf) GELU, as torch.nn.functional.gelu.
 template <typename T> void geluForward(const T *x, T *y, int64_t n);

@@ -60,6 +60,11 @@ void biasAdd(T *y, const T *bias, int64_t rows, int64_t cols, cudaStream_t strea
 template <typename T>
 void biasBackward(const T *dy, float *db, float *partials, int64_t rows, int64_t out,
                   cudaStream_t stream);
+/// db[out] += the same sum, formed first and then added (a gradient slot; the bits of
+/// biasBackward then accumulate).
+template <typename T>
+void biasBackwardAccumulate(const T *dy, float *db, float *partials, int64_t rows, int64_t out,
+                            cudaStream_t stream);
 
 // ---- Dropout (dropout.cu) ----
 
