@@ -303,6 +303,17 @@ LogicalResult LinearGradInputOp::verify() {
   return expectLinearResult(*this, getResultGrad(), getInputGrad(), weight[1]);
 }
 
+LogicalResult LinearGradInputAddOp::verify() {
+  if (failed(expectRank(*this, getWeight(), "weight", 2)))
+    return failure();
+  auto weight = tensorType(getWeight()).getShape();
+  if (failed(expectLastDim(*this, getResultGrad(), "result gradient", weight[0])) ||
+      failed(expectTf32Operand(*this, getTf32(), getResultGrad())) ||
+      failed(expectSameType(*this, getInputGrad(), "input gradient", getAddend(), "addend")))
+    return failure();
+  return expectLinearResult(*this, getResultGrad(), getInputGrad(), weight[1]);
+}
+
 LogicalResult LinearGradWeightOp::verify() {
   return expectWeightGradient(*this, getWeightGrad(), "weight gradient", getResultGrad(),
                               getInput(), getTf32());
@@ -422,6 +433,7 @@ LogicalResult AdamWOp::verify() {
 
 // Both summands are read at the index the sum is written to.
 SmallVector<unsigned> AddOp::getReusableOperands() { return {0, 1}; }
+SmallVector<unsigned> LinearGradInputAddOp::getReusableOperands() { return {2}; }
 
 bool mlir::bert::hasPlanChecks(Operation *root) {
   return root

@@ -100,6 +100,15 @@ SmallVector<KernelWork, 1> LinearGradInputOp::estimateKernels(int64_t batch, int
            operandAndResultBytes(*this, batch, seq)}};
 }
 
+// The same GEMM with beta = 1 over the addend (C): the addend is read as well.
+SmallVector<KernelWork, 1> LinearGradInputAddOp::estimateKernels(int64_t batch, int64_t seq,
+                                                                 CostTarget) {
+  return {{gemmUnit(getResultGrad(), getTf32()),
+           gemmFlops(rowsAt(getResultGrad(), batch, seq), features(getResultGrad()),
+                     features(getInputGrad())),
+           operandAndResultBytes(*this, batch, seq)}};
+}
+
 // dW = dy^T x, summed over every row into fp32.
 SmallVector<KernelWork, 1> LinearGradWeightOp::estimateKernels(int64_t batch, int64_t seq,
                                                                CostTarget) {

@@ -58,6 +58,16 @@ void linearBackwardInput(const T *dy, const T *w, T *dx, int64_t rows, int64_t i
   splitGemm(false, false, rows, in, out, 1.0f, dy, out, w, in, 0.0f, dx, in);
 }
 
+// dx starts as the addend (unless it is the addend) and the GEMM adds dy w onto it
+// (beta = 1): 16-bit storage rounds once, at the end, as cuBLASLt's C does.
+template <typename T>
+void linearBackwardInputAdd(const T *dy, const T *w, const T *addend, T *dx, int64_t rows,
+                            int64_t in, int64_t out) {
+  if (dx != addend)
+    std::memcpy(dx, addend, size_t(rows * in) * sizeof(T));
+  splitGemm(false, false, rows, in, out, 1.0f, dy, out, w, in, 1.0f, dx, in);
+}
+
 template <typename T>
 void linearBackwardWeight(const T *dy, const T *x, float *dw, int64_t rows, int64_t in,
                           int64_t out) {
@@ -102,6 +112,8 @@ void biasBackwardAccumulate(const T *dy, float *db, int64_t rows, int64_t out) {
 #define INSTANTIATE(T)                                                                             \
   template void linearForward(const T *, const T *, const T *, T *, int64_t, int64_t, int64_t);    \
   template void linearBackwardInput(const T *, const T *, T *, int64_t, int64_t, int64_t);         \
+  template void linearBackwardInputAdd(const T *, const T *, const T *, T *, int64_t, int64_t,     \
+                                       int64_t);                                                   \
   template void linearBackwardWeight(const T *, const T *, float *, int64_t, int64_t, int64_t);    \
   template void linearBackwardWeightAccumulate(const T *, const T *, float *, int64_t, int64_t,    \
                                                int64_t);                                           \

@@ -12,6 +12,7 @@
 
 #include <cublasLt.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <tuple>
@@ -176,16 +177,16 @@ struct LinearGemms::State {
     return result.algo;
   }
 
-  /// D = op(A) op(B) (+ bias), queued on the stream.
-  /// d = a b (+ bias), or with `beta` 1, d += a b.
+  /// d = a b (+ bias), queued on the stream; with `beta` 1, d = a b + c, c being d itself
+  /// unless given (C has D's layout, and shape.alignD is the alignment of both).
   void run(const GemmShape &shape, const void *a, const void *b, void *d, const void *bias,
-           float beta = 0.0f) {
+           float beta = 0.0f, const void *c = nullptr) {
     const GemmPlan &plan = planFor(shape);
     if (shape.bias)
       setAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
     const float alpha = 1.0f;
-    BERTC_CUBLAS_CHECK(cublasLtMatmul(handle, plan.desc, &alpha, a, plan.a, b, plan.b, &beta, d,
-                                      plan.d, d, plan.d, &plan.algo, workspace,
+    BERTC_CUBLAS_CHECK(cublasLtMatmul(handle, plan.desc, &alpha, a, plan.a, b, plan.b, &beta,
+                                      c ? c : d, plan.d, d, plan.d, &plan.algo, workspace,
                                       kCublasLtWorkspaceBytes, stream));
   }
 };
@@ -221,27 +222,46 @@ void LinearGemms::linearForward(const T *x, const T *w, const T *b, T *y, int64_
   state->run(shape, w, x, y, b);
 }
 
+namespace {
+/// dx[rows, in] = dy[rows, out] w[out, in] as cuBLASLt sees it (column-major:
+/// dx^T = w^T dy^T), its output aligned to `outputAlignment`.
+template <typename T>
+GemmShape inputGradientShape(const T *dy, const T *w, int64_t rows, int64_t in, int64_t out,
+                             GemmMath math, uint32_t outputAlignment) {
+  return {in,
+          rows,
+          out,
+          in,
+          out,
+          in,
+          CUBLAS_OP_N,
+          CUBLAS_OP_N,
+          dataType<T>(),
+          dataType<T>(),
+          computeType<T>(math),
+          false,
+          alignmentOf(w),
+          alignmentOf(dy),
+          outputAlignment};
+}
+} // namespace
+
 template <typename T>
 void LinearGemms::linearBackwardInput(const T *dy, const T *w, T *dx, int64_t rows, int64_t in,
                                       int64_t out, GemmMath math) {
+  if (rows > 0)
+    state->run(inputGradientShape(dy, w, rows, in, out, math, alignmentOf(dx)), w, dy, dx, nullptr);
+}
+
+template <typename T>
+void LinearGemms::linearBackwardInputAdd(const T *dy, const T *w, const T *addend, T *dx,
+                                         int64_t rows, int64_t in, int64_t out, GemmMath math) {
   if (rows == 0)
     return;
-  const GemmShape shape{in,
-                        rows,
-                        out,
-                        in,
-                        out,
-                        in,
-                        CUBLAS_OP_N,
-                        CUBLAS_OP_N,
-                        dataType<T>(),
-                        dataType<T>(),
-                        computeType<T>(math),
-                        false,
-                        alignmentOf(w),
-                        alignmentOf(dy),
-                        alignmentOf(dx)};
-  state->run(shape, w, dy, dx, nullptr);
+  // C and D share a layout and an alignment preference: the smaller of the two.
+  const uint32_t alignment = std::min(alignmentOf(dx), alignmentOf(addend));
+  state->run(inputGradientShape(dy, w, rows, in, out, math, alignment), w, dy, dx, nullptr, 1.0f,
+             addend);
 }
 
 namespace {
@@ -327,6 +347,8 @@ cudaStream_t LinearGemms::stream() const { return state->stream; }
                                            int64_t, GemmMath);                                     \
   template void LinearGemms::linearBackwardInput(const T *, const T *, T *, int64_t, int64_t,      \
                                                  int64_t, GemmMath);                               \
+  template void LinearGemms::linearBackwardInputAdd(const T *, const T *, const T *, T *, int64_t, \
+                                                    int64_t, int64_t, GemmMath);                   \
   template void LinearGemms::linearBackwardWeight(const T *, const T *, float *, int64_t, int64_t, \
                                                   int64_t, GemmMath);                              \
   template void LinearGemms::linearBackwardWeightAccumulate(const T *, const T *, float *,         \

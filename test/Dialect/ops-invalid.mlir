@@ -288,3 +288,12 @@ func.func @accumulate_bias_shapes(%dy: tensor<?x8xf32>) {
   bert.accumulate_bias_grad %b, %dy : tensor<4xf32>, tensor<?x8xf32>
   return
 }
+
+// -----
+
+// The GEMM's addend is a tensor of its result's type.
+func.func @linear_grad_input_add_addend(%dy: tensor<?x2xf32>, %w: tensor<2x8xf32>, %a: tensor<?x8xbf16>) {
+  // expected-error @+1 {{input gradient 'tensor<?x8xf32>' and addend 'tensor<?x8xbf16>' must have the same type}}
+  %dx = bert.linear_grad_input_add %dy, %w, %a : (tensor<?x2xf32>, tensor<2x8xf32>, tensor<?x8xbf16>) -> tensor<?x8xf32>
+  return
+}

@@ -53,6 +53,8 @@ func.func @backward(%dy: tensor<?x?x8xf32>, %x: tensor<?x?x8xf32>, %dlogits: ten
   %3 = bert.linear_grad_weight %dlogits, %cls : (tensor<?x2xf32>, tensor<?x8xf32>) -> tensor<2x8xf32>
   // CHECK: bert.linear_grad_input {{.*}} {tf32}
   %tf32 = bert.linear_grad_input %dlogits, %w {tf32} : (tensor<?x2xf32>, tensor<2x8xf32>) -> tensor<?x8xf32>
+  // CHECK: bert.linear_grad_input_add %{{.*}}, %{{.*}}, %{{.*}} : (tensor<?x2xf32>, tensor<2x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  %dx = bert.linear_grad_input_add %dlogits, %w, %cls : (tensor<?x2xf32>, tensor<2x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
   // CHECK: bert.bias_grad
   %4 = bert.bias_grad %dlogits : (tensor<?x2xf32>) -> tensor<2xf32>
   // CHECK: bert.gelu_grad

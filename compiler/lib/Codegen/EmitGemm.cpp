@@ -52,6 +52,14 @@ std::optional<LogicalResult> emitGemmOp(Operation *op, EmitContext &ctx) {
            << EmitContext::features(grad.getResultGrad()) << math << ");\n";
         return success();
       })
+      .Case([&](LinearGradInputAddOp grad) {
+        os << gemm("linearBackwardInputAdd") << ctx.name(grad.getResultGrad()) << ", "
+           << ctx.name(grad.getWeight()) << ", " << ctx.name(grad.getAddend()) << ", "
+           << ctx.name(grad.getInputGrad()) << ", " << EmitContext::rows(grad.getResultGrad())
+           << ", " << EmitContext::features(grad.getInputGrad()) << ", "
+           << EmitContext::features(grad.getResultGrad()) << math << ");\n";
+        return success();
+      })
       .Case([&](LinearGradWeightOp grad) {
         os << gemm("linearBackwardWeight") << ctx.name(grad.getResultGrad()) << ", "
            << ctx.name(grad.getInput()) << ", " << ctx.name(grad.getWeightGrad()) << ", "

@@ -13,11 +13,44 @@ using namespace mlir::bert;
 
 namespace {
 
+/// Whether `value` exists before `op` in op's block (a block argument or an op above it).
+bool availableBefore(Value value, Operation *op) {
+  Operation *def = value.getDefiningOp();
+  return !def || (def->getBlock() == op->getBlock() && def->isBeforeInBlock(op));
+}
+
+/// Folds `add` into the GEMM of one of its operands when that GEMM is a linear_grad_input
+/// read only by the add, and the other operand exists before it: one
+/// linear_grad_input_add at the GEMM's place, so nothing else moves. Not when the addend
+/// is also the GEMM's input: the result may take over the addend's bytes, which the GEMM
+/// still reads.
+void foldIntoGemm(AddOp add) {
+  for (auto [gemmOperand, addend] :
+       {std::pair(add.getLhs(), add.getRhs()), std::pair(add.getRhs(), add.getLhs())}) {
+    auto gemm = gemmOperand.getDefiningOp<LinearGradInputOp>();
+    if (!gemm || !gemm->hasOneUse() || !availableBefore(addend, gemm) ||
+        llvm::is_contained(gemm->getOperands(), addend))
+      continue;
+    OpBuilder builder(gemm);
+    auto fused =
+        builder.create<LinearGradInputAddOp>(gemm.getLoc(), add.getType(), gemm.getResultGrad(),
+                                             gemm.getWeight(), addend, gemm.getTf32());
+    add.replaceAllUsesWith(fused.getInputGrad());
+    add.erase();
+    gemm.erase();
+    return;
+  }
+}
+
 struct AccumulateInGemmPass : bertc::impl::AccumulateInGemmBase<AccumulateInGemmPass> {
   void runOnOperation() override {
     FailureOr<func::FuncOp> microStep = bertc::getMicroStep(getOperation());
     if (failed(microStep))
       return signalPassFailure();
+    SmallVector<AddOp> adds;
+    microStep->walk([&](AddOp add) { adds.push_back(add); });
+    for (AddOp add : adds)
+      foldIntoGemm(add);
     SmallVector<AccumulateGradOp> accumulations;
     microStep->walk([&](AccumulateGradOp accumulation) { accumulations.push_back(accumulation); });
     for (AccumulateGradOp accumulation : accumulations) {

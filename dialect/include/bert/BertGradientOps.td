@@ -26,6 +26,22 @@ def Bert_LinearGradInputOp : Bert_BackwardOp<"linear_grad_input", [], ["estimate
   let results = (outs Bert_FloatTensor:$inputGrad);
 }
 
+def Bert_LinearGradInputAddOp : Bert_BackwardOp<"linear_grad_input_add",
+    [DeclareOpInterfaceMethods<Bert_InPlaceOpInterface, ["getReusableOperands"]>],
+    ["estimateKernels"]> {
+  let summary = "d x = dy W + addend, as one GEMM (`tf32` as bert.linear's)";
+  let description = [{
+    `bert.linear_grad_input` and the `bert.add` of its result to another gradient of the
+    same tensor (a residual's, another projection's) as one GEMM with beta = 1 and the
+    addend as C (-bertc-accumulate-in-gemm): the product is added in fp32 and rounded
+    once, with no tensor for it and no pass over it to add it. The result may take over
+    the addend's bytes.
+  }];
+  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$weight,
+                       Bert_FloatTensor:$addend, UnitAttr:$tf32);
+  let results = (outs Bert_FloatTensor:$inputGrad);
+}
+
 def Bert_LinearGradWeightOp : Bert_BackwardOp<"linear_grad_weight", [], ["estimateKernels"]> {
   let summary = "d W = dy^T x, summed over every row (`tf32` as bert.linear's)";
   let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$input,

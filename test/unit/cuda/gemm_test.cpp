@@ -37,18 +37,23 @@ template <typename T> void checkLinear(int64_t rows, int64_t in, int64_t out, si
                             std::to_string(out) + ", shift " + std::to_string(shift);
   const auto x = randomValues<T>(rows * in, 1), w = randomValues<T>(out * in, 2);
   const auto b = randomValues<T>(out, 3), dy = randomValues<T>(rows * out, 4);
-  std::vector<T> y(rows * out), yNoBias(rows * out), dx(rows * in);
+  const auto addend = randomValues<T>(rows * in, 6);
+  std::vector<T> y(rows * out), yNoBias(rows * out), dx(rows * in), dxAdd(rows * in);
   std::vector<float> dw(out * in);
   const std::vector<T> zeros(out, fromFloat<T>(0.0f));
   cpu::linearForward(x.data(), w.data(), b.data(), y.data(), rows, in, out);
   cpu::linearForward(x.data(), w.data(), zeros.data(), yNoBias.data(), rows, in, out);
   cpu::linearBackwardInput(dy.data(), w.data(), dx.data(), rows, in, out);
+  cpu::linearBackwardInputAdd(dy.data(), w.data(), addend.data(), dxAdd.data(), rows, in, out);
   cpu::linearBackwardWeight(dy.data(), x.data(), dw.data(), rows, in, out);
 
   ShiftedDeviceArray<T> dX(x, shift), dW(w, shift), dB(b, shift), dDy(dy, shift);
   ShiftedDeviceArray<T> dY(std::vector<T>(rows * out), shift);
   ShiftedDeviceArray<T> dYNoBias(std::vector<T>(rows * out), shift);
   ShiftedDeviceArray<T> dDx(std::vector<T>(rows * in), shift);
+  // dx + addend into a tensor of its own, and over the addend itself.
+  ShiftedDeviceArray<T> dAddend(addend, shift), dDxAdd(std::vector<T>(rows * in), shift);
+  ShiftedDeviceArray<T> dInPlace(addend, shift);
   ShiftedDeviceArray<float> dDw(std::vector<float>(out * in), shift);
   // A gradient slot already holding a micro-batch's gradient, which the GEMM adds to.
   const std::vector<float> held = randomValues<float>(out * in, 5);
@@ -59,6 +64,8 @@ template <typename T> void checkLinear(int64_t rows, int64_t in, int64_t out, si
   gemms.linearForward(dX.get(), dW.get(), static_cast<const T *>(nullptr), dYNoBias.get(), rows, in,
                       out);
   gemms.linearBackwardInput(dDy.get(), dW.get(), dDx.get(), rows, in, out);
+  gemms.linearBackwardInputAdd(dDy.get(), dW.get(), dAddend.get(), dDxAdd.get(), rows, in, out);
+  gemms.linearBackwardInputAdd(dDy.get(), dW.get(), dInPlace.get(), dInPlace.get(), rows, in, out);
   gemms.linearBackwardWeight(dDy.get(), dX.get(), dDw.get(), rows, in, out);
   gemms.linearBackwardWeightAccumulate(dDy.get(), dX.get(), dSlot.get(), rows, in, out);
   BERTC_CUDA_CHECK(cudaDeviceSynchronize());
@@ -76,6 +83,10 @@ template <typename T> void checkLinear(int64_t rows, int64_t in, int64_t out, si
   expectClose(download(dY, rows * out), y, atol, rtol, "y, " + shape);
   expectClose(download(dYNoBias, rows * out), yNoBias, atol, rtol, "y without bias, " + shape);
   expectClose(download(dDx, rows * in), dx, atol, rtol, "dx, " + shape);
+  expectClose(download(dDxAdd, rows * in), dxAdd, atol, rtol, "dx + addend, " + shape);
+  expectBitIdentical(download(dAddend, rows * in), addend, "the addend, left as it was");
+  expectBitIdentical(download(dInPlace, rows * in), download(dDxAdd, rows * in),
+                     "dx + addend over the addend, " + shape);
   expectClose(download(dDw, out * in), dw, 1e-4, 1e-5, "dw, " + shape);
   std::vector<float> accumulated(out * in);
   for (size_t i = 0; i < accumulated.size(); ++i)

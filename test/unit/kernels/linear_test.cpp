@@ -36,6 +36,19 @@ TEST(Linear, BackwardMatchesHandComputedProducts) {
   EXPECT_EQ(db, (std::vector<float>{3, -1}));
 }
 
+// dx + addend with the dx above: [[1, 0, -1], [0, -1, -2.5]] + [[10, 20, 30], [40, 50, 60]],
+// into a tensor of its own and over the addend.
+TEST(Linear, BackwardInputAddsItsAddend) {
+  std::vector<float> w = {1, 0, -1, 2, 1, 0.5f}, dy = {1, 0, 2, -1};
+  const std::vector<float> addend = {10, 20, 30, 40, 50, 60};
+  const std::vector<float> expected = {11, 20, 29, 40, 49, 57.5f};
+  std::vector<float> dx(6, 99.0f), inPlace = addend;
+  linearBackwardInputAdd(dy.data(), w.data(), addend.data(), dx.data(), 2, 3, 2);
+  linearBackwardInputAdd(dy.data(), w.data(), inPlace.data(), inPlace.data(), 2, 3, 2);
+  EXPECT_EQ(dx, expected);
+  EXPECT_EQ(inPlace, expected);
+}
+
 // The accumulating form adds the same dw into a gradient slot holding ones (sgemm's
 // beta = 1); a micro-batch of no rows leaves the slot as it is.
 TEST(Linear, BackwardWeightAccumulatesIntoItsSlot) {

@@ -222,7 +222,11 @@ def AccumulateInGemm : Pass<"bertc-accumulate-in-gemm", "mlir::ModuleOp"> {
     at the place of the gradient's GEMM, so the order of everything else stays. A
     bias's gradient (`bert.bias_grad`, a column sum) and its accumulation likewise
     become one `bert.accumulate_bias_grad`, whose last pass adds into the slot: one
-    launch fewer per bias.
+    launch fewer per bias. An activation's gradient summed from a
+    `bert.linear_grad_input` and another gradient (a residual's, another projection's)
+    becomes one `bert.linear_grad_input_add`, the GEMM with the other gradient as C and
+    beta = 1, where that GEMM has no other reader and the other gradient exists before
+    it.
 
     It runs after `-bertc-schedule-for-memory` and `-bertc-fuse-optimizer` (an update
     in the backward reads the gradient itself, so nothing is accumulated there) and

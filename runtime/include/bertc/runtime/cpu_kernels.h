@@ -45,6 +45,11 @@ void linearForward(const T *x, const T *w, const T *b, T *y, int64_t rows, int64
 /// dx[rows, in] = dy[rows, out] * w[out, in].
 template <typename T>
 void linearBackwardInput(const T *dy, const T *w, T *dx, int64_t rows, int64_t in, int64_t out);
+/// dx[rows, in] = dy[rows, out] * w[out, in] + addend[rows, in], rounded once (sgemm with
+/// beta = 1 over a copy of the addend; dx may be the addend).
+template <typename T>
+void linearBackwardInputAdd(const T *dy, const T *w, const T *addend, T *dx, int64_t rows,
+                            int64_t in, int64_t out);
 /// dw[out, in] = dy[rows, out]^T * x[rows, in].
 template <typename T>
 void linearBackwardWeight(const T *dy, const T *x, float *dw, int64_t rows, int64_t in,

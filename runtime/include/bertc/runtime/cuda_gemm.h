@@ -60,6 +60,11 @@ public:
   template <typename T>
   void linearBackwardInput(const T *dy, const T *w, T *dx, int64_t rows, int64_t in, int64_t out,
                            GemmMath math = GemmMath::Fp32);
+  /// dx[rows, in] = dy[rows, out] w[out, in] + addend[rows, in]: the same GEMM with beta = 1
+  /// and the addend as C (rounded once; dx may be the addend).
+  template <typename T>
+  void linearBackwardInputAdd(const T *dy, const T *w, const T *addend, T *dx, int64_t rows,
+                              int64_t in, int64_t out, GemmMath math = GemmMath::Fp32);
   /// dw[out, in] = dy[rows, out]^T x[rows, in], overwritten.
   template <typename T>
   void linearBackwardWeight(const T *dy, const T *x, float *dw, int64_t rows, int64_t in,
