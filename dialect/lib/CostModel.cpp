@@ -91,22 +91,26 @@ SmallVector<KernelWork, 1> LinearOp::estimateKernels(int64_t batch, int64_t seq,
            operandAndResultBytes(*this, batch, seq)}};
 }
 
-// dx = dy W.
+namespace {
+/// dx = dy W, one GEMM reading its operands (the addend too, for linear_grad_input_add).
+template <typename InputGradOp>
+SmallVector<KernelWork, 1> inputGradientGemm(InputGradOp op, int64_t batch, int64_t seq) {
+  return {{gemmUnit(op.getResultGrad(), op.getTf32()),
+           gemmFlops(rowsAt(op.getResultGrad(), batch, seq), features(op.getResultGrad()),
+                     features(op.getInputGrad())),
+           operandAndResultBytes(op, batch, seq)}};
+}
+} // namespace
+
 SmallVector<KernelWork, 1> LinearGradInputOp::estimateKernels(int64_t batch, int64_t seq,
                                                               CostTarget) {
-  return {{gemmUnit(getResultGrad(), getTf32()),
-           gemmFlops(rowsAt(getResultGrad(), batch, seq), features(getResultGrad()),
-                     features(getInputGrad())),
-           operandAndResultBytes(*this, batch, seq)}};
+  return inputGradientGemm(*this, batch, seq);
 }
 
-// The same GEMM with beta = 1 over the addend (C): the addend is read as well.
+// The same GEMM with beta = 1 over the addend (C).
 SmallVector<KernelWork, 1> LinearGradInputAddOp::estimateKernels(int64_t batch, int64_t seq,
                                                                  CostTarget) {
-  return {{gemmUnit(getResultGrad(), getTf32()),
-           gemmFlops(rowsAt(getResultGrad(), batch, seq), features(getResultGrad()),
-                     features(getInputGrad())),
-           operandAndResultBytes(*this, batch, seq)}};
+  return inputGradientGemm(*this, batch, seq);
 }
 
 // dW = dy^T x, summed over every row into fp32.

@@ -44,8 +44,7 @@ TEST(SquadData, AnswerStartCountsCodePoints) {
 TEST(SquadData, BuildsOneFeaturePerShortContext) {
   ScratchDir dir;
   Tokenizer tokenizer = makeTokenizer(dir);
-  SquadDataset data = load(dir, towerFile(std::string("[{") + kWhere + R"(, "answers": [
-      {"text": "Paris", "answer_start": 23}]}])"));
+  SquadDataset data = load(dir, whereIsTheTowerFile());
   SquadFeatures features = buildSquadFeatures(data, tokenizer, 384);
   ASSERT_EQ(features.features.size(), 1u);
   const SquadFeature &feature = features.features[0];
@@ -262,8 +261,7 @@ TEST(SquadData, WindowsShareDocStrideTokens) {
 TEST(SquadData, QuestionsAreCutOnlyByMaxQueryLength) {
   ScratchDir dir;
   Tokenizer tokenizer = makeTokenizer(dir);
-  SquadDataset data = load(dir, towerFile(std::string("[{") + kWhere + R"(, "answers": [
-      {"text": "Paris", "answer_start": 23}]}])"));
+  SquadDataset data = load(dir, whereIsTheTowerFile());
   SquadOptions options;
   options.docStride = 1;
   SquadFeature whole = buildSquadFeatures(data, tokenizer, 18, options).features.at(0);

@@ -14,8 +14,7 @@ namespace {
 TEST(SquadData, QuestionsThatCannotBeWindowedNameFileAndId) {
   ScratchDir dir;
   Tokenizer tokenizer = makeTokenizer(dir);
-  SquadDataset data = load(dir, towerFile(std::string("[{") + kWhere + R"(, "answers": [
-      {"text": "Paris", "answer_start": 23}]}])"));
+  SquadDataset data = load(dir, whereIsTheTowerFile());
   std::string file = dir.file("dev.json");
   SquadOptions options;
   options.docStride = 1;
@@ -38,8 +37,7 @@ TEST(SquadData, QuestionsThatCannotBeWindowedNameFileAndId) {
 TEST(SquadData, FeatureOptionsMustLeaveRoomForContext) {
   ScratchDir dir;
   Tokenizer tokenizer = makeTokenizer(dir);
-  SquadDataset data = load(dir, towerFile(std::string("[{") + kWhere + R"(, "answers": [
-      {"text": "Paris", "answer_start": 23}]}])"));
+  SquadDataset data = load(dir, whereIsTheTowerFile());
   SquadOptions options;
   options.docStride = 1;
   EXPECT_THROW(buildSquadFeatures(data, tokenizer, 3, options), std::invalid_argument);

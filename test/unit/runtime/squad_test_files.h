@@ -62,6 +62,12 @@ inline std::string towerFile(const std::string &qas) {
 
 inline const char *const kWhere = R"("id": "q1", "question": "Where is the Eiffel Tower?")";
 
+/// towerFile with one question, "Where is the Eiffel Tower?", answered "Paris".
+inline std::string whereIsTheTowerFile() {
+  return towerFile(std::string("[{") + kWhere +
+                   R"(, "answers": [{"text": "Paris", "answer_start": 23}]}])");
+}
+
 /// Token strings of inputIds.
 inline std::vector<std::string> tokensOf(const Tokenizer &tokenizer,
                                          const std::vector<int32_t> &ids) {
