@@ -435,25 +435,5 @@ LogicalResult AdamWOp::verify() {
 SmallVector<unsigned> AddOp::getReusableOperands() { return {0, 1}; }
 SmallVector<unsigned> LinearGradInputAddOp::getReusableOperands() { return {2}; }
 
-bool mlir::bert::hasPlanChecks(Operation *root) {
-  return root
-      ->walk([](Operation *op) {
-        return isa<PlanCheckReadOp, PlanCheckDefineOp, PlanCheckReleaseOp>(op)
-                   ? WalkResult::interrupt()
-                   : WalkResult::advance();
-      })
-      .wasInterrupted();
-}
-
-void mlir::bert::erasePlanChecks(Operation *root) {
-  SmallVector<Operation *> checks;
-  root->walk([&](Operation *op) {
-    if (isa<PlanCheckReadOp, PlanCheckDefineOp, PlanCheckReleaseOp>(op))
-      checks.push_back(op);
-  });
-  for (Operation *check : checks)
-    check->erase();
-}
-
 #define GET_OP_CLASSES
 #include "bert/BertOps.cpp.inc"

@@ -24,14 +24,18 @@ void checkCublas(cublasStatus_t status, const char *call, const char *file, int 
     fail(call, file, line, cublasLtGetStatusName(status), cublasLtGetStatusString(status));
 }
 
-void checkLaunch(const char *kernel, const char *file, int line) {
+bool synchronousLaunches() {
   static const bool synchronize = [] {
     const char *value = std::getenv("BERTC_CUDA_SYNC_LAUNCHES");
     return value && std::strcmp(value, "0") != 0;
   }();
+  return synchronize;
+}
+
+void checkLaunch(const char *kernel, const char *file, int line) {
   const std::string call = std::string("launch of ") + kernel;
   checkCuda(cudaGetLastError(), call.c_str(), file, line);
-  if (synchronize)
+  if (synchronousLaunches())
     checkCuda(cudaDeviceSynchronize(), (call + " (run with BERTC_CUDA_SYNC_LAUNCHES)").c_str(),
               file, line);
 }

@@ -220,7 +220,7 @@ public:
     else
       steps_.microStep(ctx, device_);
     warmedUp_ = true;
-    warmUpSteps_ += warmUp;
+    warmUpLaunched_ |= warmUp;
     directSteps_ += graph_ && streaming;
     device_.gradients = nullptr;
     return downloadLoss();
@@ -270,7 +270,7 @@ private:
     if (!graph_)
       return "CUDA graphs: off (" + graphsOff_ + "), micro-steps launched directly";
     std::string report = graph_->report();
-    if (warmUpSteps_ > 0)
+    if (warmUpLaunched_)
       report += " after 1 launched directly to warm up";
     if (directSteps_ > 0)
       report += ", " + std::to_string(directSteps_) +
@@ -349,7 +349,7 @@ private:
   std::string graphsOff_ = cuda::graphsDisabledReason();
   std::unique_ptr<cuda::StepGraph> graph_; ///< unless graphsOff_ says why not
   bool warmedUp_ = false;                  ///< once the first micro-step ran
-  size_t warmUpSteps_ = 0;                 ///< 1 once a first micro-step ran without a graph
+  bool warmUpLaunched_ = false;            ///< the first micro-step ran without a graph
   size_t directSteps_ = 0;                 ///< micro-steps that streamed, without a graph
   cuda::StepDevice device_{};
   size_t contextBytes_ = 0; ///< in use once the context exists, before the arena

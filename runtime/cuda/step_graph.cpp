@@ -12,12 +12,6 @@ namespace bertc::cuda {
 
 namespace {
 
-/// Set, and not "0".
-bool flagSet(const char *name) {
-  const char *value = std::getenv(name);
-  return value && std::strcmp(value, "0") != 0;
-}
-
 struct GraphDestroy {
   void operator()(cudaGraph_t graph) const { (void)cudaGraphDestroy(graph); }
 };
@@ -29,7 +23,7 @@ std::string graphsDisabledReason() {
   const char *graphs = std::getenv("BERTC_CUDA_GRAPHS");
   if (graphs && std::strcmp(graphs, "0") == 0)
     return "BERTC_CUDA_GRAPHS=0";
-  if (flagSet("BERTC_CUDA_SYNC_LAUNCHES"))
+  if (synchronousLaunches())
     return "BERTC_CUDA_SYNC_LAUNCHES";
   return "";
 }

@@ -8,10 +8,13 @@
 #include "streams.h"
 
 #include <algorithm>
+#include <memory>
 #include <set>
 
+/// The nodes are shared with the launches queued from them, so a launch copies nothing and
+/// an update (which replaces them) leaves queued launches as they were.
 struct CUgraphExec_st {
-  std::vector<CUgraphNode_st> nodes;
+  std::shared_ptr<const std::vector<CUgraphNode_st>> nodes;
 };
 
 namespace {
@@ -28,11 +31,11 @@ std::set<cudaGraphExec_t> &liveExecs() {
 bool isLive(cudaGraph_t graph) { return graph && liveGraphs().count(graph) != 0; }
 bool isLive(cudaGraphExec_t exec) { return exec && liveExecs().count(exec) != 0; }
 
-std::vector<CUgraphNode_st> copyNodes(const CUgraph_st &graph) {
-  std::vector<CUgraphNode_st> nodes;
-  nodes.reserve(graph.nodes.size());
+std::shared_ptr<const std::vector<CUgraphNode_st>> copyNodes(const CUgraph_st &graph) {
+  auto nodes = std::make_shared<std::vector<CUgraphNode_st>>();
+  nodes->reserve(graph.nodes.size());
   for (const auto &node : graph.nodes)
-    nodes.push_back(*node);
+    nodes->push_back(*node);
   return nodes;
 }
 
@@ -86,12 +89,12 @@ cudaError_t cudaGraphExecUpdate(cudaGraphExec_t graphExec, cudaGraph_t graph,
   if (!isLive(graphExec) || !isLive(graph) || !resultInfo)
     return recordResult(cudaErrorInvalidValue);
   *resultInfo = {cudaGraphExecUpdateSuccess, nullptr, nullptr};
-  if (graph->nodes.size() != graphExec->nodes.size()) {
+  if (graph->nodes.size() != graphExec->nodes->size()) {
     resultInfo->result = cudaGraphExecUpdateErrorTopologyChanged;
     return recordResult(cudaErrorGraphExecUpdateFailure);
   }
   for (size_t i = 0; i < graph->nodes.size(); ++i)
-    if (graph->nodes[i]->type != graphExec->nodes[i].type) {
+    if (graph->nodes[i]->type != (*graphExec->nodes)[i].type) {
       *resultInfo = {cudaGraphExecUpdateErrorNodeTypeChanged, graph->nodes[i].get(), nullptr};
       return recordResult(cudaErrorGraphExecUpdateFailure);
     }
@@ -105,7 +108,7 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream) {
   if (!isLive(graphExec) || !isValidStream(stream))
     return recordResult(cudaErrorInvalidResourceHandle);
   return submit(stream, cudaGraphNodeTypeGraph, [nodes = graphExec->nodes] {
-    for (const CUgraphNode_st &node : nodes)
+    for (const CUgraphNode_st &node : *nodes)
       node.work();
   });
 }

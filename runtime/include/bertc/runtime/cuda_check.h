@@ -27,6 +27,9 @@ void checkCublas(cublasStatus_t status, const char *call, const char *file, int 
 /// code for this GPU's architecture) and, under BERTC_CUDA_SYNC_LAUNCHES=1, waits for the
 /// kernel and checks how it ended.
 void checkLaunch(const char *kernel, const char *file, int line);
+/// Whether BERTC_CUDA_SYNC_LAUNCHES is set (and not "0"): checkLaunch then waits for each
+/// kernel.
+bool synchronousLaunches();
 
 } // namespace bertc::cuda
 
