@@ -412,6 +412,17 @@ LogicalResult AccumulateBiasGradOp::verify() {
   return expectLastDim(*this, getResultGrad(), "result gradient", lastDim(getParam()));
 }
 
+LogicalResult AccumulateLayerNormGradOp::verify() {
+  if (failed(expectTrainableParam(*this, getGamma())) ||
+      failed(expectTrainableParam(*this, getBeta())) ||
+      failed(expectRank(*this, getGamma(), "gamma", 1)) ||
+      failed(expectSameShape(*this, getGamma(), "gamma", getBeta(), "beta")) ||
+      failed(expectSameType(*this, getResultGrad(), "result gradient", getInput(), "input")) ||
+      failed(expectSameType(*this, getInput(), "input", getInputGrad(), "input gradient")))
+    return failure();
+  return expectLastDim(*this, getGamma(), "gamma", lastDim(getInput()));
+}
+
 LogicalResult AdamWOp::verify() {
   if (failed(expectTrainableParam(*this, getParam())) ||
       failed(expectRate(*this, "beta1", getBeta1().convertToDouble())) ||

@@ -161,18 +161,36 @@ SmallVector<KernelWork, 1> LayerNormOp::estimateKernels(int64_t batch, int64_t s
                           batch, seq)};
 }
 
-// The forward's statistics are not kept. The CPU kernel recomputes them row by row inside
-// the backward; the CUDA target launches a statistics kernel over x first.
-SmallVector<KernelWork, 1> LayerNormGradOp::estimateKernels(int64_t batch, int64_t seq,
-                                                            CostTarget target) {
-  double elements = elementsAt(getInput(), batch, seq);
-  double bytes = operandAndResultBytes(*this, batch, seq);
+namespace {
+/// The LayerNorm backward moving `bytes`. The forward's statistics are not kept: the CPU
+/// kernel recomputes them row by row inside the backward; the CUDA target launches a
+/// statistics kernel over x first.
+SmallVector<KernelWork, 1> layerNormBackward(Value input, double bytes, int64_t batch, int64_t seq,
+                                             CostTarget target) {
+  double elements = elementsAt(input, batch, seq);
   if (target == CostTarget::Cpu)
     return {{ComputeUnit::Fp32Cores, (kLayerNormStatisticsFlops + kLayerNormGradFlops) * elements,
              bytes}};
-  return {{ComputeUnit::Fp32Cores, kLayerNormStatisticsFlops * elements,
-           bytesOf(getInput(), batch, seq)},
-          {ComputeUnit::Fp32Cores, kLayerNormGradFlops * elements, bytes}};
+  return {
+      {ComputeUnit::Fp32Cores, kLayerNormStatisticsFlops * elements, bytesOf(input, batch, seq)},
+      {ComputeUnit::Fp32Cores, kLayerNormGradFlops * elements, bytes}};
+}
+} // namespace
+
+SmallVector<KernelWork, 1> LayerNormGradOp::estimateKernels(int64_t batch, int64_t seq,
+                                                            CostTarget target) {
+  return layerNormBackward(getInput(), operandAndResultBytes(*this, batch, seq), batch, seq,
+                           target);
+}
+
+// d gamma and d beta are added into their fp32 slots (each read and written) instead of
+// written; beta itself is not read.
+SmallVector<KernelWork, 1> AccumulateLayerNormGradOp::estimateKernels(int64_t batch, int64_t seq,
+                                                                      CostTarget target) {
+  double slots = 2 * 2 * 4 * double(cast<RankedTensorType>(getGamma().getType()).getNumElements());
+  return layerNormBackward(
+      getInput(), operandAndResultBytes(*this, batch, seq) - bytesOf(getBeta(), batch, seq) + slots,
+      batch, seq, target);
 }
 
 // erf costs about a dozen flops.

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace bertc::cpu {
 
@@ -118,10 +119,24 @@ void layerNormBackward(const T *dy, const T *x, const T *gamma, T *dx, float *dg
   }
 }
 
+// The totals in a scratch row pair (a few KiB), then added.
+template <typename T>
+void layerNormBackwardAccumulate(const T *dy, const T *x, const T *gamma, T *dx, float *dgamma,
+                                 float *dbeta, int64_t rows, int64_t cols, float eps) {
+  std::vector<float> totals(2 * size_t(cols));
+  layerNormBackward(dy, x, gamma, dx, totals.data(), totals.data() + cols, rows, cols, eps);
+  for (int64_t c = 0; c < cols; ++c) {
+    dgamma[c] += totals[size_t(c)];
+    dbeta[c] += totals[size_t(cols + c)];
+  }
+}
+
 #define INSTANTIATE(T)                                                                             \
   template void layerNormForward(const T *, const T *, const T *, T *, int64_t, int64_t, float);   \
   template void layerNormBackward(const T *, const T *, const T *, T *, float *, float *, int64_t, \
-                                  int64_t, float);
+                                  int64_t, float);                                                 \
+  template void layerNormBackwardAccumulate(const T *, const T *, const T *, T *, float *,         \
+                                            float *, int64_t, int64_t, float);
 BERTC_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
 #undef INSTANTIATE
 

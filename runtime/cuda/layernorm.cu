@@ -119,19 +119,38 @@ void addLayerNormForward(const T *a, const T *b, T *sum, const T *gamma, const T
                sum, gamma, beta, y, mean, rstd, rows, cols, eps);
 }
 
+namespace {
+/// dx, then dgamma and dbeta into `paramGrads` (written, or added to: its `accumulate`).
 template <typename T>
-void layerNormBackward(const T *dy, const T *x, const T *gamma, const float *mean,
-                       const float *rstd, T *dx, float *dgamma, float *dbeta, float *partials,
-                       int64_t rows, int64_t cols, cudaStream_t stream) {
+void launchLayerNormBackward(const T *dy, const T *x, const T *gamma, const float *mean,
+                             const float *rstd, T *dx, const ColumnSumOutputs<2> &paramGrads,
+                             float *partials, int64_t rows, int64_t cols, cudaStream_t stream) {
   if (rows > 0) {
     BERTC_LAUNCH(layerNormBackwardInputKernel, rowBlocks(rows), kRowsPerBlock * kWarpSize, 0,
                  stream, dy, x, gamma, mean, rstd, dx, rows, cols);
   }
-  launchColumnSums<2>(rows, cols, {{dgamma, dbeta}}, partials, stream,
+  launchColumnSums<2>(rows, cols, paramGrads, partials, stream,
                       [&](dim3 grid, const ColumnSumOutputs<2> &sums) {
                         BERTC_LAUNCH(layerNormBackwardParamsKernel, grid, columnSumsBlock(), 0,
                                      stream, dy, x, mean, rstd, rows, cols, sums);
                       });
+}
+} // namespace
+
+template <typename T>
+void layerNormBackward(const T *dy, const T *x, const T *gamma, const float *mean,
+                       const float *rstd, T *dx, float *dgamma, float *dbeta, float *partials,
+                       int64_t rows, int64_t cols, cudaStream_t stream) {
+  launchLayerNormBackward(dy, x, gamma, mean, rstd, dx, {{dgamma, dbeta}}, partials, rows, cols,
+                          stream);
+}
+
+template <typename T>
+void layerNormBackwardAccumulate(const T *dy, const T *x, const T *gamma, const float *mean,
+                                 const float *rstd, T *dx, float *dgamma, float *dbeta,
+                                 float *partials, int64_t rows, int64_t cols, cudaStream_t stream) {
+  launchLayerNormBackward(dy, x, gamma, mean, rstd, dx, {{dgamma, dbeta}, /*accumulate=*/true},
+                          partials, rows, cols, stream);
 }
 
 #define INSTANTIATE(T)                                                                             \
@@ -140,7 +159,10 @@ void layerNormBackward(const T *dy, const T *x, const T *gamma, const float *mea
   template void addLayerNormForward(const T *, const T *, T *, const T *, const T *, T *, float *, \
                                     float *, int64_t, int64_t, float, cudaStream_t);               \
   template void layerNormBackward(const T *, const T *, const T *, const float *, const float *,   \
-                                  T *, float *, float *, float *, int64_t, int64_t, cudaStream_t);
+                                  T *, float *, float *, float *, int64_t, int64_t, cudaStream_t); \
+  template void layerNormBackwardAccumulate(const T *, const T *, const T *, const float *,        \
+                                            const float *, T *, float *, float *, float *,         \
+                                            int64_t, int64_t, cudaStream_t);
 BERTC_CUDA_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
 #undef INSTANTIATE
 

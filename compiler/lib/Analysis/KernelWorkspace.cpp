@@ -54,7 +54,7 @@ int64_t kernelWorkspaceBytes(Operation *op, DimBounds bounds) {
                                                      grad.getHeads(), bounds.maxSeq);
       })
       .Case([&](LayerNormOp ln) { return 2 * boundedRows(ln.getInput(), bounds) * 4; })
-      .Case([&](LayerNormGradOp ln) {
+      .Case<LayerNormGradOp, AccumulateLayerNormGradOp>([&](auto ln) {
         int64_t rows = boundedRows(ln.getInput(), bounds);
         return (2 * rows + cuda::layerNormBackwardWorkspaceFloats(rows, features(ln.getInput()))) *
                int64_t(sizeof(float));

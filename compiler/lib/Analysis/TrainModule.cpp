@@ -156,9 +156,9 @@ bool hasTf32Gemms(ModuleOp module) {
   WalkResult found = module.walk([](Operation *op) {
     bool tf32 =
         llvm::TypeSwitch<Operation *, bool>(op)
-            .Case<bert::LinearOp, bert::LinearGradInputOp, bert::LinearGradWeightOp,
-                  bert::AccumulateLinearGradWeightOp, bert::AttentionOp, bert::AttentionGradOp>(
-                [](auto gemm) { return gemm.getTf32(); })
+            .Case<bert::LinearOp, bert::LinearGradInputOp, bert::LinearGradInputAddOp,
+                  bert::LinearGradWeightOp, bert::AccumulateLinearGradWeightOp, bert::AttentionOp,
+                  bert::AttentionGradOp>([](auto gemm) { return gemm.getTf32(); })
             .Default([](Operation *) { return false; });
     return tf32 ? WalkResult::interrupt() : WalkResult::advance();
   });

@@ -91,6 +91,13 @@ std::string kernelWorkspaceOrNull(Operation *op) {
   return *kernelWorkspace(op);
 }
 
+FailureOr<std::string> gradientSlot(Operation *op, Value param) {
+  Operation *def = param.getDefiningOp();
+  if (!def || !def->hasAttr("arena.grad"))
+    return op->emitError("parameter has no gradient slot: run -bertc-plan-buffers");
+  return EmitContext::paramSlot(param, "arena.grad");
+}
+
 std::string EmitContext::call(StringRef kernel) const {
   return (target == KernelTarget::Cpu ? "  cpu::" : "  cuda::") + kernel.str() + "(";
 }

@@ -85,6 +85,10 @@ mlir::FailureOr<std::string> kernelWorkspace(mlir::Operation *op);
 /// size).
 std::string kernelWorkspaceOrNull(mlir::Operation *op);
 
+/// The fp32 gradient slot of `param` that accumulating `op` adds into, or failure with a
+/// diagnostic when the plan gave it none.
+mlir::FailureOr<std::string> gradientSlot(mlir::Operation *op, mlir::Value param);
+
 /// An op emitter of one family: writes the kernel calls of `op` and returns success, or
 /// failure after a diagnostic; std::nullopt when `op` is not of its family.
 using OpEmitter = std::optional<mlir::LogicalResult> (*)(mlir::Operation *op, EmitContext &ctx);

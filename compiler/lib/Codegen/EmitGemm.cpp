@@ -28,12 +28,6 @@ std::optional<LogicalResult> emitGemmOp(Operation *op, EmitContext &ctx) {
   if (tf32 && !cuda)
     return LogicalResult(op->emitOpError("runs in TF32 (--tf32), which only the cuda targets do"));
   const StringRef math = tf32 ? ", cuda::GemmMath::Tf32" : "";
-  // The fp32 gradient slot an accumulating op adds into.
-  auto gradientSlot = [op](Value param) -> FailureOr<std::string> {
-    if (!param.getDefiningOp()->hasAttr("arena.grad"))
-      return op->emitError("parameter has no gradient slot: run -bertc-plan-buffers");
-    return EmitContext::paramSlot(param, "arena.grad");
-  };
   return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
       .Case([&](LinearOp linear) {
         os << gemm("linearForward") << ctx.name(linear.getInput()) << ", "
@@ -69,7 +63,7 @@ std::optional<LogicalResult> emitGemmOp(Operation *op, EmitContext &ctx) {
         return success();
       })
       .Case([&](AccumulateLinearGradWeightOp grad) -> LogicalResult {
-        FailureOr<std::string> slot = gradientSlot(grad.getParam());
+        FailureOr<std::string> slot = gradientSlot(op, grad.getParam());
         if (failed(slot))
           return failure();
         os << gemm("linearBackwardWeightAccumulate") << ctx.name(grad.getResultGrad()) << ", "
@@ -90,7 +84,7 @@ std::optional<LogicalResult> emitGemmOp(Operation *op, EmitContext &ctx) {
         return success();
       })
       .Case([&](AccumulateBiasGradOp grad) -> LogicalResult {
-        FailureOr<std::string> slot = gradientSlot(grad.getParam());
+        FailureOr<std::string> slot = gradientSlot(op, grad.getParam());
         if (failed(slot))
           return failure();
         os << ctx.call("biasBackwardAccumulate") << ctx.name(grad.getResultGrad()) << ", " << *slot

@@ -61,6 +61,36 @@ FailureOr<std::string> cudaStatistics(Operation *op, const std::string &rows) {
   return *workspace + ", " + *workspace + " + (" + rows + "), ";
 }
 
+/// A LayerNorm backward `fn` (layerNormBackward, or ...Accumulate into gradient slots)
+/// writing dx and the fp32 `dgamma` and `dbeta`. On CUDA the statistics are recomputed
+/// first (the IR keeps no forward's), into the op's workspace, which holds the partial
+/// sums of dgamma and dbeta after them.
+template <typename LayerNormGrad>
+LogicalResult emitLayerNormBackward(EmitContext &ctx, LayerNormGrad op, StringRef fn, Value dy,
+                                    Value x, Value gamma, Value dx, const std::string &dgamma,
+                                    const std::string &dbeta) {
+  std::string rows = EmitContext::rows(x);
+  std::string cols = std::to_string(EmitContext::features(x));
+  std::string eps = EmitContext::floatLiteral(op.getEpsilon().convertToFloat());
+  auto &os = ctx.os;
+  if (ctx.target == KernelTarget::Cpu) {
+    os << ctx.call(fn) << ctx.name(dy) << ", " << ctx.name(x) << ", " << ctx.name(gamma) << ", "
+       << ctx.name(dx) << ", " << dgamma << ", " << dbeta << ", " << rows << ", " << cols << ", "
+       << eps << ctx.end();
+    return success();
+  }
+  FailureOr<std::string> statistics = cudaStatistics(op, rows);
+  FailureOr<std::string> workspace = kernelWorkspace(op);
+  if (failed(statistics) || failed(workspace))
+    return failure();
+  os << ctx.call("layerNormStatistics") << ctx.name(x) << ", " << *statistics << rows << ", "
+     << cols << ", " << eps << ctx.end() << ctx.call(fn) << ctx.name(dy) << ", " << ctx.name(x)
+     << ", " << ctx.name(gamma) << ", " << *statistics << ctx.name(dx) << ", " << dgamma << ", "
+     << dbeta << ", " << *workspace << " + 2 * (" << rows << "), " << rows << ", " << cols
+     << ctx.end();
+  return success();
+}
+
 } // namespace
 
 std::optional<LogicalResult> emitPointwiseOp(Operation *op, EmitContext &ctx) {
@@ -112,31 +142,19 @@ std::optional<LogicalResult> emitPointwiseOp(Operation *op, EmitContext &ctx) {
            << EmitContext::floatLiteral(ln.getEpsilon().convertToFloat()) << ctx.end();
         return success();
       })
-      .Case([&](LayerNormGradOp g) -> LogicalResult {
-        std::string rows = EmitContext::rows(g.getInput());
-        std::string cols = std::to_string(EmitContext::features(g.getInput()));
-        std::string eps = EmitContext::floatLiteral(g.getEpsilon().convertToFloat());
-        if (!cuda) {
-          os << ctx.call("layerNormBackward") << ctx.name(g.getResultGrad()) << ", "
-             << ctx.name(g.getInput()) << ", " << ctx.name(g.getGamma()) << ", "
-             << ctx.name(g.getInputGrad()) << ", " << ctx.name(g.getGammaGrad()) << ", "
-             << ctx.name(g.getBetaGrad()) << ", " << rows << ", " << cols << ", " << eps
-             << ctx.end();
-          return success();
-        }
-        // The IR recomputes the statistics in the backward (the forward's are not kept); the
-        // partial sums of dgamma and dbeta follow them in the op's workspace.
-        FailureOr<std::string> statistics = cudaStatistics(op, rows);
-        FailureOr<std::string> workspace = kernelWorkspace(op);
-        if (failed(statistics) || failed(workspace))
+      .Case([&](LayerNormGradOp g) {
+        return emitLayerNormBackward(ctx, g, "layerNormBackward", g.getResultGrad(), g.getInput(),
+                                     g.getGamma(), g.getInputGrad(), ctx.name(g.getGammaGrad()),
+                                     ctx.name(g.getBetaGrad()));
+      })
+      .Case([&](AccumulateLayerNormGradOp g) -> LogicalResult {
+        FailureOr<std::string> gammaSlot = gradientSlot(op, g.getGamma());
+        FailureOr<std::string> betaSlot = gradientSlot(op, g.getBeta());
+        if (failed(gammaSlot) || failed(betaSlot))
           return failure();
-        os << ctx.call("layerNormStatistics") << ctx.name(g.getInput()) << ", " << *statistics
-           << rows << ", " << cols << ", " << eps << ctx.end() << ctx.call("layerNormBackward")
-           << ctx.name(g.getResultGrad()) << ", " << ctx.name(g.getInput()) << ", "
-           << ctx.name(g.getGamma()) << ", " << *statistics << ctx.name(g.getInputGrad()) << ", "
-           << ctx.name(g.getGammaGrad()) << ", " << ctx.name(g.getBetaGrad()) << ", " << *workspace
-           << " + 2 * (" << rows << "), " << rows << ", " << cols << ctx.end();
-        return success();
+        return emitLayerNormBackward(ctx, g, "layerNormBackwardAccumulate", g.getResultGrad(),
+                                     g.getInput(), g.getGamma(), g.getInputGrad(), *gammaSlot,
+                                     *betaSlot);
       })
       .Case([&](GeluOp g) {
         emitElementwise(ctx, "geluForward", {g.getInput(), g.getResult()}, g.getResult());

@@ -1,4 +1,4 @@
-//===- AccumulateInGemm.cpp - linear gradients straight into their slots --===//
+//===- AccumulateInGemm.cpp - gradients straight into their slots ---------===//
 
 #include "bertc/Analysis/TrainModule.h"
 #include "bertc/Transforms/Passes.h"
@@ -42,6 +42,29 @@ void foldIntoGemm(AddOp add) {
   }
 }
 
+/// The accumulate_grad that is `grad`'s only reader, if it is.
+AccumulateGradOp soleAccumulation(Value grad) {
+  return grad.hasOneUse() ? dyn_cast<AccumulateGradOp>(*grad.getUsers().begin())
+                          : AccumulateGradOp();
+}
+
+/// Folds a layernorm_grad whose gamma and beta gradients are each only accumulated, gamma's
+/// into the slot of the gamma it scaled by, into one accumulate_layernorm_grad at its place.
+void foldIntoLayerNormGrad(LayerNormGradOp grad) {
+  AccumulateGradOp gamma = soleAccumulation(grad.getGammaGrad());
+  AccumulateGradOp beta = soleAccumulation(grad.getBetaGrad());
+  if (!gamma || !beta || gamma.getParam() != grad.getGamma())
+    return;
+  OpBuilder builder(grad);
+  auto fused = builder.create<AccumulateLayerNormGradOp>(
+      grad.getLoc(), grad.getInputGrad().getType(), gamma.getParam(), beta.getParam(),
+      grad.getResultGrad(), grad.getInput(), grad.getEpsilon());
+  grad.getInputGrad().replaceAllUsesWith(fused.getInputGrad());
+  gamma.erase();
+  beta.erase();
+  grad.erase();
+}
+
 struct AccumulateInGemmPass : bertc::impl::AccumulateInGemmBase<AccumulateInGemmPass> {
   void runOnOperation() override {
     FailureOr<func::FuncOp> microStep = bertc::getMicroStep(getOperation());
@@ -70,6 +93,10 @@ struct AccumulateInGemmPass : bertc::impl::AccumulateInGemmBase<AccumulateInGemm
       accumulation.erase();
       grad->erase();
     }
+    SmallVector<LayerNormGradOp> layerNormGrads;
+    microStep->walk([&](LayerNormGradOp grad) { layerNormGrads.push_back(grad); });
+    for (LayerNormGradOp grad : layerNormGrads)
+      foldIntoLayerNormGrad(grad);
   }
 };
 

@@ -42,11 +42,11 @@ struct DependenceGraph {
       for (Value operand : op->getOperands())
         if (Operation *def = operand.getDefiningOp(); def && index.count(def))
           predecessors.insert(index[def]);
-      // An accumulation writes only its own parameter's gradient slot, an update in the
+      // An accumulation writes only its own parameters' gradient slots, an update in the
       // backward only its own parameter's slots: those commute.
       auto update = dyn_cast<bert::AdamWOp>(op);
       bool ownSlotsOnly = isa<bert::AccumulateGradOp, bert::AccumulateLinearGradWeightOp,
-                              bert::AccumulateBiasGradOp>(op) ||
+                              bert::AccumulateBiasGradOp, bert::AccumulateLayerNormGradOp>(op) ||
                           (update && update.getGrad());
       if (update && update.getGrad())
         for (Operation *reader : update.getParam().getUsers())

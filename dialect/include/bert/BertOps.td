@@ -364,6 +364,33 @@ def Bert_AccumulateBiasGradOp : Bert_Op<"accumulate_bias_grad",
   let hasVerifier = 1;
 }
 
+def Bert_AccumulateLayerNormGradOp : Bert_Op<"accumulate_layernorm_grad",
+    [MemoryEffects<[MemWrite]>,
+     DeclareOpInterfaceMethods<Bert_CostOpInterface, ["estimateKernels"]>]> {
+  let summary = "LayerNorm's d input, with d gamma and d beta added into their gradient slots";
+  let description = [{
+    `bert.layernorm_grad` and the `bert.accumulate_grad`s of its gamma and beta
+    gradients as one op: the column sums' last pass adds each column's totals to the
+    parameters' fp32 gradient slots, so neither gradient is a temporary and neither
+    takes a launch to add (-bertc-accumulate-in-gemm). The totals are formed first and
+    then added, as the three ops did, so the slots get the same bits.
+
+    ```mlir
+    %dx = bert.accumulate_layernorm_grad %gamma, %beta, %dy, %x {epsilon = 1.0e-12 : f32}
+        : tensor<64xf32>, tensor<64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>
+          -> tensor<?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins Bert_FloatTensor:$gamma, Bert_FloatTensor:$beta,
+                       Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$input, F32Attr:$epsilon);
+  let results = (outs Bert_FloatTensor:$inputGrad);
+  let assemblyFormat = [{
+    $gamma `,` $beta `,` $resultGrad `,` $input attr-dict `:` type($gamma) `,` type($beta) `,`
+    type($resultGrad) `,` type($input) `->` type($inputGrad)
+  }];
+  let hasVerifier = 1;
+}
+
 def Bert_AdamWOp : Bert_Op<"adamw", [MemoryEffects<[MemRead, MemWrite]>,
     DeclareOpInterfaceMethods<Bert_CostOpInterface, ["estimateKernels"]>]> {
   let summary = "one torch.optim.AdamW update of a parameter from its gradient slot";

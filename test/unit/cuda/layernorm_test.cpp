@@ -57,6 +57,40 @@ template <typename T> void checkLayerNorm(int64_t rows, int64_t cols) {
   expectBitIdentical(rstd2.download(), rstd.download(), "rstd plain vs fused " + shape);
 }
 
+// The accumulating form adds the finished totals to gradient slots: exactly slot + the
+// overwriting form's, with one row slice (the first pass adds) and with several (the
+// second pass adds), and the same dx.
+TYPED_TEST(LayerNormTest, BackwardAccumulateAddsTheTotalsToTheSlots) {
+  using T = TypeParam;
+  const int64_t cols = 45;
+  for (int64_t rows : {int64_t(130), int64_t(600)}) {
+    const std::string shape = std::to_string(rows) + "x" + std::to_string(cols);
+    const auto x = randomValues<T>(rows * cols, 11, -2.0f, 3.0f);
+    const auto gamma = randomValues<T>(cols, 12, 0.5f, 1.5f), dy = randomValues<T>(rows * cols, 13);
+    const auto gammaStart = randomValues<float>(cols, 14),
+               betaStart = randomValues<float>(cols, 15);
+    DeviceArray<T> dX(x), dGamma(gamma), dDy(dy), dDx(rows * cols), dAccumulatedDx(rows * cols);
+    DeviceArray<float> mean(rows), rstd(rows), dDgamma(cols), dDbeta(cols);
+    DeviceArray<float> gammaSlot(gammaStart), betaSlot(betaStart);
+    DeviceArray<float> partials(std::max<int64_t>(1, layerNormBackwardWorkspaceFloats(rows, cols)));
+    cuda::layerNormStatistics(dX.get(), mean.get(), rstd.get(), rows, cols, kEps, nullptr);
+    cuda::layerNormBackward(dDy.get(), dX.get(), dGamma.get(), mean.get(), rstd.get(), dDx.get(),
+                            dDgamma.get(), dDbeta.get(), partials.get(), rows, cols, nullptr);
+    cuda::layerNormBackwardAccumulate(dDy.get(), dX.get(), dGamma.get(), mean.get(), rstd.get(),
+                                      dAccumulatedDx.get(), gammaSlot.get(), betaSlot.get(),
+                                      partials.get(), rows, cols, nullptr);
+    std::vector<float> gammaExpected(cols), betaExpected(cols);
+    const std::vector<float> dgamma = dDgamma.download(), dbeta = dDbeta.download();
+    for (int64_t c = 0; c < cols; ++c) {
+      gammaExpected[c] = gammaStart[c] + dgamma[c];
+      betaExpected[c] = betaStart[c] + dbeta[c];
+    }
+    expectBitIdentical(gammaSlot.download(), gammaExpected, "gamma slot + dgamma " + shape);
+    expectBitIdentical(betaSlot.download(), betaExpected, "beta slot + dbeta " + shape);
+    expectBitIdentical(dAccumulatedDx.download(), dDx.download(), "dx " + shape);
+  }
+}
+
 TYPED_TEST(LayerNormTest, MatchesCpuAtBertBaseWidth) { checkLayerNorm<TypeParam>(67, 768); }
 
 TYPED_TEST(LayerNormTest, MatchesCpuAtOddWidth) { checkLayerNorm<TypeParam>(130, 45); }

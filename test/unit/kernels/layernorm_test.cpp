@@ -58,3 +58,25 @@ TEST(LayerNorm, BackwardMatchesFiniteDifferences) {
   expectGradientNear(dgamma, numericGradient(gamma, dy, forward), "dgamma");
   expectGradientNear(dbeta, numericGradient(beta, dy, forward), "dbeta");
 }
+
+// The accumulating form adds the finished totals to gradient slots: exactly slot + the
+// overwriting form's, and the same dx. 300 rows: more than one block of rows.
+TEST(LayerNorm, BackwardAccumulateAddsTheTotalsToTheSlots) {
+  const int64_t rows = 300, cols = 7;
+  const float eps = 1e-12f;
+  std::vector<float> x = randomTensor(rows * cols, 40, -2.0f, 2.0f);
+  std::vector<float> gamma = randomTensor(cols, 41, 0.5f, 1.5f);
+  std::vector<float> dy = randomTensor(rows * cols, 42);
+  std::vector<float> dx(rows * cols), dgamma(cols), dbeta(cols);
+  layerNormBackward(dy.data(), x.data(), gamma.data(), dx.data(), dgamma.data(), dbeta.data(), rows,
+                    cols, eps);
+  const std::vector<float> gammaStart = randomTensor(cols, 43), betaStart = randomTensor(cols, 44);
+  std::vector<float> gammaSlot = gammaStart, betaSlot = betaStart, accumulatedDx(rows * cols);
+  layerNormBackwardAccumulate(dy.data(), x.data(), gamma.data(), accumulatedDx.data(),
+                              gammaSlot.data(), betaSlot.data(), rows, cols, eps);
+  for (int64_t c = 0; c < cols; ++c) {
+    EXPECT_EQ(gammaSlot[c], gammaStart[c] + dgamma[c]) << "column " << c;
+    EXPECT_EQ(betaSlot[c], betaStart[c] + dbeta[c]) << "column " << c;
+  }
+  EXPECT_EQ(accumulatedDx, dx);
+}

@@ -211,7 +211,7 @@ def FuseOptimizer : Pass<"bertc-fuse-optimizer", "mlir::ModuleOp"> {
 }
 
 def AccumulateInGemm : Pass<"bertc-accumulate-in-gemm", "mlir::ModuleOp"> {
-  let summary = "Writes each linear layer's weight and bias gradients straight into their slots";
+  let summary = "Writes linear and LayerNorm parameter gradients straight into their slots";
   let description = [{
     The autodiff pass computes a linear weight's gradient dy^T x as a tensor and
     `bert.accumulate_grad` adds it to the parameter's gradient slot: a temporary of
@@ -222,7 +222,9 @@ def AccumulateInGemm : Pass<"bertc-accumulate-in-gemm", "mlir::ModuleOp"> {
     at the place of the gradient's GEMM, so the order of everything else stays. A
     bias's gradient (`bert.bias_grad`, a column sum) and its accumulation likewise
     become one `bert.accumulate_bias_grad`, whose last pass adds into the slot: one
-    launch fewer per bias. An activation's gradient summed from a
+    launch fewer per bias. A `bert.layernorm_grad` whose gamma and beta gradients are
+    only accumulated becomes one `bert.accumulate_layernorm_grad`, whose column sums
+    add into both slots. An activation's gradient summed from a
     `bert.linear_grad_input` and another gradient (a residual's, another projection's)
     becomes one `bert.linear_grad_input_add`, the GEMM with the other gradient as C and
     beta = 1, where that GEMM has no other reader and the other gradient exists before

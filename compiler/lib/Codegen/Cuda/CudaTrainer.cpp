@@ -135,22 +135,32 @@ LogicalResult emitHostUpdate(func::FuncOp optimizerStep, const llvm::StringMap<s
   return failure(walked.wasInterrupted());
 }
 
-/// The ops after which microStep streams a gradient: for each trainable parameter, the
+/// The parameters whose gradient slots `op` adds to (a LayerNorm's gradient: two).
+SmallVector<Value, 2> accumulatedParams(Operation *op) {
+  return llvm::TypeSwitch<Operation *, SmallVector<Value, 2>>(op)
+      .Case<AccumulateGradOp, AccumulateLinearGradWeightOp, AccumulateBiasGradOp>(
+          [](auto accumulate) { return SmallVector<Value, 2>{accumulate.getParam()}; })
+      .Case([](AccumulateLayerNormGradOp grad) {
+        return SmallVector<Value, 2>{grad.getGamma(), grad.getBeta()};
+      })
+      .Default([](Operation *) { return SmallVector<Value, 2>(); });
+}
+
+/// The ops after which microStep streams gradients: for each trainable parameter, the
 /// last op of @micro_step that adds to its gradient slot, with the parameter's index.
-llvm::DenseMap<Operation *, size_t> gradientCompletions(func::FuncOp microStep) {
+llvm::DenseMap<Operation *, SmallVector<size_t, 2>> gradientCompletions(func::FuncOp microStep) {
   llvm::StringMap<size_t> indices = paramTableIndices(microStep);
   llvm::StringMap<Operation *> last;
   microStep.walk([&](Operation *op) {
-    Value param = llvm::TypeSwitch<Operation *, Value>(op)
-                      .Case<AccumulateGradOp, AccumulateLinearGradWeightOp, AccumulateBiasGradOp>(
-                          [](auto accumulate) { return accumulate.getParam(); })
-                      .Default([](Operation *) { return Value(); });
-    if (auto paramOp = param ? param.getDefiningOp<ParamOp>() : ParamOp())
-      last[paramOp.getName()] = op;
+    for (Value param : accumulatedParams(op))
+      if (auto paramOp = param.getDefiningOp<ParamOp>())
+        last[paramOp.getName()] = op;
   });
-  llvm::DenseMap<Operation *, size_t> completions;
+  llvm::DenseMap<Operation *, SmallVector<size_t, 2>> completions;
   for (const auto &entry : last)
-    completions[entry.getValue()] = indices.lookup(entry.getKey());
+    completions[entry.getValue()].push_back(indices.lookup(entry.getKey()));
+  for (auto &entry : completions) // StringMap's order is not the table's
+    llvm::sort(entry.second);
   return completions;
 }
 
@@ -283,7 +293,8 @@ public:
 
   void emitAfterOp(Operation *op, const EmitContext &ctx) const override {
     if (auto completion = gradientCompletion.find(op); completion != gradientCompletion.end())
-      ctx.os << "  cuda::streamGradient(dev, " << completion->second << ");\n";
+      for (size_t index : completion->second)
+        ctx.os << "  cuda::streamGradient(dev, " << index << ");\n";
   }
 
   LogicalResult emitLogitsCopy(Value logits, const EmitContext &ctx) override {
@@ -318,7 +329,7 @@ private:
   /// indices by name, and where microStep streams each gradient.
   bool hostOptimizer = false;
   llvm::StringMap<size_t> indices;
-  llvm::DenseMap<Operation *, size_t> gradientCompletion;
+  llvm::DenseMap<Operation *, SmallVector<size_t, 2>> gradientCompletion;
 };
 
 } // namespace

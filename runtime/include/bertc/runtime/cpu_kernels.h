@@ -38,6 +38,11 @@ void layerNormForward(const T *x, const T *gamma, const T *beta, T *y, int64_t r
 template <typename T>
 void layerNormBackward(const T *dy, const T *x, const T *gamma, T *dx, float *dgamma, float *dbeta,
                        int64_t rows, int64_t cols, float eps);
+/// The same, with dgamma and dbeta added to what they hold (gradient slots): each total is
+/// formed first and then added, so they get the bits layerNormBackward then an add give.
+template <typename T>
+void layerNormBackwardAccumulate(const T *dy, const T *x, const T *gamma, T *dx, float *dgamma,
+                                 float *dbeta, int64_t rows, int64_t cols, float eps);
 
 /// y[rows, out] = x[rows, in] * w[out, in]^T + b[out]  (torch.nn.Linear layout).
 template <typename T>

@@ -99,6 +99,12 @@ template <typename T>
 void layerNormBackward(const T *dy, const T *x, const T *gamma, const float *mean,
                        const float *rstd, T *dx, float *dgamma, float *dbeta, float *partials,
                        int64_t rows, int64_t cols, cudaStream_t stream);
+/// The same, with dgamma and dbeta added to what they hold (gradient slots): each total is
+/// formed first and then added, so they get the bits layerNormBackward then accumulate give.
+template <typename T>
+void layerNormBackwardAccumulate(const T *dy, const T *x, const T *gamma, const float *mean,
+                                 const float *rstd, T *dx, float *dgamma, float *dbeta,
+                                 float *partials, int64_t rows, int64_t cols, cudaStream_t stream);
 
 // ---- Attention (attention_forward.cu, attention_backward.cu) ----
 
