@@ -293,6 +293,20 @@ LogicalResult LayerNormGradOp::verify() {
   return expectLastDim(*this, getGamma(), "gamma", lastDim(getInput()));
 }
 
+LogicalResult AddLayerNormOp::verify() {
+  int64_t features = lastDim(getLhs());
+  if (failed(expectSameType(*this, getLhs(), "lhs", getRhs(), "rhs")) ||
+      failed(expectSameType(*this, getLhs(), "lhs", getSum(), "sum")) ||
+      failed(expectSameType(*this, getSum(), "sum", getOutput(), "output")) ||
+      failed(expectRank(*this, getGamma(), "gamma", 1)) ||
+      failed(expectLastDim(*this, getGamma(), "gamma", features)) ||
+      failed(expectSameShape(*this, getGamma(), "gamma", getBeta(), "beta")))
+    return failure();
+  if (getEpsilon().convertToFloat() <= 0.0f)
+    return emitOpError("epsilon must be positive");
+  return success();
+}
+
 LogicalResult LinearGradInputOp::verify() {
   if (failed(expectRank(*this, getWeight(), "weight", 2)))
     return failure();
@@ -444,6 +458,7 @@ LogicalResult AdamWOp::verify() {
 
 // Both summands are read at the index the sum is written to.
 SmallVector<unsigned> AddOp::getReusableOperands() { return {0, 1}; }
+SmallVector<unsigned> AddLayerNormOp::getReusableOperands() { return {0, 1}; }
 SmallVector<unsigned> LinearGradInputAddOp::getReusableOperands() { return {2}; }
 
 #define GET_OP_CLASSES

@@ -297,3 +297,41 @@ func.func @linear_grad_input_add_addend(%dy: tensor<?x2xf32>, %w: tensor<2x8xf32
   %dx = bert.linear_grad_input_add %dy, %w, %a : (tensor<?x2xf32>, tensor<2x8xf32>, tensor<?x8xbf16>) -> tensor<?x8xf32>
   return
 }
+
+// -----
+
+// The LayerNorm backward into slots needs trainable gamma and beta of [features].
+func.func @accumulate_layernorm_frozen(%dy: tensor<?x8xf32>, %x: tensor<?x8xf32>) {
+  %g = bert.param "g" {group = "embeddings", trainable = false, decay = false, init = "ones"} : tensor<8xf32>
+  %b = bert.param "b" {group = "embeddings", trainable = true, decay = false, init = "zeros"} : tensor<8xf32>
+  // expected-error @+1 {{parameter 'g' is frozen}}
+  %dx = bert.accumulate_layernorm_grad %g, %b, %dy, %x {epsilon = 1.0e-12 : f32} : tensor<8xf32>, tensor<8xf32>, tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @accumulate_layernorm_width(%dy: tensor<?x6xf32>, %x: tensor<?x6xf32>) {
+  %g = bert.param "g" {group = "embeddings", trainable = true, decay = false, init = "ones"} : tensor<8xf32>
+  %b = bert.param "b" {group = "embeddings", trainable = true, decay = false, init = "zeros"} : tensor<8xf32>
+  // expected-error @+1 {{gamma has last dimension 8, expected 6}}
+  %dx = bert.accumulate_layernorm_grad %g, %b, %dy, %x {epsilon = 1.0e-12 : f32} : tensor<8xf32>, tensor<8xf32>, tensor<?x6xf32>, tensor<?x6xf32> -> tensor<?x6xf32>
+  return
+}
+
+// -----
+
+// The fused residual add and LayerNorm: addends, sum and output of one type.
+func.func @add_layernorm_addends(%a: tensor<?x8xf32>, %b: tensor<?x8xbf16>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{lhs 'tensor<?x8xf32>' and rhs 'tensor<?x8xbf16>' must have the same type}}
+  %s, %y = bert.add_layernorm %a, %b, %g, %g {epsilon = 1.0e-12 : f32} : (tensor<?x8xf32>, tensor<?x8xbf16>, tensor<8xf32>, tensor<8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>)
+  return
+}
+
+// -----
+
+func.func @add_layernorm_epsilon(%a: tensor<?x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{epsilon must be positive}}
+  %s, %y = bert.add_layernorm %a, %a, %g, %g {epsilon = 0.0 : f32} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>)
+  return
+}

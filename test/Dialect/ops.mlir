@@ -19,6 +19,9 @@ func.func @forward() -> tensor<f32> {
   %s = bert.add %e, %e : (tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
   // CHECK: bert.layernorm {{.*}} {epsilon = 9.99999996E-13 : f32}
   %n = bert.layernorm %s, %gamma, %beta {epsilon = 1.0e-12 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  // The fused residual add and LayerNorm (-bertc-fuse-add-layernorm): the sum and the output.
+  // CHECK: bert.add_layernorm {{.*}} {epsilon = 9.99999996E-13 : f32} : {{.*}} -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>)
+  %fs, %fn = bert.add_layernorm %e, %s, %gamma, %beta {epsilon = 1.0e-12 : f32} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>)
   // CHECK: bert.dropout {{.*}} {rate = 1.000000e-01 : f32, stream = 0 : i32}
   %d = bert.dropout %n {rate = 0.1 : f32, stream = 0 : i32} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
   // CHECK: bert.attention {{.*}} {dropout = 0.000000e+00 : f32, heads = 2 : i64, stream = 1 : i32} : {{.*}} -> (tensor<?x?x8xf32>, tensor<?x2x?xf32>)
@@ -77,7 +80,12 @@ func.func @backward(%dy: tensor<?x?x8xf32>, %x: tensor<?x?x8xf32>, %dlogits: ten
 }
 
 // CHECK-LABEL: func.func @updates
-func.func @updates(%dw: tensor<2x8xf32>, %dy: tensor<8x2xf32>) {
+func.func @updates(%dw: tensor<2x8xf32>, %dy: tensor<8x2xf32>, %lndy: tensor<?x?x8xf32>,
+                   %lnx: tensor<?x?x8xf32>) {
+  %g = bert.param "g" {group = "embeddings", trainable = true, decay = false, init = "ones"} : tensor<8xf32>
+  %gb = bert.param "gb" {group = "embeddings", trainable = true, decay = false, init = "zeros"} : tensor<8xf32>
+  // CHECK: bert.accumulate_layernorm_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {epsilon = 9.99999996E-13 : f32} : tensor<8xf32>, tensor<8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  %lndx = bert.accumulate_layernorm_grad %g, %gb, %lndy, %lnx {epsilon = 1.0e-12 : f32} : tensor<8xf32>, tensor<8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
   %w = bert.param "w" {group = "classifier", trainable = true, decay = true, init = "normal"} : tensor<2x8xf32>
   // CHECK: bert.accumulate_grad %{{.*}}, %{{.*}} : tensor<2x8xf32>, tensor<2x8xf32>
   bert.accumulate_grad %w, %dw : tensor<2x8xf32>, tensor<2x8xf32>

@@ -54,6 +54,7 @@ int64_t kernelWorkspaceBytes(Operation *op, DimBounds bounds) {
                                                      grad.getHeads(), bounds.maxSeq);
       })
       .Case([&](LayerNormOp ln) { return 2 * boundedRows(ln.getInput(), bounds) * 4; })
+      .Case([&](AddLayerNormOp ln) { return 2 * boundedRows(ln.getSum(), bounds) * 4; })
       .Case<LayerNormGradOp, AccumulateLayerNormGradOp>([&](auto ln) {
         int64_t rows = boundedRows(ln.getInput(), bounds);
         return (2 * rows + cuda::layerNormBackwardWorkspaceFloats(rows, features(ln.getInput()))) *

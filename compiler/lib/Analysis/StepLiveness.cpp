@@ -42,7 +42,7 @@ std::vector<StepBuffer> coalesceInPlace(const std::vector<TensorLife> &lives) {
     Operation *def = life.value.getDefiningOp();
     std::optional<size_t> reused;
     if (auto inPlace = dyn_cast<bert::InPlaceOpInterface>(def);
-        inPlace && def->getNumResults() == 1) {
+        inPlace && life.value == def->getResult(0)) {
       for (unsigned index : inPlace.getReusableOperands()) {
         auto found = bufferOf.find(def->getOperand(index));
         if (found == bufferOf.end())

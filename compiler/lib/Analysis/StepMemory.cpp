@@ -37,7 +37,8 @@ std::string dtypeText(Type type) {
   return text;
 }
 
-/// The forward: every value the returned loss depends on.
+/// The forward: every result of the ops the returned loss depends on (with the result it
+/// needs, an op's others too: attention's log-sum-exp, a fused LayerNorm's sum).
 llvm::DenseSet<Value> forwardValues(Block &body) {
   llvm::DenseSet<Value> forward;
   SmallVector<Value> work(body.getTerminator()->getOperands());
@@ -45,8 +46,10 @@ llvm::DenseSet<Value> forwardValues(Block &body) {
     Value value = work.pop_back_val();
     if (!forward.insert(value).second)
       continue;
-    if (Operation *def = value.getDefiningOp())
+    if (Operation *def = value.getDefiningOp()) {
+      llvm::append_range(work, def->getResults());
       llvm::append_range(work, def->getOperands());
+    }
   }
   return forward;
 }

@@ -142,6 +142,26 @@ std::optional<LogicalResult> emitPointwiseOp(Operation *op, EmitContext &ctx) {
            << EmitContext::floatLiteral(ln.getEpsilon().convertToFloat()) << ctx.end();
         return success();
       })
+      .Case([&](AddLayerNormOp ln) -> LogicalResult {
+        Value sum = ln.getSum();
+        std::string rows = EmitContext::rows(sum);
+        std::string shape = rows + ", " + std::to_string(EmitContext::features(sum)) + ", " +
+                            EmitContext::floatLiteral(ln.getEpsilon().convertToFloat());
+        std::string scaleShift = ctx.name(ln.getGamma()) + ", " + ctx.name(ln.getBeta()) + ", ";
+        if (!cuda) { // the add, then the LayerNorm of the sum
+          emitElementwise(ctx, "add", {ln.getLhs(), ln.getRhs(), sum}, sum);
+          os << ctx.call("layerNormForward") << ctx.name(sum) << ", " << scaleShift
+             << ctx.name(ln.getOutput()) << ", " << shape << ctx.end();
+          return success();
+        }
+        FailureOr<std::string> statistics = cudaStatistics(op, rows);
+        if (failed(statistics))
+          return failure();
+        os << ctx.call("addLayerNormForward") << ctx.name(ln.getLhs()) << ", "
+           << ctx.name(ln.getRhs()) << ", " << ctx.name(sum) << ", " << scaleShift
+           << ctx.name(ln.getOutput()) << ", " << *statistics << shape << ctx.end();
+        return success();
+      })
       .Case([&](LayerNormGradOp g) {
         return emitLayerNormBackward(ctx, g, "layerNormBackward", g.getResultGrad(), g.getInput(),
                                      g.getGamma(), g.getInputGrad(), ctx.name(g.getGammaGrad()),

@@ -101,6 +101,8 @@ std::string SlotNamer::name(Operation *op, unsigned index) {
     base += (base.empty() ? "" : "_") + kind.str();
   if (isa<bert::AttentionOp>(op))
     base += index == 1 ? "_lse" : "";
+  else if (isa<bert::AddLayerNormOp>(op)) // the LayerNorm's name, its input the sum
+    base += index == 0 ? "_sum" : "";
   else if (op->getNumResults() > 1)
     base += "_" + std::to_string(index);
   base = identifier(base);

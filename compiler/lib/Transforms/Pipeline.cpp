@@ -53,6 +53,7 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const Pipeline
       pm.addPass(createFuseOptimizer());
     // Whatever is still accumulated: each linear weight's gradient by its own GEMM.
     pm.addPass(createAccumulateInGemm());
+    pm.addPass(createFuseAddLayerNorm());
     // Last: every tensor the step will ever touch is known only now.
     PlanBuffersOptions planning;
     planning.gemmWorkspace = options.gemmWorkspaceBytes;

@@ -183,6 +183,7 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
     if (fuseOptimizer)
       pipeline.addPass(bertc::createFuseOptimizer());
     pipeline.addPass(bertc::createAccumulateInGemm());
+    pipeline.addPass(bertc::createFuseAddLayerNorm());
     bertc::PlanBuffersOptions planning;
     planning.gemmWorkspace = gemmWorkspace;
     planning.offloadOptimizer = offloadOptimizer;

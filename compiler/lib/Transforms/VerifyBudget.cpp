@@ -248,7 +248,7 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
           if (Operation *top = body.findAncestorOpInBlock(*user))
             lastUse = std::max(lastUse, step[top]);
         int64_t firstStep = isInput ? 0 : step[&op];
-        if (takesOverOperand(op, offsets[index], bytes[index], step[&op]))
+        if (index == 0 && takesOverOperand(op, offsets[index], bytes[index], step[&op]))
           ++firstStep; // at this op the bytes are still the operand's, checked as such
         size_t before = slots.size();
         addSlot(&op, "result " + std::to_string(index), offsets[index], bytes[index],
@@ -259,12 +259,12 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
     }
   }
 
-  /// Whether the single result of in-place `op` at [offset, offset + bytes) is exactly
+  /// Whether the first result of in-place `op` at [offset, offset + bytes) is exactly
   /// the slot of a reusable operand whose last use is `opStep`: then the result owns
   /// those bytes only after the op.
   bool takesOverOperand(Operation &op, int64_t offset, int64_t bytes, int64_t opStep) const {
     auto inPlace = dyn_cast<InPlaceOpInterface>(op);
-    if (!inPlace || op.getNumResults() != 1)
+    if (!inPlace)
       return false;
     for (unsigned index : inPlace.getReusableOperands()) {
       auto found = slotOfValue.find(op.getOperand(index));

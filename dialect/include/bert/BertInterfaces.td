@@ -29,7 +29,7 @@ def Bert_GradientOpInterface : OpInterface<"GradientOpInterface"> {
 def Bert_InPlaceOpInterface : OpInterface<"InPlaceOpInterface"> {
   let cppNamespace = "::mlir::bert";
   let description = [{
-    An op whose kernel may write its (single) result over one of its operands: it
+    An op whose kernel may write its (first) result over one of its operands: it
     reads each element before writing the element at the same index, and the operand
     has the result's type. The memory planner lets the result take over the operand's
     bytes when the operand dies at this op.

@@ -145,6 +145,30 @@ def Bert_LayerNormOp : Bert_ForwardOp<"layernorm", [], ["estimateKernels"]> {
   let results = (outs Bert_FloatTensor:$result);
 }
 
+def Bert_AddLayerNormOp : Bert_Op<"add_layernorm", [Pure,
+    DeclareOpInterfaceMethods<Bert_InPlaceOpInterface, ["getReusableOperands"]>,
+    DeclareOpInterfaceMethods<Bert_CostOpInterface, ["estimateKernels"]>]> {
+  let summary = "a residual add and the LayerNorm of its sum, in one kernel";
+  let description = [{
+    `sum` = `lhs` + `rhs` (rounded to the storage type, as `bert.add`) and `output` =
+    LayerNorm(`sum`) (as `bert.layernorm`), from one pass over each row
+    (-bertc-fuse-add-layernorm). The sum is kept for the backward, which normalises it
+    again; it may take over an addend's bytes. Created after the backward exists, so it
+    has no gradient rule.
+
+    ```mlir
+    %s, %y = bert.add_layernorm %a, %b, %gamma, %beta {epsilon = 1.0e-12 : f32}
+        : (tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<32xf32>, tensor<32xf32>)
+          -> (tensor<?x?x32xf32>, tensor<?x?x32xf32>)
+    ```
+  }];
+  let arguments = (ins Bert_FloatTensor:$lhs, Bert_FloatTensor:$rhs, Bert_FloatTensor:$gamma,
+                       Bert_FloatTensor:$beta, F32Attr:$epsilon);
+  let results = (outs Bert_FloatTensor:$sum, Bert_FloatTensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Bert_LinearOp : Bert_ForwardOp<"linear", [], ["estimateKernels"]> {
   let summary = "y = x W^T + b over the last dimension (torch.nn.Linear layout)";
   let description = [{

@@ -237,6 +237,24 @@ def AccumulateInGemm : Pass<"bertc-accumulate-in-gemm", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::bert::BertDialect"];
 }
 
+def FuseAddLayerNorm : Pass<"bertc-fuse-add-layernorm", "mlir::ModuleOp"> {
+  let summary = "Runs each residual add and the LayerNorm right after it as one op";
+  let description = [{
+    A post-LN transformer normalises each residual sum: `bert.add` then `bert.layernorm`
+    of its result. Where the schedule runs the LayerNorm right after the add, this pass
+    replaces the pair with one `bert.add_layernorm`, which writes the sum (the
+    backward's input) and the normalised output in one pass over the rows: one launch
+    and one read of the sum fewer. The sum may still take over an addend's bytes. Only
+    adjacent pairs are fused, so lifetimes move by at most that one step: an addend that
+    died at the add lives to the fused op, whose sum and output are both born there
+    (in BERT's residual adds the addend that dies is the one whose bytes the sum takes).
+
+    It runs after `-bertc-schedule-for-memory`, whose order it keeps, and before
+    `-bertc-plan-buffers`.
+  }];
+  let dependentDialects = ["mlir::bert::BertDialect"];
+}
+
 def PlanBuffers : Pass<"bertc-plan-buffers", "mlir::ModuleOp"> {
   let summary = "Assigns every tensor a static offset in one arena";
   let description = [{

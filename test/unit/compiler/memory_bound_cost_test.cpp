@@ -1,0 +1,170 @@
+//===- memory_bound_cost_test.cpp - own kernels by the bytes they move -----===//
+//
+// The memory-bound ops (LayerNorm, fused or into gradient slots, dropout, embeddings,
+// AdamW) at BERT-base dimensions: what their CostOpInterface says the kernels compute and
+// move, against counts worked out by hand in the comments. Every count is an integer below
+// 2^53, so the comparisons are exact.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cost_test_ops.h"
+
+namespace {
+
+using bertc::estimateOpKernels;
+using bertc::test::kBatch;
+using bertc::test::Ops;
+using mlir::bert::CostTarget;
+
+//===----------------------------------------------------------------------===//
+// Memory-bound kernels: bytes at their element sizes
+//===----------------------------------------------------------------------===//
+
+TEST(StepCost, LayerNormMovesItsRowsOnce) {
+  Ops ops("%x: tensor<?x?x768xbf16>, %g: tensor<768xbf16>, %dy: tensor<?x?x768xbf16>", R"mlir(
+  %y = bert.layernorm %x, %g, %g {epsilon = 9.99999996E-13 : f32}
+      : (tensor<?x?x768xbf16>, tensor<768xbf16>, tensor<768xbf16>) -> tensor<?x?x768xbf16>
+  %dx, %dg, %db = bert.layernorm_grad %dy, %x, %g {epsilon = 9.99999996E-13 : f32}
+      : (tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, tensor<768xbf16>)
+      -> (tensor<?x?x768xbf16>, tensor<768xf32>, tensor<768xf32>)
+)mlir");
+  // Forward at seq 128: x read and y written, 4096 * 768 = 3,145,728 elements of 2 bytes
+  // each, and gamma and beta (768 * 2 each): 12,582,912 + 3,072.
+  auto forward = estimateOpKernels(ops.op("bert.layernorm"), kBatch, 128, CostTarget::Cuda);
+  ASSERT_EQ(forward.size(), 1u);
+  EXPECT_EQ(forward[0].bytes, 12585984.0);
+  EXPECT_EQ(forward[0].flops, 8 * 3145728.0);
+  // The CUDA backward: a statistics pass over x (6,291,456 B), then dy and x read, dx
+  // written (18,874,368), gamma read (1,536), d gamma and d beta written in fp32 (6,144).
+  auto grad = estimateOpKernels(ops.op("bert.layernorm_grad"), kBatch, 128, CostTarget::Cuda);
+  ASSERT_EQ(grad.size(), 2u);
+  EXPECT_EQ(grad[0].bytes, 6291456.0);
+  EXPECT_EQ(grad[1].bytes, 18882048.0);
+  // The CPU recomputes the statistics inside its one kernel.
+  auto cpuGrad = estimateOpKernels(ops.op("bert.layernorm_grad"), kBatch, 128, CostTarget::Cpu);
+  ASSERT_EQ(cpuGrad.size(), 1u);
+  EXPECT_EQ(cpuGrad[0].bytes, 18882048.0);
+  EXPECT_EQ(cpuGrad[0].flops, grad[0].flops + grad[1].flops);
+}
+
+TEST(StepCost, TheFusedForwardAndTheAccumulatingBackwardMoveWhatTheyTouch) {
+  Ops ops("%a: tensor<?x?x768xbf16>, %b: tensor<?x?x768xbf16>, %dy: tensor<?x?x768xbf16>", R"mlir(
+  %g = bert.param "g" {group = "embeddings", trainable = true, decay = false, init = "ones"} : tensor<768xbf16>
+  %c = bert.param "c" {group = "embeddings", trainable = true, decay = false, init = "zeros"} : tensor<768xbf16>
+  %s, %y = bert.add_layernorm %a, %b, %g, %c {epsilon = 9.99999996E-13 : f32}
+      : (tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, tensor<768xbf16>, tensor<768xbf16>)
+      -> (tensor<?x?x768xbf16>, tensor<?x?x768xbf16>)
+  %dx = bert.accumulate_layernorm_grad %g, %c, %dy, %s {epsilon = 9.99999996E-13 : f32}
+      : tensor<768xbf16>, tensor<768xbf16>, tensor<?x?x768xbf16>, tensor<?x?x768xbf16>
+      -> tensor<?x?x768xbf16>
+)mlir");
+  // CUDA, seq 128, 3,145,728 elements of 2 bytes: one kernel reads a and b and writes the
+  // sum and y (4 * 6,291,456 B), and reads gamma and beta (3,072); the add's flop and the
+  // LayerNorm's 8 per element.
+  auto fused = estimateOpKernels(ops.op("bert.add_layernorm"), kBatch, 128, CostTarget::Cuda);
+  ASSERT_EQ(fused.size(), 1u);
+  EXPECT_EQ(fused[0].bytes, 25168896.0);
+  EXPECT_EQ(fused[0].flops, 9 * 3145728.0);
+  // The CPU runs the add (a, b read, the sum written) and then the LayerNorm of the sum.
+  auto cpu = estimateOpKernels(ops.op("bert.add_layernorm"), kBatch, 128, CostTarget::Cpu);
+  ASSERT_EQ(cpu.size(), 2u);
+  EXPECT_EQ(cpu[0].bytes, 18874368.0);
+  EXPECT_EQ(cpu[0].flops, 3145728.0);
+  EXPECT_EQ(cpu[1].bytes, 12585984.0);
+  EXPECT_EQ(cpu[1].flops, 8 * 3145728.0);
+  // The backward into the slots: the statistics pass, then dy and x read and dx written
+  // (18,874,368), gamma read (1,536) and both fp32 slots read and written (4 * 3,072);
+  // beta is not read.
+  auto grad =
+      estimateOpKernels(ops.op("bert.accumulate_layernorm_grad"), kBatch, 128, CostTarget::Cuda);
+  ASSERT_EQ(grad.size(), 2u);
+  EXPECT_EQ(grad[0].bytes, 6291456.0);
+  EXPECT_EQ(grad[1].bytes, 18888192.0);
+}
+
+TEST(StepCost, DropoutPaysForItsMaskDraws) {
+  Ops ops("%x: tensor<?x?x768xbf16>", R"mlir(
+  %y = bert.dropout %x {rate = 1.000000e-01 : f32, stream = 3 : i32} : (tensor<?x?x768xbf16>) -> tensor<?x?x768xbf16>
+)mlir");
+  auto kernels = estimateOpKernels(ops.op("bert.dropout"), kBatch, 128, CostTarget::Cuda);
+  ASSERT_EQ(kernels.size(), 1u);
+  // A quarter of a 200-flop Philox call and a multiply per element; 2 bytes read and 2
+  // written per element.
+  EXPECT_EQ(kernels[0].flops, 51 * 3145728.0);
+  EXPECT_EQ(kernels[0].bytes, 4 * 3145728.0);
+}
+
+TEST(StepCost, EmbeddingReadsOnlyTheRowsItLooksUp) {
+  Ops ops("%ids: tensor<?x?xi32>, %table: tensor<28996x768xbf16>, %dy: tensor<?x?x768xbf16>",
+          R"mlir(
+  %e = bert.embedding %ids, %table : (tensor<?x?xi32>, tensor<28996x768xbf16>) -> tensor<?x?x768xbf16>
+  %dt = bert.embedding_grad %dy, %ids : (tensor<?x?x768xbf16>, tensor<?x?xi32>) -> tensor<28996x768xf32>
+)mlir");
+  // 4096 ids (16,384 B), 4096 rows of 768 bf16 read and written: 16,384 + 2 * 6,291,456.
+  auto forward = estimateOpKernels(ops.op("bert.embedding"), kBatch, 128, CostTarget::Cuda);
+  ASSERT_EQ(forward.size(), 1u);
+  EXPECT_EQ(forward[0].bytes, 12599296.0);
+  // The fp32 table gradient zeroed (28996 * 768 * 4 = 89,075,712 B), the ids, dy
+  // (6,291,456) and each row added into fp32 (2 * 4 * 3,145,728 = 25,165,824).
+  auto grad = estimateOpKernels(ops.op("bert.embedding_grad"), kBatch, 128, CostTarget::Cuda);
+  ASSERT_EQ(grad.size(), 1u);
+  EXPECT_EQ(grad[0].bytes, 89075712.0 + 16384.0 + 6291456.0 + 25165824.0);
+}
+
+TEST(StepCost, AdamWUpdatesThenRewritesTheWorkingCopy) {
+  Ops ops("", R"mlir(
+  %w = bert.param "w" {group = "encoder.layer.0", trainable = true, decay = true, init = "normal"} : tensor<768x768xbf16>
+  bert.adamw %w {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-08 : f64, weight_decay = 0.01 : f64} : tensor<768x768xbf16>
+)mlir");
+  auto cuda = estimateOpKernels(ops.op("bert.adamw"), 0, 0, CostTarget::Cuda);
+  ASSERT_EQ(cuda.size(), 2u);
+  // Seven fp32 accesses per element (589,824 of them), in the CUDA target's shared launch.
+  EXPECT_EQ(cuda[0].bytes, 28 * 589824.0);
+  EXPECT_EQ(cuda[0].launches, 0);
+  // The bf16 working copy from the fp32 master: 4 bytes read, 2 written per element, in
+  // the CUDA target's one convertMasters launch.
+  EXPECT_EQ(cuda[1].bytes, 6 * 589824.0);
+  EXPECT_EQ(cuda[1].launches, 0);
+  auto cpu = estimateOpKernels(ops.op("bert.adamw"), 0, 0, CostTarget::Cpu);
+  ASSERT_EQ(cpu.size(), 2u);
+  EXPECT_EQ(cpu[0].launches, 1);
+  EXPECT_EQ(cpu[1].launches, 1);
+}
+
+TEST(StepCost, EightBitAdamWMovesBytesOfMomentsAndPaysForQuantizing) {
+  Ops ops("", R"mlir(
+  %w = bert.param "w" {group = "encoder.layer.0", trainable = true, decay = true, init = "normal"} : tensor<768x3072xbf16>
+  bert.adamw %w {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-08 : f64, weight_decay = 0.01 : f64, state_block = 2048} : tensor<768x3072xbf16>
+)mlir");
+  auto cuda = estimateOpKernels(ops.op("bert.adamw"), 0, 0, CostTarget::Cuda);
+  ASSERT_EQ(cuda.size(), 2u);
+  // 2,359,296 values in 1,152 blocks: the master read and written and the gradient read
+  // (12 B), both moments' codes read and written (4 B), two absmaxes read and written per
+  // block (16 B): 37,748,736 + 18,432 B, against the fp32 moments' 28 B per value.
+  EXPECT_EQ(cuda[0].bytes, 16 * 2359296.0 + 16 * 1152.0);
+  // The update's 12 flops and 40 to dequantize, take the absmax and requantize.
+  EXPECT_EQ(cuda[0].flops, 52 * 2359296.0);
+  // Updated on its own, not in the chunk table's launch; so is its working copy.
+  EXPECT_EQ(cuda[0].launches, 1);
+  EXPECT_EQ(cuda[1].bytes, 6 * 2359296.0);
+  EXPECT_EQ(cuda[1].launches, 1);
+}
+
+TEST(StepCost, AnUpdateInTheBackwardIsALaunchOfItsOwn) {
+  Ops ops("%dw: tensor<64x128xf32>", R"mlir(
+  %w = bert.param "w" {group = "encoder.layer.0", trainable = true, decay = true, init = "normal"} : tensor<64x128xbf16>
+  bert.adamw %w, %dw {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-08 : f64, weight_decay = 0.01 : f64} : tensor<64x128xbf16>, tensor<64x128xf32>
+)mlir");
+  auto cuda = estimateOpKernels(ops.op("bert.adamw"), 0, 0, CostTarget::Cuda);
+  ASSERT_EQ(cuda.size(), 2u);
+  // The same update as after the backward: 8,192 values, seven fp32 accesses and a dozen
+  // flops each; the working copy from the master, 4 B read and 2 B written.
+  EXPECT_EQ(cuda[0].bytes, 28 * 8192.0);
+  EXPECT_EQ(cuda[0].flops, 12 * 8192.0);
+  EXPECT_EQ(cuda[1].bytes, 6 * 8192.0);
+  // But in the backward there is no chunk table to share: both are launches of their own.
+  EXPECT_EQ(cuda[0].launches, 1);
+  EXPECT_EQ(cuda[1].launches, 1);
+}
+
+} // namespace
