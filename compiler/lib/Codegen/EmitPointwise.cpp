@@ -61,14 +61,14 @@ FailureOr<std::string> cudaStatistics(Operation *op, const std::string &rows) {
   return *workspace + ", " + *workspace + " + (" + rows + "), ";
 }
 
-/// A LayerNorm backward `fn` (layerNormBackward, or ...Accumulate into gradient slots)
-/// writing dx and the fp32 `dgamma` and `dbeta`. On CUDA the statistics are recomputed
-/// first (the IR keeps no forward's), into the op's workspace, which holds the partial
-/// sums of dgamma and dbeta after them.
+/// LayerNorm backward `op`'s call to `fn` (layerNormBackward, or ...Accumulate into the
+/// gradient slots) writing dx and the fp32 `dgamma` and `dbeta`. On CUDA the statistics
+/// are recomputed first (the IR keeps no forward's), into the op's workspace, which holds
+/// the partial sums of dgamma and dbeta after them.
 template <typename LayerNormGrad>
-LogicalResult emitLayerNormBackward(EmitContext &ctx, LayerNormGrad op, StringRef fn, Value dy,
-                                    Value x, Value gamma, Value dx, const std::string &dgamma,
-                                    const std::string &dbeta) {
+LogicalResult emitLayerNormBackward(EmitContext &ctx, LayerNormGrad op, StringRef fn,
+                                    const std::string &dgamma, const std::string &dbeta) {
+  Value dy = op.getResultGrad(), x = op.getInput(), gamma = op.getGamma(), dx = op.getInputGrad();
   std::string rows = EmitContext::rows(x);
   std::string cols = std::to_string(EmitContext::features(x));
   std::string eps = EmitContext::floatLiteral(op.getEpsilon().convertToFloat());
@@ -163,8 +163,7 @@ std::optional<LogicalResult> emitPointwiseOp(Operation *op, EmitContext &ctx) {
         return success();
       })
       .Case([&](LayerNormGradOp g) {
-        return emitLayerNormBackward(ctx, g, "layerNormBackward", g.getResultGrad(), g.getInput(),
-                                     g.getGamma(), g.getInputGrad(), ctx.name(g.getGammaGrad()),
+        return emitLayerNormBackward(ctx, g, "layerNormBackward", ctx.name(g.getGammaGrad()),
                                      ctx.name(g.getBetaGrad()));
       })
       .Case([&](AccumulateLayerNormGradOp g) -> LogicalResult {
@@ -172,9 +171,7 @@ std::optional<LogicalResult> emitPointwiseOp(Operation *op, EmitContext &ctx) {
         FailureOr<std::string> betaSlot = gradientSlot(op, g.getBeta());
         if (failed(gammaSlot) || failed(betaSlot))
           return failure();
-        return emitLayerNormBackward(ctx, g, "layerNormBackwardAccumulate", g.getResultGrad(),
-                                     g.getInput(), g.getGamma(), g.getInputGrad(), *gammaSlot,
-                                     *betaSlot);
+        return emitLayerNormBackward(ctx, g, "layerNormBackwardAccumulate", *gammaSlot, *betaSlot);
       })
       .Case([&](GeluOp g) {
         emitElementwise(ctx, "geluForward", {g.getInput(), g.getResult()}, g.getResult());

@@ -70,13 +70,11 @@ struct AccumulateInGemmPass : bertc::impl::AccumulateInGemmBase<AccumulateInGemm
     FailureOr<func::FuncOp> microStep = bertc::getMicroStep(getOperation());
     if (failed(microStep))
       return signalPassFailure();
-    SmallVector<AddOp> adds;
-    microStep->walk([&](AddOp add) { adds.push_back(add); });
-    for (AddOp add : adds)
+    // Each fold erases ops around the one it starts from: a copy of each list is walked.
+    Region &body = microStep->getBody();
+    for (AddOp add : llvm::to_vector(body.getOps<AddOp>()))
       foldIntoGemm(add);
-    SmallVector<AccumulateGradOp> accumulations;
-    microStep->walk([&](AccumulateGradOp accumulation) { accumulations.push_back(accumulation); });
-    for (AccumulateGradOp accumulation : accumulations) {
+    for (AccumulateGradOp accumulation : llvm::to_vector(body.getOps<AccumulateGradOp>())) {
       Operation *grad = accumulation.getGrad().getDefiningOp();
       if (!grad || !grad->hasOneUse())
         continue;
@@ -93,9 +91,7 @@ struct AccumulateInGemmPass : bertc::impl::AccumulateInGemmBase<AccumulateInGemm
       accumulation.erase();
       grad->erase();
     }
-    SmallVector<LayerNormGradOp> layerNormGrads;
-    microStep->walk([&](LayerNormGradOp grad) { layerNormGrads.push_back(grad); });
-    for (LayerNormGradOp grad : layerNormGrads)
+    for (LayerNormGradOp grad : llvm::to_vector(body.getOps<LayerNormGradOp>()))
       foldIntoLayerNormGrad(grad);
   }
 };

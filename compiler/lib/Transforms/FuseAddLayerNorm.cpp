@@ -35,9 +35,8 @@ struct FuseAddLayerNormPass : bertc::impl::FuseAddLayerNormBase<FuseAddLayerNorm
     FailureOr<func::FuncOp> microStep = bertc::getMicroStep(getOperation());
     if (failed(microStep))
       return signalPassFailure();
-    SmallVector<AddOp> adds;
-    microStep->walk([&](AddOp add) { adds.push_back(add); });
-    for (AddOp add : adds)
+    // A fusion erases the LayerNorm after its add: a copy of the list is walked.
+    for (AddOp add : llvm::to_vector(microStep->getBody().getOps<AddOp>()))
       fuseWithLayerNorm(add);
   }
 };
