@@ -2,6 +2,7 @@
 
 #include "bertc/Analysis/StepMemory.h"
 
+#include "bertc/Analysis/RematChain.h"
 #include "bertc/Analysis/StepLiveness.h"
 #include "bertc/Analysis/TrainModule.h"
 #include "bertc/abi/adamw_8bit_state.h"
@@ -37,23 +38,6 @@ std::string dtypeText(Type type) {
   return text;
 }
 
-/// The forward: every result of the ops the returned loss depends on (with the result it
-/// needs, an op's others too: attention's log-sum-exp, a fused LayerNorm's sum).
-llvm::DenseSet<Value> forwardValues(Block &body) {
-  llvm::DenseSet<Value> forward;
-  SmallVector<Value> work(body.getTerminator()->getOperands());
-  while (!work.empty()) {
-    Value value = work.pop_back_val();
-    if (!forward.insert(value).second)
-      continue;
-    if (Operation *def = value.getDefiningOp()) {
-      llvm::append_range(work, def->getResults());
-      llvm::append_range(work, def->getOperands());
-    }
-  }
-  return forward;
-}
-
 } // namespace
 
 FailureOr<StepMemory> analyzeStepMemory(ModuleOp module) {
@@ -62,7 +46,13 @@ FailureOr<StepMemory> analyzeStepMemory(ModuleOp module) {
   if (failed(microStep) || failed(bounds))
     return failure();
   Block &body = microStep->getBody().front();
-  llvm::DenseSet<Value> forward = forwardValues(body);
+  // Every result of a forward op is forward, those the loss does not read too: attention's
+  // log-sum-exp, a fused LayerNorm's sum.
+  llvm::DenseSet<Operation *> forwardOps = forwardOpsOf(body);
+  auto forward = [&](Value value) {
+    Operation *def = value.getDefiningOp();
+    return def && forwardOps.contains(def);
+  };
   StepMemory memory;
   for (Operation &op : body)
     memory.steps.push_back(op.getName().getStringRef().str());
@@ -115,11 +105,11 @@ FailureOr<StepMemory> analyzeStepMemory(ModuleOp module) {
     PlannedTensor tensor;
     describeLocation(def->getLoc(), tensor.name, tensor.origin);
     bool keptForBackward =
-        forward.contains(life.value) && llvm::any_of(life.value.getUsers(), [&](Operation *user) {
+        forward(life.value) && llvm::any_of(life.value.getUsers(), [&](Operation *user) {
           return user != body.getTerminator() &&
-                 llvm::none_of(user->getResults(), [&](Value r) { return forward.contains(r); });
+                 llvm::none_of(user->getResults(), [&](Value r) { return forward(r); });
         });
-    if (!forward.contains(life.value))
+    if (!forward(life.value))
       tensor.name += "/grad";
     if (def->getNumResults() > 1)
       tensor.name += "#" + std::to_string(result.getResultNumber());

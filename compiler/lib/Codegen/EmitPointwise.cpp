@@ -61,6 +61,25 @@ FailureOr<std::string> cudaStatistics(Operation *op, const std::string &rows) {
   return *workspace + ", " + *workspace + " + (" + rows + "), ";
 }
 
+/// `op`'s LayerNorm forward: fn(inputs..., gamma, beta, y, [CUDA: mean, rstd,] rows, cols,
+/// eps), with `inputs` x (layerNormForward) or a, b and their sum (addLayerNormForward).
+LogicalResult emitLayerNormForward(EmitContext &ctx, Operation *op, StringRef fn,
+                                   ArrayRef<Value> inputs, Value gamma, Value beta, Value y,
+                                   APFloat epsilon) {
+  std::string rows = EmitContext::rows(y);
+  FailureOr<std::string> statistics =
+      ctx.target == KernelTarget::Cuda ? cudaStatistics(op, rows) : std::string();
+  if (failed(statistics))
+    return failure();
+  ctx.os << ctx.call(fn);
+  for (Value input : inputs)
+    ctx.os << ctx.name(input) << ", ";
+  ctx.os << ctx.name(gamma) << ", " << ctx.name(beta) << ", " << ctx.name(y) << ", " << *statistics
+         << rows << ", " << EmitContext::features(y) << ", "
+         << EmitContext::floatLiteral(epsilon.convertToFloat()) << ctx.end();
+  return success();
+}
+
 /// LayerNorm backward `op`'s call to `fn` (layerNormBackward, or ...Accumulate into the
 /// gradient slots) writing dx and the fp32 `dgamma` and `dbeta`. On CUDA the statistics
 /// are recomputed first (the IR keeps no forward's), into the op's workspace, which holds
@@ -130,37 +149,20 @@ std::optional<LogicalResult> emitPointwiseOp(Operation *op, EmitContext &ctx) {
         emitElementwise(ctx, "add", {add.getLhs(), add.getRhs(), add.getResult()}, add.getResult());
         return success();
       })
-      .Case([&](LayerNormOp ln) -> LogicalResult {
-        std::string rows = EmitContext::rows(ln.getInput());
-        FailureOr<std::string> statistics = cuda ? cudaStatistics(op, rows) : std::string();
-        if (failed(statistics))
-          return failure();
-        os << ctx.call("layerNormForward") << ctx.name(ln.getInput()) << ", "
-           << ctx.name(ln.getGamma()) << ", " << ctx.name(ln.getBeta()) << ", "
-           << ctx.name(ln.getResult()) << ", " << *statistics << rows << ", "
-           << EmitContext::features(ln.getInput()) << ", "
-           << EmitContext::floatLiteral(ln.getEpsilon().convertToFloat()) << ctx.end();
-        return success();
+      .Case([&](LayerNormOp ln) {
+        return emitLayerNormForward(ctx, op, "layerNormForward", {ln.getInput()}, ln.getGamma(),
+                                    ln.getBeta(), ln.getResult(), ln.getEpsilon());
       })
-      .Case([&](AddLayerNormOp ln) -> LogicalResult {
+      .Case([&](AddLayerNormOp ln) {
         Value sum = ln.getSum();
-        std::string rows = EmitContext::rows(sum);
-        std::string shape = rows + ", " + std::to_string(EmitContext::features(sum)) + ", " +
-                            EmitContext::floatLiteral(ln.getEpsilon().convertToFloat());
-        std::string scaleShift = ctx.name(ln.getGamma()) + ", " + ctx.name(ln.getBeta()) + ", ";
-        if (!cuda) { // the add, then the LayerNorm of the sum
-          emitElementwise(ctx, "add", {ln.getLhs(), ln.getRhs(), sum}, sum);
-          os << ctx.call("layerNormForward") << ctx.name(sum) << ", " << scaleShift
-             << ctx.name(ln.getOutput()) << ", " << shape << ctx.end();
-          return success();
-        }
-        FailureOr<std::string> statistics = cudaStatistics(op, rows);
-        if (failed(statistics))
-          return failure();
-        os << ctx.call("addLayerNormForward") << ctx.name(ln.getLhs()) << ", "
-           << ctx.name(ln.getRhs()) << ", " << ctx.name(sum) << ", " << scaleShift
-           << ctx.name(ln.getOutput()) << ", " << *statistics << shape << ctx.end();
-        return success();
+        if (cuda)
+          return emitLayerNormForward(ctx, op, "addLayerNormForward",
+                                      {ln.getLhs(), ln.getRhs(), sum}, ln.getGamma(), ln.getBeta(),
+                                      ln.getOutput(), ln.getEpsilon());
+        // The CPU's: the add, then the LayerNorm of the sum.
+        emitElementwise(ctx, "add", {ln.getLhs(), ln.getRhs(), sum}, sum);
+        return emitLayerNormForward(ctx, op, "layerNormForward", {sum}, ln.getGamma(), ln.getBeta(),
+                                    ln.getOutput(), ln.getEpsilon());
       })
       .Case([&](LayerNormGradOp g) {
         return emitLayerNormBackward(ctx, g, "layerNormBackward", ctx.name(g.getGammaGrad()),
