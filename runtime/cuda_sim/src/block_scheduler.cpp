@@ -248,20 +248,21 @@ uint64_t Block::arriveAtWarpCollective(WarpCollective collective, unsigned mask,
 /// Completes the collective `arrived` waits in when every lane of its mask is there.
 bool Block::tryReleaseWarp(SimThread &arrived) {
   const unsigned warpBase = arrived.index / 32 * 32;
-  const std::string name = collectiveName(arrived.collective);
+  const char *name = collectiveName(arrived.collective);
   for (unsigned lane = 0; lane < 32; ++lane) {
     if (!(arrived.mask & (1u << lane)))
       continue;
     if (warpBase + lane >= threads_.size())
-      failRunning(name + ": the mask names lane " + std::to_string(lane) +
+      failRunning(std::string(name) + ": the mask names lane " + std::to_string(lane) +
                   ", which this block does not have");
     const SimThread &other = threads_[warpBase + lane];
     if (other.state == State::Finished)
-      failRunning(name + ": lane " + std::to_string(lane) + " of the mask has already exited");
+      failRunning(std::string(name) + ": lane " + std::to_string(lane) +
+                  " of the mask has already exited");
     if (other.state != State::AtWarpCollective)
       return false;
     if (other.collective != arrived.collective || other.mask != arrived.mask)
-      failRunning(name + " meets lane " + std::to_string(lane) + " in " +
+      failRunning(std::string(name) + " meets lane " + std::to_string(lane) + " in " +
                   collectiveName(other.collective) + " with another mask");
   }
   uint64_t ballot = 0;
@@ -280,7 +281,7 @@ bool Block::tryReleaseWarp(SimThread &arrived) {
       if (source >= groupEnd) {
         member.result = member.bits;
       } else if (!(arrived.mask & (1u << source))) {
-        failRunning(name + ": lane " + std::to_string(lane) + " reads lane " +
+        failRunning(std::string(name) + ": lane " + std::to_string(lane) + " reads lane " +
                     std::to_string(source) + ", which is not in the mask");
       } else {
         member.result = threads_[warpBase + source].bits;

@@ -78,6 +78,16 @@ float geluDerivative(float x) {
          0.5f * x * (1.0f - t * t) * kSqrtTwoOverPi * (1.0f + 3.0f * kGeluCubic * x * x);
 }
 
+/// The simulated device runs on the thread that launches its work, so its GEMMs keep
+/// OpenBLAS to that thread too: OpenBLAS's own threads would spin between the small GEMMs a
+/// step makes, taking cores from the kernels (and from other processes).
+void keepBlasToTheCallingThread() {
+#ifdef OPENBLAS_VERSION
+  static const bool once = (openblas_set_num_threads(1), true);
+  (void)once;
+#endif
+}
+
 } // namespace
 
 /// Per batch:
@@ -88,6 +98,7 @@ float geluDerivative(float x) {
 ///     the result); round to D's type;
 ///  4. the bias gradient, rounded to its type; with a workspace, the fp32 D is left there.
 void computeMatmul(const MatmulProblem &problem, const MatmulOperands &operands) {
+  keepBlasToTheCallingThread();
   thread_local std::vector<float> scratchA, scratchB, accumulator, column, bias, gradient;
   const int64_t m = problem.m, n = problem.n, k = problem.k;
   const cublasLtEpilogue_t epilogue = problem.epilogue;
