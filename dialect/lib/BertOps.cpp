@@ -2,103 +2,18 @@
 //
 // Each verifier checks what the kernels rely on: ranks, the feature dimensions that
 // must agree between activations and parameters, and attribute ranges. A diagnostic
-// names the operand and both sizes.
+// names the operand and both sizes (VerifierChecks.h). The parameter updates' verifiers
+// are in ParameterUpdateOps.cpp.
 //
 //===----------------------------------------------------------------------===//
 
-#include "bert/BertDialect.h"
+#include "VerifierChecks.h"
 
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace mlir::bert;
-
-namespace {
-
-RankedTensorType tensorType(Value value) { return cast<RankedTensorType>(value.getType()); }
-
-int64_t lastDim(Value value) { return tensorType(value).getShape().back(); }
-
-/// Fails unless `value` has rank `rank`.
-LogicalResult expectRank(Operation *op, Value value, StringRef what, int64_t rank) {
-  if (tensorType(value).getRank() == rank)
-    return success();
-  return op->emitOpError() << what << " must have rank " << rank << ", got " << value.getType();
-}
-
-/// Fails unless the last dimension of `value` is `expected` (dynamic sizes pass).
-LogicalResult expectLastDim(Operation *op, Value value, StringRef what, int64_t expected) {
-  int64_t actual = lastDim(value);
-  if (ShapedType::isDynamic(actual) || ShapedType::isDynamic(expected) || actual == expected)
-    return success();
-  return op->emitOpError() << what << " has last dimension " << actual << ", expected " << expected;
-}
-
-/// Fails unless `a` and `b` have the same type.
-LogicalResult expectSameType(Operation *op, Value a, StringRef aWhat, Value b, StringRef bWhat) {
-  if (a.getType() == b.getType())
-    return success();
-  return op->emitOpError() << aWhat << " " << a.getType() << " and " << bWhat << " " << b.getType()
-                           << " must have the same type";
-}
-
-/// Fails unless `a` and `b` have the same shape (weight gradients are fp32 whatever the
-/// storage type of their parameter).
-LogicalResult expectSameShape(Operation *op, Value a, StringRef aWhat, Value b, StringRef bWhat) {
-  if (tensorType(a).getShape() == tensorType(b).getShape())
-    return success();
-  return op->emitOpError() << aWhat << " " << a.getType() << " and " << bWhat << " " << b.getType()
-                           << " must have the same shape";
-}
-
-LogicalResult expectRate(Operation *op, StringRef what, double rate) {
-  if (rate >= 0.0 && rate < 1.0)
-    return success();
-  return op->emitOpError() << what << " must be in [0, 1), got " << rate;
-}
-
-/// Fails unless `param` is produced by a trainable bert.param.
-LogicalResult expectTrainableParam(Operation *op, Value param) {
-  auto def = param.getDefiningOp<ParamOp>();
-  if (!def)
-    return op->emitOpError("operand must be a bert.param");
-  if (!def.getTrainable())
-    return op->emitOpError() << "parameter '" << def.getName() << "' is frozen";
-  return success();
-}
-
-/// A layer's shapes: the input's leading dims with the last one replaced by `features`.
-LogicalResult expectLinearResult(Operation *op, Value input, Value result, int64_t features) {
-  auto in = tensorType(input).getShape();
-  auto out = tensorType(result).getShape();
-  if (in.size() != out.size() || in.drop_back() != out.drop_back())
-    return op->emitOpError() << "result " << result.getType()
-                             << " must keep the leading dimensions of " << input.getType();
-  return expectLastDim(op, result, "result", features);
-}
-
-/// Fails when `op` has `tf32` but its GEMM operand is not fp32: TF32 rounds fp32 inputs.
-LogicalResult expectTf32Operand(Operation *op, bool tf32, Value operand) {
-  if (!tf32 || tensorType(operand).getElementType().isF32())
-    return success();
-  return op->emitOpError() << "has tf32 but its operands are "
-                           << tensorType(operand).getElementType() << ", not f32";
-}
-
-/// A weight gradient dy^T x of `weight`'s [out, in] shape (named `what`): dy ends in out, x
-/// in in; `tf32` needs fp32 operands.
-LogicalResult expectWeightGradient(Operation *op, Value weight, StringRef what, Value resultGrad,
-                                   Value input, bool tf32) {
-  if (failed(expectRank(op, weight, what, 2)))
-    return failure();
-  auto shape = tensorType(weight).getShape();
-  if (failed(expectLastDim(op, resultGrad, "result gradient", shape[0])) ||
-      failed(expectLastDim(op, input, "input", shape[1])))
-    return failure();
-  return expectTf32Operand(op, tf32, input);
-}
-
-} // namespace
+using namespace mlir::bert::verify;
 
 LogicalResult InputOp::verify() {
   int64_t rank = llvm::StringSwitch<int64_t>(getName())
@@ -404,56 +319,6 @@ LogicalResult MseLossGradOp::verify() {
     return failure();
   return expectSameType(*this, getPredictions(), "predictions", getPredictionsGrad(),
                         "predictions gradient");
-}
-
-LogicalResult AccumulateGradOp::verify() {
-  if (failed(expectTrainableParam(*this, getParam())))
-    return failure();
-  return expectSameShape(*this, getParam(), "parameter", getGrad(), "gradient");
-}
-
-LogicalResult AccumulateLinearGradWeightOp::verify() {
-  if (failed(expectTrainableParam(*this, getParam())))
-    return failure();
-  return expectWeightGradient(*this, getParam(), "parameter", getResultGrad(), getInput(),
-                              getTf32());
-}
-
-LogicalResult AccumulateBiasGradOp::verify() {
-  if (failed(expectTrainableParam(*this, getParam())) ||
-      failed(expectRank(*this, getParam(), "parameter", 1)))
-    return failure();
-  return expectLastDim(*this, getResultGrad(), "result gradient", lastDim(getParam()));
-}
-
-LogicalResult AccumulateLayerNormGradOp::verify() {
-  if (failed(expectTrainableParam(*this, getGamma())) ||
-      failed(expectTrainableParam(*this, getBeta())) ||
-      failed(expectRank(*this, getGamma(), "gamma", 1)) ||
-      failed(expectSameShape(*this, getGamma(), "gamma", getBeta(), "beta")) ||
-      failed(expectSameType(*this, getResultGrad(), "result gradient", getInput(), "input")) ||
-      failed(expectSameType(*this, getInput(), "input", getInputGrad(), "input gradient")))
-    return failure();
-  return expectLastDim(*this, getGamma(), "gamma", lastDim(getInput()));
-}
-
-LogicalResult AdamWOp::verify() {
-  if (failed(expectTrainableParam(*this, getParam())) ||
-      failed(expectRate(*this, "beta1", getBeta1().convertToDouble())) ||
-      failed(expectRate(*this, "beta2", getBeta2().convertToDouble())))
-    return failure();
-  if (getEpsilon().convertToDouble() <= 0.0)
-    return emitOpError("epsilon must be positive");
-  if (getWeightDecay().convertToDouble() < 0.0)
-    return emitOpError("weight_decay must not be negative");
-  if (std::optional<int64_t> block = getStateBlock(); block && *block != 256 && *block != 2048)
-    return emitOpError("state_block must be 256 or 2048, not ") << *block;
-  if (Value grad = getGrad()) {
-    if (!cast<RankedTensorType>(grad.getType()).getElementType().isF32())
-      return emitOpError("gradient must be f32, not ") << grad.getType();
-    return expectSameShape(*this, getParam(), "parameter", grad, "gradient");
-  }
-  return success();
 }
 
 // Both summands are read at the index the sum is written to.
