@@ -78,17 +78,13 @@ float geluDerivative(float x) {
          0.5f * x * (1.0f - t * t) * kSqrtTwoOverPi * (1.0f + 3.0f * kGeluCubic * x * x);
 }
 
-/// The simulated device runs on the thread that launches its work, so its GEMMs keep
-/// OpenBLAS to that thread too: OpenBLAS's own threads would spin between the small GEMMs a
-/// step makes, taking cores from the kernels (and from other processes).
+} // namespace
+
 void keepBlasToTheCallingThread() {
 #ifdef OPENBLAS_VERSION
-  static const bool once = (openblas_set_num_threads(1), true);
-  (void)once;
+  openblas_set_num_threads(1);
 #endif
 }
-
-} // namespace
 
 /// Per batch:
 ///  1. acc = op(A) op(B) in fp32 (zero when k is 0), from A and B as widen() gives them;
@@ -98,7 +94,6 @@ void keepBlasToTheCallingThread() {
 ///     the result); round to D's type;
 ///  4. the bias gradient, rounded to its type; with a workspace, the fp32 D is left there.
 void computeMatmul(const MatmulProblem &problem, const MatmulOperands &operands) {
-  keepBlasToTheCallingThread();
   thread_local std::vector<float> scratchA, scratchB, accumulator, column, bias, gradient;
   const int64_t m = problem.m, n = problem.n, k = problem.k;
   const cublasLtEpilogue_t epilogue = problem.epilogue;

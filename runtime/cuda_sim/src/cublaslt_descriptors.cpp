@@ -131,6 +131,7 @@ using namespace bertc::sim::cublaslt;
 extern "C" {
 
 cublasStatus_t cublasLtCreate(cublasLtHandle_t *lightHandle) {
+  keepBlasToTheCallingThread();
   return createObject(lightHandle, cublasLtContext{});
 }
 

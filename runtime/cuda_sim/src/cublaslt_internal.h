@@ -119,6 +119,12 @@ struct MatmulOperands {
   void *workspace;  ///< null when the algorithm takes no workspace
 };
 
+/// Keeps OpenBLAS's GEMMs on the calling thread. The simulated device runs on the thread
+/// that launches its work; OpenBLAS's own threads would spin between the small GEMMs a step
+/// makes, taking cores from the kernels (and from other processes). Called when a handle is
+/// created, before any matmul.
+void keepBlasToTheCallingThread();
+
 /// Runs the matmul on the host: inputs widened to fp32 (and rounded to TF32 for
 /// problem.tf32), OpenBLAS sgemm (products summed in fp32), then the epilogue, rounding to
 /// D's type at the end.
