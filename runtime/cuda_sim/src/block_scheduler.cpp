@@ -248,22 +248,23 @@ uint64_t Block::arriveAtWarpCollective(WarpCollective collective, unsigned mask,
 /// Completes the collective `arrived` waits in when every lane of its mask is there.
 bool Block::tryReleaseWarp(SimThread &arrived) {
   const unsigned warpBase = arrived.index / 32 * 32;
-  const char *name = collectiveName(arrived.collective);
+  // Names the collective in a failure (built only then: this runs at every arrival).
+  auto fail = [&](const std::string &problem) {
+    failRunning(collectiveName(arrived.collective) + problem);
+  };
   for (unsigned lane = 0; lane < 32; ++lane) {
     if (!(arrived.mask & (1u << lane)))
       continue;
     if (warpBase + lane >= threads_.size())
-      failRunning(std::string(name) + ": the mask names lane " + std::to_string(lane) +
-                  ", which this block does not have");
+      fail(": the mask names lane " + std::to_string(lane) + ", which this block does not have");
     const SimThread &other = threads_[warpBase + lane];
     if (other.state == State::Finished)
-      failRunning(std::string(name) + ": lane " + std::to_string(lane) +
-                  " of the mask has already exited");
+      fail(": lane " + std::to_string(lane) + " of the mask has already exited");
     if (other.state != State::AtWarpCollective)
       return false;
     if (other.collective != arrived.collective || other.mask != arrived.mask)
-      failRunning(std::string(name) + " meets lane " + std::to_string(lane) + " in " +
-                  collectiveName(other.collective) + " with another mask");
+      fail(" meets lane " + std::to_string(lane) + " in " + collectiveName(other.collective) +
+           " with another mask");
   }
   uint64_t ballot = 0;
   for (unsigned lane = 0; lane < 32; ++lane)
@@ -281,8 +282,8 @@ bool Block::tryReleaseWarp(SimThread &arrived) {
       if (source >= groupEnd) {
         member.result = member.bits;
       } else if (!(arrived.mask & (1u << source))) {
-        failRunning(std::string(name) + ": lane " + std::to_string(lane) + " reads lane " +
-                    std::to_string(source) + ", which is not in the mask");
+        fail(": lane " + std::to_string(lane) + " reads lane " + std::to_string(source) +
+             ", which is not in the mask");
       } else {
         member.result = threads_[warpBase + source].bits;
       }
