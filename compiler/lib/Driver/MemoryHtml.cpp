@@ -9,13 +9,15 @@
 
 #include "bertc/Driver/MemoryHtml.h"
 
+#include "HtmlText.h"
+
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <string_view>
 
 namespace bertc {
 namespace {
+using namespace html;
 
 /// The timeline frame in the outer SVG's user units (about pixels at full width).
 constexpr double kFrameWidth = 1200, kFrameHeight = 556;
@@ -23,88 +25,6 @@ constexpr double kPlotLeft = 84, kPlotTop = 28, kPlotWidth = 1096, kPlotHeight =
 /// Byte offsets are scaled to 0..kYUnits inside the plot, so coordinates stay small integers.
 constexpr int64_t kYUnits = 100000;
 constexpr size_t kTopTensors = 20;
-
-template <typename... Parts> void put(std::string &out, const Parts &...parts) {
-  (out.append(parts), ...);
-}
-
-std::string escapeHtml(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-    case '&':
-      out += "&amp;";
-      break;
-    case '<':
-      out += "&lt;";
-      break;
-    case '>':
-      out += "&gt;";
-      break;
-    case '"':
-      out += "&quot;";
-      break;
-    case '\'':
-      out += "&#39;";
-      break;
-    default:
-      out += c;
-    }
-  }
-  return out;
-}
-
-std::string fixed(double value, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof(text), "%.*f", digits, value);
-  return text;
-}
-
-/// A pixel coordinate: one decimal, "12" rather than "12.0".
-std::string coord(double value) {
-  std::string text = fixed(value, 1);
-  if (text.size() > 2 && text.compare(text.size() - 2, 2, ".0") == 0)
-    text.resize(text.size() - 2);
-  return text;
-}
-
-/// "1,572,864": the exact count shown in tooltips.
-std::string groupedDigits(int64_t value) {
-  std::string digits = std::to_string(value);
-  size_t first = digits[0] == '-' ? 1 : 0;
-  std::string out = digits.substr(0, first);
-  for (size_t i = first; i < digits.size(); ++i) {
-    if (i > first && (digits.size() - i) % 3 == 0)
-      out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
-/// "96 B", "1.50 KiB", "12.3 MiB", "512 GiB": about three digits, powers of 2^10.
-std::string binaryBytes(int64_t bytes) {
-  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  double value = double(bytes);
-  int unit = 0;
-  while (std::fabs(value) >= 1024 && unit < 5) {
-    value /= 1024;
-    ++unit;
-  }
-  if (unit == 0)
-    return std::to_string(bytes) + " B";
-  int digits = std::fabs(value) < 10 ? 2 : std::fabs(value) < 100 ? 1 : 0;
-  return fixed(value, digits) + " " + units[unit];
-}
-
-/// A size for people, with the exact byte count on hover.
-std::string sizeSpan(int64_t bytes) {
-  return "<span title=\"" + groupedDigits(bytes) + " bytes\">" + binaryBytes(bytes) + "</span>";
-}
-
-std::string percentOf(int64_t part, int64_t whole) {
-  return whole > 0 ? fixed(100.0 * double(part) / double(whole), 1) + "%" : "&#8212;";
-}
 
 std::string categoryColour(std::string_view category) {
   static const std::pair<std::string_view, const char *> colours[] = {
@@ -146,8 +66,8 @@ void renderHeader(const MemoryPicture &p, std::string &out) {
                                   percentOf(p.arenaBytes - p.lowerBoundBytes, p.lowerBoundBytes) +
                                   " above it"
                             : "nothing live";
-  put(out, "<header><h1>Memory plan <small>", escapeHtml(p.title), "</small></h1>",
-      "<p class=\"note\">", escapeHtml(p.choices), " &#183; ", std::to_string(p.steps.size()),
+  put(out, "<header><h1>Memory plan <small>", escape(p.title), "</small></h1>",
+      "<p class=\"note\">", escape(p.choices), " &#183; ", std::to_string(p.steps.size()),
       " ops in the step, ", std::to_string(p.blocks.size()),
       " tensors in the arena</p><div class=\"cards\">");
   card("Budget", p.budgetBytes, "--vram");
@@ -174,8 +94,8 @@ void renderCategories(const MemoryPicture &p, std::string &out) {
     if (bytes <= 0)
       continue;
     put(out, "<div style=\"width:", width(bytes), "%;background:", categoryColour(name),
-        "\" title=\"", escapeHtml(name), ": ", binaryBytes(bytes), " (", groupedDigits(bytes),
-        " bytes), ", percentOf(bytes, p.budgetBytes), " of budget\">", escapeHtml(name), "</div>");
+        "\" title=\"", escape(name), ": ", binaryBytes(bytes), " (", groupedDigits(bytes),
+        " bytes), ", percentOf(bytes, p.budgetBytes), " of budget\">", escape(name), "</div>");
   }
   if (p.budgetBytes > total)
     put(out, "<div class=\"free\" style=\"width:", width(p.budgetBytes - total),
@@ -186,7 +106,7 @@ void renderCategories(const MemoryPicture &p, std::string &out) {
   put(out, "</div><table id=\"category-table\"><tr><th>Category</th><th>Bytes</th>"
            "<th>% of budget</th></tr>");
   for (const auto &[name, bytes] : p.categories)
-    put(out, "<tr data-category=\"", escapeHtml(name), "\"><td>", swatch(name), escapeHtml(name),
+    put(out, "<tr data-category=\"", escape(name), "\"><td>", swatch(name), escape(name),
         "</td><td class=\"n\">", sizeSpan(bytes), "</td><td class=\"n\">",
         percentOf(bytes, p.budgetBytes), "</td></tr>");
   put(out, "<tr class=\"total\"><td>total</td><td class=\"n\">", sizeSpan(total),
@@ -209,19 +129,18 @@ struct TimelineScale {
 };
 
 std::string blockTooltip(const MemoryPicture &p, const ArenaBlock &b) {
-  std::string text = escapeHtml(b.name) + "\n" + escapeHtml(b.category) + " &#183; " +
-                     escapeHtml(b.shape) + " &#183; " + escapeHtml(b.dtype) + "\n" +
-                     binaryBytes(b.bytes) + " (" + groupedDigits(b.bytes) + " bytes)\n" +
-                     "offsets [" + groupedDigits(b.offset) + ", " +
-                     groupedDigits(b.offset + b.bytes) + ")\nsteps " + std::to_string(b.firstStep) +
-                     "&#8211;" + std::to_string(b.lastStep);
+  std::string text = escape(b.name) + "\n" + escape(b.category) + " &#183; " + escape(b.shape) +
+                     " &#183; " + escape(b.dtype) + "\n" + binaryBytes(b.bytes) + " (" +
+                     groupedDigits(b.bytes) + " bytes)\n" + "offsets [" + groupedDigits(b.offset) +
+                     ", " + groupedDigits(b.offset + b.bytes) + ")\nsteps " +
+                     std::to_string(b.firstStep) + "&#8211;" + std::to_string(b.lastStep);
   std::string_view first = stepName(p, b.firstStep), last = stepName(p, b.lastStep);
   if (!first.empty() || !last.empty())
-    text += " (" + escapeHtml(first) + " &#8594; " + escapeHtml(last) + ")";
+    text += " (" + escape(first) + " &#8594; " + escape(last) + ")";
   if (!b.producer.empty())
-    text += "\nproducer " + escapeHtml(b.producer);
+    text += "\nproducer " + escape(b.producer);
   if (!b.origin.empty())
-    text += "\norigin " + escapeHtml(b.origin);
+    text += "\norigin " + escape(b.origin);
   return text;
 }
 
@@ -270,7 +189,7 @@ void renderBlocks(const MemoryPicture &p, const TimelineScale &scale, std::strin
   for (size_t i = 0; i < p.blocks.size(); ++i) {
     const ArenaBlock &b = p.blocks[i];
     int64_t top = scale.y(b.offset + b.bytes);
-    put(out, "<rect id=\"b", std::to_string(i), "\" class=\"b\" data-name=\"", escapeHtml(b.name),
+    put(out, "<rect id=\"b", std::to_string(i), "\" class=\"b\" data-name=\"", escape(b.name),
         "\" x=\"", std::to_string(b.firstStep), "\" y=\"", std::to_string(top), "\" width=\"",
         std::to_string(std::max<int64_t>(b.lastStep + 1 - b.firstStep, 0)), "\" height=\"",
         std::to_string(std::max<int64_t>(scale.y(b.offset) - top, 0)), "\" fill=\"",
@@ -299,7 +218,7 @@ void renderOverlays(const MemoryPicture &p, const TimelineScale &scale, std::str
     put(out, "<text class=\"peak-label\" x=\"", coord(leftHalf ? x - 4 : x + 4), "\" y=\"",
         coord(kPlotTop - 8), "\" text-anchor=\"", leftHalf ? "start" : "end",
         "\">peak &#183; step ", std::to_string(p.peakStep), op.empty() ? "" : " &#183; ",
-        escapeHtml(op), "</text>");
+        escape(op), "</text>");
   }
   if (p.lowerBoundBytes > 0 && p.lowerBoundBytes <= scale.topBytes) {
     double y = scale.pixelY(p.lowerBoundBytes);
@@ -328,7 +247,7 @@ void renderTimeline(const MemoryPicture &p, std::string &out) {
            "position; y: byte offset in the arena. Each rectangle is a tensor: the bytes it "
            "owns while it is live. Hover one for details.</p><div class=\"legend\">");
   for (const std::string &category : legend)
-    put(out, "<span>", swatch(category), escapeHtml(category), "</span>");
+    put(out, "<span>", swatch(category), escape(category), "</span>");
   put(out, "</div><svg id=\"timeline\" viewBox=\"0 0 ", coord(kFrameWidth), " ",
       coord(kFrameHeight), "\" role=\"img\" aria-label=\"arena timeline\">");
   renderAxes(scale, out);
@@ -353,8 +272,8 @@ void renderPeakTensors(const MemoryPicture &p, std::string &out) {
   });
   std::string_view op = stepName(p, p.peakStep);
   put(out, "<section><h2>Largest tensors live at the peak</h2><p class=\"note\">Step ",
-      std::to_string(p.peakStep), op.empty() ? "" : " (", escapeHtml(op), op.empty() ? "" : ")",
-      ": ", std::to_string(live.size()), " tensors live, ", sizeSpan(liveBytes), " in all",
+      std::to_string(p.peakStep), op.empty() ? "" : " (", escape(op), op.empty() ? "" : ")", ": ",
+      std::to_string(live.size()), " tensors live, ", sizeSpan(liveBytes), " in all",
       live.size() > kTopTensors ? "; the " + std::to_string(kTopTensors) + " largest shown"
                                 : std::string(),
       ".</p><table id=\"peak-tensors\"><tr><th>Tensor</th><th>Category</th><th>Shape</th>"
@@ -362,11 +281,10 @@ void renderPeakTensors(const MemoryPicture &p, std::string &out) {
   live.resize(std::min(live.size(), kTopTensors));
   for (size_t i : live) {
     const ArenaBlock &b = p.blocks[i];
-    put(out, "<tr data-block=\"b", std::to_string(i), "\" data-name=\"", escapeHtml(b.name),
-        "\"><td class=\"name\">", escapeHtml(b.name), "</td><td>", swatch(b.category),
-        escapeHtml(b.category), "</td><td>", escapeHtml(b.shape), "</td><td>", escapeHtml(b.dtype),
-        "</td><td class=\"n\">", sizeSpan(b.bytes), "</td><td>", escapeHtml(b.origin),
-        "</td></tr>");
+    put(out, "<tr data-block=\"b", std::to_string(i), "\" data-name=\"", escape(b.name),
+        "\"><td class=\"name\">", escape(b.name), "</td><td>", swatch(b.category),
+        escape(b.category), "</td><td>", escape(b.shape), "</td><td>", escape(b.dtype),
+        "</td><td class=\"n\">", sizeSpan(b.bytes), "</td><td>", escape(b.origin), "</td></tr>");
   }
   put(out, "</table></section>\n");
 }
@@ -442,7 +360,7 @@ std::string renderMemoryHtml(const MemoryPicture &picture) {
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
       "<title>bertc memory &#8212; ",
-      escapeHtml(picture.title), "</title><style>", kStyle, "</style></head><body>\n");
+      escape(picture.title), "</title><style>", kStyle, "</style></head><body>\n");
   renderHeader(picture, out);
   renderCategories(picture, out);
   renderTimeline(picture, out);
