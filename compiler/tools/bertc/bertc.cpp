@@ -27,6 +27,7 @@
 
 #include "AttentionFlags.h"
 #include "OptimizerFlags.h"
+#include "TargetFlags.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -46,6 +47,10 @@
 
 using namespace mlir;
 using bertc::bertcOptions;
+using bertc::cudaTarget;
+using bertc::gemmWorkspaceBytes;
+using bertc::precisionCandidates;
+using bertc::targetArch;
 namespace cl = llvm::cl;
 
 namespace {
@@ -71,17 +76,6 @@ cl::opt<std::string> reserve("reserve",
                              cl::desc("memory kept out of the plan for the process itself "
                                       "(default 512MiB for the CUDA targets, 0 for cpu)"),
                              cl::value_desc("SIZE"), cl::cat(bertcOptions()));
-cl::opt<std::string> target("target",
-                            cl::desc("code to generate: cpu, cuda, or cuda-sim (the cuda "
-                                     "trainer on a simulated GPU, run on the CPU); default "
-                                     "cuda when this bertc was built with nvcc, else cpu; "
-                                     "-emit=cpp and -emit=cuda imply theirs)"),
-                            cl::cat(bertcOptions()));
-cl::opt<std::string> arch("arch",
-                          cl::desc("GPU generation to plan for: sm_75, sm_80, sm_86, sm_89, "
-                                   "sm_90 (picks the 16-bit precision and the speeds the "
-                                   "plan is estimated at)"),
-                          cl::value_desc("SM"), cl::cat(bertcOptions()));
 cl::opt<std::string> outputDir("o", cl::desc("output directory (default: out)"),
                                cl::value_desc("DIR"), cl::init("out"), cl::cat(bertcOptions()));
 cl::opt<int64_t> microBatch("micro-batch",
@@ -98,21 +92,10 @@ cl::opt<bool> maxBatch("max-batch",
                                 "max_position), the largest micro-batch that fits --vram "
                                 "(also OUTDIR/max_batch.json); builds nothing"),
                        cl::cat(bertcOptions()));
-cl::opt<std::string> precision("precision",
-                               cl::desc("storage precision: auto (the job's [train] "
-                                        "precision, else the --arch's 16-bit one, else "
-                                        "fp32), fp32, bf16 or fp16"),
-                               cl::init("auto"), cl::cat(bertcOptions()));
 cl::opt<std::string> remat("remat",
                            cl::desc("recomputation in the backward pass: auto (where it "
                                     "lets a faster plan fit) or none"),
                            cl::init("auto"), cl::cat(bertcOptions()));
-cl::opt<bool> tf32("tf32",
-                   cl::desc("run fp32 GEMMs on TF32 tensor cores (cuBLASLt's "
-                            "CUBLAS_COMPUTE_32F_FAST_TF32: operands rounded to 10 mantissa "
-                            "bits, fp32 accumulation); cuda targets, sm_80 and newer; no "
-                            "effect on bf16/fp16 plans"),
-                   cl::cat(bertcOptions()));
 cl::opt<bool> planCheck("plan-check",
                         cl::desc("build a CPU trainer whose steps can check the memory plan as "
                                  "they run (the trainer's --plan-check turns the checks on)"),
@@ -143,26 +126,6 @@ int usageError(const llvm::Twine &message) {
   return kUsage;
 }
 
-/// Whether the target runs the generated trainer.cu: on a GPU (cuda) or on the simulated
-/// one (cuda-sim), which plans, emits and runs exactly as the GPU does.
-bool cudaTarget() { return target == "cuda" || target == "cuda-sim"; }
-
-/// The GPU generation planned for: --arch, else sm_80 for the CUDA targets.
-std::string targetArch() {
-  return arch.empty() && cudaTarget() ? std::string("sm_80") : arch.getValue();
-}
-
-/// The device the plan's step time is estimated on: the target's GPU, else the CPU.
-const bertc::DeviceModel &deviceModel() { return bertc::deviceModel(targetArch()); }
-
-/// The GEMM library's workspace the plan must hold: cuBLASLt's for the CUDA targets.
-int64_t gemmWorkspaceBytes() { return cudaTarget() ? bertc::kCudaGemmWorkspaceBytes : 0; }
-
-/// The precisions to plan, the preferred first (bertc/Driver/Precision.h).
-std::vector<std::string> precisionCandidates(const bertc::JobSpec &spec) {
-  return bertc::resolvePrecision(precision, spec.train.precision, deviceModel());
-}
-
 /// How to run the job: the fastest plan that fits when there is a budget to fit, else the
 /// flags' (or the job's) micro-batch and first precision, keeping every activation.
 struct RunChoice {
@@ -189,7 +152,8 @@ RunChoice chooseRun(const bertc::JobSpec &spec, std::optional<int64_t> arenaBudg
                    {precisions.front(), 0, gemmWorkspaceBytes(), targetArch(),
                     bertc::optimizerStateCandidates().front(),
                     bertc::fuseOptimizerCandidates().front(), offloadOptimizerCandidates().front(),
-                    tf32, bertc::headChunkCandidates(spec.model.heads, cudaTarget()).front()},
+                    bertc::tf32Gemms(),
+                    bertc::headChunkCandidates(spec.model.heads, cudaTarget()).front()},
                    {}};
   if (!arenaBudget)
     return choice;
@@ -199,13 +163,13 @@ RunChoice chooseRun(const bertc::JobSpec &spec, std::optional<int64_t> arenaBudg
   request.precisions = precisions;
   if (remat == "none")
     request.recompute = {false};
-  request.device = &deviceModel();
+  request.device = &bertc::targetDeviceModel();
   request.arch = targetArch();
   request.optimizerStates = bertc::optimizerStateCandidates();
   request.fuseOptimizer = bertc::fuseOptimizerCandidates();
   request.offloadOptimizer = offloadOptimizerCandidates();
   request.hostRamBudget = bertc::hostRamBudget();
-  request.tf32 = tf32;
+  request.tf32 = bertc::tf32Gemms();
   request.headChunks = bertc::headChunkCandidates(spec.model.heads, cudaTarget());
   request.gemmWorkspaceBytes = gemmWorkspaceBytes();
   choice.ranked = bertc::searchFittingPlans(spec, request, ctx);
@@ -349,7 +313,7 @@ int writeTrainer(ModuleOp module, const bertc::JobDataSettings &data, int64_t bu
   llvm::sys::path::append(simulatedDevice, "simulated_device.cpp");
   std::vector<std::string> flags = bertc::trainerCxxFlags(cxxflags);
   llvm::Error error =
-      target == "cuda-sim"
+      bertc::targetName() == "cuda-sim"
           ? bertc::buildSimulatedCudaTrainer(source, targetArch(), budget, simulatedDevice, object,
                                              trainer, buildLog, flags)
       : cuda ? bertc::buildCudaTrainer(source, targetArch(), object, trainer, buildLog, flags)
@@ -358,10 +322,10 @@ int writeTrainer(ModuleOp module, const bertc::JobDataSettings &data, int64_t bu
     llvm::WithColor::error(llvm::errs(), "bertc") << llvm::toString(std::move(error)) << "\n";
     return kBuildFailed;
   }
-  llvm::outs() << "bertc: " << inputPath << " -> " << trainer << " (target " << target
+  llvm::outs() << "bertc: " << inputPath << " -> " << trainer << " (target " << bertc::targetName()
                << (cuda ? ", " + targetArch() : "") << ")\n";
   // The cuda target is the default wherever nvcc is, GPU or not: say where it can run.
-  if (target == "cuda" && !llvm::sys::fs::exists("/dev/nvidiactl"))
+  if (bertc::targetName() == "cuda" && !llvm::sys::fs::exists("/dev/nvidiactl"))
     llvm::outs() << "bertc: note: this machine has no NVIDIA driver (/dev/nvidiactl), so the "
                     "trainer runs only where there is one; --target cpu builds one for here\n";
   return kOk;
@@ -376,37 +340,23 @@ int main(int argc, char **argv) {
                               "bertc: compiles a BERT fine-tuning job into a trainer that "
                               "fits a memory budget\n\n"
                               "  bertc model.toml --vram 6GB -o out/ && out/trainer\n");
-  if (target.empty())
-    target = emitLevel == EmitLevel::Cpp                                    ? "cpu"
-             : emitLevel == EmitLevel::Cuda || bertc::cudaTargetAvailable() ? "cuda"
-                                                                            : "cpu";
-  if (target != "cpu" && !cudaTarget())
-    return usageError("unknown --target '" + target + "' (expected cpu, cuda or cuda-sim)");
-  if (target == "cuda" && !bertc::cudaTargetAvailable())
-    return usageError("--target cuda needs nvcc, which this bertc was built without (build "
-                      "with a CUDA toolkit in /usr/local/cuda, or use --target cpu)");
+  bertc::defaultTarget(emitLevel == EmitLevel::Cpp    ? std::optional<std::string>("cpu")
+                       : emitLevel == EmitLevel::Cuda ? std::optional<std::string>("cuda")
+                                                      : std::nullopt);
+  if (std::optional<std::string> problem = bertc::targetFlagsError())
+    return usageError(*problem);
   if (emitLevel == EmitLevel::Cuda && !cudaTarget())
     return usageError("-emit=cuda needs --target cuda or cuda-sim");
-  if (emitLevel == EmitLevel::Cpp && target != "cpu")
+  if (emitLevel == EmitLevel::Cpp && cudaTarget())
     return usageError("-emit=cpp needs --target cpu");
-  if (planCheck && target != "cpu")
+  if (planCheck && cudaTarget())
     return usageError("--plan-check instruments the CPU target's trainer only (--target cpu)");
-  if (!llvm::is_contained({"auto", "fp32", "bf16", "fp16"}, precision))
-    return usageError("--precision '" + precision + "': expected auto, fp32, bf16 or fp16");
   if (remat != "none" && remat != "auto")
     return usageError("--remat '" + remat + "': expected none or auto");
   if (std::optional<std::string> problem = bertc::optimizerFlagsError())
     return usageError(*problem);
   if (std::optional<std::string> problem = bertc::attentionFlagError())
     return usageError(*problem);
-  if (!arch.empty() && !bertc::gpuDeviceModel(arch))
-    return usageError("unknown --arch '" + arch + "' (known: " + bertc::knownArchs() + ")");
-  if (tf32 && !cudaTarget())
-    return usageError("--tf32 needs a cuda target (--target cuda or cuda-sim), not --target " +
-                      target);
-  if (tf32 && !bertc::deviceModel(targetArch()).hasTf32())
-    return usageError("--tf32 needs TF32 tensor cores, from sm_80; --arch " + targetArch() +
-                      " has none");
   if (microBatch < 0)
     return usageError("--micro-batch must be at least 1");
   bool needsBudget = emitLevel >= EmitLevel::Cpp;
@@ -437,14 +387,14 @@ int main(int argc, char **argv) {
       return usageError("--max-batch needs a .toml job, not an .mlir stage");
     module = parseSourceFile<ModuleOp>(inputPath, sourceMgr, &ctx);
     // A stage before mixed precision takes the precision the flag names.
-    if (precision != "auto")
-      run.options.precision = precision;
+    if (std::optional<std::string> pinned = bertc::pinnedPrecision())
+      run.options.precision = *pinned;
     run.options.arch = targetArch();
     run.options.gemmWorkspaceBytes = gemmWorkspaceBytes();
     run.options.optimizerState = bertc::optimizerStateCandidates().front();
     run.options.fuseOptimizer = bertc::fuseOptimizerCandidates().front();
     run.options.offloadOptimizer = offloadOptimizerCandidates().front();
-    run.options.tf32 = tf32;
+    run.options.tf32 = bertc::tf32Gemms();
     // -bertc-lower-to-target takes at most each op's heads.
     run.options.attentionHeadChunk =
         bertc::headChunkCandidates(std::numeric_limits<int64_t>::max(), cudaTarget()).front();
@@ -497,7 +447,7 @@ int main(int argc, char **argv) {
   if (failed(memory))
     return kInvalidInput;
   FailureOr<bertc::PlanSummary> plan =
-      bertc::summarizePlan(*module, *memory, *budget, *reserved, deviceModel());
+      bertc::summarizePlan(*module, *memory, *budget, *reserved, bertc::targetDeviceModel());
   if (failed(plan))
     return kInvalidInput;
   if (plan->peakBytes() > plan->budgetBytes)
@@ -542,7 +492,7 @@ int main(int argc, char **argv) {
     return status;
   }
   bertc::printPlanSummary(*plan, llvm::outs());
-  bertc::printFitChoice(run.ranked, deviceModel(), llvm::outs());
+  bertc::printFitChoice(run.ranked, bertc::targetDeviceModel(), llvm::outs());
   llvm::outs() << "  report  " << memoryPage << ", " << planJson << "\n";
   if (explain)
     bertc::printExplanation(*memory, *plan, 12, llvm::outs());
