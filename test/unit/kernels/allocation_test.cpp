@@ -22,10 +22,16 @@ void *operator new(std::size_t bytes) {
   std::abort(); // out of memory in a test binary: nothing sensible to recover
 }
 void *operator new[](std::size_t bytes) { return operator new(bytes); }
-void operator delete(void *memory) noexcept { std::free(memory); }
-void operator delete[](void *memory) noexcept { std::free(memory); }
-void operator delete(void *memory, std::size_t) noexcept { std::free(memory); }
-void operator delete[](void *memory, std::size_t) noexcept { std::free(memory); }
+// Never inlined: GCC would see free() on memory from operator new, not knowing that both
+// are these replacements, and warn (-Wmismatched-new-delete).
+__attribute__((noinline)) void operator delete(void *memory) noexcept { std::free(memory); }
+__attribute__((noinline)) void operator delete[](void *memory) noexcept { std::free(memory); }
+__attribute__((noinline)) void operator delete(void *memory, std::size_t) noexcept {
+  std::free(memory);
+}
+__attribute__((noinline)) void operator delete[](void *memory, std::size_t) noexcept {
+  std::free(memory);
+}
 
 using namespace bertc::cpu;
 
