@@ -68,7 +68,6 @@ void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T
                       float dropoutRate, const DropoutKey &key) {
   const AttentionShape shape{batch, seq, hidden, heads};
   const float scale = 1.0f / std::sqrt(float(shape.headDim()));
-  const float keptScale = 1.0f / (1.0f - dropoutRate);
   float *probs = scratch; // [seq, seq]
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t h = 0; h < heads; ++h) {
@@ -80,8 +79,11 @@ void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T
         if (dropoutRate > 0.0f)
           for (int64_t i = rowBegin; i < rowEnd; ++i) {
             float *row = probs + i * seq;
-            forEachRowDecision(key, shape, b, h, i, dropoutRate,
-                               [&](int64_t j, bool keep) { row[j] *= keep ? keptScale : 0.0f; });
+            forEachRowFactorSpan(key, shape, b, h, i, dropoutRate,
+                                 [&](int64_t j0, const float *factor, int64_t n) {
+                                   for (int64_t t = 0; t < n; ++t)
+                                     row[j0 + t] *= factor[t];
+                                 });
           }
         mixedGemm(false, false, rowEnd - rowBegin, shape.headDim(), seq, 1.0f,
                   probs + rowBegin * seq, seq, v + offset, hidden, 0.0f,
@@ -130,10 +132,14 @@ void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const 
           float *gRow = gradScores + i * seq;
           probabilitiesFromLse(pRow, mask + b * seq, seq, lse[shape.statIndex(b, h, i)]);
           if (dropout)
-            forEachRowDecision(key, shape, b, h, i, dropoutRate, [&](int64_t j, bool keep) {
-              gRow[j] *= keep ? keptScale : 0.0f;
-              pRow[j] = keep ? pRow[j] : -pRow[j];
-            });
+            forEachRowFactorSpan(key, shape, b, h, i, dropoutRate,
+                                 [&](int64_t j0, const float *factor, int64_t n) {
+                                   for (int64_t t = 0; t < n; ++t) {
+                                     const int64_t j = j0 + t;
+                                     gRow[j] *= factor[t];
+                                     pRow[j] = factor[t] != 0.0f ? pRow[j] : -pRow[j];
+                                   }
+                                 });
           const float r = rowTerm(dctx, ctx, shape, b, h, i);
           for (int64_t j = 0; j < seq; ++j)
             gRow[j] = std::fabs(pRow[j]) * (gRow[j] - r) * scale;

@@ -33,12 +33,13 @@ constexpr int64_t kQueryRowBlock = 32;
 /// The additive mask of a key: -FLT_MAX (torch.finfo(float32).min) where its mask is 0.
 inline float keyMaskBias(int32_t keyMask) { return keyMask == 0 ? -FLT_MAX : 0.0f; }
 
-/// Calls visit(j, keep) for each key j of query row i of head h of sequence b: whether dropout
-/// keeps probability (i, j). The row's dropout indices are consecutive (dropout_draws.h).
-template <typename Visit>
-void forEachRowDecision(const DropoutKey &key, const AttentionShape &shape, int64_t b, int64_t h,
-                        int64_t i, float rate, const Visit &visit) {
-  forEachDropoutDecision(key, b, shape.dropoutIndexInRow(h, i), shape.seq, rate, visit);
+/// Calls visit(j0, factor, n) for spans of the keys of query row i of head h of sequence b:
+/// factor[t] is what dropout multiplies probability (i, j0 + t) by, 1 / (1 - rate) or 0. The
+/// row's dropout indices are consecutive (dropout_draws.h).
+template <typename VisitSpan>
+void forEachRowFactorSpan(const DropoutKey &key, const AttentionShape &shape, int64_t b, int64_t h,
+                          int64_t i, float rate, const VisitSpan &visit) {
+  forEachDropoutFactorSpan(key, b, shape.dropoutIndexInRow(h, i), shape.seq, rate, visit);
 }
 
 /// Rows [rowBegin, rowEnd) of alpha x_h y_h^T for head h of sequence b of the

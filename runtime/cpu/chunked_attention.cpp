@@ -125,7 +125,6 @@ void chunkedAttentionForward(const T *q, const T *k, const T *v, const int32_t *
                              const DropoutKey &key) {
   const AttentionShape shape{batch, seq, hidden, heads};
   const float scale = 1.0f / std::sqrt(float(shape.headDim()));
-  const float keptScale = 1.0f / (1.0f - dropoutRate);
   const int64_t ldPacked = attentionPackedLd<T>(seq);
   for (int64_t firstHead = 0; firstHead < heads; firstHead += headChunk) {
     const HeadChunk chunk{firstHead, std::min(headChunk, heads - firstHead)};
@@ -139,8 +138,11 @@ void chunkedAttentionForward(const T *q, const T *k, const T *v, const int32_t *
         lse[shape.statIndex(b, h, i)] = rowLse;
         probabilitiesFromRaw(row, mask + b * seq, seq, scale, rowLse);
         if (dropoutRate > 0.0f)
-          forEachRowDecision(key, shape, b, h, i, dropoutRate,
-                             [&](int64_t j, bool keep) { row[j] *= keep ? keptScale : 0.0f; });
+          forEachRowFactorSpan(key, shape, b, h, i, dropoutRate,
+                               [&](int64_t j0, const float *factor, int64_t n) {
+                                 for (int64_t t = 0; t < n; ++t)
+                                   row[j0 + t] *= factor[t];
+                               });
         packRow<T>(row, seq);
       }
       mixedGemm(false, false, rowEnd - rowBegin, shape.headDim(), seq, 1.0f,
@@ -168,7 +170,6 @@ void chunkedAttentionBackward(const T *dctx, const T *q, const T *k, const T *v,
   const AttentionShape shape{batch, seq, hidden, heads};
   const int64_t headDim = shape.headDim(), ldPacked = attentionPackedLd<T>(seq);
   const float scale = 1.0f / std::sqrt(float(headDim));
-  const float keptScale = 1.0f / (1.0f - dropoutRate);
   float *rowTerms = workspace; // [batch, heads, seq]
   float *blockA = workspace + attentionBackwardBlocksOffset(batch, heads, seq) /
                                   int64_t(sizeof(float)); // [headChunk, batch, seq, seq]
@@ -194,11 +195,14 @@ void chunkedAttentionBackward(const T *dctx, const T *q, const T *k, const T *v,
         const float r = rowTerms[stat];
         probabilitiesFromRaw(pRow, mask + b * seq, seq, scale, lse[stat]);
         if (dropoutRate > 0.0f) {
-          forEachRowDecision(key, shape, b, h, i, dropoutRate, [&](int64_t j, bool keep) {
-            const float factor = keep ? keptScale : 0.0f;
-            gRow[j] = pRow[j] * (gRow[j] * factor - r) * scale;
-            pRow[j] *= factor;
-          });
+          forEachRowFactorSpan(key, shape, b, h, i, dropoutRate,
+                               [&](int64_t j0, const float *factor, int64_t n) {
+                                 for (int64_t t = 0; t < n; ++t) {
+                                   const int64_t j = j0 + t;
+                                   gRow[j] = pRow[j] * (gRow[j] * factor[t] - r) * scale;
+                                   pRow[j] *= factor[t];
+                                 }
+                               });
         } else {
 #pragma omp simd
           for (int64_t j = 0; j < seq; ++j)

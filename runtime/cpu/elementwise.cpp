@@ -75,17 +75,20 @@ static void applyDropoutMask(const T *in, T *out, int64_t rows, int64_t rowSize,
       std::memcpy(out, in, size_t(rows * rowSize) * sizeof(T));
     return;
   }
-  const float keptScale = 1.0f / (1.0f - rate);
   const int64_t spansPerRow = (rowSize + kElementwiseChunk - 1) / kElementwiseChunk;
   forEachChunk(rows * spansPerRow, 1, [&](int64_t span, int64_t) {
     const int64_t row = span / spansPerRow, first = (span % spansPerRow) * kElementwiseChunk;
     const T *inSpan = in + row * rowSize + first;
     T *outSpan = out + row * rowSize + first;
-    forEachDropoutDecision(key, row, uint64_t(first), std::min(kElementwiseChunk, rowSize - first),
-                           rate, [&](int64_t i, bool keep) {
-                             outSpan[i] =
-                                 fromFloat<T>(keep ? toFloat(inSpan[i]) * keptScale : 0.0f);
-                           });
+    forEachDropoutFactorSpan(
+        key, row, uint64_t(first), std::min(kElementwiseChunk, rowSize - first), rate,
+        [&](int64_t j0, const float *factor, int64_t n) {
+          const T *x = inSpan + j0;
+          T *y = outSpan + j0;
+          // A dropped element is 0 whatever it held (inf and NaN too), as on the GPU.
+          for (int64_t t = 0; t < n; ++t)
+            y[t] = fromFloat<T>(factor[t] != 0.0f ? toFloat(x[t]) * factor[t] : 0.0f);
+        });
   });
 }
 
