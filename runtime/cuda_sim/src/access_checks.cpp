@@ -6,6 +6,7 @@
 
 #include "bertc/cuda_sim/device_memory.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -90,27 +91,50 @@ reportSharedRace(uintptr_t address, size_t bytes, bool write, bool afterWrite, u
                     (afterWrite ? " wrote" : " read") + " it with no __syncthreads between");
 }
 
+bool sameHistory(const SharedByte &a, const SharedByte &b) {
+  return a.writeEpoch == b.writeEpoch && a.readEpoch == b.readEpoch && a.writer == b.writer &&
+         a.reader == b.reader;
+}
+
+/// Checks one byte of a shared access of `bytes` at `address` and records it; returns
+/// whether its history changed (a re-read changes nothing, and stores nothing).
+bool checkSharedByte(const Checks &state, SharedByte &byte, uint16_t self, uintptr_t address,
+                     size_t bytes, bool write) {
+  if (!write && byte.writeEpoch <= state.blockStartEpoch)
+    reportSharedRead(address, bytes);
+  if (byte.writeEpoch == state.epoch && byte.writer != self)
+    reportSharedRace(address, bytes, write, true, byte.writer);
+  if (write) {
+    if (byte.readEpoch == state.epoch && byte.reader != self)
+      reportSharedRace(address, bytes, write, false, byte.reader);
+    byte.writer = self;
+    byte.writeEpoch = state.epoch;
+    return true;
+  }
+  if (byte.readEpoch != state.epoch) {
+    byte.reader = self;
+    byte.readEpoch = state.epoch;
+    return true;
+  }
+  if (byte.reader == self || byte.reader == kManyReaders)
+    return false;
+  byte.reader = kManyReaders;
+  return true;
+}
+
 void checkShared(Checks &state, uintptr_t address, size_t bytes, bool write) {
   SharedByte *shadow = state.shared.data() + (address - state.sharedBegin);
   const uint16_t self = uint16_t(state.thread + 1);
-  for (size_t i = 0; i < bytes; ++i) {
-    SharedByte &byte = shadow[i];
-    if (!write && byte.writeEpoch <= state.blockStartEpoch)
-      reportSharedRead(address, bytes);
-    if (byte.writeEpoch == state.epoch && byte.writer != self)
-      reportSharedRace(address, bytes, write, true, byte.writer);
-    if (write) {
-      if (byte.readEpoch == state.epoch && byte.reader != self)
-        reportSharedRace(address, bytes, write, false, byte.reader);
-      byte.writer = self;
-      byte.writeEpoch = state.epoch;
-    } else if (byte.readEpoch != state.epoch) {
-      byte.reader = self;
-      byte.readEpoch = state.epoch;
-    } else if (byte.reader != self) {
-      byte.reader = kManyReaders;
-    }
+  // The bytes of a value written and read whole share one history, and the same access
+  // gives them the same new one: check the first and copy it to the rest.
+  if (std::all_of(shadow + 1, shadow + bytes,
+                  [&](const SharedByte &byte) { return sameHistory(byte, shadow[0]); })) {
+    if (checkSharedByte(state, shadow[0], self, address, bytes, write))
+      std::fill(shadow + 1, shadow + bytes, shadow[0]);
+    return;
   }
+  for (size_t i = 0; i < bytes; ++i)
+    checkSharedByte(state, shadow[i], self, address, bytes, write);
 }
 
 void checkGlobalWrite(Checks &state, uintptr_t address, size_t bytes) {

@@ -55,6 +55,21 @@ __global__ void readUnwritten(float *out) {
   out[threadIdx.x] = values[kThreads - 1 - threadIdx.x];
 }
 
+/// Every thread reads the total thread 0 shared, then the last thread replaces it; `barrier`
+/// false leaves out the __syncthreads between the reads and the write. The total's slot is
+/// an argument: an access the compiler can prove in bounds goes unchecked (device_code.h).
+__global__ void overwriteWhileRead(const float *in, float *out, int slot, bool barrier) {
+  __shared__ float totals[kThreads];
+  if (threadIdx.x == 0)
+    totals[slot] = in[0];
+  __syncthreads();
+  out[threadIdx.x] = totals[slot] + float(threadIdx.x);
+  if (barrier)
+    __syncthreads();
+  if (threadIdx.x == kThreads - 1)
+    totals[slot] = 0.0f;
+}
+
 /// Every thread of every block writes its index to out[0].
 __global__ void everyoneWritesOne(float *out) { out[0] = float(threadIdx.x); }
 
@@ -125,6 +140,24 @@ TEST_F(CheckersTest, MissingBarrierReadingAheadReadsUnwrittenSharedMemory) {
   // Thread 0 reads staged[1] before thread 1 has run: on a GPU the read races the write.
   expectOneReport("^kernel readAhead block \\(0,0,0\\) thread \\(0,0,0\\): shared memory read "
                   "of 4 bytes at 0x[0-9a-f]+ reads bytes no thread of the block has written");
+}
+
+TEST_F(CheckersTest, WriteOverAValueOtherThreadsReadIsARaceUnlessABarrierSeparatesThem) {
+  float *in = deviceArray(1, 5.0f), *out = deviceArray(kThreads, 0.0f);
+  launchOn(
+      "overwriteWhileRead", 1, kThreads, [](auto... a) { overwriteWhileRead(a...); }, in, out, 0,
+      true);
+  EXPECT_TRUE(faultReports().empty());
+  std::vector<float> expected(kThreads);
+  for (int i = 0; i < kThreads; ++i)
+    expected[i] = 5.0f + float(i);
+  EXPECT_EQ(download(out, kThreads), expected);
+  // Without the barrier the last thread's write races the reads of the 63 threads before it.
+  launchOn(
+      "overwriteWhileRead", 1, kThreads, [](auto... a) { overwriteWhileRead(a...); }, in, out, 0,
+      false);
+  expectOneReport("^kernel overwriteWhileRead block \\(0,0,0\\) thread \\(63,0,0\\): shared "
+                  "memory race: write of 4 bytes at 0x[0-9a-f]+ after other threads read it");
 }
 
 TEST_F(CheckersTest, OffByOneIndexIsOutOfBounds) {

@@ -4,6 +4,10 @@
 // run one after another on one host thread, so a `__shared__` variable is a static
 // thread_local that every thread of the running block sees (thread_local keeps the shared
 // variables together where the checkers find them, src/shared_section.h).
+// The checkers see the accesses the compiler instruments, and GCC leaves out those it can
+// prove in bounds of a thread_local: a scalar __shared__ variable, or an element of a
+// __shared__ array at a constant index (sums[0]), is read and written unchecked. An index
+// computed at run time (staged[threadIdx.x]) is checked.
 #pragma once
 
 #include <cuda_runtime_api.h>
