@@ -27,6 +27,7 @@
 
 #include "AttentionFlags.h"
 #include "OptimizerFlags.h"
+#include "RunChoice.h"
 #include "TargetFlags.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -78,11 +79,6 @@ cl::opt<std::string> reserve("reserve",
                              cl::value_desc("SIZE"), cl::cat(bertcOptions()));
 cl::opt<std::string> outputDir("o", cl::desc("output directory (default: out)"),
                                cl::value_desc("DIR"), cl::init("out"), cl::cat(bertcOptions()));
-cl::opt<int64_t> microBatch("micro-batch",
-                            cl::desc("rows per micro-step; the effective batch is reached by "
-                                     "gradient accumulation (default: the fastest split "
-                                     "that fits --vram)"),
-                            cl::value_desc("N"), cl::init(0), cl::cat(bertcOptions()));
 cl::opt<bool> explain("explain",
                       cl::desc("say where the peak is and which tensors make it, with the "
                                "TOML line each comes from"),
@@ -92,10 +88,6 @@ cl::opt<bool> maxBatch("max-batch",
                                 "max_position), the largest micro-batch that fits --vram "
                                 "(also OUTDIR/max_batch.json); builds nothing"),
                        cl::cat(bertcOptions()));
-cl::opt<std::string> remat("remat",
-                           cl::desc("recomputation in the backward pass: auto (where it "
-                                    "lets a faster plan fit) or none"),
-                           cl::init("auto"), cl::cat(bertcOptions()));
 cl::opt<bool> planCheck("plan-check",
                         cl::desc("build a CPU trainer whose steps can check the memory plan as "
                                  "they run (the trainer's --plan-check turns the checks on)"),
@@ -124,60 +116,6 @@ cl::opt<EmitLevel> emitLevel(
 int usageError(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "bertc") << message << "\n";
   return kUsage;
-}
-
-/// How to run the job: the fastest plan that fits when there is a budget to fit, else the
-/// flags' (or the job's) micro-batch and first precision, keeping every activation.
-struct RunChoice {
-  int64_t microBatch;
-  bertc::PipelineOptions options;
-  std::vector<bertc::FitCandidate> ranked; ///< what the search found, the chosen first
-};
-
-/// The optimizer memories the fit driver may plan. On the CPU target host and device
-/// memory are one, so only a pinned --offload-optimizer on lays the optimizer out as for
-/// a GPU.
-std::vector<bool> offloadOptimizerCandidates() {
-  return cudaTarget() ? bertc::offloadOptimizerCandidates()
-                      : std::vector<bool>{bertc::offloadOptimizerPinned()};
-}
-
-RunChoice chooseRun(const bertc::JobSpec &spec, std::optional<int64_t> arenaBudget,
-                    MLIRContext &ctx) {
-  std::optional<int64_t> pinnedRows;
-  if (microBatch > 0)
-    pinnedRows = std::min<int64_t>(microBatch, spec.train.batch);
-  std::vector<std::string> precisions = precisionCandidates(spec);
-  RunChoice choice{pinnedRows.value_or(spec.train.batch),
-                   {precisions.front(), 0, gemmWorkspaceBytes(), targetArch(),
-                    bertc::optimizerStateCandidates().front(),
-                    bertc::fuseOptimizerCandidates().front(), offloadOptimizerCandidates().front(),
-                    bertc::tf32Gemms(),
-                    bertc::headChunkCandidates(spec.model.heads, cudaTarget()).front()},
-                   {}};
-  if (!arenaBudget)
-    return choice;
-  bertc::FitRequest request;
-  request.arenaBudget = *arenaBudget;
-  request.microBatch = pinnedRows;
-  request.precisions = precisions;
-  if (remat == "none")
-    request.recompute = {false};
-  request.device = &bertc::targetDeviceModel();
-  request.arch = targetArch();
-  request.optimizerStates = bertc::optimizerStateCandidates();
-  request.fuseOptimizer = bertc::fuseOptimizerCandidates();
-  request.offloadOptimizer = offloadOptimizerCandidates();
-  request.hostRamBudget = bertc::hostRamBudget();
-  request.tf32 = bertc::tf32Gemms();
-  request.headChunks = bertc::headChunkCandidates(spec.model.heads, cudaTarget());
-  request.gemmWorkspaceBytes = gemmWorkspaceBytes();
-  choice.ranked = bertc::searchFittingPlans(spec, request, ctx);
-  if (!choice.ranked.empty()) {
-    choice.microBatch = choice.ranked.front().microBatch;
-    choice.options = choice.ranked.front().options;
-  }
-  return choice;
 }
 
 bertc::Stage stageFor(EmitLevel level) {
@@ -234,9 +172,9 @@ int reportOverBudget(const bertc::PlanSummary &plan, const bertc::StepMemory &me
 int reportMaxBatch(const bertc::JobSpec &spec, int64_t arenaBudget, MLIRContext &ctx) {
   if (!createOutputDir())
     return kInvalidInput;
-  bertc::PipelineOptions options{precisionCandidates(spec).front(),
-                                 remat == "auto" ? arenaBudget : 0, gemmWorkspaceBytes(),
-                                 targetArch(), bertc::optimizerStateCandidates().front()};
+  bertc::PipelineOptions options{
+      precisionCandidates(spec).front(), bertc::rematMode() == "auto" ? arenaBudget : 0,
+      gemmWorkspaceBytes(), targetArch(), bertc::optimizerStateCandidates().front()};
   std::string path;
   std::string table;
   llvm::raw_string_ostream tableStream(table);
@@ -249,7 +187,7 @@ int reportMaxBatch(const bertc::JobSpec &spec, int64_t arenaBudget, MLIRContext 
           path))
     return kInvalidInput;
   llvm::outs() << "bertc: largest micro-batch under " << bertc::formatBytes(arenaBudget)
-               << " of arena (" << options.precision << ", recompute " << remat << ")";
+               << " of arena (" << options.precision << ", recompute " << bertc::rematMode() << ")";
   if (spec.model.maxPosition < 512)
     llvm::outs() << ", seq_len up to the model's max_position " << spec.model.maxPosition;
   llvm::outs() << "\n" << table << "  json    " << path << "\n";
@@ -351,14 +289,12 @@ int main(int argc, char **argv) {
     return usageError("-emit=cpp needs --target cpu");
   if (planCheck && cudaTarget())
     return usageError("--plan-check instruments the CPU target's trainer only (--target cpu)");
-  if (remat != "none" && remat != "auto")
-    return usageError("--remat '" + remat + "': expected none or auto");
   if (std::optional<std::string> problem = bertc::optimizerFlagsError())
     return usageError(*problem);
   if (std::optional<std::string> problem = bertc::attentionFlagError())
     return usageError(*problem);
-  if (microBatch < 0)
-    return usageError("--micro-batch must be at least 1");
+  if (std::optional<std::string> problem = bertc::runFlagsError())
+    return usageError(*problem);
   bool needsBudget = emitLevel >= EmitLevel::Cpp;
   std::optional<int64_t> budget = vram.empty() ? std::nullopt : bertc::parseByteSize(vram);
   if (needsBudget && vram.empty())
@@ -381,7 +317,7 @@ int main(int argc, char **argv) {
   bertc::Stage wanted = stageFor(emitLevel);
   std::optional<bertc::JobSpec> spec;
   OwningOpRef<ModuleOp> module;
-  RunChoice run{0, {}, {}};
+  bertc::RunChoice run{0, {}, {}};
   if (llvm::StringRef(inputPath).ends_with(".mlir")) {
     if (maxBatch)
       return usageError("--max-batch needs a .toml job, not an .mlir stage");
@@ -393,7 +329,7 @@ int main(int argc, char **argv) {
     run.options.gemmWorkspaceBytes = gemmWorkspaceBytes();
     run.options.optimizerState = bertc::optimizerStateCandidates().front();
     run.options.fuseOptimizer = bertc::fuseOptimizerCandidates().front();
-    run.options.offloadOptimizer = offloadOptimizerCandidates().front();
+    run.options.offloadOptimizer = bertc::targetOffloadOptimizerCandidates().front();
     run.options.tf32 = bertc::tf32Gemms();
     // -bertc-lower-to-target takes at most each op's heads.
     run.options.attentionHeadChunk =
@@ -403,14 +339,15 @@ int main(int argc, char **argv) {
     if (failed(parsed))
       return kInvalidInput;
     spec = std::move(*parsed);
+    std::optional<int64_t> pinnedMicroBatch = bertc::pinnedMicroBatch();
     if (std::optional<std::string> problem =
-            microBatch > 0 ? bertc::microBatchError(microBatch, spec->train.batch) : std::nullopt)
+            pinnedMicroBatch ? bertc::microBatchError(*pinnedMicroBatch, spec->train.batch)
+                             : std::nullopt)
       return usageError(*problem);
     if (std::optional<std::string> problem =
             bertc::fuseOptimizerPinned()
-                ? bertc::fuseOptimizerError(
-                      *spec, microBatch > 0 ? int64_t(microBatch) : spec->train.batch,
-                      precisionCandidates(*spec).front())
+                ? bertc::fuseOptimizerError(*spec, pinnedMicroBatch.value_or(spec->train.batch),
+                                            precisionCandidates(*spec).front())
                 : std::nullopt)
       return usageError("--fuse-optimizer on: " + *problem);
     if (maxBatch && !budget)
@@ -418,7 +355,7 @@ int main(int argc, char **argv) {
     if (maxBatch)
       return reportMaxBatch(*spec, *budget - *reserved, ctx);
     bool fitting = wanted == bertc::Stage::Planned && budget;
-    run = chooseRun(*spec, fitting ? std::optional(*budget - *reserved) : std::nullopt, ctx);
+    run = bertc::chooseRun(*spec, fitting ? std::optional(*budget - *reserved) : std::nullopt, ctx);
     module = bertc::buildTrainGraph(*spec, run.microBatch, ctx);
   }
   if (!module)

@@ -1,0 +1,50 @@
+//===- RunChoice.h - how bertc runs a job -----------------------*- C++ -*-===//
+//
+// The plan bertc builds a trainer from: under --vram, the fastest one the fit driver finds
+// over the axes the flags leave free (--micro-batch and --remat here, the target, optimizer
+// and attention flags beside it); without a budget, the flags' (or the job's) choices.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "bertc/Driver/FitDriver.h"
+#include "bertc/Transforms/Pipeline.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class MLIRContext;
+} // namespace mlir
+
+namespace bertc {
+
+struct JobSpec;
+
+/// How to run the job: rows per micro-step and the pipeline's options.
+struct RunChoice {
+  int64_t microBatch;
+  PipelineOptions options;
+  std::vector<FitCandidate> ranked; ///< what the search found, the chosen first
+};
+
+/// A usage problem with --micro-batch or --remat, if any.
+std::optional<std::string> runFlagsError();
+/// --micro-batch, when it is given.
+std::optional<int64_t> pinnedMicroBatch();
+/// --remat: "auto" (the plan may recompute activations to fit) or "none".
+const std::string &rematMode();
+
+/// The optimizer memories the fit driver may plan for the target. On the CPU target host
+/// and device memory are one, so only a pinned --offload-optimizer on lays the optimizer out
+/// as for a GPU.
+std::vector<bool> targetOffloadOptimizerCandidates();
+
+/// The fastest plan that fits `arenaBudget` when there is one, else the flags' (or the
+/// job's) micro-batch and first precision, keeping every activation.
+RunChoice chooseRun(const JobSpec &spec, std::optional<int64_t> arenaBudget,
+                    mlir::MLIRContext &ctx);
+
+} // namespace bertc
