@@ -99,7 +99,16 @@ typedef enum {
   CUBLASLT_MATRIX_LAYOUT_LD = 4,                   ///< int64_t, at least ROWS
   CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT = 5,          ///< int32_t, default 1
   CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET = 6, ///< int64_t elements, default 0
+  CUBLASLT_MATRIX_LAYOUT_BATCH_MODE = 8,           ///< uint32_t (cublasLtBatchMode_t), default 0
 } cublasLtMatrixLayoutAttribute_t;
+
+/// Where a batch's matrices are: STRIDED_BATCH_OFFSET elements apart, or at the addresses
+/// in a device array of BATCH_COUNT pointers that cublasLtMatmul takes instead of the
+/// matrix (read when the matmul runs, as a GPU's kernel reads it).
+typedef enum {
+  CUBLASLT_BATCH_MODE_STRIDED = 0,
+  CUBLASLT_BATCH_MODE_POINTER_ARRAY = 1,
+} cublasLtBatchMode_t;
 
 /// Matmul descriptor attributes; the type each value has is given beside it.
 typedef enum {

@@ -24,6 +24,7 @@ typedef enum cudaError {
   cudaErrorIllegalAddress = 700,
   cudaErrorHostMemoryAlreadyRegistered = 712,
   cudaErrorHostMemoryNotRegistered = 713,
+  cudaErrorMisalignedAddress = 716,
   cudaErrorLaunchOutOfResources = 701,
   cudaErrorLaunchFailure = 719,
   cudaErrorStreamCaptureUnsupported = 900,

@@ -34,6 +34,8 @@ AttributeSlot layoutSlot(MatrixLayout &layout, cublasLtMatrixLayoutAttribute_t a
     return slotOf(layout.batchCount);
   case CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET:
     return slotOf(layout.batchStride);
+  case CUBLASLT_MATRIX_LAYOUT_BATCH_MODE:
+    return slotOf(layout.batchMode);
   }
   return {nullptr, 0};
 }

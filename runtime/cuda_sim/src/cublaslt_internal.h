@@ -21,6 +21,7 @@ struct MatrixLayout {
   int64_t ld;
   int32_t batchCount = 1;
   int64_t batchStride = 0;
+  uint32_t batchMode = CUBLASLT_BATCH_MODE_STRIDED;
 };
 
 struct MatmulDesc {
@@ -82,6 +83,8 @@ struct MatrixView {
 /// A checked problem: D (m x n) = epilogue(alpha * op(A) (m x k) op(B) (k x n) + beta * C).
 struct MatmulProblem {
   int64_t m, n, k, batchCount;
+  /// CUBLASLT_BATCH_MODE_POINTER_ARRAY for every layout: the operands are pointer arrays.
+  bool pointerArrays;
   bool transA, transB;
   MatrixView a, b, c, d;
   cublasLtEpilogue_t epilogue;

@@ -3,7 +3,9 @@
 // algorithm, recording in it the types and pointer alignments it was chosen for and the
 // workspace it takes, and cublasLtMatmul holds its arguments to that record, faults the
 // device on operands outside device memory, and computes (cublaslt_compute.cpp) on its
-// stream: at once, or when the graph runs if the stream captures (graph_capture.h).
+// stream: at once, or when the graph runs if the stream captures (graph_capture.h). With
+// pointer arrays (CUBLASLT_BATCH_MODE_POINTER_ARRAY) the arrays are checked at the call and
+// each matrix when the matmul runs, as the GPU's kernel reads the arrays then.
 #include "cublaslt_internal.h"
 #include "graph_capture.h"
 
@@ -13,6 +15,8 @@
 #include <cstring>
 #include <limits>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 namespace bertc::sim::cublaslt {
 namespace {
@@ -40,7 +44,9 @@ cublasStatus_t viewOf(const MatrixLayout &layout, MatrixView *view) {
   if (layout.order != CUBLASLT_ORDER_COL || layout.batchStride < 0 ||
       layout.rows > uint64_t(kIntMax) || layout.cols > uint64_t(kIntMax) || layout.ld > kIntMax)
     return CUBLAS_STATUS_NOT_SUPPORTED;
-  if (layout.ld < int64_t(layout.rows) || layout.batchCount < 1)
+  if (layout.ld < int64_t(layout.rows) || layout.batchCount < 1 ||
+      (layout.batchMode != CUBLASLT_BATCH_MODE_STRIDED &&
+       layout.batchMode != CUBLASLT_BATCH_MODE_POINTER_ARRAY))
     return CUBLAS_STATUS_INVALID_VALUE;
   *view = {cudaDataType_t(layout.type), int64_t(layout.rows), int64_t(layout.cols), layout.ld,
            layout.batchStride};
@@ -153,6 +159,13 @@ cublasStatus_t describeProblem(const MatmulDesc &desc, cublasLtMatrixLayout_t a,
   for (cublasLtMatrixLayout_t layout : {a, b, c})
     if (unwrap(layout)->batchCount != problem->batchCount)
       return CUBLAS_STATUS_INVALID_VALUE;
+  // Pointer arrays for all four or for none; the simulation runs them without an epilogue.
+  problem->pointerArrays = unwrap(d)->batchMode == CUBLASLT_BATCH_MODE_POINTER_ARRAY;
+  for (cublasLtMatrixLayout_t layout : {a, b, c})
+    if (unwrap(layout)->batchMode != unwrap(d)->batchMode)
+      return CUBLAS_STATUS_NOT_SUPPORTED;
+  if (problem->pointerArrays && desc.epilogue != CUBLASLT_EPILOGUE_DEFAULT)
+    return CUBLAS_STATUS_NOT_SUPPORTED;
   return checkEpilogue(desc, problem);
 }
 
@@ -220,6 +233,72 @@ cublasStatus_t checkOperands(const MatmulProblem &problem, const AlgoRecord &alg
        isDeviceOperand("epilogue aux", operands.aux, auxView.span(batches) * outputBytes)) &&
       isDeviceOperand("workspace", operands.workspace, algo.workspaceBytes);
   return inDeviceMemory ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_EXECUTION_FAILED;
+}
+
+/// Checks a pointer-array matmul's arrays (A, B, D, and C when read): each
+/// problem.batchCount pointers of device memory, aligned as pointers; C's array may be D's
+/// only with one layout for both.
+cublasStatus_t checkPointerArrays(const MatmulProblem &problem, const MatmulOperands &operands) {
+  std::vector<std::pair<const char *, const void *>> arrays = {{"A pointer array", operands.a},
+                                                               {"B pointer array", operands.b},
+                                                               {"D pointer array", operands.d}};
+  if (operands.c)
+    arrays.push_back({"C pointer array", operands.c});
+  for (auto [name, array] : arrays)
+    if (!isAligned(array, sizeof(void *)))
+      return CUBLAS_STATUS_INVALID_VALUE;
+  if (operands.c == operands.d && problem.c.ld != problem.d.ld)
+    return CUBLAS_STATUS_INVALID_VALUE;
+  const int64_t bytes = problem.batchCount * int64_t(sizeof(void *));
+  for (auto [name, array] : arrays)
+    if (!isDeviceOperand(name, array, bytes))
+      return CUBLAS_STATUS_EXECUTION_FAILED;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+/// Matrix `batch` of a pointer-array operand: the array's entry, faulting the device (as
+/// the kernel's load would) when it is misaligned for the algorithm or its matrix is not
+/// device memory; null after a fault.
+const void *arrayMatrix(const char *name, const void *array, int64_t batch, const MatrixView &view,
+                        uint64_t alignment) {
+  const void *matrix = static_cast<const void *const *>(array)[batch];
+  if (!isAligned(matrix, alignment)) {
+    std::ostringstream report;
+    report << "cublasLtMatmul: " << name << " of batch " << batch << " at " << matrix
+           << " is not aligned to " << alignment << " bytes";
+    raiseDeviceFault(cudaErrorMisalignedAddress, report.str());
+    return nullptr;
+  }
+  const int64_t bytes = view.span(1) * int64_t(elementBytes(view.type));
+  return isDeviceOperand(name, matrix, bytes) ? matrix : nullptr;
+}
+
+/// Runs a pointer-array matmul when its stream gets to it: batch by batch, each as a
+/// one-matrix problem on the matrices its arrays' entries point at, stopping at a fault.
+void computePointerArrayMatmul(const MatmulProblem &problem, const AlgoRecord &algo,
+                               const MatmulOperands &operands) {
+  MatmulProblem single = problem;
+  single.batchCount = 1;
+  single.pointerArrays = false;
+  const int64_t workspaceBytes = problem.m * problem.n * int64_t(sizeof(float));
+  for (int64_t batch = 0; batch < problem.batchCount; ++batch) {
+    auto entry = [&](const char *name, const void *array, const MatrixView &view, int operand,
+                     const void *&matrix) {
+      matrix = arrayMatrix(name, array, batch, view, algo.alignment[operand]);
+      return matrix != nullptr;
+    };
+    MatmulOperands matrices = operands;
+    const void *d = nullptr;
+    if (!entry("A", operands.a, problem.a, 0, matrices.a) ||
+        !entry("B", operands.b, problem.b, 1, matrices.b) ||
+        (operands.c && !entry("C", operands.c, problem.c, 2, matrices.c)) ||
+        !entry("D", operands.d, problem.d, 3, d))
+      return;
+    matrices.d = const_cast<void *>(d);
+    if (operands.workspace)
+      matrices.workspace = static_cast<char *>(operands.workspace) + batch * workspaceBytes;
+    computeMatmul(single, matrices);
+  }
 }
 
 } // namespace
@@ -308,6 +387,15 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t
                                 chosen.workspaceBytes ? workspace : nullptr};
   if (problem.m == 0 || problem.n == 0)
     return CUBLAS_STATUS_SUCCESS;
+  if (problem.pointerArrays) {
+    if (cublasStatus_t status = checkPointerArrays(problem, operands);
+        status != CUBLAS_STATUS_SUCCESS)
+      return status;
+    cudaError_t queued = bertc::sim::submit(stream, cudaGraphNodeTypeKernel, [=] {
+      computePointerArrayMatmul(problem, chosen, operands);
+    });
+    return queued == cudaSuccess ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_EXECUTION_FAILED;
+  }
   if (cublasStatus_t status = checkOperands(problem, chosen, operands, C);
       status != CUBLAS_STATUS_SUCCESS)
     return status;

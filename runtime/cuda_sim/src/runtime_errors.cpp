@@ -65,6 +65,7 @@ const char *cudaGetErrorName(cudaError_t error) {
     NAME(cudaErrorIllegalAddress)
     NAME(cudaErrorHostMemoryAlreadyRegistered)
     NAME(cudaErrorHostMemoryNotRegistered)
+    NAME(cudaErrorMisalignedAddress)
     NAME(cudaErrorLaunchOutOfResources)
     NAME(cudaErrorLaunchFailure)
     NAME(cudaErrorStreamCaptureUnsupported)
@@ -104,6 +105,8 @@ const char *cudaGetErrorString(cudaError_t error) {
     return "part or all of the requested memory range is already mapped";
   case cudaErrorHostMemoryNotRegistered:
     return "pointer does not correspond to a registered memory region";
+  case cudaErrorMisalignedAddress:
+    return "misaligned address";
   case cudaErrorLaunchOutOfResources:
     return "too many resources requested for launch";
   case cudaErrorLaunchFailure:
