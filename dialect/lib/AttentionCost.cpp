@@ -21,12 +21,12 @@
 //   query grads       QK^T again, dP = dctx V^T, dQ += dS K     3 products
 // so the backward runs 7 products where the mathematics needs 4 (dV, dP, dQ, dK).
 //
-// CUDA with head_chunk n > 0 (runtime/cuda/attention_chunked.cu): each product is a
-// cuBLASLt GEMM per head, strided-batched over the sequences, at the storage type's GEMM
-// rate (tensor cores for 16-bit storage, and for fp32 under `tf32`), over the true head
-// dimension; one row kernel per
-// chunk of n heads, bound by the bytes it moves through the [seq, seq] score blocks (fp32
-// scores read, the storage type's probabilities written in place):
+// CUDA with head_chunk n > 0 (runtime/cuda/attention_chunked.cu): per chunk of n heads,
+// each product is one cuBLASLt GEMM batched over the chunk's heads and the sequences
+// (two launches: a kernel fills its pointer arrays first), at the storage type's GEMM rate
+// (tensor cores for 16-bit storage, and for fp32 under `tf32`), over the true head
+// dimension; one row kernel per chunk, bound by the bytes it moves through the [seq, seq]
+// score blocks (fp32 scores read, the storage type's probabilities written in place):
 //   forward   QK^T, softmax + lse + dropout rows, PV                        2 products
 //   backward  row term, QK^T, dctx V^T, P / dS rows, dV, dQ, dK             5 products
 //
@@ -77,20 +77,25 @@ struct AttentionSize {
   double statisticsBytes(double floats) const { return batch * heads * seq * 4 * floats; }
 };
 
-/// `count` GEMMs per head, each strided-batched over the sequences, that move
-/// `tensorBytes` of [batch, seq, hidden] operands and results and `scoreBytes` of score
-/// blocks; fp32 ones at the TF32 rate when the op has `tf32`.
-KernelWork headGemms(const AttentionSize &size, Value storage, bool tf32, double count,
-                     double tensorBytes, double scoreBytes) {
+/// Chunks of `headChunk` heads.
+int chunks(const AttentionSize &size, int64_t headChunk) {
+  int64_t heads = int64_t(size.heads);
+  return int((heads + headChunk - 1) / headChunk);
+}
+
+/// `count` products, each a GEMM per chunk batched over its heads and the sequences (and
+/// the kernel that fills its pointer arrays), that move `tensorBytes` of [batch, seq,
+/// hidden] operands and results and `scoreBytes` of score blocks; fp32 ones at the TF32
+/// rate when the op has `tf32`.
+KernelWork headGemms(const AttentionSize &size, int64_t headChunk, Value storage, bool tf32,
+                     double count, double tensorBytes, double scoreBytes) {
   return {gemmUnit(storage, tf32), size.productFlops(count, size.headDim), tensorBytes + scoreBytes,
-          int(count * size.heads)};
+          int(count) * 2 * chunks(size, headChunk)};
 }
 
 /// The row kernels over the score blocks, one launch per chunk of `headChunk` heads.
 KernelWork scoreRows(const AttentionSize &size, int64_t headChunk, bool backward, double bytes) {
-  int64_t heads = int64_t(size.heads);
-  return {ComputeUnit::Fp32Cores, size.perScoreFlops(backward), bytes,
-          int((heads + headChunk - 1) / headChunk)};
+  return {ComputeUnit::Fp32Cores, size.perScoreFlops(backward), bytes, chunks(size, headChunk)};
 }
 
 /// The CPU's kernels: one entry for the GEMMs (`products` of them) and one for the loops.
@@ -117,10 +122,10 @@ SmallVector<KernelWork, 1> AttentionOp::estimateKernels(int64_t batch, int64_t s
     // PV reads P*Z.
     double tensor = bytesOf(getQuery(), batch, seq);
     return {
-        headGemms(size, getQuery(), getTf32(), 1, 2 * tensor, 4 * scores),
+        headGemms(size, headChunk, getQuery(), getTf32(), 1, 2 * tensor, 4 * scores),
         scoreRows(size, headChunk, false,
                   (4 + stored) * scores + bytesOf(getMask(), batch, seq) + size.statisticsBytes(1)),
-        headGemms(size, getQuery(), getTf32(), 1, 2 * tensor, stored * scores)};
+        headGemms(size, headChunk, getQuery(), getTf32(), 1, 2 * tensor, stored * scores)};
   }
   return {{ComputeUnit::Fp32Cores,
            size.productFlops(2, size.cudaHeadDim()) + size.perScoreFlops(false), bytes}};
@@ -139,10 +144,10 @@ SmallVector<KernelWork, 1> AttentionGradOp::estimateKernels(int64_t batch, int64
     double scores = size.scores(), stored = storageBytes(getQuery());
     // QK^T and dctx V^T write fp32 blocks; the rows read both, the mask, the lse and the
     // row term, and write P*Z and dS; dV, dQ and dK read one of them each.
-    return {rowTerm, headGemms(size, getQuery(), getTf32(), 2, 4 * tensor, 8 * scores),
+    return {rowTerm, headGemms(size, headChunk, getQuery(), getTf32(), 2, 4 * tensor, 8 * scores),
             scoreRows(size, headChunk, true,
                       (8 + 2 * stored) * scores + mask + size.statisticsBytes(2)),
-            headGemms(size, getQuery(), getTf32(), 3, 6 * tensor, 3 * stored * scores)};
+            headGemms(size, headChunk, getQuery(), getTf32(), 3, 6 * tensor, 3 * stored * scores)};
   }
   double headDim = size.cudaHeadDim();
   // Each reads dctx, q, k, v, the mask, the lse and the row term.

@@ -1,6 +1,7 @@
-// The tensor-core attention (cuda_chunked_attention.h): per chunk of headChunk heads, the
-// products are strided-batched cuBLASLt GEMMs over the batch (LinearGemms::batchedGemm), one
-// head at a time, with the chunk's [seq, seq] matrices in score blocks of the workspace
+// The tensor-core attention (cuda_chunked_attention.h): per chunk of headChunk heads, each
+// product is one batched cuBLASLt GEMM over the chunk's heads and the batch
+// (LinearGemms::batchedGemm, a group of sequences per head), with the chunk's [seq, seq]
+// matrices in score blocks of the workspace
 // (abi/kernel_workspace.h); between the products, one row kernel over every row of the
 // chunk does the softmax and dropout (forward) or P*Z and dS (backward), with the scores,
 // mask bias, probabilities and dropout bits of the fused kernels (attention_common.cuh).
@@ -130,26 +131,25 @@ Params chunkedParams(int64_t headChunk, int64_t batch, int64_t seq, int64_t hidd
   return p;
 }
 
-/// Head h of a [batch, seq, hidden] tensor: `batch` [seq, headDim] matrices.
+/// Heads firstHead, firstHead + 1, ... of a [batch, seq, hidden] tensor: per head (a
+/// group), `batch` [seq, headDim] matrices.
 template <typename T>
-BatchedOperand<T> headOperand(const T *x, const Params &p, int64_t h, bool transposed) {
-  return {x + h * p.headDim, p.hidden, p.seq * p.hidden, transposed};
+BatchedOperand<T> headOperand(const T *x, const Params &p, int64_t firstHead, bool transposed) {
+  return {x + firstHead * p.headDim, p.hidden, p.seq * p.hidden, transposed, p.headDim};
 }
-template <typename T> BatchedOutput<T> headOutput(T *x, const Params &p, int64_t h) {
-  return {x + h * p.headDim, p.hidden, p.seq * p.hidden};
+template <typename T> BatchedOutput<T> headOutput(T *x, const Params &p, int64_t firstHead) {
+  return {x + firstHead * p.headDim, p.hidden, p.seq * p.hidden, p.headDim};
 }
 
-/// The chunk's head hLocal in a score block: `batch` fp32 [seq, seq] matrices ...
-BatchedOutput<float> blockOutput(float *block, const Params &p, int64_t hLocal) {
-  return {block + hLocal * p.batch * p.seq * p.seq, p.seq, p.seq * p.seq};
+/// A score block: per head of the chunk, `batch` fp32 [seq, seq] matrices ...
+BatchedOutput<float> blockOutput(float *block, const Params &p) {
+  return {block, p.seq, p.seq * p.seq, p.batch * p.seq * p.seq};
 }
 /// ... and the same after a row kernel rewrote their rows as T.
 template <typename T>
-BatchedOperand<T> packedOperand(const float *block, const Params &p, int64_t hLocal,
-                                bool transposed) {
+BatchedOperand<T> packedOperand(const float *block, const Params &p, bool transposed) {
   const int64_t ld = attentionPackedLd<T>(p.seq);
-  return {reinterpret_cast<const T *>(block + hLocal * p.batch * p.seq * p.seq), ld, ld * p.seq,
-          transposed};
+  return {reinterpret_cast<const T *>(block), ld, ld * p.seq, transposed, ld * p.seq * p.batch};
 }
 
 unsigned rowBlocks(int64_t rows) {
@@ -173,19 +173,13 @@ void chunkedAttentionForward(LinearGemms &gemms, const T *q, const T *k, const T
   const int64_t d = p.headDim;
   for (int64_t firstHead = 0; firstHead < heads; firstHead += headChunk) {
     const int64_t chunkHeads = std::min(headChunk, heads - firstHead);
-    for (int64_t hLocal = 0; hLocal < chunkHeads; ++hLocal) {
-      const int64_t h = firstHead + hLocal;
-      gemms.batchedGemm(headOperand(q, p, h, false), headOperand(k, p, h, true),
-                        blockOutput(workspace, p, hLocal), seq, seq, d, batch, math);
-    }
+    gemms.batchedGemm(headOperand(q, p, firstHead, false), headOperand(k, p, firstHead, true),
+                      blockOutput(workspace, p), seq, seq, d, batch, chunkHeads, math);
     const int64_t rows = chunkHeads * batch * seq;
     BERTC_LAUNCH((forwardRowKernel<T>), rowBlocks(rows), kRowThreads, 0, gemms.stream(), workspace,
                  mask, lse, firstHead, rows, p);
-    for (int64_t hLocal = 0; hLocal < chunkHeads; ++hLocal) {
-      const int64_t h = firstHead + hLocal;
-      gemms.batchedGemm(packedOperand<T>(workspace, p, hLocal, false), headOperand(v, p, h, false),
-                        headOutput(ctx, p, h), seq, d, seq, batch, math);
-    }
+    gemms.batchedGemm(packedOperand<T>(workspace, p, false), headOperand(v, p, firstHead, false),
+                      headOutput(ctx, p, firstHead), seq, d, seq, batch, chunkHeads, math);
   }
 }
 
@@ -210,25 +204,22 @@ void chunkedAttentionBackward(LinearGemms &gemms, const T *dctx, const T *q, con
   launchRowTerm(dctx, ctx, p, gemms.stream());
   for (int64_t firstHead = 0; firstHead < heads; firstHead += headChunk) {
     const int64_t chunkHeads = std::min(headChunk, heads - firstHead);
-    for (int64_t hLocal = 0; hLocal < chunkHeads; ++hLocal) {
-      const int64_t h = firstHead + hLocal;
-      gemms.batchedGemm(headOperand(q, p, h, false), headOperand(k, p, h, true),
-                        blockOutput(probs, p, hLocal), seq, seq, d, batch, math);
-      gemms.batchedGemm(headOperand(dctx, p, h, false), headOperand(v, p, h, true),
-                        blockOutput(probGrads, p, hLocal), seq, seq, d, batch, math);
-    }
+    const auto head = [&](const T *x, bool transposed) {
+      return headOperand(x, p, firstHead, transposed);
+    };
+    gemms.batchedGemm(head(q, false), head(k, true), blockOutput(probs, p), seq, seq, d, batch,
+                      chunkHeads, math);
+    gemms.batchedGemm(head(dctx, false), head(v, true), blockOutput(probGrads, p), seq, seq, d,
+                      batch, chunkHeads, math);
     const int64_t rows = chunkHeads * batch * seq;
     BERTC_LAUNCH((backwardRowKernel<T>), rowBlocks(rows), kRowThreads, 0, gemms.stream(), probs,
                  probGrads, mask, firstHead, rows, p);
-    for (int64_t hLocal = 0; hLocal < chunkHeads; ++hLocal) {
-      const int64_t h = firstHead + hLocal;
-      gemms.batchedGemm(packedOperand<T>(probs, p, hLocal, true), headOperand(dctx, p, h, false),
-                        headOutput(dv, p, h), seq, d, seq, batch, math);
-      gemms.batchedGemm(packedOperand<T>(probGrads, p, hLocal, false), headOperand(k, p, h, false),
-                        headOutput(dq, p, h), seq, d, seq, batch, math);
-      gemms.batchedGemm(packedOperand<T>(probGrads, p, hLocal, true), headOperand(q, p, h, false),
-                        headOutput(dk, p, h), seq, d, seq, batch, math);
-    }
+    gemms.batchedGemm(packedOperand<T>(probs, p, true), head(dctx, false),
+                      headOutput(dv, p, firstHead), seq, d, seq, batch, chunkHeads, math);
+    gemms.batchedGemm(packedOperand<T>(probGrads, p, false), head(k, false),
+                      headOutput(dq, p, firstHead), seq, d, seq, batch, chunkHeads, math);
+    gemms.batchedGemm(packedOperand<T>(probGrads, p, true), head(q, false),
+                      headOutput(dk, p, firstHead), seq, d, seq, batch, chunkHeads, math);
   }
 }
 

@@ -4,16 +4,21 @@
 //   backward input  dx^T [in, rows]   =  w as [in, out]      dy^T [out, rows]
 //   backward weight dw^T [in, out]    =  x^T [in, rows]      (dy^T as [out, rows])^T
 // The attention's batched products (batchedGemm) are row-major too: D = op(A) op(B) is
-// D^T = op(B)^T op(A)^T, so cuBLASLt's A is the caller's b and its B the caller's a.
+// D^T = op(B)^T op(A)^T, so cuBLASLt's A is the caller's b and its B the caller's a. Their
+// groups (heads) of strided batches (sequences) are one matmul over pointer arrays that a
+// kernel fills in the workspace's last bytes, or a strided-batched matmul per group.
 // Each distinct (shape, types, math, transposes, epilogue, batching, pointer alignment)
 // gets a matmul descriptor, layouts and an algorithm once; later calls only set the pointers.
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_gemm.h"
 
+#include "launch.cuh"
+
 #include <cublasLt.h>
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -35,16 +40,45 @@ template <typename T> cublasComputeType_t computeType(GemmMath math) {
   return CUBLAS_COMPUTE_32F_FAST_TF32;
 }
 
-/// The largest power of two (up to 256) dividing the address and the batch stride in bytes:
-/// cuBLASLt's heuristic must not pick an algorithm that needs more alignment than the arena
-/// slot, or any batch's matrix, has. (A matrix at a multiple of the stride from the first
-/// then gets the same alignment, hence the same algorithm, as the first.)
-uint32_t alignmentOf(const void *pointer, int64_t batchStrideBytes = 0) {
+/// Bytes of the three pointer arrays at the workspace's end, and what cuBLASLt gets.
+constexpr size_t kPointerArrayBytes = 3 * sizeof(void *) * size_t(kMaxPointerArrayBatch);
+constexpr size_t kGemmWorkspaceBytes = kCublasLtWorkspaceBytes - kPointerArrayBytes;
+
+/// The largest power of two (up to 256) dividing the address and the batch and group
+/// strides in bytes: cuBLASLt's heuristic must not pick an algorithm that needs more
+/// alignment than the arena slot, or any batch's matrix, has. (A matrix at a multiple of the
+/// strides from the first then gets the same alignment, hence the same algorithm.)
+uint32_t alignmentOf(const void *pointer, int64_t batchStrideBytes = 0,
+                     int64_t groupStrideBytes = 0) {
   const uintptr_t address = reinterpret_cast<uintptr_t>(pointer);
   uint32_t alignment = 256;
-  while (alignment > 1 && (address % alignment != 0 || batchStrideBytes % alignment != 0))
+  while (alignment > 1 && (address % alignment != 0 || batchStrideBytes % alignment != 0 ||
+                           groupStrideBytes % alignment != 0))
     alignment /= 2;
   return alignment;
+}
+
+/// One operand of a grouped batch as its pointer array lists it: matrix i of group g at
+/// base + g * groupStride + i * batchStride bytes.
+struct GroupedMatrices {
+  const char *base;
+  int64_t batchStride, groupStride;
+};
+
+__device__ const void *matrixAt(const GroupedMatrices &operand, int64_t group, int64_t i) {
+  return operand.base + group * operand.groupStride + i * operand.batchStride;
+}
+
+/// The pointer arrays of cuBLASLt's A, B and D, one after another: entry g * count + i of
+/// each is matrix i of group g, for the total = groups * count matrices.
+__global__ void fillPointerArrays(const void **arrays, GroupedMatrices a, GroupedMatrices b,
+                                  GroupedMatrices d, int64_t count, int64_t total) {
+  for (int64_t e = gridStrideBegin(); e < total; e += gridStride()) {
+    const int64_t group = e / count, i = e % count;
+    arrays[e] = matrixAt(a, group, i);
+    arrays[total + e] = matrixAt(b, group, i);
+    arrays[2 * total + e] = matrixAt(d, group, i);
+  }
 }
 
 /// What determines a matmul's descriptor and algorithm. D is m x n, op(A) m x k, op(B) k x n;
@@ -58,19 +92,22 @@ struct GemmShape {
   bool bias;
   uint32_t alignA, alignB, alignD;
   int64_t batches = 1, strideA = 0, strideB = 0, strideD = 0;
+  /// The batches' matrices are named by pointer arrays (the strides are unused).
+  bool pointerArrays = false;
 
   auto tie() const {
     return std::tie(m, n, k, lda, ldb, ldd, transA, transB, inputType, outputType, compute, bias,
-                    alignA, alignB, alignD, batches, strideA, strideB, strideD);
+                    alignA, alignB, alignD, batches, strideA, strideB, strideD, pointerArrays);
   }
   bool operator<(const GemmShape &other) const { return tie() < other.tie(); }
 };
 
-/// The cuBLASLt objects of one GemmShape.
+/// The cuBLASLt objects of one GemmShape; no algorithm for a pointer-array shape that
+/// cuBLASLt cannot run (its callers then run the strided-batched shapes instead).
 struct GemmPlan {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-  cublasLtMatmulAlgo_t algo{};
+  std::optional<cublasLtMatmulAlgo_t> algo;
 };
 
 void setAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute,
@@ -78,13 +115,19 @@ void setAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr
   BERTC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, attribute, value, bytes));
 }
 
-/// Makes `layout` hold `batches` matrices `stride` elements apart.
-void setBatches(cublasLtMatrixLayout_t layout, int64_t batches, int64_t stride) {
+/// Makes `layout` hold `batches` matrices, `stride` elements apart or named by a pointer array.
+void setBatches(cublasLtMatrixLayout_t layout, int64_t batches, int64_t stride, bool pointerArray) {
   const int32_t count = int32_t(batches);
   BERTC_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
                                                       &count, sizeof count));
-  BERTC_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(
-      layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride));
+  if (pointerArray) {
+    const uint32_t mode = CUBLASLT_BATCH_MODE_POINTER_ARRAY;
+    BERTC_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_MODE,
+                                                        &mode, sizeof mode));
+  } else {
+    BERTC_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(
+        layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride));
+  }
 }
 } // namespace
 
@@ -108,6 +151,10 @@ struct LinearGemms::State {
     try {
       describe(shape, plan);
       plan.algo = chooseAlgorithm(shape, plan);
+      if (!plan.algo && !shape.pointerArrays)
+        throw CudaError("cuBLASLt has no algorithm for a " + std::to_string(shape.m) + "x" +
+                        std::to_string(shape.n) + "x" + std::to_string(shape.k) +
+                        " GEMM with these types on this GPU (bf16 and TF32 need sm_80 or newer)");
     } catch (...) {
       destroy(plan);
       throw;
@@ -139,18 +186,20 @@ struct LinearGemms::State {
                                                   bT ? shape.k : shape.n, shape.ldb));
     BERTC_CUBLAS_CHECK(
         cublasLtMatrixLayoutCreate(&plan.d, shape.outputType, shape.m, shape.n, shape.ldd));
-    if (shape.batches > 1) {
-      setBatches(plan.a, shape.batches, shape.strideA);
-      setBatches(plan.b, shape.batches, shape.strideB);
-      setBatches(plan.d, shape.batches, shape.strideD);
+    if (shape.batches > 1 || shape.pointerArrays) {
+      setBatches(plan.a, shape.batches, shape.strideA, shape.pointerArrays);
+      setBatches(plan.b, shape.batches, shape.strideB, shape.pointerArrays);
+      setBatches(plan.d, shape.batches, shape.strideD, shape.pointerArrays);
     }
   }
 
-  /// cuBLASLt's first choice for the plan within the workspace and the pointers' alignment.
-  cublasLtMatmulAlgo_t chooseAlgorithm(const GemmShape &shape, const GemmPlan &plan) const {
+  /// cuBLASLt's first choice for the plan within the workspace and the pointers' alignment;
+  /// none when it has no algorithm for them.
+  std::optional<cublasLtMatmulAlgo_t> chooseAlgorithm(const GemmShape &shape,
+                                                      const GemmPlan &plan) const {
     cublasLtMatmulPreference_t preference = nullptr;
     BERTC_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
-    const size_t workspaceBytes = kCublasLtWorkspaceBytes;
+    const size_t workspaceBytes = kGemmWorkspaceBytes;
     const std::tuple<cublasLtMatmulPreferenceAttributes_t, const void *, size_t> preferences[] = {
         {CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspaceBytes, sizeof workspaceBytes},
         {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &shape.alignA, sizeof shape.alignA},
@@ -167,18 +216,17 @@ struct LinearGemms::State {
       status = cublasLtMatmulAlgoGetHeuristic(handle, plan.desc, plan.a, plan.b, plan.d, plan.d,
                                               preference, 1, &result, &algorithms);
     cublasLtMatmulPreferenceDestroy(preference);
-    // "Not supported" is cuBLASLt's way of saying no algorithm fits: explained below.
+    // "Not supported" is cuBLASLt's way of saying no algorithm fits.
     if (status != CUBLAS_STATUS_NOT_SUPPORTED)
       BERTC_CUBLAS_CHECK(status);
     if (status == CUBLAS_STATUS_NOT_SUPPORTED || algorithms == 0)
-      throw CudaError("cuBLASLt has no algorithm for a " + std::to_string(shape.m) + "x" +
-                      std::to_string(shape.n) + "x" + std::to_string(shape.k) +
-                      " GEMM with these types on this GPU (bf16 and TF32 need sm_80 or newer)");
+      return std::nullopt;
     return result.algo;
   }
 
   /// d = a b (+ bias), queued on the stream; with `beta` 1, d = a b + c, c being d itself
-  /// unless given (C has D's layout, and shape.alignD is the alignment of both).
+  /// unless given (C has D's layout, and shape.alignD is the alignment of both). For a
+  /// pointer-array shape, a, b and d are the arrays.
   void run(const GemmShape &shape, const void *a, const void *b, void *d, const void *bias,
            float beta = 0.0f, const void *c = nullptr) {
     const GemmPlan &plan = planFor(shape);
@@ -186,8 +234,42 @@ struct LinearGemms::State {
       setAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
     const float alpha = 1.0f;
     BERTC_CUBLAS_CHECK(cublasLtMatmul(handle, plan.desc, &alpha, a, plan.a, b, plan.b, &beta,
-                                      c ? c : d, plan.d, d, plan.d, &plan.algo, workspace,
-                                      kCublasLtWorkspaceBytes, stream));
+                                      c ? c : d, plan.d, d, plan.d, &*plan.algo, workspace,
+                                      kGemmWorkspaceBytes, stream));
+  }
+
+  /// `groups` groups of shape.batches strided matrices (strides in `shape`), cuBLASLt's A,
+  /// B and D: as pointer-array matmuls of up to kMaxPointerArrayBatch matrices, or, where
+  /// cuBLASLt has no algorithm for those, one strided-batched matmul per group.
+  void runGroups(const GemmShape &shape, int64_t groups, GroupedMatrices a, GroupedMatrices b,
+                 GroupedMatrices d) {
+    const int64_t count = shape.batches;
+    const int64_t groupsPerCall =
+        count <= kMaxPointerArrayBatch ? std::min(groups, kMaxPointerArrayBatch / count) : 1;
+    int64_t first = 0;
+    while (first < groups && groupsPerCall > 1) {
+      const int64_t callGroups = std::min(groupsPerCall, groups - first);
+      GemmShape grouped = shape;
+      grouped.batches = callGroups * count;
+      grouped.pointerArrays = true;
+      grouped.strideA = grouped.strideB = grouped.strideD = 0;
+      if (!planFor(grouped).algo)
+        break;
+      const auto from = [first](GroupedMatrices operand) {
+        operand.base += first * operand.groupStride;
+        return operand;
+      };
+      const void **arrays =
+          reinterpret_cast<const void **>(static_cast<char *>(workspace) + kGemmWorkspaceBytes);
+      const int64_t total = grouped.batches;
+      BERTC_LAUNCH(fillPointerArrays, gridFor(total), kElementwiseThreads, 0, stream, arrays,
+                   from(a), from(b), from(d), count, total);
+      run(grouped, arrays, arrays + total, arrays + 2 * total, nullptr);
+      first += callGroups;
+    }
+    for (int64_t group = first; group < groups; ++group)
+      run(shape, a.base + group * a.groupStride, b.base + group * b.groupStride,
+          const_cast<char *>(d.base) + group * d.groupStride, nullptr);
   }
 };
 
@@ -309,10 +391,10 @@ void LinearGemms::linearBackwardWeightAccumulate(const T *dy, const T *x, float 
 template <typename T, typename OutT>
 void LinearGemms::batchedGemm(const BatchedOperand<T> &a, const BatchedOperand<T> &b,
                               const BatchedOutput<OutT> &d, int64_t m, int64_t n, int64_t k,
-                              int64_t count, GemmMath math) {
+                              int64_t count, int64_t groups, GemmMath math) {
   static_assert(std::is_same_v<OutT, T> || std::is_same_v<OutT, float>,
                 "batched GEMMs write the input type or fp32");
-  if (m == 0 || n == 0 || count == 0)
+  if (m == 0 || n == 0 || count == 0 || groups == 0)
     return;
   // Row-major d = op(a) op(b) is column-major d^T = op(b)^T op(a)^T: a matrix row-major
   // and untransposed is column-major transposed already.
@@ -330,14 +412,25 @@ void LinearGemms::batchedGemm(const BatchedOperand<T> &a, const BatchedOperand<T
                   dataType<OutT>(),
                   computeType<T>(math),
                   false,
-                  alignmentOf(b.data, b.batchStride * inputBytes),
-                  alignmentOf(a.data, a.batchStride * inputBytes),
-                  alignmentOf(d.data, d.batchStride * outputBytes)};
+                  alignmentOf(b.data, b.batchStride * inputBytes, b.groupStride * inputBytes),
+                  alignmentOf(a.data, a.batchStride * inputBytes, a.groupStride * inputBytes),
+                  alignmentOf(d.data, d.batchStride * outputBytes, d.groupStride * outputBytes)};
   shape.batches = count;
   shape.strideA = b.batchStride;
   shape.strideB = a.batchStride;
   shape.strideD = d.batchStride;
-  state->run(shape, b.data, a.data, d.data, nullptr);
+  if (groups == 1) {
+    state->run(shape, b.data, a.data, d.data, nullptr);
+    return;
+  }
+  const auto grouped = [](const void *data, int64_t batchStride, int64_t groupStride,
+                          int64_t elementBytes) {
+    return GroupedMatrices{static_cast<const char *>(data), batchStride * elementBytes,
+                           groupStride * elementBytes};
+  };
+  state->runGroups(shape, groups, grouped(b.data, b.batchStride, b.groupStride, inputBytes),
+                   grouped(a.data, a.batchStride, a.groupStride, inputBytes),
+                   grouped(d.data, d.batchStride, d.groupStride, outputBytes));
 }
 
 cudaStream_t LinearGemms::stream() const { return state->stream; }
@@ -357,7 +450,7 @@ cudaStream_t LinearGemms::stream() const { return state->stream; }
 #define INSTANTIATE_BATCHED(T, OutT)                                                               \
   template void LinearGemms::batchedGemm(const BatchedOperand<T> &, const BatchedOperand<T> &,     \
                                          const BatchedOutput<OutT> &, int64_t, int64_t, int64_t,   \
-                                         int64_t, GemmMath);
+                                         int64_t, int64_t, GemmMath);
 INSTANTIATE(float)
 INSTANTIATE(bf16)
 INSTANTIATE(fp16)

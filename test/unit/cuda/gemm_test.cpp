@@ -1,7 +1,7 @@
 // The cuBLASLt linear layers against the CPU's (OpenBLAS / fp32-accumulating) ones: the
 // forward with and without its bias epilogue, both backward GEMMs, odd sizes, and operands
 // that are only element-aligned (an arena slot need not be 256-byte aligned); and the
-// strided-batched GEMM against a host product.
+// batched GEMM (groups of strided batches) against a host product.
 #include "cuda_test_support.h"
 
 #include "bertc/runtime/cpu_kernels.h"
@@ -100,36 +100,55 @@ TYPED_TEST(GemmTest, MatchesCpuForBertSizedRows) { checkLinear<TypeParam>(256, 7
 
 TYPED_TEST(GemmTest, MatchesCpuForElementAlignedOperands) { checkLinear<TypeParam>(33, 64, 40, 1); }
 
+/// How batchedGemm's matrices (g, i) of one operand lie, as the attention's heads do in a
+/// [batch, seq, hidden] tensor: the groups side by side in each row (rows `ld` elements
+/// apart, padded), the batches one after another (and padded apart), so that a wrong
+/// leading dimension or stride shows.
+struct InterleavedLayout {
+  int64_t rows, cols, groups, count, ld, batchStride;
+  InterleavedLayout(int64_t rows, int64_t cols, int64_t groups, int64_t count, int64_t pad)
+      : rows(rows), cols(cols), groups(groups), count(count), ld(groups * cols + pad),
+        batchStride(rows * ld + pad + 1) {}
+  int64_t size() const { return count * batchStride; }
+  int64_t at(int64_t g, int64_t i, int64_t r, int64_t c) const {
+    return i * batchStride + g * cols + r * ld + c;
+  }
+};
+
 /// batchedGemm (the attention's products) against a host product of the stored values:
-/// `count` products with every operand's rows and matrices padded apart, so that a wrong
-/// leading dimension or batch stride shows, and the output's padding must stay untouched.
-template <typename T, typename OutT> void checkBatched(bool transA, bool transB) {
-  constexpr int64_t m = 5, n = 7, k = 6, count = 3;
+/// `groups` groups of `count` products; the output's padding must stay untouched.
+template <typename T, typename OutT>
+void checkBatched(bool transA, bool transB, int64_t groups, int64_t count, int64_t m = 5,
+                  int64_t n = 7, int64_t k = 6) {
   const std::string name = std::string("batched, a") + (transA ? "^T" : "") + " b" +
-                           (transB ? "^T" : "") + (std::is_same_v<OutT, float> ? ", fp32 out" : "");
+                           (transB ? "^T" : "") +
+                           (std::is_same_v<OutT, float> ? ", fp32 out" : "") + ", " +
+                           std::to_string(groups) + " groups of " + std::to_string(count);
   // Stored shapes: a [m, k] or, transposed, [k, m]; b [k, n] or [n, k].
-  const int64_t lda = (transA ? m : k) + 3, strideA = (transA ? k : m) * lda + 4;
-  const int64_t ldb = (transB ? k : n) + 2, strideB = (transB ? n : k) * ldb + 1;
-  const int64_t ldd = n + 2, strideD = m * ldd + 5;
-  const auto a = randomValues<T>(count * strideA, 1), b = randomValues<T>(count * strideB, 2);
+  const InterleavedLayout la(transA ? k : m, transA ? m : k, groups, count, 3);
+  const InterleavedLayout lb(transB ? n : k, transB ? k : n, groups, count, 2);
+  const InterleavedLayout ld(m, n, groups, count, 5);
+  const auto a = randomValues<T>(la.size(), 1), b = randomValues<T>(lb.size(), 2);
   DeviceArray<T> dA(a), dB(b);
-  DeviceArray<OutT> dD(count * strideD);
+  DeviceArray<OutT> dD(ld.size());
   DeviceArray<std::byte> workspace(kCublasLtWorkspaceBytes);
   LinearGemms gemms(workspace.get(), nullptr);
-  gemms.batchedGemm(BatchedOperand<T>{dA.get(), lda, strideA, transA},
-                    BatchedOperand<T>{dB.get(), ldb, strideB, transB},
-                    BatchedOutput<OutT>{dD.get(), ldd, strideD}, m, n, k, count);
+  gemms.batchedGemm(BatchedOperand<T>{dA.get(), la.ld, la.batchStride, transA, la.cols},
+                    BatchedOperand<T>{dB.get(), lb.ld, lb.batchStride, transB, lb.cols},
+                    BatchedOutput<OutT>{dD.get(), ld.ld, ld.batchStride, ld.cols}, m, n, k, count,
+                    groups);
 
-  std::vector<float> expected(count * strideD, 0.0f);
-  for (int64_t i = 0; i < count; ++i)
-    for (int64_t r = 0; r < m; ++r)
-      for (int64_t c = 0; c < n; ++c) {
-        double sum = 0.0;
-        for (int64_t kk = 0; kk < k; ++kk)
-          sum += double(toFloat(a[i * strideA + (transA ? kk * lda + r : r * lda + kk)])) *
-                 toFloat(b[i * strideB + (transB ? c * ldb + kk : kk * ldb + c)]);
-        expected[i * strideD + r * ldd + c] = float(sum);
-      }
+  std::vector<float> expected(ld.size(), 0.0f);
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t i = 0; i < count; ++i)
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t c = 0; c < n; ++c) {
+          double sum = 0.0;
+          for (int64_t kk = 0; kk < k; ++kk)
+            sum += double(toFloat(a[transA ? la.at(g, i, kk, r) : la.at(g, i, r, kk)])) *
+                   toFloat(b[transB ? lb.at(g, i, c, kk) : lb.at(g, i, kk, c)]);
+          expected[ld.at(g, i, r, c)] = float(sum);
+        }
   const bool fp32 = std::is_same_v<OutT, float>;
   expectClose(dD.download(), expected, fp32 ? 1e-5 : Tolerance<T>::atol,
               fp32 ? 1e-5 : Tolerance<T>::rtol, name);
@@ -137,11 +156,19 @@ template <typename T, typename OutT> void checkBatched(bool transA, bool transB)
 
 TYPED_TEST(GemmTest, BatchedMatchesHostProduct) {
   for (bool transA : {false, true})
-    for (bool transB : {false, true}) {
-      checkBatched<TypeParam, TypeParam>(transA, transB);
-      if constexpr (!std::is_same_v<TypeParam, float>)
-        checkBatched<TypeParam, float>(transA, transB);
-    }
+    for (bool transB : {false, true})
+      for (int64_t groups : {1, 3}) {
+        checkBatched<TypeParam, TypeParam>(transA, transB, groups, 2);
+        if constexpr (!std::is_same_v<TypeParam, float>)
+          checkBatched<TypeParam, float>(transA, transB, groups, 2);
+      }
+}
+
+// More matrices than one pointer-array GEMM takes: groups split over several (the last one
+// smaller), or, with more in a group than that, a strided-batched GEMM per group.
+TYPED_TEST(GemmTest, BatchedSplitsWhatOnePointerArrayCannotHold) {
+  checkBatched<TypeParam, TypeParam>(false, true, 3, kMaxPointerArrayBatch / 2 - 1, 2, 2, 3);
+  checkBatched<TypeParam, TypeParam>(true, false, 2, kMaxPointerArrayBatch + 1, 1, 2, 2);
 }
 
 } // namespace

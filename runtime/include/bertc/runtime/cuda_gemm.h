@@ -5,8 +5,8 @@
 // with --tf32 ask for GemmMath::Tf32, CUBLAS_COMPUTE_32F_FAST_TF32), weight gradients
 // are fp32. BERT's GELU is the erf form, while cuBLASLt's GELU epilogue is the tanh
 // approximation, so a linear followed by GELU is this forward then cuda::geluForward.
-// The tensor-core attention's per-head products go through the same object, as
-// strided-batched GEMMs (batchedGemm).
+// The tensor-core attention's per-head products go through the same object, as batched
+// GEMMs over (head, sequence) (batchedGemm).
 #pragma once
 
 #include "bertc/abi/kernel_workspace.h"
@@ -25,20 +25,28 @@ namespace bertc::cuda {
 /// accumulating in fp32 either way.
 enum class GemmMath { Fp32, Tf32 };
 
-/// An input of LinearGemms::batchedGemm: matrix i at data + i * batchStride, row-major with
-/// rows ld elements apart, multiplied transposed when `transposed`.
+/// An input of LinearGemms::batchedGemm: matrix i of group g at data + g * groupStride +
+/// i * batchStride, row-major with rows ld elements apart, multiplied transposed when
+/// `transposed`.
 template <typename T> struct BatchedOperand {
   const T *data;
   int64_t ld, batchStride;
   bool transposed;
+  int64_t groupStride = 0;
 };
 
-/// The output of LinearGemms::batchedGemm: matrix i at data + i * batchStride, row-major
-/// with rows ld elements apart.
+/// The output of LinearGemms::batchedGemm: matrix i of group g at data + g * groupStride +
+/// i * batchStride, row-major with rows ld elements apart.
 template <typename T> struct BatchedOutput {
   T *data;
   int64_t ld, batchStride;
+  int64_t groupStride = 0;
 };
+
+/// Matrices one pointer-array GEMM takes at most: LinearGemms keeps its three pointer arrays
+/// (A, B, D) in the last 3 * 8 * kMaxPointerArrayBatch bytes of its workspace and gives
+/// cuBLASLt the rest.
+constexpr int64_t kMaxPointerArrayBatch = 8192;
 
 /// The linear-layer and attention GEMMs queued on one stream: a cuBLASLt handle, the caller's
 /// workspace, and each shape's algorithm, chosen by cuBLASLt's heuristic the first time the shape
@@ -75,13 +83,17 @@ public:
   void linearBackwardWeightAccumulate(const T *dy, const T *x, float *dw, int64_t rows, int64_t in,
                                       int64_t out, GemmMath math = GemmMath::Fp32);
 
-  /// For each i < count: d_i[m, n] = op(a_i)[m, k] op(b_i)[k, n], overwritten, every
-  /// matrix row-major with its own leading dimension and batch stride (the attention's
-  /// per-head products over the batch). OutT is T or float; GemmMath::Tf32 needs T = float.
+  /// For each group g < groups and i < count: d_gi[m, n] = op(a_gi)[m, k] op(b_gi)[k, n],
+  /// overwritten, every matrix row-major with its own leading dimension and strides (the
+  /// attention's products: a group per head, a matrix per sequence). One group is one
+  /// strided-batched cuBLASLt call; more are one pointer-array call (its arrays filled by a
+  /// kernel first) for up to kMaxPointerArrayBatch matrices, or, where cuBLASLt has no
+  /// pointer-array algorithm, a strided-batched call per group. OutT is T or float;
+  /// GemmMath::Tf32 needs T = float.
   template <typename T, typename OutT>
   void batchedGemm(const BatchedOperand<T> &a, const BatchedOperand<T> &b,
                    const BatchedOutput<OutT> &d, int64_t m, int64_t n, int64_t k, int64_t count,
-                   GemmMath math = GemmMath::Fp32);
+                   int64_t groups = 1, GemmMath math = GemmMath::Fp32);
 
   /// The stream the GEMMs are queued on (kernels that feed them or read them queue there too).
   cudaStream_t stream() const;
