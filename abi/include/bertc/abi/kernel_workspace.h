@@ -37,7 +37,7 @@ inline int64_t attentionRowTermFloats(int64_t batch, int64_t heads, int64_t seq)
 }
 
 /// The tensor-core attention (an attention op with head_chunk > 0) takes its heads
-/// head_chunk at a time: per head of a chunk, strided-batched GEMMs over the batch, with
+/// head_chunk at a time: per chunk, GEMMs batched over its heads and the batch, with
 /// the chunk's [headChunk, batch, seq, seq] scores in a block of the kernel workspace,
 /// head-major (head h of the chunk, sequence b: the [seq, seq] matrix at float offset
 /// (h * batch + b) * seq * seq). The softmax overwrites each fp32 row in place with its

@@ -1,17 +1,17 @@
 // Attention on tensor cores (an attention op with head_chunk > 0): the CPU twin's
 // cpu::chunkedAttentionForward/Backward, step for step. Heads are taken headChunk at a time
-// (1 <= headChunk <= heads); each head's products are strided-batched cuBLASLt GEMMs over
-// the batch, reading the heads in place in the [batch, seq, hidden] tensors (leading
-// dimension hidden, batch stride seq * hidden), with the chunk's [seq, seq] matrices in
-// score blocks of the op's workspace (abi/kernel_workspace.h):
-//   forward   per head: scores = q k^T (fp32); per row of the chunk, one kernel: the
-//             masked, scaled scores' softmax, lse, and P*Z (the probabilities times the
-//             dropout factor 0 or 1 / (1 - rate)) rounded to T in place; per head:
-//             ctx = (P*Z) v, rounded once to T;
-//   backward  the row term dctx . ctx; per head: scores = q k^T and dP = dctx v^T (fp32);
-//             per row, one kernel: P from the scores and lse, P*Z rounded to T in place of
-//             the scores, dS = P (dP Z - rowTerm) / sqrt(d) rounded to T in place of dP;
-//             per head: dv = (P*Z)^T dctx, dq = dS k, dk = dS^T q.
+// (1 <= headChunk <= heads); each product is one cuBLASLt GEMM over the chunk's heads and
+// the batch (LinearGemms::batchedGemm, a group per head), reading the heads in place in the
+// [batch, seq, hidden] tensors (leading dimension hidden, batch stride seq * hidden, head
+// stride headDim), with the chunk's [seq, seq] matrices in score blocks of the op's
+// workspace (abi/kernel_workspace.h):
+//   forward   scores = q k^T (fp32); per row of the chunk, one kernel: the masked, scaled
+//             scores' softmax, lse, and P*Z (the probabilities times the dropout factor 0
+//             or 1 / (1 - rate)) rounded to T in place; ctx = (P*Z) v, rounded once to T;
+//   backward  the row term dctx . ctx; scores = q k^T and dP = dctx v^T (fp32); per row,
+//             one kernel: P from the scores and lse, P*Z rounded to T in place of the
+//             scores, dS = P (dP Z - rowTerm) / sqrt(d) rounded to T in place of dP;
+//             dv = (P*Z)^T dctx, dq = dS k, dk = dS^T q.
 // The scale, mask bias, dropout keys and fully masked rows are the fused kernels'
 // (attention_common.cuh), so the two paths differ only by the 16-bit rounding of P*Z and dS
 // and the GEMMs' order of summation. With GemmMath::Tf32 (fp32 only, a plan made with
