@@ -298,10 +298,18 @@ template <typename T> int measure(const Options &options, const cudaDeviceProp &
   const std::string gpu = std::string(device.name) + " (sm_" + std::to_string(device.major) +
                           std::to_string(device.minor) + ")";
   if (options.json) {
-    nlohmann::json out = {
-        {"device", gpu},          {"batch", options.batch},         {"hidden", options.hidden},
-        {"heads", options.heads}, {"precision", options.precision}, {"dropout", options.dropout},
-        {"runs", options.runs},   {"warmup", options.warmup},       {"results", results}};
+    nlohmann::json out = {{"device", gpu},
+                          {"batch", options.batch},
+                          {"hidden", options.hidden},
+                          {"heads", options.heads},
+                          {"precision", options.precision},
+                          {"dropout", options.dropout},
+                          {"runs", options.runs},
+                          {"warmup", options.warmup},
+                          {"results", results},
+                          {"grouped_gemms",
+                           {{"pointer_arrays", gemms.groupedCalls().pointerArrays},
+                            {"per_head", gemms.groupedCalls().perGroup}}}};
     if (options.check)
       out["check"] = {{"passed", agreed}, {"differences", checks}};
     std::cout << out.dump(2) << "\n";
@@ -329,6 +337,10 @@ template <typename T> int measure(const Options &options, const cudaDeviceProp &
         (long long)check["seq"].get<int64_t>(), (long long)check["head_chunk"].get<int64_t>(),
         check["tensor"].get<std::string>().c_str(), check["largest_difference"].get<double>(),
         (long long)check["outside_tolerance"].get<int64_t>());
+  std::printf("tensor-core products: %lld GEMMs over a chunk's heads (pointer arrays), %lld "
+              "as a GEMM per head\n",
+              (long long)gemms.groupedCalls().pointerArrays,
+              (long long)gemms.groupedCalls().perGroup);
   if (options.check)
     std::printf("check: %s\n", agreed ? "the tensor-core kernels agree with the fused ones"
                                       : "FAILED: the kernels disagree beyond the tolerance");

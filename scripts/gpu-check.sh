@@ -555,7 +555,7 @@ measure_attention() {
   # The bench's header, PyTorch line and table, indented under the summary's line.
   while IFS= read -r line; do
     summary+=("    $line")
-  done < <(grep -E '^(\||Attention on|PyTorch)' "$log")
+  done < <(grep -E '^(\||Attention on|Attention products|PyTorch)' "$log")
 }
 
 echo "gpu-check: $(describe_gpu)"

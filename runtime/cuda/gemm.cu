@@ -136,6 +136,7 @@ struct LinearGemms::State {
   void *workspace;
   cudaStream_t stream;
   std::map<GemmShape, GemmPlan> plans;
+  GroupedCalls groupedCalls;
 
   ~State() {
     for (auto &[shape, plan] : plans)
@@ -265,8 +266,11 @@ struct LinearGemms::State {
       BERTC_LAUNCH(fillPointerArrays, gridFor(total), kElementwiseThreads, 0, stream, arrays,
                    from(a), from(b), from(d), count, total);
       run(grouped, arrays, arrays + total, arrays + 2 * total, nullptr);
+      ++groupedCalls.pointerArrays;
       first += callGroups;
     }
+    if (first < groups)
+      ++groupedCalls.perGroup;
     for (int64_t group = first; group < groups; ++group)
       run(shape, a.base + group * a.groupStride, b.base + group * b.groupStride,
           const_cast<char *>(d.base) + group * d.groupStride, nullptr);
@@ -432,6 +436,8 @@ void LinearGemms::batchedGemm(const BatchedOperand<T> &a, const BatchedOperand<T
                    grouped(a.data, a.batchStride, a.groupStride, inputBytes),
                    grouped(d.data, d.batchStride, d.groupStride, outputBytes));
 }
+
+LinearGemms::GroupedCalls LinearGemms::groupedCalls() const { return state->groupedCalls; }
 
 cudaStream_t LinearGemms::stream() const { return state->stream; }
 

@@ -118,8 +118,8 @@ struct InterleavedLayout {
 /// batchedGemm (the attention's products) against a host product of the stored values:
 /// `groups` groups of `count` products; the output's padding must stay untouched.
 template <typename T, typename OutT>
-void checkBatched(bool transA, bool transB, int64_t groups, int64_t count, int64_t m = 5,
-                  int64_t n = 7, int64_t k = 6) {
+LinearGemms::GroupedCalls checkBatched(bool transA, bool transB, int64_t groups, int64_t count,
+                                       int64_t m = 5, int64_t n = 7, int64_t k = 6) {
   const std::string name = std::string("batched, a") + (transA ? "^T" : "") + " b" +
                            (transB ? "^T" : "") +
                            (std::is_same_v<OutT, float> ? ", fp32 out" : "") + ", " +
@@ -152,6 +152,7 @@ void checkBatched(bool transA, bool transB, int64_t groups, int64_t count, int64
   const bool fp32 = std::is_same_v<OutT, float>;
   expectClose(dD.download(), expected, fp32 ? 1e-5 : Tolerance<T>::atol,
               fp32 ? 1e-5 : Tolerance<T>::rtol, name);
+  return gemms.groupedCalls();
 }
 
 TYPED_TEST(GemmTest, BatchedMatchesHostProduct) {
@@ -167,8 +168,17 @@ TYPED_TEST(GemmTest, BatchedMatchesHostProduct) {
 // More matrices than one pointer-array GEMM takes: groups split over several (the last one
 // smaller), or, with more in a group than that, a strided-batched GEMM per group.
 TYPED_TEST(GemmTest, BatchedSplitsWhatOnePointerArrayCannotHold) {
-  checkBatched<TypeParam, TypeParam>(false, true, 3, kMaxPointerArrayBatch / 2 - 1, 2, 2, 3);
-  checkBatched<TypeParam, TypeParam>(true, false, 2, kMaxPointerArrayBatch + 1, 1, 2, 2);
+  // Two pointer-array GEMMs (2 groups, then 1) where cuBLASLt has the algorithms; else one
+  // call of a GEMM per group.
+  const auto split =
+      checkBatched<TypeParam, TypeParam>(false, true, 3, kMaxPointerArrayBatch / 2 - 1, 2, 2, 3);
+  EXPECT_TRUE((split.pointerArrays == 2 && split.perGroup == 0) ||
+              (split.pointerArrays == 0 && split.perGroup == 1))
+      << split.pointerArrays << " pointer-array GEMMs, " << split.perGroup << " per group";
+  const auto perGroup =
+      checkBatched<TypeParam, TypeParam>(true, false, 2, kMaxPointerArrayBatch + 1, 1, 2, 2);
+  EXPECT_EQ(perGroup.pointerArrays, 0);
+  EXPECT_EQ(perGroup.perGroup, 1);
 }
 
 } // namespace

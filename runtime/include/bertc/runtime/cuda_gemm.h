@@ -95,6 +95,14 @@ public:
                    const BatchedOutput<OutT> &d, int64_t m, int64_t n, int64_t k, int64_t count,
                    int64_t groups = 1, GemmMath math = GemmMath::Fp32);
 
+  /// How batchedGemm has run groups so far: calls over pointer arrays, and calls that ran a
+  /// strided-batched GEMM per group (cuBLASLt offered no pointer-array algorithm, or a group
+  /// held more than kMaxPointerArrayBatch matrices).
+  struct GroupedCalls {
+    int64_t pointerArrays = 0, perGroup = 0;
+  };
+  GroupedCalls groupedCalls() const;
+
   /// The stream the GEMMs are queued on (kernels that feed them or read them queue there too).
   cudaStream_t stream() const;
 
