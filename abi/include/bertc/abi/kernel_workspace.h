@@ -23,8 +23,9 @@ inline int64_t attentionScratchFloats(int64_t seq) { return 2 * seq * seq + seq;
 
 namespace bertc::cuda {
 
-/// Device workspace bytes every cuBLASLt call may use: 32 MiB, what NVIDIA recommends for
-/// Hopper (earlier GPUs need less). The memory plan reserves exactly this much.
+/// Device workspace bytes of the GEMMs: 32 MiB, what NVIDIA recommends for Hopper (earlier
+/// GPUs need less). The memory plan reserves exactly this much; LinearGemms keeps its
+/// pointer arrays in the last 192 KiB (cuda_gemm.h) and gives cuBLASLt the rest.
 constexpr size_t kCublasLtWorkspaceBytes = size_t(32) << 20;
 
 /// Largest head dimension (hidden / heads) the attention kernels take.
