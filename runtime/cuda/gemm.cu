@@ -12,7 +12,7 @@
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_gemm.h"
 
-#include "launch.cuh"
+#include "gemm_pointer_arrays.cuh"
 
 #include <cublasLt.h>
 
@@ -56,29 +56,6 @@ uint32_t alignmentOf(const void *pointer, int64_t batchStrideBytes = 0,
                            groupStrideBytes % alignment != 0))
     alignment /= 2;
   return alignment;
-}
-
-/// One operand of a grouped batch as its pointer array lists it: matrix i of group g at
-/// base + g * groupStride + i * batchStride bytes.
-struct GroupedMatrices {
-  const char *base;
-  int64_t batchStride, groupStride;
-};
-
-__device__ const void *matrixAt(const GroupedMatrices &operand, int64_t group, int64_t i) {
-  return operand.base + group * operand.groupStride + i * operand.batchStride;
-}
-
-/// The pointer arrays of cuBLASLt's A, B and D, one after another: entry g * count + i of
-/// each is matrix i of group g, for the total = groups * count matrices.
-__global__ void fillPointerArrays(const void **arrays, GroupedMatrices a, GroupedMatrices b,
-                                  GroupedMatrices d, int64_t count, int64_t total) {
-  for (int64_t e = gridStrideBegin(); e < total; e += gridStride()) {
-    const int64_t group = e / count, i = e % count;
-    arrays[e] = matrixAt(a, group, i);
-    arrays[total + e] = matrixAt(b, group, i);
-    arrays[2 * total + e] = matrixAt(d, group, i);
-  }
 }
 
 /// What determines a matmul's descriptor and algorithm. D is m x n, op(A) m x k, op(B) k x n;
@@ -263,8 +240,7 @@ struct LinearGemms::State {
       const void **arrays =
           reinterpret_cast<const void **>(static_cast<char *>(workspace) + kGemmWorkspaceBytes);
       const int64_t total = grouped.batches;
-      BERTC_LAUNCH(fillPointerArrays, gridFor(total), kElementwiseThreads, 0, stream, arrays,
-                   from(a), from(b), from(d), count, total);
+      fillPointerArrays(arrays, from(a), from(b), from(d), count, total, stream);
       run(grouped, arrays, arrays + total, arrays + 2 * total, nullptr);
       ++groupedCalls.pointerArrays;
       first += callGroups;

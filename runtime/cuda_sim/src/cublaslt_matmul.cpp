@@ -387,21 +387,17 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t
                                 chosen.workspaceBytes ? workspace : nullptr};
   if (problem.m == 0 || problem.n == 0)
     return CUBLAS_STATUS_SUCCESS;
-  if (problem.pointerArrays) {
-    if (cublasStatus_t status = checkPointerArrays(problem, operands);
-        status != CUBLAS_STATUS_SUCCESS)
-      return status;
-    cudaError_t queued = bertc::sim::submit(stream, cudaGraphNodeTypeKernel, [=] {
-      computePointerArrayMatmul(problem, chosen, operands);
-    });
-    return queued == cudaSuccess ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_EXECUTION_FAILED;
-  }
-  if (cublasStatus_t status = checkOperands(problem, chosen, operands, C);
+  if (cublasStatus_t status = problem.pointerArrays ? checkPointerArrays(problem, operands)
+                                                    : checkOperands(problem, chosen, operands, C);
       status != CUBLAS_STATUS_SUCCESS)
     return status;
   // Like the GPU's kernels, a captured matmul keeps alpha and beta as they were at the call.
-  cudaError_t queued = bertc::sim::submit(stream, cudaGraphNodeTypeKernel,
-                                          [=] { computeMatmul(problem, operands); });
+  cudaError_t queued = bertc::sim::submit(stream, cudaGraphNodeTypeKernel, [=] {
+    if (problem.pointerArrays)
+      computePointerArrayMatmul(problem, chosen, operands);
+    else
+      computeMatmul(problem, operands);
+  });
   return queued == cudaSuccess ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_EXECUTION_FAILED;
 }
 
