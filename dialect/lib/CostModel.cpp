@@ -268,8 +268,9 @@ SmallVector<KernelWork, 1> AccumulateGradOp::estimateKernels(int64_t batch, int6
 // The update reads the fp32 value (a 16-bit parameter's master), gradient and both moments
 // and writes the value and moments: seven fp32 accesses, about a dozen flops per element.
 // A 16-bit parameter's working copy is then rewritten from its master (a conversion). The
-// CUDA target runs the update and the conversion of every parameter with fp32 moments in
-// one launch each, which this op shares; elsewhere each is a launch of its own.
+// CUDA target updates every parameter with fp32 moments in one launch, which this op
+// shares, and rounds each updated value into its working copy in the same pass (a write
+// and no read); elsewhere the update and the conversion are launches of their own.
 //
 // With 8-bit moments (`state_block`) the moments are a byte each, read and written, and
 // each block's two absmaxes are read and written (16 B a block); the dequantize (a table
@@ -291,8 +292,9 @@ SmallVector<KernelWork, 1> AdamWOp::estimateKernels(int64_t, int64_t, CostTarget
   update.launches = shared ? 0 : 1;
   SmallVector<KernelWork, 1> kernels{update};
   if (type.getElementTypeBitWidth() < 32) {
+    double workingBytes = elements * double(type.getElementTypeBitWidth() / 8);
     KernelWork convert{ComputeUnit::Fp32Cores, elements,
-                       elements * (4 + double(type.getElementTypeBitWidth() / 8))};
+                       workingBytes + (shared ? 0 : 4 * elements)};
     convert.launches = shared ? 0 : 1;
     kernels.push_back(convert);
   }

@@ -1,6 +1,8 @@
 // AdamW on the GPU over every trainable parameter in one launch: one block per chunk
 // (a piece of one parameter, adamwChunks), so a parameter of any size spreads over many
-// blocks and the decay flag is uniform within a block. An update in the backward runs on
+// blocks and the decay flag is uniform within a block. Each updated master is rounded into
+// its 16-bit working copy in the same pass, so the masters are read once. An update in the
+// backward runs on
 // one parameter, as soon as its gradient is complete, a launch of its own. Each element runs
 // adamwElement (adamw_element.cuh), the CPU twin's operations in the same order: CPU and GPU
 // updates agree bit for bit.
@@ -8,6 +10,7 @@
 #include "bertc/runtime/cuda_kernels.h"
 
 #include "adamw_element.cuh"
+#include "device_storage.cuh"
 #include "launch.cuh"
 
 namespace bertc::cuda {
@@ -15,16 +18,21 @@ namespace bertc::cuda {
 namespace {
 constexpr int kThreads = 256;
 
+template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    adamwKernel(float *params, const float *grads, float *m, float *v, const AdamWChunk *chunks,
-                AdamWScalars s) {
+    adamwKernel(float *params, const float *grads, float *m, float *v, T *workingCopies,
+                const AdamWChunk *chunks, AdamWScalars s) {
   const AdamWChunk chunk = chunks[blockIdx.x];
   const float decayFactor = chunk.decay ? s.decayFactor : 1.0f;
   float *param = params + chunk.paramOffset;
   const float *grad = grads + chunk.stateOffset;
   float *m1 = m + chunk.stateOffset, *v1 = v + chunk.stateOffset;
-  for (int i = threadIdx.x; i < chunk.count; i += kThreads)
+  T *working = chunk.workingOffset < 0 ? nullptr : workingCopies + chunk.workingOffset;
+  for (int i = threadIdx.x; i < chunk.count; i += kThreads) {
     adamwElement(param[i], grad[i], m1[i], v1[i], s, decayFactor);
+    if (working)
+      storeFloat(working + i, param[i]);
+  }
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -35,12 +43,21 @@ __global__ void __launch_bounds__(kThreads)
 }
 } // namespace
 
-void adamwUpdate(float *params, const float *grads, float *m, float *v, const AdamWChunk *chunks,
-                 int64_t chunkCount, const cpu::AdamWConfig &config, cudaStream_t stream) {
+template <typename T>
+void adamwUpdate(float *params, const float *grads, float *m, float *v, T *workingCopies,
+                 const AdamWChunk *chunks, int64_t chunkCount, const cpu::AdamWConfig &config,
+                 cudaStream_t stream) {
   if (chunkCount == 0)
     return;
-  BERTC_LAUNCH(adamwKernel, unsigned(chunkCount), kThreads, 0, stream, params, grads, m, v, chunks,
-               adamwScalars(config));
+  BERTC_LAUNCH(adamwKernel<T>, unsigned(chunkCount), kThreads, 0, stream, params, grads, m, v,
+               workingCopies, chunks, adamwScalars(config));
+}
+
+void adamwUpdate(float *params, const float *grads, float *m, float *v, const AdamWChunk *chunks,
+                 int64_t chunkCount, const cpu::AdamWConfig &config, cudaStream_t stream) {
+  // No chunk has a working copy, so the kernel never stores through the null pointer.
+  adamwUpdate(params, grads, m, v, static_cast<bf16 *>(nullptr), chunks, chunkCount, config,
+              stream);
 }
 
 void adamwUpdate(float *param, const float *grad, float *m, float *v, int64_t n,
@@ -50,5 +67,10 @@ void adamwUpdate(float *param, const float *grad, float *m, float *v, int64_t n,
   BERTC_LAUNCH(adamwParameterKernel, gridFor(n, kThreads), kThreads, 0, stream, param, grad, m, v,
                n, adamwScalars(config));
 }
+
+template void adamwUpdate(float *, const float *, float *, float *, ::bertc::bf16 *,
+                          const AdamWChunk *, int64_t, const cpu::AdamWConfig &, cudaStream_t);
+template void adamwUpdate(float *, const float *, float *, float *, ::bertc::fp16 *,
+                          const AdamWChunk *, int64_t, const cpu::AdamWConfig &, cudaStream_t);
 
 } // namespace bertc::cuda

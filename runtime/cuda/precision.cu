@@ -1,7 +1,6 @@
-// The kernels mixed precision adds on the GPU: conversion between storage types (bert.cast),
-// the 16-bit working copies of the fp32 master weights after each update (one launch over
-// the AdamW chunk table, a block per chunk) and fp16 loss scaling's unscale with its
-// overflow check.
+// The kernels mixed precision adds on the GPU: conversion between storage types (bert.cast,
+// and a 16-bit working copy after an update outside the chunk table's launch) and fp16 loss
+// scaling's unscale with its overflow check.
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
@@ -15,18 +14,6 @@ template <typename From, typename To>
 __global__ void convertKernel(const From *from, To *to, int64_t n) {
   for (int64_t i = gridStrideBegin(); i < n; i += gridStride())
     storeFloat(to + i, loadFloat(from + i));
-}
-
-template <typename T>
-__global__ void convertMastersKernel(const float *params, T *workingCopies,
-                                     const AdamWChunk *chunks) {
-  const AdamWChunk chunk = chunks[blockIdx.x];
-  if (chunk.workingOffset < 0)
-    return;
-  const float *master = params + chunk.paramOffset;
-  T *working = workingCopies + chunk.workingOffset;
-  for (int i = threadIdx.x; i < chunk.count; i += blockDim.x)
-    storeFloat(working + i, master[i]);
 }
 
 // Checking after scaling also catches a finite gradient the scaling itself overflows. Only
@@ -48,15 +35,6 @@ void convert(const From *from, To *to, int64_t n, cudaStream_t stream) {
   BERTC_LAUNCH(convertKernel, gridFor(n), kElementwiseThreads, 0, stream, from, to, n);
 }
 
-template <typename T>
-void convertMasters(const float *params, T *workingCopies, const AdamWChunk *chunks,
-                    int64_t chunkCount, cudaStream_t stream) {
-  if (chunkCount == 0)
-    return;
-  BERTC_LAUNCH(convertMastersKernel, unsigned(chunkCount), kElementwiseThreads, 0, stream, params,
-               workingCopies, chunks);
-}
-
 void unscaleGradients(float *grad, int64_t n, float inverseScale, int *nonFinite,
                       cudaStream_t stream) {
   BERTC_CUDA_CHECK(cudaMemsetAsync(nonFinite, 0, sizeof(int), stream));
@@ -70,10 +48,5 @@ void unscaleGradients(float *grad, int64_t n, float inverseScale, int *nonFinite
   template void convert(const ::bertc::fp16 *, To *, int64_t, cudaStream_t);
 BERTC_CUDA_FOR_EACH_STORAGE_TYPE(INSTANTIATE_CONVERT_TO)
 #undef INSTANTIATE_CONVERT_TO
-
-template void convertMasters(const float *, ::bertc::bf16 *, const AdamWChunk *, int64_t,
-                             cudaStream_t);
-template void convertMasters(const float *, ::bertc::fp16 *, const AdamWChunk *, int64_t,
-                             cudaStream_t);
 
 } // namespace bertc::cuda

@@ -1,6 +1,7 @@
 // CUDA AdamW against the CPU twin, bit for bit: several parameters (with and without weight
 // decay, one spanning several chunks) at offsets where the parameter and state regions do
-// not line up, over three steps.
+// not line up, over three steps; and the 16-bit working copies the same launch rewrites, as
+// the CPU converts them one parameter at a time after its update.
 #include "cuda_test_support.h"
 
 #include "bertc/runtime/cpu_kernels.h"
@@ -73,6 +74,48 @@ TEST_F(AdamWTest, MatchesCpuBitForBit) {
   expectBitIdentical(dParams.download(), params, "params");
   expectBitIdentical(dM.download(), m, "m");
   expectBitIdentical(dV.download(), v, "v");
+}
+
+/// fp32 values [A: 16-bit, three chunks][B: fp32, no working copy][C: 16-bit, one chunk];
+/// working copies [7 spare][C][9 spare][A][3 spare], in another order than the masters and
+/// with gaps that must keep their values.
+template <typename T> void checkWorkingCopies(const char *name) {
+  const int64_t countA = 2 * kAdamWChunkElements + 5, countB = 768, countC = 300;
+  const std::vector<AdamWParameter> parameters = {{0, 0, countA, true},
+                                                  {countA, countA, countB, false},
+                                                  {countA + countB, countA + countB, countC, true}};
+  const int64_t count = countA + countB + countC;
+  const int64_t workingC = 7, workingA = workingC + countC + 9,
+                workingCount = workingA + countA + 3;
+  const std::vector<AdamWChunk> chunks = adamwChunks(parameters, {workingA, -1, workingC});
+  std::vector<float> params = randomValues<float>(count, 7, -3.0f, 3.0f);
+  const std::vector<float> grads = randomValues<float>(count, 8, -0.1f, 0.1f);
+  std::vector<float> m(count, 0.0f), v(count, 0.0f);
+  const std::vector<T> spare(workingCount, fromFloat<T>(42.0f));
+  DeviceArray<float> dParams(params), dGrads(grads), dM(m), dV(v);
+  DeviceArray<T> dWorking(spare);
+  DeviceArray<AdamWChunk> dChunks(chunks);
+
+  const cpu::AdamWConfig config{1e-3, 0.9, 0.999, 1e-8, 0.01, 1};
+  for (const AdamWParameter &p : parameters) {
+    cpu::AdamWConfig own = config;
+    own.weightDecay = p.decay ? config.weightDecay : 0.0;
+    cpu::adamwUpdate(params.data() + p.paramOffset, grads.data() + p.stateOffset,
+                     m.data() + p.stateOffset, v.data() + p.stateOffset, p.count, own);
+  }
+  std::vector<T> expected = spare;
+  cpu::convert(params.data(), expected.data() + workingA, countA);
+  cpu::convert(params.data() + countA + countB, expected.data() + workingC, countC);
+
+  cuda::adamwUpdate(dParams.get(), dGrads.get(), dM.get(), dV.get(), dWorking.get(), dChunks.get(),
+                    int64_t(chunks.size()), config, nullptr);
+  expectBitIdentical(dParams.download(), params, std::string("masters, ") + name);
+  expectBitIdentical(dWorking.download(), expected, std::string("working copies, ") + name);
+}
+
+TEST_F(AdamWTest, RewritesEveryWorkingCopyInTheSameLaunch) {
+  checkWorkingCopies<bf16>("bf16");
+  checkWorkingCopies<fp16>("fp16");
 }
 
 } // namespace

@@ -1,8 +1,6 @@
 // CUDA storage-type conversions and the fp16 loss-scaling check against the CPU: casts
-// must round exactly as half_types.h (ties to even, subnormals, overflow to inf), the
-// working copies of the masters are rewritten in one launch as the CPU converts them one
-// parameter at a time, and unscaling must flag any inf or NaN, including one the scaling
-// itself creates.
+// must round exactly as half_types.h (ties to even, subnormals, overflow to inf), and
+// unscaling must flag any inf or NaN, including one the scaling itself creates.
 #include "cuda_test_support.h"
 
 #include "bertc/runtime/cpu_kernels.h"
@@ -49,35 +47,6 @@ TEST_F(PrecisionTest, CastsRoundAsTheCpu) {
   const std::vector<float> values = awkwardFloats();
   checkRoundTrip<bf16>(values, "bf16");
   checkRoundTrip<fp16>(values, "fp16");
-}
-
-/// fp32 values [A: 16-bit, three chunks][B: fp32, no working copy][C: 16-bit, one chunk];
-/// working copies [7 spare][C][9 spare][A][3 spare], in another order than the masters and
-/// with gaps that must keep their values.
-template <typename T> void checkConvertMasters(const char *name) {
-  const int64_t countA = 2 * kAdamWChunkElements + 5, countB = 768, countC = 300;
-  const std::vector<AdamWParameter> parameters = {{0, 0, countA, true},
-                                                  {countA, countA, countB, false},
-                                                  {countA + countB, countA + countB, countC, true}};
-  const int64_t workingC = 7, workingA = workingC + countC + 9,
-                workingCount = workingA + countA + 3;
-  const std::vector<AdamWChunk> chunks = adamwChunks(parameters, {workingA, -1, workingC});
-  const std::vector<float> params = randomValues<float>(countA + countB + countC, 7, -3.0f, 3.0f);
-  const std::vector<T> spare(workingCount, fromFloat<T>(42.0f));
-  std::vector<T> expected = spare;
-  cpu::convert(params.data(), expected.data() + workingA, countA);
-  cpu::convert(params.data() + countA + countB, expected.data() + workingC, countC);
-  DeviceArray<float> dParams(params);
-  DeviceArray<T> dWorking(spare);
-  DeviceArray<AdamWChunk> dChunks(chunks);
-  cuda::convertMasters(dParams.get(), dWorking.get(), dChunks.get(), int64_t(chunks.size()),
-                       nullptr);
-  expectBitIdentical(dWorking.download(), expected, std::string("working copies, ") + name);
-}
-
-TEST_F(PrecisionTest, ConvertMastersRewritesEveryWorkingCopyInOneLaunch) {
-  checkConvertMasters<bf16>("bf16");
-  checkConvertMasters<fp16>("fp16");
 }
 
 TEST_F(PrecisionTest, UnscaleFlagsNonFiniteValues) {

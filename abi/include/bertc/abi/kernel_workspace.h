@@ -120,8 +120,8 @@ struct AdamWParameter {
   bool decay;
 };
 
-/// A piece of one parameter, at most kAdamWChunkElements long; one thread block updates it,
-/// and one rewrites its piece of a 16-bit parameter's working copy, which lies at
+/// A piece of one parameter, at most kAdamWChunkElements long; one thread block updates it
+/// and rewrites its piece of a 16-bit parameter's working copy, which lies at
 /// workingOffset 16-bit values from the arena's start (-1: an fp32 parameter, which has none).
 struct AdamWChunk {
   int64_t paramOffset;
@@ -155,10 +155,9 @@ inline OptimizerTables optimizerTables(int64_t chunkCount) {
   return {partials, squaredNorm, nonFinite, nonFinite + sizeof(int)};
 }
 
-/// Splits the parameters into chunks, in order: the table adamwUpdate and convertMasters
-/// take (built once; its device copy is sizeof(AdamWChunk) bytes per chunk).
-/// workingOffsets[i] is parameter i's 16-bit working copy, in 16-bit values from the arena's
-/// start, or -1 for an fp32 parameter.
+/// Splits the parameters into chunks, in order: the table adamwUpdate takes (built once; its device
+/// copy is sizeof(AdamWChunk) bytes per chunk). workingOffsets[i] is parameter i's 16-bit working
+/// copy, in 16-bit values from the arena's start, or -1 for an fp32 parameter.
 inline std::vector<AdamWChunk> adamwChunks(const std::vector<AdamWParameter> &parameters,
                                            const std::vector<int64_t> &workingOffsets) {
   std::vector<AdamWChunk> chunks;

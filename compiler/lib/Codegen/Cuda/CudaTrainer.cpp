@@ -188,19 +188,7 @@ LogicalResult emitChunkedOptimizerStep(func::FuncOp optimizerStep, raw_ostream &
                              "parameter that decays");
     decay = wd != 0.0 ? wd : decay;
   }
-  AdamWBases bases = adamwBases(first);
-  os << "void optimizerStep(const StepContext &ctx, const cuda::StepDevice &dev) {\n"
-     << "  std::byte *arena = ctx.arena;\n"
-     << "  cuda::adamwUpdate(reinterpret_cast<float *>(arena), "
-     << "reinterpret_cast<const float *>(arena + " << bases.grad << "), "
-     << "reinterpret_cast<float *>(arena + " << bases.m << "), "
-     << "reinterpret_cast<float *>(arena + " << bases.v << "), "
-     << "dev.adamwChunks, dev.adamwChunkCount, {ctx.lr, "
-     << EmitContext::doubleLiteral(first.getBeta1().convertToDouble()) << ", "
-     << EmitContext::doubleLiteral(first.getBeta2().convertToDouble()) << ", "
-     << EmitContext::doubleLiteral(first.getEpsilon().convertToDouble()) << ", "
-     << EmitContext::doubleLiteral(decay) << ", ctx.adamStep}, dev.stream);\n";
-  // The 16-bit working copies, all of one type, in one launch over the chunk table.
+  // The 16-bit working copies, all of one type, are rewritten in the update's pass.
   Type workingType;
   for (AdamWOp adamw : chunked) {
     Type element = adamw.getParam().getType().getElementType();
@@ -210,10 +198,20 @@ LogicalResult emitChunkedOptimizerStep(func::FuncOp optimizerStep, raw_ostream &
       return adamw.emitError("the cuda target's working copies are all of one 16-bit type");
     workingType = element;
   }
+  AdamWBases bases = adamwBases(first);
+  os << "void optimizerStep(const StepContext &ctx, const cuda::StepDevice &dev) {\n"
+     << "  std::byte *arena = ctx.arena;\n"
+     << "  cuda::adamwUpdate(reinterpret_cast<float *>(arena), "
+     << "reinterpret_cast<const float *>(arena + " << bases.grad << "), "
+     << "reinterpret_cast<float *>(arena + " << bases.m << "), "
+     << "reinterpret_cast<float *>(arena + " << bases.v << "), ";
   if (workingType)
-    os << "  cuda::convertMasters(reinterpret_cast<const float *>(arena), reinterpret_cast<"
-       << (workingType.isBF16() ? "bf16" : "fp16")
-       << " *>(arena), dev.adamwChunks, dev.adamwChunkCount, dev.stream);\n";
+    os << "reinterpret_cast<" << (workingType.isBF16() ? "bf16" : "fp16") << " *>(arena), ";
+  os << "dev.adamwChunks, dev.adamwChunkCount, {ctx.lr, "
+     << EmitContext::doubleLiteral(first.getBeta1().convertToDouble()) << ", "
+     << EmitContext::doubleLiteral(first.getBeta2().convertToDouble()) << ", "
+     << EmitContext::doubleLiteral(first.getEpsilon().convertToDouble()) << ", "
+     << EmitContext::doubleLiteral(decay) << ", ctx.adamStep}, dev.stream);\n";
   EmitContext ctx(os, KernelTarget::Cuda);
   for (AdamWOp adamw : updates) {
     if (!adamw.getStateBlock())

@@ -141,6 +141,15 @@ void crossEntropyForwardBackward(const float *logits, const int32_t *labels, flo
 /// torch.optim.AdamW over every chunk in one launch, operation by operation as the CPU twin
 /// (so the two agree bit for bit): config.weightDecay applies to chunks with decay set.
 /// `chunks` is a device copy of adamwChunks' table (abi/kernel_workspace.h), chunkCount entries.
+/// The same pass rounds each chunk's updated values into its 16-bit working copy, if it has
+/// one (the CPU twin: convert after the update): workingCopies[workingOffset + i] =
+/// params[paramOffset + i] as T, i < count. params and workingCopies are the arena as fp32
+/// and as T values.
+template <typename T>
+void adamwUpdate(float *params, const float *grads, float *m, float *v, T *workingCopies,
+                 const AdamWChunk *chunks, int64_t chunkCount, const cpu::AdamWConfig &config,
+                 cudaStream_t stream);
+/// The same over chunks none of which has a working copy (every parameter fp32).
 void adamwUpdate(float *params, const float *grads, float *m, float *v, const AdamWChunk *chunks,
                  int64_t chunkCount, const cpu::AdamWConfig &config, cudaStream_t stream);
 /// The same update on one parameter of n values (an update in the backward, as soon as its
@@ -160,13 +169,6 @@ void adamw8bitUpdate(float *param, const float *grad, const AdamW8bitState &stat
 /// to[i] = from[i] rounded to To (float <-> bf16 / fp16).
 template <typename From, typename To>
 void convert(const From *from, To *to, int64_t n, cudaStream_t stream);
-/// After AdamW, every 16-bit working copy from its fp32 master in one launch (the CPU twin:
-/// convert per parameter): for each chunk of `chunks` (adamwUpdate's table) that has one,
-/// workingCopies[workingOffset + i] = params[paramOffset + i] rounded to T, i < count.
-/// params and workingCopies are the arena as fp32 and as T values.
-template <typename T>
-void convertMasters(const float *params, T *workingCopies, const AdamWChunk *chunks,
-                    int64_t chunkCount, cudaStream_t stream);
 /// grad *= inverseScale over n values; *nonFinite (a device int) becomes 1 when any result
 /// is inf or NaN and 0 otherwise: fp16 loss scaling's overflow check.
 void unscaleGradients(float *grad, int64_t n, float inverseScale, int *nonFinite,
