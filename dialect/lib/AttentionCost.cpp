@@ -23,12 +23,14 @@
 //
 // CUDA with head_chunk n > 0 (runtime/cuda/attention_chunked.cu): per chunk of n heads,
 // each product is one cuBLASLt GEMM batched over the chunk's heads and the sequences
-// (two launches: a kernel fills its pointer arrays first), at the storage type's GEMM rate
-// (tensor cores for 16-bit storage, and for fp32 under `tf32`), over the true head
-// dimension; one row kernel per chunk, bound by the bytes it moves through the [seq, seq]
-// score blocks (fp32 scores read, the storage type's probabilities written in place):
-//   forward   QK^T, softmax + lse + dropout rows, PV                        2 products
-//   backward  row term, QK^T, dctx V^T, P / dS rows, dV, dQ, dK             5 products
+// (two launches: a kernel fills its pointer arrays first), or two products of one layout
+// together, at the storage type's GEMM rate (tensor cores for 16-bit storage, and for fp32
+// under `tf32`), over the true head dimension; one row kernel per chunk, bound by the bytes
+// it moves through the [seq, seq] score blocks (fp32 scores read, the storage type's
+// probabilities written in place):
+//   forward   QK^T, softmax + lse + dropout rows, PV              2 products in 2 GEMMs
+//   backward  row term, QK^T with dctx V^T, P / dS rows,
+//             dV with dK, dQ                                      5 products in 3 GEMMs
 //
 // A product is a multiply-add per (sequence, head, query, key, head dim): 2 * scores * d
 // flops with scores = batch * heads * seq * seq. Per score, the forward turns a score
@@ -83,14 +85,14 @@ int chunks(const AttentionSize &size, int64_t headChunk) {
   return int((heads + headChunk - 1) / headChunk);
 }
 
-/// `count` products, each a GEMM per chunk batched over its heads and the sequences (and
-/// the kernel that fills its pointer arrays), that move `tensorBytes` of [batch, seq,
-/// hidden] operands and results and `scoreBytes` of score blocks; fp32 ones at the TF32
-/// rate when the op has `tf32`.
+/// `count` products in `calls` GEMMs per chunk, each batched over the chunk's heads and the
+/// sequences (and preceded by the kernel that fills its pointer arrays), that move
+/// `tensorBytes` of [batch, seq, hidden] operands and results and `scoreBytes` of score
+/// blocks; fp32 ones at the TF32 rate when the op has `tf32`.
 KernelWork headGemms(const AttentionSize &size, int64_t headChunk, Value storage, bool tf32,
-                     double count, double tensorBytes, double scoreBytes) {
+                     double count, int calls, double tensorBytes, double scoreBytes) {
   return {gemmUnit(storage, tf32), size.productFlops(count, size.headDim), tensorBytes + scoreBytes,
-          int(count) * 2 * chunks(size, headChunk)};
+          calls * 2 * chunks(size, headChunk)};
 }
 
 /// The row kernels over the score blocks, one launch per chunk of `headChunk` heads.
@@ -122,10 +124,10 @@ SmallVector<KernelWork, 1> AttentionOp::estimateKernels(int64_t batch, int64_t s
     // PV reads P*Z.
     double tensor = bytesOf(getQuery(), batch, seq);
     return {
-        headGemms(size, headChunk, getQuery(), getTf32(), 1, 2 * tensor, 4 * scores),
+        headGemms(size, headChunk, getQuery(), getTf32(), 1, 1, 2 * tensor, 4 * scores),
         scoreRows(size, headChunk, false,
                   (4 + stored) * scores + bytesOf(getMask(), batch, seq) + size.statisticsBytes(1)),
-        headGemms(size, headChunk, getQuery(), getTf32(), 1, 2 * tensor, stored * scores)};
+        headGemms(size, headChunk, getQuery(), getTf32(), 1, 1, 2 * tensor, stored * scores)};
   }
   return {{ComputeUnit::Fp32Cores,
            size.productFlops(2, size.cudaHeadDim()) + size.perScoreFlops(false), bytes}};
@@ -144,10 +146,11 @@ SmallVector<KernelWork, 1> AttentionGradOp::estimateKernels(int64_t batch, int64
     double scores = size.scores(), stored = storageBytes(getQuery());
     // QK^T and dctx V^T write fp32 blocks; the rows read both, the mask, the lse and the
     // row term, and write P*Z and dS; dV, dQ and dK read one of them each.
-    return {rowTerm, headGemms(size, headChunk, getQuery(), getTf32(), 2, 4 * tensor, 8 * scores),
-            scoreRows(size, headChunk, true,
-                      (8 + 2 * stored) * scores + mask + size.statisticsBytes(2)),
-            headGemms(size, headChunk, getQuery(), getTf32(), 3, 6 * tensor, 3 * stored * scores)};
+    return {
+        rowTerm, headGemms(size, headChunk, getQuery(), getTf32(), 2, 1, 4 * tensor, 8 * scores),
+        scoreRows(size, headChunk, true,
+                  (8 + 2 * stored) * scores + mask + size.statisticsBytes(2)),
+        headGemms(size, headChunk, getQuery(), getTf32(), 3, 2, 6 * tensor, 3 * stored * scores)};
   }
   double headDim = size.cudaHeadDim();
   // Each reads dctx, q, k, v, the mask, the lse and the row term.

@@ -1,6 +1,7 @@
 // The tensor-core attention (cuda_chunked_attention.h): per chunk of headChunk heads, each
 // product is one batched cuBLASLt GEMM over the chunk's heads and the batch
-// (LinearGemms::batchedGemm, a group of sequences per head), with the chunk's [seq, seq]
+// (LinearGemms::batchedGemm, a group of sequences per head; the backward's two pairs of
+// products of one layout a GEMM per pair, batchedGemms), with the chunk's [seq, seq]
 // matrices in score blocks of the workspace
 // (abi/kernel_workspace.h); between the products, one row kernel over every row of the
 // chunk does the softmax and dropout (forward) or P*Z and dS (backward), with the scores,
@@ -207,19 +208,20 @@ void chunkedAttentionBackward(LinearGemms &gemms, const T *dctx, const T *q, con
     const auto head = [&](const T *x, bool transposed) {
       return headOperand(x, p, firstHead, transposed);
     };
-    gemms.batchedGemm(head(q, false), head(k, true), blockOutput(probs, p), seq, seq, d, batch,
-                      chunkHeads, math);
-    gemms.batchedGemm(head(dctx, false), head(v, true), blockOutput(probGrads, p), seq, seq, d,
-                      batch, chunkHeads, math);
+    // Q K^T and dctx V^T, then dV = P^T dctx and dK = dS^T Q, share their layouts: a call
+    // each; dQ = dS K another.
+    gemms.batchedGemms<T, float>({{head(q, false), head(k, true), blockOutput(probs, p)},
+                                  {head(dctx, false), head(v, true), blockOutput(probGrads, p)}},
+                                 seq, seq, d, batch, chunkHeads, math);
     const int64_t rows = chunkHeads * batch * seq;
     BERTC_LAUNCH((backwardRowKernel<T>), rowBlocks(rows), kRowThreads, 0, gemms.stream(), probs,
                  probGrads, mask, firstHead, rows, p);
-    gemms.batchedGemm(packedOperand<T>(probs, p, true), head(dctx, false),
-                      headOutput(dv, p, firstHead), seq, d, seq, batch, chunkHeads, math);
+    gemms.batchedGemms<T, T>(
+        {{packedOperand<T>(probs, p, true), head(dctx, false), headOutput(dv, p, firstHead)},
+         {packedOperand<T>(probGrads, p, true), head(q, false), headOutput(dk, p, firstHead)}},
+        seq, d, seq, batch, chunkHeads, math);
     gemms.batchedGemm(packedOperand<T>(probGrads, p, false), head(k, false),
                       headOutput(dq, p, firstHead), seq, d, seq, batch, chunkHeads, math);
-    gemms.batchedGemm(packedOperand<T>(probGrads, p, true), head(q, false),
-                      headOutput(dk, p, firstHead), seq, d, seq, batch, chunkHeads, math);
   }
 }
 

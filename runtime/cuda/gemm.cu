@@ -3,15 +3,17 @@
 //   forward          y^T [out, rows]  = (w as [in, out])^T   x^T [in, rows]
 //   backward input  dx^T [in, rows]   =  w as [in, out]      dy^T [out, rows]
 //   backward weight dw^T [in, out]    =  x^T [in, rows]      (dy^T as [out, rows])^T
-// The attention's batched products (batchedGemm) are row-major too: D = op(A) op(B) is
+// The attention's batched products (batchedGemms) are row-major too: D = op(A) op(B) is
 // D^T = op(B)^T op(A)^T, so cuBLASLt's A is the caller's b and its B the caller's a. Their
-// groups (heads) of strided batches (sequences) are one matmul over pointer arrays that a
-// kernel fills in the workspace's last bytes, or a strided-batched matmul per group.
+// groups (heads) of strided batches (sequences), of one product or two of the same shape,
+// are one matmul over pointer arrays that a kernel fills in the workspace's last bytes, or
+// a strided-batched matmul per group.
 // Each distinct (shape, types, math, transposes, epilogue, batching, pointer alignment)
 // gets a matmul descriptor, layouts and an algorithm once; later calls only set the pointers.
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_gemm.h"
 
+#include "gemm_plan.cuh"
 #include "gemm_pointer_arrays.cuh"
 
 #include <cublasLt.h>
@@ -19,8 +21,8 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
-#include <tuple>
 #include <type_traits>
 
 namespace bertc::cuda {
@@ -40,10 +42,6 @@ template <typename T> cublasComputeType_t computeType(GemmMath math) {
   return CUBLAS_COMPUTE_32F_FAST_TF32;
 }
 
-/// Bytes of the three pointer arrays at the workspace's end, and what cuBLASLt gets.
-constexpr size_t kPointerArrayBytes = 3 * sizeof(void *) * size_t(kMaxPointerArrayBatch);
-constexpr size_t kGemmWorkspaceBytes = kCublasLtWorkspaceBytes - kPointerArrayBytes;
-
 /// The largest power of two (up to 256) dividing the address and the batch and group
 /// strides in bytes: cuBLASLt's heuristic must not pick an algorithm that needs more
 /// alignment than the arena slot, or any batch's matrix, has. (A matrix at a multiple of the
@@ -57,55 +55,6 @@ uint32_t alignmentOf(const void *pointer, int64_t batchStrideBytes = 0,
     alignment /= 2;
   return alignment;
 }
-
-/// What determines a matmul's descriptor and algorithm. D is m x n, op(A) m x k, op(B) k x n;
-/// A, B and D are stored column-major with leading dimensions lda, ldb and ldd; `batches`
-/// of them, strideA, strideB and strideD elements apart (one unbatched matrix by default).
-struct GemmShape {
-  int64_t m, n, k, lda, ldb, ldd;
-  cublasOperation_t transA, transB;
-  cudaDataType_t inputType, outputType;
-  cublasComputeType_t compute;
-  bool bias;
-  uint32_t alignA, alignB, alignD;
-  int64_t batches = 1, strideA = 0, strideB = 0, strideD = 0;
-  /// The batches' matrices are named by pointer arrays (the strides are unused).
-  bool pointerArrays = false;
-
-  auto tie() const {
-    return std::tie(m, n, k, lda, ldb, ldd, transA, transB, inputType, outputType, compute, bias,
-                    alignA, alignB, alignD, batches, strideA, strideB, strideD, pointerArrays);
-  }
-  bool operator<(const GemmShape &other) const { return tie() < other.tie(); }
-};
-
-/// The cuBLASLt objects of one GemmShape; no algorithm for a pointer-array shape that
-/// cuBLASLt cannot run (its callers then run the strided-batched shapes instead).
-struct GemmPlan {
-  cublasLtMatmulDesc_t desc = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-  std::optional<cublasLtMatmulAlgo_t> algo;
-};
-
-void setAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute,
-                  const void *value, size_t bytes) {
-  BERTC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, attribute, value, bytes));
-}
-
-/// Makes `layout` hold `batches` matrices, `stride` elements apart or named by a pointer array.
-void setBatches(cublasLtMatrixLayout_t layout, int64_t batches, int64_t stride, bool pointerArray) {
-  const int32_t count = int32_t(batches);
-  BERTC_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
-                                                      &count, sizeof count));
-  if (pointerArray) {
-    const uint32_t mode = CUBLASLT_BATCH_MODE_POINTER_ARRAY;
-    BERTC_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_MODE,
-                                                        &mode, sizeof mode));
-  } else {
-    BERTC_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(
-        layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride));
-  }
-}
 } // namespace
 
 struct LinearGemms::State {
@@ -117,7 +66,7 @@ struct LinearGemms::State {
 
   ~State() {
     for (auto &[shape, plan] : plans)
-      destroy(plan);
+      destroyGemmPlan(plan);
     if (handle)
       cublasLtDestroy(handle);
   }
@@ -125,81 +74,7 @@ struct LinearGemms::State {
   const GemmPlan &planFor(const GemmShape &shape) {
     if (auto known = plans.find(shape); known != plans.end())
       return known->second;
-    GemmPlan plan;
-    try {
-      describe(shape, plan);
-      plan.algo = chooseAlgorithm(shape, plan);
-      if (!plan.algo && !shape.pointerArrays)
-        throw CudaError("cuBLASLt has no algorithm for a " + std::to_string(shape.m) + "x" +
-                        std::to_string(shape.n) + "x" + std::to_string(shape.k) +
-                        " GEMM with these types on this GPU (bf16 and TF32 need sm_80 or newer)");
-    } catch (...) {
-      destroy(plan);
-      throw;
-    }
-    return plans.emplace(shape, plan).first->second;
-  }
-
-  /// Releases whatever of the plan exists (statuses ignored: this runs on error paths).
-  static void destroy(GemmPlan &plan) {
-    for (cublasLtMatrixLayout_t layout : {plan.a, plan.b, plan.d})
-      if (layout)
-        cublasLtMatrixLayoutDestroy(layout);
-    if (plan.desc)
-      cublasLtMatmulDescDestroy(plan.desc);
-  }
-
-  static void describe(const GemmShape &shape, GemmPlan &plan) {
-    BERTC_CUBLAS_CHECK(cublasLtMatmulDescCreate(&plan.desc, shape.compute, CUDA_R_32F));
-    setAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSA, &shape.transA, sizeof shape.transA);
-    setAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, &shape.transB, sizeof shape.transB);
-    const cublasLtEpilogue_t epilogue =
-        shape.bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
-    setAttribute(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue);
-    // Stored (pre-transpose) shapes of A and B.
-    const bool aT = shape.transA == CUBLAS_OP_T, bT = shape.transB == CUBLAS_OP_T;
-    BERTC_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan.a, shape.inputType, aT ? shape.k : shape.m,
-                                                  aT ? shape.m : shape.k, shape.lda));
-    BERTC_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan.b, shape.inputType, bT ? shape.n : shape.k,
-                                                  bT ? shape.k : shape.n, shape.ldb));
-    BERTC_CUBLAS_CHECK(
-        cublasLtMatrixLayoutCreate(&plan.d, shape.outputType, shape.m, shape.n, shape.ldd));
-    if (shape.batches > 1 || shape.pointerArrays) {
-      setBatches(plan.a, shape.batches, shape.strideA, shape.pointerArrays);
-      setBatches(plan.b, shape.batches, shape.strideB, shape.pointerArrays);
-      setBatches(plan.d, shape.batches, shape.strideD, shape.pointerArrays);
-    }
-  }
-
-  /// cuBLASLt's first choice for the plan within the workspace and the pointers' alignment;
-  /// none when it has no algorithm for them.
-  std::optional<cublasLtMatmulAlgo_t> chooseAlgorithm(const GemmShape &shape,
-                                                      const GemmPlan &plan) const {
-    cublasLtMatmulPreference_t preference = nullptr;
-    BERTC_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
-    const size_t workspaceBytes = kGemmWorkspaceBytes;
-    const std::tuple<cublasLtMatmulPreferenceAttributes_t, const void *, size_t> preferences[] = {
-        {CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspaceBytes, sizeof workspaceBytes},
-        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &shape.alignA, sizeof shape.alignA},
-        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &shape.alignB, sizeof shape.alignB},
-        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &shape.alignD, sizeof shape.alignD},
-        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &shape.alignD, sizeof shape.alignD}};
-    cublasLtMatmulHeuristicResult_t result{};
-    int algorithms = 0;
-    cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
-    for (const auto &[attribute, value, bytes] : preferences)
-      if (status == CUBLAS_STATUS_SUCCESS)
-        status = cublasLtMatmulPreferenceSetAttribute(preference, attribute, value, bytes);
-    if (status == CUBLAS_STATUS_SUCCESS)
-      status = cublasLtMatmulAlgoGetHeuristic(handle, plan.desc, plan.a, plan.b, plan.d, plan.d,
-                                              preference, 1, &result, &algorithms);
-    cublasLtMatmulPreferenceDestroy(preference);
-    // "Not supported" is cuBLASLt's way of saying no algorithm fits.
-    if (status != CUBLAS_STATUS_NOT_SUPPORTED)
-      BERTC_CUBLAS_CHECK(status);
-    if (status == CUBLAS_STATUS_NOT_SUPPORTED || algorithms == 0)
-      return std::nullopt;
-    return result.algo;
+    return plans.emplace(shape, makeGemmPlan(handle, shape)).first->second;
   }
 
   /// d = a b (+ bias), queued on the stream; with `beta` 1, d = a b + c, c being d itself
@@ -209,47 +84,46 @@ struct LinearGemms::State {
            float beta = 0.0f, const void *c = nullptr) {
     const GemmPlan &plan = planFor(shape);
     if (shape.bias)
-      setAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
+      setBiasPointer(plan, bias);
     const float alpha = 1.0f;
     BERTC_CUBLAS_CHECK(cublasLtMatmul(handle, plan.desc, &alpha, a, plan.a, b, plan.b, &beta,
                                       c ? c : d, plan.d, d, plan.d, &*plan.algo, workspace,
                                       kGemmWorkspaceBytes, stream));
   }
 
-  /// `groups` groups of shape.batches strided matrices (strides in `shape`), cuBLASLt's A,
-  /// B and D: as pointer-array matmuls of up to kMaxPointerArrayBatch matrices, or, where
-  /// cuBLASLt has no algorithm for those, one strided-batched matmul per group.
-  void runGroups(const GemmShape &shape, int64_t groups, GroupedMatrices a, GroupedMatrices b,
-                 GroupedMatrices d) {
-    const int64_t count = shape.batches;
-    const int64_t groupsPerCall =
-        count <= kMaxPointerArrayBatch ? std::min(groups, kMaxPointerArrayBatch / count) : 1;
+  /// `productCount` products' `groups` groups of shape.batches strided matrices each (strides
+  /// in `products`): as pointer-array matmuls of up to kMaxPointerArrayBatch matrices, or,
+  /// where cuBLASLt has no algorithm for those, one strided-batched matmul per group.
+  void runGroups(const GemmShape &shape, const GroupedProducts &products, int64_t productCount) {
+    const int64_t count = shape.batches, units = productCount * products.groups;
+    const int64_t unitsPerCall =
+        count <= kMaxPointerArrayBatch ? std::min(units, kMaxPointerArrayBatch / count) : 1;
     int64_t first = 0;
-    while (first < groups && groupsPerCall > 1) {
-      const int64_t callGroups = std::min(groupsPerCall, groups - first);
+    while (first < units && unitsPerCall > 1) {
       GemmShape grouped = shape;
-      grouped.batches = callGroups * count;
+      grouped.batches = std::min(unitsPerCall, units - first) * count;
       grouped.pointerArrays = true;
       grouped.strideA = grouped.strideB = grouped.strideD = 0;
       if (!planFor(grouped).algo)
         break;
-      const auto from = [first](GroupedMatrices operand) {
-        operand.base += first * operand.groupStride;
-        return operand;
-      };
       const void **arrays =
           reinterpret_cast<const void **>(static_cast<char *>(workspace) + kGemmWorkspaceBytes);
       const int64_t total = grouped.batches;
-      fillPointerArrays(arrays, from(a), from(b), from(d), count, total, stream);
+      fillPointerArrays(arrays, products, first, total, stream);
       run(grouped, arrays, arrays + total, arrays + 2 * total, nullptr);
       ++groupedCalls.pointerArrays;
-      first += callGroups;
+      first += total / count;
     }
-    if (first < groups)
+    if (first < units)
       ++groupedCalls.perGroup;
-    for (int64_t group = first; group < groups; ++group)
-      run(shape, a.base + group * a.groupStride, b.base + group * b.groupStride,
-          const_cast<char *>(d.base) + group * d.groupStride, nullptr);
+    for (int64_t unit = first; unit < units; ++unit) {
+      const int64_t product = unit / products.groups, group = unit % products.groups;
+      const auto at = [group](const GroupedMatrices &operand) {
+        return const_cast<char *>(operand.base) + group * operand.groupStride;
+      };
+      run(shape, at(products.a[product]), at(products.b[product]), at(products.d[product]),
+          nullptr);
+    }
   }
 };
 
@@ -368,49 +242,83 @@ void LinearGemms::linearBackwardWeightAccumulate(const T *dy, const T *x, float 
     state->run(weightGradientShape(dy, x, dw, rows, in, out, math), x, dy, dw, nullptr, 1.0f);
 }
 
+namespace {
+template <typename T> bool sameLayout(const BatchedOperand<T> &x, const BatchedOperand<T> &y) {
+  return x.ld == y.ld && x.batchStride == y.batchStride && x.transposed == y.transposed;
+}
+template <typename T> bool sameLayout(const BatchedOutput<T> &x, const BatchedOutput<T> &y) {
+  return x.ld == y.ld && x.batchStride == y.batchStride;
+}
+
+/// An operand as the pointer-array fill lists it (strides in bytes), lowering `alignment`
+/// to what its matrices have.
+template <typename Operand> GroupedMatrices grouped(const Operand &x, uint32_t &alignment) {
+  const int64_t bytes = sizeof(*x.data);
+  alignment =
+      std::min(alignment, alignmentOf(x.data, x.batchStride * bytes, x.groupStride * bytes));
+  return {reinterpret_cast<const char *>(x.data), x.batchStride * bytes, x.groupStride * bytes};
+}
+} // namespace
+
 template <typename T, typename OutT>
-void LinearGemms::batchedGemm(const BatchedOperand<T> &a, const BatchedOperand<T> &b,
-                              const BatchedOutput<OutT> &d, int64_t m, int64_t n, int64_t k,
-                              int64_t count, int64_t groups, GemmMath math) {
+void LinearGemms::batchedGemms(std::initializer_list<BatchedProduct<T, OutT>> products, int64_t m,
+                               int64_t n, int64_t k, int64_t count, int64_t groups, GemmMath math) {
   static_assert(std::is_same_v<OutT, T> || std::is_same_v<OutT, float>,
                 "batched GEMMs write the input type or fp32");
+  if (products.size() == 0 || products.size() > size_t(kMaxBatchedProducts))
+    throw std::invalid_argument("batchedGemms takes 1 to " + std::to_string(kMaxBatchedProducts) +
+                                " products");
+  const BatchedProduct<T, OutT> &first = *products.begin();
+  // Row-major d = op(a) op(b) is column-major d^T = op(b)^T op(a)^T, so cuBLASLt's A is the
+  // caller's b and its B the caller's a.
+  GroupedProducts listed{};
+  listed.groups = groups;
+  listed.count = count;
+  uint32_t alignA = 256, alignB = 256, alignD = 256;
+  int index = 0;
+  for (const BatchedProduct<T, OutT> &product : products) {
+    if (!sameLayout(product.a, first.a) || !sameLayout(product.b, first.b) ||
+        !sameLayout(product.d, first.d))
+      throw std::invalid_argument(
+          "batchedGemms: the products differ in a leading dimension, stride or transpose");
+    listed.a[index] = grouped(product.b, alignA);
+    listed.b[index] = grouped(product.a, alignB);
+    listed.d[index++] = grouped(product.d, alignD);
+  }
   if (m == 0 || n == 0 || count == 0 || groups == 0)
     return;
-  // Row-major d = op(a) op(b) is column-major d^T = op(b)^T op(a)^T: a matrix row-major
-  // and untransposed is column-major transposed already.
+  // A matrix row-major and untransposed is column-major transposed already.
   const auto operation = [](bool transposed) { return transposed ? CUBLAS_OP_T : CUBLAS_OP_N; };
-  const int64_t inputBytes = sizeof(T), outputBytes = sizeof(OutT);
   GemmShape shape{n,
                   m,
                   k,
-                  b.ld,
-                  a.ld,
-                  d.ld,
-                  operation(b.transposed),
-                  operation(a.transposed),
+                  first.b.ld,
+                  first.a.ld,
+                  first.d.ld,
+                  operation(first.b.transposed),
+                  operation(first.a.transposed),
                   dataType<T>(),
                   dataType<OutT>(),
                   computeType<T>(math),
                   false,
-                  alignmentOf(b.data, b.batchStride * inputBytes, b.groupStride * inputBytes),
-                  alignmentOf(a.data, a.batchStride * inputBytes, a.groupStride * inputBytes),
-                  alignmentOf(d.data, d.batchStride * outputBytes, d.groupStride * outputBytes)};
+                  alignA,
+                  alignB,
+                  alignD};
   shape.batches = count;
-  shape.strideA = b.batchStride;
-  shape.strideB = a.batchStride;
-  shape.strideD = d.batchStride;
-  if (groups == 1) {
-    state->run(shape, b.data, a.data, d.data, nullptr);
-    return;
-  }
-  const auto grouped = [](const void *data, int64_t batchStride, int64_t groupStride,
-                          int64_t elementBytes) {
-    return GroupedMatrices{static_cast<const char *>(data), batchStride * elementBytes,
-                           groupStride * elementBytes};
-  };
-  state->runGroups(shape, groups, grouped(b.data, b.batchStride, b.groupStride, inputBytes),
-                   grouped(a.data, a.batchStride, a.groupStride, inputBytes),
-                   grouped(d.data, d.batchStride, d.groupStride, outputBytes));
+  shape.strideA = first.b.batchStride;
+  shape.strideB = first.a.batchStride;
+  shape.strideD = first.d.batchStride;
+  if (index == 1 && groups == 1)
+    state->run(shape, first.b.data, first.a.data, first.d.data, nullptr);
+  else
+    state->runGroups(shape, listed, index);
+}
+
+template <typename T, typename OutT>
+void LinearGemms::batchedGemm(const BatchedOperand<T> &a, const BatchedOperand<T> &b,
+                              const BatchedOutput<OutT> &d, int64_t m, int64_t n, int64_t k,
+                              int64_t count, int64_t groups, GemmMath math) {
+  batchedGemms<T, OutT>({{a, b, d}}, m, n, k, count, groups, math);
 }
 
 LinearGemms::GroupedCalls LinearGemms::groupedCalls() const { return state->groupedCalls; }
@@ -432,7 +340,9 @@ cudaStream_t LinearGemms::stream() const { return state->stream; }
 #define INSTANTIATE_BATCHED(T, OutT)                                                               \
   template void LinearGemms::batchedGemm(const BatchedOperand<T> &, const BatchedOperand<T> &,     \
                                          const BatchedOutput<OutT> &, int64_t, int64_t, int64_t,   \
-                                         int64_t, int64_t, GemmMath);
+                                         int64_t, int64_t, GemmMath);                              \
+  template void LinearGemms::batchedGemms(std::initializer_list<BatchedProduct<T, OutT>>, int64_t, \
+                                          int64_t, int64_t, int64_t, int64_t, GemmMath);
 INSTANTIATE(float)
 INSTANTIATE(bf16)
 INSTANTIATE(fp16)

@@ -11,23 +11,23 @@ __device__ const void *matrixAt(const GroupedMatrices &operand, int64_t group, i
   return operand.base + group * operand.groupStride + i * operand.batchStride;
 }
 
-__global__ void fillPointerArraysKernel(const void **arrays, GroupedMatrices a, GroupedMatrices b,
-                                        GroupedMatrices d, int64_t count, int64_t total) {
+__global__ void fillPointerArraysKernel(const void **arrays, GroupedProducts products,
+                                        int64_t firstUnit, int64_t total) {
   for (int64_t e = gridStrideBegin(); e < total; e += gridStride()) {
-    const int64_t group = e / count, i = e % count;
-    arrays[e] = matrixAt(a, group, i);
-    arrays[total + e] = matrixAt(b, group, i);
-    arrays[2 * total + e] = matrixAt(d, group, i);
+    const int64_t unit = firstUnit + e / products.count, i = e % products.count;
+    const int64_t product = unit / products.groups, group = unit % products.groups;
+    arrays[e] = matrixAt(products.a[product], group, i);
+    arrays[total + e] = matrixAt(products.b[product], group, i);
+    arrays[2 * total + e] = matrixAt(products.d[product], group, i);
   }
 }
 
 } // namespace
 
-void fillPointerArrays(const void **arrays, const GroupedMatrices &a, const GroupedMatrices &b,
-                       const GroupedMatrices &d, int64_t count, int64_t total,
-                       cudaStream_t stream) {
-  BERTC_LAUNCH(fillPointerArraysKernel, gridFor(total), kElementwiseThreads, 0, stream, arrays, a,
-               b, d, count, total);
+void fillPointerArrays(const void **arrays, const GroupedProducts &products, int64_t firstUnit,
+                       int64_t total, cudaStream_t stream) {
+  BERTC_LAUNCH(fillPointerArraysKernel, gridFor(total), kElementwiseThreads, 0, stream, arrays,
+               products, firstUnit, total);
 }
 
 } // namespace bertc::cuda

@@ -119,16 +119,17 @@ TEST(AttentionCost, TensorCoreBackwardAtSeq128) {
   // The row term dctx . ctx: 2 B S H = 6,291,456 flops; reads dctx and ctx, writes the
   // row term: 12,582,912 + 196,608 B.
   expectKernel(kernels[0], ComputeUnit::Fp32Cores, 6291456, 12779520, 1);
-  // QK^T and dctx V^T: 2 GEMMs (and their pointer fills) for the chunk; read q, k, dctx
-  // and v, write two fp32 blocks: 4 * 6,291,456 + 8 * 6,291,456 = 75,497,472 B.
-  expectKernel(kernels[1], ComputeUnit::HalfGemm, 2 * 805306368.0, 75497472, 4);
+  // QK^T and dctx V^T: one GEMM (after its pointer fill) for the chunk, the two products'
+  // layouts being one; read q, k, dctx and v, write two fp32 blocks:
+  // 4 * 6,291,456 + 8 * 6,291,456 = 75,497,472 B.
+  expectKernel(kernels[1], ComputeUnit::HalfGemm, 2 * 805306368.0, 75497472, 2);
   // The rows: the probability from the lse (7) and its score gradient (4) a score; read
   // both blocks (8 B), write P*Z and dS (4 B), the mask, the lse and the row term:
   // 12 * 6,291,456 + 16,384 + 2 * 196,608 = 75,907,072 B.
   expectKernel(kernels[2], ComputeUnit::Fp32Cores, 11 * 6291456.0, 75907072, 1);
-  // dV, dQ, dK: each reads one 16-bit block and a tensor and writes a gradient:
-  // 6 * 6,291,456 + 3 * 2 * 6,291,456 = 75,497,472 B.
-  expectKernel(kernels[3], ComputeUnit::HalfGemm, 3 * 805306368.0, 75497472, 6);
+  // dV with dK (one layout, one GEMM), then dQ: each reads one 16-bit block and a tensor
+  // and writes a gradient: 6 * 6,291,456 + 3 * 2 * 6,291,456 = 75,497,472 B.
+  expectKernel(kernels[3], ComputeUnit::HalfGemm, 3 * 805306368.0, 75497472, 4);
 }
 
 // At seq 512 the scores grow sixteenfold: 100,663,296 of them, a product 12,884,901,888
@@ -155,26 +156,30 @@ TEST(AttentionCost, TensorCoreAttentionAtSeq512) {
   // QK^T and dctx V^T: 4 * 25,165,824 + 8 * 100,663,296 = 905,969,664 B.
   // Rows: 12 * 100,663,296 + 65,536 + 2 * 786,432 = 1,209,597,952 B.
   // dV, dQ, dK: 6 * 25,165,824 + 6 * 100,663,296 = 754,974,720 B.
-  expectKernel(backward[1], ComputeUnit::HalfGemm, 2 * 12884901888.0, 905969664, 4);
+  expectKernel(backward[1], ComputeUnit::HalfGemm, 2 * 12884901888.0, 905969664, 2);
   expectKernel(backward[2], ComputeUnit::Fp32Cores, 11 * 100663296.0, 1209597952, 1);
-  expectKernel(backward[3], ComputeUnit::HalfGemm, 3 * 12884901888.0, 754974720, 6);
+  expectKernel(backward[3], ComputeUnit::HalfGemm, 3 * 12884901888.0, 754974720, 4);
   // Every kernel is bound by its bytes: the row term computes in 25,165,824 / 9.75e12 =
   // 2.58 us and moves its bytes in 41 us; the rows compute in 114 us and move in 972 us.
   expected = (2 * 25165824.0 + 786432.0 + 905969664.0 + 1209597952.0 + 754974720.0) / kMemory +
-             12 * kLaunch;
+             8 * kLaunch;
   EXPECT_NEAR(estimateOpSeconds(attention.backward(), kBatch, 512, a100()), expected,
               1e-12 * expected);
 }
 
 TEST(AttentionCost, ChunksOfFewerHeadsLaunchTheRowsMoreOften) {
   // 12 heads 5 at a time: chunks of 5, 5 and 2, so three row launches, and three GEMMs
-  // (each after its pointer fill) per product.
+  // (each after its pointer fill) per product, or per pair of products in the backward.
   Attention attention(5);
   auto forward = estimateOpKernels(attention.forward(), kBatch, 128, CostTarget::Cuda);
   ASSERT_EQ(forward.size(), 3u);
   EXPECT_EQ(forward[0].launches, 6);
   EXPECT_EQ(forward[1].launches, 3);
   EXPECT_EQ(forward[1].bytes, 37961728.0);
+  auto backward = estimateOpKernels(attention.backward(), kBatch, 128, CostTarget::Cuda);
+  ASSERT_EQ(backward.size(), 4u);
+  EXPECT_EQ(backward[1].launches, 6);  // QK^T with dctx V^T
+  EXPECT_EQ(backward[3].launches, 12); // dV with dK, and dQ
 }
 
 TEST(AttentionCost, TensorCoresPayOffAtLongSequences) {
@@ -182,7 +187,7 @@ TEST(AttentionCost, TensorCoresPayOffAtLongSequences) {
   //   forward   2 products over d = 64 and 8 flops a score: at seq 512
   //             2 * 12,884,901,888 + 8 * 100,663,296 = 26,575,110,144 flops, 2.726 ms;
   //   backward  7 products and 22 flops a score, plus the row term: 9.53 ms.
-  // The tensor-core kernels move the scores through memory instead: 1.08 ms and 2.41 ms.
+  // The tensor-core kernels move the scores through memory instead: 1.08 ms and 2.39 ms.
   Attention fused(0), chunked(12);
   const double fusedForward = 26575110144.0 / kCores + kLaunch;
   EXPECT_NEAR(estimateOpSeconds(fused.forward(), kBatch, 512, a100()), fusedForward,

@@ -1,11 +1,14 @@
 // The cuBLASLt linear layers against the CPU's (OpenBLAS / fp32-accumulating) ones: the
 // forward with and without its bias epilogue, both backward GEMMs, odd sizes, and operands
 // that are only element-aligned (an arena slot need not be 256-byte aligned); and the
-// batched GEMM (groups of strided batches) against a host product.
+// batched GEMMs (groups of strided batches, one product or two in a call) against a host
+// product.
 #include "cuda_test_support.h"
 
 #include "bertc/runtime/cpu_kernels.h"
 #include "bertc/runtime/cuda_gemm.h"
+
+#include <deque>
 
 namespace bertc::cuda::test {
 namespace {
@@ -116,53 +119,70 @@ struct InterleavedLayout {
 };
 
 /// batchedGemm (the attention's products) against a host product of the stored values:
-/// `groups` groups of `count` products; the output's padding must stay untouched.
+/// `groups` groups of `count` products; the output's padding must stay untouched. With
+/// `products` 2, two such products of different data in one batchedGemms call.
 template <typename T, typename OutT>
 LinearGemms::GroupedCalls checkBatched(bool transA, bool transB, int64_t groups, int64_t count,
-                                       int64_t m = 5, int64_t n = 7, int64_t k = 6) {
-  const std::string name = std::string("batched, a") + (transA ? "^T" : "") + " b" +
-                           (transB ? "^T" : "") +
-                           (std::is_same_v<OutT, float> ? ", fp32 out" : "") + ", " +
-                           std::to_string(groups) + " groups of " + std::to_string(count);
+                                       int64_t m = 5, int64_t n = 7, int64_t k = 6,
+                                       int products = 1) {
+  const std::string name =
+      std::string("batched, a") + (transA ? "^T" : "") + " b" + (transB ? "^T" : "") +
+      (std::is_same_v<OutT, float> ? ", fp32 out" : "") + ", " + std::to_string(products) + " x " +
+      std::to_string(groups) + " groups of " + std::to_string(count);
   // Stored shapes: a [m, k] or, transposed, [k, m]; b [k, n] or [n, k].
   const InterleavedLayout la(transA ? k : m, transA ? m : k, groups, count, 3);
   const InterleavedLayout lb(transB ? n : k, transB ? k : n, groups, count, 2);
   const InterleavedLayout ld(m, n, groups, count, 5);
-  const auto a = randomValues<T>(la.size(), 1), b = randomValues<T>(lb.size(), 2);
-  DeviceArray<T> dA(a), dB(b);
-  DeviceArray<OutT> dD(ld.size());
+  std::vector<std::vector<T>> a, b;
+  std::deque<DeviceArray<T>> dA, dB; // not movable: a deque builds them in place
+  std::deque<DeviceArray<OutT>> dD;
+  std::vector<BatchedProduct<T, OutT>> listed;
+  for (int product = 0; product < products; ++product) {
+    a.push_back(randomValues<T>(la.size(), uint32_t(1 + 2 * product)));
+    b.push_back(randomValues<T>(lb.size(), uint32_t(2 + 2 * product)));
+    dA.emplace_back(a.back());
+    dB.emplace_back(b.back());
+    dD.emplace_back(ld.size());
+  }
+  for (int product = 0; product < products; ++product)
+    listed.push_back({{dA[product].get(), la.ld, la.batchStride, transA, la.cols},
+                      {dB[product].get(), lb.ld, lb.batchStride, transB, lb.cols},
+                      {dD[product].get(), ld.ld, ld.batchStride, ld.cols}});
   DeviceArray<std::byte> workspace(kCublasLtWorkspaceBytes);
   LinearGemms gemms(workspace.get(), nullptr);
-  gemms.batchedGemm(BatchedOperand<T>{dA.get(), la.ld, la.batchStride, transA, la.cols},
-                    BatchedOperand<T>{dB.get(), lb.ld, lb.batchStride, transB, lb.cols},
-                    BatchedOutput<OutT>{dD.get(), ld.ld, ld.batchStride, ld.cols}, m, n, k, count,
-                    groups);
+  if (products == 1)
+    gemms.batchedGemm(listed[0].a, listed[0].b, listed[0].d, m, n, k, count, groups);
+  else
+    gemms.batchedGemms<T, OutT>({listed[0], listed[1]}, m, n, k, count, groups);
 
-  std::vector<float> expected(ld.size(), 0.0f);
-  for (int64_t g = 0; g < groups; ++g)
-    for (int64_t i = 0; i < count; ++i)
-      for (int64_t r = 0; r < m; ++r)
-        for (int64_t c = 0; c < n; ++c) {
-          double sum = 0.0;
-          for (int64_t kk = 0; kk < k; ++kk)
-            sum += double(toFloat(a[transA ? la.at(g, i, kk, r) : la.at(g, i, r, kk)])) *
-                   toFloat(b[transB ? lb.at(g, i, c, kk) : lb.at(g, i, kk, c)]);
-          expected[ld.at(g, i, r, c)] = float(sum);
-        }
-  const bool fp32 = std::is_same_v<OutT, float>;
-  expectClose(dD.download(), expected, fp32 ? 1e-5 : Tolerance<T>::atol,
-              fp32 ? 1e-5 : Tolerance<T>::rtol, name);
+  for (int product = 0; product < products; ++product) {
+    std::vector<float> expected(ld.size(), 0.0f);
+    for (int64_t g = 0; g < groups; ++g)
+      for (int64_t i = 0; i < count; ++i)
+        for (int64_t r = 0; r < m; ++r)
+          for (int64_t c = 0; c < n; ++c) {
+            double sum = 0.0;
+            for (int64_t kk = 0; kk < k; ++kk)
+              sum += double(toFloat(a[product][transA ? la.at(g, i, kk, r) : la.at(g, i, r, kk)])) *
+                     toFloat(b[product][transB ? lb.at(g, i, c, kk) : lb.at(g, i, kk, c)]);
+            expected[ld.at(g, i, r, c)] = float(sum);
+          }
+    const bool fp32 = std::is_same_v<OutT, float>;
+    expectClose(dD[product].download(), expected, fp32 ? 1e-5 : Tolerance<T>::atol,
+                fp32 ? 1e-5 : Tolerance<T>::rtol, name + ", product " + std::to_string(product));
+  }
   return gemms.groupedCalls();
 }
 
 TYPED_TEST(GemmTest, BatchedMatchesHostProduct) {
   for (bool transA : {false, true})
     for (bool transB : {false, true})
-      for (int64_t groups : {1, 3}) {
-        checkBatched<TypeParam, TypeParam>(transA, transB, groups, 2);
-        if constexpr (!std::is_same_v<TypeParam, float>)
-          checkBatched<TypeParam, float>(transA, transB, groups, 2);
-      }
+      for (int64_t groups : {1, 3})
+        for (int products : {1, 2}) {
+          checkBatched<TypeParam, TypeParam>(transA, transB, groups, 2, 5, 7, 6, products);
+          if constexpr (!std::is_same_v<TypeParam, float>)
+            checkBatched<TypeParam, float>(transA, transB, groups, 2, 5, 7, 6, products);
+        }
 }
 
 // More matrices than one pointer-array GEMM takes: groups split over several (the last one
@@ -179,6 +199,30 @@ TYPED_TEST(GemmTest, BatchedSplitsWhatOnePointerArrayCannotHold) {
       checkBatched<TypeParam, TypeParam>(true, false, 2, kMaxPointerArrayBatch + 1, 1, 2, 2);
   EXPECT_EQ(perGroup.pointerArrays, 0);
   EXPECT_EQ(perGroup.perGroup, 1);
+  // Two products of 3 groups: a call holds 2 groups, so three calls, the second holding
+  // the first product's last group and the second product's first.
+  const auto products = checkBatched<TypeParam, TypeParam>(
+      false, false, 3, kMaxPointerArrayBatch / 2 - 1, 2, 2, 3, 2);
+  EXPECT_TRUE((products.pointerArrays == 3 && products.perGroup == 0) ||
+              (products.pointerArrays == 0 && products.perGroup == 1))
+      << products.pointerArrays << " pointer-array GEMMs, " << products.perGroup << " per group";
+}
+
+class BatchedGemmsTest : public CudaTest {};
+
+// Products whose layouts differ cannot share a call.
+TEST_F(BatchedGemmsTest, RejectsProductsOfDifferentLayouts) {
+  DeviceArray<float> x(64), y(64);
+  DeviceArray<std::byte> workspace(kCublasLtWorkspaceBytes);
+  LinearGemms gemms(workspace.get(), nullptr);
+  const BatchedOperand<float> a{x.get(), 4, 16, false}, b{x.get(), 4, 16, false},
+      transposed{x.get(), 4, 16, true};
+  const BatchedOutput<float> d{y.get(), 4, 16};
+  EXPECT_THROW((gemms.batchedGemms<float, float>({{a, b, d}, {a, transposed, d}}, 4, 4, 4, 2, 1)),
+               std::invalid_argument);
+  const BatchedOutput<float> wider{y.get(), 8, 32};
+  EXPECT_THROW((gemms.batchedGemms<float, float>({{a, b, d}, {a, b, wider}}, 4, 4, 4, 2, 1)),
+               std::invalid_argument);
 }
 
 } // namespace

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 
 namespace bertc::cuda {
@@ -42,6 +43,16 @@ template <typename T> struct BatchedOutput {
   int64_t ld, batchStride;
   int64_t groupStride = 0;
 };
+
+/// One product of LinearGemms::batchedGemms: d = op(a) op(b) per matrix.
+template <typename T, typename OutT> struct BatchedProduct {
+  using Input = T;
+  BatchedOperand<T> a, b;
+  BatchedOutput<OutT> d;
+};
+
+/// The most products one batchedGemms call runs together (the attention backward's pairs).
+constexpr int kMaxBatchedProducts = 2;
 
 /// Matrices one pointer-array GEMM takes at most: LinearGemms keeps its three pointer arrays
 /// (A, B, D) in the last 3 * 8 * kMaxPointerArrayBatch bytes of its workspace and gives
@@ -94,6 +105,13 @@ public:
   void batchedGemm(const BatchedOperand<T> &a, const BatchedOperand<T> &b,
                    const BatchedOutput<OutT> &d, int64_t m, int64_t n, int64_t k, int64_t count,
                    int64_t groups = 1, GemmMath math = GemmMath::Fp32);
+  /// batchedGemm for up to kMaxBatchedProducts products at once, as one pointer-array call
+  /// over all their groups (or split, or per group, as batchedGemm). The products share the
+  /// shape, and each operand's leading dimension, batch stride and transpose; their data and
+  /// group strides may differ. Anything else throws invalid_argument.
+  template <typename T, typename OutT>
+  void batchedGemms(std::initializer_list<BatchedProduct<T, OutT>> products, int64_t m, int64_t n,
+                    int64_t k, int64_t count, int64_t groups, GemmMath math = GemmMath::Fp32);
 
   /// How batchedGemm has run groups so far: calls over pointer arrays, and calls that ran a
   /// strided-batched GEMM per group (cuBLASLt offered no pointer-array algorithm, or a group
