@@ -12,6 +12,8 @@
 
 #include "CostRules.h"
 
+#include "bertc/abi/kernel_workspace.h"
+
 #include <cmath>
 #include <optional>
 
@@ -133,11 +135,20 @@ SmallVector<KernelWork, 1> AccumulateLinearGradWeightOp::estimateKernels(int64_t
        bytesOf(getResultGrad(), batch, seq) + bytesOf(getInput(), batch, seq) + 2 * 4 * values}};
 }
 
+namespace {
+/// Launches of the CUDA target's column sums over `rows` rows: a second pass adds the row
+/// slices' sums where there are several (runtime/cuda/column_sums.cuh).
+int columnSumLaunches(double rows, CostTarget target) {
+  return target == CostTarget::Cuda && bertc::cuda::columnSumSlices(int64_t(rows)) > 1 ? 2 : 1;
+}
+} // namespace
+
 // The column sum of dy added into the bias's fp32 slot, which is read as well as written.
 SmallVector<KernelWork, 1> AccumulateBiasGradOp::estimateKernels(int64_t batch, int64_t seq,
-                                                                 CostTarget) {
+                                                                 CostTarget target) {
   double out = double(cast<RankedTensorType>(getParam().getType()).getNumElements());
-  return {{ComputeUnit::Fp32Cores, 2 * out, bytesOf(getResultGrad(), batch, seq) + 2 * 4 * out}};
+  return {{ComputeUnit::Fp32Cores, 2 * out, bytesOf(getResultGrad(), batch, seq) + 2 * 4 * out,
+           columnSumLaunches(rowsAt(getResultGrad(), batch, seq), target)}};
 }
 
 //===----------------------------------------------------------------------===//
@@ -149,9 +160,11 @@ namespace {
 constexpr double kLayerNormStatisticsFlops = 3;
 /// Normalise, scale and shift: about 5 flops per element.
 constexpr double kLayerNormApplyFlops = 5;
-/// The backward from the statistics: x-hat again, the two row sums of dy gamma and
-/// dy gamma x-hat, dx, and the column sums of d gamma and d beta: about 11 per element.
-constexpr double kLayerNormGradFlops = 11;
+/// The backward from the statistics: x-hat, the two row sums of dy gamma and dy gamma
+/// x-hat, and dx: about 8 per element; x-hat again and the column sums of d gamma and
+/// d beta: about 3 more.
+constexpr double kLayerNormInputGradFlops = 8;
+constexpr double kLayerNormParamGradFlops = 3;
 } // namespace
 
 // The row statistics the CUDA kernel also writes (8 bytes per row of `hidden` elements)
@@ -176,35 +189,50 @@ SmallVector<KernelWork, 1> AddLayerNormOp::estimateKernels(int64_t batch, int64_
 }
 
 namespace {
-/// The LayerNorm backward moving `bytes`. The forward's statistics are not kept: the CPU
-/// kernel recomputes them row by row inside the backward; the CUDA target launches a
-/// statistics kernel over x first.
-SmallVector<KernelWork, 1> layerNormBackward(Value input, double bytes, int64_t batch, int64_t seq,
+/// The LayerNorm backward from dy and x, with gamma, writing dx and moving `paramGradBytes`
+/// of d gamma and d beta (their fp32 slots read and written, or just written). The
+/// forward's statistics are not kept: the CPU kernel recomputes them row by row inside
+/// its one pass; on CUDA the row kernel that writes dx recomputes them (and writes them,
+/// 8 bytes a row), and the column sums of d gamma and d beta read dy, x and the statistics
+/// again.
+SmallVector<KernelWork, 1> layerNormBackward(Value dy, Value x, Value gamma, Value dx,
+                                             double paramGradBytes, int64_t batch, int64_t seq,
                                              CostTarget target) {
-  double elements = elementsAt(input, batch, seq);
+  double elements = elementsAt(x, batch, seq), rows = rowsAt(x, batch, seq);
+  double rowBytes = bytesOf(dy, batch, seq) + bytesOf(x, batch, seq) + bytesOf(gamma, batch, seq) +
+                    bytesOf(dx, batch, seq);
+  double gradFlops = (kLayerNormInputGradFlops + kLayerNormParamGradFlops) * elements;
   if (target == CostTarget::Cpu)
-    return {{ComputeUnit::Fp32Cores, (kLayerNormStatisticsFlops + kLayerNormGradFlops) * elements,
-             bytes}};
-  return {
-      {ComputeUnit::Fp32Cores, kLayerNormStatisticsFlops * elements, bytesOf(input, batch, seq)},
-      {ComputeUnit::Fp32Cores, kLayerNormGradFlops * elements, bytes}};
+    return {{ComputeUnit::Fp32Cores, kLayerNormStatisticsFlops * elements + gradFlops,
+             rowBytes + paramGradBytes}};
+  double statistics = 8 * rows;
+  return {{ComputeUnit::Fp32Cores,
+           (kLayerNormStatisticsFlops + kLayerNormInputGradFlops) * elements,
+           rowBytes + statistics},
+          {ComputeUnit::Fp32Cores, kLayerNormParamGradFlops * elements,
+           bytesOf(dy, batch, seq) + bytesOf(x, batch, seq) + statistics + paramGradBytes,
+           columnSumLaunches(rows, target)}};
+}
+
+/// Bytes of d gamma and d beta: fp32, written, or (`accumulated`) read and written.
+double paramGradBytes(Value gamma, bool accumulated) {
+  return (accumulated ? 2 : 1) * 2 * 4 *
+         double(cast<RankedTensorType>(gamma.getType()).getNumElements());
 }
 } // namespace
 
 SmallVector<KernelWork, 1> LayerNormGradOp::estimateKernels(int64_t batch, int64_t seq,
                                                             CostTarget target) {
-  return layerNormBackward(getInput(), operandAndResultBytes(*this, batch, seq), batch, seq,
-                           target);
+  return layerNormBackward(getResultGrad(), getInput(), getGamma(), getInputGrad(),
+                           paramGradBytes(getGamma(), false), batch, seq, target);
 }
 
 // d gamma and d beta are added into their fp32 slots (each read and written) instead of
-// written; beta itself is not read.
+// written.
 SmallVector<KernelWork, 1> AccumulateLayerNormGradOp::estimateKernels(int64_t batch, int64_t seq,
                                                                       CostTarget target) {
-  double slots = 2 * 2 * 4 * double(cast<RankedTensorType>(getGamma().getType()).getNumElements());
-  return layerNormBackward(
-      getInput(), operandAndResultBytes(*this, batch, seq) - bytesOf(getBeta(), batch, seq) + slots,
-      batch, seq, target);
+  return layerNormBackward(getResultGrad(), getInput(), getGamma(), getInputGrad(),
+                           paramGradBytes(getGamma(), true), batch, seq, target);
 }
 
 // erf costs about a dozen flops.
@@ -235,13 +263,15 @@ SmallVector<KernelWork, 1> EmbeddingOp::estimateKernels(int64_t batch, int64_t s
 }
 
 // The fp32 table gradient is zeroed whole, then each token's row is added into it (an
-// fp32 read and write per element) from the incoming gradient.
+// fp32 read and write per element) from the incoming gradient. On CUDA the zeroing is a
+// memset of its own before the kernel.
 SmallVector<KernelWork, 1> EmbeddingGradOp::estimateKernels(int64_t batch, int64_t seq,
-                                                            CostTarget) {
+                                                            CostTarget target) {
   double gathered = elementsAt(getResultGrad(), batch, seq);
   return {{ComputeUnit::Fp32Cores, gathered,
            bytesOf(getTableGrad(), batch, seq) + bytesOf(getIds(), batch, seq) +
-               bytesOf(getResultGrad(), batch, seq) + 2 * 4 * gathered}};
+               bytesOf(getResultGrad(), batch, seq) + 2 * 4 * gathered,
+           target == CostTarget::Cuda ? 2 : 1}};
 }
 
 // One token's row per sequence, read and written.

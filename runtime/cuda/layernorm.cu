@@ -1,7 +1,8 @@
 // LayerNorm over the last dimension on the GPU, as torch.nn.LayerNorm (biased variance),
 // optionally fused with the residual add before it. One warp per row: the row is read from
 // global memory once per pass (later passes hit the cache); statistics are fp32 (two-pass,
-// so no cancellation) and saved, so the backward does not recompute them.
+// so no cancellation). The IR keeps no forward's statistics, so the backward's row kernel
+// computes them again, as the forward does, and leaves them for its parameter sums.
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
@@ -16,9 +17,29 @@ namespace {
 constexpr int kWarpSize = 32;
 constexpr int kRowsPerBlock = 8;
 
+struct RowStatistics {
+  float mean, rstd;
+};
+
+/// A row's mean = sum(x) / cols, then var = sum((x - mean)^2) / cols and
+/// rstd = 1 / sqrt(var + eps), by the row's warp (this lane's `lane`).
+template <typename T>
+__device__ RowStatistics rowStatistics(const T *x, int64_t cols, int lane, float eps) {
+  float total = 0.0f;
+  for (int64_t c = lane; c < cols; c += kWarpSize)
+    total += loadFloat(x + c);
+  const float rowMean = warpSum(total) / float(cols);
+  float squares = 0.0f;
+  for (int64_t c = lane; c < cols; c += kWarpSize) {
+    const float centred = loadFloat(x + c) - rowMean;
+    squares += centred * centred;
+  }
+  return {rowMean, 1.0f / sqrtf(warpSum(squares) / float(cols) + eps)};
+}
+
 /// Per row (one warp):
 ///   1. with a residual, x = a + b rounded to T and stored in `sum`; otherwise x = a;
-///   2. mean = sum(x) / cols, then var = sum((x - mean)^2) / cols, rstd = 1 / sqrt(var + eps);
+///   2. the row's statistics (rowStatistics);
 ///   3. y = (x - mean) * rstd * gamma + beta.
 template <typename T>
 __global__ void layerNormForwardKernel(const T *a, const T *b, T *sum, const T *gamma,
@@ -35,16 +56,7 @@ __global__ void layerNormForwardKernel(const T *a, const T *b, T *sum, const T *
       storeFloat(sumRow + c, loadFloat(x + c) + loadFloat(b + row * cols + c));
     x = sumRow; // each lane rereads only what it wrote
   }
-  float total = 0.0f;
-  for (int64_t c = lane; c < cols; c += kWarpSize)
-    total += loadFloat(x + c);
-  const float rowMean = warpSum(total) / float(cols);
-  float squares = 0.0f;
-  for (int64_t c = lane; c < cols; c += kWarpSize) {
-    const float centred = loadFloat(x + c) - rowMean;
-    squares += centred * centred;
-  }
-  const float rowRstd = 1.0f / sqrtf(warpSum(squares) / float(cols) + eps);
+  const auto [rowMean, rowRstd] = rowStatistics(x, cols, lane, eps);
   T *yRow = y + row * cols;
   for (int64_t c = lane; c < cols; c += kWarpSize)
     storeFloat(yRow + c,
@@ -55,18 +67,23 @@ __global__ void layerNormForwardKernel(const T *a, const T *b, T *sum, const T *
   }
 }
 
-/// dx per row (one warp), with xhat = (x - mean) * rstd and g = dy * gamma:
+/// dx per row (one warp), with the row's statistics (written to mean and rstd for the
+/// parameter sums), xhat = (x - mean) * rstd and g = dy * gamma:
 /// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)).
 template <typename T>
-__global__ void layerNormBackwardInputKernel(const T *dy, const T *x, const T *gamma,
-                                             const float *mean, const float *rstd, T *dx,
-                                             int64_t rows, int64_t cols) {
+__global__ void layerNormBackwardInputKernel(const T *dy, const T *x, const T *gamma, float eps,
+                                             float *mean, float *rstd, T *dx, int64_t rows,
+                                             int64_t cols) {
   const int64_t row = int64_t(blockIdx.x) * kRowsPerBlock + threadIdx.x / kWarpSize;
   if (row >= rows)
     return;
   const int lane = threadIdx.x % kWarpSize;
   const T *xRow = x + row * cols, *dyRow = dy + row * cols;
-  const float rowMean = mean[row], rowRstd = rstd[row];
+  const auto [rowMean, rowRstd] = rowStatistics(xRow, cols, lane, eps);
+  if (lane == 0) {
+    mean[row] = rowMean;
+    rstd[row] = rowRstd;
+  }
   float sumG = 0.0f, sumGXhat = 0.0f;
   for (int64_t c = lane; c < cols; c += kWarpSize) {
     const float xhat = (loadFloat(xRow + c) - rowMean) * rowRstd;
@@ -120,14 +137,15 @@ void addLayerNormForward(const T *a, const T *b, T *sum, const T *gamma, const T
 }
 
 namespace {
-/// dx, then dgamma and dbeta into `paramGrads` (written, or added to: its `accumulate`).
+/// dx and the statistics, then dgamma and dbeta into `paramGrads` (written, or added to:
+/// its `accumulate`).
 template <typename T>
-void launchLayerNormBackward(const T *dy, const T *x, const T *gamma, const float *mean,
-                             const float *rstd, T *dx, const ColumnSumOutputs<2> &paramGrads,
+void launchLayerNormBackward(const T *dy, const T *x, const T *gamma, float eps, float *mean,
+                             float *rstd, T *dx, const ColumnSumOutputs<2> &paramGrads,
                              float *partials, int64_t rows, int64_t cols, cudaStream_t stream) {
   if (rows > 0) {
     BERTC_LAUNCH(layerNormBackwardInputKernel, rowBlocks(rows), kRowsPerBlock * kWarpSize, 0,
-                 stream, dy, x, gamma, mean, rstd, dx, rows, cols);
+                 stream, dy, x, gamma, eps, mean, rstd, dx, rows, cols);
   }
   launchColumnSums<2>(rows, cols, paramGrads, partials, stream,
                       [&](dim3 grid, const ColumnSumOutputs<2> &sums) {
@@ -138,18 +156,18 @@ void launchLayerNormBackward(const T *dy, const T *x, const T *gamma, const floa
 } // namespace
 
 template <typename T>
-void layerNormBackward(const T *dy, const T *x, const T *gamma, const float *mean,
-                       const float *rstd, T *dx, float *dgamma, float *dbeta, float *partials,
-                       int64_t rows, int64_t cols, cudaStream_t stream) {
-  launchLayerNormBackward(dy, x, gamma, mean, rstd, dx, {{dgamma, dbeta}}, partials, rows, cols,
-                          stream);
+void layerNormBackward(const T *dy, const T *x, const T *gamma, float eps, float *mean, float *rstd,
+                       T *dx, float *dgamma, float *dbeta, float *partials, int64_t rows,
+                       int64_t cols, cudaStream_t stream) {
+  launchLayerNormBackward(dy, x, gamma, eps, mean, rstd, dx, {{dgamma, dbeta}}, partials, rows,
+                          cols, stream);
 }
 
 template <typename T>
-void layerNormBackwardAccumulate(const T *dy, const T *x, const T *gamma, const float *mean,
-                                 const float *rstd, T *dx, float *dgamma, float *dbeta,
-                                 float *partials, int64_t rows, int64_t cols, cudaStream_t stream) {
-  launchLayerNormBackward(dy, x, gamma, mean, rstd, dx, {{dgamma, dbeta}, /*accumulate=*/true},
+void layerNormBackwardAccumulate(const T *dy, const T *x, const T *gamma, float eps, float *mean,
+                                 float *rstd, T *dx, float *dgamma, float *dbeta, float *partials,
+                                 int64_t rows, int64_t cols, cudaStream_t stream) {
+  launchLayerNormBackward(dy, x, gamma, eps, mean, rstd, dx, {{dgamma, dbeta}, /*accumulate=*/true},
                           partials, rows, cols, stream);
 }
 
@@ -158,11 +176,11 @@ void layerNormBackwardAccumulate(const T *dy, const T *x, const T *gamma, const 
                                  int64_t, float, cudaStream_t);                                    \
   template void addLayerNormForward(const T *, const T *, T *, const T *, const T *, T *, float *, \
                                     float *, int64_t, int64_t, float, cudaStream_t);               \
-  template void layerNormBackward(const T *, const T *, const T *, const float *, const float *,   \
-                                  T *, float *, float *, float *, int64_t, int64_t, cudaStream_t); \
-  template void layerNormBackwardAccumulate(const T *, const T *, const T *, const float *,        \
-                                            const float *, T *, float *, float *, float *,         \
-                                            int64_t, int64_t, cudaStream_t);
+  template void layerNormBackward(const T *, const T *, const T *, float, float *, float *, T *,   \
+                                  float *, float *, float *, int64_t, int64_t, cudaStream_t);      \
+  template void layerNormBackwardAccumulate(const T *, const T *, const T *, float, float *,       \
+                                            float *, T *, float *, float *, float *, int64_t,      \
+                                            int64_t, cudaStream_t);
 BERTC_CUDA_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
 #undef INSTANTIATE
 

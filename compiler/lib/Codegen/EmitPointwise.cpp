@@ -81,9 +81,9 @@ LogicalResult emitLayerNormForward(EmitContext &ctx, Operation *op, StringRef fn
 }
 
 /// LayerNorm backward `op`'s call to `fn` (layerNormBackward, or ...Accumulate into the
-/// gradient slots) writing dx and the fp32 `dgamma` and `dbeta`. On CUDA the statistics
-/// are recomputed first (the IR keeps no forward's), into the op's workspace, which holds
-/// the partial sums of dgamma and dbeta after them.
+/// gradient slots) writing dx and the fp32 `dgamma` and `dbeta`. On CUDA the kernel that
+/// writes dx recomputes the statistics (the IR keeps no forward's) into the op's
+/// workspace, which holds the partial sums of dgamma and dbeta after them.
 template <typename LayerNormGrad>
 LogicalResult emitLayerNormBackward(EmitContext &ctx, LayerNormGrad op, StringRef fn,
                                     const std::string &dgamma, const std::string &dbeta) {
@@ -102,11 +102,9 @@ LogicalResult emitLayerNormBackward(EmitContext &ctx, LayerNormGrad op, StringRe
   FailureOr<std::string> workspace = kernelWorkspace(op);
   if (failed(statistics) || failed(workspace))
     return failure();
-  os << ctx.call("layerNormStatistics") << ctx.name(x) << ", " << *statistics << rows << ", "
-     << cols << ", " << eps << ctx.end() << ctx.call(fn) << ctx.name(dy) << ", " << ctx.name(x)
-     << ", " << ctx.name(gamma) << ", " << *statistics << ctx.name(dx) << ", " << dgamma << ", "
-     << dbeta << ", " << *workspace << " + 2 * (" << rows << "), " << rows << ", " << cols
-     << ctx.end();
+  os << ctx.call(fn) << ctx.name(dy) << ", " << ctx.name(x) << ", " << ctx.name(gamma) << ", "
+     << eps << ", " << *statistics << ctx.name(dx) << ", " << dgamma << ", " << dbeta << ", "
+     << *workspace << " + 2 * (" << rows << "), " << rows << ", " << cols << ctx.end();
   return success();
 }
 

@@ -34,16 +34,27 @@ TEST(StepCost, LayerNormMovesItsRowsOnce) {
   ASSERT_EQ(forward.size(), 1u);
   EXPECT_EQ(forward[0].bytes, 12585984.0);
   EXPECT_EQ(forward[0].flops, 8 * 3145728.0);
-  // The CUDA backward: a statistics pass over x (6,291,456 B), then dy and x read, dx
-  // written (18,874,368), gamma read (1,536), d gamma and d beta written in fp32 (6,144).
+  // The CUDA backward: the row kernel reads dy and x and writes dx (18,874,368 B), reads
+  // gamma (1,536) and writes the statistics it recomputes (8 B a row: 32,768); the column
+  // sums read dy, x and the statistics again (12,615,680) and write d gamma and d beta in
+  // fp32 (6,144), in two launches: 4096 rows are 16 slices of 256, added by a second pass.
   auto grad = estimateOpKernels(ops.op("bert.layernorm_grad"), kBatch, 128, CostTarget::Cuda);
   ASSERT_EQ(grad.size(), 2u);
-  EXPECT_EQ(grad[0].bytes, 6291456.0);
-  EXPECT_EQ(grad[1].bytes, 18882048.0);
-  // The CPU recomputes the statistics inside its one kernel.
+  EXPECT_EQ(grad[0].bytes, 18908672.0);
+  EXPECT_EQ(grad[0].flops, 11 * 3145728.0);
+  EXPECT_EQ(grad[0].launches, 1);
+  EXPECT_EQ(grad[1].bytes, 12621824.0);
+  EXPECT_EQ(grad[1].flops, 3 * 3145728.0);
+  EXPECT_EQ(grad[1].launches, 2);
+  // One slice at 256 rows (batch 2): the first pass writes the sums, one launch.
+  EXPECT_EQ(estimateOpKernels(ops.op("bert.layernorm_grad"), 2, 128, CostTarget::Cuda)[1].launches,
+            1);
+  // The CPU recomputes the statistics inside its one kernel, which reads dy, x and gamma
+  // and writes dx, d gamma and d beta once.
   auto cpuGrad = estimateOpKernels(ops.op("bert.layernorm_grad"), kBatch, 128, CostTarget::Cpu);
   ASSERT_EQ(cpuGrad.size(), 1u);
   EXPECT_EQ(cpuGrad[0].bytes, 18882048.0);
+  EXPECT_EQ(cpuGrad[0].launches, 1);
   EXPECT_EQ(cpuGrad[0].flops, grad[0].flops + grad[1].flops);
 }
 
@@ -72,14 +83,35 @@ TEST(StepCost, TheFusedForwardAndTheAccumulatingBackwardMoveWhatTheyTouch) {
   EXPECT_EQ(cpu[0].flops, 3145728.0);
   EXPECT_EQ(cpu[1].bytes, 12585984.0);
   EXPECT_EQ(cpu[1].flops, 8 * 3145728.0);
-  // The backward into the slots: the statistics pass, then dy and x read and dx written
-  // (18,874,368), gamma read (1,536) and both fp32 slots read and written (4 * 3,072);
-  // beta is not read.
+  // The backward into the slots: the row kernel as layernorm_grad's (18,908,672 B), then
+  // the column sums reading dy, x and the statistics (12,615,680) and both fp32 slots read
+  // and written (4 * 3,072); beta is not read.
   auto grad =
       estimateOpKernels(ops.op("bert.accumulate_layernorm_grad"), kBatch, 128, CostTarget::Cuda);
   ASSERT_EQ(grad.size(), 2u);
-  EXPECT_EQ(grad[0].bytes, 6291456.0);
-  EXPECT_EQ(grad[1].bytes, 18888192.0);
+  EXPECT_EQ(grad[0].bytes, 18908672.0);
+  EXPECT_EQ(grad[1].bytes, 12627968.0);
+}
+
+TEST(StepCost, BiasGradientSumsTheColumnsIntoItsSlot) {
+  Ops ops("%dy: tensor<?x?x3072xbf16>", R"mlir(
+  %b = bert.param "b" {group = "encoder.layer.0", trainable = true, decay = false, init = "zeros"} : tensor<3072xbf16>
+  bert.accumulate_bias_grad %b, %dy : tensor<3072xbf16>, tensor<?x?x3072xbf16>
+)mlir");
+  // Seq 128: dy read (4096 * 3072 * 2 = 25,165,824 B), the fp32 slot read and written
+  // (2 * 4 * 3072 = 24,576), two flops a column; on CUDA 16 row slices, so a second pass.
+  auto cuda = estimateOpKernels(ops.op("bert.accumulate_bias_grad"), kBatch, 128, CostTarget::Cuda);
+  ASSERT_EQ(cuda.size(), 1u);
+  EXPECT_EQ(cuda[0].bytes, 25190400.0);
+  EXPECT_EQ(cuda[0].flops, 2 * 3072.0);
+  EXPECT_EQ(cuda[0].launches, 2);
+  // 128 rows (one sequence) are one slice; the CPU sums in one loop.
+  EXPECT_EQ(
+      estimateOpKernels(ops.op("bert.accumulate_bias_grad"), 1, 128, CostTarget::Cuda)[0].launches,
+      1);
+  EXPECT_EQ(estimateOpKernels(ops.op("bert.accumulate_bias_grad"), kBatch, 128, CostTarget::Cpu)[0]
+                .launches,
+            1);
 }
 
 TEST(StepCost, DropoutPaysForItsMaskDraws) {
@@ -105,10 +137,15 @@ TEST(StepCost, EmbeddingReadsOnlyTheRowsItLooksUp) {
   ASSERT_EQ(forward.size(), 1u);
   EXPECT_EQ(forward[0].bytes, 12599296.0);
   // The fp32 table gradient zeroed (28996 * 768 * 4 = 89,075,712 B), the ids, dy
-  // (6,291,456) and each row added into fp32 (2 * 4 * 3,145,728 = 25,165,824).
+  // (6,291,456) and each row added into fp32 (2 * 4 * 3,145,728 = 25,165,824); on CUDA a
+  // memset, then the kernel.
   auto grad = estimateOpKernels(ops.op("bert.embedding_grad"), kBatch, 128, CostTarget::Cuda);
   ASSERT_EQ(grad.size(), 1u);
   EXPECT_EQ(grad[0].bytes, 89075712.0 + 16384.0 + 6291456.0 + 25165824.0);
+  EXPECT_EQ(grad[0].launches, 2);
+  EXPECT_EQ(
+      estimateOpKernels(ops.op("bert.embedding_grad"), kBatch, 128, CostTarget::Cpu)[0].launches,
+      1);
 }
 
 TEST(StepCost, AdamWUpdatesThenRewritesTheWorkingCopy) {

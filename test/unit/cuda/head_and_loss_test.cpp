@@ -1,5 +1,5 @@
 // The heads' and losses' launchers (the loss seed, the cross-entropy gradient alone, the
-// regression loss, LayerNorm statistics, token selection, flattening, transposition)
+// regression loss, token selection, flattening, transposition)
 // against their references: the CPU twins, or the fused kernels they split.
 #include "cuda_test_support.h"
 
@@ -13,22 +13,6 @@ template <typename T> class ExtraKernelsTest : public CudaTypedTest<T> {};
 TYPED_TEST_SUITE(ExtraKernelsTest, StorageTypes, StorageTypeNames);
 
 class FillAndLossTest : public CudaTest {};
-
-// The statistics alone are the ones layerNormForward saves.
-TYPED_TEST(ExtraKernelsTest, LayerNormStatisticsMatchTheForwardsSaved) {
-  using T = TypeParam;
-  const int64_t rows = 67, cols = 768;
-  const float eps = 1e-12f;
-  const auto x = randomValues<T>(rows * cols, 1, -2.0f, 3.0f);
-  const auto gamma = randomValues<T>(cols, 2), beta = randomValues<T>(cols, 3);
-  DeviceArray<T> dX(x), dGamma(gamma), dBeta(beta), dY(rows * cols);
-  DeviceArray<float> mean(rows), rstd(rows), mean2(rows), rstd2(rows);
-  cuda::layerNormForward(dX.get(), dGamma.get(), dBeta.get(), dY.get(), mean.get(), rstd.get(),
-                         rows, cols, eps, nullptr);
-  cuda::layerNormStatistics(dX.get(), mean2.get(), rstd2.get(), rows, cols, eps, nullptr);
-  expectClose(mean2.download(), mean.download(), 1e-5, 1e-5, "mean");
-  expectClose(rstd2.download(), rstd.download(), 1e-5, 1e-5, "rstd");
-}
 
 // Selecting a token and its gradient move values only: bit-identical to the CPU.
 TYPED_TEST(ExtraKernelsTest, SelectTokenMatchesCpu) {

@@ -1,6 +1,6 @@
-// CUDA LayerNorm (plain and fused with the residual add) against the CPU: the forward, the
-// saved statistics, and the backward from them, with dgamma and dbeta summed in one pass and
-// in two (row slices, then the slices added).
+// CUDA LayerNorm (plain and fused with the residual add) against the CPU: the forward, its
+// saved statistics, and the backward, which computes the same statistics again, with dgamma
+// and dbeta summed in one pass and in two (row slices, then the slices added).
 #include "cuda_test_support.h"
 
 #include "bertc/runtime/cpu_kernels.h"
@@ -39,9 +39,14 @@ template <typename T> void checkLayerNorm(int64_t rows, int64_t cols) {
   DeviceArray<float> partials(std::max<int64_t>(1, layerNormBackwardWorkspaceFloats(rows, cols)));
   cuda::addLayerNormForward(dA.get(), dB.get(), dSum.get(), dGamma.get(), dBeta.get(), dY.get(),
                             mean.get(), rstd.get(), rows, cols, kEps, nullptr);
-  cuda::layerNormBackward(dDy.get(), dSum.get(), dGamma.get(), mean.get(), rstd.get(), dDx.get(),
-                          dDgamma.get(), dDbeta.get(), partials.get(), rows, cols, nullptr);
+  DeviceArray<float> backwardMean(rows), backwardRstd(rows);
+  cuda::layerNormBackward(dDy.get(), dSum.get(), dGamma.get(), kEps, backwardMean.get(),
+                          backwardRstd.get(), dDx.get(), dDgamma.get(), dDbeta.get(),
+                          partials.get(), rows, cols, nullptr);
   expectBitIdentical(dSum.download(), sum, "sum " + shape);
+  // The backward computes the statistics again from the sum, as the forward did.
+  expectBitIdentical(backwardMean.download(), mean.download(), "backward's mean " + shape);
+  expectBitIdentical(backwardRstd.download(), rstd.download(), "backward's rstd " + shape);
   expectClose(dY.download(), y, Tolerance<T>::atol, Tolerance<T>::rtol, "y " + shape);
   expectClose(dDx.download(), dx, Tolerance<T>::atol, Tolerance<T>::rtol, "dx " + shape);
   // fp32 sums over the rows, in a different order from the CPU's.
@@ -73,12 +78,12 @@ TYPED_TEST(LayerNormTest, BackwardAccumulateAddsTheTotalsToTheSlots) {
     DeviceArray<float> mean(rows), rstd(rows), dDgamma(cols), dDbeta(cols);
     DeviceArray<float> gammaSlot(gammaStart), betaSlot(betaStart);
     DeviceArray<float> partials(std::max<int64_t>(1, layerNormBackwardWorkspaceFloats(rows, cols)));
-    cuda::layerNormStatistics(dX.get(), mean.get(), rstd.get(), rows, cols, kEps, nullptr);
-    cuda::layerNormBackward(dDy.get(), dX.get(), dGamma.get(), mean.get(), rstd.get(), dDx.get(),
-                            dDgamma.get(), dDbeta.get(), partials.get(), rows, cols, nullptr);
-    cuda::layerNormBackwardAccumulate(dDy.get(), dX.get(), dGamma.get(), mean.get(), rstd.get(),
-                                      dAccumulatedDx.get(), gammaSlot.get(), betaSlot.get(),
-                                      partials.get(), rows, cols, nullptr);
+    cuda::layerNormBackward(dDy.get(), dX.get(), dGamma.get(), kEps, mean.get(), rstd.get(),
+                            dDx.get(), dDgamma.get(), dDbeta.get(), partials.get(), rows, cols,
+                            nullptr);
+    cuda::layerNormBackwardAccumulate(dDy.get(), dX.get(), dGamma.get(), kEps, mean.get(),
+                                      rstd.get(), dAccumulatedDx.get(), gammaSlot.get(),
+                                      betaSlot.get(), partials.get(), rows, cols, nullptr);
     std::vector<float> gammaExpected(cols), betaExpected(cols);
     const std::vector<float> dgamma = dDgamma.download(), dbeta = dDbeta.download();
     for (int64_t c = 0; c < cols; ++c) {

@@ -91,20 +91,22 @@ template <typename T>
 void addLayerNormForward(const T *a, const T *b, T *sum, const T *gamma, const T *beta, T *y,
                          float *mean, float *rstd, int64_t rows, int64_t cols, float eps,
                          cudaStream_t stream);
-/// Writes dx, dgamma and dbeta (overwritten) from the forward's saved mean and rstd. For the
-/// fused residual add, dx is the gradient of both addends. dgamma and dbeta are column sums
-/// in two passes over layerNormBackwardWorkspaceFloats(rows, cols) floats of `partials`
-/// (abi/kernel_workspace.h), as biasBackward's.
+/// Writes dx, dgamma and dbeta (overwritten). Each row's mean and rstd are computed again
+/// from x, as layerNormForward computes them (the IR keeps no forward's), in the kernel that
+/// writes dx, which leaves them in `mean` and `rstd` ([rows] each) for the parameter sums.
+/// For the fused residual add, dx is the gradient of both addends. dgamma and dbeta are
+/// column sums in two passes over layerNormBackwardWorkspaceFloats(rows, cols) floats of
+/// `partials` (abi/kernel_workspace.h), as biasBackward's.
 template <typename T>
-void layerNormBackward(const T *dy, const T *x, const T *gamma, const float *mean,
-                       const float *rstd, T *dx, float *dgamma, float *dbeta, float *partials,
-                       int64_t rows, int64_t cols, cudaStream_t stream);
+void layerNormBackward(const T *dy, const T *x, const T *gamma, float eps, float *mean, float *rstd,
+                       T *dx, float *dgamma, float *dbeta, float *partials, int64_t rows,
+                       int64_t cols, cudaStream_t stream);
 /// The same, with dgamma and dbeta added to what they hold (gradient slots): each total is
 /// formed first and then added, so they get the bits layerNormBackward then accumulate give.
 template <typename T>
-void layerNormBackwardAccumulate(const T *dy, const T *x, const T *gamma, const float *mean,
-                                 const float *rstd, T *dx, float *dgamma, float *dbeta,
-                                 float *partials, int64_t rows, int64_t cols, cudaStream_t stream);
+void layerNormBackwardAccumulate(const T *dy, const T *x, const T *gamma, float eps, float *mean,
+                                 float *rstd, T *dx, float *dgamma, float *dbeta, float *partials,
+                                 int64_t rows, int64_t cols, cudaStream_t stream);
 
 // ---- Attention (attention_forward.cu, attention_backward.cu) ----
 
@@ -205,14 +207,6 @@ void mseLossForward(const float *predictions, const float *targets, float *loss,
 /// dpredictions = *dloss * 2 (predictions - targets) / normalizer.
 void mseLossBackward(const float *dloss, const float *predictions, const float *targets,
                      float *dpredictions, int64_t rows, float normalizer, cudaStream_t stream);
-
-// ---- LayerNorm statistics alone (layernorm_statistics.cu) ----
-
-/// Each row's mean and reciprocal standard deviation (biased variance, + eps) over cols,
-/// as layerNormForward saves them, for a layerNormBackward without its forward's.
-template <typename T>
-void layerNormStatistics(const T *x, float *mean, float *rstd, int64_t rows, int64_t cols,
-                         float eps, cudaStream_t stream);
 
 // ---- Token selection (select_token.cu) ----
 
