@@ -1,7 +1,7 @@
 // The tensor-core attention (cuda_chunked_attention.h): per chunk of headChunk heads, each
 // product is one batched cuBLASLt GEMM over the chunk's heads and the batch
-// (LinearGemms::batchedGemm, a group of sequences per head; the backward's two pairs of
-// products of one layout a GEMM per pair, batchedGemms), with the chunk's [seq, seq]
+// (LinearGemms::batchedGemm, a group of sequences per head; in the backward, two products
+// of one layout share a GEMM, batchedGemms), with the chunk's [seq, seq]
 // matrices in score blocks of the workspace
 // (abi/kernel_workspace.h); between the products, one row kernel over every row of the
 // chunk does the softmax and dropout (forward) or P*Z and dS (backward), with the scores,

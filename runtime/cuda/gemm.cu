@@ -275,15 +275,15 @@ void LinearGemms::batchedGemms(std::initializer_list<BatchedProduct<T, OutT>> pr
   listed.groups = groups;
   listed.count = count;
   uint32_t alignA = 256, alignB = 256, alignD = 256;
-  int index = 0;
   for (const BatchedProduct<T, OutT> &product : products) {
     if (!sameLayout(product.a, first.a) || !sameLayout(product.b, first.b) ||
         !sameLayout(product.d, first.d))
       throw std::invalid_argument(
           "batchedGemms: the products differ in a leading dimension, stride or transpose");
+    const size_t index = &product - products.begin();
     listed.a[index] = grouped(product.b, alignA);
     listed.b[index] = grouped(product.a, alignB);
-    listed.d[index++] = grouped(product.d, alignD);
+    listed.d[index] = grouped(product.d, alignD);
   }
   if (m == 0 || n == 0 || count == 0 || groups == 0)
     return;
@@ -308,10 +308,10 @@ void LinearGemms::batchedGemms(std::initializer_list<BatchedProduct<T, OutT>> pr
   shape.strideA = first.b.batchStride;
   shape.strideB = first.a.batchStride;
   shape.strideD = first.d.batchStride;
-  if (index == 1 && groups == 1)
+  if (products.size() == 1 && groups == 1)
     state->run(shape, first.b.data, first.a.data, first.d.data, nullptr);
   else
-    state->runGroups(shape, listed, index);
+    state->runGroups(shape, listed, int64_t(products.size()));
 }
 
 template <typename T, typename OutT>

@@ -2,10 +2,9 @@
 // (a piece of one parameter, adamwChunks), so a parameter of any size spreads over many
 // blocks and the decay flag is uniform within a block. Each updated master is rounded into
 // its 16-bit working copy in the same pass, so the masters are read once. An update in the
-// backward runs on
-// one parameter, as soon as its gradient is complete, a launch of its own. Each element runs
-// adamwElement (adamw_element.cuh), the CPU twin's operations in the same order: CPU and GPU
-// updates agree bit for bit.
+// backward runs on one parameter, as soon as its gradient is complete, a launch of its own.
+// Each element runs adamwElement (adamw_element.cuh), the CPU twin's operations in the same
+// order: CPU and GPU updates agree bit for bit.
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 

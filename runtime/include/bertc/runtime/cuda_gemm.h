@@ -46,7 +46,6 @@ template <typename T> struct BatchedOutput {
 
 /// One product of LinearGemms::batchedGemms: d = op(a) op(b) per matrix.
 template <typename T, typename OutT> struct BatchedProduct {
-  using Input = T;
   BatchedOperand<T> a, b;
   BatchedOutput<OutT> d;
 };
