@@ -193,6 +193,10 @@ void checkAccess(uintptr_t address, size_t bytes, bool write) {
 
 bool accessChecksEnabled() { return checks().enabled; }
 
+void checkAtomicAccess(const void *address, size_t bytes) {
+  checkAccess(reinterpret_cast<uintptr_t>(address), bytes, /*write=*/false);
+}
+
 void checksBeginLaunch(const void *arguments, size_t argumentBytes) {
   Checks &state = checks();
   state.globalWrites.clear();

@@ -9,7 +9,7 @@
 // - shared memory: a read of bytes no thread of the block has written; two threads
 //   touching the same bytes between two barriers, one of them writing;
 // - global memory: two threads of one launch writing the same address with no barrier
-//   between them (two blocks never have one).
+//   between them (two blocks never have one), unless both are atomics.
 // Each finding is a device fault naming the kernel, block, thread and address. The
 // checks are on unless the environment sets BERTC_SIM_CHECKS=0.
 #pragma once
@@ -35,6 +35,11 @@ void checksRunThread(const ThreadCoordinates *coordinates, unsigned index, const
                      const void *stackHigh);
 /// Host code runs now (between threads, or after the launch): nothing is checked.
 void checksLeaveThread();
+
+/// Checks the running thread's atomic read-modify-write of `bytes` at `address`: its bounds,
+/// as any access's; no write is recorded, since the threads of every block may update the
+/// same word.
+void checkAtomicAccess(const void *address, size_t bytes);
 
 /// While it lives, the running thread's accesses are not checked: the simulator's own code
 /// runs in a kernel's thread when the kernel calls it (a barrier, a shuffle), and may run

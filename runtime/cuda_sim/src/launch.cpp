@@ -1,5 +1,7 @@
 // Kernel launches (launch.h): the configuration checked as a GPU checks it, then the
 // blocks run one after another, at once or, on a capturing stream, when the graph runs.
+// They run last block first: a GPU promises no order, and a kernel that counted on the
+// launch order (block 0 first, say) fails here rather than only on some GPU.
 #include "access_checks.h"
 #include "block_scheduler.h"
 #include "graph_capture.h"
@@ -25,14 +27,14 @@ void runGrid(const LaunchConfig &config, void (*threadBody)(const void *), const
   if (stickyError())
     return;
   checksBeginLaunch(context, contextBytes);
-  uint64_t blockIndex = 0;
-  for (unsigned z = 0; z < config.grid.z; ++z)
-    for (unsigned y = 0; y < config.grid.y; ++y)
-      for (unsigned x = 0; x < config.grid.x; ++x) {
-        checksBeginBlock(blockIndex++);
-        if (!runBlock(config, {x, y, z}, threadBody, context))
-          return;
-      }
+  const uint64_t columns = config.grid.x, rows = config.grid.y;
+  for (uint64_t blockIndex = columns * rows * config.grid.z; blockIndex-- > 0;) {
+    const unsigned x = unsigned(blockIndex % columns), y = unsigned(blockIndex / columns % rows),
+                   z = unsigned(blockIndex / (columns * rows));
+    checksBeginBlock(blockIndex);
+    if (!runBlock(config, {x, y, z}, threadBody, context))
+      return;
+  }
 }
 
 } // namespace

@@ -73,6 +73,18 @@ __global__ void overwriteWhileRead(const float *in, float *out, int slot, bool b
 /// Every thread of every block writes its index to out[0].
 __global__ void everyoneWritesOne(float *out) { out[0] = float(threadIdx.x); }
 
+/// Each block's thread 0 takes the next ticket from counter[slot] and writes it to
+/// arrivals[blockIdx.x]; the last block puts the counter back to zero. The slot is an
+/// argument, so that `slot` past the counter's end is an out-of-bounds atomic.
+__global__ void takeTickets(unsigned *counter, int slot, float *arrivals) {
+  if (threadIdx.x != 0)
+    return;
+  const unsigned ticket = atomicAdd(&counter[slot], 1u);
+  arrivals[blockIdx.x] = float(ticket);
+  if (ticket == gridDim.x - 1)
+    atomicExch(&counter[slot], 0u);
+}
+
 class CheckersTest : public ::testing::Test {
 protected:
   void TearDown() override { clearDeviceFaults(); }
@@ -195,8 +207,29 @@ TEST_F(CheckersTest, TwoThreadsWritingOneAddressRace) {
 TEST_F(CheckersTest, TwoBlocksWritingOneAddressRace) {
   float *out = deviceArray(1, 0.0f);
   launchOn("everyoneWritesOne", 2, 1, [](auto... a) { everyoneWritesOne(a...); }, out);
-  expectOneReport("^kernel everyoneWritesOne block \\(1,0,0\\) thread \\(0,0,0\\): global memory "
-                  "race: write of 4 bytes at 0x[0-9a-f]+ after thread index 0 of block 0");
+  // The blocks run last first: block 1 writes, then block 0.
+  expectOneReport("^kernel everyoneWritesOne block \\(0,0,0\\) thread \\(0,0,0\\): global memory "
+                  "race: write of 4 bytes at 0x[0-9a-f]+ after thread index 0 of block 1");
+}
+
+// Atomics from every block on one word are no race; each block gets its own ticket, in the
+// order the blocks run (last first), and the counter ends at zero.
+TEST_F(CheckersTest, AtomicsFromEveryBlockAreNoRace) {
+  unsigned *counter = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void **>(&counter), sizeof(unsigned)), cudaSuccess);
+  ASSERT_EQ(cudaMemset(counter, 0, sizeof(unsigned)), cudaSuccess);
+  float *arrivals = deviceArray(4, -1.0f);
+  launchOn("takeTickets", 4, 2, [](auto... a) { takeTickets(a...); }, counter, 0, arrivals);
+  EXPECT_TRUE(faultReports().empty());
+  EXPECT_EQ(download(arrivals, 4), (std::vector<float>{3.0f, 2.0f, 1.0f, 0.0f}));
+  unsigned left = 1;
+  ASSERT_EQ(cudaMemcpy(&left, counter, sizeof left, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(left, 0u);
+  // One word past the counter's allocation is out of bounds, atomic or not.
+  launchOn("takeTickets", 1, 1, [](auto... a) { takeTickets(a...); }, counter, 1, arrivals);
+  expectOneReport("^kernel takeTickets block \\(0,0,0\\) thread \\(0,0,0\\): out-of-bounds read of "
+                  "4 bytes");
+  cudaFree(counter);
 }
 
 } // namespace

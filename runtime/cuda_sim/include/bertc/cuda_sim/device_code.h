@@ -1,5 +1,6 @@
 // What nvcc gives device code, for the host compiler: the CUDA keywords, the thread's
-// coordinates, the block- and warp-wide synchronizing functions and the math intrinsics.
+// coordinates, the block- and warp-wide synchronizing functions, the memory operations
+// across blocks (an atomic add, the fence, an L1-bypassing load) and the math intrinsics.
 // A kernel runs as one fiber per thread (src/block_scheduler.cpp); the blocks of a launch
 // run one after another on one host thread, so a `__shared__` variable is a static
 // thread_local that every thread of the running block sees (thread_local keeps the shared
@@ -49,6 +50,10 @@ uint64_t shuffleXor(unsigned mask, uint64_t bits, int laneMask, int width);
 unsigned ballot(unsigned mask, int predicate);
 void syncWarp(unsigned mask);
 
+/// The atomics: each returns the word's old value.
+unsigned atomicAddWord(unsigned *address, unsigned value);
+unsigned atomicExchangeWord(unsigned *address, unsigned value);
+
 template <typename T> uint64_t toBits(T value) {
   static_assert(sizeof(T) <= sizeof(uint64_t));
   uint64_t bits = 0;
@@ -84,6 +89,19 @@ inline T __shfl_xor_sync(unsigned mask, T value, int laneMask, int width = warpS
   return bertc::sim::fromBits<T>(
       bertc::sim::shuffleXor(mask, bertc::sim::toBits(value), laneMask, width));
 }
+
+// Memory operations across blocks. The blocks of a launch run one after another and a
+// thread runs until it waits in a collective, so a read-modify-write is atomic as written
+// and every write is already visible to every later read. The atomics are checked for
+// bounds but, unlike plain writes, may come from every block (src/atomics.cpp).
+inline unsigned atomicAdd(unsigned *address, unsigned value) {
+  return bertc::sim::atomicAddWord(address, value);
+}
+inline unsigned atomicExch(unsigned *address, unsigned value) {
+  return bertc::sim::atomicExchangeWord(address, value);
+}
+inline void __threadfence() {}
+template <typename T> inline T __ldcg(const T *address) { return *address; }
 
 // Rounded arithmetic: the host computes each in one IEEE operation (the simulated build
 // is compiled with -ffp-contract=off, so nothing is fused behind these).
