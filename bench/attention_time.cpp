@@ -256,7 +256,7 @@ bool checkAgainstFused(AttentionProblem<T> &problem,
 template <typename T> int measure(const Options &options, const cudaDeviceProp &device) {
   cudaStream_t stream = nullptr;
   BERTC_CUDA_CHECK(cudaStreamCreate(&stream));
-  DeviceBuffer gemmWorkspace(kCublasLtWorkspaceBytes);
+  DeviceBuffer gemmWorkspace(kCudaWorkspaceBytes);
   LinearGemms gemms(gemmWorkspace.as<void>(), stream);
   std::vector<int64_t> headChunks{0, options.heads};
   if (options.heads % 2 == 0)

@@ -12,8 +12,6 @@
 
 #include "CostRules.h"
 
-#include "bertc/abi/kernel_workspace.h"
-
 #include <cmath>
 #include <optional>
 
@@ -135,20 +133,11 @@ SmallVector<KernelWork, 1> AccumulateLinearGradWeightOp::estimateKernels(int64_t
        bytesOf(getResultGrad(), batch, seq) + bytesOf(getInput(), batch, seq) + 2 * 4 * values}};
 }
 
-namespace {
-/// Launches of the CUDA target's column sums over `rows` rows: a second pass adds the row
-/// slices' sums where there are several (runtime/cuda/column_sums.cuh).
-int columnSumLaunches(double rows, CostTarget target) {
-  return target == CostTarget::Cuda && bertc::cuda::columnSumSlices(int64_t(rows)) > 1 ? 2 : 1;
-}
-} // namespace
-
 // The column sum of dy added into the bias's fp32 slot, which is read as well as written.
 SmallVector<KernelWork, 1> AccumulateBiasGradOp::estimateKernels(int64_t batch, int64_t seq,
-                                                                 CostTarget target) {
+                                                                 CostTarget) {
   double out = double(cast<RankedTensorType>(getParam().getType()).getNumElements());
-  return {{ComputeUnit::Fp32Cores, 2 * out, bytesOf(getResultGrad(), batch, seq) + 2 * 4 * out,
-           columnSumLaunches(rowsAt(getResultGrad(), batch, seq), target)}};
+  return {{ComputeUnit::Fp32Cores, 2 * out, bytesOf(getResultGrad(), batch, seq) + 2 * 4 * out}};
 }
 
 //===----------------------------------------------------------------------===//
@@ -210,8 +199,7 @@ SmallVector<KernelWork, 1> layerNormBackward(Value dy, Value x, Value gamma, Val
            (kLayerNormStatisticsFlops + kLayerNormInputGradFlops) * elements,
            rowBytes + statistics},
           {ComputeUnit::Fp32Cores, kLayerNormParamGradFlops * elements,
-           bytesOf(dy, batch, seq) + bytesOf(x, batch, seq) + statistics + paramGradBytes,
-           columnSumLaunches(rows, target)}};
+           bytesOf(dy, batch, seq) + bytesOf(x, batch, seq) + statistics + paramGradBytes}};
 }
 
 /// Bytes of d gamma and d beta: fp32, written, or (`accumulated`) read and written.

@@ -1,5 +1,5 @@
 // Bias CUDA kernels: adding a bias to every row (where no GEMM epilogue does it) and the bias
-// gradient, a deterministic column sum in two passes over a workspace (column_sums.cuh).
+// gradient, a deterministic column sum in one launch (column_sums.cuh).
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
@@ -36,32 +36,33 @@ void biasAdd(T *y, const T *bias, int64_t rows, int64_t cols, cudaStream_t strea
 namespace {
 /// db = (or, accumulating, +=) dy summed over rows.
 template <typename T>
-void launchBiasBackward(const T *dy, float *db, bool accumulate, float *partials, int64_t rows,
-                        int64_t out, cudaStream_t stream) {
-  launchColumnSums<1>(rows, out, {{db}, accumulate}, partials, stream,
-                      [&](dim3 grid, const ColumnSumOutputs<1> &sums) {
-                        BERTC_LAUNCH(biasBackwardKernel, grid, columnSumsBlock(), 0, stream, dy,
-                                     rows, out, sums);
-                      });
+void launchBiasBackward(const T *dy, float *db, bool accumulate, float *partials, unsigned *tickets,
+                        int64_t rows, int64_t out, cudaStream_t stream) {
+  if (out == 0)
+    return;
+  BERTC_LAUNCH(biasBackwardKernel, columnSumsGrid(rows, out), columnSumsBlock(), 0, stream, dy,
+               rows, out, ColumnSumOutputs<1>{{db}, accumulate, partials, tickets});
 }
 } // namespace
 
 template <typename T>
-void biasBackward(const T *dy, float *db, float *partials, int64_t rows, int64_t out,
-                  cudaStream_t stream) {
-  launchBiasBackward(dy, db, /*accumulate=*/false, partials, rows, out, stream);
+void biasBackward(const T *dy, float *db, float *partials, unsigned *tickets, int64_t rows,
+                  int64_t out, cudaStream_t stream) {
+  launchBiasBackward(dy, db, /*accumulate=*/false, partials, tickets, rows, out, stream);
 }
 
 template <typename T>
-void biasBackwardAccumulate(const T *dy, float *db, float *partials, int64_t rows, int64_t out,
-                            cudaStream_t stream) {
-  launchBiasBackward(dy, db, /*accumulate=*/true, partials, rows, out, stream);
+void biasBackwardAccumulate(const T *dy, float *db, float *partials, unsigned *tickets,
+                            int64_t rows, int64_t out, cudaStream_t stream) {
+  launchBiasBackward(dy, db, /*accumulate=*/true, partials, tickets, rows, out, stream);
 }
 
 #define INSTANTIATE(T)                                                                             \
   template void biasAdd(T *, const T *, int64_t, int64_t, cudaStream_t);                           \
-  template void biasBackward(const T *, float *, float *, int64_t, int64_t, cudaStream_t);         \
-  template void biasBackwardAccumulate(const T *, float *, float *, int64_t, int64_t, cudaStream_t);
+  template void biasBackward(const T *, float *, float *, unsigned *, int64_t, int64_t,            \
+                             cudaStream_t);                                                        \
+  template void biasBackwardAccumulate(const T *, float *, float *, unsigned *, int64_t, int64_t,  \
+                                       cudaStream_t);
 BERTC_CUDA_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
 #undef INSTANTIATE
 

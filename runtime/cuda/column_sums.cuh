@@ -1,15 +1,16 @@
 // Internal to the CUDA kernels: deterministic sums over the rows of a [rows, cols] matrix,
-// one column per output (bias gradients, LayerNorm's dgamma and dbeta), in two passes (one
-// when the rows make a single slice).
+// one column per output (bias gradients, LayerNorm's dgamma and dbeta), in one launch.
 //
-// First pass: block (x, y) owns kColumnTile adjacent columns of row slice y (the rows split
-// evenly into gridDim.y slices); its threads form kRowGroups groups of kColumnTile, so a
-// warp reads kColumnTile consecutive values of one row (coalesced); group g sums rows g,
-// g + kRowGroups, ... of the slice in order, then thread (c, 0) adds the groups' partial sums
-// in group order and writes the slice's sum to row y of its output. With one slice that row
-// is the result. Given a workspace, the rows split into columnSumSlices(rows) slices
-// (abi/kernel_workspace.h), so that a matrix of few columns still fills the GPU, and a second
-// pass adds each column's slice sums in slice order. The order never depends on timing, so
+// Block (x, y) owns the column tiles x, x + gridDim.x, ... (kColumnTile adjacent columns
+// each) of row slice y (the rows split evenly into gridDim.y = columnSumSlices(rows)
+// slices, abi/kernel_workspace.h, so that a matrix of few columns still fills the GPU).
+// Its threads form kRowGroups groups of kColumnTile, so a warp reads kColumnTile
+// consecutive values of one row (coalesced); group g sums rows g, g + kRowGroups, ... of
+// the slice in order, then thread (c, 0) adds the groups' sums in group order. With one
+// slice that is the column's sum. With several, each block writes its slices' sums to the
+// partials and takes a ticket for its grid column (a counter that the last block resets to
+// zero, so the tickets are zero between launches); the block that takes the last ticket
+// adds the slices' sums of its tiles in slice order. The order never depends on timing, so
 // reruns give the same bits.
 #pragma once
 
@@ -30,12 +31,16 @@ constexpr int kColumnSumsThreads = kColumnTile * kRowGroups;
 /// Threads of a columnSums block: kColumnTile x kRowGroups.
 inline dim3 columnSumsBlock() { return dim3(kColumnTile, kRowGroups); }
 
-/// kOutputs column sums, each [slices, cols] (one row per slice) or the final [cols]. With
-/// `accumulate`, each final sum is added to what its output holds (a gradient slot): the
-/// total is formed first, so the output gets the bits a separate sum and add would give.
+/// kOutputs column sums, each [cols]. With `accumulate`, each sum is added to what its
+/// output holds (a gradient slot): the total is formed first, so the output gets the bits a
+/// separate sum and add would give. With several row slices the slices' sums go to
+/// `partials` (columnSumsWorkspaceFloats of them) and the blocks count themselves in
+/// `tickets` (kColumnSumTickets of them, zero before the launch and after it).
 template <int kOutputs> struct ColumnSumOutputs {
   float *sums[kOutputs];
   bool accumulate = false;
+  float *partials = nullptr;
+  unsigned *tickets = nullptr;
 };
 
 /// Writes a column's final sum, or adds it (ColumnSumOutputs::accumulate).
@@ -43,79 +48,99 @@ __device__ inline void storeColumnSum(float *out, float total, bool accumulate) 
   *out = accumulate ? *out + total : total;
 }
 
-/// The first pass: row blockIdx.y of outputs.sums[k] gets, for the calling block's columns,
-/// the sum of value k of valuesAt(r, c, values[kOutputs]) over the rows r of slice
-/// blockIdx.y.
+/// Whether the calling block is the last of its grid column to get here; that block also
+/// resets the column's ticket. Every thread must have fenced its partial sums before.
+__device__ inline bool takesLastTicket(unsigned *tickets) {
+  __shared__ bool last;
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0) {
+    last = atomicAdd(&tickets[blockIdx.x], 1u) == gridDim.y - 1;
+    if (last)
+      atomicExch(&tickets[blockIdx.x], 0u);
+  }
+  __syncthreads();
+  return last;
+}
+
+/// outputs.sums[k][c] = the sum of value k of valuesAt(r, c, values[kOutputs]) over the
+/// rows r, for the calling block's columns (a launch of columnSumsGrid(rows, cols) blocks
+/// of columnSumsBlock()).
 template <int kOutputs, typename ValuesAt>
 __device__ void columnSums(const ValuesAt &valuesAt, int64_t rows, int64_t cols,
                            const ColumnSumOutputs<kOutputs> &outputs) {
   __shared__ float partial[kOutputs][kRowGroups][kColumnTile + 1];
-  const int64_t c = int64_t(blockIdx.x) * kColumnTile + threadIdx.x;
-  const int64_t sliceRows = (rows + gridDim.y - 1) / gridDim.y;
+  const int64_t slices = gridDim.y, tiles = (cols + kColumnTile - 1) / kColumnTile;
+  const int64_t sliceRows = (rows + slices - 1) / slices;
   const int64_t begin = int64_t(blockIdx.y) * sliceRows;
   const int64_t end = begin + sliceRows < rows ? begin + sliceRows : rows;
-  float sums[kOutputs] = {};
-  if (c < cols)
-    for (int64_t r = begin + threadIdx.y; r < end; r += kRowGroups) {
-      float values[kOutputs];
-      valuesAt(r, c, values);
+  // Slice s's sum of output k's column c.
+  const auto sliceSum = [&](int k, int64_t s, int64_t c) -> float & {
+    return outputs.partials[(k * slices + s) * cols + c];
+  };
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int64_t c = tile * kColumnTile + threadIdx.x;
+    float sums[kOutputs] = {};
+    if (c < cols)
+      for (int64_t r = begin + threadIdx.y; r < end; r += kRowGroups) {
+        float values[kOutputs];
+        valuesAt(r, c, values);
 #pragma unroll
-      for (int k = 0; k < kOutputs; ++k)
-        sums[k] += values[k];
+        for (int k = 0; k < kOutputs; ++k)
+          sums[k] += values[k];
+      }
+#pragma unroll
+    for (int k = 0; k < kOutputs; ++k)
+      partial[k][threadIdx.y][threadIdx.x] = sums[k];
+    __syncthreads();
+    if (threadIdx.y == 0 && c < cols)
+#pragma unroll
+      for (int k = 0; k < kOutputs; ++k) {
+        float total = 0.0f;
+        for (int g = 0; g < kRowGroups; ++g)
+          total += partial[k][g][threadIdx.x];
+        if (slices == 1)
+          storeColumnSum(&outputs.sums[k][c], total, outputs.accumulate);
+        else
+          sliceSum(k, blockIdx.y, c) = total;
+      }
+    __syncthreads(); // `partial` is reused by the next tile
+  }
+  if (slices == 1)
+    return;
+  __threadfence(); // this block's slice sums reach every block before its ticket does
+  if (!takesLastTicket(outputs.tickets))
+    return;
+  __threadfence();
+  // Group g adds slices g, g + kRowGroups, ...; thread (c, 0) the groups, in order.
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int64_t c = tile * kColumnTile + threadIdx.x;
+#pragma unroll
+    for (int k = 0; k < kOutputs; ++k) {
+      float total = 0.0f;
+      if (c < cols)
+        for (int64_t s = threadIdx.y; s < slices; s += kRowGroups)
+          total += __ldcg(&sliceSum(k, s, c)); // written by other blocks: not from L1
+      partial[k][threadIdx.y][threadIdx.x] = total;
     }
+    __syncthreads();
+    if (threadIdx.y == 0 && c < cols)
 #pragma unroll
-  for (int k = 0; k < kOutputs; ++k)
-    partial[k][threadIdx.y][threadIdx.x] = sums[k];
-  __syncthreads();
-  if (threadIdx.y != 0 || c >= cols)
-    return;
-#pragma unroll
-  for (int k = 0; k < kOutputs; ++k) {
-    float total = 0.0f;
-    for (int g = 0; g < kRowGroups; ++g)
-      total += partial[k][g][threadIdx.x];
-    storeColumnSum(&outputs.sums[k][int64_t(blockIdx.y) * cols + c], total, outputs.accumulate);
+      for (int k = 0; k < kOutputs; ++k) {
+        float total = 0.0f;
+        for (int g = 0; g < kRowGroups; ++g)
+          total += partial[k][g][threadIdx.x];
+        storeColumnSum(&outputs.sums[k][c], total, outputs.accumulate);
+      }
+    __syncthreads();
   }
 }
 
-/// The second pass: outputs.sums[k][c] = the sum of sliceSums.sums[k][s * cols + c] over the
-/// slices s, in order.
-template <int kOutputs>
-__global__ void addColumnSlicesKernel(ColumnSumOutputs<kOutputs> sliceSums, int64_t slices,
-                                      int64_t cols, ColumnSumOutputs<kOutputs> outputs) {
-  for (int64_t i = gridStrideBegin(); i < kOutputs * cols; i += gridStride()) {
-    const int k = int(i / cols);
-    const int64_t c = i - k * cols;
-    float total = 0.0f;
-    for (int64_t s = 0; s < slices; ++s)
-      total += sliceSums.sums[k][s * cols + c];
-    storeColumnSum(&outputs.sums[k][c], total, outputs.accumulate);
-  }
-}
-
-/// Queues a column sum into `outputs` ([cols] each): the first pass through
-/// launchFirstPass(grid, firstPassOutputs), a launch (blocks of columnSumsBlock()) of a kernel
-/// that calls columnSums with firstPassOutputs, then the second pass.
-/// `partials` holds columnSumsWorkspaceFloats(kOutputs, rows, cols) floats (none with one
-/// slice, where the first pass writes `outputs` directly and is the only one).
-template <int kOutputs, typename LaunchFirstPass>
-void launchColumnSums(int64_t rows, int64_t cols, const ColumnSumOutputs<kOutputs> &outputs,
-                      float *partials, cudaStream_t stream,
-                      const LaunchFirstPass &launchFirstPass) {
-  if (cols == 0)
-    return;
-  const int64_t slices = columnSumSlices(rows);
-  const unsigned tiles = unsigned((cols + kColumnTile - 1) / kColumnTile);
-  if (slices == 1) {
-    launchFirstPass(dim3(tiles), outputs);
-    return;
-  }
-  ColumnSumOutputs<kOutputs> sliceSums; // written, never accumulated
-  for (int k = 0; k < kOutputs; ++k)
-    sliceSums.sums[k] = partials + k * slices * cols;
-  launchFirstPass(dim3(tiles, unsigned(slices)), sliceSums);
-  BERTC_LAUNCH(addColumnSlicesKernel<kOutputs>, gridFor(kOutputs * cols), kElementwiseThreads, 0,
-               stream, sliceSums, slices, cols, outputs);
+/// The grid of a column sum over [rows, cols]: one row of blocks per row slice, at most
+/// kColumnSumTickets blocks per row (each a grid column with a ticket of its own).
+inline dim3 columnSumsGrid(int64_t rows, int64_t cols) {
+  const int64_t tiles = (cols + kColumnTile - 1) / kColumnTile;
+  return dim3(unsigned(tiles < kColumnSumTickets ? tiles : kColumnSumTickets),
+              unsigned(columnSumSlices(rows)));
 }
 
 } // namespace bertc::cuda

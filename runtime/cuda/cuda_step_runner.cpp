@@ -173,7 +173,11 @@ public:
     copy(tables_.chunks, chunks.data(), chunks.size() * sizeof(AdamWChunk), cudaMemcpyHostToDevice);
     synchronize(); // `chunks` is pageable host memory about to go
     gemms_ = std::make_unique<cuda::LinearGemms>(arena_ + steps.gemmWorkspaceOffset, stream_);
-    device_ = {stream_, gemms_.get(), tables_.chunks, int64_t(chunks.size())};
+    auto *tickets = reinterpret_cast<unsigned *>(arena_ + steps.gemmWorkspaceOffset +
+                                                 cuda::kColumnSumTicketsOffset);
+    BERTC_CUDA_CHECK(
+        cudaMemsetAsync(tickets, 0, cuda::kColumnSumTickets * sizeof(unsigned), stream_));
+    device_ = {stream_, gemms_.get(), tables_.chunks, int64_t(chunks.size()), tickets};
     if (graphsOff_.empty())
       graph_ = std::make_unique<cuda::StepGraph>(stream_);
     if (steps_.hostUpdate)

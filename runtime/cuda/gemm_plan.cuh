@@ -14,9 +14,10 @@
 
 namespace bertc::cuda {
 
-/// Bytes of the three pointer arrays at the workspace's end, and what cuBLASLt gets.
+/// Bytes of the three pointer arrays before the column sums' tickets at the workspace's end,
+/// and what cuBLASLt gets (abi/kernel_workspace.h).
 constexpr size_t kPointerArrayBytes = 3 * sizeof(void *) * size_t(kMaxPointerArrayBatch);
-constexpr size_t kGemmWorkspaceBytes = kCublasLtWorkspaceBytes - kPointerArrayBytes;
+constexpr size_t kGemmWorkspaceBytes = kColumnSumTicketsOffset - kPointerArrayBytes;
 
 /// What determines a matmul's descriptor and algorithm. D is m x n, op(A) m x k, op(B) k x n;
 /// A, B and D are stored column-major with leading dimensions lda, ldb and ldd; `batches`

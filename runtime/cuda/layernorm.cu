@@ -142,33 +142,35 @@ namespace {
 template <typename T>
 void launchLayerNormBackward(const T *dy, const T *x, const T *gamma, float eps, float *mean,
                              float *rstd, T *dx, const ColumnSumOutputs<2> &paramGrads,
-                             float *partials, int64_t rows, int64_t cols, cudaStream_t stream) {
+                             int64_t rows, int64_t cols, cudaStream_t stream) {
   if (rows > 0) {
     BERTC_LAUNCH(layerNormBackwardInputKernel, rowBlocks(rows), kRowsPerBlock * kWarpSize, 0,
                  stream, dy, x, gamma, eps, mean, rstd, dx, rows, cols);
   }
-  launchColumnSums<2>(rows, cols, paramGrads, partials, stream,
-                      [&](dim3 grid, const ColumnSumOutputs<2> &sums) {
-                        BERTC_LAUNCH(layerNormBackwardParamsKernel, grid, columnSumsBlock(), 0,
-                                     stream, dy, x, mean, rstd, rows, cols, sums);
-                      });
+  if (cols > 0) {
+    BERTC_LAUNCH(layerNormBackwardParamsKernel, columnSumsGrid(rows, cols), columnSumsBlock(), 0,
+                 stream, dy, x, mean, rstd, rows, cols, paramGrads);
+  }
 }
 } // namespace
 
 template <typename T>
 void layerNormBackward(const T *dy, const T *x, const T *gamma, float eps, float *mean, float *rstd,
-                       T *dx, float *dgamma, float *dbeta, float *partials, int64_t rows,
-                       int64_t cols, cudaStream_t stream) {
-  launchLayerNormBackward(dy, x, gamma, eps, mean, rstd, dx, {{dgamma, dbeta}}, partials, rows,
-                          cols, stream);
+                       T *dx, float *dgamma, float *dbeta, float *partials, unsigned *tickets,
+                       int64_t rows, int64_t cols, cudaStream_t stream) {
+  launchLayerNormBackward(dy, x, gamma, eps, mean, rstd, dx,
+                          {{dgamma, dbeta}, /*accumulate=*/false, partials, tickets}, rows, cols,
+                          stream);
 }
 
 template <typename T>
 void layerNormBackwardAccumulate(const T *dy, const T *x, const T *gamma, float eps, float *mean,
                                  float *rstd, T *dx, float *dgamma, float *dbeta, float *partials,
-                                 int64_t rows, int64_t cols, cudaStream_t stream) {
-  launchLayerNormBackward(dy, x, gamma, eps, mean, rstd, dx, {{dgamma, dbeta}, /*accumulate=*/true},
-                          partials, rows, cols, stream);
+                                 unsigned *tickets, int64_t rows, int64_t cols,
+                                 cudaStream_t stream) {
+  launchLayerNormBackward(dy, x, gamma, eps, mean, rstd, dx,
+                          {{dgamma, dbeta}, /*accumulate=*/true, partials, tickets}, rows, cols,
+                          stream);
 }
 
 #define INSTANTIATE(T)                                                                             \
@@ -177,10 +179,11 @@ void layerNormBackwardAccumulate(const T *dy, const T *x, const T *gamma, float 
   template void addLayerNormForward(const T *, const T *, T *, const T *, const T *, T *, float *, \
                                     float *, int64_t, int64_t, float, cudaStream_t);               \
   template void layerNormBackward(const T *, const T *, const T *, float, float *, float *, T *,   \
-                                  float *, float *, float *, int64_t, int64_t, cudaStream_t);      \
+                                  float *, float *, float *, unsigned *, int64_t, int64_t,         \
+                                  cudaStream_t);                                                   \
   template void layerNormBackwardAccumulate(const T *, const T *, const T *, float, float *,       \
-                                            float *, T *, float *, float *, float *, int64_t,      \
-                                            int64_t, cudaStream_t);
+                                            float *, T *, float *, float *, float *, unsigned *,   \
+                                            int64_t, int64_t, cudaStream_t);
 BERTC_CUDA_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
 #undef INSTANTIATE
 

@@ -12,7 +12,7 @@ using namespace mlir::bert;
 
 namespace bertc {
 
-const int64_t kCudaGemmWorkspaceBytes = int64_t(cuda::kCublasLtWorkspaceBytes);
+const int64_t kCudaGemmWorkspaceBytes = int64_t(cuda::kCudaWorkspaceBytes);
 
 int64_t cudaOptimizerTablesBytes(func::FuncOp microStep) {
   auto module = microStep->getParentOfType<mlir::ModuleOp>();

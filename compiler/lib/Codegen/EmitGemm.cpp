@@ -2,9 +2,9 @@
 //
 // Linear layers and their gradients for both targets: OpenBLAS GEMMs on the CPU, cuBLASLt
 // GEMMs on CUDA (`dev.gemms`, on the step's stream, the bias as the forward's epilogue,
-// TF32 for an op marked `tf32`); the bias gradient is a column sum (on CUDA in two passes
-// through the op's workspace). The accumulating forms (-bertc-accumulate-in-gemm) add
-// into the parameter's gradient slot.
+// TF32 for an op marked `tf32`); the bias gradient is a column sum (on CUDA in one launch
+// through the op's workspace and the run's tickets, `dev.columnSumTickets`). The
+// accumulating forms (-bertc-accumulate-in-gemm) add into the parameter's gradient slot.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +28,9 @@ std::optional<LogicalResult> emitGemmOp(Operation *op, EmitContext &ctx) {
   if (tf32 && !cuda)
     return LogicalResult(op->emitOpError("runs in TF32 (--tf32), which only the cuda targets do"));
   const StringRef math = tf32 ? ", cuda::GemmMath::Tf32" : "";
+  // A CUDA column sum's scratch arguments: the op's workspace, which it has when its rows
+  // make more than one slice, and the run's tickets.
+  auto columnSumScratch = [&] { return kernelWorkspaceOrNull(op) + ", dev.columnSumTickets, "; };
   return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
       .Case([&](LinearOp linear) {
         os << gemm("linearForward") << ctx.name(linear.getInput()) << ", "
@@ -74,11 +77,8 @@ std::optional<LogicalResult> emitGemmOp(Operation *op, EmitContext &ctx) {
         return success();
       })
       .Case([&](BiasGradOp grad) {
-        // The CUDA kernel sums its columns in two passes through the op's workspace, which
-        // it has when its rows make more than one slice.
         os << ctx.call("biasBackward") << ctx.name(grad.getResultGrad()) << ", "
-           << ctx.name(grad.getBiasGrad()) << ", "
-           << (cuda ? kernelWorkspaceOrNull(op) + ", " : std::string())
+           << ctx.name(grad.getBiasGrad()) << ", " << (cuda ? columnSumScratch() : std::string())
            << EmitContext::rows(grad.getResultGrad()) << ", "
            << EmitContext::features(grad.getResultGrad()) << ctx.end();
         return success();
@@ -88,7 +88,7 @@ std::optional<LogicalResult> emitGemmOp(Operation *op, EmitContext &ctx) {
         if (failed(slot))
           return failure();
         os << ctx.call("biasBackwardAccumulate") << ctx.name(grad.getResultGrad()) << ", " << *slot
-           << ", " << (cuda ? kernelWorkspaceOrNull(op) + ", " : std::string())
+           << ", " << (cuda ? columnSumScratch() : std::string())
            << EmitContext::rows(grad.getResultGrad()) << ", "
            << EmitContext::features(grad.getResultGrad()) << ctx.end();
         return success();

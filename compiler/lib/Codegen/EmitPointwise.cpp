@@ -83,7 +83,8 @@ LogicalResult emitLayerNormForward(EmitContext &ctx, Operation *op, StringRef fn
 /// LayerNorm backward `op`'s call to `fn` (layerNormBackward, or ...Accumulate into the
 /// gradient slots) writing dx and the fp32 `dgamma` and `dbeta`. On CUDA the kernel that
 /// writes dx recomputes the statistics (the IR keeps no forward's) into the op's
-/// workspace, which holds the partial sums of dgamma and dbeta after them.
+/// workspace, which holds the partial sums of dgamma and dbeta after them (summed with the
+/// run's tickets).
 template <typename LayerNormGrad>
 LogicalResult emitLayerNormBackward(EmitContext &ctx, LayerNormGrad op, StringRef fn,
                                     const std::string &dgamma, const std::string &dbeta) {
@@ -104,7 +105,8 @@ LogicalResult emitLayerNormBackward(EmitContext &ctx, LayerNormGrad op, StringRe
     return failure();
   os << ctx.call(fn) << ctx.name(dy) << ", " << ctx.name(x) << ", " << ctx.name(gamma) << ", "
      << eps << ", " << *statistics << ctx.name(dx) << ", " << dgamma << ", " << dbeta << ", "
-     << *workspace << " + 2 * (" << rows << "), " << rows << ", " << cols << ctx.end();
+     << *workspace << " + 2 * (" << rows << "), dev.columnSumTickets, " << rows << ", " << cols
+     << ctx.end();
   return success();
 }
 

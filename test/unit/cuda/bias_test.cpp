@@ -1,9 +1,10 @@
 // CUDA bias kernels against the CPU: the row-broadcast add and the bias gradient, a column
-// sum in two passes (row slices of 256, at most 64 of them, then the slices added), compared
-// with cpu::biasBackward and checked to be deterministic, and its accumulating form (into a
-// gradient slot). With small integers as gradients
-// every sum is exact, so any slice count must give the CPU's bits: a row summed twice or
-// missed at a slice boundary shows.
+// sum in one launch (row slices of 256, at most 64 of them, then the slices added by the
+// last block of each grid column, found by its ticket), compared with cpu::biasBackward and
+// checked to be deterministic, and its accumulating form (into a gradient slot). With small
+// integers as gradients every sum is exact, so any slice count and any width must give the
+// CPU's bits: a row summed twice or missed at a slice boundary, or a tile the last block
+// leaves out, shows; and every ticket must be back at zero after each sum.
 #include "cuda_test_support.h"
 
 #include "bertc/runtime/cpu_kernels.h"
@@ -36,7 +37,9 @@ std::vector<float> cudaBiasBackward(const std::vector<T> &dy, int64_t rows, int6
   DeviceArray<T> dDy(dy);
   DeviceArray<float> db(cols),
       partials(std::max<int64_t>(1, biasBackwardWorkspaceFloats(rows, cols)));
-  cuda::biasBackward(dDy.get(), db.get(), partials.get(), rows, cols, nullptr);
+  DeviceArray<unsigned> tickets(kColumnSumTickets);
+  cuda::biasBackward(dDy.get(), db.get(), partials.get(), tickets.get(), rows, cols, nullptr);
+  expectTicketsAtZero(tickets, std::to_string(rows) + "x" + std::to_string(cols));
   return db.download();
 }
 
@@ -55,7 +58,8 @@ TYPED_TEST(BiasTest, BiasBackwardMatchesCpuAndIsDeterministic) {
 }
 
 // The accumulating form adds the finished sum into a gradient slot: exactly slot + db, with
-// one slice (the first pass adds) and with four (the second pass adds).
+// one slice (each block adds its columns' sums) and with four (the last block of each grid
+// column adds them).
 TYPED_TEST(BiasTest, BiasBackwardAccumulateAddsTheSumToTheSlot) {
   using T = TypeParam;
   for (int64_t rows : {int64_t(200), int64_t(1000)}) {
@@ -68,7 +72,10 @@ TYPED_TEST(BiasTest, BiasBackwardAccumulateAddsTheSumToTheSlot) {
     DeviceArray<T> dDy(dy);
     DeviceArray<float> slot(start),
         partials(std::max<int64_t>(1, biasBackwardWorkspaceFloats(rows, kCols)));
-    cuda::biasBackwardAccumulate(dDy.get(), slot.get(), partials.get(), rows, kCols, nullptr);
+    DeviceArray<unsigned> tickets(kColumnSumTickets);
+    cuda::biasBackwardAccumulate(dDy.get(), slot.get(), partials.get(), tickets.get(), rows, kCols,
+                                 nullptr);
+    expectTicketsAtZero(tickets, "accumulating " + std::to_string(rows) + " rows");
     expectBitIdentical(slot.download(), expected, "slot + db, " + std::to_string(rows) + " rows");
   }
 }
@@ -76,11 +83,15 @@ TYPED_TEST(BiasTest, BiasBackwardAccumulateAddsTheSumToTheSlot) {
 TYPED_TEST(BiasTest, EverySliceCountAddsEveryRowOnce) {
   using T = TypeParam;
   // One slice (no workspace); two; four; 64 slices of 257 rows (more rows than 64 slices
-  // of 256 hold).
+  // of 256 hold); tiles of 32 columns: wider than a grid row of kColumnSumTickets blocks
+  // takes, so that blocks take two tiles each, with one slice and with two.
+  const int64_t wide = 32 * kColumnSumTickets + kCols;
   for (const auto &[rows, cols] : {std::pair<int64_t, int64_t>{200, kCols},
                                    {kRows, kCols},
                                    {1000, kCols},
-                                   {64 * kColumnSumSliceRows + 1, 5}}) {
+                                   {64 * kColumnSumSliceRows + 1, 5},
+                                   {3, wide},
+                                   {kRows, wide}}) {
     std::mt19937 generator(5);
     std::vector<T> dy(rows * cols);
     for (T &value : dy)

@@ -85,7 +85,7 @@ Results<T> runChunked(const Problem<T> &x, float dropoutRate, int64_t headChunk,
                                       sizeof(float));
   DeviceArray<float> backwardWorkspace(
       attentionBackwardWorkspaceBytes(headChunk, x.batch, x.heads, x.seq) / sizeof(float));
-  DeviceArray<std::byte> gemmWorkspace(kCublasLtWorkspaceBytes);
+  DeviceArray<std::byte> gemmWorkspace(kCudaWorkspaceBytes);
   LinearGemms gemms(gemmWorkspace.get(), nullptr);
   chunkedAttentionForward(gemms, q.get(), k.get(), v.get(), mask.get(), ctx.get(), lse.get(),
                           forwardWorkspace.get(), headChunk, x.batch, x.seq, x.hidden, x.heads,
@@ -230,7 +230,7 @@ TEST_F(ChunkedAttentionShapeTest, Tf32RoundsTheProductsOperands) {
 }
 
 TEST_F(ChunkedAttentionShapeTest, RejectsHeadChunksOutsideTheHeads) {
-  DeviceArray<std::byte> gemmWorkspace(kCublasLtWorkspaceBytes);
+  DeviceArray<std::byte> gemmWorkspace(kCudaWorkspaceBytes);
   LinearGemms gemms(gemmWorkspace.get(), nullptr);
   // The shape is checked before anything is queued.
   for (int64_t headChunk : {int64_t(0), int64_t(3)})

@@ -4,6 +4,7 @@
 // |actual - expected| <= atol + rtol * |expected| per element.
 #pragma once
 
+#include "bertc/abi/kernel_workspace.h"
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/half_types.h"
 
@@ -165,6 +166,14 @@ void expectBitIdentical(const std::vector<T> &actual, const std::vector<T> &expe
                     << toFloat(expected[i]) << " (CPU)";
   }
   EXPECT_EQ(misses, 0) << what << ": " << misses << " of " << actual.size() << " differ";
+}
+
+/// Expects every one of the kColumnSumTickets column-sum tickets at zero, as each column sum
+/// must leave them (abi/kernel_workspace.h).
+inline void expectTicketsAtZero(const DeviceArray<unsigned> &tickets, const std::string &what) {
+  const std::vector<unsigned> values = tickets.download();
+  EXPECT_EQ(std::count(values.begin(), values.end(), 0u), kColumnSumTickets)
+      << "tickets left after " << what;
 }
 
 } // namespace bertc::cuda::test

@@ -61,7 +61,7 @@ template <typename T> void checkLinear(int64_t rows, int64_t in, int64_t out, si
   // A gradient slot already holding a micro-batch's gradient, which the GEMM adds to.
   const std::vector<float> held = randomValues<float>(out * in, 5);
   ShiftedDeviceArray<float> dSlot(held, shift);
-  DeviceArray<std::byte> workspace(kCublasLtWorkspaceBytes);
+  DeviceArray<std::byte> workspace(kCudaWorkspaceBytes);
   LinearGemms gemms(workspace.get(), nullptr);
   gemms.linearForward(dX.get(), dW.get(), dB.get(), dY.get(), rows, in, out);
   gemms.linearForward(dX.get(), dW.get(), static_cast<const T *>(nullptr), dYNoBias.get(), rows, in,
@@ -148,7 +148,7 @@ LinearGemms::GroupedCalls checkBatched(bool transA, bool transB, int64_t groups,
     listed.push_back({{dA[product].get(), la.ld, la.batchStride, transA, la.cols},
                       {dB[product].get(), lb.ld, lb.batchStride, transB, lb.cols},
                       {dD[product].get(), ld.ld, ld.batchStride, ld.cols}});
-  DeviceArray<std::byte> workspace(kCublasLtWorkspaceBytes);
+  DeviceArray<std::byte> workspace(kCudaWorkspaceBytes);
   LinearGemms gemms(workspace.get(), nullptr);
   if (products == 1)
     gemms.batchedGemm(listed[0].a, listed[0].b, listed[0].d, m, n, k, count, groups);
@@ -213,7 +213,7 @@ class BatchedGemmsTest : public CudaTest {};
 // Products whose layouts differ cannot share a call.
 TEST_F(BatchedGemmsTest, RejectsProductsOfDifferentLayouts) {
   DeviceArray<float> x(64), y(64);
-  DeviceArray<std::byte> workspace(kCublasLtWorkspaceBytes);
+  DeviceArray<std::byte> workspace(kCudaWorkspaceBytes);
   LinearGemms gemms(workspace.get(), nullptr);
   const BatchedOperand<float> a{x.get(), 4, 16, false}, b{x.get(), 4, 16, false},
       transposed{x.get(), 4, 16, true};

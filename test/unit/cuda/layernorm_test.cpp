@@ -1,6 +1,7 @@
 // CUDA LayerNorm (plain and fused with the residual add) against the CPU: the forward, its
 // saved statistics, and the backward, which computes the same statistics again, with dgamma
-// and dbeta summed in one pass and in two (row slices, then the slices added).
+// and dbeta summed over one row slice and over several (the slices' sums then added by the
+// last block of each grid column, which resets its ticket).
 #include "cuda_test_support.h"
 
 #include "bertc/runtime/cpu_kernels.h"
@@ -37,12 +38,14 @@ template <typename T> void checkLayerNorm(int64_t rows, int64_t cols) {
   DeviceArray<float> mean(rows), rstd(rows), dDgamma(cols), dDbeta(cols);
   // (No partial sums with one row slice: a one-float array stands in.)
   DeviceArray<float> partials(std::max<int64_t>(1, layerNormBackwardWorkspaceFloats(rows, cols)));
+  DeviceArray<unsigned> tickets(kColumnSumTickets);
   cuda::addLayerNormForward(dA.get(), dB.get(), dSum.get(), dGamma.get(), dBeta.get(), dY.get(),
                             mean.get(), rstd.get(), rows, cols, kEps, nullptr);
   DeviceArray<float> backwardMean(rows), backwardRstd(rows);
   cuda::layerNormBackward(dDy.get(), dSum.get(), dGamma.get(), kEps, backwardMean.get(),
                           backwardRstd.get(), dDx.get(), dDgamma.get(), dDbeta.get(),
-                          partials.get(), rows, cols, nullptr);
+                          partials.get(), tickets.get(), rows, cols, nullptr);
+  expectTicketsAtZero(tickets, shape);
   expectBitIdentical(dSum.download(), sum, "sum " + shape);
   // The backward computes the statistics again from the sum, as the forward did.
   expectBitIdentical(backwardMean.download(), mean.download(), "backward's mean " + shape);
@@ -63,8 +66,8 @@ template <typename T> void checkLayerNorm(int64_t rows, int64_t cols) {
 }
 
 // The accumulating form adds the finished totals to gradient slots: exactly slot + the
-// overwriting form's, with one row slice (the first pass adds) and with several (the
-// second pass adds), and the same dx.
+// overwriting form's, with one row slice (each block adds its columns' totals) and with
+// several (the last block of each grid column adds them), and the same dx.
 TYPED_TEST(LayerNormTest, BackwardAccumulateAddsTheTotalsToTheSlots) {
   using T = TypeParam;
   const int64_t cols = 45;
@@ -78,12 +81,13 @@ TYPED_TEST(LayerNormTest, BackwardAccumulateAddsTheTotalsToTheSlots) {
     DeviceArray<float> mean(rows), rstd(rows), dDgamma(cols), dDbeta(cols);
     DeviceArray<float> gammaSlot(gammaStart), betaSlot(betaStart);
     DeviceArray<float> partials(std::max<int64_t>(1, layerNormBackwardWorkspaceFloats(rows, cols)));
+    DeviceArray<unsigned> tickets(kColumnSumTickets); // both sums take them, in turn
     cuda::layerNormBackward(dDy.get(), dX.get(), dGamma.get(), kEps, mean.get(), rstd.get(),
-                            dDx.get(), dDgamma.get(), dDbeta.get(), partials.get(), rows, cols,
-                            nullptr);
-    cuda::layerNormBackwardAccumulate(dDy.get(), dX.get(), dGamma.get(), kEps, mean.get(),
-                                      rstd.get(), dAccumulatedDx.get(), gammaSlot.get(),
-                                      betaSlot.get(), partials.get(), rows, cols, nullptr);
+                            dDx.get(), dDgamma.get(), dDbeta.get(), partials.get(), tickets.get(),
+                            rows, cols, nullptr);
+    cuda::layerNormBackwardAccumulate(
+        dDy.get(), dX.get(), dGamma.get(), kEps, mean.get(), rstd.get(), dAccumulatedDx.get(),
+        gammaSlot.get(), betaSlot.get(), partials.get(), tickets.get(), rows, cols, nullptr);
     std::vector<float> gammaExpected(cols), betaExpected(cols);
     const std::vector<float> dgamma = dDgamma.download(), dbeta = dDbeta.download();
     for (int64_t c = 0; c < cols; ++c) {
@@ -93,6 +97,7 @@ TYPED_TEST(LayerNormTest, BackwardAccumulateAddsTheTotalsToTheSlots) {
     expectBitIdentical(gammaSlot.download(), gammaExpected, "gamma slot + dgamma " + shape);
     expectBitIdentical(betaSlot.download(), betaExpected, "beta slot + dbeta " + shape);
     expectBitIdentical(dAccumulatedDx.download(), dDx.download(), "dx " + shape);
+    expectTicketsAtZero(tickets, shape);
   }
 }
 

@@ -1,10 +1,11 @@
 // The memory the kernels need beyond the tensors of the step, defined once for the memory
 // planner that reserves it and the kernels that use it (no CUDA here): the CPU attention's
-// scratch; on the CUDA target the cuBLASLt workspace, the attention backward's row term,
-// the column sums' partial sums (bias and LayerNorm parameter gradients) and the optimizer's
-// tables (the AdamW chunk table, which also places the 16-bit working copies, the gradient
-// norm's partial sums and scalars). (LayerNorm's
-// saved mean and rstd are [rows] fp32 each, cuda_kernels.h.)
+// scratch; on the CUDA target the runtime's workspace (cuBLASLt's, the pointer-array GEMMs'
+// arrays and the column sums' tickets), the attention backward's row term, the column sums'
+// partial sums (bias and LayerNorm parameter gradients) and the optimizer's tables (the
+// AdamW chunk table, which also places the 16-bit working copies, the gradient norm's
+// partial sums and scalars). (LayerNorm's saved mean and rstd are [rows] fp32 each,
+// cuda_kernels.h.)
 #pragma once
 
 #include <algorithm>
@@ -23,10 +24,18 @@ inline int64_t attentionScratchFloats(int64_t seq) { return 2 * seq * seq + seq;
 
 namespace bertc::cuda {
 
-/// Device workspace bytes of the GEMMs: 32 MiB, what NVIDIA recommends for Hopper (earlier
-/// GPUs need less). The memory plan reserves exactly this much; LinearGemms keeps its
-/// pointer arrays in the last 192 KiB (cuda_gemm.h) and gives cuBLASLt the rest.
-constexpr size_t kCublasLtWorkspaceBytes = size_t(32) << 20;
+/// Device workspace bytes of the CUDA runtime, one arena slot: 32 MiB, the cuBLASLt
+/// workspace NVIDIA recommends for Hopper (earlier GPUs need less). The memory plan reserves
+/// exactly this much. Its last kColumnSumTickets unsigned ints are the column sums' tickets
+/// (zeroed once, before the first step); LinearGemms keeps its pointer arrays in the 192 KiB
+/// before them (cuda_gemm.h) and gives cuBLASLt the rest.
+constexpr size_t kCudaWorkspaceBytes = size_t(32) << 20;
+
+/// Tickets of the one-launch column sums (runtime/cuda/column_sums.cuh): one per block of a
+/// row of its grid, which holds at most this many blocks (wider sums loop over their tiles).
+constexpr int64_t kColumnSumTickets = 256;
+constexpr size_t kColumnSumTicketsOffset =
+    kCudaWorkspaceBytes - size_t(kColumnSumTickets) * sizeof(unsigned);
 
 /// Largest head dimension (hidden / heads) the attention kernels take.
 constexpr int64_t kMaxAttentionHeadDim = 128;
@@ -78,31 +87,31 @@ inline int64_t attentionBackwardWorkspaceBytes(int64_t headChunk, int64_t batch,
          2 * attentionScoreBlockFloats(headChunk, batch, seq) * int64_t(sizeof(float));
 }
 
-/// Rows one block of a two-pass column sum (the bias and LayerNorm parameter gradients) adds
-/// up before the second pass adds the blocks' sums; at most kMaxColumnSumSlices slices.
+/// Rows one block of a column sum (the bias and LayerNorm parameter gradients) adds up before
+/// the last block adds the slices' sums; at most kMaxColumnSumSlices slices.
 constexpr int64_t kColumnSumSliceRows = 256;
 constexpr int64_t kMaxColumnSumSlices = 64;
 
-/// Row slices of a two-pass column sum over `rows` rows.
+/// Row slices of a column sum over `rows` rows.
 inline int64_t columnSumSlices(int64_t rows) {
   return std::clamp<int64_t>((rows + kColumnSumSliceRows - 1) / kColumnSumSliceRows, 1,
                              kMaxColumnSumSlices);
 }
 
-/// Scratch floats of `sums` two-pass column sums over [rows, cols]: each slice's partial
-/// sums, none when the rows make one slice (the first pass then writes the sums itself).
+/// Scratch floats of `sums` column sums over [rows, cols]: each slice's partial sums, none
+/// when the rows make one slice (its blocks then write the sums themselves).
 inline int64_t columnSumsWorkspaceFloats(int64_t sums, int64_t rows, int64_t cols) {
   const int64_t slices = columnSumSlices(rows);
   return slices > 1 ? sums * slices * cols : 0;
 }
 
-/// Scratch floats biasBackward's two-pass sum over dy [rows, out] takes.
+/// Scratch floats biasBackward's column sum over dy [rows, out] takes.
 inline int64_t biasBackwardWorkspaceFloats(int64_t rows, int64_t out) {
   return columnSumsWorkspaceFloats(1, rows, out);
 }
 
-/// Scratch floats layerNormBackward's two-pass sums of dgamma and dbeta over [rows, cols]
-/// take (beside the row statistics it reads).
+/// Scratch floats layerNormBackward's column sums of dgamma and dbeta over [rows, cols] take
+/// (beside the row statistics it reads).
 inline int64_t layerNormBackwardWorkspaceFloats(int64_t rows, int64_t cols) {
   return columnSumsWorkspaceFloats(2, rows, cols);
 }

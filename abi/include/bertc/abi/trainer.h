@@ -168,8 +168,9 @@ struct CudaSteps {
   /// optimizer-state region parallel).
   const cuda::AdamWParameter *adamwParameters;
   size_t numAdamWParameters;
-  /// The cuBLASLt workspace (kCublasLtWorkspaceBytes), then the optimizer's tables
-  /// (cuda::optimizerTables): the device arena's last bytes.
+  /// The runtime's workspace (kCudaWorkspaceBytes: cuBLASLt's, the GEMMs' pointer arrays and
+  /// the column sums' tickets), then the optimizer's tables (cuda::optimizerTables): the
+  /// device arena's last bytes.
   size_t gemmWorkspaceOffset;
   ArenaRegion optimizerTables;
   /// With TrainerPlan::hostResident: AdamW of TrainerPlan::params[param] on the host arena

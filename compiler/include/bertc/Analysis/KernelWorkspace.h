@@ -2,7 +2,7 @@
 //
 // The CUDA LayerNorm kernels keep per-row statistics beside their outputs, the attention
 // backward its row term, the tensor-core attention its [seq, seq] score blocks, and the bias and
-// LayerNorm-parameter gradients sum their columns in two passes through partial sums. These bytes
+// LayerNorm-parameter gradients sum their columns through partial sums. These bytes
 // are planned in the arena's scratch region for both targets, so both run the same schedule at the
 // same offsets. The sizes come from bertc/abi/kernel_workspace.h, which the kernels use too.
 //
@@ -16,8 +16,9 @@
 
 namespace bertc {
 
-/// Bytes of the cuBLASLt workspace a CUDA trainer's GEMMs use (the generated trainer
-/// static_asserts that the runtime it is built against agrees).
+/// Bytes of the CUDA runtime's workspace: the GEMMs' (cuBLASLt's and their pointer arrays)
+/// and the column sums' tickets (the generated trainer static_asserts that the runtime it is
+/// built against agrees).
 extern const int64_t kCudaGemmWorkspaceBytes;
 
 /// Bytes of the CUDA runtime's optimizer tables (cuda::optimizerTables) for the trainable

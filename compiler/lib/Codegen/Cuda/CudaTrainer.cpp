@@ -266,7 +266,7 @@ public:
        << "#include \"bertc/runtime/cuda_step.h\"\n"
        << (hostOptimizer ? "#include \"bertc/runtime/cpu_kernels.h\"\n\n" : "\n")
        << "using namespace bertc;\n\n"
-       << "static_assert(cuda::kCublasLtWorkspaceBytes == " << kCudaGemmWorkspaceBytes
+       << "static_assert(cuda::kCudaWorkspaceBytes == " << kCudaGemmWorkspaceBytes
        << ", \"the plan's cuBLASLt workspace differs from the runtime's\");\n\n";
     return success();
   }

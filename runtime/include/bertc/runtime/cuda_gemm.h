@@ -54,8 +54,8 @@ template <typename T, typename OutT> struct BatchedProduct {
 constexpr int kMaxBatchedProducts = 2;
 
 /// Matrices one pointer-array GEMM takes at most: LinearGemms keeps its three pointer arrays
-/// (A, B, D) in the last 3 * 8 * kMaxPointerArrayBatch bytes of its workspace and gives
-/// cuBLASLt the rest.
+/// (A, B, D) in 3 * 8 * kMaxPointerArrayBatch bytes of its workspace, before the column
+/// sums' tickets (abi/kernel_workspace.h), and gives cuBLASLt the rest.
 constexpr int64_t kMaxPointerArrayBatch = 8192;
 
 /// The linear-layer and attention GEMMs queued on one stream: a cuBLASLt handle, the caller's
@@ -63,7 +63,7 @@ constexpr int64_t kMaxPointerArrayBatch = 8192;
 /// is seen (the first step) and reused after. Failures throw CudaError.
 class LinearGemms {
 public:
-  /// `workspace`: kCublasLtWorkspaceBytes (abi/kernel_workspace.h) of device memory, an arena slot.
+  /// `workspace`: kCudaWorkspaceBytes (abi/kernel_workspace.h) of device memory, an arena slot.
   LinearGemms(void *workspace, cudaStream_t stream);
   ~LinearGemms();
   LinearGemms(const LinearGemms &) = delete;

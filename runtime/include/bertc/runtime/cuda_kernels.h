@@ -54,17 +54,18 @@ template <typename G> void accumulate(const G *g, float *grad, int64_t n, cudaSt
 /// y[r, :] += bias for y [rows, cols] (where a GEMM's epilogue cannot add the bias).
 template <typename T>
 void biasAdd(T *y, const T *bias, int64_t rows, int64_t cols, cudaStream_t stream);
-/// db[out] = sum over rows of dy[rows, out] (overwritten, not accumulated), in two passes
-/// over biasBackwardWorkspaceFloats(rows, out) floats of `partials` (abi/kernel_workspace.h):
-/// row slices summed by many blocks, then the slices added, each in a fixed order.
+/// db[out] = sum over rows of dy[rows, out] (overwritten, not accumulated), in one launch
+/// through biasBackwardWorkspaceFloats(rows, out) floats of `partials` and the
+/// kColumnSumTickets `tickets` (abi/kernel_workspace.h; zero before and after): row slices
+/// summed by many blocks, then the slices added by the last, each in a fixed order.
 template <typename T>
-void biasBackward(const T *dy, float *db, float *partials, int64_t rows, int64_t out,
-                  cudaStream_t stream);
+void biasBackward(const T *dy, float *db, float *partials, unsigned *tickets, int64_t rows,
+                  int64_t out, cudaStream_t stream);
 /// db[out] += the same sum, formed first and then added (a gradient slot; the bits of
 /// biasBackward then accumulate).
 template <typename T>
-void biasBackwardAccumulate(const T *dy, float *db, float *partials, int64_t rows, int64_t out,
-                            cudaStream_t stream);
+void biasBackwardAccumulate(const T *dy, float *db, float *partials, unsigned *tickets,
+                            int64_t rows, int64_t out, cudaStream_t stream);
 
 // ---- Dropout (dropout.cu) ----
 
@@ -95,18 +96,19 @@ void addLayerNormForward(const T *a, const T *b, T *sum, const T *gamma, const T
 /// from x, as layerNormForward computes them (the IR keeps no forward's), in the kernel that
 /// writes dx, which leaves them in `mean` and `rstd` ([rows] each) for the parameter sums.
 /// For the fused residual add, dx is the gradient of both addends. dgamma and dbeta are
-/// column sums in two passes over layerNormBackwardWorkspaceFloats(rows, cols) floats of
-/// `partials` (abi/kernel_workspace.h), as biasBackward's.
+/// column sums in one launch through layerNormBackwardWorkspaceFloats(rows, cols) floats of
+/// `partials` and the `tickets` (abi/kernel_workspace.h), as biasBackward's.
 template <typename T>
 void layerNormBackward(const T *dy, const T *x, const T *gamma, float eps, float *mean, float *rstd,
-                       T *dx, float *dgamma, float *dbeta, float *partials, int64_t rows,
-                       int64_t cols, cudaStream_t stream);
+                       T *dx, float *dgamma, float *dbeta, float *partials, unsigned *tickets,
+                       int64_t rows, int64_t cols, cudaStream_t stream);
 /// The same, with dgamma and dbeta added to what they hold (gradient slots): each total is
 /// formed first and then added, so they get the bits layerNormBackward then accumulate give.
 template <typename T>
 void layerNormBackwardAccumulate(const T *dy, const T *x, const T *gamma, float eps, float *mean,
                                  float *rstd, T *dx, float *dgamma, float *dbeta, float *partials,
-                                 int64_t rows, int64_t cols, cudaStream_t stream);
+                                 unsigned *tickets, int64_t rows, int64_t cols,
+                                 cudaStream_t stream);
 
 // ---- Attention (attention_forward.cu, attention_backward.cu) ----
 

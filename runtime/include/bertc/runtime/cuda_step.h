@@ -28,6 +28,8 @@ struct StepDevice {
   LinearGemms *gemms;            ///< on `stream`, its workspace at CudaSteps::gemmWorkspaceOffset
   const AdamWChunk *adamwChunks; ///< device copy of adamwChunks(CudaSteps::adamwParameters)
   int64_t adamwChunkCount;
+  /// The column sums' kColumnSumTickets tickets (abi/kernel_workspace.h), zeroed before step 1.
+  unsigned *columnSumTickets;
   GradientStreamer *gradients = nullptr; ///< set for the micro-steps that stream gradients
 };
 
