@@ -20,8 +20,8 @@ __global__ void biasAddKernel(T *y, const T *bias, int64_t rows, int64_t cols) {
 template <typename T>
 __global__ void __launch_bounds__(kColumnSumsThreads)
     biasBackwardKernel(const T *dy, int64_t rows, int64_t out, ColumnSumOutputs<1> db) {
-  const auto valuesAt = [dy, out](int64_t r, int64_t c, float(&values)[1]) {
-    values[0] = loadFloat(dy + r * out + c);
+  const auto valuesAt = [dy, out](int64_t r, int64_t c, int, float(&values)[1][1]) {
+    values[0][0] = loadFloat(dy + r * out + c);
   };
   columnSums(valuesAt, rows, out, db);
 }

@@ -1,12 +1,12 @@
 // Internal to the CUDA kernels: deterministic sums over the rows of a [rows, cols] matrix,
 // one column per output (bias gradients, LayerNorm's dgamma and dbeta), in one launch.
 //
-// Block (x, y) owns the column tiles x, x + gridDim.x, ... (kColumnTile adjacent columns
-// each) of row slice y (the rows split evenly into gridDim.y = columnSumSlices(rows)
-// slices, abi/kernel_workspace.h, so that a matrix of few columns still fills the GPU).
-// Its threads form kRowGroups groups of kColumnTile, so a warp reads kColumnTile
+// Block (x, y) owns the column tiles x, x + gridDim.x, ... of row slice y (the rows split
+// evenly into gridDim.y = columnSumSlices(rows) slices, abi/kernel_workspace.h, so that a
+// matrix of few columns still fills the GPU). Its threads form kRowGroups groups of
+// kColumnTile, each thread one column of the tile or a few adjacent ones, so a warp reads
 // consecutive values of one row (coalesced); group g sums rows g, g + kRowGroups, ... of
-// the slice in order, then thread (c, 0) adds the groups' sums in group order. With one
+// the slice in order, then thread (x, 0) adds the groups' sums in group order. With one
 // slice that is the column's sum. With several, each block writes its slices' sums to the
 // partials and takes a ticket for its grid column (a counter that the last block resets to
 // zero, so the tickets are zero between launches); the block that takes the last ticket
@@ -62,14 +62,19 @@ __device__ inline bool takesLastTicket(unsigned *tickets) {
   return last;
 }
 
-/// outputs.sums[k][c] = the sum of value k of valuesAt(r, c, values[kOutputs]) over the
-/// rows r, for the calling block's columns (a launch of columnSumsGrid(rows, cols) blocks
-/// of columnSumsBlock()).
-template <int kOutputs, typename ValuesAt>
+/// outputs.sums[k][c] = the sum of value k of column c over the rows r, for the calling
+/// block's columns (a launch of columnSumsGrid(rows, cols, kColumns) blocks of
+/// columnSumsBlock()). Each thread takes kColumns adjacent columns of a tile of
+/// kColumnTile * kColumns: valuesAt(r, c, n, values) gives row r's values of columns
+/// c .. c + n - 1 (n <= kColumns, fewer at the matrix's edge) as values[j][k], and is
+/// called once for each row and group of columns. Each column's rows are added in the
+/// same order whatever kColumns is, so the sums have the same bits.
+template <int kOutputs, int kColumns = 1, typename ValuesAt>
 __device__ void columnSums(const ValuesAt &valuesAt, int64_t rows, int64_t cols,
                            const ColumnSumOutputs<kOutputs> &outputs) {
-  __shared__ float partial[kOutputs][kRowGroups][kColumnTile + 1];
-  const int64_t slices = gridDim.y, tiles = (cols + kColumnTile - 1) / kColumnTile;
+  constexpr int kTileColumns = kColumnTile * kColumns;
+  __shared__ float partial[kOutputs][kRowGroups][kTileColumns + 1];
+  const int64_t slices = gridDim.y, tiles = (cols + kTileColumns - 1) / kTileColumns;
   const int64_t sliceRows = (rows + slices - 1) / slices;
   const int64_t begin = int64_t(blockIdx.y) * sliceRows;
   const int64_t end = begin + sliceRows < rows ? begin + sliceRows : rows;
@@ -77,32 +82,44 @@ __device__ void columnSums(const ValuesAt &valuesAt, int64_t rows, int64_t cols,
   const auto sliceSum = [&](int k, int64_t s, int64_t c) -> float & {
     return outputs.partials[(k * slices + s) * cols + c];
   };
-  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const int64_t c = tile * kColumnTile + threadIdx.x;
-    float sums[kOutputs] = {};
-    if (c < cols)
-      for (int64_t r = begin + threadIdx.y; r < end; r += kRowGroups) {
-        float values[kOutputs];
-        valuesAt(r, c, values);
-#pragma unroll
-        for (int k = 0; k < kOutputs; ++k)
-          sums[k] += values[k];
-      }
-#pragma unroll
-    for (int k = 0; k < kOutputs; ++k)
-      partial[k][threadIdx.y][threadIdx.x] = sums[k];
-    __syncthreads();
-    if (threadIdx.y == 0 && c < cols)
+  // Adds each group's sums of the thread's columns (from `partial`) in group order, and
+  // stores them through store(k, c, total).
+  const auto addGroups = [&](int64_t first, int columns, const auto &store) {
+    for (int j = 0; j < columns; ++j)
 #pragma unroll
       for (int k = 0; k < kOutputs; ++k) {
         float total = 0.0f;
         for (int g = 0; g < kRowGroups; ++g)
-          total += partial[k][g][threadIdx.x];
+          total += partial[k][g][threadIdx.x * kColumns + j];
+        store(k, first + j, total);
+      }
+  };
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int64_t first = tile * kTileColumns + threadIdx.x * kColumns;
+    const int columns = first < cols ? int(cols - first < kColumns ? cols - first : kColumns) : 0;
+    float sums[kColumns][kOutputs] = {};
+    if (columns > 0)
+      for (int64_t r = begin + threadIdx.y; r < end; r += kRowGroups) {
+        float values[kColumns][kOutputs];
+        valuesAt(r, first, columns, values);
+        for (int j = 0; j < columns; ++j)
+#pragma unroll
+          for (int k = 0; k < kOutputs; ++k)
+            sums[j][k] += values[j][k];
+      }
+#pragma unroll
+    for (int j = 0; j < kColumns; ++j)
+#pragma unroll
+      for (int k = 0; k < kOutputs; ++k)
+        partial[k][threadIdx.y][threadIdx.x * kColumns + j] = sums[j][k];
+    __syncthreads();
+    if (threadIdx.y == 0)
+      addGroups(first, columns, [&](int k, int64_t c, float total) {
         if (slices == 1)
           storeColumnSum(&outputs.sums[k][c], total, outputs.accumulate);
         else
           sliceSum(k, blockIdx.y, c) = total;
-      }
+      });
     __syncthreads(); // `partial` is reused by the next tile
   }
   if (slices == 1)
@@ -111,34 +128,34 @@ __device__ void columnSums(const ValuesAt &valuesAt, int64_t rows, int64_t cols,
   if (!takesLastTicket(outputs.tickets))
     return;
   __threadfence();
-  // Group g adds slices g, g + kRowGroups, ...; thread (c, 0) the groups, in order.
+  // Group g adds slices g, g + kRowGroups, ...; thread (x, 0) the groups, in order.
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const int64_t c = tile * kColumnTile + threadIdx.x;
-#pragma unroll
-    for (int k = 0; k < kOutputs; ++k) {
-      float total = 0.0f;
-      if (c < cols)
-        for (int64_t s = threadIdx.y; s < slices; s += kRowGroups)
-          total += __ldcg(&sliceSum(k, s, c)); // written by other blocks: not from L1
-      partial[k][threadIdx.y][threadIdx.x] = total;
-    }
-    __syncthreads();
-    if (threadIdx.y == 0 && c < cols)
+    const int64_t first = tile * kTileColumns + threadIdx.x * kColumns;
+    const int columns = first < cols ? int(cols - first < kColumns ? cols - first : kColumns) : 0;
+    for (int j = 0; j < kColumns; ++j)
 #pragma unroll
       for (int k = 0; k < kOutputs; ++k) {
         float total = 0.0f;
-        for (int g = 0; g < kRowGroups; ++g)
-          total += partial[k][g][threadIdx.x];
-        storeColumnSum(&outputs.sums[k][c], total, outputs.accumulate);
+        if (j < columns)
+          for (int64_t s = threadIdx.y; s < slices; s += kRowGroups)
+            total += __ldcg(&sliceSum(k, s, first + j)); // written by other blocks: not from L1
+        partial[k][threadIdx.y][threadIdx.x * kColumns + j] = total;
       }
+    __syncthreads();
+    if (threadIdx.y == 0)
+      addGroups(first, columns, [&](int k, int64_t c, float total) {
+        storeColumnSum(&outputs.sums[k][c], total, outputs.accumulate);
+      });
     __syncthreads();
   }
 }
 
-/// The grid of a column sum over [rows, cols]: one row of blocks per row slice, at most
-/// kColumnSumTickets blocks per row (each a grid column with a ticket of its own).
-inline dim3 columnSumsGrid(int64_t rows, int64_t cols) {
-  const int64_t tiles = (cols + kColumnTile - 1) / kColumnTile;
+/// The grid of a column sum over [rows, cols] that takes `columns` columns a thread: one row
+/// of blocks per row slice, at most kColumnSumTickets blocks per row (each a grid column
+/// with a ticket of its own).
+inline dim3 columnSumsGrid(int64_t rows, int64_t cols, int columns = 1) {
+  const int64_t tileColumns = int64_t(kColumnTile) * columns;
+  const int64_t tiles = (cols + tileColumns - 1) / tileColumns;
   return dim3(unsigned(tiles < kColumnSumTickets ? tiles : kColumnSumTickets),
               unsigned(columnSumSlices(rows)));
 }

@@ -28,6 +28,22 @@ __device__ __forceinline__ void storeFloat(fp16 *p, float value) {
   *reinterpret_cast<__half *>(p) = __float2half_rn(value);
 }
 
+/// storeFloat(p, value), returning the value stored as loadFloat(p) reads it back.
+__device__ __forceinline__ float storeRounded(float *p, float value) {
+  *p = value;
+  return value;
+}
+__device__ __forceinline__ float storeRounded(bf16 *p, float value) {
+  const __nv_bfloat16 stored = __float2bfloat16_rn(value);
+  *reinterpret_cast<__nv_bfloat16 *>(p) = stored;
+  return __bfloat162float(stored);
+}
+__device__ __forceinline__ float storeRounded(fp16 *p, float value) {
+  const __half stored = __float2half_rn(value);
+  *reinterpret_cast<__half *>(p) = stored;
+  return __half2float(stored);
+}
+
 } // namespace bertc::cuda
 
 #define BERTC_CUDA_FOR_EACH_STORAGE_TYPE(INSTANTIATE)                                              \

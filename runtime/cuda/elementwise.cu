@@ -5,14 +5,12 @@
 #include "bertc/runtime/cuda_kernels.h"
 
 #include "device_storage.cuh"
+#include "gelu.cuh"
 #include "launch.cuh"
 
 namespace bertc::cuda {
 
 namespace {
-constexpr float kInvSqrt2 = 0.70710678118654752440f;
-constexpr float kInvSqrt2Pi = 0.39894228040143267794f;
-
 template <typename T> __global__ void addKernel(const T *a, const T *b, T *out, int64_t n) {
   for (int64_t i = gridStrideBegin(); i < n; i += gridStride())
     storeFloat(out + i, loadFloat(a + i) + loadFloat(b + i));
@@ -25,15 +23,10 @@ template <typename T> __global__ void geluForwardKernel(const T *x, T *y, int64_
   }
 }
 
-// d/dx [x Φ(x)] = Φ(x) + x φ(x), with Φ the standard normal CDF and φ its density.
 template <typename T>
 __global__ void geluBackwardKernel(const T *dy, const T *x, T *dx, int64_t n) {
-  for (int64_t i = gridStrideBegin(); i < n; i += gridStride()) {
-    const float xi = loadFloat(x + i);
-    const float cdf = 0.5f * (1.0f + erff(xi * kInvSqrt2));
-    const float pdf = expf(-0.5f * xi * xi) * kInvSqrt2Pi;
-    storeFloat(dx + i, loadFloat(dy + i) * (cdf + xi * pdf));
-  }
+  for (int64_t i = gridStrideBegin(); i < n; i += gridStride())
+    storeFloat(dx + i, geluGradient(loadFloat(dy + i), loadFloat(x + i)));
 }
 
 template <typename T> __global__ void tanhForwardKernel(const T *x, T *y, int64_t n) {

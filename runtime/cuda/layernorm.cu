@@ -106,10 +106,10 @@ template <typename T>
 __global__ void __launch_bounds__(kColumnSumsThreads)
     layerNormBackwardParamsKernel(const T *dy, const T *x, const float *mean, const float *rstd,
                                   int64_t rows, int64_t cols, ColumnSumOutputs<2> dgammaDbeta) {
-  const auto valuesAt = [=](int64_t r, int64_t c, float(&values)[2]) {
+  const auto valuesAt = [=](int64_t r, int64_t c, int, float(&values)[1][2]) {
     const float dyValue = loadFloat(dy + r * cols + c);
-    values[0] = dyValue * ((loadFloat(x + r * cols + c) - mean[r]) * rstd[r]);
-    values[1] = dyValue;
+    values[0][0] = dyValue * ((loadFloat(x + r * cols + c) - mean[r]) * rstd[r]);
+    values[0][1] = dyValue;
   };
   columnSums(valuesAt, rows, cols, dgammaDbeta);
 }

@@ -6,8 +6,9 @@
 // T, compute in fp32 and round once on store (round to nearest even). Weight gradients are
 // always fp32. Where a kernel keeps more than its CPU twin (LayerNorm's row statistics, the
 // attention backward's row term) the extra buffer is an explicit argument of stated size:
-// kernels never allocate. Reductions run in a fixed order, so a rerun gives the same bits.
-// GEMMs are in cuda_gemm.h.
+// kernels never allocate. A few launchers fuse two CPU twins (a backward and the bias
+// gradient of what it writes) and give the bits of the two. Reductions run in a fixed
+// order, so a rerun gives the same bits. GEMMs are in cuda_gemm.h.
 #pragma once
 
 #include "bertc/abi/kernel_workspace.h"
@@ -66,6 +67,23 @@ void biasBackward(const T *dy, float *db, float *partials, unsigned *tickets, in
 template <typename T>
 void biasBackwardAccumulate(const T *dy, float *db, float *partials, unsigned *tickets,
                             int64_t rows, int64_t out, cudaStream_t stream);
+
+// ---- Backwards fused with a bias gradient (bias_fused.cu) ----
+
+/// geluBackward over dx [rows, cols], and db[cols] += dx summed over rows, in one launch
+/// (through `partials` and `tickets`, as biasBackwardAccumulate): dx and db get the bits of
+/// geluBackward then biasBackwardAccumulate. dx may be dy.
+template <typename T>
+void geluBackwardBiasAccumulate(const T *dy, const T *x, T *dx, float *db, float *partials,
+                                unsigned *tickets, int64_t rows, int64_t cols, cudaStream_t stream);
+/// dropoutBackward over dx [samples, tokensPerSample * cols] (dropout's rows are the
+/// samples), and db[cols] += dx summed over its samples * tokensPerSample rows of cols, in
+/// one launch, with the bits of dropoutBackward then biasBackwardAccumulate. dx may be dy.
+template <typename T>
+void dropoutBackwardBiasAccumulate(const T *dy, T *dx, float *db, float *partials,
+                                   unsigned *tickets, int64_t samples, int64_t tokensPerSample,
+                                   int64_t cols, float rate, const DropoutKey &key,
+                                   cudaStream_t stream);
 
 // ---- Dropout (dropout.cu) ----
 

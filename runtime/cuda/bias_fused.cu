@@ -1,0 +1,93 @@
+// The backward of a GELU or a dropout fused with the bias gradient of the values it writes:
+// one column-sum launch (column_sums.cuh) whose threads write dx and add the values they
+// stored, so dx is not read again for the bias. The same formulas as the plain kernels
+// (elementwise.cu, dropout.cu) and the same order of sums as biasBackwardAccumulate, so dx
+// and the gradient slot get the bits of the two launches they replace.
+#include "bertc/runtime/counter_rng.h"
+#include "bertc/runtime/cuda_check.h"
+#include "bertc/runtime/cuda_kernels.h"
+
+#include "column_sums.cuh"
+#include "device_storage.cuh"
+#include "gelu.cuh"
+#include "launch.cuh"
+
+namespace bertc::cuda {
+
+namespace {
+template <typename T>
+__global__ void __launch_bounds__(kColumnSumsThreads)
+    geluBackwardBiasKernel(const T *dy, const T *x, T *dx, int64_t rows, int64_t cols,
+                           ColumnSumOutputs<1> db) {
+  const auto valuesAt = [=](int64_t r, int64_t c, int, float(&values)[1][1]) {
+    const int64_t i = r * cols + c;
+    values[0][0] = storeRounded(dx + i, geluGradient(loadFloat(dy + i), loadFloat(x + i)));
+  };
+  columnSums(valuesAt, rows, cols, db);
+}
+
+// A thread takes a dropout group of columns (kDropoutGroupSize), which one Philox call
+// decides when the row length is a multiple of the group size (else at most two).
+template <typename T>
+__global__ void __launch_bounds__(kColumnSumsThreads)
+    dropoutBackwardBiasKernel(const T *dy, T *dx, int64_t rows, int64_t cols,
+                              int64_t tokensPerSample, float rate, float keptScale, DropoutKey key,
+                              ColumnSumOutputs<1> db) {
+  const auto valuesAt = [=](int64_t r, int64_t c, int columns,
+                            float(&values)[kDropoutGroupSize][1]) {
+    // Dropout's rows are the samples; token t's column c is element t * cols + c of one.
+    const int64_t sample = r / tokensPerSample;
+    const uint64_t first = uint64_t((r - sample * tokensPerSample) * cols + c);
+    uint64_t group = first / kDropoutGroupSize;
+    uint32_t kept = dropoutKeepGroup(key, sample, group, rate);
+    for (int j = 0; j < columns; ++j) {
+      const uint64_t element = first + j;
+      if (element / kDropoutGroupSize != group) {
+        group = element / kDropoutGroupSize;
+        kept = dropoutKeepGroup(key, sample, group, rate);
+      }
+      const int64_t i = r * cols + c + j;
+      values[j][0] = storeRounded(dx + i, (kept >> (element % kDropoutGroupSize)) & 1u
+                                              ? loadFloat(dy + i) * keptScale
+                                              : 0.0f);
+    }
+  };
+  columnSums<1, kDropoutGroupSize>(valuesAt, rows, cols, db);
+}
+} // namespace
+
+template <typename T>
+void geluBackwardBiasAccumulate(const T *dy, const T *x, T *dx, float *db, float *partials,
+                                unsigned *tickets, int64_t rows, int64_t cols,
+                                cudaStream_t stream) {
+  if (cols == 0)
+    return;
+  BERTC_LAUNCH(geluBackwardBiasKernel, columnSumsGrid(rows, cols), columnSumsBlock(), 0, stream, dy,
+               x, dx, rows, cols,
+               ColumnSumOutputs<1>{{db}, /*accumulate=*/true, partials, tickets});
+}
+
+template <typename T>
+void dropoutBackwardBiasAccumulate(const T *dy, T *dx, float *db, float *partials,
+                                   unsigned *tickets, int64_t samples, int64_t tokensPerSample,
+                                   int64_t cols, float rate, const DropoutKey &key,
+                                   cudaStream_t stream) {
+  if (cols == 0)
+    return;
+  const int64_t rows = samples * tokensPerSample;
+  BERTC_LAUNCH(dropoutBackwardBiasKernel, columnSumsGrid(rows, cols, kDropoutGroupSize),
+               columnSumsBlock(), 0, stream, dy, dx, rows, cols, tokensPerSample, rate,
+               1.0f / (1.0f - rate), key,
+               ColumnSumOutputs<1>{{db}, /*accumulate=*/true, partials, tickets});
+}
+
+#define INSTANTIATE(T)                                                                             \
+  template void geluBackwardBiasAccumulate(const T *, const T *, T *, float *, float *,            \
+                                           unsigned *, int64_t, int64_t, cudaStream_t);            \
+  template void dropoutBackwardBiasAccumulate(const T *, T *, float *, float *, unsigned *,        \
+                                              int64_t, int64_t, int64_t, float,                    \
+                                              const DropoutKey &, cudaStream_t);
+BERTC_CUDA_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
+#undef INSTANTIATE
+
+} // namespace bertc::cuda
