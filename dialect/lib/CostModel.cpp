@@ -70,11 +70,16 @@ KernelWork pointwiseKernel(Operation *op, Value sized, double flopsPerElement, i
           operandAndResultBytes(op, batch, seq)};
 }
 
-/// Dropout at `rate` over the elements of `sized`: a mask draw and a multiply each, or a
-/// copy without dropout.
+/// Dropout at `rate`: a mask draw and a multiply per element, or a copy without dropout.
+double dropoutFlopsPerElement(float rate) { return rate > 0.0f ? kDropoutDrawFlops + 1 : 0; }
+
+/// Dropout at `rate` over the elements of `sized`.
 KernelWork dropoutKernel(Operation *op, Value sized, float rate, int64_t batch, int64_t seq) {
-  return pointwiseKernel(op, sized, rate > 0.0f ? kDropoutDrawFlops + 1 : 0, batch, seq);
+  return pointwiseKernel(op, sized, dropoutFlopsPerElement(rate), batch, seq);
 }
+
+/// GELU's derivative from its input (erf and exp): about 24 flops per element.
+constexpr double kGeluGradFlops = 24;
 
 } // namespace
 
@@ -229,7 +234,7 @@ SmallVector<KernelWork, 1> GeluOp::estimateKernels(int64_t batch, int64_t seq, C
 }
 
 SmallVector<KernelWork, 1> GeluGradOp::estimateKernels(int64_t batch, int64_t seq, CostTarget) {
-  return {pointwiseKernel(*this, getInputGrad(), 24, batch, seq)};
+  return {pointwiseKernel(*this, getInputGrad(), kGeluGradFlops, batch, seq)};
 }
 
 SmallVector<KernelWork, 1> DropoutOp::estimateKernels(int64_t batch, int64_t seq, CostTarget) {
@@ -238,6 +243,49 @@ SmallVector<KernelWork, 1> DropoutOp::estimateKernels(int64_t batch, int64_t seq
 
 SmallVector<KernelWork, 1> DropoutGradOp::estimateKernels(int64_t batch, int64_t seq, CostTarget) {
   return {dropoutKernel(*this, getInputGrad(), getRate().convertToFloat(), batch, seq)};
+}
+
+namespace {
+/// A backward `backward` that writes dx, fused with the bias gradient of dx: on CUDA one
+/// kernel, which moves what the backward moves and adds the column sums into the bias's
+/// fp32 slot (read and written); on the CPU the backward, then the column sum reading dx
+/// again (as bert.accumulate_bias_grad).
+SmallVector<KernelWork, 1> withBiasGradient(KernelWork backward, Value param, Value dx,
+                                            int64_t batch, int64_t seq, CostTarget target) {
+  double out = double(cast<RankedTensorType>(param.getType()).getNumElements());
+  KernelWork sum{ComputeUnit::Fp32Cores, 2 * out, bytesOf(dx, batch, seq) + 2 * 4 * out};
+  if (target == CostTarget::Cpu)
+    return {backward, sum};
+  backward.flops += sum.flops;
+  backward.bytes += 2 * 4 * out;
+  return {backward};
+}
+
+/// Bytes a backward reading `operands` and writing `result` moves.
+double bytesMoved(ValueRange operands, Value result, int64_t batch, int64_t seq) {
+  double bytes = bytesOf(result, batch, seq);
+  for (Value operand : operands)
+    bytes += bytesOf(operand, batch, seq);
+  return bytes;
+}
+} // namespace
+
+SmallVector<KernelWork, 1> GeluGradAccumulateBiasOp::estimateKernels(int64_t batch, int64_t seq,
+                                                                     CostTarget target) {
+  Value dx = getInputGrad();
+  KernelWork gelu{ComputeUnit::Fp32Cores, kGeluGradFlops * elementsAt(dx, batch, seq),
+                  bytesMoved({getResultGrad(), getInput()}, dx, batch, seq)};
+  return withBiasGradient(gelu, getParam(), dx, batch, seq, target);
+}
+
+SmallVector<KernelWork, 1> DropoutGradAccumulateBiasOp::estimateKernels(int64_t batch, int64_t seq,
+                                                                        CostTarget target) {
+  Value dx = getInputGrad();
+  KernelWork dropout{ComputeUnit::Fp32Cores,
+                     dropoutFlopsPerElement(getRate().convertToFloat()) *
+                         elementsAt(dx, batch, seq),
+                     bytesMoved({getResultGrad()}, dx, batch, seq)};
+  return withBiasGradient(dropout, getParam(), dx, batch, seq, target);
 }
 
 //===----------------------------------------------------------------------===//

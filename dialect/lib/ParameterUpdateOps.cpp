@@ -2,7 +2,8 @@
 //
 // The ops of BertParameterUpdateOps.td write a trainable parameter's fp32 gradient slot,
 // or the parameter itself, so each first checks that its parameter is a trainable
-// bert.param.
+// bert.param. (Also: the operand whose bytes each backward fused with a bias gradient may
+// write its result over.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +32,32 @@ LogicalResult AccumulateBiasGradOp::verify() {
     return failure();
   return expectLastDim(*this, getResultGrad(), "result gradient", lastDim(getParam()));
 }
+
+namespace {
+/// The checks of a backward fused with the bias gradient of its d input: a trainable
+/// rank-1 bias as wide as d input's rows, and d input of d y's type.
+LogicalResult expectBiasOfInputGrad(Operation *op, Value param, Value resultGrad, Value inputGrad) {
+  if (failed(expectTrainableParam(op, param)) || failed(expectRank(op, param, "parameter", 1)) ||
+      failed(expectSameType(op, resultGrad, "result gradient", inputGrad, "input gradient")))
+    return failure();
+  return expectLastDim(op, inputGrad, "input gradient", lastDim(param));
+}
+} // namespace
+
+LogicalResult GeluGradAccumulateBiasOp::verify() {
+  if (failed(expectBiasOfInputGrad(*this, getParam(), getResultGrad(), getInputGrad())))
+    return failure();
+  return expectSameType(*this, getInput(), "input", getInputGrad(), "input gradient");
+}
+
+LogicalResult DropoutGradAccumulateBiasOp::verify() {
+  if (failed(expectBiasOfInputGrad(*this, getParam(), getResultGrad(), getInputGrad())))
+    return failure();
+  return expectRate(*this, "rate", getRate().convertToFloat());
+}
+
+SmallVector<unsigned> GeluGradAccumulateBiasOp::getReusableOperands() { return {1}; }
+SmallVector<unsigned> DropoutGradAccumulateBiasOp::getReusableOperands() { return {1}; }
 
 LogicalResult AccumulateLayerNormGradOp::verify() {
   if (failed(expectTrainableParam(*this, getGamma())) ||

@@ -27,7 +27,8 @@ __global__ void __launch_bounds__(kColumnSumsThreads)
 }
 
 // A thread takes a dropout group of columns (kDropoutGroupSize), which one Philox call
-// decides when the row length is a multiple of the group size (else at most two).
+// decides when the row length is a multiple of the group size (else at most two); at rate
+// 0 none (every element is kept, as dropoutBackward's copy keeps it).
 template <typename T>
 __global__ void __launch_bounds__(kColumnSumsThreads)
     dropoutBackwardBiasKernel(const T *dy, T *dx, int64_t rows, int64_t cols,
@@ -38,13 +39,16 @@ __global__ void __launch_bounds__(kColumnSumsThreads)
     // Dropout's rows are the samples; token t's column c is element t * cols + c of one.
     const int64_t sample = r / tokensPerSample;
     const uint64_t first = uint64_t((r - sample * tokensPerSample) * cols + c);
+    const auto keptOf = [&](uint64_t group) {
+      return rate > 0.0f ? dropoutKeepGroup(key, sample, group, rate) : ~0u;
+    };
     uint64_t group = first / kDropoutGroupSize;
-    uint32_t kept = dropoutKeepGroup(key, sample, group, rate);
+    uint32_t kept = keptOf(group);
     for (int j = 0; j < columns; ++j) {
       const uint64_t element = first + j;
       if (element / kDropoutGroupSize != group) {
         group = element / kDropoutGroupSize;
-        kept = dropoutKeepGroup(key, sample, group, rate);
+        kept = keptOf(group);
       }
       const int64_t i = r * cols + c + j;
       values[j][0] = storeRounded(dx + i, (kept >> (element % kDropoutGroupSize)) & 1u

@@ -291,6 +291,36 @@ func.func @accumulate_bias_shapes(%dy: tensor<?x8xf32>) {
 
 // -----
 
+// A backward fused with a bias gradient sums d input, whose last dimension is the bias's.
+func.func @gelu_bias_shapes(%dy: tensor<?x8xf32>) {
+  %b = bert.param "b" {group = "classifier", trainable = true, decay = false, init = "zeros"} : tensor<4xf32>
+  // expected-error @+1 {{input gradient has last dimension 8, expected 4}}
+  %dx = bert.gelu_grad_accumulate_bias %b, %dy, %dy : tensor<4xf32>, tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
+  return
+}
+
+// -----
+
+// ... and writes d input in d y's type.
+func.func @dropout_bias_types(%dy: tensor<?x8xf32>) {
+  %b = bert.param "b" {group = "classifier", trainable = true, decay = false, init = "zeros"} : tensor<8xf32>
+  // expected-error @+1 {{result gradient 'tensor<?x8xf32>' and input gradient 'tensor<?x8xbf16>' must have the same type}}
+  %dx = bert.dropout_grad_accumulate_bias %b, %dy {rate = 0.1 : f32, stream = 0 : i32} : tensor<8xf32>, tensor<?x8xf32> -> tensor<?x8xbf16>
+  return
+}
+
+// -----
+
+// ... into a trainable parameter's slot, at a rate in [0, 1).
+func.func @dropout_bias_rate(%dy: tensor<?x8xf32>) {
+  %b = bert.param "b" {group = "classifier", trainable = true, decay = false, init = "zeros"} : tensor<8xf32>
+  // expected-error @+1 {{rate must be in [0, 1), got 1.5}}
+  %dx = bert.dropout_grad_accumulate_bias %b, %dy {rate = 1.5 : f32, stream = 0 : i32} : tensor<8xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
+  return
+}
+
+// -----
+
 // The GEMM's addend is a tensor of its result's type.
 func.func @linear_grad_input_add_addend(%dy: tensor<?x2xf32>, %w: tensor<2x8xf32>, %a: tensor<?x8xbf16>) {
   // expected-error @+1 {{input gradient 'tensor<?x8xf32>' and addend 'tensor<?x8xbf16>' must have the same type}}

@@ -137,6 +137,10 @@ std::string EmitContext::sampleSize(Value value) {
   return product(ArrayRef<std::string>(dimExprs(value)).drop_front());
 }
 
+std::string EmitContext::tokensPerSample(Value value) {
+  return product(ArrayRef<std::string>(dimExprs(value)).drop_front().drop_back());
+}
+
 int64_t EmitContext::features(Value value) {
   return cast<RankedTensorType>(value.getType()).getShape().back();
 }

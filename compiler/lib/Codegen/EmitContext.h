@@ -56,6 +56,9 @@ public:
   /// Elements per sample, the product of all but the leading (batch) dimension: "S * 64"
   /// for [B, S, 64].
   static std::string sampleSize(mlir::Value value);
+  /// Rows per sample, the product of all but the first and the last dimension: "S" for
+  /// [B, S, 64], "1" for [B, 64].
+  static std::string tokensPerSample(mlir::Value value);
   /// The C++ dropout key of random stream `stream` in the generated step.
   static std::string dropoutKey(uint32_t stream);
   /// The last dimension.

@@ -3,7 +3,8 @@
 // Everything elementwise or row-wise, and the heads' layout changes, for both targets:
 // the CUDA launchers take the CPU kernels' arguments and then the stream. Where they
 // differ (the loss seed lives on the device; the CUDA LayerNorm keeps its row statistics
-// in the op's kernel workspace), the case says so.
+// in the op's kernel workspace; a backward fused with a bias gradient is one CUDA launch
+// and two CPU calls), the case says so.
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,6 +78,32 @@ LogicalResult emitLayerNormForward(EmitContext &ctx, Operation *op, StringRef fn
   ctx.os << ctx.name(gamma) << ", " << ctx.name(beta) << ", " << ctx.name(y) << ", " << *statistics
          << rows << ", " << EmitContext::features(y) << ", "
          << EmitContext::floatLiteral(epsilon.convertToFloat()) << ctx.end();
+  return success();
+}
+
+/// `op`, a backward writing dx fused with the bias gradient of dx: on the CPU the backward
+/// (emitCpuBackward) then cpu::biasBackwardAccumulate over dx into the bias's gradient slot;
+/// on CUDA one call of `cudaFn` with `cudaArgs`, the slot, the op's workspace and the run's
+/// tickets, then `cudaSizes`.
+template <typename FusedOp>
+LogicalResult emitWithBiasGradient(EmitContext &ctx, FusedOp op,
+                                   llvm::function_ref<void()> emitCpuBackward, StringRef cudaFn,
+                                   ArrayRef<Value> cudaArgs, const std::string &cudaSizes) {
+  FailureOr<std::string> slot = gradientSlot(op, op.getParam());
+  if (failed(slot))
+    return failure();
+  Value dx = op.getInputGrad();
+  if (ctx.target == KernelTarget::Cpu) {
+    emitCpuBackward();
+    ctx.os << ctx.call("biasBackwardAccumulate") << ctx.name(dx) << ", " << *slot << ", "
+           << EmitContext::rows(dx) << ", " << EmitContext::features(dx) << ctx.end();
+    return success();
+  }
+  ctx.os << ctx.call(cudaFn);
+  for (Value arg : cudaArgs)
+    ctx.os << ctx.name(arg) << ", ";
+  ctx.os << *slot << ", " << kernelWorkspaceOrNull(op) << ", dev.columnSumTickets, " << cudaSizes
+         << ctx.end();
   return success();
 }
 
@@ -184,6 +211,13 @@ std::optional<LogicalResult> emitPointwiseOp(Operation *op, EmitContext &ctx) {
                         g.getInputGrad());
         return success();
       })
+      .Case([&](GeluGradAccumulateBiasOp g) {
+        Value dy = g.getResultGrad(), x = g.getInput(), dx = g.getInputGrad();
+        return emitWithBiasGradient(
+            ctx, g, [&] { emitElementwise(ctx, "geluBackward", {dy, x, dx}, dx); },
+            "geluBackwardBiasAccumulate", {dy, x, dx},
+            EmitContext::rows(dx) + ", " + std::to_string(EmitContext::features(dx)));
+      })
       .Case([&](TanhOp t) {
         emitElementwise(ctx, "tanhForward", {t.getInput(), t.getResult()}, t.getResult());
         return success();
@@ -205,6 +239,20 @@ std::optional<LogicalResult> emitPointwiseOp(Operation *op, EmitContext &ctx) {
            << dropoutArgs(d.getInputGrad(), d.getRate().convertToFloat(), d.getStream())
            << ctx.end();
         return success();
+      })
+      .Case([&](DropoutGradAccumulateBiasOp d) {
+        Value dy = d.getResultGrad(), dx = d.getInputGrad();
+        const float rate = d.getRate().convertToFloat();
+        return emitWithBiasGradient(
+            ctx, d,
+            [&] {
+              os << ctx.call("dropoutBackward") << ctx.name(dy) << ", " << ctx.name(dx) << ", "
+                 << dropoutArgs(dx, rate, d.getStream()) << ctx.end();
+            },
+            "dropoutBackwardBiasAccumulate", {dy, dx},
+            "B, " + EmitContext::tokensPerSample(dx) + ", " +
+                std::to_string(EmitContext::features(dx)) + ", " + EmitContext::floatLiteral(rate) +
+                ", " + EmitContext::dropoutKey(d.getStream()));
       })
       .Case([&](SelectTokenOp s) {
         os << ctx.call("selectTokenForward") << ctx.name(s.getInput()) << ", "

@@ -65,6 +65,30 @@ void foldIntoLayerNormGrad(LayerNormGradOp grad) {
   grad.erase();
 }
 
+/// Folds a bias gradient's accumulation into the gelu_grad or dropout_grad that writes the
+/// gradient it sums: one gelu_grad_accumulate_bias or dropout_grad_accumulate_bias at the
+/// backward's place, whose column sums add what it writes into the bias's slot.
+void foldIntoBackward(AccumulateBiasGradOp accumulation) {
+  Operation *backward = accumulation.getResultGrad().getDefiningOp();
+  if (!backward || !availableBefore(accumulation.getParam(), backward))
+    return;
+  OpBuilder builder(backward);
+  Operation *fused = nullptr;
+  if (auto gelu = dyn_cast<GeluGradOp>(backward))
+    fused = builder.create<GeluGradAccumulateBiasOp>(gelu.getLoc(), gelu.getType(),
+                                                     accumulation.getParam(), gelu.getResultGrad(),
+                                                     gelu.getInput());
+  else if (auto dropout = dyn_cast<DropoutGradOp>(backward))
+    fused = builder.create<DropoutGradAccumulateBiasOp>(
+        dropout.getLoc(), dropout.getType(), accumulation.getParam(), dropout.getResultGrad(),
+        dropout.getRateAttr(), dropout.getStreamAttr());
+  else
+    return;
+  backward->getResult(0).replaceAllUsesWith(fused->getResult(0));
+  accumulation.erase();
+  backward->erase();
+}
+
 struct AccumulateInGemmPass : bertc::impl::AccumulateInGemmBase<AccumulateInGemmPass> {
   void runOnOperation() override {
     FailureOr<func::FuncOp> microStep = bertc::getMicroStep(getOperation());
@@ -93,6 +117,8 @@ struct AccumulateInGemmPass : bertc::impl::AccumulateInGemmBase<AccumulateInGemm
     }
     for (LayerNormGradOp grad : llvm::to_vector(body.getOps<LayerNormGradOp>()))
       foldIntoLayerNormGrad(grad);
+    for (AccumulateBiasGradOp accumulation : llvm::to_vector(body.getOps<AccumulateBiasGradOp>()))
+      foldIntoBackward(accumulation);
   }
 };
 

@@ -67,6 +67,58 @@ def Bert_AccumulateBiasGradOp : Bert_Op<"accumulate_bias_grad",
   let hasVerifier = 1;
 }
 
+def Bert_GeluGradAccumulateBiasOp : Bert_Op<"gelu_grad_accumulate_bias",
+    [MemoryEffects<[MemWrite]>,
+     DeclareOpInterfaceMethods<Bert_InPlaceOpInterface, ["getReusableOperands"]>,
+     DeclareOpInterfaceMethods<Bert_CostOpInterface, ["estimateKernels"]>]> {
+  let summary = "GELU's d input, with its column sums added into a bias's gradient slot";
+  let description = [{
+    `bert.gelu_grad` and the `bert.accumulate_bias_grad` of its result (the bias of the
+    linear layer the GELU follows) as one op (-bertc-accumulate-in-gemm): on CUDA one
+    kernel writes d input and sums the values it stored, so d input is not read again for
+    the bias. The slot gets the bits of the two ops. d input may take over d y's bytes.
+
+    ```mlir
+    %dx = bert.gelu_grad_accumulate_bias %b, %dy, %x
+        : tensor<128xf32>, tensor<?x?x128xf32>, tensor<?x?x128xf32> -> tensor<?x?x128xf32>
+    ```
+  }];
+  let arguments = (ins Bert_FloatTensor:$param, Bert_FloatTensor:$resultGrad,
+                       Bert_FloatTensor:$input);
+  let results = (outs Bert_FloatTensor:$inputGrad);
+  let assemblyFormat = [{
+    $param `,` $resultGrad `,` $input attr-dict `:` type($param) `,` type($resultGrad) `,`
+    type($input) `->` type($inputGrad)
+  }];
+  let hasVerifier = 1;
+}
+
+def Bert_DropoutGradAccumulateBiasOp : Bert_Op<"dropout_grad_accumulate_bias",
+    [MemoryEffects<[MemWrite]>,
+     DeclareOpInterfaceMethods<Bert_InPlaceOpInterface, ["getReusableOperands"]>,
+     DeclareOpInterfaceMethods<Bert_CostOpInterface, ["estimateKernels"]>]> {
+  let summary = "dropout's d input, with its column sums added into a bias's gradient slot";
+  let description = [{
+    `bert.dropout_grad` and the `bert.accumulate_bias_grad` of its result (the bias of the
+    linear layer the dropout follows) as one op (-bertc-accumulate-in-gemm), as
+    `bert.gelu_grad_accumulate_bias`: the mask is regenerated from `stream` as
+    `bert.dropout_grad` regenerates it, and the slot gets the bits of the two ops.
+
+    ```mlir
+    %dx = bert.dropout_grad_accumulate_bias %b, %dy {rate = 0.1 : f32, stream = 3 : i32}
+        : tensor<64xf32>, tensor<?x?x64xf32> -> tensor<?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins Bert_FloatTensor:$param, Bert_FloatTensor:$resultGrad, F32Attr:$rate,
+                       I32Attr:$stream);
+  let results = (outs Bert_FloatTensor:$inputGrad);
+  let assemblyFormat = [{
+    $param `,` $resultGrad attr-dict `:` type($param) `,` type($resultGrad) `->`
+    type($inputGrad)
+  }];
+  let hasVerifier = 1;
+}
+
 def Bert_AccumulateLayerNormGradOp : Bert_Op<"accumulate_layernorm_grad",
     [MemoryEffects<[MemWrite]>,
      DeclareOpInterfaceMethods<Bert_CostOpInterface, ["estimateKernels"]>]> {

@@ -107,6 +107,46 @@ TEST(StepCost, BiasGradientSumsTheColumnsIntoItsSlot) {
   }
 }
 
+// A GELU or dropout backward fused with the bias gradient of what it writes: on CUDA one
+// kernel that moves the backward's bytes and the bias's fp32 slot; on the CPU the backward,
+// then the column sum reading d input again.
+TEST(StepCost, BackwardsWithABiasGradientReadWhatTheyWriteOnlyOnTheCpu) {
+  Ops ops("%dy: tensor<?x?x3072xbf16>, %x: tensor<?x?x3072xbf16>, %dd: tensor<?x?x768xbf16>",
+          R"mlir(
+  %b = bert.param "b" {group = "encoder.layer.0", trainable = true, decay = false, init = "zeros"} : tensor<3072xbf16>
+  %dx = bert.gelu_grad_accumulate_bias %b, %dy, %x : tensor<3072xbf16>, tensor<?x?x3072xbf16>, tensor<?x?x3072xbf16> -> tensor<?x?x3072xbf16>
+  %c = bert.param "c" {group = "encoder.layer.0", trainable = true, decay = false, init = "zeros"} : tensor<768xbf16>
+  %ddx = bert.dropout_grad_accumulate_bias %c, %dd {rate = 1.000000e-01 : f32, stream = 3 : i32} : tensor<768xbf16>, tensor<?x?x768xbf16> -> tensor<?x?x768xbf16>
+)mlir");
+  // GELU at seq 128: 4096 * 3072 = 12,582,912 elements of 2 bytes, dy and x read and dx
+  // written (75,497,472 B), 24 flops each; the slot read and written (2 * 4 * 3072 =
+  // 24,576 B) and two flops a column (6,144).
+  auto gelu =
+      estimateOpKernels(ops.op("bert.gelu_grad_accumulate_bias"), kBatch, 128, CostTarget::Cuda);
+  ASSERT_EQ(gelu.size(), 1u);
+  EXPECT_EQ(gelu[0].bytes, 75522048.0);
+  EXPECT_EQ(gelu[0].flops, 301996032.0);
+  EXPECT_EQ(gelu[0].launches, 1);
+  auto cpuGelu =
+      estimateOpKernels(ops.op("bert.gelu_grad_accumulate_bias"), kBatch, 128, CostTarget::Cpu);
+  ASSERT_EQ(cpuGelu.size(), 2u);
+  EXPECT_EQ(cpuGelu[0].bytes, 75497472.0);
+  EXPECT_EQ(cpuGelu[1].bytes, 25190400.0); // dx read again, and the slot
+  EXPECT_EQ(cpuGelu[0].flops + cpuGelu[1].flops, gelu[0].flops);
+  // Dropout: 4096 * 768 = 3,145,728 elements, dy read and dx written (12,582,912 B), 51
+  // flops each (a quarter of a Philox call and a multiply); the slot 6,144 B and 1,536 flops.
+  auto dropout =
+      estimateOpKernels(ops.op("bert.dropout_grad_accumulate_bias"), kBatch, 128, CostTarget::Cuda);
+  ASSERT_EQ(dropout.size(), 1u);
+  EXPECT_EQ(dropout[0].bytes, 12589056.0);
+  EXPECT_EQ(dropout[0].flops, 160433664.0);
+  EXPECT_EQ(dropout[0].launches, 1);
+  EXPECT_EQ(
+      estimateOpKernels(ops.op("bert.dropout_grad_accumulate_bias"), kBatch, 128, CostTarget::Cpu)
+          .size(),
+      2u);
+}
+
 TEST(StepCost, DropoutPaysForItsMaskDraws) {
   Ops ops("%x: tensor<?x?x768xbf16>", R"mlir(
   %y = bert.dropout %x {rate = 1.000000e-01 : f32, stream = 3 : i32} : (tensor<?x?x768xbf16>) -> tensor<?x?x768xbf16>

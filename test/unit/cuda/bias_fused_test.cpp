@@ -95,5 +95,23 @@ TYPED_TEST(BiasFusedTest, DropoutBackwardWithBiasGivesTheBitsOfTheTwoLaunches) {
   }
 }
 
+// At rate 0 every value is kept as it is, as dropoutBackward's copy keeps it.
+TYPED_TEST(BiasFusedTest, DropoutBackwardWithBiasAtRateZeroKeepsEveryValue) {
+  using T = TypeParam;
+  const Shape shape = kShapes[1];
+  const int64_t n = shape.rows() * shape.cols;
+  const auto dy = randomValues<T>(n, 6);
+  DeviceArray<T> dDy(dy), fusedDx(n), separateDx(n);
+  Slots slots(shape, 7);
+  const DropoutKey key{1, 1, 1, 0};
+  dropoutBackwardBiasAccumulate(dDy.get(), fusedDx.get(), slots.fused.get(), slots.partials.get(),
+                                slots.tickets.get(), shape.samples, shape.tokensPerSample,
+                                shape.cols, 0.0f, key, nullptr);
+  biasBackwardAccumulate(dDy.get(), slots.separate.get(), slots.partials.get(), slots.tickets.get(),
+                         shape.rows(), shape.cols, nullptr);
+  expectBitIdentical(fusedDx.download(), dy, "dx at rate 0");
+  expectBitIdentical(slots.fused.download(), slots.separate.download(), "bias slot at rate 0");
+}
+
 } // namespace
 } // namespace bertc::cuda::test

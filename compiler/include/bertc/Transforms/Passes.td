@@ -222,7 +222,10 @@ def AccumulateInGemm : Pass<"bertc-accumulate-in-gemm", "mlir::ModuleOp"> {
     at the place of the gradient's GEMM, so the order of everything else stays. A
     bias's gradient (`bert.bias_grad`, a column sum) and its accumulation likewise
     become one `bert.accumulate_bias_grad`, whose last pass adds into the slot: one
-    launch fewer per bias. A `bert.layernorm_grad` whose gamma and beta gradients are
+    launch fewer per bias; where the gradient it sums is what a `bert.gelu_grad` or a
+    `bert.dropout_grad` writes, the two become one `bert.gelu_grad_accumulate_bias` or
+    `bert.dropout_grad_accumulate_bias`, whose CUDA kernel sums what it writes, so the
+    gradient is not read again. A `bert.layernorm_grad` whose gamma and beta gradients are
     only accumulated becomes one `bert.accumulate_layernorm_grad`, whose column sums
     add into both slots. An activation's gradient summed from a
     `bert.linear_grad_input` and another gradient (a residual's, another projection's)

@@ -138,7 +138,8 @@ LogicalResult emitHostUpdate(func::FuncOp optimizerStep, const llvm::StringMap<s
 /// The parameters whose gradient slots `op` adds to (a LayerNorm's gradient: two).
 SmallVector<Value, 2> accumulatedParams(Operation *op) {
   return llvm::TypeSwitch<Operation *, SmallVector<Value, 2>>(op)
-      .Case<AccumulateGradOp, AccumulateLinearGradWeightOp, AccumulateBiasGradOp>(
+      .Case<AccumulateGradOp, AccumulateLinearGradWeightOp, AccumulateBiasGradOp,
+            GeluGradAccumulateBiasOp, DropoutGradAccumulateBiasOp>(
           [](auto accumulate) { return SmallVector<Value, 2>{accumulate.getParam()}; })
       .Case([](AccumulateLayerNormGradOp grad) {
         return SmallVector<Value, 2>{grad.getGamma(), grad.getBeta()};
