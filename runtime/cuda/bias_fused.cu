@@ -44,7 +44,10 @@ __global__ void __launch_bounds__(kColumnSumsThreads)
     };
     uint64_t group = first / kDropoutGroupSize;
     uint32_t kept = keptOf(group);
-    for (int j = 0; j < columns; ++j) {
+#pragma unroll // constant indices keep `values` in registers
+    for (int j = 0; j < kDropoutGroupSize; ++j) {
+      if (j >= columns)
+        break;
       const uint64_t element = first + j;
       if (element / kDropoutGroupSize != group) {
         group = element / kDropoutGroupSize;

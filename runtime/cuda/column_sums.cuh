@@ -102,10 +102,12 @@ __device__ void columnSums(const ValuesAt &valuesAt, int64_t rows, int64_t cols,
       for (int64_t r = begin + threadIdx.y; r < end; r += kRowGroups) {
         float values[kColumns][kOutputs];
         valuesAt(r, first, columns, values);
-        for (int j = 0; j < columns; ++j)
+#pragma unroll // constant indices keep `sums` in registers
+        for (int j = 0; j < kColumns; ++j)
 #pragma unroll
           for (int k = 0; k < kOutputs; ++k)
-            sums[j][k] += values[j][k];
+            if (j < columns)
+              sums[j][k] += values[j][k];
       }
 #pragma unroll
     for (int j = 0; j < kColumns; ++j)
