@@ -268,6 +268,30 @@ LogicalResult DropoutGradOp::verify() {
   return expectRate(*this, "rate", getRate().convertToFloat());
 }
 
+namespace {
+/// The checks of a backward that also sums d x over its rows: d x of d y's type, and a
+/// rank-1 sum as wide as d x's rows.
+LogicalResult expectInputGradAndSum(Operation *op, Value resultGrad, Value inputGrad,
+                                    Value biasGrad) {
+  if (failed(expectSameType(op, resultGrad, "result gradient", inputGrad, "input gradient")) ||
+      failed(expectRank(op, biasGrad, "bias gradient", 1)))
+    return failure();
+  return expectLastDim(op, inputGrad, "input gradient", lastDim(biasGrad));
+}
+} // namespace
+
+LogicalResult GeluGradBiasOp::verify() {
+  if (failed(expectInputGradAndSum(*this, getResultGrad(), getInputGrad(), getBiasGrad())))
+    return failure();
+  return expectSameType(*this, getInput(), "input", getInputGrad(), "input gradient");
+}
+
+LogicalResult DropoutGradBiasOp::verify() {
+  if (failed(expectInputGradAndSum(*this, getResultGrad(), getInputGrad(), getBiasGrad())))
+    return failure();
+  return expectRate(*this, "rate", getRate().convertToFloat());
+}
+
 LogicalResult AttentionGradOp::verify() {
   for (Value grad : {getResultGrad(), getQueryGrad(), getKeyGrad(), getValueGrad()})
     if (failed(expectSameType(*this, getQuery(), "query", grad, "gradient")))

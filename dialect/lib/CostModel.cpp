@@ -246,46 +246,65 @@ SmallVector<KernelWork, 1> DropoutGradOp::estimateKernels(int64_t batch, int64_t
 }
 
 namespace {
-/// A backward `backward` that writes dx, fused with the bias gradient of dx: on CUDA one
-/// kernel, which moves what the backward moves and adds the column sums into the bias's
-/// fp32 slot (read and written); on the CPU the backward, then the column sum reading dx
-/// again (as bert.accumulate_bias_grad).
-SmallVector<KernelWork, 1> withBiasGradient(KernelWork backward, Value param, Value dx,
-                                            int64_t batch, int64_t seq, CostTarget target) {
-  double out = double(cast<RankedTensorType>(param.getType()).getNumElements());
-  KernelWork sum{ComputeUnit::Fp32Cores, 2 * out, bytesOf(dx, batch, seq) + 2 * 4 * out};
+/// A backward `backward` that writes dx, fused with the bias gradient of dx (`bias` values,
+/// fp32, added into a slot, read and written, or just written): on CUDA one kernel, which
+/// moves what the backward moves and the bias gradient; on the CPU the backward, then the
+/// column sum reading dx again (as bert.accumulate_bias_grad or bert.bias_grad).
+SmallVector<KernelWork, 1> withBiasGradient(KernelWork backward, Value bias, bool accumulated,
+                                            Value dx, int64_t batch, int64_t seq,
+                                            CostTarget target) {
+  double out = double(cast<RankedTensorType>(bias.getType()).getNumElements());
+  double biasBytes = (accumulated ? 2 : 1) * 4 * out;
+  KernelWork sum{ComputeUnit::Fp32Cores, 2 * out, bytesOf(dx, batch, seq) + biasBytes};
   if (target == CostTarget::Cpu)
     return {backward, sum};
   backward.flops += sum.flops;
-  backward.bytes += 2 * 4 * out;
+  backward.bytes += biasBytes;
   return {backward};
 }
 
-/// Bytes a backward reading `operands` and writing `result` moves.
-double bytesMoved(ValueRange operands, Value result, int64_t batch, int64_t seq) {
-  double bytes = bytesOf(result, batch, seq);
-  for (Value operand : operands)
-    bytes += bytesOf(operand, batch, seq);
-  return bytes;
+/// GELU's backward from dy and x to dx.
+KernelWork geluBackward(Value dy, Value x, Value dx, int64_t batch, int64_t seq) {
+  return {ComputeUnit::Fp32Cores, kGeluGradFlops * elementsAt(dx, batch, seq),
+          bytesOf(dy, batch, seq) + bytesOf(x, batch, seq) + bytesOf(dx, batch, seq)};
 }
+
+/// Dropout's backward at `rate` from dy to dx.
+KernelWork dropoutBackward(Value dy, Value dx, float rate, int64_t batch, int64_t seq) {
+  return {ComputeUnit::Fp32Cores, dropoutFlopsPerElement(rate) * elementsAt(dx, batch, seq),
+          bytesOf(dy, batch, seq) + bytesOf(dx, batch, seq)};
+}
+
 } // namespace
 
 SmallVector<KernelWork, 1> GeluGradAccumulateBiasOp::estimateKernels(int64_t batch, int64_t seq,
                                                                      CostTarget target) {
   Value dx = getInputGrad();
-  KernelWork gelu{ComputeUnit::Fp32Cores, kGeluGradFlops * elementsAt(dx, batch, seq),
-                  bytesMoved({getResultGrad(), getInput()}, dx, batch, seq)};
-  return withBiasGradient(gelu, getParam(), dx, batch, seq, target);
+  return withBiasGradient(geluBackward(getResultGrad(), getInput(), dx, batch, seq), getParam(),
+                          /*accumulated=*/true, dx, batch, seq, target);
 }
 
 SmallVector<KernelWork, 1> DropoutGradAccumulateBiasOp::estimateKernels(int64_t batch, int64_t seq,
                                                                         CostTarget target) {
   Value dx = getInputGrad();
-  KernelWork dropout{ComputeUnit::Fp32Cores,
-                     dropoutFlopsPerElement(getRate().convertToFloat()) *
-                         elementsAt(dx, batch, seq),
-                     bytesMoved({getResultGrad()}, dx, batch, seq)};
-  return withBiasGradient(dropout, getParam(), dx, batch, seq, target);
+  return withBiasGradient(
+      dropoutBackward(getResultGrad(), dx, getRate().convertToFloat(), batch, seq), getParam(),
+      /*accumulated=*/true, dx, batch, seq, target);
+}
+
+SmallVector<KernelWork, 1> GeluGradBiasOp::estimateKernels(int64_t batch, int64_t seq,
+                                                           CostTarget target) {
+  Value dx = getInputGrad();
+  return withBiasGradient(geluBackward(getResultGrad(), getInput(), dx, batch, seq), getBiasGrad(),
+                          /*accumulated=*/false, dx, batch, seq, target);
+}
+
+SmallVector<KernelWork, 1> DropoutGradBiasOp::estimateKernels(int64_t batch, int64_t seq,
+                                                              CostTarget target) {
+  Value dx = getInputGrad();
+  return withBiasGradient(
+      dropoutBackward(getResultGrad(), dx, getRate().convertToFloat(), batch, seq), getBiasGrad(),
+      /*accumulated=*/false, dx, batch, seq, target);
 }
 
 //===----------------------------------------------------------------------===//

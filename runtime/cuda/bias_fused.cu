@@ -1,8 +1,9 @@
 // The backward of a GELU or a dropout fused with the bias gradient of the values it writes:
 // one column-sum launch (column_sums.cuh) whose threads write dx and add the values they
-// stored, so dx is not read again for the bias. The same formulas as the plain kernels
-// (elementwise.cu, dropout.cu) and the same order of sums as biasBackwardAccumulate, so dx
-// and the gradient slot get the bits of the two launches they replace.
+// stored, so dx is not read again for the bias; the sum is written (a bias gradient) or
+// added to a gradient slot. The same formulas as the plain kernels (elementwise.cu,
+// dropout.cu) and the same order of sums as biasBackward, so dx and the bias gradient get
+// the bits of the two launches they replace.
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
@@ -61,17 +62,50 @@ __global__ void __launch_bounds__(kColumnSumsThreads)
   };
   columnSums<1, kDropoutGroupSize>(valuesAt, rows, cols, db);
 }
+
+template <typename T>
+void launchGeluBackwardBias(const T *dy, const T *x, T *dx, ColumnSumOutputs<1> db, int64_t rows,
+                            int64_t cols, cudaStream_t stream) {
+  if (cols == 0)
+    return;
+  BERTC_LAUNCH(geluBackwardBiasKernel, columnSumsGrid(rows, cols), columnSumsBlock(), 0, stream, dy,
+               x, dx, rows, cols, db);
+}
+
+template <typename T>
+void launchDropoutBackwardBias(const T *dy, T *dx, ColumnSumOutputs<1> db, int64_t samples,
+                               int64_t tokensPerSample, int64_t cols, float rate,
+                               const DropoutKey &key, cudaStream_t stream) {
+  if (cols == 0)
+    return;
+  const int64_t rows = samples * tokensPerSample;
+  BERTC_LAUNCH(dropoutBackwardBiasKernel, columnSumsGrid(rows, cols, kDropoutGroupSize),
+               columnSumsBlock(), 0, stream, dy, dx, rows, cols, tokensPerSample, rate,
+               1.0f / (1.0f - rate), key, db);
+}
 } // namespace
+
+template <typename T>
+void geluBackwardBias(const T *dy, const T *x, T *dx, float *db, float *partials, unsigned *tickets,
+                      int64_t rows, int64_t cols, cudaStream_t stream) {
+  launchGeluBackwardBias(dy, x, dx, {{db}, /*accumulate=*/false, partials, tickets}, rows, cols,
+                         stream);
+}
 
 template <typename T>
 void geluBackwardBiasAccumulate(const T *dy, const T *x, T *dx, float *db, float *partials,
                                 unsigned *tickets, int64_t rows, int64_t cols,
                                 cudaStream_t stream) {
-  if (cols == 0)
-    return;
-  BERTC_LAUNCH(geluBackwardBiasKernel, columnSumsGrid(rows, cols), columnSumsBlock(), 0, stream, dy,
-               x, dx, rows, cols,
-               ColumnSumOutputs<1>{{db}, /*accumulate=*/true, partials, tickets});
+  launchGeluBackwardBias(dy, x, dx, {{db}, /*accumulate=*/true, partials, tickets}, rows, cols,
+                         stream);
+}
+
+template <typename T>
+void dropoutBackwardBias(const T *dy, T *dx, float *db, float *partials, unsigned *tickets,
+                         int64_t samples, int64_t tokensPerSample, int64_t cols, float rate,
+                         const DropoutKey &key, cudaStream_t stream) {
+  launchDropoutBackwardBias(dy, dx, {{db}, /*accumulate=*/false, partials, tickets}, samples,
+                            tokensPerSample, cols, rate, key, stream);
 }
 
 template <typename T>
@@ -79,18 +113,17 @@ void dropoutBackwardBiasAccumulate(const T *dy, T *dx, float *db, float *partial
                                    unsigned *tickets, int64_t samples, int64_t tokensPerSample,
                                    int64_t cols, float rate, const DropoutKey &key,
                                    cudaStream_t stream) {
-  if (cols == 0)
-    return;
-  const int64_t rows = samples * tokensPerSample;
-  BERTC_LAUNCH(dropoutBackwardBiasKernel, columnSumsGrid(rows, cols, kDropoutGroupSize),
-               columnSumsBlock(), 0, stream, dy, dx, rows, cols, tokensPerSample, rate,
-               1.0f / (1.0f - rate), key,
-               ColumnSumOutputs<1>{{db}, /*accumulate=*/true, partials, tickets});
+  launchDropoutBackwardBias(dy, dx, {{db}, /*accumulate=*/true, partials, tickets}, samples,
+                            tokensPerSample, cols, rate, key, stream);
 }
 
 #define INSTANTIATE(T)                                                                             \
+  template void geluBackwardBias(const T *, const T *, T *, float *, float *, unsigned *, int64_t, \
+                                 int64_t, cudaStream_t);                                           \
   template void geluBackwardBiasAccumulate(const T *, const T *, T *, float *, float *,            \
                                            unsigned *, int64_t, int64_t, cudaStream_t);            \
+  template void dropoutBackwardBias(const T *, T *, float *, float *, unsigned *, int64_t,         \
+                                    int64_t, int64_t, float, const DropoutKey &, cudaStream_t);    \
   template void dropoutBackwardBiasAccumulate(const T *, T *, float *, float *, unsigned *,        \
                                               int64_t, int64_t, int64_t, float,                    \
                                               const DropoutKey &, cudaStream_t);

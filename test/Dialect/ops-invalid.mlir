@@ -311,6 +311,23 @@ func.func @dropout_bias_types(%dy: tensor<?x8xf32>) {
 
 // -----
 
+// The forms that write the bias gradient: a [cols] sum of d input.
+func.func @gelu_bias_sum_shape(%dy: tensor<?x8xf32>) {
+  // expected-error @+1 {{input gradient has last dimension 8, expected 4}}
+  %dx, %db = bert.gelu_grad_bias %dy, %dy : (tensor<?x8xf32>, tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @dropout_bias_sum_rank(%dy: tensor<?x8xf32>) {
+  // expected-error @+1 {{bias gradient must have rank 1, got 'tensor<2x8xf32>'}}
+  %dx, %db = bert.dropout_grad_bias %dy {rate = 0.1 : f32, stream = 0 : i32} : (tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<2x8xf32>)
+  return
+}
+
+// -----
+
 // ... into a trainable parameter's slot, at a rate in [0, 1).
 func.func @dropout_bias_rate(%dy: tensor<?x8xf32>) {
   %b = bert.param "b" {group = "classifier", trainable = true, decay = false, init = "zeros"} : tensor<8xf32>

@@ -96,6 +96,10 @@ func.func @updates(%dw: tensor<2x8xf32>, %dy: tensor<8x2xf32>, %lndy: tensor<?x?
   %gdx = bert.gelu_grad_accumulate_bias %b, %dy, %dy : tensor<2xf32>, tensor<8x2xf32>, tensor<8x2xf32> -> tensor<8x2xf32>
   // CHECK: bert.dropout_grad_accumulate_bias %{{.*}}, %{{.*}} {rate = 1.000000e-01 : f32, stream = 2 : i32} : tensor<2xf32>, tensor<8x2xf32> -> tensor<8x2xf32>
   %ddx = bert.dropout_grad_accumulate_bias %b, %dy {rate = 0.1 : f32, stream = 2 : i32} : tensor<2xf32>, tensor<8x2xf32> -> tensor<8x2xf32>
+  // CHECK: bert.gelu_grad_bias %{{.*}}, %{{.*}} : (tensor<8x2xf32>, tensor<8x2xf32>) -> (tensor<8x2xf32>, tensor<2xf32>)
+  %gdx2, %gdb = bert.gelu_grad_bias %dy, %dy : (tensor<8x2xf32>, tensor<8x2xf32>) -> (tensor<8x2xf32>, tensor<2xf32>)
+  // CHECK: bert.dropout_grad_bias %{{.*}} {rate = 1.000000e-01 : f32, stream = 2 : i32} : (tensor<8x2xf32>) -> (tensor<8x2xf32>, tensor<2xf32>)
+  %ddx2, %ddb = bert.dropout_grad_bias %dy {rate = 0.1 : f32, stream = 2 : i32} : (tensor<8x2xf32>) -> (tensor<8x2xf32>, tensor<2xf32>)
   // CHECK: bert.adamw %{{.*}} {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, epsilon = 1.000000e-08 : f64, weight_decay = 1.000000e-02 : f64} : tensor<2x8xf32>
   bert.adamw %w {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-8 : f64, weight_decay = 0.01 : f64} : tensor<2x8xf32>
   // 8-bit moments in blocks of 2048 values.

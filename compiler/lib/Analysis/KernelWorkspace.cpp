@@ -60,8 +60,8 @@ int64_t kernelWorkspaceBytes(Operation *op, DimBounds bounds) {
         return (2 * rows + cuda::layerNormBackwardWorkspaceFloats(rows, features(ln.getInput()))) *
                int64_t(sizeof(float));
       })
-      .Case<BiasGradOp, AccumulateBiasGradOp, GeluGradAccumulateBiasOp,
-            DropoutGradAccumulateBiasOp>([&](auto grad) {
+      .Case<BiasGradOp, AccumulateBiasGradOp, GeluGradAccumulateBiasOp, DropoutGradAccumulateBiasOp,
+            GeluGradBiasOp, DropoutGradBiasOp>([&](auto grad) {
         return cuda::biasBackwardWorkspaceFloats(boundedRows(grad.getResultGrad(), bounds),
                                                  features(grad.getResultGrad())) *
                int64_t(sizeof(float));

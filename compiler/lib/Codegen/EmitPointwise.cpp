@@ -81,29 +81,52 @@ LogicalResult emitLayerNormForward(EmitContext &ctx, Operation *op, StringRef fn
   return success();
 }
 
+/// How a fused backward's bias gradient is kept: added into the parameter's gradient slot
+/// (the ...Accumulate kernels), or written to the op's bias-gradient result.
+struct BiasGradientDestination {
+  std::string pointer;
+  bool accumulate;
+};
+
+/// The bias gradient destination of `op`: its parameter's slot (failure with a diagnostic
+/// when the plan gave it none), or its result.
+FailureOr<BiasGradientDestination> biasGradientDestination(EmitContext &ctx, Operation *op) {
+  using Destination = FailureOr<BiasGradientDestination>;
+  return llvm::TypeSwitch<Operation *, Destination>(op)
+      .Case<GeluGradBiasOp, DropoutGradBiasOp>([&](auto fused) -> Destination {
+        return BiasGradientDestination{ctx.name(fused.getBiasGrad()), false};
+      })
+      .Case<GeluGradAccumulateBiasOp, DropoutGradAccumulateBiasOp>([&](auto fused) -> Destination {
+        FailureOr<std::string> slot = gradientSlot(op, fused.getParam());
+        if (failed(slot))
+          return failure();
+        return BiasGradientDestination{*slot, true};
+      })
+      .Default([&](Operation *) { return op->emitOpError("has no bias gradient"); });
+}
+
 /// `op`, a backward writing dx fused with the bias gradient of dx: on the CPU the backward
-/// (emitCpuBackward) then cpu::biasBackwardAccumulate over dx into the bias's gradient slot;
-/// on CUDA one call of `cudaFn` with `cudaArgs`, the slot, the op's workspace and the run's
-/// tickets, then `cudaSizes`.
-template <typename FusedOp>
-LogicalResult emitWithBiasGradient(EmitContext &ctx, FusedOp op,
+/// (emitCpuBackward) then cpu::biasBackward(Accumulate) over dx; on CUDA one call of
+/// `cudaFn` (with "Accumulate" where the gradient goes into a slot) with `cudaArgs`, the
+/// bias gradient, the op's workspace and the run's tickets, then `cudaSizes`.
+LogicalResult emitWithBiasGradient(EmitContext &ctx, Operation *op, Value dx,
                                    llvm::function_ref<void()> emitCpuBackward, StringRef cudaFn,
                                    ArrayRef<Value> cudaArgs, const std::string &cudaSizes) {
-  FailureOr<std::string> slot = gradientSlot(op, op.getParam());
-  if (failed(slot))
+  FailureOr<BiasGradientDestination> db = biasGradientDestination(ctx, op);
+  if (failed(db))
     return failure();
-  Value dx = op.getInputGrad();
+  const StringRef accumulate = db->accumulate ? "Accumulate" : "";
   if (ctx.target == KernelTarget::Cpu) {
     emitCpuBackward();
-    ctx.os << ctx.call("biasBackwardAccumulate") << ctx.name(dx) << ", " << *slot << ", "
-           << EmitContext::rows(dx) << ", " << EmitContext::features(dx) << ctx.end();
+    ctx.os << ctx.call("biasBackward" + accumulate.str()) << ctx.name(dx) << ", " << db->pointer
+           << ", " << EmitContext::rows(dx) << ", " << EmitContext::features(dx) << ctx.end();
     return success();
   }
-  ctx.os << ctx.call(cudaFn);
+  ctx.os << ctx.call(cudaFn.str() + accumulate.str());
   for (Value arg : cudaArgs)
     ctx.os << ctx.name(arg) << ", ";
-  ctx.os << *slot << ", " << kernelWorkspaceOrNull(op) << ", dev.columnSumTickets, " << cudaSizes
-         << ctx.end();
+  ctx.os << db->pointer << ", " << kernelWorkspaceOrNull(op) << ", dev.columnSumTickets, "
+         << cudaSizes << ctx.end();
   return success();
 }
 
@@ -211,11 +234,11 @@ std::optional<LogicalResult> emitPointwiseOp(Operation *op, EmitContext &ctx) {
                         g.getInputGrad());
         return success();
       })
-      .Case([&](GeluGradAccumulateBiasOp g) {
+      .Case<GeluGradAccumulateBiasOp, GeluGradBiasOp>([&](auto g) {
         Value dy = g.getResultGrad(), x = g.getInput(), dx = g.getInputGrad();
         return emitWithBiasGradient(
-            ctx, g, [&] { emitElementwise(ctx, "geluBackward", {dy, x, dx}, dx); },
-            "geluBackwardBiasAccumulate", {dy, x, dx},
+            ctx, g, dx, [&] { emitElementwise(ctx, "geluBackward", {dy, x, dx}, dx); },
+            "geluBackwardBias", {dy, x, dx},
             EmitContext::rows(dx) + ", " + std::to_string(EmitContext::features(dx)));
       })
       .Case([&](TanhOp t) {
@@ -240,16 +263,16 @@ std::optional<LogicalResult> emitPointwiseOp(Operation *op, EmitContext &ctx) {
            << ctx.end();
         return success();
       })
-      .Case([&](DropoutGradAccumulateBiasOp d) {
+      .Case<DropoutGradAccumulateBiasOp, DropoutGradBiasOp>([&](auto d) {
         Value dy = d.getResultGrad(), dx = d.getInputGrad();
         const float rate = d.getRate().convertToFloat();
         return emitWithBiasGradient(
-            ctx, d,
+            ctx, d, dx,
             [&] {
               os << ctx.call("dropoutBackward") << ctx.name(dy) << ", " << ctx.name(dx) << ", "
                  << dropoutArgs(dx, rate, d.getStream()) << ctx.end();
             },
-            "dropoutBackwardBiasAccumulate", {dy, dx},
+            "dropoutBackwardBias", {dy, dx},
             "B, " + EmitContext::tokensPerSample(dx) + ", " +
                 std::to_string(EmitContext::features(dx)) + ", " + EmitContext::floatLiteral(rate) +
                 ", " + EmitContext::dropoutKey(d.getStream()));

@@ -89,6 +89,31 @@ void foldIntoBackward(AccumulateBiasGradOp accumulation) {
   backward->erase();
 }
 
+/// Folds a bias gradient that no slot accumulates (an update in the backward reads it) into
+/// the gelu_grad or dropout_grad that writes the gradient it sums: one gelu_grad_bias or
+/// dropout_grad_bias at the backward's place, with both results.
+void foldIntoBackward(BiasGradOp sum) {
+  Operation *backward = sum.getResultGrad().getDefiningOp();
+  if (!backward)
+    return;
+  OpBuilder builder(backward);
+  Operation *fused = nullptr;
+  Type dx = sum.getResultGrad().getType(), db = sum.getType();
+  if (auto gelu = dyn_cast<GeluGradOp>(backward))
+    fused = builder.create<GeluGradBiasOp>(gelu.getLoc(), TypeRange{dx, db}, gelu.getResultGrad(),
+                                           gelu.getInput());
+  else if (auto dropout = dyn_cast<DropoutGradOp>(backward))
+    fused = builder.create<DropoutGradBiasOp>(dropout.getLoc(), TypeRange{dx, db},
+                                              dropout.getResultGrad(), dropout.getRateAttr(),
+                                              dropout.getStreamAttr());
+  else
+    return;
+  backward->getResult(0).replaceAllUsesWith(fused->getResult(0));
+  sum.getResult().replaceAllUsesWith(fused->getResult(1));
+  sum.erase();
+  backward->erase();
+}
+
 struct AccumulateInGemmPass : bertc::impl::AccumulateInGemmBase<AccumulateInGemmPass> {
   void runOnOperation() override {
     FailureOr<func::FuncOp> microStep = bertc::getMicroStep(getOperation());
@@ -119,6 +144,8 @@ struct AccumulateInGemmPass : bertc::impl::AccumulateInGemmBase<AccumulateInGemm
       foldIntoLayerNormGrad(grad);
     for (AccumulateBiasGradOp accumulation : llvm::to_vector(body.getOps<AccumulateBiasGradOp>()))
       foldIntoBackward(accumulation);
+    for (BiasGradOp sum : llvm::to_vector(body.getOps<BiasGradOp>()))
+      foldIntoBackward(sum);
   }
 };
 

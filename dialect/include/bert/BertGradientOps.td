@@ -75,6 +75,36 @@ def Bert_DropoutGradOp : Bert_BackwardOp<"dropout_grad", [Bert_InPlaceOpInterfac
   let results = (outs Bert_FloatTensor:$inputGrad);
 }
 
+def Bert_GeluGradBiasOp : Bert_BackwardOp<"gelu_grad_bias", [Bert_InPlaceOpInterface],
+                                          ["estimateKernels"]> {
+  let summary = "d x = dy * gelu'(x), and d x summed over every row";
+  let description = [{
+    `bert.gelu_grad` and the `bert.bias_grad` of its result (the bias gradient of the
+    linear layer the GELU follows) as one op (-bertc-accumulate-in-gemm, where the bias
+    gradient is not accumulated into a slot: an update in the backward reads it). On CUDA
+    one kernel writes d x and sums the values it stored, with the bits of the two ops.
+
+    ```mlir
+    %dx, %db = bert.gelu_grad_bias %dy, %x
+        : (tensor<?x?x128xbf16>, tensor<?x?x128xbf16>) -> (tensor<?x?x128xbf16>, tensor<128xf32>)
+    ```
+  }];
+  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$input);
+  let results = (outs Bert_FloatTensor:$inputGrad, Bert_FloatTensor:$biasGrad);
+}
+
+def Bert_DropoutGradBiasOp : Bert_BackwardOp<"dropout_grad_bias", [Bert_InPlaceOpInterface],
+                                             ["estimateKernels"]> {
+  let summary = "dropout's d x, and d x summed over every row";
+  let description = [{
+    `bert.dropout_grad` and the `bert.bias_grad` of its result as one op, as
+    `bert.gelu_grad_bias`; the mask is regenerated from `stream` as `bert.dropout_grad`
+    regenerates it.
+  }];
+  let arguments = (ins Bert_FloatTensor:$resultGrad, F32Attr:$rate, I32Attr:$stream);
+  let results = (outs Bert_FloatTensor:$inputGrad, Bert_FloatTensor:$biasGrad);
+}
+
 def Bert_AttentionGradOp : Bert_BackwardOp<"attention_grad", [], ["estimateKernels"]> {
   let summary = "d q, d k, d v of fused attention (probabilities from the saved lse)";
   let description = [{

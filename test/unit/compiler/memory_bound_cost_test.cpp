@@ -147,6 +147,27 @@ TEST(StepCost, BackwardsWithABiasGradientReadWhatTheyWriteOnlyOnTheCpu) {
       2u);
 }
 
+// The forms that write the bias gradient instead (an update in the backward reads it): the
+// fp32 sum is written, not read and written (4 * 3072 = 12,288 B instead of 24,576).
+TEST(StepCost, BackwardsWritingABiasGradientWriteItOnce) {
+  Ops ops("%dy: tensor<?x?x3072xbf16>, %x: tensor<?x?x3072xbf16>", R"mlir(
+  %dx, %db = bert.gelu_grad_bias %dy, %x : (tensor<?x?x3072xbf16>, tensor<?x?x3072xbf16>) -> (tensor<?x?x3072xbf16>, tensor<3072xf32>)
+  %ddx, %ddb = bert.dropout_grad_bias %dy {rate = 1.000000e-01 : f32, stream = 3 : i32} : (tensor<?x?x3072xbf16>) -> (tensor<?x?x3072xbf16>, tensor<3072xf32>)
+)mlir");
+  auto gelu = estimateOpKernels(ops.op("bert.gelu_grad_bias"), kBatch, 128, CostTarget::Cuda);
+  ASSERT_EQ(gelu.size(), 1u);
+  EXPECT_EQ(gelu[0].bytes, 75497472.0 + 12288.0);
+  EXPECT_EQ(gelu[0].flops, 301996032.0);
+  // Dropout over 12,582,912 elements: dy read and dx written (50,331,648 B), 51 flops each.
+  auto dropout = estimateOpKernels(ops.op("bert.dropout_grad_bias"), kBatch, 128, CostTarget::Cuda);
+  ASSERT_EQ(dropout.size(), 1u);
+  EXPECT_EQ(dropout[0].bytes, 50331648.0 + 12288.0);
+  EXPECT_EQ(dropout[0].flops, 51 * 12582912.0 + 2 * 3072.0);
+  auto cpu = estimateOpKernels(ops.op("bert.gelu_grad_bias"), kBatch, 128, CostTarget::Cpu);
+  ASSERT_EQ(cpu.size(), 2u);
+  EXPECT_EQ(cpu[1].bytes, 25165824.0 + 12288.0); // dx read again, the sum written
+}
+
 TEST(StepCost, DropoutPaysForItsMaskDraws) {
   Ops ops("%x: tensor<?x?x768xbf16>", R"mlir(
   %y = bert.dropout %x {rate = 1.000000e-01 : f32, stream = 3 : i32} : (tensor<?x?x768xbf16>) -> tensor<?x?x768xbf16>

@@ -1,10 +1,10 @@
 // The GELU and dropout backwards fused with a bias gradient against the two launches they
-// replace (geluBackward or dropoutBackward, then biasBackwardAccumulate): dx and the
-// gradient slot bit-identical, with one row slice and several, widths that are and are not
-// multiples of dropout's groups of four (a thread's group of columns then straddles two
-// Philox calls, or a row's end), samples of several tokens or of one, and dx written over
-// dy. The plain kernels are checked against the CPU in elementwise_test.cpp,
-// dropout_test.cpp and bias_test.cpp.
+// replace (geluBackward or dropoutBackward, then biasBackwardAccumulate into a gradient slot
+// or biasBackward into a bias gradient): dx and the slot or gradient bit-identical, with one row
+// slice and several, widths that are and are not multiples of dropout's groups of four (a thread's
+// group of columns then straddles two Philox calls, or a row's end), samples of several tokens or
+// of one, and dx written over dy. The plain kernels are checked against the CPU in
+// elementwise_test.cpp, dropout_test.cpp and bias_test.cpp.
 #include "cuda_test_support.h"
 
 #include "bertc/runtime/cuda_kernels.h"
@@ -31,15 +31,22 @@ struct Shape {
 // tokens; 4 slices of one-token samples, 6 columns (groups straddle the rows).
 const Shape kShapes[] = {{20, 10, 768}, {43, 7, 77}, {1000, 1, 6}};
 
-/// The gradient slot a fused launch and the separate ones start from and add into.
+/// The gradient slot a fused launch and the separate ones start from and add into, and the
+/// bias gradients the overwriting forms write.
 struct Slots {
-  DeviceArray<float> fused, separate, partials;
+  DeviceArray<float> fused, separate, fusedGradient, separateGradient, partials;
   DeviceArray<unsigned> tickets;
   Slots(const Shape &shape, uint64_t seed)
       : fused(randomValues<float>(shape.cols, seed)),
-        separate(randomValues<float>(shape.cols, seed)),
+        separate(randomValues<float>(shape.cols, seed)), fusedGradient(shape.cols),
+        separateGradient(shape.cols),
         partials(std::max<int64_t>(1, biasBackwardWorkspaceFloats(shape.rows(), shape.cols))),
         tickets(kColumnSumTickets) {}
+  /// Expects both forms' bias gradients bit-identical to the separate launches'.
+  void expectSameBias(const std::string &what) const {
+    expectBitIdentical(fused.download(), separate.download(), what + " slot");
+    expectBitIdentical(fusedGradient.download(), separateGradient.download(), what + " gradient");
+  }
 };
 
 TYPED_TEST(BiasFusedTest, GeluBackwardWithBiasGivesTheBitsOfTheTwoLaunches) {
@@ -52,12 +59,15 @@ TYPED_TEST(BiasFusedTest, GeluBackwardWithBiasGivesTheBitsOfTheTwoLaunches) {
     geluBackwardBiasAccumulate(dDy.get(), dX.get(), fusedDx.get(), slots.fused.get(),
                                slots.partials.get(), slots.tickets.get(), shape.rows(), shape.cols,
                                nullptr);
+    geluBackwardBias(dDy.get(), dX.get(), fusedDx.get(), slots.fusedGradient.get(),
+                     slots.partials.get(), slots.tickets.get(), shape.rows(), shape.cols, nullptr);
     geluBackward(dDy.get(), dX.get(), separateDx.get(), n, nullptr);
     biasBackwardAccumulate(separateDx.get(), slots.separate.get(), slots.partials.get(),
                            slots.tickets.get(), shape.rows(), shape.cols, nullptr);
+    biasBackward(separateDx.get(), slots.separateGradient.get(), slots.partials.get(),
+                 slots.tickets.get(), shape.rows(), shape.cols, nullptr);
     expectBitIdentical(fusedDx.download(), separateDx.download(), "gelu dx " + shape.name());
-    expectBitIdentical(slots.fused.download(), slots.separate.download(),
-                       "gelu bias slot " + shape.name());
+    slots.expectSameBias("gelu bias " + shape.name());
     geluBackwardBiasAccumulate(inPlace.get(), dX.get(), inPlace.get(), slots.fused.get(),
                                slots.partials.get(), slots.tickets.get(), shape.rows(), shape.cols,
                                nullptr);
@@ -77,16 +87,20 @@ TYPED_TEST(BiasFusedTest, DropoutBackwardWithBiasGivesTheBitsOfTheTwoLaunches) {
     dropoutBackwardBiasAccumulate(dDy.get(), fusedDx.get(), slots.fused.get(), slots.partials.get(),
                                   slots.tickets.get(), shape.samples, shape.tokensPerSample,
                                   shape.cols, 0.25f, key, nullptr);
+    dropoutBackwardBias(dDy.get(), fusedDx.get(), slots.fusedGradient.get(), slots.partials.get(),
+                        slots.tickets.get(), shape.samples, shape.tokensPerSample, shape.cols,
+                        0.25f, key, nullptr);
     dropoutBackward(dDy.get(), separateDx.get(), shape.samples, rowSize, 0.25f, key, nullptr);
     biasBackwardAccumulate(separateDx.get(), slots.separate.get(), slots.partials.get(),
                            slots.tickets.get(), shape.rows(), shape.cols, nullptr);
+    biasBackward(separateDx.get(), slots.separateGradient.get(), slots.partials.get(),
+                 slots.tickets.get(), shape.rows(), shape.cols, nullptr);
     const std::vector<T> expected = separateDx.download();
     const int64_t dropped = std::count_if(expected.begin(), expected.end(),
                                           [](T value) { return toFloat(value) == 0.0f; });
     EXPECT_GT(dropped, n / 8) << "a quarter of the values should be dropped";
     expectBitIdentical(fusedDx.download(), expected, "dropout dx " + shape.name());
-    expectBitIdentical(slots.fused.download(), slots.separate.download(),
-                       "dropout bias slot " + shape.name());
+    slots.expectSameBias("dropout bias " + shape.name());
     dropoutBackwardBiasAccumulate(inPlace.get(), inPlace.get(), slots.fused.get(),
                                   slots.partials.get(), slots.tickets.get(), shape.samples,
                                   shape.tokensPerSample, shape.cols, 0.25f, key, nullptr);

@@ -225,9 +225,11 @@ def AccumulateInGemm : Pass<"bertc-accumulate-in-gemm", "mlir::ModuleOp"> {
     launch fewer per bias; where the gradient it sums is what a `bert.gelu_grad` or a
     `bert.dropout_grad` writes, the two become one `bert.gelu_grad_accumulate_bias` or
     `bert.dropout_grad_accumulate_bias`, whose CUDA kernel sums what it writes, so the
-    gradient is not read again. A `bert.layernorm_grad` whose gamma and beta gradients are
-    only accumulated becomes one `bert.accumulate_layernorm_grad`, whose column sums
-    add into both slots. An activation's gradient summed from a
+    gradient is not read again. A `bert.bias_grad` no slot accumulates (an update in the
+    backward reads it) joins such a backward likewise, as its second result
+    (`bert.gelu_grad_bias`, `bert.dropout_grad_bias`). A `bert.layernorm_grad` whose gamma
+    and beta gradients are only accumulated becomes one `bert.accumulate_layernorm_grad`,
+    whose column sums add into both slots. An activation's gradient summed from a
     `bert.linear_grad_input` and another gradient (a residual's, another projection's)
     becomes one `bert.linear_grad_input_add`, the GEMM with the other gradient as C and
     beta = 1, where that GEMM has no other reader and the other gradient exists before

@@ -70,15 +70,24 @@ void biasBackwardAccumulate(const T *dy, float *db, float *partials, unsigned *t
 
 // ---- Backwards fused with a bias gradient (bias_fused.cu) ----
 
-/// geluBackward over dx [rows, cols], and db[cols] += dx summed over rows, in one launch
-/// (through `partials` and `tickets`, as biasBackwardAccumulate): dx and db get the bits of
-/// geluBackward then biasBackwardAccumulate. dx may be dy.
+/// geluBackward over dx [rows, cols], and db[cols] = dx summed over rows, in one launch
+/// (through `partials` and `tickets`, as biasBackward): dx and db get the bits of
+/// geluBackward then biasBackward. dx may be dy.
+template <typename T>
+void geluBackwardBias(const T *dy, const T *x, T *dx, float *db, float *partials, unsigned *tickets,
+                      int64_t rows, int64_t cols, cudaStream_t stream);
+/// The same with db[cols] += the sum: the bits of geluBackward then biasBackwardAccumulate.
 template <typename T>
 void geluBackwardBiasAccumulate(const T *dy, const T *x, T *dx, float *db, float *partials,
                                 unsigned *tickets, int64_t rows, int64_t cols, cudaStream_t stream);
 /// dropoutBackward over dx [samples, tokensPerSample * cols] (dropout's rows are the
-/// samples), and db[cols] += dx summed over its samples * tokensPerSample rows of cols, in
-/// one launch, with the bits of dropoutBackward then biasBackwardAccumulate. dx may be dy.
+/// samples), and db[cols] = dx summed over its samples * tokensPerSample rows of cols, in
+/// one launch, with the bits of dropoutBackward then biasBackward. dx may be dy.
+template <typename T>
+void dropoutBackwardBias(const T *dy, T *dx, float *db, float *partials, unsigned *tickets,
+                         int64_t samples, int64_t tokensPerSample, int64_t cols, float rate,
+                         const DropoutKey &key, cudaStream_t stream);
+/// The same with db[cols] += the sum: the bits of dropoutBackward then biasBackwardAccumulate.
 template <typename T>
 void dropoutBackwardBiasAccumulate(const T *dy, T *dx, float *db, float *partials,
                                    unsigned *tickets, int64_t samples, int64_t tokensPerSample,

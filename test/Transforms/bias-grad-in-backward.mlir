@@ -1,0 +1,40 @@
+// RUN: bertc-opt %s -bertc-autodiff -bertc-insert-optimizer -bertc-schedule-for-memory -bertc-fuse-optimizer -bertc-accumulate-in-gemm | FileCheck %s --implicit-check-not=bias_grad --implicit-check-not=gelu_grad --implicit-check-not=dropout_grad
+
+// With each update in the backward (batch 4 = max_batch, -bertc-fuse-optimizer), the bias
+// gradients are tensors the updates read, not sums into slots: a bias gradient of what a
+// dropout's or a GELU's backward writes becomes that backward's second result, at its place.
+// The classifier's bias sums the loss gradient, which no such backward writes.
+// CHECK-LABEL: func.func @micro_step
+// CHECK-DAG: %[[B1:.*]] = bert.param "b1"
+// CHECK-DAG: %[[B2:.*]] = bert.param "b2"
+// CHECK-DAG: %[[H1:.*]] = bert.linear %{{.*}}, %{{.*}}, %[[B1]]
+// CHECK: %{{.*}} = bert.bias_grad %{{.*}} : (tensor<?x8xf32>) -> tensor<8xf32>
+// CHECK: %[[DDROP:.*]] = bert.linear_grad_input
+// CHECK: %[[DH2:.*]], %[[DB2:.*]] = bert.dropout_grad_bias %[[DDROP]] {rate = 1.000000e-01 : f32, stream = 0 : i32} : (tensor<?x16xf32>) -> (tensor<?x16xf32>, tensor<16xf32>)
+// CHECK: bert.adamw %[[B2]], %[[DB2]]
+// CHECK: %[[DG:.*]] = bert.linear_grad_input %[[DH2]]
+// CHECK: %[[DH1:.*]], %[[DB1:.*]] = bert.gelu_grad_bias %[[DG]], %[[H1]] : (tensor<?x32xf32>, tensor<?x32xf32>) -> (tensor<?x32xf32>, tensor<32xf32>)
+// CHECK: bert.adamw %[[B1]], %[[DB1]]
+
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.train = #bert.train<batch = 4, epochs = 1, steps = 0, lr = 1.0e-03, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "constant", warmup = 0.0, seed = 42, shuffle = false, num_labels = 8, initializer_range = 0.02, vocab = 64, type_vocab = 2, task = "classification", max_grad_norm = 0.0>} {
+  func.func @micro_step() -> tensor<f32> {
+    %ids = bert.input "input_ids" : tensor<?x?xi32>
+    %labels = bert.input "labels" : tensor<?xi32>
+    %t = bert.param "t" {group = "embeddings", trainable = true, decay = true, init = "normal"} : tensor<64x16xf32>
+    %e = bert.embedding %ids, %t : (tensor<?x?xi32>, tensor<64x16xf32>) -> tensor<?x?x16xf32>
+    %cls = bert.select_token %e {index = 0 : i64} : (tensor<?x?x16xf32>) -> tensor<?x16xf32>
+    %w1 = bert.param "w1" {group = "head", trainable = true, decay = true, init = "normal"} : tensor<32x16xf32>
+    %b1 = bert.param "b1" {group = "head", trainable = true, decay = false, init = "zeros"} : tensor<32xf32>
+    %h1 = bert.linear %cls, %w1, %b1 : (tensor<?x16xf32>, tensor<32x16xf32>, tensor<32xf32>) -> tensor<?x32xf32>
+    %g = bert.gelu %h1 : (tensor<?x32xf32>) -> tensor<?x32xf32>
+    %w2 = bert.param "w2" {group = "head", trainable = true, decay = true, init = "normal"} : tensor<16x32xf32>
+    %b2 = bert.param "b2" {group = "head", trainable = true, decay = false, init = "zeros"} : tensor<16xf32>
+    %h2 = bert.linear %g, %w2, %b2 : (tensor<?x32xf32>, tensor<16x32xf32>, tensor<16xf32>) -> tensor<?x16xf32>
+    %d = bert.dropout %h2 {rate = 0.1 : f32, stream = 0 : i32} : (tensor<?x16xf32>) -> tensor<?x16xf32>
+    %v = bert.param "v" {group = "classifier", trainable = true, decay = true, init = "normal"} : tensor<8x16xf32>
+    %c = bert.param "c" {group = "classifier", trainable = true, decay = false, init = "zeros"} : tensor<8xf32>
+    %logits = bert.linear %d, %v, %c : (tensor<?x16xf32>, tensor<8x16xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+    %loss = bert.cross_entropy %logits, %labels : (tensor<?x8xf32>, tensor<?xi32>) -> tensor<f32>
+    return %loss : tensor<f32>
+  }
+}
