@@ -268,26 +268,16 @@ LogicalResult DropoutGradOp::verify() {
   return expectRate(*this, "rate", getRate().convertToFloat());
 }
 
-namespace {
-/// The checks of a backward that also sums d x over its rows: d x of d y's type, and a
-/// rank-1 sum as wide as d x's rows.
-LogicalResult expectInputGradAndSum(Operation *op, Value resultGrad, Value inputGrad,
-                                    Value biasGrad) {
-  if (failed(expectSameType(op, resultGrad, "result gradient", inputGrad, "input gradient")) ||
-      failed(expectRank(op, biasGrad, "bias gradient", 1)))
-    return failure();
-  return expectLastDim(op, inputGrad, "input gradient", lastDim(biasGrad));
-}
-} // namespace
-
 LogicalResult GeluGradBiasOp::verify() {
-  if (failed(expectInputGradAndSum(*this, getResultGrad(), getInputGrad(), getBiasGrad())))
+  if (failed(expectInputGradAndColumnSum(*this, getResultGrad(), getInputGrad(), getBiasGrad(),
+                                         "bias gradient")))
     return failure();
   return expectSameType(*this, getInput(), "input", getInputGrad(), "input gradient");
 }
 
 LogicalResult DropoutGradBiasOp::verify() {
-  if (failed(expectInputGradAndSum(*this, getResultGrad(), getInputGrad(), getBiasGrad())))
+  if (failed(expectInputGradAndColumnSum(*this, getResultGrad(), getInputGrad(), getBiasGrad(),
+                                         "bias gradient")))
     return failure();
   return expectRate(*this, "rate", getRate().convertToFloat());
 }

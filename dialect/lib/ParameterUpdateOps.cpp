@@ -34,13 +34,12 @@ LogicalResult AccumulateBiasGradOp::verify() {
 }
 
 namespace {
-/// The checks of a backward fused with the bias gradient of its d input: a trainable
-/// rank-1 bias as wide as d input's rows, and d input of d y's type.
+/// The checks of a backward fused with the accumulation of its input gradient's column sums
+/// into the trainable bias `param`.
 LogicalResult expectBiasOfInputGrad(Operation *op, Value param, Value resultGrad, Value inputGrad) {
-  if (failed(expectTrainableParam(op, param)) || failed(expectRank(op, param, "parameter", 1)) ||
-      failed(expectSameType(op, resultGrad, "result gradient", inputGrad, "input gradient")))
+  if (failed(expectTrainableParam(op, param)))
     return failure();
-  return expectLastDim(op, inputGrad, "input gradient", lastDim(param));
+  return expectInputGradAndColumnSum(op, resultGrad, inputGrad, param, "parameter");
 }
 } // namespace
 

@@ -50,6 +50,14 @@ LogicalResult expectRate(Operation *op, StringRef what, double rate) {
   return op->emitOpError() << what << " must be in [0, 1), got " << rate;
 }
 
+LogicalResult expectInputGradAndColumnSum(Operation *op, Value resultGrad, Value inputGrad,
+                                          Value sum, StringRef what) {
+  if (failed(expectSameType(op, resultGrad, "result gradient", inputGrad, "input gradient")) ||
+      failed(expectRank(op, sum, what, 1)))
+    return failure();
+  return expectLastDim(op, inputGrad, "input gradient", lastDim(sum));
+}
+
 /// Fails unless `param` is produced by a trainable bert.param.
 LogicalResult expectTrainableParam(Operation *op, Value param) {
   auto def = param.getDefiningOp<ParamOp>();

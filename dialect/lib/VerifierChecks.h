@@ -41,6 +41,12 @@ LogicalResult expectLinearResult(Operation *op, Value input, Value result, int64
 /// Fails when `op` has `tf32` but its GEMM operand is not fp32: TF32 rounds fp32 inputs.
 LogicalResult expectTf32Operand(Operation *op, bool tf32, Value operand);
 
+/// A backward that also sums its input gradient over the rows (a bias gradient): the input
+/// gradient of the result gradient's type, and `sum` (named `what`) of rank 1 as wide as
+/// its rows.
+LogicalResult expectInputGradAndColumnSum(Operation *op, Value resultGrad, Value inputGrad,
+                                          Value sum, StringRef what);
+
 /// A weight gradient dy^T x of `weight`'s [out, in] shape (named `what`): dy ends in out, x
 /// in in; `tf32` needs fp32 operands.
 LogicalResult expectWeightGradient(Operation *op, Value weight, StringRef what, Value resultGrad,
