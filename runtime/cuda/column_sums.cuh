@@ -78,6 +78,14 @@ __device__ void columnSums(const ValuesAt &valuesAt, int64_t rows, int64_t cols,
   const int64_t sliceRows = (rows + slices - 1) / slices;
   const int64_t begin = int64_t(blockIdx.y) * sliceRows;
   const int64_t end = begin + sliceRows < rows ? begin + sliceRows : rows;
+  // The first of the calling thread's columns in `tile`, and how many of its kColumns the
+  // matrix has.
+  const auto firstColumn = [](int64_t tile) {
+    return tile * kTileColumns + int64_t(threadIdx.x) * kColumns;
+  };
+  const auto columnsFrom = [cols](int64_t first) {
+    return first < cols ? int(cols - first < kColumns ? cols - first : kColumns) : 0;
+  };
   // Slice s's sum of output k's column c.
   const auto sliceSum = [&](int k, int64_t s, int64_t c) -> float & {
     return outputs.partials[(k * slices + s) * cols + c];
@@ -95,8 +103,8 @@ __device__ void columnSums(const ValuesAt &valuesAt, int64_t rows, int64_t cols,
       }
   };
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const int64_t first = tile * kTileColumns + threadIdx.x * kColumns;
-    const int columns = first < cols ? int(cols - first < kColumns ? cols - first : kColumns) : 0;
+    const int64_t first = firstColumn(tile);
+    const int columns = columnsFrom(first);
     float sums[kColumns][kOutputs] = {};
     if (columns > 0)
       for (int64_t r = begin + threadIdx.y; r < end; r += kRowGroups) {
@@ -132,8 +140,8 @@ __device__ void columnSums(const ValuesAt &valuesAt, int64_t rows, int64_t cols,
   __threadfence();
   // Group g adds slices g, g + kRowGroups, ...; thread (x, 0) the groups, in order.
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const int64_t first = tile * kTileColumns + threadIdx.x * kColumns;
-    const int columns = first < cols ? int(cols - first < kColumns ? cols - first : kColumns) : 0;
+    const int64_t first = firstColumn(tile);
+    const int columns = columnsFrom(first);
     for (int j = 0; j < kColumns; ++j)
 #pragma unroll
       for (int k = 0; k < kOutputs; ++k) {

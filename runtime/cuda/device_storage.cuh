@@ -20,15 +20,8 @@ __device__ __forceinline__ float loadFloat(const fp16 *p) {
   return __half2float(*reinterpret_cast<const __half *>(p));
 }
 
-__device__ __forceinline__ void storeFloat(float *p, float value) { *p = value; }
-__device__ __forceinline__ void storeFloat(bf16 *p, float value) {
-  *reinterpret_cast<__nv_bfloat16 *>(p) = __float2bfloat16_rn(value);
-}
-__device__ __forceinline__ void storeFloat(fp16 *p, float value) {
-  *reinterpret_cast<__half *>(p) = __float2half_rn(value);
-}
-
-/// storeFloat(p, value), returning the value stored as loadFloat(p) reads it back.
+/// Stores `value` rounded to the storage type (nearest even), returning the stored value as
+/// loadFloat(p) reads it back.
 __device__ __forceinline__ float storeRounded(float *p, float value) {
   *p = value;
   return value;
@@ -42,6 +35,10 @@ __device__ __forceinline__ float storeRounded(fp16 *p, float value) {
   const __half stored = __float2half_rn(value);
   *reinterpret_cast<__half *>(p) = stored;
   return __half2float(stored);
+}
+
+template <typename T> __device__ __forceinline__ void storeFloat(T *p, float value) {
+  (void)storeRounded(p, value);
 }
 
 } // namespace bertc::cuda

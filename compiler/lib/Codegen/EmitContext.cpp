@@ -91,6 +91,10 @@ std::string kernelWorkspaceOrNull(Operation *op) {
   return *kernelWorkspace(op);
 }
 
+std::string columnSumScratch(Operation *op) {
+  return kernelWorkspaceOrNull(op) + ", " + kColumnSumTicketsArgument + ", ";
+}
+
 FailureOr<std::string> gradientSlot(Operation *op, Value param) {
   Operation *def = param.getDefiningOp();
   if (!def || !def->hasAttr("arena.grad"))

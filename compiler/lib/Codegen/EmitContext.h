@@ -88,6 +88,12 @@ mlir::FailureOr<std::string> kernelWorkspace(mlir::Operation *op);
 /// size).
 std::string kernelWorkspaceOrNull(mlir::Operation *op);
 
+/// The CUDA step's column-sum tickets (cuda::StepDevice::columnSumTickets).
+inline constexpr const char *kColumnSumTicketsArgument = "dev.columnSumTickets";
+/// A CUDA column sum's scratch arguments, "workspace, tickets, ": `op`'s workspace, which it
+/// has when its rows make more than one slice (else nullptr), and the step's tickets.
+std::string columnSumScratch(mlir::Operation *op);
+
 /// The fp32 gradient slot of `param` that accumulating `op` adds into, or failure with a
 /// diagnostic when the plan gave it none.
 mlir::FailureOr<std::string> gradientSlot(mlir::Operation *op, mlir::Value param);

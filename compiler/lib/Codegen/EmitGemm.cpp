@@ -28,9 +28,6 @@ std::optional<LogicalResult> emitGemmOp(Operation *op, EmitContext &ctx) {
   if (tf32 && !cuda)
     return LogicalResult(op->emitOpError("runs in TF32 (--tf32), which only the cuda targets do"));
   const StringRef math = tf32 ? ", cuda::GemmMath::Tf32" : "";
-  // A CUDA column sum's scratch arguments: the op's workspace, which it has when its rows
-  // make more than one slice, and the run's tickets.
-  auto columnSumScratch = [&] { return kernelWorkspaceOrNull(op) + ", dev.columnSumTickets, "; };
   return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
       .Case([&](LinearOp linear) {
         os << gemm("linearForward") << ctx.name(linear.getInput()) << ", "
@@ -78,7 +75,7 @@ std::optional<LogicalResult> emitGemmOp(Operation *op, EmitContext &ctx) {
       })
       .Case([&](BiasGradOp grad) {
         os << ctx.call("biasBackward") << ctx.name(grad.getResultGrad()) << ", "
-           << ctx.name(grad.getBiasGrad()) << ", " << (cuda ? columnSumScratch() : std::string())
+           << ctx.name(grad.getBiasGrad()) << ", " << (cuda ? columnSumScratch(op) : std::string())
            << EmitContext::rows(grad.getResultGrad()) << ", "
            << EmitContext::features(grad.getResultGrad()) << ctx.end();
         return success();
@@ -88,7 +85,7 @@ std::optional<LogicalResult> emitGemmOp(Operation *op, EmitContext &ctx) {
         if (failed(slot))
           return failure();
         os << ctx.call("biasBackwardAccumulate") << ctx.name(grad.getResultGrad()) << ", " << *slot
-           << ", " << (cuda ? columnSumScratch() : std::string())
+           << ", " << (cuda ? columnSumScratch(op) : std::string())
            << EmitContext::rows(grad.getResultGrad()) << ", "
            << EmitContext::features(grad.getResultGrad()) << ctx.end();
         return success();

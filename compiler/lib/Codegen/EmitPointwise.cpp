@@ -125,8 +125,7 @@ LogicalResult emitWithBiasGradient(EmitContext &ctx, Operation *op, Value dx,
   ctx.os << ctx.call(cudaFn.str() + accumulate.str());
   for (Value arg : cudaArgs)
     ctx.os << ctx.name(arg) << ", ";
-  ctx.os << db->pointer << ", " << kernelWorkspaceOrNull(op) << ", dev.columnSumTickets, "
-         << cudaSizes << ctx.end();
+  ctx.os << db->pointer << ", " << columnSumScratch(op) << cudaSizes << ctx.end();
   return success();
 }
 
@@ -155,8 +154,8 @@ LogicalResult emitLayerNormBackward(EmitContext &ctx, LayerNormGrad op, StringRe
     return failure();
   os << ctx.call(fn) << ctx.name(dy) << ", " << ctx.name(x) << ", " << ctx.name(gamma) << ", "
      << eps << ", " << *statistics << ctx.name(dx) << ", " << dgamma << ", " << dbeta << ", "
-     << *workspace << " + 2 * (" << rows << "), dev.columnSumTickets, " << rows << ", " << cols
-     << ctx.end();
+     << *workspace << " + 2 * (" << rows << "), " << kColumnSumTicketsArgument << ", " << rows
+     << ", " << cols << ctx.end();
   return success();
 }
 

@@ -65,24 +65,41 @@ void foldIntoLayerNormGrad(LayerNormGradOp grad) {
   grad.erase();
 }
 
+/// The gelu_grad or dropout_grad `backward` and a bias gradient of what it writes as one op
+/// at its place: added into `param`'s slot (gelu_grad_accumulate_bias,
+/// dropout_grad_accumulate_bias) or, without `param`, a second result of type `sumType`
+/// (gelu_grad_bias, dropout_grad_bias). Null when `backward` is neither; the caller replaces
+/// the uses and erases the pair.
+Operation *withBiasGradient(Operation *backward, Value param, Type sumType) {
+  OpBuilder builder(backward);
+  Type dx = backward->getResult(0).getType();
+  if (auto gelu = dyn_cast<GeluGradOp>(backward)) {
+    if (param)
+      return builder.create<GeluGradAccumulateBiasOp>(gelu.getLoc(), dx, param,
+                                                      gelu.getResultGrad(), gelu.getInput());
+    return builder.create<GeluGradBiasOp>(gelu.getLoc(), TypeRange{dx, sumType},
+                                          gelu.getResultGrad(), gelu.getInput());
+  }
+  if (auto dropout = dyn_cast<DropoutGradOp>(backward)) {
+    if (param)
+      return builder.create<DropoutGradAccumulateBiasOp>(
+          dropout.getLoc(), dx, param, dropout.getResultGrad(), dropout.getRateAttr(),
+          dropout.getStreamAttr());
+    return builder.create<DropoutGradBiasOp>(dropout.getLoc(), TypeRange{dx, sumType},
+                                             dropout.getResultGrad(), dropout.getRateAttr(),
+                                             dropout.getStreamAttr());
+  }
+  return nullptr;
+}
+
 /// Folds a bias gradient's accumulation into the gelu_grad or dropout_grad that writes the
-/// gradient it sums: one gelu_grad_accumulate_bias or dropout_grad_accumulate_bias at the
-/// backward's place, whose column sums add what it writes into the bias's slot.
+/// gradient it sums, whose column sums then add what it writes into the bias's slot.
 void foldIntoBackward(AccumulateBiasGradOp accumulation) {
   Operation *backward = accumulation.getResultGrad().getDefiningOp();
   if (!backward || !availableBefore(accumulation.getParam(), backward))
     return;
-  OpBuilder builder(backward);
-  Operation *fused = nullptr;
-  if (auto gelu = dyn_cast<GeluGradOp>(backward))
-    fused = builder.create<GeluGradAccumulateBiasOp>(gelu.getLoc(), gelu.getType(),
-                                                     accumulation.getParam(), gelu.getResultGrad(),
-                                                     gelu.getInput());
-  else if (auto dropout = dyn_cast<DropoutGradOp>(backward))
-    fused = builder.create<DropoutGradAccumulateBiasOp>(
-        dropout.getLoc(), dropout.getType(), accumulation.getParam(), dropout.getResultGrad(),
-        dropout.getRateAttr(), dropout.getStreamAttr());
-  else
+  Operation *fused = withBiasGradient(backward, accumulation.getParam(), Type());
+  if (!fused)
     return;
   backward->getResult(0).replaceAllUsesWith(fused->getResult(0));
   accumulation.erase();
@@ -90,23 +107,11 @@ void foldIntoBackward(AccumulateBiasGradOp accumulation) {
 }
 
 /// Folds a bias gradient that no slot accumulates (an update in the backward reads it) into
-/// the gelu_grad or dropout_grad that writes the gradient it sums: one gelu_grad_bias or
-/// dropout_grad_bias at the backward's place, with both results.
+/// the gelu_grad or dropout_grad that writes the gradient it sums, as its second result.
 void foldIntoBackward(BiasGradOp sum) {
   Operation *backward = sum.getResultGrad().getDefiningOp();
-  if (!backward)
-    return;
-  OpBuilder builder(backward);
-  Operation *fused = nullptr;
-  Type dx = sum.getResultGrad().getType(), db = sum.getType();
-  if (auto gelu = dyn_cast<GeluGradOp>(backward))
-    fused = builder.create<GeluGradBiasOp>(gelu.getLoc(), TypeRange{dx, db}, gelu.getResultGrad(),
-                                           gelu.getInput());
-  else if (auto dropout = dyn_cast<DropoutGradOp>(backward))
-    fused = builder.create<DropoutGradBiasOp>(dropout.getLoc(), TypeRange{dx, db},
-                                              dropout.getResultGrad(), dropout.getRateAttr(),
-                                              dropout.getStreamAttr());
-  else
+  Operation *fused = backward ? withBiasGradient(backward, Value(), sum.getType()) : nullptr;
+  if (!fused)
     return;
   backward->getResult(0).replaceAllUsesWith(fused->getResult(0));
   sum.getResult().replaceAllUsesWith(fused->getResult(1));

@@ -268,7 +268,7 @@ public:
        << (hostOptimizer ? "#include \"bertc/runtime/cpu_kernels.h\"\n\n" : "\n")
        << "using namespace bertc;\n\n"
        << "static_assert(cuda::kCudaWorkspaceBytes == " << kCudaGemmWorkspaceBytes
-       << ", \"the plan's cuBLASLt workspace differs from the runtime's\");\n\n";
+       << ", \"the plan's CUDA workspace differs from the runtime's\");\n\n";
     return success();
   }
 
