@@ -219,7 +219,7 @@ LogicalResult AddLayerNormOp::verify() {
     return failure();
   if (getEpsilon().convertToFloat() <= 0.0f)
     return emitOpError("epsilon must be positive");
-  return success();
+  return expectRate(*this, "dropout", getDropout().convertToFloat());
 }
 
 LogicalResult LinearGradInputOp::verify() {

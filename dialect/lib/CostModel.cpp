@@ -168,18 +168,20 @@ SmallVector<KernelWork, 1> LayerNormOp::estimateKernels(int64_t batch, int64_t s
                           batch, seq)};
 }
 
-// One pass writing the sum and the normalised rows (statistics left out, as the LayerNorm's).
+// One pass writing the sum and the normalised rows (statistics left out, as the LayerNorm's),
+// with the dropout's draws where lhs is dropped out.
 SmallVector<KernelWork, 1> AddLayerNormOp::estimateKernels(int64_t batch, int64_t seq,
                                                            CostTarget target) {
   double elements = elementsAt(getSum(), batch, seq), sum = bytesOf(getSum(), batch, seq);
-  if (target == CostTarget::Cpu) // an add, then a LayerNorm over the sum
-    return {{ComputeUnit::Fp32Cores, elements,
+  double addFlops = 1 + dropoutFlopsPerElement(getDropout().convertToFloat());
+  if (target == CostTarget::Cpu) // a (dropout and) add, then a LayerNorm over the sum
+    return {{ComputeUnit::Fp32Cores, addFlops * elements,
              bytesOf(getLhs(), batch, seq) + bytesOf(getRhs(), batch, seq) + sum},
             {ComputeUnit::Fp32Cores, (kLayerNormStatisticsFlops + kLayerNormApplyFlops) * elements,
              sum + bytesOf(getGamma(), batch, seq) + bytesOf(getBeta(), batch, seq) +
                  bytesOf(getOutput(), batch, seq)}};
-  return {pointwiseKernel(*this, getOutput(), 1 + kLayerNormStatisticsFlops + kLayerNormApplyFlops,
-                          batch, seq)};
+  return {pointwiseKernel(*this, getOutput(),
+                          addFlops + kLayerNormStatisticsFlops + kLayerNormApplyFlops, batch, seq)};
 }
 
 namespace {

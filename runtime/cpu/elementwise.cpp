@@ -64,9 +64,28 @@ template <typename T> void tanhBackward(const T *dy, const T *y, T *dx, int64_t 
   }
 }
 
+// Calls apply(offset, factor, n) for spans of [rows, rowSize] that cover it: elements
+// offset .. offset + n - 1, which dropout at `rate` multiplies by factor[0 .. n - 1]. A row's
+// elements are keyed by their index in it, so rows split into spans that threads draw alone
+// (dropout_draws.h).
+template <typename ApplySpan>
+static void forEachDropoutSpan(int64_t rows, int64_t rowSize, float rate, const DropoutKey &key,
+                               const ApplySpan &apply) {
+  const int64_t spansPerRow = (rowSize + kElementwiseChunk - 1) / kElementwiseChunk;
+  forEachChunk(rows * spansPerRow, 1, [&](int64_t span, int64_t) {
+    const int64_t row = span / spansPerRow, first = (span % spansPerRow) * kElementwiseChunk;
+    forEachDropoutFactorSpan(key, row, uint64_t(first),
+                             std::min(kElementwiseChunk, rowSize - first), rate,
+                             [&](int64_t j0, const float *factor, int64_t n) {
+                               apply(row * rowSize + first + j0, factor, n);
+                             });
+  });
+}
+
+// A dropped element is 0 whatever it held (inf and NaN too), as on the GPU.
+static float dropped(float x, float factor) { return factor != 0.0f ? x * factor : 0.0f; }
+
 // Forward and backward are the same map (multiply by the scaled mask), so both call this.
-// A row's elements are keyed by their index in it, so rows split into spans that threads
-// draw alone (dropout_draws.h).
 template <typename T>
 static void applyDropoutMask(const T *in, T *out, int64_t rows, int64_t rowSize, float rate,
                              const DropoutKey &key) {
@@ -75,20 +94,11 @@ static void applyDropoutMask(const T *in, T *out, int64_t rows, int64_t rowSize,
       std::memcpy(out, in, size_t(rows * rowSize) * sizeof(T));
     return;
   }
-  const int64_t spansPerRow = (rowSize + kElementwiseChunk - 1) / kElementwiseChunk;
-  forEachChunk(rows * spansPerRow, 1, [&](int64_t span, int64_t) {
-    const int64_t row = span / spansPerRow, first = (span % spansPerRow) * kElementwiseChunk;
-    const T *inSpan = in + row * rowSize + first;
-    T *outSpan = out + row * rowSize + first;
-    forEachDropoutFactorSpan(
-        key, row, uint64_t(first), std::min(kElementwiseChunk, rowSize - first), rate,
-        [&](int64_t j0, const float *factor, int64_t n) {
-          const T *x = inSpan + j0;
-          T *y = outSpan + j0;
-          // A dropped element is 0 whatever it held (inf and NaN too), as on the GPU.
-          for (int64_t t = 0; t < n; ++t)
-            y[t] = fromFloat<T>(factor[t] != 0.0f ? toFloat(x[t]) * factor[t] : 0.0f);
-        });
+  forEachDropoutSpan(rows, rowSize, rate, key, [&](int64_t offset, const float *factor, int64_t n) {
+    const T *x = in + offset;
+    T *y = out + offset;
+    for (int64_t t = 0; t < n; ++t)
+      y[t] = fromFloat<T>(dropped(toFloat(x[t]), factor[t]));
   });
 }
 
@@ -102,6 +112,23 @@ template <typename T>
 void dropoutBackward(const T *dy, T *dx, int64_t rows, int64_t rowSize, float rate,
                      const DropoutKey &key) {
   applyDropoutMask(dy, dx, rows, rowSize, rate, key);
+}
+
+template <typename T>
+void dropoutAdd(const T *x, const T *residual, T *sum, int64_t rows, int64_t rowSize, float rate,
+                const DropoutKey &key) {
+  if (rate == 0.0f) {
+    add(x, residual, sum, rows * rowSize);
+    return;
+  }
+  forEachDropoutSpan(rows, rowSize, rate, key, [&](int64_t offset, const float *factor, int64_t n) {
+    const T *xs = x + offset, *rs = residual + offset;
+    T *out = sum + offset;
+    // The dropped value is rounded to T before the add, as dropoutForward stores it.
+    for (int64_t t = 0; t < n; ++t)
+      out[t] =
+          fromFloat<T>(toFloat(fromFloat<T>(dropped(toFloat(xs[t]), factor[t]))) + toFloat(rs[t]));
+  });
 }
 
 template <typename T>
@@ -147,6 +174,8 @@ void flattenBackward(const T *dy, T *dx, int64_t batch, int64_t seq, int64_t pad
   template void tanhBackward(const T *, const T *, T *, int64_t);                                  \
   template void dropoutForward(const T *, T *, int64_t, int64_t, float, const DropoutKey &);       \
   template void dropoutBackward(const T *, T *, int64_t, int64_t, float, const DropoutKey &);      \
+  template void dropoutAdd(const T *, const T *, T *, int64_t, int64_t, float,                     \
+                           const DropoutKey &);                                                    \
   template void selectTokenForward(const T *, T *, int64_t, int64_t, int64_t, int64_t);            \
   template void selectTokenBackward(const T *, T *, int64_t, int64_t, int64_t, int64_t);           \
   template void flattenForward(const T *, T *, int64_t, int64_t, int64_t, int64_t);                \

@@ -4,12 +4,12 @@
 // added to a gradient slot. The same formulas as the plain kernels (elementwise.cu,
 // dropout.cu) and the same order of sums as biasBackward, so dx and the bias gradient get
 // the bits of the two launches they replace.
-#include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
 #include "column_sums.cuh"
 #include "device_storage.cuh"
+#include "dropout_group.cuh"
 #include "gelu.cuh"
 #include "launch.cuh"
 
@@ -27,37 +27,22 @@ __global__ void __launch_bounds__(kColumnSumsThreads)
   columnSums(valuesAt, rows, cols, db);
 }
 
-// A thread takes a dropout group of columns (kDropoutGroupSize), which one Philox call
-// decides when the row length is a multiple of the group size (else at most two); at rate
-// 0 none (every element is kept, as dropoutBackward's copy keeps it).
+// A thread takes a dropout group of columns (kDropoutGroupSize, dropout_group.cuh).
 template <typename T>
 __global__ void __launch_bounds__(kColumnSumsThreads)
-    dropoutBackwardBiasKernel(const T *dy, T *dx, int64_t rows, int64_t cols,
-                              int64_t tokensPerSample, float rate, float keptScale, DropoutKey key,
+    dropoutBackwardBiasKernel(const T *dy, T *dx, int64_t rows, TokenDropout dropout,
                               ColumnSumOutputs<1> db) {
+  const int64_t cols = dropout.cols;
   const auto valuesAt = [=](int64_t r, int64_t c, int columns,
                             float(&values)[kDropoutGroupSize][1]) {
-    // Dropout's rows are the samples; token t's column c is element t * cols + c of one.
-    const int64_t sample = r / tokensPerSample;
-    const uint64_t first = uint64_t((r - sample * tokensPerSample) * cols + c);
-    const auto keptOf = [&](uint64_t group) {
-      return rate > 0.0f ? dropoutKeepGroup(key, sample, group, rate) : ~0u;
-    };
-    uint64_t group = first / kDropoutGroupSize;
-    uint32_t kept = keptOf(group);
+    float factor[kDropoutGroupSize];
+    dropoutFactors(dropout, r, c, columns, factor);
 #pragma unroll // constant indices keep `values` in registers
     for (int j = 0; j < kDropoutGroupSize; ++j) {
       if (j >= columns)
         break;
-      const uint64_t element = first + j;
-      if (element / kDropoutGroupSize != group) {
-        group = element / kDropoutGroupSize;
-        kept = keptOf(group);
-      }
       const int64_t i = r * cols + c + j;
-      values[j][0] = storeRounded(dx + i, (kept >> (element % kDropoutGroupSize)) & 1u
-                                              ? loadFloat(dy + i) * keptScale
-                                              : 0.0f);
+      values[j][0] = storeRounded(dx + i, dropped(loadFloat(dy + i), factor[j]));
     }
   };
   columnSums<1, kDropoutGroupSize>(valuesAt, rows, cols, db);
@@ -80,8 +65,8 @@ void launchDropoutBackwardBias(const T *dy, T *dx, ColumnSumOutputs<1> db, int64
     return;
   const int64_t rows = samples * tokensPerSample;
   BERTC_LAUNCH(dropoutBackwardBiasKernel, columnSumsGrid(rows, cols, kDropoutGroupSize),
-               columnSumsBlock(), 0, stream, dy, dx, rows, cols, tokensPerSample, rate,
-               1.0f / (1.0f - rate), key, db);
+               columnSumsBlock(), 0, stream, dy, dx, rows,
+               tokenDropout(key, tokensPerSample, cols, rate), db);
 }
 } // namespace
 

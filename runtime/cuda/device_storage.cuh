@@ -37,6 +37,16 @@ __device__ __forceinline__ float storeRounded(fp16 *p, float value) {
   return __half2float(stored);
 }
 
+/// `value` rounded to the storage type T, as storeRounded stores it.
+template <typename T> __device__ __forceinline__ float roundedTo(float value);
+template <> __device__ __forceinline__ float roundedTo<float>(float value) { return value; }
+template <> __device__ __forceinline__ float roundedTo<bf16>(float value) {
+  return __bfloat162float(__float2bfloat16_rn(value));
+}
+template <> __device__ __forceinline__ float roundedTo<fp16>(float value) {
+  return __half2float(__float2half_rn(value));
+}
+
 template <typename T> __device__ __forceinline__ void storeFloat(T *p, float value) {
   (void)storeRounded(p, value);
 }

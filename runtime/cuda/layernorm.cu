@@ -1,5 +1,6 @@
 // LayerNorm over the last dimension on the GPU, as torch.nn.LayerNorm (biased variance),
-// optionally fused with the residual add before it. One warp per row: the row is read from
+// optionally fused with the residual add before it, and with the dropout of that add's first
+// addend. One warp per row: the row is read from
 // global memory once per pass (later passes hit the cache); statistics are fp32 (two-pass,
 // so no cancellation). The IR keeps no forward's statistics, so the backward's row kernel
 // computes them again, as the forward does, and leaves them for its parameter sums.
@@ -8,6 +9,7 @@
 
 #include "column_sums.cuh"
 #include "device_storage.cuh"
+#include "dropout_group.cuh"
 #include "launch.cuh"
 #include "warp_reduce.cuh"
 
@@ -37,20 +39,47 @@ __device__ RowStatistics rowStatistics(const T *x, int64_t cols, int lane, float
   return {rowMean, 1.0f / sqrtf(warpSum(squares) / float(cols) + eps)};
 }
 
+/// sum = dropout(a) + b over one row (its warp), the dropped value rounded to T as
+/// dropoutForward stores it. A lane takes dropout groups of columns (dropout_group.cuh), so
+/// it reads back columns other lanes wrote: the warp synchronises before it returns.
+template <typename T>
+__device__ void storeDroppedSum(const T *a, const T *b, T *sum, int64_t row, int lane,
+                                const TokenDropout &dropout) {
+  const int64_t cols = dropout.cols;
+  for (int64_t c = int64_t(lane) * kDropoutGroupSize; c < cols;
+       c += kWarpSize * kDropoutGroupSize) {
+    const int columns = cols - c < kDropoutGroupSize ? int(cols - c) : kDropoutGroupSize;
+    float factor[kDropoutGroupSize];
+    dropoutFactors(dropout, row, c, columns, factor);
+#pragma unroll
+    for (int j = 0; j < kDropoutGroupSize; ++j) {
+      if (j >= columns)
+        break;
+      const int64_t i = row * cols + c + j;
+      storeFloat(sum + i, roundedTo<T>(dropped(loadFloat(a + i), factor[j])) + loadFloat(b + i));
+    }
+  }
+  __syncwarp(); // orders the warp's stores before its lanes read each other's columns
+}
+
 /// Per row (one warp):
-///   1. with a residual, x = a + b rounded to T and stored in `sum`; otherwise x = a;
+///   1. with a residual, x = a + b (a dropped out first where `dropout` has a rate) rounded
+///      to T and stored in `sum`; otherwise x = a;
 ///   2. the row's statistics (rowStatistics);
 ///   3. y = (x - mean) * rstd * gamma + beta.
 template <typename T>
 __global__ void layerNormForwardKernel(const T *a, const T *b, T *sum, const T *gamma,
                                        const T *beta, T *y, float *mean, float *rstd, int64_t rows,
-                                       int64_t cols, float eps) {
+                                       int64_t cols, float eps, TokenDropout dropout) {
   const int64_t row = int64_t(blockIdx.x) * kRowsPerBlock + threadIdx.x / kWarpSize;
   if (row >= rows)
     return;
   const int lane = threadIdx.x % kWarpSize;
   const T *x = a + row * cols;
-  if (b) {
+  if (b && dropout.rate > 0.0f) {
+    storeDroppedSum(a, b, sum, row, lane, dropout);
+    x = sum + row * cols;
+  } else if (b) {
     T *sumRow = sum + row * cols;
     for (int64_t c = lane; c < cols; c += kWarpSize)
       storeFloat(sumRow + c, loadFloat(x + c) + loadFloat(b + row * cols + c));
@@ -117,23 +146,43 @@ __global__ void __launch_bounds__(kColumnSumsThreads)
 unsigned rowBlocks(int64_t rows) { return unsigned((rows + kRowsPerBlock - 1) / kRowsPerBlock); }
 } // namespace
 
+namespace {
+/// No dropout: the kernel's `dropout` argument where there is none.
+constexpr TokenDropout kNoDropout{};
+
+template <typename T>
+void launchLayerNormForward(const T *a, const T *b, T *sum, const T *gamma, const T *beta, T *y,
+                            float *mean, float *rstd, int64_t rows, int64_t cols, float eps,
+                            const TokenDropout &dropout, cudaStream_t stream) {
+  if (rows == 0)
+    return;
+  BERTC_LAUNCH(layerNormForwardKernel, rowBlocks(rows), kRowsPerBlock * kWarpSize, 0, stream, a, b,
+               sum, gamma, beta, y, mean, rstd, rows, cols, eps, dropout);
+}
+} // namespace
+
 template <typename T>
 void layerNormForward(const T *x, const T *gamma, const T *beta, T *y, float *mean, float *rstd,
                       int64_t rows, int64_t cols, float eps, cudaStream_t stream) {
-  if (rows == 0)
-    return;
-  BERTC_LAUNCH(layerNormForwardKernel<T>, rowBlocks(rows), kRowsPerBlock * kWarpSize, 0, stream, x,
-               nullptr, nullptr, gamma, beta, y, mean, rstd, rows, cols, eps);
+  launchLayerNormForward<T>(x, nullptr, nullptr, gamma, beta, y, mean, rstd, rows, cols, eps,
+                            kNoDropout, stream);
 }
 
 template <typename T>
 void addLayerNormForward(const T *a, const T *b, T *sum, const T *gamma, const T *beta, T *y,
                          float *mean, float *rstd, int64_t rows, int64_t cols, float eps,
                          cudaStream_t stream) {
-  if (rows == 0)
-    return;
-  BERTC_LAUNCH(layerNormForwardKernel, rowBlocks(rows), kRowsPerBlock * kWarpSize, 0, stream, a, b,
-               sum, gamma, beta, y, mean, rstd, rows, cols, eps);
+  launchLayerNormForward(a, b, sum, gamma, beta, y, mean, rstd, rows, cols, eps, kNoDropout,
+                         stream);
+}
+
+template <typename T>
+void dropoutAddLayerNormForward(const T *a, const T *b, T *sum, const T *gamma, const T *beta, T *y,
+                                float *mean, float *rstd, int64_t samples, int64_t tokensPerSample,
+                                int64_t cols, float eps, float rate, const DropoutKey &key,
+                                cudaStream_t stream) {
+  launchLayerNormForward(a, b, sum, gamma, beta, y, mean, rstd, samples * tokensPerSample, cols,
+                         eps, tokenDropout(key, tokensPerSample, cols, rate), stream);
 }
 
 namespace {
@@ -178,6 +227,9 @@ void layerNormBackwardAccumulate(const T *dy, const T *x, const T *gamma, float 
                                  int64_t, float, cudaStream_t);                                    \
   template void addLayerNormForward(const T *, const T *, T *, const T *, const T *, T *, float *, \
                                     float *, int64_t, int64_t, float, cudaStream_t);               \
+  template void dropoutAddLayerNormForward(const T *, const T *, T *, const T *, const T *, T *,   \
+                                           float *, float *, int64_t, int64_t, int64_t, float,     \
+                                           float, const DropoutKey &, cudaStream_t);               \
   template void layerNormBackward(const T *, const T *, const T *, float, float *, float *, T *,   \
                                   float *, float *, float *, unsigned *, int64_t, int64_t,         \
                                   cudaStream_t);                                                   \

@@ -382,3 +382,11 @@ func.func @add_layernorm_epsilon(%a: tensor<?x8xf32>, %g: tensor<8xf32>) {
   %s, %y = bert.add_layernorm %a, %a, %g, %g {epsilon = 0.0 : f32} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>)
   return
 }
+
+// -----
+
+func.func @add_layernorm_dropout(%a: tensor<?x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{dropout must be in [0, 1), got 1}}
+  %s, %y = bert.add_layernorm %a, %a, %g, %g {epsilon = 1.0e-12 : f32, dropout = 1.0 : f32, stream = 0 : i32} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>)
+  return
+}

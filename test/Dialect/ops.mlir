@@ -22,6 +22,9 @@ func.func @forward() -> tensor<f32> {
   // The fused residual add and LayerNorm (-bertc-fuse-add-layernorm): the sum and the output.
   // CHECK: bert.add_layernorm {{.*}} {epsilon = 9.99999996E-13 : f32} : {{.*}} -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>)
   %fs, %fn = bert.add_layernorm %e, %s, %gamma, %beta {epsilon = 1.0e-12 : f32} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>)
+  // With the dropout of its lhs folded in.
+  // CHECK: bert.add_layernorm {{.*}} {dropout = 1.000000e-01 : f32, epsilon = 9.99999996E-13 : f32, stream = 5 : i32}
+  %ds, %dn = bert.add_layernorm %e, %s, %gamma, %beta {epsilon = 1.0e-12 : f32, dropout = 0.1 : f32, stream = 5 : i32} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>)
   // CHECK: bert.dropout {{.*}} {rate = 1.000000e-01 : f32, stream = 0 : i32}
   %d = bert.dropout %n {rate = 0.1 : f32, stream = 0 : i32} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
   // CHECK: bert.attention {{.*}} {dropout = 0.000000e+00 : f32, heads = 2 : i64, stream = 1 : i32} : {{.*}} -> (tensor<?x?x8xf32>, tensor<?x2x?xf32>)

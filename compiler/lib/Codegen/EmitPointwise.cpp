@@ -64,9 +64,11 @@ FailureOr<std::string> cudaStatistics(Operation *op, const std::string &rows) {
 
 /// `op`'s LayerNorm forward: fn(inputs..., gamma, beta, y, [CUDA: mean, rstd,] rows, cols,
 /// eps), with `inputs` x (layerNormForward) or a, b and their sum (addLayerNormForward).
+/// `dropout` (dropoutAddLayerNormForward's "rate, key") gives the rows as the samples and
+/// their tokens and ends the call.
 LogicalResult emitLayerNormForward(EmitContext &ctx, Operation *op, StringRef fn,
                                    ArrayRef<Value> inputs, Value gamma, Value beta, Value y,
-                                   APFloat epsilon) {
+                                   APFloat epsilon, const std::string &dropout = "") {
   std::string rows = EmitContext::rows(y);
   FailureOr<std::string> statistics =
       ctx.target == KernelTarget::Cuda ? cudaStatistics(op, rows) : std::string();
@@ -76,8 +78,9 @@ LogicalResult emitLayerNormForward(EmitContext &ctx, Operation *op, StringRef fn
   for (Value input : inputs)
     ctx.os << ctx.name(input) << ", ";
   ctx.os << ctx.name(gamma) << ", " << ctx.name(beta) << ", " << ctx.name(y) << ", " << *statistics
-         << rows << ", " << EmitContext::features(y) << ", "
-         << EmitContext::floatLiteral(epsilon.convertToFloat()) << ctx.end();
+         << (dropout.empty() ? rows : "B, " + EmitContext::tokensPerSample(y)) << ", "
+         << EmitContext::features(y) << ", " << EmitContext::floatLiteral(epsilon.convertToFloat())
+         << (dropout.empty() ? "" : ", " + dropout) << ctx.end();
   return success();
 }
 
@@ -203,13 +206,22 @@ std::optional<LogicalResult> emitPointwiseOp(Operation *op, EmitContext &ctx) {
                                     ln.getBeta(), ln.getResult(), ln.getEpsilon());
       })
       .Case([&](AddLayerNormOp ln) {
-        Value sum = ln.getSum();
+        Value lhs = ln.getLhs(), rhs = ln.getRhs(), sum = ln.getSum();
+        const float rate = ln.getDropout().convertToFloat();
+        const std::string dropout = rate > 0.0f ? EmitContext::floatLiteral(rate) + ", " +
+                                                      EmitContext::dropoutKey(ln.getStream())
+                                                : "";
         if (cuda)
-          return emitLayerNormForward(ctx, op, "addLayerNormForward",
-                                      {ln.getLhs(), ln.getRhs(), sum}, ln.getGamma(), ln.getBeta(),
-                                      ln.getOutput(), ln.getEpsilon());
-        // The CPU's: the add, then the LayerNorm of the sum.
-        emitElementwise(ctx, "add", {ln.getLhs(), ln.getRhs(), sum}, sum);
+          return emitLayerNormForward(
+              ctx, op, rate > 0.0f ? "dropoutAddLayerNormForward" : "addLayerNormForward",
+              {lhs, rhs, sum}, ln.getGamma(), ln.getBeta(), ln.getOutput(), ln.getEpsilon(),
+              dropout);
+        // The CPU's: the (dropout and) add, then the LayerNorm of the sum.
+        if (rate > 0.0f)
+          os << ctx.call("dropoutAdd") << ctx.name(lhs) << ", " << ctx.name(rhs) << ", "
+             << ctx.name(sum) << ", " << dropoutArgs(sum, rate, ln.getStream()) << ctx.end();
+        else
+          emitElementwise(ctx, "add", {lhs, rhs, sum}, sum);
         return emitLayerNormForward(ctx, op, "layerNormForward", {sum}, ln.getGamma(), ln.getBeta(),
                                     ln.getOutput(), ln.getEpsilon());
       })

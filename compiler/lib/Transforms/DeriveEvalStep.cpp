@@ -63,6 +63,8 @@ LogicalResult buildEvalStep(func::FuncOp microStep, OpBuilder &builder) {
       dropout.setRateAttr(builder.getF32FloatAttr(0.0f));
     if (auto attention = dyn_cast<AttentionOp>(clone))
       attention.setDropoutAttr(builder.getF32FloatAttr(0.0f));
+    if (auto addNorm = dyn_cast<AddLayerNormOp>(clone))
+      addNorm.setDropoutAttr(builder.getF32FloatAttr(0.0f));
   }
   builder.create<func::ReturnOp>(terminator->getLoc(),
                                  ValueRange{mapping.lookup(loss), mapping.lookup(logits)});

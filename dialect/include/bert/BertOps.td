@@ -152,18 +152,23 @@ def Bert_AddLayerNormOp : Bert_Op<"add_layernorm", [Pure,
   let description = [{
     `sum` = `lhs` + `rhs` (rounded to the storage type, as `bert.add`) and `output` =
     LayerNorm(`sum`) (as `bert.layernorm`), from one pass over each row
-    (-bertc-fuse-add-layernorm). The sum is kept for the backward, which normalises it
-    again; it may take over an addend's bytes. Created after the backward exists, so it
-    has no gradient rule.
+    (-bertc-fuse-add-layernorm). With a `dropout` rate, `lhs` is dropped out first, as a
+    `bert.dropout` with that rate and `stream` would (its value rounded to the storage type
+    before the add): the dropout before a residual add folded in. The sum is kept for the
+    backward, which normalises it again; it may take over an addend's bytes. Created after
+    the backward exists, so it has no gradient rule.
 
     ```mlir
-    %s, %y = bert.add_layernorm %a, %b, %gamma, %beta {epsilon = 1.0e-12 : f32}
+    %s, %y = bert.add_layernorm %a, %b, %gamma, %beta
+        {epsilon = 1.0e-12 : f32, dropout = 1.0e-01 : f32, stream = 2 : i32}
         : (tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<32xf32>, tensor<32xf32>)
           -> (tensor<?x?x32xf32>, tensor<?x?x32xf32>)
     ```
   }];
   let arguments = (ins Bert_FloatTensor:$lhs, Bert_FloatTensor:$rhs, Bert_FloatTensor:$gamma,
-                       Bert_FloatTensor:$beta, F32Attr:$epsilon);
+                       Bert_FloatTensor:$beta, F32Attr:$epsilon,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$dropout,
+                       DefaultValuedAttr<I32Attr, "0">:$stream);
   let results = (outs Bert_FloatTensor:$sum, Bert_FloatTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;

@@ -90,6 +90,30 @@ TEST(StepCost, TheFusedForwardAndTheAccumulatingBackwardMoveWhatTheyTouch) {
   EXPECT_EQ(grad[1].bytes, 12627968.0);
 }
 
+// The dropout before the residual add folded in: the same bytes as the plain fused op (the
+// dropout's output is never written), and per element the dropout's 51 flops (a quarter of
+// a Philox call and a multiply) beside the add's one and the LayerNorm's 8.
+TEST(StepCost, TheDropoutFoldedIntoTheFusedForwardAddsOnlyItsDraws) {
+  Ops ops("%a: tensor<?x?x768xbf16>, %b: tensor<?x?x768xbf16>", R"mlir(
+  %g = bert.param "g" {group = "embeddings", trainable = true, decay = false, init = "ones"} : tensor<768xbf16>
+  %c = bert.param "c" {group = "embeddings", trainable = true, decay = false, init = "zeros"} : tensor<768xbf16>
+  %s, %y = bert.add_layernorm %a, %b, %g, %c {epsilon = 9.99999996E-13 : f32, dropout = 0.1 : f32, stream = 2 : i32}
+      : (tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, tensor<768xbf16>, tensor<768xbf16>)
+      -> (tensor<?x?x768xbf16>, tensor<?x?x768xbf16>)
+)mlir");
+  auto fused = estimateOpKernels(ops.op("bert.add_layernorm"), kBatch, 128, CostTarget::Cuda);
+  ASSERT_EQ(fused.size(), 1u);
+  EXPECT_EQ(fused[0].bytes, 25168896.0);
+  EXPECT_EQ(fused[0].flops, 60 * 3145728.0);
+  EXPECT_EQ(fused[0].launches, 1);
+  // The CPU's dropoutAdd reads a and b and writes the sum, then the LayerNorm.
+  auto cpu = estimateOpKernels(ops.op("bert.add_layernorm"), kBatch, 128, CostTarget::Cpu);
+  ASSERT_EQ(cpu.size(), 2u);
+  EXPECT_EQ(cpu[0].bytes, 18874368.0);
+  EXPECT_EQ(cpu[0].flops, 52 * 3145728.0);
+  EXPECT_EQ(cpu[1].flops, 8 * 3145728.0);
+}
+
 TEST(StepCost, BiasGradientSumsTheColumnsIntoItsSlot) {
   Ops ops("%dy: tensor<?x?x3072xbf16>", R"mlir(
   %b = bert.param "b" {group = "encoder.layer.0", trainable = true, decay = false, init = "zeros"} : tensor<3072xbf16>

@@ -1,7 +1,8 @@
-// CUDA LayerNorm (plain and fused with the residual add) against the CPU: the forward, its
-// saved statistics, and the backward, which computes the same statistics again, with dgamma
-// and dbeta summed over one row slice and over several (the slices' sums then added by the
-// last block of each grid column, which resets its ticket).
+// CUDA LayerNorm (plain, fused with the residual add, and with the dropout before that add)
+// against the CPU: the forward, its saved statistics, and the backward, which computes the
+// same statistics again, with dgamma and dbeta summed over one row slice and over several
+// (the slices' sums then added by the last block of each grid column, which resets its
+// ticket).
 #include "cuda_test_support.h"
 
 #include "bertc/runtime/cpu_kernels.h"
@@ -98,6 +99,52 @@ TYPED_TEST(LayerNormTest, BackwardAccumulateAddsTheTotalsToTheSlots) {
     expectBitIdentical(betaSlot.download(), betaExpected, "beta slot + dbeta " + shape);
     expectBitIdentical(dAccumulatedDx.download(), dDx.download(), "dx " + shape);
     expectTicketsAtZero(tickets, shape);
+  }
+}
+
+// The dropout of the first addend fused in: sum bit-identical to the CPU's dropoutForward
+// then add (dropout's rows the samples), y and the statistics to addLayerNormForward on the
+// dropped-out addend, written elsewhere and over either addend. Widths of 768 (a lane's
+// four columns one Philox call), 77 (groups straddle tokens) and 6 with one-token samples;
+// a key placing the micro-batch after others.
+TYPED_TEST(LayerNormTest, DropoutFusedForwardGivesTheBitsOfDropoutThenAdd) {
+  using T = TypeParam;
+  struct Shape {
+    int64_t samples, tokensPerSample, cols;
+  };
+  const DropoutKey key{0x5eed5eedull, 3, 7, 12};
+  for (const Shape &shape : {Shape{6, 10, 768}, Shape{9, 7, 77}, Shape{40, 1, 6}}) {
+    const int64_t rows = shape.samples * shape.tokensPerSample, cols = shape.cols, n = rows * cols;
+    const std::string name = std::to_string(rows) + "x" + std::to_string(cols);
+    const auto a = randomValues<T>(n, 21, -2.0f, 3.0f), b = randomValues<T>(n, 22);
+    const auto gamma = randomValues<T>(cols, 23, 0.5f, 1.5f), beta = randomValues<T>(cols, 24);
+    std::vector<T> dropped(n), sum(n);
+    cpu::dropoutForward(a.data(), dropped.data(), shape.samples, shape.tokensPerSample * cols, 0.1f,
+                        key);
+    cpu::add(dropped.data(), b.data(), sum.data(), n);
+
+    DeviceArray<T> dA(a), dB(b), dDropped(dropped), dGamma(gamma), dBeta(beta);
+    DeviceArray<T> dSum(n), dY(n), expectedSum(n), expectedY(n), overA(a), overB(b), y2(n);
+    DeviceArray<float> mean(rows), rstd(rows), expectedMean(rows), expectedRstd(rows);
+    const auto fused = [&](const T *x, const T *residual, T *out, T *normalised) {
+      dropoutAddLayerNormForward(x, residual, out, dGamma.get(), dBeta.get(), normalised,
+                                 mean.get(), rstd.get(), shape.samples, shape.tokensPerSample, cols,
+                                 kEps, 0.1f, key, nullptr);
+    };
+    fused(dA.get(), dB.get(), dSum.get(), dY.get());
+    addLayerNormForward(dDropped.get(), dB.get(), expectedSum.get(), dGamma.get(), dBeta.get(),
+                        expectedY.get(), expectedMean.get(), expectedRstd.get(), rows, cols, kEps,
+                        nullptr);
+    expectBitIdentical(dSum.download(), sum, "dropped sum " + name);
+    expectBitIdentical(expectedSum.download(), sum, "sum of the dropped addend " + name);
+    expectBitIdentical(dY.download(), expectedY.download(), "y " + name);
+    expectBitIdentical(mean.download(), expectedMean.download(), "mean " + name);
+    expectBitIdentical(rstd.download(), expectedRstd.download(), "rstd " + name);
+    fused(overA.get(), dB.get(), overA.get(), y2.get());
+    expectBitIdentical(overA.download(), sum, "sum over a " + name);
+    fused(dA.get(), overB.get(), overB.get(), y2.get());
+    expectBitIdentical(overB.download(), sum, "sum over b " + name);
+    expectBitIdentical(y2.download(), expectedY.download(), "y with the sum over b " + name);
   }
 }
 

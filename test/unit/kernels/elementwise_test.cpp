@@ -1,4 +1,5 @@
-// Tests of the elementwise kernels: add, accumulate, GELU, tanh, dropout, selectToken, flatten.
+// Tests of the elementwise kernels: add, accumulate, GELU, tanh, dropout (and dropoutAdd),
+// selectToken, flatten.
 // Forwards against closed-form values, backwards against finite differences, dropout's mask
 // against the counter RNG the header specifies.
 #include "bertc/runtime/counter_rng.h"
@@ -129,6 +130,51 @@ TEST(Dropout, MicroBatchesGetTheWholeBatchsMasks) {
   dropoutForward(x.data(), split.data(), 2, rowSize, kRate, kKey);
   dropoutForward(x.data() + 2 * rowSize, split.data() + 2 * rowSize, 4, rowSize, kRate, second);
   EXPECT_EQ(split, whole);
+}
+
+// dropoutAdd keeps element i of row r iff dropoutKeep(key, r, i, rate), as dropoutForward,
+// and adds the residual; rate 0 adds. Rows of 40,000 elements span threads' chunks.
+TEST(DropoutAdd, AddsTheResidualToTheSpecifiedMask) {
+  const int64_t rows = 3, rowSize = 40000, n = rows * rowSize;
+  std::vector<float> x = randomTensor(n, 11), residual = randomTensor(n, 12), sum(n);
+  dropoutAdd(x.data(), residual.data(), sum.data(), rows, rowSize, kRate, kKey);
+  const float keptScale = 1.0f / (1.0f - kRate);
+  for (int64_t i = 0; i < n; ++i) {
+    const bool keep = bertc::dropoutKeep(kKey, i / rowSize, uint64_t(i % rowSize), kRate);
+    EXPECT_EQ(sum[i], (keep ? x[i] * keptScale : 0.0f) + residual[i]) << i;
+  }
+  dropoutAdd(x.data(), residual.data(), sum.data(), rows, rowSize, 0.0f, kKey);
+  for (int64_t i = 0; i < n; ++i)
+    EXPECT_EQ(sum[i], x[i] + residual[i]) << i;
+}
+
+// In 16 bits the dropped value is rounded before the add, so the sum has the bits of
+// dropoutForward then add, written elsewhere or over either addend.
+template <typename T> void expectDropoutAddIsDropoutThenAdd(const std::string &type) {
+  const int64_t rows = 5, rowSize = 77, n = rows * rowSize;
+  std::vector<T> x(n), residual(n), dropped(n), expected(n), sum(n);
+  const std::vector<float> xValues = randomTensor(n, 13), residualValues = randomTensor(n, 14);
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = bertc::fromFloat<T>(3.0f * xValues[i]);
+    residual[i] = bertc::fromFloat<T>(residualValues[i]);
+  }
+  dropoutForward(x.data(), dropped.data(), rows, rowSize, kRate, kKey);
+  add(dropped.data(), residual.data(), expected.data(), n);
+  dropoutAdd(x.data(), residual.data(), sum.data(), rows, rowSize, kRate, kKey);
+  std::vector<T> overX = x, overResidual = residual;
+  dropoutAdd(overX.data(), residual.data(), overX.data(), rows, rowSize, kRate, kKey);
+  dropoutAdd(x.data(), overResidual.data(), overResidual.data(), rows, rowSize, kRate, kKey);
+  for (int64_t i = 0; i < n; ++i) {
+    const float want = bertc::toFloat(expected[i]);
+    EXPECT_EQ(bertc::toFloat(sum[i]), want) << type << " " << i;
+    EXPECT_EQ(bertc::toFloat(overX[i]), want) << type << " over x " << i;
+    EXPECT_EQ(bertc::toFloat(overResidual[i]), want) << type << " over the residual " << i;
+  }
+}
+
+TEST(DropoutAdd, SixteenBitSumsHaveTheBitsOfDropoutThenAdd) {
+  expectDropoutAddIsDropoutThenAdd<bertc::bf16>("bf16");
+  expectDropoutAddIsDropoutThenAdd<bertc::fp16>("fp16");
 }
 
 TEST(Dropout, BackwardMatchesFiniteDifferences) {

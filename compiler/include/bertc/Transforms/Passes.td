@@ -254,6 +254,11 @@ def FuseAddLayerNorm : Pass<"bertc-fuse-add-layernorm", "mlir::ModuleOp"> {
     died at the add lives to the fused op, whose sum and output are both born there
     (in BERT's residual adds the addend that dies is the one whose bytes the sum takes).
 
+    A `bert.dropout` right before the add whose result only the add reads is folded in
+    too (the op's `dropout` and `stream`): the dropout's output is never written, so a
+    launch and a write and a read of that tensor go. Its backward is unchanged (the mask
+    is regenerated from the stream).
+
     It runs after `-bertc-schedule-for-memory`, whose order it keeps, and before
     `-bertc-plan-buffers`.
   }];

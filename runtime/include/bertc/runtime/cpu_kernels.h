@@ -86,6 +86,12 @@ void dropoutForward(const T *x, T *y, int64_t rows, int64_t rowSize, float rate,
 template <typename T>
 void dropoutBackward(const T *dy, T *dx, int64_t rows, int64_t rowSize, float rate,
                      const DropoutKey &key);
+/// sum = dropoutForward(x) + residual over [rows, rowSize] in one pass, the dropped value
+/// rounded to T before the add: the bits of dropoutForward then add. sum may be x or
+/// residual.
+template <typename T>
+void dropoutAdd(const T *x, const T *residual, T *sum, int64_t rows, int64_t rowSize, float rate,
+                const DropoutKey &key);
 
 /// Multi-head self-attention, q/k/v/ctx [batch, seq, hidden] with heads of hidden/heads dims:
 /// ctx = dropout(softmax(q k^T / sqrt(d) + maskBias)) v per head, where maskBias is

@@ -119,6 +119,15 @@ template <typename T>
 void addLayerNormForward(const T *a, const T *b, T *sum, const T *gamma, const T *beta, T *y,
                          float *mean, float *rstd, int64_t rows, int64_t cols, float eps,
                          cudaStream_t stream);
+/// The same over [samples * tokensPerSample, cols] with a dropped out at `rate` first:
+/// sum = dropoutForward(a) + b, dropout's rows being the samples, the dropped value rounded
+/// to T as dropoutForward stores it, so sum gets the bits of dropoutForward then
+/// addLayerNormForward. sum may be a or b.
+template <typename T>
+void dropoutAddLayerNormForward(const T *a, const T *b, T *sum, const T *gamma, const T *beta, T *y,
+                                float *mean, float *rstd, int64_t samples, int64_t tokensPerSample,
+                                int64_t cols, float eps, float rate, const DropoutKey &key,
+                                cudaStream_t stream);
 /// Writes dx, dgamma and dbeta (overwritten). Each row's mean and rstd are computed again
 /// from x, as layerNormForward computes them (the IR keeps no forward's), in the kernel that
 /// writes dx, which leaves them in `mean` and `rstd` ([rows] each) for the parameter sums.
