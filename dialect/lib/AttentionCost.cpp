@@ -22,9 +22,9 @@
 // so the backward runs 7 products where the mathematics needs 4 (dV, dP, dQ, dK).
 //
 // CUDA with head_chunk n > 0 (runtime/cuda/attention_chunked.cu): per chunk of n heads,
-// each product is one cuBLASLt GEMM batched over the chunk's heads and the sequences
-// (two launches: a kernel fills its pointer arrays first), or two products of one layout
-// together, at the storage type's GEMM rate (tensor cores for 16-bit storage, and for fp32
+// each product is one cuBLASLt GEMM batched over the chunk's heads and the sequences, or
+// two products of one layout together (one kernel first fills the pointer arrays of all the
+// chunk's GEMMs), at the storage type's GEMM rate (tensor cores for 16-bit storage, and for fp32
 // under `tf32`), over the true head dimension; one row kernel per chunk, bound by the bytes
 // it moves through the [seq, seq] score blocks (fp32 scores read, the storage type's
 // probabilities written in place):
@@ -86,13 +86,13 @@ int chunks(const AttentionSize &size, int64_t headChunk) {
 }
 
 /// `count` products in `calls` GEMMs per chunk, each batched over the chunk's heads and the
-/// sequences (and preceded by the kernel that fills its pointer arrays), that move
-/// `tensorBytes` of [batch, seq, hidden] operands and results and `scoreBytes` of score
-/// blocks; fp32 ones at the TF32 rate when the op has `tf32`.
+/// sequences, that move `tensorBytes` of [batch, seq, hidden] operands and results and
+/// `scoreBytes` of score blocks; fp32 ones at the TF32 rate when the op has `tf32`. With
+/// `fill`, the kernel that fills the pointer arrays of all the chunk's GEMMs runs first.
 KernelWork headGemms(const AttentionSize &size, int64_t headChunk, Value storage, bool tf32,
-                     double count, int calls, double tensorBytes, double scoreBytes) {
+                     double count, int calls, bool fill, double tensorBytes, double scoreBytes) {
   return {gemmUnit(storage, tf32), size.productFlops(count, size.headDim), tensorBytes + scoreBytes,
-          calls * 2 * chunks(size, headChunk)};
+          (calls + (fill ? 1 : 0)) * chunks(size, headChunk)};
 }
 
 /// The row kernels over the score blocks, one launch per chunk of `headChunk` heads.
@@ -124,10 +124,11 @@ SmallVector<KernelWork, 1> AttentionOp::estimateKernels(int64_t batch, int64_t s
     // PV reads P*Z.
     double tensor = bytesOf(getQuery(), batch, seq);
     return {
-        headGemms(size, headChunk, getQuery(), getTf32(), 1, 1, 2 * tensor, 4 * scores),
+        headGemms(size, headChunk, getQuery(), getTf32(), 1, 1, true, 2 * tensor, 4 * scores),
         scoreRows(size, headChunk, false,
                   (4 + stored) * scores + bytesOf(getMask(), batch, seq) + size.statisticsBytes(1)),
-        headGemms(size, headChunk, getQuery(), getTf32(), 1, 1, 2 * tensor, stored * scores)};
+        headGemms(size, headChunk, getQuery(), getTf32(), 1, 1, false, 2 * tensor,
+                  stored * scores)};
   }
   return {{ComputeUnit::Fp32Cores,
            size.productFlops(2, size.cudaHeadDim()) + size.perScoreFlops(false), bytes}};
@@ -146,11 +147,12 @@ SmallVector<KernelWork, 1> AttentionGradOp::estimateKernels(int64_t batch, int64
     double scores = size.scores(), stored = storageBytes(getQuery());
     // QK^T and dctx V^T write fp32 blocks; the rows read both, the mask, the lse and the
     // row term, and write P*Z and dS; dV, dQ and dK read one of them each.
-    return {
-        rowTerm, headGemms(size, headChunk, getQuery(), getTf32(), 2, 1, 4 * tensor, 8 * scores),
-        scoreRows(size, headChunk, true,
-                  (8 + 2 * stored) * scores + mask + size.statisticsBytes(2)),
-        headGemms(size, headChunk, getQuery(), getTf32(), 3, 2, 6 * tensor, 3 * stored * scores)};
+    return {rowTerm,
+            headGemms(size, headChunk, getQuery(), getTf32(), 2, 1, true, 4 * tensor, 8 * scores),
+            scoreRows(size, headChunk, true,
+                      (8 + 2 * stored) * scores + mask + size.statisticsBytes(2)),
+            headGemms(size, headChunk, getQuery(), getTf32(), 3, 2, false, 6 * tensor,
+                      3 * stored * scores)};
   }
   double headDim = size.cudaHeadDim();
   // Each reads dctx, q, k, v, the mask, the lse and the row term.

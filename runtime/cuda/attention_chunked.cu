@@ -1,7 +1,8 @@
 // The tensor-core attention (cuda_chunked_attention.h): per chunk of headChunk heads, each
-// product is one batched cuBLASLt GEMM over the chunk's heads and the batch
-// (LinearGemms::batchedGemm, a group of sequences per head; in the backward, two products
-// of one layout share a GEMM, batchedGemms), with the chunk's [seq, seq]
+// product is one batched cuBLASLt GEMM over the chunk's heads and the batch (a group of
+// sequences per head; in the backward, two products of one layout share a GEMM), the
+// chunk's GEMMs listed so that one kernel fills all their pointer arrays
+// (LinearGemms::listBatchedGemms), with the chunk's [seq, seq]
 // matrices in score blocks of the workspace
 // (abi/kernel_workspace.h); between the products, one row kernel over every row of the
 // chunk does the softmax and dropout (forward) or P*Z and dS (backward), with the scores,
@@ -174,13 +175,20 @@ void chunkedAttentionForward(LinearGemms &gemms, const T *q, const T *k, const T
   const int64_t d = p.headDim;
   for (int64_t firstHead = 0; firstHead < heads; firstHead += headChunk) {
     const int64_t chunkHeads = std::min(headChunk, heads - firstHead);
-    gemms.batchedGemm(headOperand(q, p, firstHead, false), headOperand(k, p, firstHead, true),
-                      blockOutput(workspace, p), seq, seq, d, batch, chunkHeads, math);
+    const int scores = gemms.listBatchedGemms<T, float>(
+        {{headOperand(q, p, firstHead, false), headOperand(k, p, firstHead, true),
+          blockOutput(workspace, p)}},
+        seq, seq, d, batch, chunkHeads, math);
+    const int context = gemms.listBatchedGemms<T, T>(
+        {{packedOperand<T>(workspace, p, false), headOperand(v, p, firstHead, false),
+          headOutput(ctx, p, firstHead)}},
+        seq, d, seq, batch, chunkHeads, math);
+    gemms.fillListed();
+    gemms.runListed(scores);
     const int64_t rows = chunkHeads * batch * seq;
     BERTC_LAUNCH((forwardRowKernel<T>), rowBlocks(rows), kRowThreads, 0, gemms.stream(), workspace,
                  mask, lse, firstHead, rows, p);
-    gemms.batchedGemm(packedOperand<T>(workspace, p, false), headOperand(v, p, firstHead, false),
-                      headOutput(ctx, p, firstHead), seq, d, seq, batch, chunkHeads, math);
+    gemms.runListed(context);
   }
 }
 
@@ -210,18 +218,24 @@ void chunkedAttentionBackward(LinearGemms &gemms, const T *dctx, const T *q, con
     };
     // Q K^T and dctx V^T, then dV = P^T dctx and dK = dS^T Q, share their layouts: a call
     // each; dQ = dS K another.
-    gemms.batchedGemms<T, float>({{head(q, false), head(k, true), blockOutput(probs, p)},
-                                  {head(dctx, false), head(v, true), blockOutput(probGrads, p)}},
-                                 seq, seq, d, batch, chunkHeads, math);
-    const int64_t rows = chunkHeads * batch * seq;
-    BERTC_LAUNCH((backwardRowKernel<T>), rowBlocks(rows), kRowThreads, 0, gemms.stream(), probs,
-                 probGrads, mask, firstHead, rows, p);
-    gemms.batchedGemms<T, T>(
+    const int scores = gemms.listBatchedGemms<T, float>(
+        {{head(q, false), head(k, true), blockOutput(probs, p)},
+         {head(dctx, false), head(v, true), blockOutput(probGrads, p)}},
+        seq, seq, d, batch, chunkHeads, math);
+    const int valueAndKey = gemms.listBatchedGemms<T, T>(
         {{packedOperand<T>(probs, p, true), head(dctx, false), headOutput(dv, p, firstHead)},
          {packedOperand<T>(probGrads, p, true), head(q, false), headOutput(dk, p, firstHead)}},
         seq, d, seq, batch, chunkHeads, math);
-    gemms.batchedGemm(packedOperand<T>(probGrads, p, false), head(k, false),
-                      headOutput(dq, p, firstHead), seq, d, seq, batch, chunkHeads, math);
+    const int query = gemms.listBatchedGemms<T, T>(
+        {{packedOperand<T>(probGrads, p, false), head(k, false), headOutput(dq, p, firstHead)}},
+        seq, d, seq, batch, chunkHeads, math);
+    gemms.fillListed();
+    gemms.runListed(scores);
+    const int64_t rows = chunkHeads * batch * seq;
+    BERTC_LAUNCH((backwardRowKernel<T>), rowBlocks(rows), kRowThreads, 0, gemms.stream(), probs,
+                 probGrads, mask, firstHead, rows, p);
+    gemms.runListed(valueAndKey);
+    gemms.runListed(query);
   }
 }
 

@@ -24,6 +24,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace bertc::cuda {
 
@@ -55,6 +56,23 @@ uint32_t alignmentOf(const void *pointer, int64_t batchStrideBytes = 0,
     alignment /= 2;
   return alignment;
 }
+
+/// A batchedGemms call as cuBLASLt runs it: the strided-batched shape of one group's
+/// matrices, and every product's operands as the pointer arrays list them.
+struct GroupedCall {
+  GemmShape shape;
+  GroupedProducts products;
+  int64_t productCount;
+  /// m, n, count or groups is 0: nothing runs.
+  bool empty;
+  /// The entry its pointer arrays start at, where fillListed filled them; else -1.
+  int64_t filledEntry = -1;
+
+  int64_t units() const { return productCount * products.groups; }
+  /// Matrices over all its groups.
+  int64_t matrices() const { return units() * shape.batches; }
+};
+
 } // namespace
 
 struct LinearGemms::State {
@@ -91,27 +109,41 @@ struct LinearGemms::State {
                                       kGemmWorkspaceBytes, stream));
   }
 
+  /// The pointer arrays at the workspace's end.
+  const void **pointerArrays() const {
+    return reinterpret_cast<const void **>(static_cast<char *>(workspace) + kGemmWorkspaceBytes);
+  }
+
+  /// `shape` over `batches` matrices named by pointer arrays.
+  static GemmShape pointerArrayShape(const GemmShape &shape, int64_t batches) {
+    GemmShape grouped = shape;
+    grouped.batches = batches;
+    grouped.pointerArrays = true;
+    grouped.strideA = grouped.strideB = grouped.strideD = 0;
+    return grouped;
+  }
+
   /// `productCount` products' `groups` groups of shape.batches strided matrices each (strides
-  /// in `products`): as pointer-array matmuls of up to kMaxPointerArrayBatch matrices, or,
-  /// where cuBLASLt has no algorithm for those, one strided-batched matmul per group.
+  /// in `products`): as pointer-array matmuls of up to kMaxPointerArrayBatch matrices, each
+  /// after the kernel that fills its arrays, or, where cuBLASLt has no algorithm for those,
+  /// one strided-batched matmul per group.
   void runGroups(const GemmShape &shape, const GroupedProducts &products, int64_t productCount) {
     const int64_t count = shape.batches, units = productCount * products.groups;
     const int64_t unitsPerCall =
         count <= kMaxPointerArrayBatch ? std::min(units, kMaxPointerArrayBatch / count) : 1;
     int64_t first = 0;
     while (first < units && unitsPerCall > 1) {
-      GemmShape grouped = shape;
-      grouped.batches = std::min(unitsPerCall, units - first) * count;
-      grouped.pointerArrays = true;
-      grouped.strideA = grouped.strideB = grouped.strideD = 0;
+      const int64_t total = std::min(unitsPerCall, units - first) * count;
+      const GemmShape grouped = pointerArrayShape(shape, total);
       if (!planFor(grouped).algo)
         break;
-      const void **arrays =
-          reinterpret_cast<const void **>(static_cast<char *>(workspace) + kGemmWorkspaceBytes);
-      const int64_t total = grouped.batches;
-      fillPointerArrays(arrays, products, first, total, stream);
-      run(grouped, arrays, arrays + total, arrays + 2 * total, nullptr);
-      ++groupedCalls.pointerArrays;
+      PointerArrayFill fill;
+      fill.calls[0] = {products, first, total, 0};
+      fill.count = 1;
+      fill.entries = total;
+      fillPointerArrays(pointerArrays(), fill, stream);
+      ++groupedCalls.fills;
+      runPointerArrays(grouped, 0);
       first += total / count;
     }
     if (first < units)
@@ -124,6 +156,61 @@ struct LinearGemms::State {
       run(shape, at(products.a[product]), at(products.b[product]), at(products.d[product]),
           nullptr);
     }
+  }
+
+  /// The pointer-array matmul `grouped` over the arrays filled from entry `firstEntry`.
+  void runPointerArrays(const GemmShape &grouped, int64_t firstEntry) {
+    const void **arrays = pointerArrays() + 3 * firstEntry;
+    const int64_t total = grouped.batches;
+    run(grouped, arrays, arrays + total, arrays + 2 * total, nullptr);
+    ++groupedCalls.pointerArrays;
+  }
+
+  /// Runs `call`: one product of one group as one strided-batched matmul, over the arrays
+  /// fillListed filled, or as runGroups runs it.
+  void runCall(const GroupedCall &call) {
+    if (call.empty)
+      return;
+    const GroupedProducts &listed = call.products;
+    if (call.units() == 1)
+      run(call.shape, listed.a[0].base, listed.b[0].base, const_cast<char *>(listed.d[0].base),
+          nullptr);
+    else if (call.filledEntry >= 0)
+      runPointerArrays(pointerArrayShape(call.shape, call.matrices()), call.filledEntry);
+    else
+      runGroups(call.shape, listed, call.productCount);
+  }
+
+  /// The calls listed since the last fillListed (listBatchedGemms), and whether that fill
+  /// has happened since they were.
+  std::vector<GroupedCall> listed;
+  bool listedFilled = false;
+
+  /// Fills the arrays of every listed call that takes them (more than one unit, and
+  /// cuBLASLt has a pointer-array algorithm) in one kernel, where each holds one matmul's
+  /// and all fit; otherwise none, and each call fills its own as it runs (runGroups always
+  /// starts at entry 0, which would overwrite the others').
+  void fillListed() {
+    listedFilled = true;
+    PointerArrayFill fill;
+    for (GroupedCall &call : listed) {
+      call.filledEntry = -1;
+      if (call.empty || call.units() == 1 ||
+          !planFor(pointerArrayShape(call.shape, call.matrices())).algo)
+        continue;
+      if (call.matrices() > kMaxPointerArrayBatch - fill.entries) {
+        for (GroupedCall &unfilled : listed)
+          unfilled.filledEntry = -1;
+        return;
+      }
+      call.filledEntry = fill.entries;
+      fill.calls[fill.count++] = {call.products, 0, call.matrices(), fill.entries};
+      fill.entries += call.matrices();
+    }
+    if (fill.count == 0)
+      return;
+    fillPointerArrays(pointerArrays(), fill, stream);
+    ++groupedCalls.fills;
   }
 };
 
@@ -258,11 +345,11 @@ template <typename Operand> GroupedMatrices grouped(const Operand &x, uint32_t &
       std::min(alignment, alignmentOf(x.data, x.batchStride * bytes, x.groupStride * bytes));
   return {reinterpret_cast<const char *>(x.data), x.batchStride * bytes, x.groupStride * bytes};
 }
-} // namespace
 
+/// The GroupedCall of batchedGemms' arguments.
 template <typename T, typename OutT>
-void LinearGemms::batchedGemms(std::initializer_list<BatchedProduct<T, OutT>> products, int64_t m,
-                               int64_t n, int64_t k, int64_t count, int64_t groups, GemmMath math) {
+GroupedCall groupedCall(std::initializer_list<BatchedProduct<T, OutT>> products, int64_t m,
+                        int64_t n, int64_t k, int64_t count, int64_t groups, GemmMath math) {
   static_assert(std::is_same_v<OutT, T> || std::is_same_v<OutT, float>,
                 "batched GEMMs write the input type or fp32");
   if (products.size() == 0 || products.size() > size_t(kMaxBatchedProducts))
@@ -285,8 +372,6 @@ void LinearGemms::batchedGemms(std::initializer_list<BatchedProduct<T, OutT>> pr
     listed.b[index] = grouped(product.a, alignB);
     listed.d[index] = grouped(product.d, alignD);
   }
-  if (m == 0 || n == 0 || count == 0 || groups == 0)
-    return;
   // A matrix row-major and untransposed is column-major transposed already.
   const auto operation = [](bool transposed) { return transposed ? CUBLAS_OP_T : CUBLAS_OP_N; };
   GemmShape shape{n,
@@ -308,10 +393,39 @@ void LinearGemms::batchedGemms(std::initializer_list<BatchedProduct<T, OutT>> pr
   shape.strideA = first.b.batchStride;
   shape.strideB = first.a.batchStride;
   shape.strideD = first.d.batchStride;
-  if (products.size() == 1 && groups == 1)
-    state->run(shape, first.b.data, first.a.data, first.d.data, nullptr);
-  else
-    state->runGroups(shape, listed, int64_t(products.size()));
+  const bool empty = m == 0 || n == 0 || count == 0 || groups == 0;
+  return {shape, listed, int64_t(products.size()), empty};
+}
+} // namespace
+
+template <typename T, typename OutT>
+void LinearGemms::batchedGemms(std::initializer_list<BatchedProduct<T, OutT>> products, int64_t m,
+                               int64_t n, int64_t k, int64_t count, int64_t groups, GemmMath math) {
+  state->runCall(groupedCall(products, m, n, k, count, groups, math));
+}
+
+template <typename T, typename OutT>
+int LinearGemms::listBatchedGemms(std::initializer_list<BatchedProduct<T, OutT>> products,
+                                  int64_t m, int64_t n, int64_t k, int64_t count, int64_t groups,
+                                  GemmMath math) {
+  if (state->listedFilled) {
+    state->listed.clear();
+    state->listedFilled = false;
+  }
+  if (state->listed.size() == size_t(kMaxListedCalls))
+    throw std::invalid_argument("listBatchedGemms lists at most " +
+                                std::to_string(kMaxListedCalls) + " calls per fill");
+  state->listed.push_back(groupedCall(products, m, n, k, count, groups, math));
+  return int(state->listed.size()) - 1;
+}
+
+void LinearGemms::fillListed() { state->fillListed(); }
+
+void LinearGemms::runListed(int call) {
+  if (!state->listedFilled || call < 0 || size_t(call) >= state->listed.size())
+    throw std::invalid_argument("runListed: call " + std::to_string(call) +
+                                " was not listed before the last fillListed");
+  state->runCall(state->listed[size_t(call)]);
 }
 
 template <typename T, typename OutT>
@@ -342,7 +456,10 @@ cudaStream_t LinearGemms::stream() const { return state->stream; }
                                          const BatchedOutput<OutT> &, int64_t, int64_t, int64_t,   \
                                          int64_t, int64_t, GemmMath);                              \
   template void LinearGemms::batchedGemms(std::initializer_list<BatchedProduct<T, OutT>>, int64_t, \
-                                          int64_t, int64_t, int64_t, int64_t, GemmMath);
+                                          int64_t, int64_t, int64_t, int64_t, GemmMath);           \
+  template int LinearGemms::listBatchedGemms(std::initializer_list<BatchedProduct<T, OutT>>,       \
+                                             int64_t, int64_t, int64_t, int64_t, int64_t,          \
+                                             GemmMath);
 INSTANTIATE(float)
 INSTANTIATE(bf16)
 INSTANTIATE(fp16)

@@ -1,5 +1,5 @@
-// Internal to LinearGemms (gemm.cu): the pointer arrays of a grouped batched GEMM, filled on
-// the device so that a captured step replays them with the GEMM.
+// Internal to LinearGemms (gemm.cu): the pointer arrays of grouped batched GEMMs, filled on
+// the device so that a captured step replays them with the GEMMs.
 #pragma once
 
 #include "bertc/runtime/cuda_gemm.h"
@@ -25,10 +25,25 @@ struct GroupedProducts {
   int64_t groups, count;
 };
 
-/// Queues on `stream` the kernel that writes the pointer arrays of cuBLASLt's A, B and D,
-/// one after another from `arrays` (device memory, 3 * total pointers): entry e of each is
-/// matrix e % count of unit firstUnit + e / count, for total matrices.
-void fillPointerArrays(const void **arrays, const GroupedProducts &products, int64_t firstUnit,
-                       int64_t total, cudaStream_t stream);
+/// The pointer arrays of one pointer-array GEMM: `total` matrices from unit `firstUnit` of
+/// `products`, listed from entry `firstEntry` of the fill's arrays (3 * firstEntry pointers
+/// in: A's `total`, then B's, then D's).
+struct PointerArrayCall {
+  GroupedProducts products;
+  int64_t firstUnit, total, firstEntry;
+};
+
+/// The GEMMs whose pointer arrays one kernel fills (LinearGemms::fillListed), `entries`
+/// matrices in all.
+struct PointerArrayFill {
+  PointerArrayCall calls[kMaxListedCalls];
+  int count = 0;
+  int64_t entries = 0;
+};
+
+/// Queues on `stream` the kernel that writes the pointer arrays of every call in `fill`
+/// from `arrays` (device memory, 3 * fill.entries pointers): entry e of a call's A, B and D
+/// is matrix e % count of unit firstUnit + e / count.
+void fillPointerArrays(const void **arrays, const PointerArrayFill &fill, cudaStream_t stream);
 
 } // namespace bertc::cuda

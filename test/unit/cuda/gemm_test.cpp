@@ -208,6 +208,76 @@ TYPED_TEST(GemmTest, BatchedSplitsWhatOnePointerArrayCannotHold) {
       << products.pointerArrays << " pointer-array GEMMs, " << products.perGroup << " per group";
 }
 
+/// Listed calls (LinearGemms::listBatchedGemms) against the same calls run one by one by
+/// batchedGemms: like the attention's chunk, a pair of products of one layout written in
+/// fp32, then a product of another shape written as T, each `groups` groups of `count`
+/// [m, k] x [k, n] products. Returns the listing object's grouped calls.
+template <typename T>
+LinearGemms::GroupedCalls checkListed(int64_t groups, int64_t count, int64_t m, int64_t n,
+                                      int64_t k) {
+  const std::string name = std::to_string(groups) + " groups of " + std::to_string(count);
+  const InterleavedLayout la(m, k, groups, count, 3), lb(k, n, groups, count, 2);
+  const InterleavedLayout lScores(m, n, groups, count, 5), lContext(m, k, groups, count, 1);
+  const InterleavedLayout lSquare(k, k, groups, count, 4);
+  DeviceArray<T> a(randomValues<T>(la.size(), 1)), a2(randomValues<T>(la.size(), 2));
+  DeviceArray<T> b(randomValues<T>(lb.size(), 3)), square(randomValues<T>(lSquare.size(), 4));
+  const BatchedOperand<T> opA{a.get(), la.ld, la.batchStride, false, la.cols},
+      opA2{a2.get(), la.ld, la.batchStride, false, la.cols},
+      opB{b.get(), lb.ld, lb.batchStride, false, lb.cols},
+      opSquare{square.get(), lSquare.ld, lSquare.batchStride, false, lSquare.cols};
+  // d1 = a b and d2 = a2 b (fp32, [m, n]), then d3 = a square ([m, k] as T).
+  struct Outputs {
+    DeviceArray<float> d1, d2;
+    DeviceArray<T> d3;
+  };
+  const auto outputs = [&] {
+    return Outputs{DeviceArray<float>(lScores.size()), DeviceArray<float>(lScores.size()),
+                   DeviceArray<T>(lContext.size())};
+  };
+  Outputs listed = outputs(), separate = outputs();
+  const auto scoreOut = [&](DeviceArray<float> &d) {
+    return BatchedOutput<float>{d.get(), lScores.ld, lScores.batchStride, lScores.cols};
+  };
+  const auto contextOut = [&](DeviceArray<T> &d) {
+    return BatchedOutput<T>{d.get(), lContext.ld, lContext.batchStride, lContext.cols};
+  };
+
+  DeviceArray<std::byte> workspace(kCudaWorkspaceBytes), otherWorkspace(kCudaWorkspaceBytes);
+  LinearGemms gemms(workspace.get(), nullptr), oneByOne(otherWorkspace.get(), nullptr);
+  const int pair = gemms.listBatchedGemms<T, float>(
+      {{opA, opB, scoreOut(listed.d1)}, {opA2, opB, scoreOut(listed.d2)}}, m, n, k, count, groups);
+  const int single = gemms.listBatchedGemms<T, T>({{opA, opSquare, contextOut(listed.d3)}}, m, k, k,
+                                                  count, groups);
+  gemms.fillListed();
+  gemms.runListed(single); // in any order after the fill
+  gemms.runListed(pair);
+  oneByOne.batchedGemms<T, float>(
+      {{opA, opB, scoreOut(separate.d1)}, {opA2, opB, scoreOut(separate.d2)}}, m, n, k, count,
+      groups);
+  oneByOne.batchedGemms<T, T>({{opA, opSquare, contextOut(separate.d3)}}, m, k, k, count, groups);
+  expectBitIdentical(listed.d1.download(), separate.d1.download(), "first of the pair, " + name);
+  expectBitIdentical(listed.d2.download(), separate.d2.download(), "second of the pair, " + name);
+  expectBitIdentical(listed.d3.download(), separate.d3.download(), "single, " + name);
+  return gemms.groupedCalls();
+}
+
+// Listed calls run over arrays one kernel filled, with the bits of the same calls run one by
+// one; where their matrices do not fit one fill together, each call fills its own as it runs.
+TYPED_TEST(GemmTest, ListedCallsShareOneFill) {
+  const auto shared = checkListed<TypeParam>(3, 2, 5, 7, 6);
+  EXPECT_TRUE((shared.fills == 1 && shared.pointerArrays == 2 && shared.perGroup == 0) ||
+              (shared.fills == 0 && shared.pointerArrays == 0 && shared.perGroup == 2))
+      << shared.fills << " fills, " << shared.pointerArrays << " pointer-array GEMMs, "
+      << shared.perGroup << " per group";
+  // The pair's 2 x 2 x 2000 matrices and the single's 2 x 2000 fit one GEMM each, but not
+  // one fill.
+  const auto apart = checkListed<TypeParam>(2, 2000, 2, 2, 2);
+  EXPECT_TRUE((apart.fills == 2 && apart.pointerArrays == 2 && apart.perGroup == 0) ||
+              (apart.fills == 0 && apart.pointerArrays == 0 && apart.perGroup == 2))
+      << apart.fills << " fills, " << apart.pointerArrays << " pointer-array GEMMs, "
+      << apart.perGroup << " per group";
+}
+
 class BatchedGemmsTest : public CudaTest {};
 
 // Products whose layouts differ cannot share a call.
@@ -223,6 +293,25 @@ TEST_F(BatchedGemmsTest, RejectsProductsOfDifferentLayouts) {
   const BatchedOutput<float> wider{y.get(), 8, 32};
   EXPECT_THROW((gemms.batchedGemms<float, float>({{a, b, d}, {a, b, wider}}, 4, 4, 4, 2, 1)),
                std::invalid_argument);
+}
+
+// One fill takes at most kMaxListedCalls calls, and a call runs only once listed and filled.
+TEST_F(BatchedGemmsTest, RejectsCallsBeyondTheFill) {
+  DeviceArray<float> x(64), y(64);
+  DeviceArray<std::byte> workspace(kCudaWorkspaceBytes);
+  LinearGemms gemms(workspace.get(), nullptr);
+  const BatchedOperand<float> a{x.get(), 4, 16, false};
+  const BatchedOutput<float> d{y.get(), 4, 16};
+  for (int call = 0; call < kMaxListedCalls; ++call)
+    EXPECT_EQ((gemms.listBatchedGemms<float, float>({{a, a, d}}, 4, 4, 4, 2, 2)), call);
+  EXPECT_THROW(gemms.runListed(0), std::invalid_argument); // not filled yet
+  EXPECT_THROW((gemms.listBatchedGemms<float, float>({{a, a, d}}, 4, 4, 4, 2, 2)),
+               std::invalid_argument);
+  gemms.fillListed();
+  EXPECT_THROW(gemms.runListed(kMaxListedCalls), std::invalid_argument);
+  gemms.runListed(0);
+  // Listing after a fill starts the next list from 0.
+  EXPECT_EQ((gemms.listBatchedGemms<float, float>({{a, a, d}}, 4, 4, 4, 2, 2)), 0);
 }
 
 } // namespace

@@ -58,6 +58,9 @@ constexpr int kMaxBatchedProducts = 2;
 /// sums' tickets (abi/kernel_workspace.h), and gives cuBLASLt the rest.
 constexpr int64_t kMaxPointerArrayBatch = 8192;
 
+/// The most calls whose pointer arrays one kernel fills (LinearGemms::listBatchedGemms).
+constexpr int kMaxListedCalls = 3;
+
 /// The linear-layer and attention GEMMs queued on one stream: a cuBLASLt handle, the caller's
 /// workspace, and each shape's algorithm, chosen by cuBLASLt's heuristic the first time the shape
 /// is seen (the first step) and reused after. Failures throw CudaError.
@@ -112,11 +115,26 @@ public:
   void batchedGemms(std::initializer_list<BatchedProduct<T, OutT>> products, int64_t m, int64_t n,
                     int64_t k, int64_t count, int64_t groups, GemmMath math = GemmMath::Fp32);
 
-  /// How batchedGemm has run groups so far: calls over pointer arrays, and calls that ran a
-  /// strided-batched GEMM per group (cuBLASLt offered no pointer-array algorithm, or a group
-  /// held more than kMaxPointerArrayBatch matrices).
+  /// batchedGemms in two halves, so that one kernel fills the pointer arrays of up to
+  /// kMaxListedCalls calls (the products of one chunk of the attention's heads, whose row
+  /// kernel runs between them): listBatchedGemms notes a call (batchedGemms' arguments) and
+  /// returns its number, counting from 0 after each fillListed; fillListed queues that
+  /// fill for every call listed since the previous one; runListed runs a listed call, in
+  /// any order after the fill. The arrays are the workspace's, so no batched GEMM may run
+  /// between fillListed and the last runListed. Where the calls' matrices do not fit
+  /// kMaxPointerArrayBatch together, each call fills its own as it runs, as batchedGemms.
+  template <typename T, typename OutT>
+  int listBatchedGemms(std::initializer_list<BatchedProduct<T, OutT>> products, int64_t m,
+                       int64_t n, int64_t k, int64_t count, int64_t groups,
+                       GemmMath math = GemmMath::Fp32);
+  void fillListed();
+  void runListed(int call);
+
+  /// How batchedGemm has run groups so far: calls over pointer arrays, kernels that filled
+  /// pointer arrays, and calls that ran a strided-batched GEMM per group (cuBLASLt offered
+  /// no pointer-array algorithm, or a group held more than kMaxPointerArrayBatch matrices).
   struct GroupedCalls {
-    int64_t pointerArrays = 0, perGroup = 0;
+    int64_t pointerArrays = 0, fills = 0, perGroup = 0;
   };
   GroupedCalls groupedCalls() const;
 
