@@ -1,9 +1,9 @@
 // LayerNorm over the last dimension on the GPU, as torch.nn.LayerNorm (biased variance),
 // optionally fused with the residual add before it, and with the dropout of that add's first
-// addend. One warp per row: the row is read from
-// global memory once per pass (later passes hit the cache); statistics are fp32 (two-pass,
-// so no cancellation). The IR keeps no forward's statistics, so the backward's row kernel
-// computes them again, as the forward does, and leaves them for its parameter sums.
+// addend. One warp per row: the row is read from global memory once per pass (later passes
+// hit the cache); statistics are fp32 (two-pass, so no cancellation). The IR keeps no
+// forward's statistics, so the backward's row kernel computes them again, as the forward
+// does, and leaves them for its parameter sums.
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
@@ -144,9 +144,7 @@ __global__ void __launch_bounds__(kColumnSumsThreads)
 }
 
 unsigned rowBlocks(int64_t rows) { return unsigned((rows + kRowsPerBlock - 1) / kRowsPerBlock); }
-} // namespace
 
-namespace {
 /// No dropout: the kernel's `dropout` argument where there is none.
 constexpr TokenDropout kNoDropout{};
 
