@@ -331,6 +331,16 @@ SmallVector<KernelWork, 1> EmbeddingGradOp::estimateKernels(int64_t batch, int64
            target == CostTarget::Cuda ? 2 : 1}};
 }
 
+// The scatter-add straight into the slot: dy and the ids read, and the rows the tokens
+// touch read and written (at most one a token); no table-sized zeroing or temporary.
+SmallVector<KernelWork, 1> AccumulateEmbeddingGradOp::estimateKernels(int64_t batch, int64_t seq,
+                                                                      CostTarget) {
+  double gathered = elementsAt(getResultGrad(), batch, seq);
+  return {
+      {ComputeUnit::Fp32Cores, gathered,
+       bytesOf(getIds(), batch, seq) + bytesOf(getResultGrad(), batch, seq) + 2 * 4 * gathered}};
+}
+
 // One token's row per sequence, read and written.
 SmallVector<KernelWork, 1> SelectTokenOp::estimateKernels(int64_t batch, int64_t seq, CostTarget) {
   return {{ComputeUnit::Fp32Cores, 0, 2 * bytesOf(getResult(), batch, seq)}};

@@ -33,6 +33,13 @@ LogicalResult AccumulateBiasGradOp::verify() {
   return expectLastDim(*this, getResultGrad(), "result gradient", lastDim(getParam()));
 }
 
+LogicalResult AccumulateEmbeddingGradOp::verify() {
+  if (failed(expectTrainableParam(*this, getParam())) ||
+      failed(expectRank(*this, getParam(), "parameter", 2)))
+    return failure();
+  return expectLastDim(*this, getResultGrad(), "result gradient", lastDim(getParam()));
+}
+
 namespace {
 /// The checks of a backward fused with the accumulation of its input gradient's column sums
 /// into the trainable bias `param`.

@@ -1,5 +1,6 @@
 // Embedding lookup on the CPU: a row gather forward, a scatter-add backward into an fp32
-// table gradient. Word, position and token-type embeddings all use these two kernels.
+// table gradient (zeroed first, or a gradient slot). Word, position and token-type
+// embeddings all use these kernels.
 #include "bertc/runtime/cpu_kernels.h"
 
 #include "storage_types.h"
@@ -18,6 +19,12 @@ template <typename T>
 void embeddingBackward(const int32_t *ids, const T *dout, float *dtable, int64_t tokens,
                        int64_t vocab, int64_t hidden) {
   std::memset(dtable, 0, size_t(vocab * hidden) * sizeof(float));
+  embeddingBackwardAccumulate(ids, dout, dtable, tokens, vocab, hidden);
+}
+
+template <typename T>
+void embeddingBackwardAccumulate(const int32_t *ids, const T *dout, float *dtable, int64_t tokens,
+                                 int64_t, int64_t hidden) {
   for (int64_t t = 0; t < tokens; ++t) {
     float *row = dtable + int64_t(ids[t]) * hidden;
     const T *grad = dout + t * hidden;
@@ -28,7 +35,9 @@ void embeddingBackward(const int32_t *ids, const T *dout, float *dtable, int64_t
 
 #define INSTANTIATE(T)                                                                             \
   template void embeddingForward(const int32_t *, const T *, T *, int64_t, int64_t);               \
-  template void embeddingBackward(const int32_t *, const T *, float *, int64_t, int64_t, int64_t);
+  template void embeddingBackward(const int32_t *, const T *, float *, int64_t, int64_t, int64_t); \
+  template void embeddingBackwardAccumulate(const int32_t *, const T *, float *, int64_t, int64_t, \
+                                            int64_t);
 BERTC_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
 #undef INSTANTIATE
 

@@ -1,6 +1,6 @@
 // Embedding lookup on the GPU: a row gather forward and a deterministic, atomic-free
-// backward into the fp32 table gradient. Word, position and token-type embeddings all use
-// these two kernels.
+// backward that adds into an fp32 table gradient (zeroed first, or a gradient slot). Word,
+// position and token-type embeddings all use these kernels.
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
@@ -188,6 +188,12 @@ template <typename T>
 void embeddingBackward(const int32_t *ids, const T *dout, float *dtable, int64_t tokens,
                        int64_t vocab, int64_t hidden, cudaStream_t stream) {
   BERTC_CUDA_CHECK(cudaMemsetAsync(dtable, 0, size_t(vocab * hidden) * sizeof(float), stream));
+  embeddingBackwardAccumulate(ids, dout, dtable, tokens, vocab, hidden, stream);
+}
+
+template <typename T>
+void embeddingBackwardAccumulate(const int32_t *ids, const T *dout, float *dtable, int64_t tokens,
+                                 int64_t, int64_t hidden, cudaStream_t stream) {
   if (tokens == 0 || hidden == 0)
     return;
   BERTC_LAUNCH(embeddingBackwardKernel, unsigned((hidden + kWarpSize - 1) / kWarpSize), kTileTokens,
@@ -197,7 +203,9 @@ void embeddingBackward(const int32_t *ids, const T *dout, float *dtable, int64_t
 #define INSTANTIATE(T)                                                                             \
   template void embeddingForward(const int32_t *, const T *, T *, int64_t, int64_t, cudaStream_t); \
   template void embeddingBackward(const int32_t *, const T *, float *, int64_t, int64_t, int64_t,  \
-                                  cudaStream_t);
+                                  cudaStream_t);                                                   \
+  template void embeddingBackwardAccumulate(const int32_t *, const T *, float *, int64_t, int64_t, \
+                                            int64_t, cudaStream_t);
 BERTC_CUDA_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
 #undef INSTANTIATE
 

@@ -291,6 +291,26 @@ func.func @accumulate_bias_shapes(%dy: tensor<?x8xf32>) {
 
 // -----
 
+// The scatter-add into a table's slot needs a [vocab, hidden] parameter matching dy's rows.
+func.func @accumulate_embedding_shapes(%dy: tensor<?x?x8xf32>, %ids: tensor<?x?xi32>) {
+  %t = bert.param "t" {group = "embeddings", trainable = true, decay = true, init = "normal"} : tensor<30x4xf32>
+  // expected-error @+1 {{result gradient has last dimension 8, expected 4}}
+  bert.accumulate_embedding_grad %t, %dy, %ids : tensor<30x4xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>
+  return
+}
+
+// -----
+
+// The scatter-add into a slot adds into a trainable parameter's.
+func.func @accumulate_embedding_frozen(%dy: tensor<?x?x4xf32>, %ids: tensor<?x?xi32>) {
+  %t = bert.param "t" {group = "embeddings", trainable = false, decay = true, init = "normal"} : tensor<30x4xf32>
+  // expected-error @+1 {{parameter 't' is frozen}}
+  bert.accumulate_embedding_grad %t, %dy, %ids : tensor<30x4xf32>, tensor<?x?x4xf32>, tensor<?x?xi32>
+  return
+}
+
+// -----
+
 // A backward fused with a bias gradient sums d input, whose last dimension is the bias's.
 func.func @gelu_bias_shapes(%dy: tensor<?x8xf32>) {
   %b = bert.param "b" {group = "classifier", trainable = true, decay = false, init = "zeros"} : tensor<4xf32>

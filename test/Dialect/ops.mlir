@@ -84,7 +84,7 @@ func.func @backward(%dy: tensor<?x?x8xf32>, %x: tensor<?x?x8xf32>, %dlogits: ten
 
 // CHECK-LABEL: func.func @updates
 func.func @updates(%dw: tensor<2x8xf32>, %dy: tensor<8x2xf32>, %lndy: tensor<?x?x8xf32>,
-                   %lnx: tensor<?x?x8xf32>) {
+                   %lnx: tensor<?x?x8xf32>, %ids: tensor<?x?xi32>) {
   %g = bert.param "g" {group = "embeddings", trainable = true, decay = false, init = "ones"} : tensor<8xf32>
   %gb = bert.param "gb" {group = "embeddings", trainable = true, decay = false, init = "zeros"} : tensor<8xf32>
   // CHECK: bert.accumulate_layernorm_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {epsilon = 9.99999996E-13 : f32} : tensor<8xf32>, tensor<8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
@@ -95,6 +95,9 @@ func.func @updates(%dw: tensor<2x8xf32>, %dy: tensor<8x2xf32>, %lndy: tensor<?x?
   %b = bert.param "b" {group = "classifier", trainable = true, decay = false, init = "zeros"} : tensor<2xf32>
   // CHECK: bert.accumulate_bias_grad %{{.*}}, %{{.*}} : tensor<2xf32>, tensor<8x2xf32>
   bert.accumulate_bias_grad %b, %dy : tensor<2xf32>, tensor<8x2xf32>
+  %t = bert.param "t" {group = "embeddings", trainable = true, decay = true, init = "normal"} : tensor<30x8xf32>
+  // CHECK: bert.accumulate_embedding_grad %{{.*}}, %{{.*}}, %{{.*}} : tensor<30x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>
+  bert.accumulate_embedding_grad %t, %lndy, %ids : tensor<30x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>
   // CHECK: bert.gelu_grad_accumulate_bias %{{.*}}, %{{.*}}, %{{.*}} : tensor<2xf32>, tensor<8x2xf32>, tensor<8x2xf32> -> tensor<8x2xf32>
   %gdx = bert.gelu_grad_accumulate_bias %b, %dy, %dy : tensor<2xf32>, tensor<8x2xf32>, tensor<8x2xf32> -> tensor<8x2xf32>
   // CHECK: bert.dropout_grad_accumulate_bias %{{.*}}, %{{.*}} {rate = 1.000000e-01 : f32, stream = 2 : i32} : tensor<2xf32>, tensor<8x2xf32> -> tensor<8x2xf32>

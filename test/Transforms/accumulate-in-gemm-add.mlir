@@ -15,7 +15,7 @@
 // CHECK-NEXT: %[[S:.*]] = bert.add %[[D]], %[[G2]]
 // CHECK-NEXT: %[[DE:.*]] = bert.linear_grad_input_add %[[D]], %[[W1]], %[[S]] : (tensor<?x?x16xf32>, tensor<16x16xf32>, tensor<?x?x16xf32>) -> tensor<?x?x16xf32>
 // CHECK-NOT: bert.add
-// CHECK: bert.embedding_grad %[[DE]]
+// CHECK: bert.accumulate_embedding_grad %{{.*}}, %[[DE]], %{{.*}}
 
 // Planned: the fused GEMM writes its result over its addend, which dies there.
 // PLAN: bert.select_token_grad

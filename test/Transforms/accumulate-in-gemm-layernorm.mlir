@@ -13,7 +13,7 @@
 // CHECK: %[[DE:.*]] = bert.accumulate_layernorm_grad %[[G]], %[[B]], %{{.*}}, %[[E]] {epsilon = {{.*}}} : tensor<16xf32>, tensor<16xf32>, tensor<?x?x16xf32>, tensor<?x?x16xf32> -> tensor<?x?x16xf32>
 // CHECK-NOT: bert.accumulate_grad %[[G]]
 // CHECK-NOT: bert.accumulate_grad %[[B]]
-// CHECK: bert.embedding_grad %[[DE]]
+// CHECK: bert.accumulate_embedding_grad %{{.*}}, %[[DE]], %{{.*}}
 
 // Planned: the fused op gets the LayerNorm backward's kernel workspace; g and b keep their
 // gradient slots.

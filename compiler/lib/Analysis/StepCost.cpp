@@ -98,6 +98,11 @@ StepCost estimateStepCost(ModuleOp module, const DeviceModel &device) {
       backwardSeconds += (cost.seconds - before) / accumulation;
     inBackward |= &op == loss;
   }
+  // The runtime zeroes the gradient region before each step's first micro-batch: one
+  // memset (none where every update runs in the backward and there is no region).
+  if (bert::PlanAttr plan = findPlan(module); plan && plan.getGradients().bytes > 0)
+    cost.seconds += estimateKernelSeconds(
+        {bert::ComputeUnit::Fp32Cores, 0, double(plan.getGradients().bytes)}, device);
   // Offloaded from a GPU, AdamW runs the CPU trainer's kernels on the host once the
   // gradients are down, and the trainable parameters go back up. Streamed, the gradients
   // come down and the host updates during the last micro-step's backward: the step waits

@@ -28,6 +28,15 @@ void emitElementwise(EmitContext &ctx, StringRef fn, ArrayRef<Value> args, Value
   ctx.os << EmitContext::numel(sized) << ctx.end();
 }
 
+/// fn(ids, dy, table, tokens, vocab, hidden): the scatter-add of dy's rows into `table`
+/// (a pointer expression) of `tableShaped`'s shape.
+void emitEmbeddingBackward(EmitContext &ctx, StringRef fn, Value ids, Value dy,
+                           const std::string &table, Value tableShaped) {
+  auto shape = cast<RankedTensorType>(tableShaped.getType()).getShape();
+  ctx.os << ctx.call(fn) << ctx.name(ids) << ", " << ctx.name(dy) << ", " << table << ", "
+         << EmitContext::numel(ids) << ", " << shape[0] << ", " << shape[1] << ctx.end();
+}
+
 /// "B, S * 64, rate, key" for dropout over the samples of `sized`.
 std::string dropoutArgs(Value sized, float rate, uint32_t stream) {
   return "B, " + EmitContext::sampleSize(sized) + ", " + EmitContext::floatLiteral(rate) + ", " +
@@ -190,11 +199,16 @@ std::optional<LogicalResult> emitPointwiseOp(Operation *op, EmitContext &ctx) {
         return success();
       })
       .Case([&](EmbeddingGradOp g) {
-        auto table = cast<RankedTensorType>(g.getTableGrad().getType());
-        os << ctx.call("embeddingBackward") << ctx.name(g.getIds()) << ", "
-           << ctx.name(g.getResultGrad()) << ", " << ctx.name(g.getTableGrad()) << ", "
-           << EmitContext::numel(g.getIds()) << ", " << table.getDimSize(0) << ", "
-           << table.getDimSize(1) << ctx.end();
+        emitEmbeddingBackward(ctx, "embeddingBackward", g.getIds(), g.getResultGrad(),
+                              ctx.name(g.getTableGrad()), g.getTableGrad());
+        return success();
+      })
+      .Case([&](AccumulateEmbeddingGradOp g) -> LogicalResult {
+        FailureOr<std::string> slot = gradientSlot(op, g.getParam());
+        if (failed(slot))
+          return failure();
+        emitEmbeddingBackward(ctx, "embeddingBackwardAccumulate", g.getIds(), g.getResultGrad(),
+                              *slot, g.getParam());
         return success();
       })
       .Case([&](AddOp add) {

@@ -140,6 +140,9 @@ struct AccumulateInGemmPass : bertc::impl::AccumulateInGemmBase<AccumulateInGemm
       else if (auto sum = dyn_cast<BiasGradOp>(grad))
         builder.create<AccumulateBiasGradOp>(sum.getLoc(), accumulation.getParam(),
                                              sum.getResultGrad());
+      else if (auto table = dyn_cast<EmbeddingGradOp>(grad))
+        builder.create<AccumulateEmbeddingGradOp>(table.getLoc(), accumulation.getParam(),
+                                                  table.getResultGrad(), table.getIds());
       else
         continue;
       accumulation.erase();

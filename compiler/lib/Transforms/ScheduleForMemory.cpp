@@ -46,7 +46,8 @@ struct DependenceGraph {
       // backward only its own parameter's slots: those commute.
       auto update = dyn_cast<bert::AdamWOp>(op);
       bool ownSlotsOnly = isa<bert::AccumulateGradOp, bert::AccumulateLinearGradWeightOp,
-                              bert::AccumulateBiasGradOp, bert::AccumulateLayerNormGradOp>(op) ||
+                              bert::AccumulateBiasGradOp, bert::AccumulateEmbeddingGradOp,
+                              bert::AccumulateLayerNormGradOp>(op) ||
                           (update && update.getGrad());
       if (update && update.getGrad())
         for (Operation *reader : update.getParam().getUsers())

@@ -67,6 +67,32 @@ def Bert_AccumulateBiasGradOp : Bert_Op<"accumulate_bias_grad",
   let hasVerifier = 1;
 }
 
+def Bert_AccumulateEmbeddingGradOp : Bert_Op<"accumulate_embedding_grad",
+    [MemoryEffects<[MemWrite]>,
+     DeclareOpInterfaceMethods<Bert_CostOpInterface, ["estimateKernels"]>]> {
+  let summary = "adds dy's rows into an embedding table's gradient slot by id";
+  let description = [{
+    `bert.embedding_grad` and the `bert.accumulate_grad` of its result as one scatter-add
+    straight into the table's fp32 gradient slot (-bertc-accumulate-in-gemm): no temporary
+    table gradient (the table's size in fp32), no zeroing of it and no pass adding it to
+    the slot. The rows of an id add into the slot one by one (on the CPU, in token order;
+    on CUDA, a tile of tokens at a time), where the pair added their sum once: an id seen
+    more than once can round differently in the last place.
+
+    ```mlir
+    bert.accumulate_embedding_grad %table, %dy, %ids
+        : tensor<64x16xf32>, tensor<?x?x16xf32>, tensor<?x?xi32>
+    ```
+  }];
+  let arguments = (ins Bert_FloatTensor:$param, Bert_FloatTensor:$resultGrad,
+                       Bert_IntTensor:$ids);
+  let assemblyFormat = [{
+    $param `,` $resultGrad `,` $ids attr-dict `:` type($param) `,` type($resultGrad) `,`
+    type($ids)
+  }];
+  let hasVerifier = 1;
+}
+
 def Bert_GeluGradAccumulateBiasOp : Bert_Op<"gelu_grad_accumulate_bias",
     [MemoryEffects<[MemWrite]>,
      DeclareOpInterfaceMethods<Bert_InPlaceOpInterface, ["getReusableOperands"]>,

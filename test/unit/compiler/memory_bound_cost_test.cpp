@@ -226,6 +226,22 @@ TEST(StepCost, EmbeddingReadsOnlyTheRowsItLooksUp) {
       1);
 }
 
+TEST(StepCost, EmbeddingGradientIntoItsSlotMovesOnlyTheRowsTheTokensTouch) {
+  Ops ops("%ids: tensor<?x?xi32>, %dy: tensor<?x?x768xbf16>", R"mlir(
+  %t = bert.param "t" {group = "embeddings", trainable = true, decay = true, init = "normal"} : tensor<28996x768xbf16>
+  bert.accumulate_embedding_grad %t, %dy, %ids : tensor<28996x768xbf16>, tensor<?x?x768xbf16>, tensor<?x?xi32>
+)mlir");
+  // The ids (16,384 B), dy (6,291,456) and each row added into the fp32 slot
+  // (25,165,824), one flop an element, in one launch: no table-sized zeroing.
+  for (CostTarget target : {CostTarget::Cuda, CostTarget::Cpu}) {
+    auto kernels = estimateOpKernels(ops.op("bert.accumulate_embedding_grad"), kBatch, 128, target);
+    ASSERT_EQ(kernels.size(), 1u);
+    EXPECT_EQ(kernels[0].bytes, 16384.0 + 6291456.0 + 25165824.0);
+    EXPECT_EQ(kernels[0].flops, 3145728.0);
+    EXPECT_EQ(kernels[0].launches, 1);
+  }
+}
+
 TEST(StepCost, AdamWUpdatesThenRewritesTheWorkingCopy) {
   Ops ops("", R"mlir(
   %w = bert.param "w" {group = "encoder.layer.0", trainable = true, decay = true, init = "normal"} : tensor<768x768xbf16>

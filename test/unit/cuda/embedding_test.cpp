@@ -4,7 +4,8 @@
 // them, inside one chunk, and one id on every token; a hidden size of 70 leaves the last
 // 32-column slice partial. With small integers as gradients every sum is exact, so the
 // CUDA table must equal the CPU's bit for bit whatever order it adds in: any token added
-// to the wrong row, twice or not at all shows.
+// to the wrong row, twice or not at all shows. The accumulating backward adds the same
+// sums into a gradient slot as it is.
 #include "cuda_test_support.h"
 
 #include "bertc/runtime/cpu_kernels.h"
@@ -89,6 +90,44 @@ TYPED_TEST(EmbeddingTest, BackwardAddsEveryTokenToItsRowOnce) {
     cpu::embeddingBackward(ids.data(), dout.data(), expected.data(), kTokens, vocab, kHidden);
     expectBitIdentical(cudaBackward(ids, dout, vocab), expected, "dtable, ids " + name);
   }
+}
+
+/// The CUDA accumulating backward into a copy of `slot`.
+template <typename T>
+std::vector<float> cudaBackwardAccumulate(const std::vector<int32_t> &ids,
+                                          const std::vector<T> &dout, std::vector<float> slot) {
+  DeviceArray<int32_t> dIds(ids);
+  DeviceArray<T> dDout(dout);
+  DeviceArray<float> dSlot(slot);
+  cuda::embeddingBackwardAccumulate(dIds.get(), dDout.get(), dSlot.get(), int64_t(ids.size()),
+                                    int64_t(slot.size()) / kHidden, kHidden, nullptr);
+  return dSlot.download();
+}
+
+TYPED_TEST(EmbeddingTest, BackwardAccumulateAddsEveryTokenIntoTheSlotOnce) {
+  using T = TypeParam;
+  const auto dout = integerValues<T>(kTokens * kHidden, 4);
+  for (const auto &[name, ids] : idPatterns()) {
+    const int64_t vocab = name == "distinct" ? kTokens : kVocab;
+    const auto slotValues = integerValues<float>(vocab * kHidden, 5);
+    std::vector<float> expected = slotValues;
+    cpu::embeddingBackwardAccumulate(ids.data(), dout.data(), expected.data(), kTokens, vocab,
+                                     kHidden);
+    expectBitIdentical(cudaBackwardAccumulate(ids, dout, slotValues), expected,
+                       "slot, ids " + name);
+  }
+}
+
+TYPED_TEST(EmbeddingTest, BackwardAccumulateInOneTileHasTheBitsOfBackwardThenAdd) {
+  using T = TypeParam;
+  const std::vector<int32_t> mixed = mixedIds();
+  const std::vector<int32_t> ids(mixed.end() - 512, mixed.end());
+  const auto dout = randomValues<T>(ids.size() * kHidden, 6);
+  const auto slotValues = randomValues<float>(kVocab * kHidden, 7);
+  std::vector<float> expected = cudaBackward(ids, dout, kVocab);
+  for (size_t i = 0; i < expected.size(); ++i)
+    expected[i] += slotValues[i];
+  expectBitIdentical(cudaBackwardAccumulate(ids, dout, slotValues), expected, "slot");
 }
 
 TYPED_TEST(EmbeddingTest, BackwardMatchesCpuAndIsDeterministic) {

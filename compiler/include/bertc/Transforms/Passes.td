@@ -211,7 +211,7 @@ def FuseOptimizer : Pass<"bertc-fuse-optimizer", "mlir::ModuleOp"> {
 }
 
 def AccumulateInGemm : Pass<"bertc-accumulate-in-gemm", "mlir::ModuleOp"> {
-  let summary = "Writes linear and LayerNorm parameter gradients straight into their slots";
+  let summary = "Writes parameter gradients straight into their slots";
   let description = [{
     The autodiff pass computes a linear weight's gradient dy^T x as a tensor and
     `bert.accumulate_grad` adds it to the parameter's gradient slot: a temporary of
@@ -229,7 +229,10 @@ def AccumulateInGemm : Pass<"bertc-accumulate-in-gemm", "mlir::ModuleOp"> {
     backward reads it) joins such a backward likewise, as its second result
     (`bert.gelu_grad_bias`, `bert.dropout_grad_bias`). A `bert.layernorm_grad` whose gamma
     and beta gradients are only accumulated becomes one `bert.accumulate_layernorm_grad`,
-    whose column sums add into both slots. An activation's gradient summed from a
+    whose column sums add into both slots. An embedding table's gradient
+    (`bert.embedding_grad`, a scatter-add into a zeroed table) and its accumulation
+    become one `bert.accumulate_embedding_grad`, the scatter-add into the slot: no
+    temporary of the table's size in fp32 and no zeroing of it. An activation's gradient summed from a
     `bert.linear_grad_input` and another gradient (a residual's, another projection's)
     becomes one `bert.linear_grad_input_add`, the GEMM with the other gradient as C and
     beta = 1, where that GEMM has no other reader and the other gradient exists before

@@ -25,6 +25,10 @@ void embeddingForward(const int32_t *ids, const T *table, T *out, int64_t tokens
 template <typename T>
 void embeddingBackward(const int32_t *ids, const T *dout, float *dtable, int64_t tokens,
                        int64_t vocab, int64_t hidden);
+/// dtable[ids[t], :] += dout[t, :] in token order, dtable as it is (a gradient slot).
+template <typename T>
+void embeddingBackwardAccumulate(const int32_t *ids, const T *dout, float *dtable, int64_t tokens,
+                                 int64_t vocab, int64_t hidden);
 
 /// out = a + b, elementwise over n values (out may alias a or b).
 template <typename T> void add(const T *a, const T *b, T *out, int64_t n);

@@ -34,6 +34,12 @@ void embeddingForward(const int32_t *ids, const T *table, T *out, int64_t tokens
 template <typename T>
 void embeddingBackward(const int32_t *ids, const T *dout, float *dtable, int64_t tokens,
                        int64_t vocab, int64_t hidden, cudaStream_t stream);
+/// The same added to dtable as it is (a gradient slot): no zeroing. Each id's rows add
+/// into its row tile by tile (kernel tiles of 512 tokens), so with one tile the slot gets
+/// the bits of embeddingBackward then an add.
+template <typename T>
+void embeddingBackwardAccumulate(const int32_t *ids, const T *dout, float *dtable, int64_t tokens,
+                                 int64_t vocab, int64_t hidden, cudaStream_t stream);
 
 // ---- Elementwise (elementwise.cu) ----
 
