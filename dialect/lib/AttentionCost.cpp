@@ -29,7 +29,7 @@
 // it moves through the [seq, seq] score blocks (fp32 scores read, the storage type's
 // probabilities written in place):
 //   forward   QK^T, softmax + lse + dropout rows, PV              2 products in 2 GEMMs
-//   backward  row term, QK^T with dctx V^T, P / dS rows,
+//   backward  QK^T with dctx V^T, row term + P / dS rows,
 //             dV with dK, dQ                                      5 products in 3 GEMMs
 //
 // A product is a multiply-add per (sequence, head, query, key, head dim): 2 * scores * d
@@ -141,19 +141,22 @@ SmallVector<KernelWork, 1> AttentionGradOp::estimateKernels(int64_t batch, int64
   double mask = bytesOf(getMask(), batch, seq);
   if (target == CostTarget::Cpu)
     return cpuAttention(size, getQuery(), 5, true, 8 * tensor + mask + size.statisticsBytes(1));
-  KernelWork rowTerm{ComputeUnit::Fp32Cores, 2 * size.batch * size.seq * features(getQuery()),
-                     2 * tensor + size.statisticsBytes(1)};
+  // The row term's dot products: dctx and ctx read.
+  double rowTermFlops = 2 * size.batch * size.seq * features(getQuery());
   if (int64_t headChunk = getHeadChunk()) {
     double scores = size.scores(), stored = storageBytes(getQuery());
-    // QK^T and dctx V^T write fp32 blocks; the rows read both, the mask, the lse and the
-    // row term, and write P*Z and dS; dV, dQ and dK read one of them each.
-    return {rowTerm,
-            headGemms(size, headChunk, getQuery(), getTf32(), 2, 1, true, 4 * tensor, 8 * scores),
-            scoreRows(size, headChunk, true,
-                      (8 + 2 * stored) * scores + mask + size.statisticsBytes(2)),
+    // QK^T and dctx V^T write fp32 blocks; the rows read both, the mask, the lse, and dctx
+    // and ctx for their row terms, and write P*Z and dS; dV, dQ and dK read one of them each.
+    KernelWork rows =
+        scoreRows(size, headChunk, true,
+                  (8 + 2 * stored) * scores + mask + size.statisticsBytes(1) + 2 * tensor);
+    rows.flops += rowTermFlops;
+    return {headGemms(size, headChunk, getQuery(), getTf32(), 2, 1, true, 4 * tensor, 8 * scores),
+            rows,
             headGemms(size, headChunk, getQuery(), getTf32(), 3, 2, false, 6 * tensor,
                       3 * stored * scores)};
   }
+  KernelWork rowTerm{ComputeUnit::Fp32Cores, rowTermFlops, 2 * tensor + size.statisticsBytes(1)};
   double headDim = size.cudaHeadDim();
   // Each reads dctx, q, k, v, the mask, the lse and the row term.
   double backwardReads = 4 * tensor + mask + size.statisticsBytes(2);

@@ -24,13 +24,8 @@
 namespace bertc::cpu {
 
 namespace {
-using cuda::attentionBackwardBlocksOffset;
 using cuda::attentionPackedLd;
-using cuda::attentionRowTermFloats;
 using cuda::attentionScoreBlockFloats;
-
-/// Rows of the backward's row term one thread takes at a time (headDim multiply-adds each).
-constexpr int64_t kRowTermBlock = 1024;
 
 /// The chunk of heads [firstHead, firstHead + heads) and its [seq, seq] matrices in a score
 /// block: (head h of the chunk, sequence b) at float offset (h * batch + b) * seq * seq.
@@ -154,13 +149,13 @@ void chunkedAttentionForward(const T *q, const T *k, const T *v, const int32_t *
 
 // With P the probabilities (from the saved lse), Z the dropout factors and r_i = dctx_i ·
 // ctx_i the row term (= sum_j P_ij Z_ij dP_ij, as ctx_i = sum_j P_ij Z_ij v_j):
-//   1. r for every row, in fp32 from the stored T values, into the workspace's first floats;
-//   2. per chunk, per block of query rows of each (head h, sequence b) pair:
+//   1. per chunk, per block of query rows of each (head h, sequence b) pair:
 //      a. raw scores q_h k_h^T into block A, dP = dctx_h v_h^T into block B;
-//      b. per row: P as the forward's; A <- T(P Z), B <- T(P (dP Z - r) scale), the fused
-//         backward's dS (a fully masked row takes P = 1 / seq there too);
+//      b. per row: r in fp32 from the stored T values; P as the forward's; A <- T(P Z),
+//         B <- T(P (dP Z - r) scale), the fused backward's dS (a fully masked row takes
+//         P = 1 / seq there too);
 //      c. dq_h = dS k_h for the block's rows;
-//   3. per chunk, per block of key rows of each pair: dv_h = (P Z)^T dctx_h, dk_h = dS^T q_h.
+//   2. per chunk, per block of key rows of each pair: dv_h = (P Z)^T dctx_h, dk_h = dS^T q_h.
 template <typename T>
 void chunkedAttentionBackward(const T *dctx, const T *q, const T *k, const T *v,
                               const int32_t *mask, const T *ctx, const float *lse, float *workspace,
@@ -170,17 +165,8 @@ void chunkedAttentionBackward(const T *dctx, const T *q, const T *k, const T *v,
   const AttentionShape shape{batch, seq, hidden, heads};
   const int64_t headDim = shape.headDim(), ldPacked = attentionPackedLd<T>(seq);
   const float scale = 1.0f / std::sqrt(float(headDim));
-  float *rowTerms = workspace; // [batch, heads, seq]
-  float *blockA = workspace + attentionBackwardBlocksOffset(batch, heads, seq) /
-                                  int64_t(sizeof(float)); // [headChunk, batch, seq, seq]
+  float *blockA = workspace; // [headChunk, batch, seq, seq]
   float *blockB = blockA + attentionScoreBlockFloats(headChunk, batch, seq);
-
-  forEachChunk(attentionRowTermFloats(batch, heads, seq), kRowTermBlock,
-               [&](int64_t begin, int64_t end) {
-                 for (int64_t row = begin; row < end; ++row)
-                   rowTerms[row] =
-                       rowTerm(dctx, ctx, shape, row / (seq * heads), row / seq % heads, row % seq);
-               });
   for (int64_t firstHead = 0; firstHead < heads; firstHead += headChunk) {
     const HeadChunk chunk{firstHead, std::min(headChunk, heads - firstHead)};
     forEachRowBlock(chunk, shape, [&](int64_t hLocal, int64_t b, int64_t rowBegin, int64_t rowEnd) {
@@ -191,9 +177,8 @@ void chunkedAttentionBackward(const T *dctx, const T *q, const T *k, const T *v,
       headProductRows(dctx, v, 1.0f, gradScores, shape, b, h, rowBegin, rowEnd);
       for (int64_t i = rowBegin; i < rowEnd; ++i) {
         float *pRow = probs + i * seq, *gRow = gradScores + i * seq;
-        const int64_t stat = shape.statIndex(b, h, i);
-        const float r = rowTerms[stat];
-        probabilitiesFromRaw(pRow, mask + b * seq, seq, scale, lse[stat]);
+        const float r = rowTerm(dctx, ctx, shape, b, h, i);
+        probabilitiesFromRaw(pRow, mask + b * seq, seq, scale, lse[shape.statIndex(b, h, i)]);
         if (dropoutRate > 0.0f) {
           forEachRowFactorSpan(key, shape, b, h, i, dropoutRate,
                                [&](int64_t j0, const float *factor, int64_t n) {

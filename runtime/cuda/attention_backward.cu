@@ -142,12 +142,6 @@ __global__ void __launch_bounds__(kThreads)
     storeSlice(dq, p, b, i, h, part, queryGrad, 1.0f);
 }
 } // namespace
-
-template <typename T>
-void launchRowTerm(const T *dctx, const T *ctx, const Params &p, cudaStream_t stream) {
-  BERTC_LAUNCH(rowTermKernel, gridFor(p.batch * p.heads * p.seq), kElementwiseThreads, 0, stream,
-               dctx, ctx, p);
-}
 } // namespace attention
 
 template <typename T>
@@ -159,7 +153,8 @@ void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const 
   const Params p = makeParams(batch, seq, hidden, heads, dropoutRate, key, lse, rowTerm);
   if (batch == 0 || seq == 0)
     return;
-  launchRowTerm(dctx, ctx, p, stream);
+  BERTC_LAUNCH(rowTermKernel, gridFor(p.batch * p.heads * p.seq), kElementwiseThreads, 0, stream,
+               dctx, ctx, p);
   dispatchHeadDim(p.headDim, [&](auto headDim) {
     constexpr int D = decltype(headDim)::value;
     BERTC_LAUNCH((keyValueGradKernel<T, D>), rowGrid<D>(p), kThreads, 0, stream, dctx, q, k, v,
@@ -170,8 +165,6 @@ void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const 
 }
 
 #define INSTANTIATE(T)                                                                             \
-  template void attention::launchRowTerm(const T *, const T *, const attention::Params &,          \
-                                         cudaStream_t);                                            \
   template void attentionBackward(const T *, const T *, const T *, const T *, const int32_t *,     \
                                   const T *, const float *, float *, T *, T *, T *, int64_t,       \
                                   int64_t, int64_t, int64_t, float, const DropoutKey &,            \

@@ -2,11 +2,11 @@
 // product is one batched cuBLASLt GEMM over the chunk's heads and the batch (a group of
 // sequences per head; in the backward, two products of one layout share a GEMM), the
 // chunk's GEMMs listed so that one kernel fills all their pointer arrays
-// (LinearGemms::listBatchedGemms), with the chunk's [seq, seq]
-// matrices in score blocks of the workspace
-// (abi/kernel_workspace.h); between the products, one row kernel over every row of the
-// chunk does the softmax and dropout (forward) or P*Z and dS (backward), with the scores,
-// mask bias, probabilities and dropout bits of the fused kernels (attention_common.cuh).
+// (LinearGemms::listBatchedGemms), with the chunk's [seq, seq] matrices in score blocks of
+// the workspace (abi/kernel_workspace.h); between the products, one row kernel over every
+// row of the chunk does the softmax and dropout (forward) or the row term, P*Z and dS
+// (backward), with the scores, mask bias, probabilities and dropout bits of the fused
+// kernels (attention_common.cuh).
 //
 // A row kernel gives each row a warp. It rewrites the row's fp32 values as T in place from
 // the row's first byte: T value j overwrites fp32 values up to j only, so the warp sweeps
@@ -87,20 +87,31 @@ __global__ void __launch_bounds__(kRowThreads)
   }
 }
 
+/// The backward's row term dctx_i · ctx_i of a row's head, in every lane of its warp.
+template <typename T>
+__device__ float rowTerm(const T *dctx, const T *ctx, const Params &p, const BlockRow &at,
+                         int lane) {
+  const int64_t offset = p.tokenOffset(at.b, at.i, at.h);
+  float term = 0.0f;
+  for (int64_t c = lane; c < p.headDim; c += kWarpSize)
+    term += loadFloat(dctx + offset + c) * loadFloat(ctx + offset + c);
+  return warpSum(term);
+}
+
 /// Backward: a row of raw scores becomes T(P*Z) and the same row of dctx·v becomes
-/// T(dS) = T(P (dP Z - rowTerm) / sqrt(d)), both in place, as the fused backward
-/// computes them.
+/// T(dS) = T(P (dP Z - r) / sqrt(d)), both in place, as the fused backward computes them;
+/// the row term r = dctx_i · ctx_i is summed here, in the row's warp.
 template <typename T>
 __global__ void __launch_bounds__(kRowThreads)
-    backwardRowKernel(float *scores, float *probGrads, const int32_t *mask, int64_t firstHead,
-                      int64_t rows, Params p) {
+    backwardRowKernel(float *scores, float *probGrads, const T *dctx, const T *ctx,
+                      const int32_t *mask, int64_t firstHead, int64_t rows, Params p) {
   const int64_t row = int64_t(blockIdx.x) * kRowsPerRowBlock + threadIdx.x / kWarpSize;
   const int lane = threadIdx.x % kWarpSize;
   if (row >= rows) // the whole warp
     return;
   const BlockRow at = blockRow(p, firstHead, row);
-  const int64_t stat = p.statIndex(at.b, at.h, at.i);
-  const float rowLse = p.lse[stat], rowTerm = p.rowTerm[stat];
+  const float rowLse = p.lse[p.statIndex(at.b, at.h, at.i)];
+  const float term = rowTerm(dctx, ctx, p, at, lane);
   float *raw = scores + row * p.seq, *rawGrad = probGrads + row * p.seq;
   T *packed = reinterpret_cast<T *>(raw), *packedGrad = reinterpret_cast<T *>(rawGrad);
   for (int64_t first = 0; first < p.seq; first += kWarpSize) {
@@ -113,7 +124,7 @@ __global__ void __launch_bounds__(kRowThreads)
       const float prob = probabilityFromLse(rowScore(raw, mask, p, at.b, j), rowLse, p.seq);
       const float factor = dropoutFactor(p, kept, lane);
       keptProb = prob * factor;
-      scoreGrad = prob * (rawGrad[j] * factor - rowTerm) * p.scale;
+      scoreGrad = prob * (rawGrad[j] * factor - term) * p.scale;
     }
     __syncwarp(); // the tile's fp32 values are read before T values overwrite them
     if (j < p.seq) {
@@ -123,10 +134,11 @@ __global__ void __launch_bounds__(kRowThreads)
   }
 }
 
-/// The fused kernels' checks and parameters, and the chunk size's range.
+/// The fused kernels' checks and parameters (no row term: the backward's row kernel sums
+/// it), and the chunk size's range.
 Params chunkedParams(int64_t headChunk, int64_t batch, int64_t seq, int64_t hidden, int64_t heads,
-                     float dropoutRate, const DropoutKey &key, const float *lse, float *rowTerm) {
-  const Params p = makeParams(batch, seq, hidden, heads, dropoutRate, key, lse, rowTerm);
+                     float dropoutRate, const DropoutKey &key, const float *lse) {
+  const Params p = makeParams(batch, seq, hidden, heads, dropoutRate, key, lse, nullptr);
   if (headChunk < 1 || headChunk > heads)
     throw std::invalid_argument("attention: head_chunk " + std::to_string(headChunk) +
                                 " is not between 1 and the " + std::to_string(heads) + " heads");
@@ -168,8 +180,7 @@ void chunkedAttentionForward(LinearGemms &gemms, const T *q, const T *k, const T
                              int64_t heads, float dropoutRate, const DropoutKey &key,
                              GemmMath math) {
   using namespace attention;
-  const Params p =
-      chunkedParams(headChunk, batch, seq, hidden, heads, dropoutRate, key, nullptr, nullptr);
+  const Params p = chunkedParams(headChunk, batch, seq, hidden, heads, dropoutRate, key, nullptr);
   if (batch == 0 || seq == 0)
     return;
   const int64_t d = p.headDim;
@@ -199,18 +210,13 @@ void chunkedAttentionBackward(LinearGemms &gemms, const T *dctx, const T *q, con
                               int64_t hidden, int64_t heads, float dropoutRate,
                               const DropoutKey &key, GemmMath math) {
   using namespace attention;
-  // The workspace: the row term, then the score block that becomes P*Z and the one that
-  // becomes dS.
-  float *rowTerm = workspace;
-  const Params p =
-      chunkedParams(headChunk, batch, seq, hidden, heads, dropoutRate, key, lse, rowTerm);
+  const Params p = chunkedParams(headChunk, batch, seq, hidden, heads, dropoutRate, key, lse);
   if (batch == 0 || seq == 0)
     return;
-  float *probs = reinterpret_cast<float *>(reinterpret_cast<char *>(workspace) +
-                                           attentionBackwardBlocksOffset(batch, heads, seq));
+  // The workspace: the score block that becomes P*Z, then the one that becomes dS.
+  float *probs = workspace;
   float *probGrads = probs + attentionScoreBlockFloats(headChunk, batch, seq);
   const int64_t d = p.headDim;
-  launchRowTerm(dctx, ctx, p, gemms.stream());
   for (int64_t firstHead = 0; firstHead < heads; firstHead += headChunk) {
     const int64_t chunkHeads = std::min(headChunk, heads - firstHead);
     const auto head = [&](const T *x, bool transposed) {
@@ -233,7 +239,7 @@ void chunkedAttentionBackward(LinearGemms &gemms, const T *dctx, const T *q, con
     gemms.runListed(scores);
     const int64_t rows = chunkHeads * batch * seq;
     BERTC_LAUNCH((backwardRowKernel<T>), rowBlocks(rows), kRowThreads, 0, gemms.stream(), probs,
-                 probGrads, mask, firstHead, rows, p);
+                 probGrads, dctx, ctx, mask, firstHead, rows, p);
     gemms.runListed(valueAndKey);
     gemms.runListed(query);
   }

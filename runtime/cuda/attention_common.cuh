@@ -258,9 +258,4 @@ __device__ __forceinline__ float dropoutFactor(const Params &p, uint32_t bits, i
   return (bits >> t) & 1u ? p.keptScale : 0.0f;
 }
 
-/// Queues the backward's row term p.rowTerm[statIndex(b, h, i)] = dctx_i · ctx_i of every
-/// row of every head (attention_backward.cu).
-template <typename T>
-void launchRowTerm(const T *dctx, const T *ctx, const Params &p, cudaStream_t stream);
-
 } // namespace bertc::cuda::attention

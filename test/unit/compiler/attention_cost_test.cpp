@@ -90,7 +90,7 @@ void expectKernel(const KernelWork &kernel, ComputeUnit unit, double flops, doub
 
 // At seq 128: B heads S^2 = 32 * 12 * 16,384 = 6,291,456 scores; a product over them is
 // 2 * 64 flops a score, 805,306,368; a [B, S, H] bf16 tensor is 4096 * 768 * 2 = 6,291,456 B;
-// the mask 4096 * 4 = 16,384 B; the lse (and the row term) 32 * 12 * 128 * 4 = 196,608 B.
+// the mask 4096 * 4 = 16,384 B; the lse 32 * 12 * 128 * 4 = 196,608 B.
 TEST(AttentionCost, TensorCoreForwardAtSeq128) {
   Attention attention(12);
   auto kernels = estimateOpKernels(attention.forward(), kBatch, 128, CostTarget::Cuda);
@@ -115,21 +115,19 @@ TEST(AttentionCost, TensorCoreForwardAtSeq128) {
 TEST(AttentionCost, TensorCoreBackwardAtSeq128) {
   Attention attention(12);
   auto kernels = estimateOpKernels(attention.backward(), kBatch, 128, CostTarget::Cuda);
-  ASSERT_EQ(kernels.size(), 4u);
-  // The row term dctx . ctx: 2 B S H = 6,291,456 flops; reads dctx and ctx, writes the
-  // row term: 12,582,912 + 196,608 B.
-  expectKernel(kernels[0], ComputeUnit::Fp32Cores, 6291456, 12779520, 1);
+  ASSERT_EQ(kernels.size(), 3u);
   // QK^T and dctx V^T: one GEMM (after the pointer fill of the chunk's three GEMMs), the
   // two products' layouts being one; read q, k, dctx and v, write two fp32 blocks:
   // 4 * 6,291,456 + 8 * 6,291,456 = 75,497,472 B.
-  expectKernel(kernels[1], ComputeUnit::HalfGemm, 2 * 805306368.0, 75497472, 2);
-  // The rows: the probability from the lse (7) and its score gradient (4) a score; read
-  // both blocks (8 B), write P*Z and dS (4 B), the mask, the lse and the row term:
-  // 12 * 6,291,456 + 16,384 + 2 * 196,608 = 75,907,072 B.
-  expectKernel(kernels[2], ComputeUnit::Fp32Cores, 11 * 6291456.0, 75907072, 1);
+  expectKernel(kernels[0], ComputeUnit::HalfGemm, 2 * 805306368.0, 75497472, 2);
+  // The rows: the probability from the lse (7) and its score gradient (4) a score, and
+  // each row's term dctx . ctx (2 B S H = 6,291,456 flops); read both blocks (8 B), write
+  // P*Z and dS (4 B), read the mask, the lse, and dctx and ctx for the row terms:
+  // 12 * 6,291,456 + 16,384 + 196,608 + 2 * 6,291,456 = 88,293,376 B.
+  expectKernel(kernels[1], ComputeUnit::Fp32Cores, 11 * 6291456.0 + 6291456, 88293376, 1);
   // dV with dK (one layout, one GEMM), then dQ: each reads one 16-bit block and a tensor
   // and writes a gradient: 6 * 6,291,456 + 3 * 2 * 6,291,456 = 75,497,472 B.
-  expectKernel(kernels[3], ComputeUnit::HalfGemm, 3 * 805306368.0, 75497472, 2);
+  expectKernel(kernels[2], ComputeUnit::HalfGemm, 3 * 805306368.0, 75497472, 2);
 }
 
 // At seq 512 the scores grow sixteenfold: 100,663,296 of them, a product 12,884,901,888
@@ -151,18 +149,16 @@ TEST(AttentionCost, TensorCoreAttentionAtSeq512) {
               1e-12 * expected);
 
   auto backward = estimateOpKernels(attention.backward(), kBatch, 512, CostTarget::Cuda);
-  ASSERT_EQ(backward.size(), 4u);
-  // Row term: 2 * 16,384 * 768 flops; 2 * 25,165,824 + 786,432 B.
+  ASSERT_EQ(backward.size(), 3u);
   // QK^T and dctx V^T: 4 * 25,165,824 + 8 * 100,663,296 = 905,969,664 B.
-  // Rows: 12 * 100,663,296 + 65,536 + 2 * 786,432 = 1,209,597,952 B.
+  // Rows with their row terms (2 * 16,384 * 768 flops):
+  //   12 * 100,663,296 + 65,536 + 786,432 + 2 * 25,165,824 = 1,259,143,168 B.
   // dV, dQ, dK: 6 * 25,165,824 + 6 * 100,663,296 = 754,974,720 B.
-  expectKernel(backward[1], ComputeUnit::HalfGemm, 2 * 12884901888.0, 905969664, 2);
-  expectKernel(backward[2], ComputeUnit::Fp32Cores, 11 * 100663296.0, 1209597952, 1);
-  expectKernel(backward[3], ComputeUnit::HalfGemm, 3 * 12884901888.0, 754974720, 2);
-  // Every kernel is bound by its bytes: the row term computes in 25,165,824 / 9.75e12 =
-  // 2.58 us and moves its bytes in 41 us; the rows compute in 114 us and move in 972 us.
-  expected = (2 * 25165824.0 + 786432.0 + 905969664.0 + 1209597952.0 + 754974720.0) / kMemory +
-             6 * kLaunch;
+  expectKernel(backward[0], ComputeUnit::HalfGemm, 2 * 12884901888.0, 905969664, 2);
+  expectKernel(backward[1], ComputeUnit::Fp32Cores, 11 * 100663296.0 + 25165824, 1259143168, 1);
+  expectKernel(backward[2], ComputeUnit::HalfGemm, 3 * 12884901888.0, 754974720, 2);
+  // Every kernel is bound by its bytes: the rows compute in 114 us and move in 1012 us.
+  expected = (905969664.0 + 1259143168.0 + 754974720.0) / kMemory + 5 * kLaunch;
   EXPECT_NEAR(estimateOpSeconds(attention.backward(), kBatch, 512, a100()), expected,
               1e-12 * expected);
 }
@@ -178,9 +174,10 @@ TEST(AttentionCost, ChunksOfFewerHeadsLaunchTheRowsMoreOften) {
   EXPECT_EQ(forward[1].launches, 3);
   EXPECT_EQ(forward[1].bytes, 37961728.0);
   auto backward = estimateOpKernels(attention.backward(), kBatch, 128, CostTarget::Cuda);
-  ASSERT_EQ(backward.size(), 4u);
-  EXPECT_EQ(backward[1].launches, 6); // QK^T with dctx V^T
-  EXPECT_EQ(backward[3].launches, 6); // dV with dK, and dQ
+  ASSERT_EQ(backward.size(), 3u);
+  EXPECT_EQ(backward[0].launches, 6); // QK^T with dctx V^T
+  EXPECT_EQ(backward[1].launches, 3); // the rows with their row terms
+  EXPECT_EQ(backward[2].launches, 6); // dV with dK, and dQ
 }
 
 TEST(AttentionCost, TensorCoresPayOffAtLongSequences) {

@@ -68,23 +68,16 @@ inline int64_t attentionForwardWorkspaceBytes(int64_t headChunk, int64_t batch, 
   return attentionScoreBlockFloats(headChunk, batch, seq) * int64_t(sizeof(float));
 }
 
-/// Byte offset, in the tensor-core backward's workspace, of its first score block: after
-/// the row term (attentionRowTermFloats), at a 256-byte boundary (cuBLASLt's best alignment).
-inline int64_t attentionBackwardBlocksOffset(int64_t batch, int64_t heads, int64_t seq) {
-  const int64_t rowTermBytes = attentionRowTermFloats(batch, heads, seq) * int64_t(sizeof(float));
-  return (rowTermBytes + 255) / 256 * 256;
-}
-
 /// Bytes of the attention backward's workspace. The fused kernel (headChunk 0) takes the
-/// row term alone; the tensor-core one also two score blocks: the recomputed scores
-/// (rewritten as the kept, rescaled probabilities P*Z that dv is made from) and dctx v^T
-/// (rewritten as the scores' gradient dS that dq and dk are made from).
+/// row term; the tensor-core one, whose row kernel sums each row's term itself, two score
+/// blocks, one after the other: the recomputed scores (rewritten as the kept, rescaled
+/// probabilities P*Z that dv is made from) and dctx v^T (rewritten as the scores' gradient
+/// dS that dq and dk are made from).
 inline int64_t attentionBackwardWorkspaceBytes(int64_t headChunk, int64_t batch, int64_t heads,
                                                int64_t seq) {
   if (headChunk == 0)
     return attentionRowTermFloats(batch, heads, seq) * int64_t(sizeof(float));
-  return attentionBackwardBlocksOffset(batch, heads, seq) +
-         2 * attentionScoreBlockFloats(headChunk, batch, seq) * int64_t(sizeof(float));
+  return 2 * attentionScoreBlockFloats(headChunk, batch, seq) * int64_t(sizeof(float));
 }
 
 /// Rows one block of a column sum (the bias and LayerNorm parameter gradients) adds up before

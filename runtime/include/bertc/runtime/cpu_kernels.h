@@ -118,9 +118,8 @@ void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const 
 /// The same attention by GEMMs over whole [seq, seq] matrices, headChunk heads at a time
 /// (an attention op with head_chunk > 0): the CUDA trainer's tensor-core attention step for
 /// step (cuda_chunked_attention.h describes the steps), with its score blocks in `workspace`
-/// (attentionForwardWorkspaceBytes / attentionBackwardWorkspaceBytes, abi/kernel_workspace.h;
-/// the backward's row term first). P*Z and dS are rounded to T before their products, as
-/// the CUDA kernels do.
+/// (attentionForwardWorkspaceBytes / attentionBackwardWorkspaceBytes, abi/kernel_workspace.h).
+/// P*Z and dS are rounded to T before their products, as the CUDA kernels do.
 template <typename T>
 void chunkedAttentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx,
                              float *lse, float *workspace, int64_t headChunk, int64_t batch,

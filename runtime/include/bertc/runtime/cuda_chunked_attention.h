@@ -8,9 +8,9 @@
 //   forward   scores = q k^T (fp32); per row of the chunk, one kernel: the masked, scaled
 //             scores' softmax, lse, and P*Z (the probabilities times the dropout factor 0
 //             or 1 / (1 - rate)) rounded to T in place; ctx = (P*Z) v, rounded once to T;
-//   backward  the row term dctx . ctx; scores = q k^T and dP = dctx v^T (fp32); per row,
-//             one kernel: P from the scores and lse, P*Z rounded to T in place of the
-//             scores, dS = P (dP Z - rowTerm) / sqrt(d) rounded to T in place of dP;
+//   backward  scores = q k^T and dP = dctx v^T (fp32); per row, one kernel: the row term
+//             r = dctx . ctx, P from the scores and lse, P*Z rounded to T in place of the
+//             scores, dS = P (dP Z - r) / sqrt(d) rounded to T in place of dP;
 //             dv = (P*Z)^T dctx, dq = dS k, dk = dS^T q.
 // The scale, mask bias, dropout keys and fully masked rows are the fused kernels'
 // (attention_common.cuh), so the two paths differ only by the 16-bit rounding of P*Z and dS
@@ -36,8 +36,8 @@ void chunkedAttentionForward(LinearGemms &gemms, const T *q, const T *k, const T
                              GemmMath math = GemmMath::Fp32);
 
 /// Writes dq, dk, dv (overwritten) as attentionBackward, through `workspace`
-/// (attentionBackwardWorkspaceBytes(headChunk, batch, heads, seq) bytes: the row term, then
-/// the two score blocks at attentionBackwardBlocksOffset).
+/// (attentionBackwardWorkspaceBytes(headChunk, batch, heads, seq) bytes: the two score
+/// blocks).
 template <typename T>
 void chunkedAttentionBackward(LinearGemms &gemms, const T *dctx, const T *q, const T *k, const T *v,
                               const int32_t *mask, const T *ctx, const float *lse, float *workspace,
