@@ -319,26 +319,30 @@ SmallVector<KernelWork, 1> EmbeddingOp::estimateKernels(int64_t batch, int64_t s
            bytesOf(getIds(), batch, seq) + 2 * bytesOf(getResult(), batch, seq)}};
 }
 
-// The fp32 table gradient is zeroed whole, then each token's row is added into it (an
-// fp32 read and write per element) from the incoming gradient. On CUDA the zeroing is a
+namespace {
+/// The scatter-add of dy's rows into an fp32 table by `ids`: dy and the ids read, and the
+/// rows the tokens touch read and written (an fp32 read and write per element).
+KernelWork scatterAddRows(Value ids, Value resultGrad, int64_t batch, int64_t seq) {
+  double gathered = elementsAt(resultGrad, batch, seq);
+  return {ComputeUnit::Fp32Cores, gathered,
+          bytesOf(ids, batch, seq) + bytesOf(resultGrad, batch, seq) + 2 * 4 * gathered};
+}
+} // namespace
+
+// The fp32 table gradient is zeroed whole, then the scatter-add. On CUDA the zeroing is a
 // memset of its own before the kernel.
 SmallVector<KernelWork, 1> EmbeddingGradOp::estimateKernels(int64_t batch, int64_t seq,
                                                             CostTarget target) {
-  double gathered = elementsAt(getResultGrad(), batch, seq);
-  return {{ComputeUnit::Fp32Cores, gathered,
-           bytesOf(getTableGrad(), batch, seq) + bytesOf(getIds(), batch, seq) +
-               bytesOf(getResultGrad(), batch, seq) + 2 * 4 * gathered,
-           target == CostTarget::Cuda ? 2 : 1}};
+  KernelWork work = scatterAddRows(getIds(), getResultGrad(), batch, seq);
+  work.bytes += bytesOf(getTableGrad(), batch, seq);
+  work.launches = target == CostTarget::Cuda ? 2 : 1;
+  return {work};
 }
 
-// The scatter-add straight into the slot: dy and the ids read, and the rows the tokens
-// touch read and written (at most one a token); no table-sized zeroing or temporary.
+// The scatter-add straight into the slot: no table-sized zeroing or temporary.
 SmallVector<KernelWork, 1> AccumulateEmbeddingGradOp::estimateKernels(int64_t batch, int64_t seq,
                                                                       CostTarget) {
-  double gathered = elementsAt(getResultGrad(), batch, seq);
-  return {
-      {ComputeUnit::Fp32Cores, gathered,
-       bytesOf(getIds(), batch, seq) + bytesOf(getResultGrad(), batch, seq) + 2 * 4 * gathered}};
+  return {scatterAddRows(getIds(), getResultGrad(), batch, seq)};
 }
 
 // One token's row per sequence, read and written.

@@ -90,11 +90,8 @@ struct LinearGemms::State {
       if (!planFor(grouped).algo)
         break;
       PointerArrayFill fill;
-      fill.calls[0] = {products, first, total, 0};
-      fill.count = 1;
-      fill.entries = total;
-      fillPointerArrays(pointerArrays(), fill, stream);
-      ++groupedCalls.fills;
+      fill.add(products, first, total);
+      queueFill(fill);
       runPointerArrays(grouped, 0);
       first += total / count;
     }
@@ -108,6 +105,12 @@ struct LinearGemms::State {
       run(shape, at(products.a[product]), at(products.b[product]), at(products.d[product]),
           nullptr);
     }
+  }
+
+  /// Queues the kernel that fills the pointer arrays of `fill`'s calls.
+  void queueFill(const PointerArrayFill &fill) {
+    fillPointerArrays(pointerArrays(), fill, stream);
+    ++groupedCalls.fills;
   }
 
   /// The pointer-array matmul `grouped` over the arrays filled from entry `firstEntry`.
@@ -150,9 +153,7 @@ struct LinearGemms::State {
       if (call.empty || call.units() == 1 ||
           !planFor(pointerArrayShape(call.shape, call.matrices())).algo)
         continue;
-      call.filledEntry = fill.entries;
-      fill.calls[fill.count++] = {call.products, 0, call.matrices(), fill.entries};
-      fill.entries += call.matrices();
+      call.filledEntry = fill.add(call.products, 0, call.matrices());
     }
     if (fill.entries > kMaxPointerArrayBatch) {
       for (GroupedCall &call : listed)
@@ -161,8 +162,7 @@ struct LinearGemms::State {
     }
     if (fill.count == 0)
       return;
-    fillPointerArrays(pointerArrays(), fill, stream);
-    ++groupedCalls.fills;
+    queueFill(fill);
   }
 };
 

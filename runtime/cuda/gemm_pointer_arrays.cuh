@@ -39,6 +39,15 @@ struct PointerArrayFill {
   PointerArrayCall calls[kMaxListedCalls];
   int count = 0;
   int64_t entries = 0;
+
+  /// Lists `total` matrices from unit `firstUnit` of `products` as the next call; returns
+  /// its first entry.
+  int64_t add(const GroupedProducts &products, int64_t firstUnit, int64_t total) {
+    const int64_t firstEntry = entries;
+    calls[count++] = {products, firstUnit, total, firstEntry};
+    entries += total;
+    return firstEntry;
+  }
 };
 
 /// Queues on `stream` the kernel that writes the pointer arrays of every call in `fill`

@@ -232,11 +232,11 @@ def AccumulateInGemm : Pass<"bertc-accumulate-in-gemm", "mlir::ModuleOp"> {
     whose column sums add into both slots. An embedding table's gradient
     (`bert.embedding_grad`, a scatter-add into a zeroed table) and its accumulation
     become one `bert.accumulate_embedding_grad`, the scatter-add into the slot: no
-    temporary of the table's size in fp32 and no zeroing of it. An activation's gradient summed from a
-    `bert.linear_grad_input` and another gradient (a residual's, another projection's)
-    becomes one `bert.linear_grad_input_add`, the GEMM with the other gradient as C and
-    beta = 1, where that GEMM has no other reader and the other gradient exists before
-    it.
+    temporary of the table's size in fp32 and no zeroing of it. An activation's gradient
+    summed from a `bert.linear_grad_input` and another gradient (a residual's, another
+    projection's) becomes one `bert.linear_grad_input_add`, the GEMM with the other
+    gradient as C and beta = 1, where that GEMM has no other reader and the other gradient
+    exists before it.
 
     It runs after `-bertc-schedule-for-memory` and `-bertc-fuse-optimizer` (an update
     in the backward reads the gradient itself, so nothing is accumulated there) and
