@@ -5,7 +5,8 @@
 //   1. builds both dynamic maps in shared memory (dynamicMapValue, one entry of each per
 //      thread);
 //   2. dequantizes its values' moments and runs adamwElement (adamw_element.cuh, the CPU
-//      twin's fp32 AdamW) on them and the parameter, keeping the new moments in registers;
+//      twin's fp32 AdamW) on them and the parameter, keeping the new moments in registers
+//      (and rounds each new value into the 16-bit working copy, where there is one);
 //   3. reduces the block's new absmaxes (largest |m|, largest v): per warp, then over the
 //      warps through shared memory;
 //   4. requantizes each moment against its absmax by its nearest code.
@@ -16,6 +17,7 @@
 #include "bertc/runtime/dynamic_map.h"
 
 #include "adamw_element.cuh"
+#include "device_storage.cuh"
 #include "launch.cuh"
 #include "warp_reduce.cuh"
 
@@ -33,9 +35,9 @@ __device__ __forceinline__ uint8_t quantize(const float *map, float x, float abs
   return nearestCode(map, absmax > 0.0f ? __fdiv_rn(x, absmax) : 0.0f);
 }
 
-template <int kPerThread>
+template <int kPerThread, typename T>
 __global__ void __launch_bounds__(kThreads)
-    adamw8bitKernel(float *param, const float *grad, AdamW8bitState state, int64_t n,
+    adamw8bitKernel(float *param, const float *grad, AdamW8bitState state, T *working, int64_t n,
                     AdamWScalars s) {
   __shared__ float signedMap[kDynamicMapSize], unsignedMap[kDynamicMapSize];
   __shared__ float warpMaxima[2][kWarps];
@@ -55,6 +57,8 @@ __global__ void __launch_bounds__(kThreads)
     m[k] = __fmul_rn(signedMap[state.mCodes[i]], mScale);
     v[k] = __fmul_rn(unsignedMap[state.vCodes[i]], vScale);
     adamwElement(param[i], grad[i], m[k], v[k], s, s.decayFactor);
+    if (working)
+      storeFloat(working + i, param[i]);
     mAbsmax = fmaxf(mAbsmax, fabsf(m[k]));
     vAbsmax = fmaxf(vAbsmax, v[k]);
   }
@@ -84,20 +88,40 @@ __global__ void __launch_bounds__(kThreads)
     state.vAbsmax[blockIdx.x] = vAbsmax;
   }
 }
+
+/// A launch of adamw8bitKernel.
+template <typename T>
+void update8bit(float *param, const float *grad, const AdamW8bitState &state, T *working, int64_t n,
+                QuantBlockSize blockSize, const cpu::AdamWConfig &config, cudaStream_t stream) {
+  if (n == 0)
+    return;
+  const unsigned blocks = unsigned(quantBlockCount(n, blockSize));
+  if (blockSize == QuantBlockSize::k256)
+    BERTC_LAUNCH((adamw8bitKernel<1, T>), blocks, kThreads, 0, stream, param, grad, state, working,
+                 n, adamwScalars(config));
+  else
+    BERTC_LAUNCH((adamw8bitKernel<8, T>), blocks, kThreads, 0, stream, param, grad, state, working,
+                 n, adamwScalars(config));
+}
 } // namespace
 
 void adamw8bitUpdate(float *param, const float *grad, const AdamW8bitState &state, int64_t n,
                      QuantBlockSize blockSize, const cpu::AdamWConfig &config,
                      cudaStream_t stream) {
-  if (n == 0)
-    return;
-  const unsigned blocks = unsigned(quantBlockCount(n, blockSize));
-  if (blockSize == QuantBlockSize::k256)
-    BERTC_LAUNCH(adamw8bitKernel<1>, blocks, kThreads, 0, stream, param, grad, state, n,
-                 adamwScalars(config));
-  else
-    BERTC_LAUNCH(adamw8bitKernel<8>, blocks, kThreads, 0, stream, param, grad, state, n,
-                 adamwScalars(config));
+  // No working copy: the kernel never stores through the null pointer.
+  update8bit(param, grad, state, static_cast<bf16 *>(nullptr), n, blockSize, config, stream);
+}
+
+void adamw8bitUpdate(float *master, const float *grad, const AdamW8bitState &state, bf16 *working,
+                     int64_t n, QuantBlockSize blockSize, const cpu::AdamWConfig &config,
+                     cudaStream_t stream) {
+  update8bit(master, grad, state, working, n, blockSize, config, stream);
+}
+
+void adamw8bitUpdate(float *master, const float *grad, const AdamW8bitState &state, fp16 *working,
+                     int64_t n, QuantBlockSize blockSize, const cpu::AdamWConfig &config,
+                     cudaStream_t stream) {
+  update8bit(master, grad, state, working, n, blockSize, config, stream);
 }
 
 } // namespace bertc::cuda

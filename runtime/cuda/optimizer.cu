@@ -2,7 +2,8 @@
 // (a piece of one parameter, adamwChunks), so a parameter of any size spreads over many
 // blocks and the decay flag is uniform within a block. Each updated master is rounded into
 // its 16-bit working copy in the same pass, so the masters are read once. An update in the
-// backward runs on one parameter, as soon as its gradient is complete, a launch of its own.
+// backward runs on one parameter, as soon as its gradient is complete, a launch of its own
+// that rounds its working copy in the same way.
 // Each element runs adamwElement (adamw_element.cuh), the CPU twin's operations in the same
 // order: CPU and GPU updates agree bit for bit.
 #include "bertc/runtime/cuda_check.h"
@@ -34,11 +35,26 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+/// One parameter; `working`, if not null, gets each updated value rounded to T.
+template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    adamwParameterKernel(float *param, const float *grad, float *m, float *v, int64_t n,
+    adamwParameterKernel(float *param, const float *grad, float *m, float *v, T *working, int64_t n,
                          AdamWScalars s) {
-  for (int64_t i = gridStrideBegin(); i < n; i += gridStride())
+  for (int64_t i = gridStrideBegin(); i < n; i += gridStride()) {
     adamwElement(param[i], grad[i], m[i], v[i], s, s.decayFactor);
+    if (working)
+      storeFloat(working + i, param[i]);
+  }
+}
+
+/// A launch of adamwParameterKernel.
+template <typename T>
+void updateParameter(float *param, const float *grad, float *m, float *v, T *working, int64_t n,
+                     const cpu::AdamWConfig &config, cudaStream_t stream) {
+  if (n == 0)
+    return;
+  BERTC_LAUNCH(adamwParameterKernel<T>, gridFor(n, kThreads), kThreads, 0, stream, param, grad, m,
+               v, working, n, adamwScalars(config));
 }
 } // namespace
 
@@ -61,10 +77,18 @@ void adamwUpdate(float *params, const float *grads, float *m, float *v, const Ad
 
 void adamwUpdate(float *param, const float *grad, float *m, float *v, int64_t n,
                  const cpu::AdamWConfig &config, cudaStream_t stream) {
-  if (n == 0)
-    return;
-  BERTC_LAUNCH(adamwParameterKernel, gridFor(n, kThreads), kThreads, 0, stream, param, grad, m, v,
-               n, adamwScalars(config));
+  // No working copy: the kernel never stores through the null pointer.
+  updateParameter(param, grad, m, v, static_cast<bf16 *>(nullptr), n, config, stream);
+}
+
+void adamwUpdate(float *master, const float *grad, float *m, float *v, bf16 *working, int64_t n,
+                 const cpu::AdamWConfig &config, cudaStream_t stream) {
+  updateParameter(master, grad, m, v, working, n, config, stream);
+}
+
+void adamwUpdate(float *master, const float *grad, float *m, float *v, fp16 *working, int64_t n,
+                 const cpu::AdamWConfig &config, cudaStream_t stream) {
+  updateParameter(master, grad, m, v, working, n, config, stream);
 }
 
 template void adamwUpdate(float *, const float *, float *, float *, ::bertc::bf16 *,

@@ -95,9 +95,11 @@ std::optional<LogicalResult> emitLossOptimizerOp(Operation *op, EmitContext &ctx
           return adamw.emitError("parameter has no optimizer slots: run -bertc-plan-buffers");
         std::string grad = adamw.getGrad() ? ctx.name(adamw.getGrad())
                                            : EmitContext::paramSlot(param, "arena.grad");
-        // A 16-bit parameter: AdamW updates its fp32 master, then the working copy is
-        // rewritten from it.
+        // A 16-bit parameter: AdamW updates its fp32 master, and the working copy is
+        // rewritten from it: on CUDA in the update's pass, on the CPU by a convert after it.
         bool sixteenBit = !cast<RankedTensorType>(param.getType()).getElementType().isF32();
+        bool workingInPass = sixteenBit && ctx.target == KernelTarget::Cuda;
+        std::string working = workingInPass ? ctx.name(param) + ", " : "";
         if (sixteenBit && !param.getDefiningOp()->hasAttr("arena.master"))
           return adamw.emitError("16-bit parameter has no master slot: run -bertc-plan-buffers");
         std::string master =
@@ -112,19 +114,19 @@ std::optional<LogicalResult> emitLossOptimizerOp(Operation *op, EmitContext &ctx
              << EmitContext::paramSlot(param, "arena.adam_m", "uint8_t") << ", "
              << EmitContext::paramSlot(param, "arena.adam_v", "uint8_t") << ", "
              << EmitContext::paramSlot(param, "arena.adam_m_absmax") << ", "
-             << EmitContext::paramSlot(param, "arena.adam_v_absmax") << "}, "
+             << EmitContext::paramSlot(param, "arena.adam_v_absmax") << "}, " << working
              << EmitContext::numel(param) << ", QuantBlockSize(" << *block << "), {ctx.lr, ";
         else
           os << ctx.call("adamwUpdate") << master << ", " << grad << ", "
              << EmitContext::paramSlot(param, "arena.adam_m") << ", "
-             << EmitContext::paramSlot(param, "arena.adam_v") << ", " << EmitContext::numel(param)
-             << ", {ctx.lr, ";
+             << EmitContext::paramSlot(param, "arena.adam_v") << ", " << working
+             << EmitContext::numel(param) << ", {ctx.lr, ";
         os << EmitContext::doubleLiteral(adamw.getBeta1().convertToDouble()) << ", "
            << EmitContext::doubleLiteral(adamw.getBeta2().convertToDouble()) << ", "
            << EmitContext::doubleLiteral(adamw.getEpsilon().convertToDouble()) << ", "
            << EmitContext::doubleLiteral(adamw.getWeightDecay().convertToDouble())
            << ", ctx.adamStep}" << ctx.end();
-        if (sixteenBit)
+        if (sixteenBit && !workingInPass)
           os << ctx.call("convert") << master << ", " << ctx.name(param) << ", "
              << EmitContext::numel(param) << ctx.end();
         return success();

@@ -2,11 +2,14 @@
 // three steps from a random state (in the blocks of 2048 every code occurs, so both maps the
 // blocks build in shared memory are checked entry by entry), for both block sizes, with and
 // without weight decay, over several blocks and a partial last one, with the state at offsets
-// that leave the codes unaligned.
+// that leave the codes unaligned; and a 16-bit working copy rewritten in the same launch, as
+// the CPU converts it after its update.
 #include "cuda_test_support.h"
 
 #include "bertc/runtime/cpu_kernels.h"
 #include "bertc/runtime/cuda_kernels.h"
+
+#include <type_traits>
 
 namespace bertc::cuda::test {
 namespace {
@@ -24,15 +27,22 @@ std::vector<uint8_t> randomCodes(size_t count, uint32_t seed) {
 }
 
 /// Three steps of one parameter of n values on the CPU and the device, from the same random
-/// state; param, codes and absmaxes start `offset` elements into their arrays.
+/// state; param, codes and absmaxes start `offset` elements into their arrays. With a
+/// 16-bit T the parameter is a master whose working copy (also at `offset`) the device
+/// rewrites in the update's launch and the CPU converts after its update; with float there
+/// is none.
+template <typename T = float>
 void expectTwinsAgree(QuantBlockSize blockSize, int64_t n, double weightDecay) {
+  constexpr bool kWorkingCopy = !std::is_same_v<T, float>;
   const int64_t offset = 3, blocks = quantBlockCount(n, blockSize);
   std::vector<float> param = randomValues<float>(offset + n, 1);
   std::vector<uint8_t> mCodes = randomCodes(offset + n, 2), vCodes = randomCodes(offset + n, 3);
   std::vector<float> mAbsmax = randomValues<float>(offset + blocks, 4, 0.0f, 0.1f);
   std::vector<float> vAbsmax = randomValues<float>(offset + blocks, 5, 0.0f, 1e-3f);
 
+  std::vector<T> working(offset + n, fromFloat<T>(42.0f));
   DeviceArray<float> dParam(param), dMAbsmax(mAbsmax), dVAbsmax(vAbsmax), dGrad(n);
+  DeviceArray<T> dWorking(working);
   DeviceArray<uint8_t> dMCodes(mCodes), dVCodes(vCodes);
   const AdamW8bitState cpuState{mCodes.data() + offset, vCodes.data() + offset,
                                 mAbsmax.data() + offset, vAbsmax.data() + offset};
@@ -47,14 +57,21 @@ void expectTwinsAgree(QuantBlockSize blockSize, int64_t n, double weightDecay) {
     cpu::adamw8bitUpdate(param.data() + offset, grad.data(), cpuState, n, blockSize, config);
     BERTC_CUDA_CHECK(
         cudaMemcpy(dGrad.get(), grad.data(), grad.size() * sizeof(float), cudaMemcpyHostToDevice));
-    cuda::adamw8bitUpdate(dParam.get() + offset, dGrad.get(), deviceState, n, blockSize, config,
-                          nullptr);
+    if constexpr (kWorkingCopy) {
+      cpu::convert(param.data() + offset, working.data() + offset, n);
+      cuda::adamw8bitUpdate(dParam.get() + offset, dGrad.get(), deviceState,
+                            dWorking.get() + offset, n, blockSize, config, nullptr);
+    } else {
+      cuda::adamw8bitUpdate(dParam.get() + offset, dGrad.get(), deviceState, n, blockSize, config,
+                            nullptr);
+    }
   }
   expectBitIdentical(dParam.download(), param, "param");
   expectBitIdentical(dMCodes.download(), mCodes, "m codes");
   expectBitIdentical(dVCodes.download(), vCodes, "v codes");
   expectBitIdentical(dMAbsmax.download(), mAbsmax, "m absmax");
   expectBitIdentical(dVAbsmax.download(), vAbsmax, "v absmax");
+  expectBitIdentical(dWorking.download(), working, "working copy");
 }
 
 // Blocks of 2048 (8 values a thread): three full blocks and one of 777.
@@ -67,6 +84,12 @@ TEST_F(AdamW8bitTest, MatchesCpuBitForBitInBlocksOf2048) {
 TEST_F(AdamW8bitTest, MatchesCpuBitForBitInBlocksOf256) {
   expectTwinsAgree(QuantBlockSize::k256, 5 * 256 + 13, 0.01);
   expectTwinsAgree(QuantBlockSize::k256, 5 * 256 + 13, 0.0);
+}
+
+// A bf16 and an fp16 master, blocks of both sizes.
+TEST_F(AdamW8bitTest, RewritesTheWorkingCopyInTheSameLaunch) {
+  expectTwinsAgree<bf16>(QuantBlockSize::k2048, 2 * 2048 + 777, 0.01);
+  expectTwinsAgree<fp16>(QuantBlockSize::k256, 5 * 256 + 13, 0.0);
 }
 
 } // namespace

@@ -1,7 +1,8 @@
 // CUDA AdamW against the CPU twin, bit for bit: several parameters (with and without weight
 // decay, one spanning several chunks) at offsets where the parameter and state regions do
-// not line up, over three steps; and the 16-bit working copies the same launch rewrites, as
-// the CPU converts them one parameter at a time after its update.
+// not line up, over three steps; the 16-bit working copies the same launch rewrites, as
+// the CPU converts them one parameter at a time after its update; and the update of one
+// parameter (in the backward), with its working copy rewritten in the same launch.
 #include "cuda_test_support.h"
 
 #include "bertc/runtime/cpu_kernels.h"
@@ -116,6 +117,37 @@ template <typename T> void checkWorkingCopies(const char *name) {
 TEST_F(AdamWTest, RewritesEveryWorkingCopyInTheSameLaunch) {
   checkWorkingCopies<bf16>("bf16");
   checkWorkingCopies<fp16>("fp16");
+}
+
+/// Three steps of one parameter of 5000 values (several blocks of the grid-stride loop) on
+/// the CPU (update, then convert) and on the device (one launch): its master, moments and
+/// a working copy that starts one element into its array, the elements around it kept.
+template <typename T> void checkParameterUpdate(const char *name) {
+  const int64_t n = 5000;
+  std::vector<float> master = randomValues<float>(n, 21, -3.0f, 3.0f);
+  std::vector<float> m(n, 0.0f), v(n, 0.0f);
+  std::vector<T> working(n + 2, fromFloat<T>(42.0f));
+  DeviceArray<float> dMaster(master), dM(m), dV(v), dGrad(n);
+  DeviceArray<T> dWorking(working);
+  for (int64_t step = 1; step <= 3; ++step) {
+    const std::vector<float> grad = randomValues<float>(n, uint32_t(30 + step), -0.1f, 0.1f);
+    const cpu::AdamWConfig config{1e-3, 0.9, 0.999, 1e-8, 0.01, step};
+    cpu::adamwUpdate(master.data(), grad.data(), m.data(), v.data(), n, config);
+    cpu::convert(master.data(), working.data() + 1, n);
+    BERTC_CUDA_CHECK(
+        cudaMemcpy(dGrad.get(), grad.data(), grad.size() * sizeof(float), cudaMemcpyHostToDevice));
+    cuda::adamwUpdate(dMaster.get(), dGrad.get(), dM.get(), dV.get(), dWorking.get() + 1, n, config,
+                      nullptr);
+  }
+  expectBitIdentical(dMaster.download(), master, std::string("master, ") + name);
+  expectBitIdentical(dM.download(), m, std::string("m, ") + name);
+  expectBitIdentical(dV.download(), v, std::string("v, ") + name);
+  expectBitIdentical(dWorking.download(), working, std::string("working copy, ") + name);
+}
+
+TEST_F(AdamWTest, OneParametersUpdateRewritesItsWorkingCopyInTheSameLaunch) {
+  checkParameterUpdate<bf16>("bf16");
+  checkParameterUpdate<fp16>("fp16");
 }
 
 } // namespace

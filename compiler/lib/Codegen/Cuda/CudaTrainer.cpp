@@ -6,10 +6,11 @@
 // - kAdamWParameters: each trainable parameter with fp32 moments, its fp32 values (its
 //   master for a 16-bit one) and its gradient/moment position (AdamWBases), from which the
 //   runtime builds the device chunk table once (cuda::adamwChunks);
-// - optimizerStep: AdamW as one launch over every chunk, then the 16-bit working copies
-//   rewritten from their masters in one more; a parameter with 8-bit state is not in the
-//   table and is updated on its own (cuda::adamw8bitUpdate). When every update runs in the
-//   backward (-bertc-fuse-optimizer), microStep updates each parameter on its own and
+// - optimizerStep: AdamW as one launch over every chunk, which also rewrites the 16-bit
+//   working copies from their masters; a parameter with 8-bit state is not in the table
+//   and is updated on its own (cuda::adamw8bitUpdate), its working copy rewritten in the
+//   same launch. When every update runs in the backward (-bertc-fuse-optimizer), microStep
+//   updates each parameter on its own, in a launch that rewrites its working copy too, and
 //   there is neither a table nor anything for optimizerStep to do;
 // - with the optimizer offloaded (bert.optimizer_on_host), neither: hostUpdate(ctx, k) is
 //   the CPU target's AdamW of the k-th parameter of kParams, which the runner runs on the
@@ -106,7 +107,7 @@ FailureOr<int64_t> emitAdamWTable(func::FuncOp optimizerStep, raw_ostream &os) {
   return int64_t(updates.size());
 }
 
-/// optimizerStep: AdamW over every chunk, then their 16-bit working copies; then each
+/// optimizerStep: AdamW over every chunk and their 16-bit working copies; then each
 /// parameter with 8-bit state, updated (and its working copy rewritten) on its own.
 /// With the optimizer on the host: the device's optimizerStep does nothing, and
 /// hostUpdate(ctx, k) runs the CPU kernels' AdamW of kParams[k] on the host arena.

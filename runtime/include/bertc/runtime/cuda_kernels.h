@@ -198,17 +198,30 @@ void adamwUpdate(float *params, const float *grads, float *m, float *v, T *worki
 /// The same over chunks none of which has a working copy (every parameter fp32).
 void adamwUpdate(float *params, const float *grads, float *m, float *v, const AdamWChunk *chunks,
                  int64_t chunkCount, const cpu::AdamWConfig &config, cudaStream_t stream);
-/// The same update on one parameter of n values (an update in the backward, as soon as its
-/// gradient is complete), config.weightDecay 0 for parameters without decay: the CPU twin's
-/// adamwUpdate, bit for bit.
+/// The same update on one fp32 parameter of n values (an update in the backward, as soon as
+/// its gradient is complete), config.weightDecay 0 for parameters without decay: the CPU
+/// twin's adamwUpdate, bit for bit.
 void adamwUpdate(float *param, const float *grad, float *m, float *v, int64_t n,
                  const cpu::AdamWConfig &config, cudaStream_t stream);
-/// The CPU twin's 8-bit AdamW (bitsandbytes' Adam8bit) on one parameter of n values whose
-/// state lies in device memory, bit for bit: one thread block per quantization block
-/// (abi/adamw_8bit_state.h), config.weightDecay 0 for parameters without decay. param is
-/// the fp32 parameter or master; a 16-bit working copy is rewritten afterwards with convert.
+/// The same on the fp32 master of a 16-bit parameter, rounding each updated value into its
+/// working copy in the same pass: the bits of the CPU twin's adamwUpdate, then convert.
+void adamwUpdate(float *master, const float *grad, float *m, float *v, bf16 *working, int64_t n,
+                 const cpu::AdamWConfig &config, cudaStream_t stream);
+void adamwUpdate(float *master, const float *grad, float *m, float *v, fp16 *working, int64_t n,
+                 const cpu::AdamWConfig &config, cudaStream_t stream);
+/// The CPU twin's 8-bit AdamW (bitsandbytes' Adam8bit) on one fp32 parameter of n values
+/// whose state lies in device memory, bit for bit: one thread block per quantization block
+/// (abi/adamw_8bit_state.h), config.weightDecay 0 for parameters without decay.
 void adamw8bitUpdate(float *param, const float *grad, const AdamW8bitState &state, int64_t n,
                      QuantBlockSize blockSize, const cpu::AdamWConfig &config, cudaStream_t stream);
+/// The same on the fp32 master of a 16-bit parameter, rounding each updated value into its
+/// working copy in the same pass: the bits of the CPU twin's adamw8bitUpdate, then convert.
+void adamw8bitUpdate(float *master, const float *grad, const AdamW8bitState &state, bf16 *working,
+                     int64_t n, QuantBlockSize blockSize, const cpu::AdamWConfig &config,
+                     cudaStream_t stream);
+void adamw8bitUpdate(float *master, const float *grad, const AdamW8bitState &state, fp16 *working,
+                     int64_t n, QuantBlockSize blockSize, const cpu::AdamWConfig &config,
+                     cudaStream_t stream);
 
 // ---- Precision (precision.cu) ----
 
