@@ -368,12 +368,11 @@ SmallVector<KernelWork, 1> AccumulateGradOp::estimateKernels(int64_t batch, int6
 
 // The update reads the fp32 value (a 16-bit parameter's master), gradient and both moments
 // and writes the value and moments: seven fp32 accesses, about a dozen flops per element.
-// A 16-bit parameter's working copy is rewritten from its master. The CUDA target rounds
-// each updated value into the working copy in the update's own pass (a write and no read),
-// and updates every parameter with fp32 moments in one launch, which this op shares, unless
-// the update runs in the backward (a `grad` operand) or has 8-bit moments: then the update
-// is a launch of its own. The CPU target's update is a call of its own, and a conversion
-// after it reads the master again.
+// A 16-bit parameter's working copy is rounded from each updated value in the same pass (a
+// write and a flop, no read). The CUDA target updates every parameter with fp32 moments in
+// one launch, which this op shares, unless the update runs in the backward (a `grad`
+// operand) or has 8-bit moments: then the update is a launch of its own, as it is a call
+// of its own on the CPU.
 //
 // With 8-bit moments (`state_block`) the moments are a byte each, read and written, and
 // each block's two absmaxes are read and written (16 B a block); the dequantize (a table
@@ -384,23 +383,16 @@ SmallVector<KernelWork, 1> AdamWOp::estimateKernels(int64_t, int64_t, CostTarget
   auto type = cast<RankedTensorType>(getParam().getType());
   double elements = double(type.getNumElements());
   std::optional<int64_t> block = getStateBlock();
-  bool cuda = target == CostTarget::Cuda;
   KernelWork update{ComputeUnit::Fp32Cores, 12 * elements, 7 * 4 * elements};
   if (block) {
     double blocks = std::ceil(elements / double(*block));
     update = {ComputeUnit::Fp32Cores, (12 + 40) * elements,
               (3 * 4 + 4 * 1) * elements + 16 * blocks};
   }
-  update.launches = cuda && !block && !getGrad() ? 0 : 1;
-  SmallVector<KernelWork, 1> kernels{update};
   if (type.getElementTypeBitWidth() < 32) {
-    double workingBytes = elements * double(type.getElementTypeBitWidth() / 8);
-    if (cuda) {
-      kernels.front().flops += elements;
-      kernels.front().bytes += workingBytes;
-    } else {
-      kernels.push_back({ComputeUnit::Fp32Cores, elements, workingBytes + 4 * elements});
-    }
+    update.flops += elements;
+    update.bytes += elements * double(type.getElementTypeBitWidth() / 8);
   }
-  return kernels;
+  update.launches = target == CostTarget::Cuda && !block && !getGrad() ? 0 : 1;
+  return {update};
 }

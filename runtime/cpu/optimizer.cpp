@@ -2,10 +2,13 @@
 // operation by operation, so a CPU trainer and PyTorch agree to the last bit where the
 // compiler does not fuse multiply-adds (this library builds with -ffp-contract=off);
 // and the global gradient-norm clipping that may precede it. Elements are split over the
-// threads (parallel.h); the norm adds fixed slices' sums in slice order.
+// threads (parallel.h); the norm adds fixed slices' sums in slice order. A 16-bit
+// parameter's working copy is rounded from each chunk of updated masters while the chunk is
+// still in cache.
 #include "bertc/runtime/cpu_kernels.h"
 
 #include "parallel.h"
+#include "storage_types.h"
 
 #include <cmath>
 
@@ -18,8 +21,11 @@ namespace bertc::cpu {
 //   3. v = v * b2, then v = v + ((1 - b2) * g) * g exp_avg_sq.mul_().addcmul_()
 //   4. denom = sqrt(v) / sqrt(1 - b2^t) + eps     exp_avg_sq.sqrt() / ... .add_(eps)
 //   5. p = p + (-(lr / (1 - b1^t)) * m) / denom   param.addcdiv_
-void adamwUpdate(float *param, const float *grad, float *m, float *v, int64_t n,
-                 const AdamWConfig &config) {
+namespace {
+/// The update of n values; `working`, if not null, gets each updated value rounded to T.
+template <typename T>
+void update(float *param, const float *grad, float *m, float *v, T *working, int64_t n,
+            const AdamWConfig &config) {
   const double step = double(config.step);
   const double biasCorrection1 = 1.0 - std::pow(config.beta1, step);
   const double biasCorrection2 = 1.0 - std::pow(config.beta2, step);
@@ -45,7 +51,26 @@ void adamwUpdate(float *param, const float *grad, float *m, float *v, int64_t n,
       v[i] = vi;
       param[i] = p + negativeStepSize * mi / denom;
     }
+    if (working)
+      for (int64_t i = begin; i < end; ++i)
+        working[i] = fromFloat<T>(param[i]);
   });
+}
+} // namespace
+
+void adamwUpdate(float *param, const float *grad, float *m, float *v, int64_t n,
+                 const AdamWConfig &config) {
+  update(param, grad, m, v, static_cast<bf16 *>(nullptr), n, config);
+}
+
+void adamwUpdate(float *master, const float *grad, float *m, float *v, bf16 *working, int64_t n,
+                 const AdamWConfig &config) {
+  update(master, grad, m, v, working, n, config);
+}
+
+void adamwUpdate(float *master, const float *grad, float *m, float *v, fp16 *working, int64_t n,
+                 const AdamWConfig &config) {
+  update(master, grad, m, v, working, n, config);
 }
 
 namespace {

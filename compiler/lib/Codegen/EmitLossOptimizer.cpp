@@ -95,11 +95,10 @@ std::optional<LogicalResult> emitLossOptimizerOp(Operation *op, EmitContext &ctx
           return adamw.emitError("parameter has no optimizer slots: run -bertc-plan-buffers");
         std::string grad = adamw.getGrad() ? ctx.name(adamw.getGrad())
                                            : EmitContext::paramSlot(param, "arena.grad");
-        // A 16-bit parameter: AdamW updates its fp32 master, and the working copy is
-        // rewritten from it: on CUDA in the update's pass, on the CPU by a convert after it.
+        // A 16-bit parameter: AdamW updates its fp32 master and rounds each updated value
+        // into the working copy in the same pass.
         bool sixteenBit = !cast<RankedTensorType>(param.getType()).getElementType().isF32();
-        bool workingInPass = sixteenBit && ctx.target == KernelTarget::Cuda;
-        std::string working = workingInPass ? ctx.name(param) + ", " : "";
+        std::string working = sixteenBit ? ctx.name(param) + ", " : "";
         if (sixteenBit && !param.getDefiningOp()->hasAttr("arena.master"))
           return adamw.emitError("16-bit parameter has no master slot: run -bertc-plan-buffers");
         std::string master =
@@ -126,9 +125,6 @@ std::optional<LogicalResult> emitLossOptimizerOp(Operation *op, EmitContext &ctx
            << EmitContext::doubleLiteral(adamw.getEpsilon().convertToDouble()) << ", "
            << EmitContext::doubleLiteral(adamw.getWeightDecay().convertToDouble())
            << ", ctx.adamStep}" << ctx.end();
-        if (sixteenBit && !workingInPass)
-          os << ctx.call("convert") << master << ", " << ctx.name(param) << ", "
-             << EmitContext::numel(param) << ctx.end();
         return success();
       })
       .Default([](Operation *) { return std::nullopt; });

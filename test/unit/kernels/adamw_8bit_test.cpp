@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <utility>
@@ -30,10 +31,10 @@ struct Parameter8bit {
       : param(std::move(initial)), blockSize(blockSize), mCodes(param.size()), vCodes(param.size()),
         mAbsmax(quantBlockCount(int64_t(param.size()), blockSize)), vAbsmax(mAbsmax.size()) {}
 
+  AdamW8bitState state() { return {mCodes.data(), vCodes.data(), mAbsmax.data(), vAbsmax.data()}; }
+
   void step(const std::vector<float> &grad, const AdamWConfig &config) {
-    adamw8bitUpdate(param.data(), grad.data(),
-                    {mCodes.data(), vCodes.data(), mAbsmax.data(), vAbsmax.data()},
-                    int64_t(param.size()), blockSize, config);
+    adamw8bitUpdate(param.data(), grad.data(), state(), int64_t(param.size()), blockSize, config);
   }
 };
 
@@ -162,6 +163,36 @@ TEST(AdamW8bit, BlocksAreIndependent) {
       EXPECT_EQ(whole.vAbsmax[b], pieces[b].vAbsmax[0]);
     }
   }
+}
+
+// A 16-bit parameter's working copy (one element into its array) gets the bits convert
+// gives after the update, block by block, and its neighbours keep theirs; the master and the
+// state are those of the update without it. Two full blocks of 2048 and a partial one.
+TEST(AdamW8bit, WorkingCopyGetsTheBitsOfConvertAfterTheUpdate) {
+  const int64_t n = 2 * 2048 + 300;
+  std::mt19937 generator(9);
+  std::uniform_real_distribution<float> values(-1.0f, 1.0f);
+  std::vector<float> initial(n);
+  for (float &x : initial)
+    x = values(generator);
+  Parameter8bit plain(initial, QuantBlockSize::k2048), withCopy(initial, QuantBlockSize::k2048);
+  std::vector<bf16> working(n + 2, fromFloat<bf16>(42.0f)), expected = working;
+  for (int64_t step = 1; step <= 2; ++step) {
+    std::vector<float> grad(n);
+    for (float &g : grad)
+      g = 0.1f * values(generator);
+    const AdamWConfig config{1e-3, 0.9, 0.999, 1e-8, 0.01, step};
+    plain.step(grad, config);
+    convert(plain.param.data(), expected.data() + 1, n);
+    adamw8bitUpdate(withCopy.param.data(), grad.data(), withCopy.state(), working.data() + 1, n,
+                    QuantBlockSize::k2048, config);
+  }
+  EXPECT_EQ(withCopy.param, plain.param);
+  EXPECT_EQ(withCopy.mCodes, plain.mCodes);
+  EXPECT_EQ(withCopy.vCodes, plain.vCodes);
+  EXPECT_EQ(withCopy.mAbsmax, plain.mAbsmax);
+  EXPECT_EQ(withCopy.vAbsmax, plain.vAbsmax);
+  EXPECT_EQ(std::memcmp(working.data(), expected.data(), working.size() * sizeof(bf16)), 0);
 }
 
 namespace {

@@ -1,12 +1,16 @@
 // Tests of adamwUpdate against two AdamW steps worked out by hand (in double, in the
-// comments), with and without weight decay, and of the global gradient-norm clipping.
+// comments), with and without weight decay; of the working copy it rewrites for a 16-bit
+// parameter; and of the global gradient-norm clipping.
 #include "bertc/runtime/cpu_kernels.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <random>
 #include <vector>
 
+using namespace bertc;
 using namespace bertc::cpu;
 
 namespace {
@@ -90,6 +94,44 @@ TEST(AdamW, SmallBeta1KeepsTheMovingAverage) {
   adamwUpdate(param.data(), grad.data(), m.data(), v.data(), 1,
               AdamWConfig{0.1, 0.3, 0.999, 1e-8, 0.0, 2});
   EXPECT_NEAR(m[0], -0.28, 1e-6);
+}
+
+/// Whether a and b hold the same bits.
+template <typename T> bool sameBits(const std::vector<T> &a, const std::vector<T> &b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+/// Two steps on n random values, over several of the threads' chunks and a partial one:
+/// the update with the working copy (which starts one element into its array) against the
+/// update, then convert.
+template <typename T> void checkWorkingCopy() {
+  const int64_t n = 3 * 16384 + 77;
+  std::mt19937 generator(3);
+  std::uniform_real_distribution<float> values(-2.0f, 2.0f);
+  std::vector<float> master(n), grad(n);
+  for (int64_t i = 0; i < n; ++i)
+    master[i] = values(generator);
+  std::vector<float> expectedMaster = master, m(n, 0.0f), v(n, 0.0f), expectedM = m, expectedV = v;
+  std::vector<T> working(n + 2, fromFloat<T>(42.0f)), expectedWorking = working;
+  for (int64_t step = 1; step <= 2; ++step) {
+    for (float &g : grad)
+      g = 0.1f * values(generator);
+    const AdamWConfig config{1e-3, 0.9, 0.999, 1e-8, 0.01, step};
+    adamwUpdate(expectedMaster.data(), grad.data(), expectedM.data(), expectedV.data(), n, config);
+    convert(expectedMaster.data(), expectedWorking.data() + 1, n);
+    adamwUpdate(master.data(), grad.data(), m.data(), v.data(), working.data() + 1, n, config);
+  }
+  EXPECT_TRUE(sameBits(master, expectedMaster));
+  EXPECT_TRUE(sameBits(m, expectedM));
+  EXPECT_TRUE(sameBits(v, expectedV));
+  EXPECT_TRUE(sameBits(working, expectedWorking));
+}
+
+// The working copy gets the bits convert gives after the update, and its neighbours keep
+// theirs.
+TEST(AdamW, WorkingCopyGetsTheBitsOfConvertAfterTheUpdate) {
+  checkWorkingCopy<bf16>();
+  checkWorkingCopy<fp16>();
 }
 
 // Gradients [3, 4, 0, -12]: squared norm 9 + 16 + 144 = 169, norm 13.

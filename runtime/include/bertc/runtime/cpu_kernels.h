@@ -202,14 +202,25 @@ struct AdamWConfig {
 /// v = b2 v + (1-b2) g^2; p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps).
 void adamwUpdate(float *param, const float *grad, float *m, float *v, int64_t n,
                  const AdamWConfig &config);
+/// The same on the fp32 master of a 16-bit parameter, rounding each updated value into its
+/// working copy in the same pass: the bits of adamwUpdate, then convert.
+void adamwUpdate(float *master, const float *grad, float *m, float *v, bf16 *working, int64_t n,
+                 const AdamWConfig &config);
+void adamwUpdate(float *master, const float *grad, float *m, float *v, fp16 *working, int64_t n,
+                 const AdamWConfig &config);
 /// adamwUpdate on n values whose moments are kept in 8 bits (bitsandbytes' Adam8bit, state
 /// layout and bytes in abi/adamw_8bit_state.h): per block of blockSize values (the last
 /// may be partial), dequantizes m and v, runs adamwUpdate's operations on them and param,
 /// and requantizes them against the block's new absmax (largest |m|, largest v). param is
-/// fp32: the parameter, or the master of a 16-bit one, whose working copy the caller then
-/// rewrites with convert (as after adamwUpdate). Blocks are counted from param[0]: call it
-/// once per parameter, with config.weightDecay 0 for those without decay.
+/// the fp32 parameter. Blocks are counted from param[0]: call it once per parameter, with
+/// config.weightDecay 0 for those without decay.
 void adamw8bitUpdate(float *param, const float *grad, const AdamW8bitState &state, int64_t n,
                      QuantBlockSize blockSize, const AdamWConfig &config);
+/// The same on the fp32 master of a 16-bit parameter, rounding each updated value into its
+/// working copy in the same pass: the bits of adamw8bitUpdate, then convert.
+void adamw8bitUpdate(float *master, const float *grad, const AdamW8bitState &state, bf16 *working,
+                     int64_t n, QuantBlockSize blockSize, const AdamWConfig &config);
+void adamw8bitUpdate(float *master, const float *grad, const AdamW8bitState &state, fp16 *working,
+                     int64_t n, QuantBlockSize blockSize, const AdamWConfig &config);
 
 } // namespace bertc::cpu
