@@ -369,10 +369,11 @@ SmallVector<KernelWork, 1> AccumulateGradOp::estimateKernels(int64_t batch, int6
 // The update reads the fp32 value (a 16-bit parameter's master), gradient and both moments
 // and writes the value and moments: seven fp32 accesses, about a dozen flops per element.
 // A 16-bit parameter's working copy is rounded from each updated value in the same pass (a
-// write and a flop, no read). The CUDA target updates every parameter with fp32 moments in
-// one launch, which this op shares, unless the update runs in the backward (a `grad`
-// operand) or has 8-bit moments: then the update is a launch of its own, as it is a call
-// of its own on the CPU.
+// write and a flop, no read). After the backward the CUDA target updates every parameter
+// with fp32 moments in one launch, and those with 8-bit moments as one group of a launch
+// per few dozen, which this op shares (those few launches a step are not counted); an
+// update in the backward (a `grad` operand) is a launch of its own, as every update is a
+// call of its own on the CPU.
 //
 // With 8-bit moments (`state_block`) the moments are a byte each, read and written, and
 // each block's two absmaxes are read and written (16 B a block); the dequantize (a table
@@ -393,6 +394,6 @@ SmallVector<KernelWork, 1> AdamWOp::estimateKernels(int64_t, int64_t, CostTarget
     update.flops += elements;
     update.bytes += elements * double(type.getElementTypeBitWidth() / 8);
   }
-  update.launches = target == CostTarget::Cuda && !block && !getGrad() ? 0 : 1;
+  update.launches = target == CostTarget::Cuda && !getGrad() ? 0 : 1;
   return {update};
 }

@@ -1,7 +1,9 @@
 // 8-bit AdamW on the GPU: bitsandbytes' Adam8bit with blockwise quantization, on the state
-// of abi/adamw_8bit_state.h, one launch per parameter and one thread block per
-// quantization block (as bitsandbytes' kOptimizerStatic8bit2StateBlockwise), each thread
-// owning blockSize / 256 values. A thread block:
+// of abi/adamw_8bit_state.h, one launch per parameter (an update in the backward) or per
+// group of up to kGroupSize parameters (the optimizer step's, their blocks one after
+// another), and one thread block per quantization block (as bitsandbytes'
+// kOptimizerStatic8bit2StateBlockwise), each thread owning blockSize / 256 values. A
+// thread block:
 //   1. builds both dynamic maps in shared memory (dynamicMapValue, one entry of each per
 //      thread);
 //   2. dequantizes its values' moments and runs adamwElement (adamw_element.cuh, the CPU
@@ -21,11 +23,15 @@
 #include "launch.cuh"
 #include "warp_reduce.cuh"
 
+#include <algorithm>
+
 namespace bertc::cuda {
 
 namespace {
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
+/// Parameters a group launch takes: its kernel argument stays under the 4 KB CUDA allows.
+constexpr int kGroupSize = 40;
 static_assert(kThreads == kDynamicMapSize, "each thread builds one entry of each map");
 static_assert(int(QuantBlockSize::k256) == kThreads && int(QuantBlockSize::k2048) == 8 * kThreads,
               "a thread owns 1 or 8 values of its block");
@@ -35,18 +41,20 @@ __device__ __forceinline__ uint8_t quantize(const float *map, float x, float abs
   return nearestCode(map, absmax > 0.0f ? __fdiv_rn(x, absmax) : 0.0f);
 }
 
+/// Quantization block `block` of one parameter, by the calling thread block; decayFactor is
+/// s.decayFactor or 1.
 template <int kPerThread, typename T>
-__global__ void __launch_bounds__(kThreads)
-    adamw8bitKernel(float *param, const float *grad, AdamW8bitState state, T *working, int64_t n,
-                    AdamWScalars s) {
+__device__ void updateBlock(float *param, const float *grad, const AdamW8bitState &state,
+                            T *working, int64_t n, int64_t block, const AdamWScalars &s,
+                            float decayFactor) {
   __shared__ float signedMap[kDynamicMapSize], unsignedMap[kDynamicMapSize];
   __shared__ float warpMaxima[2][kWarps];
   signedMap[threadIdx.x] = dynamicMapValue(DynamicMapKind::Signed, int(threadIdx.x));
   unsignedMap[threadIdx.x] = dynamicMapValue(DynamicMapKind::Unsigned, int(threadIdx.x));
   __syncthreads();
 
-  const int64_t begin = int64_t(blockIdx.x) * kPerThread * kThreads + threadIdx.x;
-  const float mScale = state.mAbsmax[blockIdx.x], vScale = state.vAbsmax[blockIdx.x];
+  const int64_t begin = block * kPerThread * kThreads + threadIdx.x;
+  const float mScale = state.mAbsmax[block], vScale = state.vAbsmax[block];
   float m[kPerThread], v[kPerThread];
   float mAbsmax = 0.0f, vAbsmax = 0.0f;
 #pragma unroll
@@ -56,7 +64,7 @@ __global__ void __launch_bounds__(kThreads)
       break;
     m[k] = __fmul_rn(signedMap[state.mCodes[i]], mScale);
     v[k] = __fmul_rn(unsignedMap[state.vCodes[i]], vScale);
-    adamwElement(param[i], grad[i], m[k], v[k], s, s.decayFactor);
+    adamwElement(param[i], grad[i], m[k], v[k], s, decayFactor);
     if (working)
       storeFloat(working + i, param[i]);
     mAbsmax = fmaxf(mAbsmax, fabsf(m[k]));
@@ -84,9 +92,37 @@ __global__ void __launch_bounds__(kThreads)
     state.vCodes[i] = quantize(unsignedMap, v[k], vAbsmax);
   }
   if (threadIdx.x == 0) {
-    state.mAbsmax[blockIdx.x] = mAbsmax;
-    state.vAbsmax[blockIdx.x] = vAbsmax;
+    state.mAbsmax[block] = mAbsmax;
+    state.vAbsmax[block] = vAbsmax;
   }
+}
+
+/// One parameter, a thread block per quantization block.
+template <int kPerThread, typename T>
+__global__ void __launch_bounds__(kThreads)
+    adamw8bitKernel(float *param, const float *grad, AdamW8bitState state, T *working, int64_t n,
+                    AdamWScalars s) {
+  updateBlock<kPerThread>(param, grad, state, working, n, blockIdx.x, s, s.decayFactor);
+}
+
+/// Up to kGroupSize parameters in one launch: their quantization blocks one after another,
+/// parameter e's from firstBlock[e] on.
+template <typename T> struct ParameterGroup {
+  AdamW8bitParameter<T> parameters[kGroupSize];
+  int64_t firstBlock[kGroupSize + 1];
+  int count;
+};
+
+template <int kPerThread, typename T>
+__global__ void __launch_bounds__(kThreads)
+    adamw8bitGroupKernel(ParameterGroup<T> group, AdamWScalars s) {
+  int e = 0;
+  while (e + 1 < group.count && int64_t(blockIdx.x) >= group.firstBlock[e + 1])
+    ++e;
+  const AdamW8bitParameter<T> &p = group.parameters[e];
+  updateBlock<kPerThread>(p.param, p.grad, p.state, p.working, p.n,
+                          int64_t(blockIdx.x) - group.firstBlock[e], s,
+                          p.decay ? s.decayFactor : 1.0f);
 }
 
 /// A launch of adamw8bitKernel.
@@ -104,6 +140,32 @@ void update8bit(float *param, const float *grad, const AdamW8bitState &state, T 
                  n, adamwScalars(config));
 }
 } // namespace
+
+template <typename T>
+void adamw8bitUpdate(const AdamW8bitParameter<T> *parameters, int64_t count,
+                     QuantBlockSize blockSize, const cpu::AdamWConfig &config,
+                     cudaStream_t stream) {
+  static_assert(sizeof(ParameterGroup<T>) + sizeof(AdamWScalars) <= 4000,
+                "a group launch's arguments fit CUDA's 4 KB");
+  for (int64_t first = 0; first < count; first += kGroupSize) {
+    ParameterGroup<T> group{};
+    group.count = int(std::min<int64_t>(kGroupSize, count - first));
+    for (int e = 0; e < group.count; ++e) {
+      group.parameters[e] = parameters[first + e];
+      group.firstBlock[e + 1] =
+          group.firstBlock[e] + quantBlockCount(group.parameters[e].n, blockSize);
+    }
+    const unsigned blocks = unsigned(group.firstBlock[group.count]);
+    if (blocks == 0)
+      continue;
+    if (blockSize == QuantBlockSize::k256)
+      BERTC_LAUNCH((adamw8bitGroupKernel<1, T>), blocks, kThreads, 0, stream, group,
+                   adamwScalars(config));
+    else
+      BERTC_LAUNCH((adamw8bitGroupKernel<8, T>), blocks, kThreads, 0, stream, group,
+                   adamwScalars(config));
+  }
+}
 
 void adamw8bitUpdate(float *param, const float *grad, const AdamW8bitState &state, int64_t n,
                      QuantBlockSize blockSize, const cpu::AdamWConfig &config,
@@ -123,5 +185,10 @@ void adamw8bitUpdate(float *master, const float *grad, const AdamW8bitState &sta
                      cudaStream_t stream) {
   update8bit(master, grad, state, working, n, blockSize, config, stream);
 }
+
+template void adamw8bitUpdate(const AdamW8bitParameter<::bertc::bf16> *, int64_t, QuantBlockSize,
+                              const cpu::AdamWConfig &, cudaStream_t);
+template void adamw8bitUpdate(const AdamW8bitParameter<::bertc::fp16> *, int64_t, QuantBlockSize,
+                              const cpu::AdamWConfig &, cudaStream_t);
 
 } // namespace bertc::cuda

@@ -2,8 +2,9 @@
 //
 // Cross-entropy and MSE losses with their gradients and gradient accumulation into the
 // fp32 gradient slots, for both targets; AdamW per parameter on the CPU, and on CUDA for an
-// 8-bit state or an update in the backward (after the backward, the CUDA trainer updates
-// every parameter with fp32 moments in one launch, CudaTrainer.cpp).
+// update in the backward (after the backward, the CUDA trainer updates every parameter
+// with fp32 moments in one launch and those with 8-bit state as one group,
+// CudaTrainer.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -85,11 +86,11 @@ std::optional<LogicalResult> emitLossOptimizerOp(Operation *op, EmitContext &ctx
       })
       .Case([&](AdamWOp adamw) -> LogicalResult {
         // After the backward, the CUDA trainer updates every parameter with fp32 moments in
-        // one launch over its chunk table (CudaTrainer.cpp); an 8-bit state, or an update
-        // in the backward, is updated per parameter here.
-        if (ctx.target == KernelTarget::Cuda && !adamw.getStateBlock() && !adamw.getGrad())
-          return adamw.emitError("the CUDA trainer updates every parameter with fp32 moments in "
-                                 "one launch after the backward, not per op");
+        // one launch over its chunk table and those with 8-bit state as one group
+        // (CudaTrainer.cpp); an update in the backward is updated per parameter here.
+        if (ctx.target == KernelTarget::Cuda && !adamw.getGrad())
+          return adamw.emitError("the CUDA trainer updates every parameter in its optimizer "
+                                 "step's shared launches after the backward, not per op");
         Value param = adamw.getParam();
         if (!hasSlots(adamw))
           return adamw.emitError("parameter has no optimizer slots: run -bertc-plan-buffers");

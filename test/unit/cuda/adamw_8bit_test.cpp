@@ -2,8 +2,8 @@
 // three steps from a random state (in the blocks of 2048 every code occurs, so both maps the
 // blocks build in shared memory are checked entry by entry), for both block sizes, with and
 // without weight decay, over several blocks and a partial last one, with the state at offsets
-// that leave the codes unaligned; and a 16-bit working copy rewritten in the same launch, as
-// the CPU converts it after its update.
+// that leave the codes unaligned; a 16-bit working copy rewritten in the same launch, as
+// the CPU converts it after its update; and a group of parameters in a few launches.
 #include "cuda_test_support.h"
 
 #include "bertc/runtime/cpu_kernels.h"
@@ -90,6 +90,70 @@ TEST_F(AdamW8bitTest, MatchesCpuBitForBitInBlocksOf256) {
 TEST_F(AdamW8bitTest, RewritesTheWorkingCopyInTheSameLaunch) {
   expectTwinsAgree<bf16>(QuantBlockSize::k2048, 2 * 2048 + 777, 0.01);
   expectTwinsAgree<fp16>(QuantBlockSize::k256, 5 * 256 + 13, 0.0);
+}
+
+// 45 parameters (two group launches) of 1 to 4,971 values, some under a block, one of
+// exactly a block, some of several with a partial last one, decaying or not, all but every
+// fifth with a bf16 working copy, packed one after another: after two steps the master,
+// codes, absmaxes and working copies are bit-identical to the CPU twin's update of each.
+TEST_F(AdamW8bitTest, GroupMatchesEachParametersUpdate) {
+  const QuantBlockSize blockSize = QuantBlockSize::k256;
+  const int64_t count = 45;
+  std::vector<int64_t> sizes, offsets, blockOffsets;
+  int64_t total = 0, totalBlocks = 0;
+  for (int64_t p = 0; p < count; ++p) {
+    sizes.push_back(p == 0 ? 256 : p % 4 == 1 ? p : (p * 997) % 5000 + 1);
+    offsets.push_back(total);
+    blockOffsets.push_back(totalBlocks);
+    total += sizes.back();
+    totalBlocks += quantBlockCount(sizes.back(), blockSize);
+  }
+  std::vector<float> param = randomValues<float>(total, 41);
+  std::vector<uint8_t> mCodes = randomCodes(total, 42), vCodes = randomCodes(total, 43);
+  std::vector<float> mAbsmax = randomValues<float>(totalBlocks, 44, 0.0f, 0.1f);
+  std::vector<float> vAbsmax = randomValues<float>(totalBlocks, 45, 0.0f, 1e-3f);
+  std::vector<bf16> working(total, fromFloat<bf16>(42.0f));
+  DeviceArray<float> dParam(param), dMAbsmax(mAbsmax), dVAbsmax(vAbsmax), dGrad(total);
+  DeviceArray<uint8_t> dMCodes(mCodes), dVCodes(vCodes);
+  DeviceArray<bf16> dWorking(working);
+  const auto hasCopy = [](int64_t p) { return p % 5 != 0; };
+  const auto decays = [](int64_t p) { return p % 2 == 0; };
+  std::vector<AdamW8bitParameter<bf16>> group;
+  for (int64_t p = 0; p < count; ++p) {
+    const int64_t at = offsets[p], block = blockOffsets[p];
+    group.push_back(
+        {dParam.get() + at,
+         dGrad.get() + at,
+         {dMCodes.get() + at, dVCodes.get() + at, dMAbsmax.get() + block, dVAbsmax.get() + block},
+         hasCopy(p) ? dWorking.get() + at : nullptr,
+         sizes[p],
+         decays(p)});
+  }
+  for (int64_t step = 1; step <= 2; ++step) {
+    const std::vector<float> grad = randomValues<float>(total, uint32_t(50 + step), -0.1f, 0.1f);
+    const cpu::AdamWConfig config{1e-3, 0.9, 0.999, 1e-8, 0.01, step};
+    for (int64_t p = 0; p < count; ++p) {
+      const int64_t at = offsets[p], block = blockOffsets[p];
+      const AdamW8bitState state{mCodes.data() + at, vCodes.data() + at, mAbsmax.data() + block,
+                                 vAbsmax.data() + block};
+      cpu::AdamWConfig own = config;
+      own.weightDecay = decays(p) ? config.weightDecay : 0.0;
+      if (hasCopy(p))
+        cpu::adamw8bitUpdate(param.data() + at, grad.data() + at, state, working.data() + at,
+                             sizes[p], blockSize, own);
+      else
+        cpu::adamw8bitUpdate(param.data() + at, grad.data() + at, state, sizes[p], blockSize, own);
+    }
+    BERTC_CUDA_CHECK(
+        cudaMemcpy(dGrad.get(), grad.data(), grad.size() * sizeof(float), cudaMemcpyHostToDevice));
+    cuda::adamw8bitUpdate(group.data(), count, blockSize, config, nullptr);
+  }
+  expectBitIdentical(dParam.download(), param, "param");
+  expectBitIdentical(dMCodes.download(), mCodes, "m codes");
+  expectBitIdentical(dVCodes.download(), vCodes, "v codes");
+  expectBitIdentical(dMAbsmax.download(), mAbsmax, "m absmax");
+  expectBitIdentical(dVAbsmax.download(), vAbsmax, "v absmax");
+  expectBitIdentical(dWorking.download(), working, "working copies");
 }
 
 } // namespace

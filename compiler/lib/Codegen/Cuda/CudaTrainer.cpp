@@ -7,11 +7,12 @@
 //   master for a 16-bit one) and its gradient/moment position (AdamWBases), from which the
 //   runtime builds the device chunk table once (cuda::adamwChunks);
 // - optimizerStep: AdamW as one launch over every chunk, which also rewrites the 16-bit
-//   working copies from their masters; a parameter with 8-bit state is not in the table
-//   and is updated on its own (cuda::adamw8bitUpdate), its working copy rewritten in the
-//   same launch. When every update runs in the backward (-bertc-fuse-optimizer), microStep
-//   updates each parameter on its own, in a launch that rewrites its working copy too, and
-//   there is neither a table nor anything for optimizerStep to do;
+//   working copies from their masters; the parameters with 8-bit state are not in the
+//   table and are updated as one group (cuda::adamw8bitUpdate over a table of them, a
+//   launch per few dozen), their working copies rewritten in the same launches. When
+//   every update runs in the backward (-bertc-fuse-optimizer), microStep updates each
+//   parameter on its own, in a launch that rewrites its working copy too, and there is
+//   neither a table nor anything for optimizerStep to do;
 // - with the optimizer offloaded (bert.optimizer_on_host), neither: hostUpdate(ctx, k) is
 //   the CPU target's AdamW of the k-th parameter of kParams, which the runner runs on the
 //   host arena once that gradient is down, and microStep calls cuda::streamGradient(dev, k)
@@ -107,8 +108,8 @@ FailureOr<int64_t> emitAdamWTable(func::FuncOp optimizerStep, raw_ostream &os) {
   return int64_t(updates.size());
 }
 
-/// optimizerStep: AdamW over every chunk and their 16-bit working copies; then each
-/// parameter with 8-bit state, updated (and its working copy rewritten) on its own.
+/// optimizerStep: AdamW over every chunk and their 16-bit working copies; then the
+/// parameters with 8-bit state, updated (and their working copies rewritten) as one group.
 /// With the optimizer on the host: the device's optimizerStep does nothing, and
 /// hostUpdate(ctx, k) runs the CPU kernels' AdamW of kParams[k] on the host arena.
 LogicalResult emitHostUpdate(func::FuncOp optimizerStep, const llvm::StringMap<size_t> &indices,
@@ -166,6 +167,55 @@ llvm::DenseMap<Operation *, SmallVector<size_t, 2>> gradientCompletions(func::Fu
   return completions;
 }
 
+/// The updates with 8-bit state as one cuda::adamw8bitUpdate over a table of them
+/// (cuda::AdamW8bitParameter): each one's fp32 values (a 16-bit parameter's master),
+/// gradient slot, state, working copy (none for an fp32 parameter), count and decay flag.
+LogicalResult emitEightBitGroup(ArrayRef<AdamWOp> updates, AdamWOp first, double decay,
+                                raw_ostream &os) {
+  if (updates.empty())
+    return success();
+  int64_t block = *updates.front().getStateBlock();
+  Type workingType;
+  for (AdamWOp adamw : updates) {
+    Type element = adamw.getParam().getType().getElementType();
+    if (!element.isF32() && workingType && element != workingType)
+      return adamw.emitError("the cuda target's working copies are all of one 16-bit type");
+    workingType = element.isF32() ? workingType : element;
+  }
+  std::string type = workingType && workingType.isF16() ? "fp16" : "bf16";
+  os << "  const cuda::AdamW8bitParameter<" << type << "> eightBit[] = {\n";
+  for (AdamWOp adamw : updates) {
+    auto param = adamw.getParam().getDefiningOp<ParamOp>();
+    bool sixteenBit = !param.getType().getElementType().isF32();
+    if (*adamw.getStateBlock() != block)
+      return adamw.emitError("the cuda target's 8-bit AdamW takes one block size for every "
+                             "parameter");
+    for (StringRef key : {"arena.value", "arena.grad", "arena.adam_m", "arena.adam_v",
+                          "arena.adam_m_absmax", "arena.adam_v_absmax"})
+      if (!param->hasAttr(key))
+        return adamw.emitError("8-bit state has no ") << key << " slot: run -bertc-plan-buffers";
+    if (sixteenBit && !param->hasAttr("arena.master"))
+      return adamw.emitError("16-bit parameter has no master slot: run -bertc-plan-buffers");
+    os << "      {" << EmitContext::paramSlot(param, sixteenBit ? "arena.master" : "arena.value")
+       << ", " << EmitContext::paramSlot(param, "arena.grad") << ", {"
+       << EmitContext::paramSlot(param, "arena.adam_m", "uint8_t") << ", "
+       << EmitContext::paramSlot(param, "arena.adam_v", "uint8_t") << ", "
+       << EmitContext::paramSlot(param, "arena.adam_m_absmax") << ", "
+       << EmitContext::paramSlot(param, "arena.adam_v_absmax") << "}, "
+       << (sixteenBit ? EmitContext::paramSlot(param, "arena.value", type) : "nullptr") << ", "
+       << EmitContext::numel(param) << ", "
+       << (adamw.getWeightDecay().convertToDouble() != 0.0 ? "true" : "false") << "}, // "
+       << param.getName() << "\n";
+  }
+  os << "  };\n"
+     << "  cuda::adamw8bitUpdate(eightBit, " << updates.size() << ", QuantBlockSize(" << block
+     << "), {ctx.lr, " << EmitContext::doubleLiteral(first.getBeta1().convertToDouble()) << ", "
+     << EmitContext::doubleLiteral(first.getBeta2().convertToDouble()) << ", "
+     << EmitContext::doubleLiteral(first.getEpsilon().convertToDouble()) << ", "
+     << EmitContext::doubleLiteral(decay) << ", ctx.adamStep}, dev.stream);\n";
+  return success();
+}
+
 LogicalResult emitChunkedOptimizerStep(func::FuncOp optimizerStep, raw_ostream &os) {
   if (updatesInBackwardOnly(optimizerStep)) {
     os << "// Every AdamW update runs in microStep's backward.\n"
@@ -214,14 +264,12 @@ LogicalResult emitChunkedOptimizerStep(func::FuncOp optimizerStep, raw_ostream &
      << EmitContext::doubleLiteral(first.getBeta2().convertToDouble()) << ", "
      << EmitContext::doubleLiteral(first.getEpsilon().convertToDouble()) << ", "
      << EmitContext::doubleLiteral(decay) << ", ctx.adamStep}, dev.stream);\n";
-  EmitContext ctx(os, KernelTarget::Cuda);
-  for (AdamWOp adamw : updates) {
-    if (!adamw.getStateBlock())
-      continue;
-    if (failed(ctx.declareResults(adamw.getParam().getDefiningOp())) ||
-        failed(emitLossOptimizerOp(adamw, ctx).value_or(failure())))
-      return failure();
-  }
+  SmallVector<AdamWOp> eightBit;
+  for (AdamWOp adamw : updates)
+    if (adamw.getStateBlock())
+      eightBit.push_back(adamw);
+  if (failed(emitEightBitGroup(eightBit, first, decay, os)))
+    return failure();
   os << "}\n\n";
   return success();
 }

@@ -222,6 +222,22 @@ void adamw8bitUpdate(float *master, const float *grad, const AdamW8bitState &sta
 void adamw8bitUpdate(float *master, const float *grad, const AdamW8bitState &state, fp16 *working,
                      int64_t n, QuantBlockSize blockSize, const cpu::AdamWConfig &config,
                      cudaStream_t stream);
+/// One parameter of an 8-bit update group: its fp32 values (a 16-bit parameter's master),
+/// gradient and state, its 16-bit working copy (null for an fp32 parameter), its n values,
+/// and whether it decays.
+template <typename T> struct AdamW8bitParameter {
+  float *param;
+  const float *grad;
+  AdamW8bitState state;
+  T *working;
+  int64_t n;
+  bool decay;
+};
+/// adamw8bitUpdate on each of `count` parameters (config.weightDecay for those that decay),
+/// in a few launches rather than one each: the same bits.
+template <typename T>
+void adamw8bitUpdate(const AdamW8bitParameter<T> *parameters, int64_t count,
+                     QuantBlockSize blockSize, const cpu::AdamWConfig &config, cudaStream_t stream);
 
 // ---- Precision (precision.cu) ----
 
