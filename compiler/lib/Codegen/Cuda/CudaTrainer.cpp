@@ -174,7 +174,8 @@ LogicalResult emitEightBitGroup(ArrayRef<AdamWOp> updates, AdamWOp first, double
                                 raw_ostream &os) {
   if (updates.empty())
     return success();
-  int64_t block = *updates.front().getStateBlock();
+  AdamWOp front = updates.front();
+  auto block = *front.getStateBlock();
   Type workingType;
   for (AdamWOp adamw : updates) {
     Type element = adamw.getParam().getType().getElementType();
