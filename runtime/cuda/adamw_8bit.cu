@@ -41,12 +41,25 @@ __device__ __forceinline__ uint8_t quantize(const float *map, float x, float abs
   return nearestCode(map, absmax > 0.0f ? __fdiv_rn(x, absmax) : 0.0f);
 }
 
-/// Quantization block `block` of one parameter, by the calling thread block; decayFactor is
-/// s.decayFactor or 1.
-template <int kPerThread, typename T>
-__device__ void updateBlock(float *param, const float *grad, const AdamW8bitState &state,
-                            T *working, int64_t n, int64_t block, const AdamWScalars &s,
-                            float decayFactor) {
+/// Up to kCapacity parameters in one launch: their quantization blocks one after another,
+/// parameter e's from firstBlock[e] on.
+template <typename T, int kCapacity> struct ParameterGroup {
+  AdamW8bitParameter<T> parameters[kCapacity];
+  int64_t firstBlock[kCapacity + 1];
+  int count;
+};
+
+/// A thread block per quantization block of the group's parameters: it finds its
+/// parameter, then updates its block.
+template <int kPerThread, typename T, int kCapacity>
+__global__ void __launch_bounds__(kThreads)
+    adamw8bitKernel(ParameterGroup<T, kCapacity> group, AdamWScalars s) {
+  int e = 0;
+  while (e + 1 < group.count && int64_t(blockIdx.x) >= group.firstBlock[e + 1])
+    ++e;
+  const AdamW8bitParameter<T> &p = group.parameters[e];
+  const int64_t block = int64_t(blockIdx.x) - group.firstBlock[e];
+  const float decayFactor = p.decay ? s.decayFactor : 1.0f;
   __shared__ float signedMap[kDynamicMapSize], unsignedMap[kDynamicMapSize];
   __shared__ float warpMaxima[2][kWarps];
   signedMap[threadIdx.x] = dynamicMapValue(DynamicMapKind::Signed, int(threadIdx.x));
@@ -54,19 +67,19 @@ __device__ void updateBlock(float *param, const float *grad, const AdamW8bitStat
   __syncthreads();
 
   const int64_t begin = block * kPerThread * kThreads + threadIdx.x;
-  const float mScale = state.mAbsmax[block], vScale = state.vAbsmax[block];
+  const float mScale = p.state.mAbsmax[block], vScale = p.state.vAbsmax[block];
   float m[kPerThread], v[kPerThread];
   float mAbsmax = 0.0f, vAbsmax = 0.0f;
 #pragma unroll
   for (int k = 0; k < kPerThread; ++k) {
     const int64_t i = begin + int64_t(k) * kThreads;
-    if (i >= n)
+    if (i >= p.n)
       break;
-    m[k] = __fmul_rn(signedMap[state.mCodes[i]], mScale);
-    v[k] = __fmul_rn(unsignedMap[state.vCodes[i]], vScale);
-    adamwElement(param[i], grad[i], m[k], v[k], s, decayFactor);
-    if (working)
-      storeFloat(working + i, param[i]);
+    m[k] = __fmul_rn(signedMap[p.state.mCodes[i]], mScale);
+    v[k] = __fmul_rn(unsignedMap[p.state.vCodes[i]], vScale);
+    adamwElement(p.param[i], p.grad[i], m[k], v[k], s, decayFactor);
+    if (p.working)
+      storeFloat(p.working + i, p.param[i]);
     mAbsmax = fmaxf(mAbsmax, fabsf(m[k]));
     vAbsmax = fmaxf(vAbsmax, v[k]);
   }
@@ -86,70 +99,26 @@ __device__ void updateBlock(float *param, const float *grad, const AdamW8bitStat
 #pragma unroll
   for (int k = 0; k < kPerThread; ++k) {
     const int64_t i = begin + int64_t(k) * kThreads;
-    if (i >= n)
+    if (i >= p.n)
       break;
-    state.mCodes[i] = quantize(signedMap, m[k], mAbsmax);
-    state.vCodes[i] = quantize(unsignedMap, v[k], vAbsmax);
+    p.state.mCodes[i] = quantize(signedMap, m[k], mAbsmax);
+    p.state.vCodes[i] = quantize(unsignedMap, v[k], vAbsmax);
   }
   if (threadIdx.x == 0) {
-    state.mAbsmax[block] = mAbsmax;
-    state.vAbsmax[block] = vAbsmax;
+    p.state.mAbsmax[block] = mAbsmax;
+    p.state.vAbsmax[block] = vAbsmax;
   }
 }
 
-/// One parameter, a thread block per quantization block.
-template <int kPerThread, typename T>
-__global__ void __launch_bounds__(kThreads)
-    adamw8bitKernel(float *param, const float *grad, AdamW8bitState state, T *working, int64_t n,
-                    AdamWScalars s) {
-  updateBlock<kPerThread>(param, grad, state, working, n, blockIdx.x, s, s.decayFactor);
-}
-
-/// Up to kGroupSize parameters in one launch: their quantization blocks one after another,
-/// parameter e's from firstBlock[e] on.
-template <typename T> struct ParameterGroup {
-  AdamW8bitParameter<T> parameters[kGroupSize];
-  int64_t firstBlock[kGroupSize + 1];
-  int count;
-};
-
-template <int kPerThread, typename T>
-__global__ void __launch_bounds__(kThreads)
-    adamw8bitGroupKernel(ParameterGroup<T> group, AdamWScalars s) {
-  int e = 0;
-  while (e + 1 < group.count && int64_t(blockIdx.x) >= group.firstBlock[e + 1])
-    ++e;
-  const AdamW8bitParameter<T> &p = group.parameters[e];
-  updateBlock<kPerThread>(p.param, p.grad, p.state, p.working, p.n,
-                          int64_t(blockIdx.x) - group.firstBlock[e], s,
-                          p.decay ? s.decayFactor : 1.0f);
-}
-
-/// A launch of adamw8bitKernel.
-template <typename T>
-void update8bit(float *param, const float *grad, const AdamW8bitState &state, T *working, int64_t n,
-                QuantBlockSize blockSize, const cpu::AdamWConfig &config, cudaStream_t stream) {
-  if (n == 0)
-    return;
-  const unsigned blocks = unsigned(quantBlockCount(n, blockSize));
-  if (blockSize == QuantBlockSize::k256)
-    BERTC_LAUNCH((adamw8bitKernel<1, T>), blocks, kThreads, 0, stream, param, grad, state, working,
-                 n, adamwScalars(config));
-  else
-    BERTC_LAUNCH((adamw8bitKernel<8, T>), blocks, kThreads, 0, stream, param, grad, state, working,
-                 n, adamwScalars(config));
-}
-} // namespace
-
-template <typename T>
-void adamw8bitUpdate(const AdamW8bitParameter<T> *parameters, int64_t count,
-                     QuantBlockSize blockSize, const cpu::AdamWConfig &config,
-                     cudaStream_t stream) {
-  static_assert(sizeof(ParameterGroup<T>) + sizeof(AdamWScalars) <= 4000,
+/// The groups of up to kCapacity of `count` parameters, a launch each.
+template <int kCapacity, typename T>
+void launchGroups(const AdamW8bitParameter<T> *parameters, int64_t count, QuantBlockSize blockSize,
+                  const cpu::AdamWConfig &config, cudaStream_t stream) {
+  static_assert(sizeof(ParameterGroup<T, kCapacity>) + sizeof(AdamWScalars) <= 4000,
                 "a group launch's arguments fit CUDA's 4 KB");
-  for (int64_t first = 0; first < count; first += kGroupSize) {
-    ParameterGroup<T> group{};
-    group.count = int(std::min<int64_t>(kGroupSize, count - first));
+  for (int64_t first = 0; first < count; first += kCapacity) {
+    ParameterGroup<T, kCapacity> group{};
+    group.count = int(std::min<int64_t>(kCapacity, count - first));
     for (int e = 0; e < group.count; ++e) {
       group.parameters[e] = parameters[first + e];
       group.firstBlock[e + 1] =
@@ -159,31 +128,48 @@ void adamw8bitUpdate(const AdamW8bitParameter<T> *parameters, int64_t count,
     if (blocks == 0)
       continue;
     if (blockSize == QuantBlockSize::k256)
-      BERTC_LAUNCH((adamw8bitGroupKernel<1, T>), blocks, kThreads, 0, stream, group,
+      BERTC_LAUNCH((adamw8bitKernel<1, T, kCapacity>), blocks, kThreads, 0, stream, group,
                    adamwScalars(config));
     else
-      BERTC_LAUNCH((adamw8bitGroupKernel<8, T>), blocks, kThreads, 0, stream, group,
+      BERTC_LAUNCH((adamw8bitKernel<8, T, kCapacity>), blocks, kThreads, 0, stream, group,
                    adamwScalars(config));
   }
+}
+
+/// One parameter (config.weightDecay 0 if it does not decay), as a group of one, whose
+/// launch takes a small argument.
+template <typename T>
+void updateOne(float *param, const float *grad, const AdamW8bitState &state, T *working, int64_t n,
+               QuantBlockSize blockSize, const cpu::AdamWConfig &config, cudaStream_t stream) {
+  const AdamW8bitParameter<T> parameter{param, grad, state, working, n, /*decay=*/true};
+  launchGroups<1>(&parameter, 1, blockSize, config, stream);
+}
+} // namespace
+
+template <typename T>
+void adamw8bitUpdate(const AdamW8bitParameter<T> *parameters, int64_t count,
+                     QuantBlockSize blockSize, const cpu::AdamWConfig &config,
+                     cudaStream_t stream) {
+  launchGroups<kGroupSize>(parameters, count, blockSize, config, stream);
 }
 
 void adamw8bitUpdate(float *param, const float *grad, const AdamW8bitState &state, int64_t n,
                      QuantBlockSize blockSize, const cpu::AdamWConfig &config,
                      cudaStream_t stream) {
   // No working copy: the kernel never stores through the null pointer.
-  update8bit(param, grad, state, static_cast<bf16 *>(nullptr), n, blockSize, config, stream);
+  updateOne(param, grad, state, static_cast<bf16 *>(nullptr), n, blockSize, config, stream);
 }
 
 void adamw8bitUpdate(float *master, const float *grad, const AdamW8bitState &state, bf16 *working,
                      int64_t n, QuantBlockSize blockSize, const cpu::AdamWConfig &config,
                      cudaStream_t stream) {
-  update8bit(master, grad, state, working, n, blockSize, config, stream);
+  updateOne(master, grad, state, working, n, blockSize, config, stream);
 }
 
 void adamw8bitUpdate(float *master, const float *grad, const AdamW8bitState &state, fp16 *working,
                      int64_t n, QuantBlockSize blockSize, const cpu::AdamWConfig &config,
                      cudaStream_t stream) {
-  update8bit(master, grad, state, working, n, blockSize, config, stream);
+  updateOne(master, grad, state, working, n, blockSize, config, stream);
 }
 
 template void adamw8bitUpdate(const AdamW8bitParameter<::bertc::bf16> *, int64_t, QuantBlockSize,

@@ -106,6 +106,19 @@ std::optional<mlir::LogicalResult> emitGemmOp(mlir::Operation *op, EmitContext &
 std::optional<mlir::LogicalResult> emitPointwiseOp(mlir::Operation *op, EmitContext &ctx);
 std::optional<mlir::LogicalResult> emitLossOptimizerOp(mlir::Operation *op, EmitContext &ctx);
 
+/// Success when the parameter of `adamw` (a bert.adamw) has every slot its update reads: the
+/// moments (and their absmaxes for an 8-bit state), the gradient unless the update takes it
+/// as an operand, and a 16-bit parameter's master; else failure with a diagnostic.
+mlir::LogicalResult checkAdamWSlots(mlir::Operation *adamw);
+/// The fp32 values an update of `param` writes: a 16-bit parameter's master slot, else
+/// `values` (the parameter's own name or slot).
+std::string adamwValues(mlir::Value param, llvm::StringRef values);
+/// An 8-bit state's argument, "{mCodes, vCodes, mAbsmax, vAbsmax}" (abi/adamw_8bit_state.h).
+std::string eightBitStateArgument(mlir::Value param);
+/// The cpu::AdamWConfig argument of `adamw`'s update with `weightDecay`:
+/// "{ctx.lr, beta1, beta2, eps, weightDecay, ctx.adamStep}".
+std::string adamwConfigArgument(mlir::Operation *adamw, double weightDecay);
+
 /// Emits `op` with the first of `emitters` whose family it is; an op of none of them is an
 /// error naming the target and the op.
 mlir::LogicalResult emitOp(mlir::Operation *op, EmitContext &ctx,

@@ -20,14 +20,6 @@ namespace bertc {
 
 namespace {
 
-/// Whether `adamw`'s parameter has its moment slots and, unless the update reads its
-/// gradient from an operand, its gradient slot.
-bool hasSlots(AdamWOp adamw) {
-  auto op = adamw.getParam().getDefiningOp<ParamOp>();
-  return op && (adamw.getGrad() || op->hasAttr("arena.grad")) && op->hasAttr("arena.adam_m") &&
-         op->hasAttr("arena.adam_v");
-}
-
 /// The classes of cross-entropy logits: their last dimension, the sequence S for the span
 /// head's softmax over positions.
 std::string classes(Value logits) {
@@ -91,44 +83,66 @@ std::optional<LogicalResult> emitLossOptimizerOp(Operation *op, EmitContext &ctx
         if (ctx.target == KernelTarget::Cuda && !adamw.getGrad())
           return adamw.emitError("the CUDA trainer updates every parameter in its optimizer "
                                  "step's shared launches after the backward, not per op");
+        if (failed(checkAdamWSlots(adamw)))
+          return failure();
         Value param = adamw.getParam();
-        if (!hasSlots(adamw))
-          return adamw.emitError("parameter has no optimizer slots: run -bertc-plan-buffers");
         std::string grad = adamw.getGrad() ? ctx.name(adamw.getGrad())
                                            : EmitContext::paramSlot(param, "arena.grad");
         // A 16-bit parameter: AdamW updates its fp32 master and rounds each updated value
         // into the working copy in the same pass.
         bool sixteenBit = !cast<RankedTensorType>(param.getType()).getElementType().isF32();
         std::string working = sixteenBit ? ctx.name(param) + ", " : "";
-        if (sixteenBit && !param.getDefiningOp()->hasAttr("arena.master"))
-          return adamw.emitError("16-bit parameter has no master slot: run -bertc-plan-buffers");
-        std::string master =
-            sixteenBit ? EmitContext::paramSlot(param, "arena.master") : ctx.name(param);
-        std::optional<int64_t> block = adamw.getStateBlock();
-        if (block && !param.getDefiningOp()->hasAttr("arena.adam_v_absmax"))
-          return adamw.emitError("8-bit state has no absmax slots: run -bertc-plan-buffers");
-        // 8-bit state: the moments' codes and their blocks' absmaxes
-        // (abi/adamw_8bit_state.h).
-        if (block)
-          os << ctx.call("adamw8bitUpdate") << master << ", " << grad << ", {"
-             << EmitContext::paramSlot(param, "arena.adam_m", "uint8_t") << ", "
-             << EmitContext::paramSlot(param, "arena.adam_v", "uint8_t") << ", "
-             << EmitContext::paramSlot(param, "arena.adam_m_absmax") << ", "
-             << EmitContext::paramSlot(param, "arena.adam_v_absmax") << "}, " << working
-             << EmitContext::numel(param) << ", QuantBlockSize(" << *block << "), {ctx.lr, ";
+        std::string master = adamwValues(param, ctx.name(param));
+        if (std::optional<int64_t> block = adamw.getStateBlock())
+          os << ctx.call("adamw8bitUpdate") << master << ", " << grad << ", "
+             << eightBitStateArgument(param) << ", " << working << EmitContext::numel(param)
+             << ", QuantBlockSize(" << *block << "), ";
         else
           os << ctx.call("adamwUpdate") << master << ", " << grad << ", "
              << EmitContext::paramSlot(param, "arena.adam_m") << ", "
              << EmitContext::paramSlot(param, "arena.adam_v") << ", " << working
-             << EmitContext::numel(param) << ", {ctx.lr, ";
-        os << EmitContext::doubleLiteral(adamw.getBeta1().convertToDouble()) << ", "
-           << EmitContext::doubleLiteral(adamw.getBeta2().convertToDouble()) << ", "
-           << EmitContext::doubleLiteral(adamw.getEpsilon().convertToDouble()) << ", "
-           << EmitContext::doubleLiteral(adamw.getWeightDecay().convertToDouble())
-           << ", ctx.adamStep}" << ctx.end();
+             << EmitContext::numel(param) << ", ";
+        os << adamwConfigArgument(adamw, adamw.getWeightDecay().convertToDouble()) << ctx.end();
         return success();
       })
       .Default([](Operation *) { return std::nullopt; });
+}
+
+LogicalResult checkAdamWSlots(Operation *op) {
+  auto adamw = cast<AdamWOp>(op);
+  auto param = adamw.getParam().getDefiningOp<ParamOp>();
+  if (!param || !param->hasAttr("arena.value") ||
+      (!adamw.getGrad() && !param->hasAttr("arena.grad")) || !param->hasAttr("arena.adam_m") ||
+      !param->hasAttr("arena.adam_v"))
+    return adamw.emitError("parameter has no optimizer slots: run -bertc-plan-buffers");
+  if (!cast<RankedTensorType>(adamw.getParam().getType()).getElementType().isF32() &&
+      !param->hasAttr("arena.master"))
+    return adamw.emitError("16-bit parameter has no master slot: run -bertc-plan-buffers");
+  if (adamw.getStateBlock() &&
+      (!param->hasAttr("arena.adam_m_absmax") || !param->hasAttr("arena.adam_v_absmax")))
+    return adamw.emitError("8-bit state has no absmax slots: run -bertc-plan-buffers");
+  return success();
+}
+
+std::string adamwValues(Value param, StringRef values) {
+  return cast<RankedTensorType>(param.getType()).getElementType().isF32()
+             ? values.str()
+             : EmitContext::paramSlot(param, "arena.master");
+}
+
+std::string eightBitStateArgument(Value param) {
+  return "{" + EmitContext::paramSlot(param, "arena.adam_m", "uint8_t") + ", " +
+         EmitContext::paramSlot(param, "arena.adam_v", "uint8_t") + ", " +
+         EmitContext::paramSlot(param, "arena.adam_m_absmax") + ", " +
+         EmitContext::paramSlot(param, "arena.adam_v_absmax") + "}";
+}
+
+std::string adamwConfigArgument(Operation *op, double weightDecay) {
+  auto adamw = cast<AdamWOp>(op);
+  return "{ctx.lr, " + EmitContext::doubleLiteral(adamw.getBeta1().convertToDouble()) + ", " +
+         EmitContext::doubleLiteral(adamw.getBeta2().convertToDouble()) + ", " +
+         EmitContext::doubleLiteral(adamw.getEpsilon().convertToDouble()) + ", " +
+         EmitContext::doubleLiteral(weightDecay) + ", ctx.adamStep}";
 }
 
 } // namespace bertc

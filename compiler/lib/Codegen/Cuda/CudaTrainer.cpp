@@ -186,34 +186,23 @@ LogicalResult emitEightBitGroup(ArrayRef<AdamWOp> updates, AdamWOp first, double
   std::string type = workingType && workingType.isF16() ? "fp16" : "bf16";
   os << "  const cuda::AdamW8bitParameter<" << type << "> eightBit[] = {\n";
   for (AdamWOp adamw : updates) {
-    auto param = adamw.getParam().getDefiningOp<ParamOp>();
-    bool sixteenBit = !param.getType().getElementType().isF32();
     if (*adamw.getStateBlock() != block)
       return adamw.emitError("the cuda target's 8-bit AdamW takes one block size for every "
                              "parameter");
-    for (StringRef key : {"arena.value", "arena.grad", "arena.adam_m", "arena.adam_v",
-                          "arena.adam_m_absmax", "arena.adam_v_absmax"})
-      if (!param->hasAttr(key))
-        return adamw.emitError("8-bit state has no ") << key << " slot: run -bertc-plan-buffers";
-    if (sixteenBit && !param->hasAttr("arena.master"))
-      return adamw.emitError("16-bit parameter has no master slot: run -bertc-plan-buffers");
-    os << "      {" << EmitContext::paramSlot(param, sixteenBit ? "arena.master" : "arena.value")
-       << ", " << EmitContext::paramSlot(param, "arena.grad") << ", {"
-       << EmitContext::paramSlot(param, "arena.adam_m", "uint8_t") << ", "
-       << EmitContext::paramSlot(param, "arena.adam_v", "uint8_t") << ", "
-       << EmitContext::paramSlot(param, "arena.adam_m_absmax") << ", "
-       << EmitContext::paramSlot(param, "arena.adam_v_absmax") << "}, "
-       << (sixteenBit ? EmitContext::paramSlot(param, "arena.value", type) : "nullptr") << ", "
-       << EmitContext::numel(param) << ", "
+    if (failed(checkAdamWSlots(adamw)))
+      return failure();
+    auto param = adamw.getParam().getDefiningOp<ParamOp>();
+    bool sixteenBit = !param.getType().getElementType().isF32();
+    os << "      {" << adamwValues(param, EmitContext::paramSlot(param, "arena.value")) << ", "
+       << EmitContext::paramSlot(param, "arena.grad") << ", " << eightBitStateArgument(param)
+       << ", " << (sixteenBit ? EmitContext::paramSlot(param, "arena.value", type) : "nullptr")
+       << ", " << EmitContext::numel(param) << ", "
        << (adamw.getWeightDecay().convertToDouble() != 0.0 ? "true" : "false") << "}, // "
        << param.getName() << "\n";
   }
   os << "  };\n"
      << "  cuda::adamw8bitUpdate(eightBit, " << updates.size() << ", QuantBlockSize(" << block
-     << "), {ctx.lr, " << EmitContext::doubleLiteral(first.getBeta1().convertToDouble()) << ", "
-     << EmitContext::doubleLiteral(first.getBeta2().convertToDouble()) << ", "
-     << EmitContext::doubleLiteral(first.getEpsilon().convertToDouble()) << ", "
-     << EmitContext::doubleLiteral(decay) << ", ctx.adamStep}, dev.stream);\n";
+     << "), " << adamwConfigArgument(first, decay) << ", dev.stream);\n";
   return success();
 }
 
@@ -260,11 +249,8 @@ LogicalResult emitChunkedOptimizerStep(func::FuncOp optimizerStep, raw_ostream &
      << "reinterpret_cast<float *>(arena + " << bases.v << "), ";
   if (workingType)
     os << "reinterpret_cast<" << (workingType.isBF16() ? "bf16" : "fp16") << " *>(arena), ";
-  os << "dev.adamwChunks, dev.adamwChunkCount, {ctx.lr, "
-     << EmitContext::doubleLiteral(first.getBeta1().convertToDouble()) << ", "
-     << EmitContext::doubleLiteral(first.getBeta2().convertToDouble()) << ", "
-     << EmitContext::doubleLiteral(first.getEpsilon().convertToDouble()) << ", "
-     << EmitContext::doubleLiteral(decay) << ", ctx.adamStep}, dev.stream);\n";
+  os << "dev.adamwChunks, dev.adamwChunkCount, " << adamwConfigArgument(first, decay)
+     << ", dev.stream);\n";
   SmallVector<AdamWOp> eightBit;
   for (AdamWOp adamw : updates)
     if (adamw.getStateBlock())
