@@ -5,6 +5,7 @@
 #include "bertc/Analysis/TrainModule.h"
 
 #include <algorithm>
+#include <map>
 
 using namespace mlir;
 using mlir::bert::CostTarget;
@@ -76,12 +77,31 @@ StepCost estimateStepCost(ModuleOp module, const DeviceModel &device) {
   FailureOr<func::FuncOp> microStep = getMicroStep(module);
   if (failed(bounds) || failed(microStep))
     return cost;
-  auto add = [&](Operation *op, double repeat, const DeviceModel &on) {
-    for (const KernelWork &kernel :
-         estimateOpKernels(op, bounds->maxBatch, bounds->maxSeq, on.target)) {
-      cost.flops += repeat * kernel.flops;
-      cost.seconds += repeat * estimateKernelSeconds(kernel, on);
+  std::map<std::string, OpTime> byOp;
+  auto tally = [&](const std::string &name, double runs, double launches, double flops,
+                   double seconds) {
+    OpTime &entry = byOp[name];
+    entry.op = name;
+    entry.runs += runs;
+    entry.launches += launches;
+    entry.flops += flops;
+    entry.seconds += seconds;
+  };
+  // `on` the device, or the host's model for an offloaded optimizer, whose work is tallied
+  // as one entry once the overlap is known (`tallied` false).
+  auto add = [&](Operation *op, double repeat, const DeviceModel &on, bool tallied) {
+    SmallVector<KernelWork, 1> kernels =
+        estimateOpKernels(op, bounds->maxBatch, bounds->maxSeq, on.target);
+    double flops = 0, seconds = 0, launches = 0;
+    for (const KernelWork &kernel : kernels) {
+      flops += repeat * kernel.flops;
+      seconds += repeat * estimateKernelSeconds(kernel, on);
+      launches += repeat * kernel.launches;
     }
+    cost.flops += flops;
+    cost.seconds += seconds;
+    if (tallied && !kernels.empty())
+      tally(op->getName().getStringRef().str(), repeat, launches, flops, seconds);
   };
   double accumulation = double(accumulationSteps(module, *bounds));
   // The backward of one micro-step: its ops after the one that makes the loss.
@@ -93,24 +113,28 @@ StepCost estimateStepCost(ModuleOp module, const DeviceModel &device) {
   bool inBackward = false;
   for (Operation &op : microStep->getBody().front()) {
     double before = cost.seconds;
-    add(&op, accumulation, device);
+    add(&op, accumulation, device, true);
     if (inBackward)
       backwardSeconds += (cost.seconds - before) / accumulation;
     inBackward |= &op == loss;
   }
   // The runtime zeroes the gradient region before each step's first micro-batch: one
   // memset (none where every update runs in the backward and there is no region).
-  if (bert::PlanAttr plan = findPlan(module); plan && plan.getGradients().bytes > 0)
-    cost.seconds += estimateKernelSeconds(
+  if (bert::PlanAttr plan = findPlan(module); plan && plan.getGradients().bytes > 0) {
+    double seconds = estimateKernelSeconds(
         {bert::ComputeUnit::Fp32Cores, 0, double(plan.getGradients().bytes)}, device);
+    cost.seconds += seconds;
+    tally(kGradientZeroing, 1, 1, 0, seconds);
+  }
   // Offloaded from a GPU, AdamW runs the CPU trainer's kernels on the host once the
   // gradients are down, and the trainable parameters go back up. Streamed, the gradients
   // come down and the host updates during the last micro-step's backward: the step waits
   // only for what outlasts it, and for the uploads.
   bool offloaded = optimizerOnHost(module) && device.target == CostTarget::Cuda;
   if (auto optimizerStep = module.lookupSymbol<func::FuncOp>(kOptimizerStep)) {
-    double deviceSeconds = cost.seconds;
-    optimizerStep.walk([&](Operation *op) { add(op, 1.0, offloaded ? cpuDeviceModel() : device); });
+    double deviceSeconds = cost.seconds, deviceFlops = cost.flops;
+    optimizerStep.walk(
+        [&](Operation *op) { add(op, 1.0, offloaded ? cpuDeviceModel() : device, !offloaded); });
     if (offloaded) {
       OffloadTransfer bytes = offloadTransferBytes(*microStep);
       double hostWork = cost.seconds - deviceSeconds + bytes.down / device.pcieBytesPerSecond;
@@ -119,8 +143,13 @@ StepCost estimateStepCost(ModuleOp module, const DeviceModel &device) {
       cost.seconds =
           deviceSeconds + up +
           (streamsGradients(module) ? std::max(0.0, hostWork - backwardSeconds) : hostWork);
+      tally(kHostOptimizer, 1, 0, cost.flops - deviceFlops, cost.seconds - deviceSeconds);
     }
   }
+  for (auto &entry : byOp)
+    cost.byOp.push_back(std::move(entry.second));
+  llvm::stable_sort(cost.byOp,
+                    [](const OpTime &a, const OpTime &b) { return a.seconds > b.seconds; });
   return cost;
 }
 

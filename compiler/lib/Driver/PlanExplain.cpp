@@ -28,6 +28,15 @@ void printExplanation(const StepMemory &memory, const PlanSummary &plan, unsigne
                         formatBytes(tensor->bytes), tensor->category, tensor->dtype, tensor->shape,
                         tensor->name, tensor->producer, tensor->origin.empty() ? "" : ", ",
                         tensor->origin);
+  os << llvm::formatv("time: about {0:F4} s a step on {1} (estimated), the longest first:\n",
+                      plan.estimatedStepSeconds, plan.device);
+  os << llvm::formatv("  {0,10}  {1,6}  {2,8}  {3,9}  {4}\n", "seconds", "share", "launches",
+                      "GFLOP", "op (all its runs in a step)");
+  for (const OpTime &op : llvm::ArrayRef(plan.stepTime).take_front(count))
+    os << llvm::formatv("  {0,10:F6}  {1,5:F1}%  {2,8}  {3,9:F2}  {4}\n", op.seconds,
+                        plan.estimatedStepSeconds > 0 ? 100 * op.seconds / plan.estimatedStepSeconds
+                                                      : 0.0,
+                        int64_t(op.launches), op.flops / 1e9, op.op);
 }
 
 MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory, const PlanSummary &plan,

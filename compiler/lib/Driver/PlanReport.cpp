@@ -53,6 +53,7 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory, 
   s.stepFlops = cost.flops;
   s.estimatedStepSeconds = cost.seconds;
   s.hostStepSeconds = cost.hostSeconds;
+  s.stepTime = std::move(cost.byOp);
   if (auto recompute = module->getAttrOfType<ArrayAttr>("bert.recompute"))
     for (auto entry : recompute.getAsRange<DictionaryAttr>()) {
       RecomputedOp op;
@@ -82,6 +83,13 @@ void writePlanJson(const PlanSummary &s, raw_ostream &os) {
   for (const RecomputedOp &op : s.recompute)
     recompute.push_back(llvm::json::Object{
         {"op", op.op}, {"name", op.name}, {"origin", op.origin}, {"flops", op.flops}});
+  llvm::json::Array stepTime;
+  for (const OpTime &op : s.stepTime)
+    stepTime.push_back(llvm::json::Object{{"op", op.op},
+                                          {"runs", op.runs},
+                                          {"launches", op.launches},
+                                          {"flops", op.flops},
+                                          {"seconds", op.seconds}});
   llvm::json::Object plan{
       {"budget_bytes", s.budgetBytes},
       {"arena_bytes", s.arenaBytes},
@@ -106,6 +114,7 @@ void writePlanJson(const PlanSummary &s, raw_ostream &os) {
       {"recompute_flops", s.recomputeFlops},
       {"step_flops", s.stepFlops},
       {"estimated_step_seconds", s.estimatedStepSeconds},
+      {"step_time", std::move(stepTime)},
   };
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(plan))) << "\n";
 }

@@ -12,6 +12,14 @@ assert plan["peak_bytes"] == plan["arena_bytes"] + categories["reserve"]
 assert plan["lower_bound_bytes"] <= plan["arena_bytes"] <= 1.03 * plan["lower_bound_bytes"]
 assert plan["peak_bytes"] <= plan["budget_bytes"]
 assert plan["step_flops"] > 0 and plan["estimated_step_seconds"] > 0
+# The step's time by op: each op once, longest first, adding up to the estimate and flops.
+times = plan["step_time"]
+assert len({entry["op"] for entry in times}) == len(times) > 10, times
+assert all(a["seconds"] >= b["seconds"] for a, b in zip(times, times[1:])), times
+assert abs(sum(e["seconds"] for e in times) - plan["estimated_step_seconds"]) <= \
+    1e-9 * plan["estimated_step_seconds"], times
+assert abs(sum(e["flops"] for e in times) - plan["step_flops"]) <= 1e-9 * plan["step_flops"]
+assert all(e["runs"] >= 1 and e["launches"] >= 0 for e in times), times
 # The page is self-contained and shows the arena and every category.
 assert "http" not in page and "<svg" in page
 for name in categories:

@@ -4,7 +4,7 @@
 // CPU trainer's AdamW on the CPU model and the PCIe transfers at the GPU's link, against
 // figures worked out by hand in the comments; on the CPU target nothing moves, so the
 // estimate is the one without offload. A planned module's gradient region is zeroed once
-// a step.
+// a step. The breakdown by op adds up to the estimate.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,6 +55,29 @@ std::string module(bool onHost, bool backward = false, float maxGradNorm = 0) {
   }
 }
 )mlir";
+}
+
+/// The breakdown's entry for `op`; fails the test and returns an empty one without it.
+bertc::OpTime entry(const bertc::StepCost &cost, const std::string &op) {
+  for (const bertc::OpTime &time : cost.byOp)
+    if (time.op == op)
+      return time;
+  ADD_FAILURE() << "no entry for " << op;
+  return {};
+}
+
+/// Checks that the breakdown is longest first and adds up to the step's seconds and flops.
+void expectBreakdownAddsUp(const bertc::StepCost &cost) {
+  double seconds = 0, flops = 0;
+  for (size_t i = 0; i < cost.byOp.size(); ++i) {
+    seconds += cost.byOp[i].seconds;
+    flops += cost.byOp[i].flops;
+    if (i > 0) {
+      EXPECT_GE(cost.byOp[i - 1].seconds, cost.byOp[i].seconds) << cost.byOp[i].op;
+    }
+  }
+  EXPECT_NEAR(seconds, cost.seconds, 1e-12 * cost.seconds);
+  EXPECT_EQ(flops, cost.flops);
 }
 
 class OffloadCost : public ::testing::Test {
@@ -117,6 +140,19 @@ TEST_F(OffloadCost, StreamedGradientsHideTheHostsWorkBehindTheBackward) {
   // waits for all of it.
   bertc::StepCost clipped = cost(module(true, true, 1.0f), *t4);
   EXPECT_NEAR(clipped.seconds, deviceStep + up + hostWork, 1e-12);
+  // The breakdown: what the step waits for of the host's work (1.52 ms), the GELU's
+  // backward, the loss; no bert.adamw, which runs on the host.
+  ASSERT_EQ(streamed.byOp.size(), 3u);
+  EXPECT_EQ(streamed.byOp[0].op, bertc::kHostOptimizer);
+  EXPECT_NEAR(streamed.byOp[0].seconds, up + hostWork - window, 1e-12);
+  EXPECT_EQ(streamed.byOp[0].launches, 0);
+  EXPECT_EQ(streamed.byOp[1].op, "bert.gelu");
+  EXPECT_NEAR(streamed.byOp[1].seconds, window, 1e-15);
+  EXPECT_EQ(streamed.byOp[1].launches, 1);
+  EXPECT_EQ(entry(streamed, "bert.cross_entropy").runs, 1);
+  expectBreakdownAddsUp(streamed);
+  expectBreakdownAddsUp(clipped);
+  EXPECT_NEAR(entry(clipped, bertc::kHostOptimizer).seconds, up + hostWork, 1e-12);
 }
 
 TEST_F(OffloadCost, TheGradientRegionIsZeroedOnceAStep) {
@@ -136,9 +172,23 @@ TEST_F(OffloadCost, TheGradientRegionIsZeroedOnceAStep) {
   };
   // 2,359,296 B (the trainable [768, 768]'s fp32 gradient) at 256 GB/s = 9.216 us, plus
   // 5 us for the memset's launch, beside the 69.12 us of AdamW.
-  EXPECT_NEAR(cost(planned("[4096, 2359296]"), *t4).seconds, 69.12e-6 + 9.216e-6 + 5e-6, 1e-15);
+  bertc::StepCost zeroed = cost(planned("[4096, 2359296]"), *t4);
+  EXPECT_NEAR(zeroed.seconds, 69.12e-6 + 9.216e-6 + 5e-6, 1e-15);
+  // Each its own entry: AdamW (in the shared launch, so no launch of its own) first.
+  ASSERT_EQ(zeroed.byOp.size(), 2u);
+  EXPECT_EQ(zeroed.byOp[0].op, "bert.adamw");
+  EXPECT_NEAR(zeroed.byOp[0].seconds, 69.12e-6, 1e-15);
+  EXPECT_EQ(zeroed.byOp[0].runs, 1);
+  EXPECT_EQ(zeroed.byOp[0].launches, 0);
+  EXPECT_EQ(zeroed.byOp[1].op, bertc::kGradientZeroing);
+  EXPECT_NEAR(zeroed.byOp[1].seconds, 9.216e-6 + 5e-6, 1e-15);
+  EXPECT_EQ(zeroed.byOp[1].launches, 1);
+  expectBreakdownAddsUp(zeroed);
   // Every update in the backward: no region, nothing to zero.
-  EXPECT_NEAR(cost(planned("[4096, 0]"), *t4).seconds, 69.12e-6, 1e-15);
+  bertc::StepCost inBackward = cost(planned("[4096, 0]"), *t4);
+  EXPECT_NEAR(inBackward.seconds, 69.12e-6, 1e-15);
+  ASSERT_EQ(inBackward.byOp.size(), 1u);
+  EXPECT_EQ(inBackward.byOp[0].op, "bert.adamw");
 }
 
 TEST_F(OffloadCost, OnTheCpuNothingMoves) {

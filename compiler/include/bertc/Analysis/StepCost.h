@@ -13,6 +13,9 @@
 #include "bert/BertDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include <string>
+#include <vector>
+
 namespace bertc {
 
 /// Seconds of one kernel on `device`.
@@ -42,12 +45,27 @@ bool isComputeBound(mlir::Operation *op, int64_t batch, int64_t seq, const Devic
 /// stream (streamsGradients), the downloads and the host's AdamW overlap the last
 /// micro-step's backward (its ops after the loss), and the step pays only for what
 /// outlasts it, and for the uploads.
+///
+/// `byOp` says where `seconds` goes: one entry per op name (every run of every op of that
+/// name in the step), one for the gradient region's zeroing and, with the optimizer on the
+/// host, one for the part of its work the step waits for. Longest first; the entries'
+/// seconds add up to `seconds`.
+struct OpTime {
+  std::string op;      ///< "bert.linear_grad_weight", or kGradientZeroing, kHostOptimizer
+  double runs = 0;     ///< of the op per optimizer step
+  double launches = 0; ///< kernel launches per optimizer step (shared launches count 0)
+  double flops = 0;
+  double seconds = 0;
+};
+inline constexpr const char *kGradientZeroing = "gradient zeroing";
+inline constexpr const char *kHostOptimizer = "optimizer on the host (AdamW and PCIe)";
 struct StepCost {
   double flops = 0;
   double seconds = 0;
   /// The offloaded optimizer's work: transfers and the host's AdamW (overlapped with the
   /// backward where the gradients stream, so not all of it is in `seconds`).
   double hostSeconds = 0;
+  std::vector<OpTime> byOp;
 };
 StepCost estimateStepCost(mlir::ModuleOp module, const DeviceModel &device);
 

@@ -1,7 +1,8 @@
 //===- PlanExplain.h - the plan told tensor by tensor ------------*- C++ -*-===//
 //
 // The people-facing views of a plan beyond the summary: `--explain` (the peak and the
-// largest tensors live there, each with its TOML line) and the data behind
+// largest tensors live there, each with its TOML line, and the ops that take longest in
+// the estimated step) and the data behind
 // OUTDIR/memory.html (every arena slot over the schedule).
 //
 //===----------------------------------------------------------------------===//
@@ -12,7 +13,8 @@
 
 namespace bertc {
 
-/// What --explain prints: where the peak is and the `count` largest tensors live there.
+/// What --explain prints: where the peak is and the `count` largest tensors live there,
+/// then the `count` ops that take longest in the estimated step.
 void printExplanation(const StepMemory &memory, const PlanSummary &plan, unsigned count,
                       llvm::raw_ostream &os);
 

@@ -60,7 +60,8 @@ struct PlanSummary {
   int64_t attentionHeadChunk = 0;
   double stepFlops = 0;
   double estimatedStepSeconds = 0;
-  std::string device; ///< what estimatedStepSeconds is for: "cpu", "sm_80", ...
+  std::string device;           ///< what estimatedStepSeconds is for: "cpu", "sm_80", ...
+  std::vector<OpTime> stepTime; ///< where estimatedStepSeconds goes, longest first
   std::vector<RecomputedOp> recompute;
   double recomputeFlops = 0; ///< per optimizer step, included in stepFlops
 
