@@ -2,8 +2,9 @@
 //
 // Renders a MemoryPicture as one self-contained page: sizes up top, the budget by category
 // (stacked bar and table), the arena timeline as inline SVG with a <title> tooltip per block,
-// and the largest tensors live at the peak. The short script only mirrors hover details into
-// a panel and highlights blocks from the table; the page reads fully without it.
+// the largest tensors live at the peak, and the estimated step time by op. The short script only
+// mirrors hover details into a panel and highlights blocks from the table; the page reads fully
+// without it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -289,6 +290,26 @@ void renderPeakTensors(const MemoryPicture &p, std::string &out) {
   put(out, "</table></section>\n");
 }
 
+/// Every op's share of the estimated step, longest first, with a bar for its share.
+void renderStepTime(const MemoryPicture &p, std::string &out) {
+  if (p.stepTime.empty())
+    return;
+  put(out, "<section><h2>Where the step time goes</h2><p class=\"note\">Estimated for ",
+      escape(p.device), ": about ", fixed(p.stepSeconds, 4),
+      " s an optimizer step. Each row is every run of an op in the step; the rows add up to "
+      "the estimate.</p><table id=\"step-time\"><tr><th>Op</th><th>Seconds</th><th>Share</th>"
+      "<th>Launches</th><th>GFLOP</th></tr>");
+  for (const OpTime &op : p.stepTime) {
+    double share = p.stepSeconds > 0 ? 100 * op.seconds / p.stepSeconds : 0;
+    put(out, "<tr data-op=\"", escape(op.op), "\"><td class=\"name\">", escape(op.op),
+        "</td><td class=\"n\">", fixed(op.seconds, 6), "</td><td class=\"n\">", fixed(share, 1),
+        "%<div class=\"share\" style=\"width:", fixed(share, 3), "%\"></div></td><td class=\"n\">",
+        std::to_string(std::llround(op.launches)), "</td><td class=\"n\">",
+        fixed(op.flops / 1e9, 2), "</td></tr>");
+  }
+  put(out, "</table></section>\n");
+}
+
 constexpr const char *kStyle = R"css(
 :root{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#222;background:#fafafa}
 body{max-width:1240px;margin:0 auto;padding:16px 20px 40px}
@@ -311,6 +332,7 @@ th{font-size:12px;color:#555;text-transform:uppercase}tr.total td{font-weight:60
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.name{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px;word-break:break-all}
 tr[data-block]:hover{background:#fff6d5}
+.share{height:4px;background:#5c6bc0;margin-top:2px}
 .sw{display:inline-block;width:11px;height:11px;border-radius:2px;margin-right:6px;
   vertical-align:-1px}
 .legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:13px;margin-bottom:6px}
@@ -365,6 +387,7 @@ std::string renderMemoryHtml(const MemoryPicture &picture) {
   renderCategories(picture, out);
   renderTimeline(picture, out);
   renderPeakTensors(picture, out);
+  renderStepTime(picture, out);
   put(out, "<script>", kScript, "</script></body></html>\n");
   return out;
 }

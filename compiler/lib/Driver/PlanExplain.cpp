@@ -57,6 +57,9 @@ MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory, cons
   picture.peakBytes = plan.peakBytes();
   picture.hostPinnedBytes = plan.pinnedHostBytes;
   picture.peakStep = memory.peakStep;
+  picture.stepSeconds = plan.estimatedStepSeconds;
+  picture.device = plan.device;
+  picture.stepTime = plan.stepTime;
   picture.steps = memory.steps;
   picture.categories = {
       {"parameters", plan.parameterBytes},   {"master_weights", plan.masterWeightBytes},

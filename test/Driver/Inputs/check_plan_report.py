@@ -24,4 +24,7 @@ assert all(e["runs"] >= 1 and e["launches"] >= 0 for e in times), times
 assert "http" not in page and "<svg" in page
 for name in categories:
     assert name in page, name
+# The page's step-time table has a row for each of plan.json's entries, in its order.
+rows = [page.find(f'<tr data-op="{entry["op"]}"') for entry in times]
+assert 'id="step-time"' in page and -1 not in rows and rows == sorted(rows), rows
 print("ok")

@@ -274,6 +274,37 @@ TEST(MemoryHtml, PageIsSelfContained) {
   EXPECT_EQ(page.rfind("</html>\n"), page.size() - 8);
 }
 
+TEST(MemoryHtml, StepTimeRowsInTheirOrderWithTheirShare) {
+  MemoryPicture p = smallPicture();
+  p.stepSeconds = 0.02;
+  p.device = "sm_80";
+  // 0.015 s of 0.02 is 75.0%, 0.004 s 20.0%, 0.001 s 5.0%.
+  p.stepTime = {{"bert.linear", 74, 74, 696.2e9, 0.015},
+                {"bert.adamw", 1, 0, 1.4e9, 0.004},
+                {"gradient <zeroing>", 1, 1, 0, 0.001}};
+  std::string page = renderMemoryHtml(p);
+  std::string table = elementWith(page, "id=\"step-time\"", "</table>");
+  ASSERT_FALSE(table.empty());
+  EXPECT_EQ(countOf(table, "<tr data-op="), 3u);
+  size_t linear = table.find("data-op=\"bert.linear\""),
+         adamw = table.find("data-op=\"bert.adamw\"");
+  size_t zeroing = table.find("data-op=\"gradient &lt;zeroing&gt;\"");
+  ASSERT_NE(zeroing, std::string::npos);
+  EXPECT_LT(linear, adamw);
+  EXPECT_LT(adamw, zeroing);
+  std::string row = elementWith(table, "data-op=\"bert.linear\"", "</tr>");
+  EXPECT_NE(row.find(">0.015000<"), std::string::npos) << row;
+  EXPECT_NE(row.find(">75.0%<"), std::string::npos) << row;
+  EXPECT_NE(row.find("width:75.000%"), std::string::npos) << row;
+  EXPECT_NE(row.find(">74<"), std::string::npos) << row;
+  EXPECT_NE(row.find(">696.20<"), std::string::npos) << row;
+  EXPECT_NE(elementWith(table, "data-op=\"bert.adamw\"", "</tr>").find(">20.0%<"),
+            std::string::npos);
+  EXPECT_NE(page.find("Estimated for sm_80: about 0.0200 s"), std::string::npos);
+  // Without an estimate there is no section.
+  EXPECT_EQ(renderMemoryHtml(smallPicture()).find("id=\"step-time\""), std::string::npos);
+}
+
 TEST(MemoryHtml, EmptyPictureStillRenders) {
   std::string page = renderMemoryHtml(MemoryPicture{});
   EXPECT_EQ(page.find("<!DOCTYPE html>"), 0u);

@@ -9,11 +9,11 @@
 #pragma once
 
 #include "bertc/Analysis/DeviceModel.h"
+#include "bertc/Analysis/OpTime.h"
 
 #include "bert/BertDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 
-#include <string>
 #include <vector>
 
 namespace bertc {
@@ -50,15 +50,6 @@ bool isComputeBound(mlir::Operation *op, int64_t batch, int64_t seq, const Devic
 /// name in the step), one for the gradient region's zeroing and, with the optimizer on the
 /// host, one for the part of its work the step waits for. Longest first; the entries'
 /// seconds add up to `seconds`.
-struct OpTime {
-  std::string op;      ///< "bert.linear_grad_weight", or kGradientZeroing, kHostOptimizer
-  double runs = 0;     ///< of the op per optimizer step
-  double launches = 0; ///< kernel launches per optimizer step (shared launches count 0)
-  double flops = 0;
-  double seconds = 0;
-};
-inline constexpr const char *kGradientZeroing = "gradient zeroing";
-inline constexpr const char *kHostOptimizer = "optimizer on the host (AdamW and PCIe)";
 struct StepCost {
   double flops = 0;
   double seconds = 0;

@@ -2,10 +2,13 @@
 //
 // OUTDIR/memory.html: one self-contained page (no network) that shows the arena over the
 // train step as a timeline — which tensor occupies which byte offsets during which steps —
-// and where the budget goes by category. Plain data in, HTML out: no MLIR here.
+// where the budget goes by category, and where the estimated step time goes by op. Plain
+// data in, HTML out: no MLIR here.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
+
+#include "bertc/Analysis/OpTime.h"
 
 #include <cstdint>
 #include <string>
@@ -48,6 +51,9 @@ struct MemoryPicture {
   std::vector<std::pair<std::string, int64_t>> categories;
   std::vector<std::string> steps; ///< op name at each schedule position
   std::vector<ArenaBlock> blocks;
+  double stepSeconds = 0;       ///< the estimated optimizer step
+  std::string device;           ///< what it is estimated for: "cpu", "sm_80", ...
+  std::vector<OpTime> stepTime; ///< where stepSeconds goes, longest first
 };
 
 /// The page. Names and strings are HTML-escaped; the output embeds its own CSS and script.
