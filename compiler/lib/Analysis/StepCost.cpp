@@ -94,12 +94,14 @@ StepCost estimateStepCost(ModuleOp module, const DeviceModel &device) {
         estimateOpKernels(op, bounds->maxBatch, bounds->maxSeq, on.target);
     double flops = 0, seconds = 0, launches = 0;
     for (const KernelWork &kernel : kernels) {
+      double kernelSeconds = repeat * estimateKernelSeconds(kernel, on);
+      // Added to the step kernel by kernel, as the estimate always has, for the same bits.
+      cost.flops += repeat * kernel.flops;
+      cost.seconds += kernelSeconds;
       flops += repeat * kernel.flops;
-      seconds += repeat * estimateKernelSeconds(kernel, on);
+      seconds += kernelSeconds;
       launches += repeat * kernel.launches;
     }
-    cost.flops += flops;
-    cost.seconds += seconds;
     if (tallied && !kernels.empty())
       tally(op->getName().getStringRef().str(), repeat, launches, flops, seconds);
   };
