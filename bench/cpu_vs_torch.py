@@ -8,11 +8,16 @@ uses (test/reference/torch_bert.py, torch.optim.AdamW), each run under /usr/bin/
 time is the difference between a run of LONG and one of SHORT steps divided by LONG - SHORT,
 so start-up (loading, compiling, allocating) is left out; peak RSS is the LONG run's. Both
 get the same thread count through OMP_NUM_THREADS and OPENBLAS_NUM_THREADS (1, then the
-machine's cores). Needs /usr/bin/time and a python with torch (TORCH_PYTHON, default
-/usr/bin/python3). Usage: python3 bench/cpu_vs_torch.py
+machine's cores). With --repeat N each measurement runs N times, bertc's and PyTorch's
+alternating so that both see the same changes in the machine's load; the table shows the
+medians, and the ratio's range over the N pairs. Needs /usr/bin/time and a python with torch
+(TORCH_PYTHON, default /usr/bin/python3).
+Usage: python3 bench/cpu_vs_torch.py [--repeat N]
 """
+import argparse
 import datetime
 import json
+import statistics
 import os
 import subprocess
 import sys
@@ -57,6 +62,12 @@ def per_step(command, threads):
 
 
 def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="alternating runs of each side per thread count (default 1)")
+    args = parser.parse_args()
+    if args.repeat < 1:
+        sys.exit("bench: --repeat must be at least 1")
     require_bertc()
     for tool in ["/usr/bin/time", TORCH_PYTHON]:
         if not os.access(tool, os.X_OK):
@@ -64,7 +75,7 @@ def main():
     if subprocess.run([TORCH_PYTHON, "-c", "import torch"], capture_output=True).returncode:
         sys.exit(f"bench: {TORCH_PYTHON} cannot import torch (set TORCH_PYTHON)")
     print(f"bench/cpu_vs_torch.py  {datetime.date.today()}  bertc={BERTC}  "
-          f"steps {LONG} - {SHORT}")
+          f"steps {LONG} - {SHORT}, {args.repeat} run(s) each")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         data = tmp / "train.jsonl"
@@ -91,13 +102,19 @@ def main():
 
         rows = []
         for threads in sorted({1, os.cpu_count() or 1}):
-            ours, our_rss = per_step(bertc, threads)
-            theirs, their_rss = per_step(torch, threads)
-            rows.append([threads, f"{ours:.3f}", f"{theirs:.3f}", f"{ours / theirs:.2f}",
-                         f"{our_rss:.0f}", f"{their_rss:.0f}"])
+            pairs = [(per_step(bertc, threads), per_step(torch, threads))
+                     for _ in range(args.repeat)]
+            ours = statistics.median(o for (o, _), _ in pairs)
+            theirs = statistics.median(t for _, (t, _) in pairs)
+            ratios = [o / t for (o, _), (t, _) in pairs]
+            ratio = f"{ours / theirs:.2f}"
+            if args.repeat > 1:
+                ratio += f" ({min(ratios):.2f}-{max(ratios):.2f})"
+            rows.append([threads, f"{ours:.3f}", f"{theirs:.3f}", ratio,
+                         f"{max(r for (_, r), _ in pairs):.0f}",
+                         f"{max(r for _, (_, r) in pairs):.0f}"])
         print_table(["threads", "bertc s/step", "PyTorch eager s/step", "bertc / PyTorch",
                      "bertc RSS MiB", "PyTorch RSS MiB"], rows)
-
 
 if __name__ == "__main__":
     main()
