@@ -15,6 +15,7 @@
 #include "bertc/runtime/cuda_step.h"
 #include "bertc/runtime/step_runner.h"
 
+#include "event_op_times.h"
 #include "host_optimizer.h"
 #include "step_graph.h"
 
@@ -178,6 +179,10 @@ public:
     BERTC_CUDA_CHECK(
         cudaMemsetAsync(tickets, 0, cuda::kColumnSumTickets * sizeof(unsigned), stream_));
     device_ = {stream_, gemms_.get(), tables_.chunks, int64_t(chunks.size()), tickets};
+    // A graph replays a micro-step's launches as one, with no event between them to time
+    // an op by: a timed trainer launches each micro-step directly.
+    if (plan_.timesOps && graphsOff_.empty())
+      graphsOff_ = "each op timed: bertc --time-ops";
     if (graphsOff_.empty())
       graph_ = std::make_unique<cuda::StepGraph>(stream_);
     if (steps_.hostUpdate)
@@ -228,6 +233,10 @@ public:
     directSteps_ += graph_ && streaming;
     device_.gradients = nullptr;
     return downloadLoss();
+  }
+
+  std::unique_ptr<OpTimes> makeOpTimes() override {
+    return std::make_unique<cuda::EventOpTimes>(stream_);
   }
 
   float evalStep(StepContext &ctx, float *logits) override {

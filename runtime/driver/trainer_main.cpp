@@ -134,15 +134,26 @@ struct RunSetup {
   TrainerState checkpoint; ///< what --save-every records, less the step and data position
 };
 
+/// Runs `work` between `opTimes`' begin and end for `op` (just runs it without a timer).
+template <typename Work> void timed(OpTimes *opTimes, const char *op, const Work &work) {
+  if (opTimes)
+    opTimes->begin(op);
+  work();
+  if (opTimes)
+    opTimes->end();
+}
+
 /// Runs optimizer steps startStep+1 .. totalSteps. A step accumulates `accumulation`
 /// micro-batches but never crosses an epoch boundary (as the Hugging Face Trainer), so an
 /// epoch is ceil(rows / batch) steps and its last step may see fewer rows; the loss
 /// normalizer is the step's row count, so the loss is always the mean over the rows seen.
 /// Every `saveEvery` steps the state goes to a checkpoint; with an `evaluator`, the eval set
-/// is scored when it says so. Returns the batcher's final state.
+/// is scored when it says so; with `opTimes`, each step's ops, the gradients' zeroing and
+/// the optimizer step are timed (all but the run's first step counted). Returns the
+/// batcher's final state.
 BatcherState train(StepRunner &runner, const Dataset &data, const TrainerOptions &options,
                    const TokenizerFiles &tokenizer, const RunSetup &setup, MetricsLog *log,
-                   PlanChecker *planCheck, ProgressDisplay &progress,
+                   PlanChecker *planCheck, OpTimes *opTimes, ProgressDisplay &progress,
                    TrainingEvaluator *evaluator) {
   const TrainerPlan &plan = runner.plan();
   Batcher batcher(data, plan.train.microBatch, plan.train.shuffle, setup.seed, setup.groupByLength);
@@ -154,8 +165,9 @@ BatcherState train(StepRunner &runner, const Dataset &data, const TrainerOptions
   auto reportedScale = [&] { return plan.lossScaling ? double(scaler.scale()) : 0.0; };
   for (int64_t step = setup.startStep + 1; step <= setup.totalSteps; ++step) {
     auto start = std::chrono::steady_clock::now();
-    runner.zeroGradients();
+    timed(opTimes, "gradient zeroing", [&] { runner.zeroGradients(); });
     StepContext context{};
+    context.opTimer = opTimes;
     context.lossNormalizer = float(batcher.lossItemsInNext(plan.train.accumulation));
     context.lr = scheduledLr(plan.train.schedule, plan.train.lr, step, setup.totalSteps, warmup);
     context.step = step;
@@ -184,7 +196,10 @@ BatcherState train(StepRunner &runner, const Dataset &data, const TrainerOptions
       if (batch.endsEpoch)
         break;
     }
-    OptimizerStepOutcome update = runner.optimizerStep(context, scaler);
+    OptimizerStepOutcome update;
+    timed(opTimes, "optimizer step", [&] { update = runner.optimizerStep(context, scaler); });
+    if (opTimes)
+      opTimes->finishStep(/*counted=*/step > setup.startStep + 1);
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (log)
@@ -373,8 +388,11 @@ int run(const Trainer &trainer, int argc, char **argv) {
                       : ::isatty(::fileno(stdout)) ? ProgressMode::Terminal
                                                    : ProgressMode::Lines;
   ProgressDisplay progress(mode, setup.startStep, setup.totalSteps);
+  std::unique_ptr<OpTimes> opTimes = plan.timesOps ? runner->makeOpTimes() : nullptr;
   BatcherState end = train(*runner, data, options, tokenizer, setup, log.get(), planCheck.get(),
-                           progress, evaluator.get());
+                           opTimes.get(), progress, evaluator.get());
+  if (opTimes)
+    progress.note(formatOpTimes(*opTimes));
   if (!options.save.empty())
     saveFinal(options.save, tokenizer, *runner, progress);
   if (std::string report = runner->memoryReport(); !report.empty())

@@ -134,6 +134,8 @@ llvm::StringSet<> updatesInBackward(ModuleOp module) {
 
 bool optimizerOnHost(ModuleOp module) { return module->hasAttr(kOptimizerOnHost); }
 
+bool timesOps(ModuleOp module) { return module->hasAttr(kTimeOps); }
+
 bool usesLossScaling(ModuleOp module) {
   bool scaled = false;
   module.walk([&](bert::FillOp fill) { scaled |= fill.getLossScaled(); });

@@ -30,9 +30,10 @@ FailureOr<func::FuncOp> getEvalStep(ModuleOp module) {
 }
 
 /// The body of a step function: each op's result pointers declared as it defines them,
-/// then its kernel calls.
+/// then its kernel calls, `timed` between the op timer's begin and end.
 LogicalResult emitStepBody(func::FuncOp func, EmitContext &ctx, ArrayRef<OpEmitter> emitters,
-                           function_ref<void(Operation *, const EmitContext &)> afterOp = {}) {
+                           function_ref<void(Operation *, const EmitContext &)> afterOp = {},
+                           bool timed = false) {
   ctx.os << "  std::byte *arena = ctx.arena;\n"
          << "  [[maybe_unused]] const int64_t B = ctx.batch, S = ctx.seq;\n";
   for (Operation &op : func.getBody().front().without_terminator()) {
@@ -40,10 +41,15 @@ LogicalResult emitStepBody(func::FuncOp func, EmitContext &ctx, ArrayRef<OpEmitt
       return failure();
     if (isa<ParamOp, InputOp>(op))
       continue;
+    if (timed)
+      ctx.os << "  if (ctx.opTimer) ctx.opTimer->begin(\"" << op.getName().getStringRef()
+             << "\");\n";
     if (failed(emitOp(&op, ctx, emitters)))
       return failure();
     if (afterOp)
       afterOp(&op, ctx);
+    if (timed)
+      ctx.os << "  if (ctx.opTimer) ctx.opTimer->end();\n";
   }
   return success();
 }
@@ -52,10 +58,11 @@ LogicalResult emitStepBody(func::FuncOp func, EmitContext &ctx, ArrayRef<OpEmitt
 
 LogicalResult emitStepFunction(func::FuncOp func, StringRef cppName, StringRef parameters,
                                KernelTarget kernels, ArrayRef<OpEmitter> emitters, raw_ostream &os,
-                               function_ref<void(Operation *, const EmitContext &)> afterOp) {
+                               function_ref<void(Operation *, const EmitContext &)> afterOp,
+                               bool timed) {
   os << "void " << cppName << "(" << parameters << ") {\n";
   EmitContext ctx(os, kernels);
-  if (failed(emitStepBody(func, ctx, emitters, afterOp)))
+  if (failed(emitStepBody(func, ctx, emitters, afterOp, timed)))
     return failure();
   os << "}\n\n";
   return success();
@@ -63,10 +70,11 @@ LogicalResult emitStepFunction(func::FuncOp func, StringRef cppName, StringRef p
 
 /// A step function of `target` from `func`.
 static LogicalResult emitTargetStep(func::FuncOp func, StringRef cppName,
-                                    const TrainerTarget &target, raw_ostream &os) {
+                                    const TrainerTarget &target, raw_ostream &os,
+                                    bool timed = false) {
   return emitStepFunction(
       func, cppName, target.stepParameters(), target.kernels(), target.opEmitters(), os,
-      [&](Operation *op, const EmitContext &ctx) { target.emitAfterOp(op, ctx); });
+      [&](Operation *op, const EmitContext &ctx) { target.emitAfterOp(op, ctx); }, timed);
 }
 
 LogicalResult TrainerTarget::emitTables(ModuleOp, raw_ostream &) { return success(); }
@@ -93,7 +101,7 @@ LogicalResult emitTrainer(ModuleOp module, const JobDataSettings &data, TrainerT
   emitParamTable(*microStep, os);
   if (failed(emitPlan(module, *microStep, data, planChecks, os)) ||
       failed(target.emitTables(module, os)) ||
-      failed(emitTargetStep(*microStep, "microStep", target, os)) ||
+      failed(emitTargetStep(*microStep, "microStep", target, os, timesOps(module))) ||
       failed(target.emitOptimizerStep(*optimizerStep, os)))
     return failure();
 

@@ -49,11 +49,12 @@ public:
 
 /// `void cppName(parameters) {`, the body of the step `func` (each op's result pointers
 /// declared as it defines them, then `kernels`' calls by `emitters`, then `afterOp`'s
-/// additions), `}`.
+/// additions; `timed`, each op between calls of ctx.opTimer's begin and end), `}`.
 mlir::LogicalResult
 emitStepFunction(mlir::func::FuncOp func, llvm::StringRef cppName, llvm::StringRef parameters,
                  KernelTarget kernels, llvm::ArrayRef<OpEmitter> emitters, llvm::raw_ostream &os,
-                 llvm::function_ref<void(mlir::Operation *, const EmitContext &)> afterOp = {});
+                 llvm::function_ref<void(mlir::Operation *, const EmitContext &)> afterOp = {},
+                 bool timed = false);
 
 /// Writes the trainer source of a planned module (after -bertc-plan-buffers and
 /// -bertc-derive-eval-step) for `target`, in order:

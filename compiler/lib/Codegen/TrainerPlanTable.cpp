@@ -189,6 +189,7 @@ LogicalResult emitPlan(ModuleOp module, func::FuncOp microStep, const JobDataSet
      << "    .planChecks = " << (planChecks ? "true" : "false") << ",\n"
      << "    .hostResident = " << regionLiteral({plan->getDeviceBytes(), plan->getHostBytes()})
      << ",\n"
+     << "    .timesOps = " << (timesOps(module) ? "true" : "false") << ",\n"
      << "};\n\n";
   return success();
 }

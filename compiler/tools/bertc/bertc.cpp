@@ -92,6 +92,11 @@ cl::opt<bool> planCheck("plan-check",
                         cl::desc("build a CPU trainer whose steps can check the memory plan as "
                                  "they run (the trainer's --plan-check turns the checks on)"),
                         cl::cat(bertcOptions()));
+cl::opt<bool> timeOps("time-ops",
+                      cl::desc("build a trainer that times each op of its steps and prints, at "
+                               "the end of its run, where a step's time went, beside "
+                               "plan.json's estimate (on cuda without CUDA graphs)"),
+                      cl::cat(bertcOptions()));
 cl::opt<bool> trustPlan("trust-plan",
                         cl::desc("build from a planned .mlir without re-checking its plan "
                                  "(-bertc-verify-budget), so that a trainer built with "
@@ -194,9 +199,12 @@ int reportMaxBatch(const bertc::JobSpec &spec, int64_t arenaBudget, MLIRContext 
   return kOk;
 }
 
-/// With --plan-check, puts the plan checks into a planned module, after the analyses of the
-/// plan, which must not count them as ops of the step.
-LogicalResult addPlanChecks(ModuleOp module) {
+/// What a planned module's trainer carries beyond its steps, after the analyses of the
+/// plan, which must not count it: with --time-ops the attribute that makes the micro-step
+/// report each op to the op timer, and with --plan-check the plan checks.
+LogicalResult addInstrumentation(ModuleOp module) {
+  if (timeOps)
+    module->setAttr(bertc::kTimeOps, UnitAttr::get(module.getContext()));
   if (!planCheck)
     return success();
   PassManager pm(module.getContext());
@@ -207,7 +215,7 @@ LogicalResult addPlanChecks(ModuleOp module) {
 /// `-emit=cpp`: the trainer's C++ source on stdout, or as OUTDIR/trainer.cpp when -o is
 /// given.
 int emitCppSource(ModuleOp module, const bertc::JobDataSettings &data) {
-  if (failed(addPlanChecks(module)))
+  if (failed(addInstrumentation(module)))
     return kInvalidInput;
   if (outputDir.getNumOccurrences() == 0)
     return failed(bertc::emitCpuTrainer(module, data, llvm::outs())) ? kInvalidInput : kOk;
@@ -230,7 +238,7 @@ int emitCppSource(ModuleOp module, const bertc::JobDataSettings &data) {
 /// for --arch or for the simulated device) and builds the executable OUTDIR/trainer from it.
 int writeTrainer(ModuleOp module, const bertc::JobDataSettings &data, int64_t budget) {
   bool cuda = cudaTarget();
-  if (failed(addPlanChecks(module)))
+  if (failed(addInstrumentation(module)))
     return kInvalidInput;
   std::string source;
   bool emitted = true;
@@ -372,12 +380,12 @@ int main(int argc, char **argv) {
   if (bert::hasPlanChecks(*module))
     planCheck = true;
   if (wanted != bertc::Stage::Planned || emitLevel == EmitLevel::MlirPlanned) {
-    if (emitLevel == EmitLevel::MlirPlanned && failed(addPlanChecks(*module)))
+    if (emitLevel == EmitLevel::MlirPlanned && failed(addInstrumentation(*module)))
       return kInvalidInput;
     module->print(llvm::outs());
     return kOk;
   }
-  // The plan's analyses read the step's own ops; addPlanChecks puts the checks back.
+  // The plan's analyses read the step's own ops; addInstrumentation puts the checks back.
   bert::erasePlanChecks(*module);
 
   FailureOr<bertc::StepMemory> memory = bertc::analyzeStepMemory(*module);
@@ -404,7 +412,7 @@ int main(int argc, char **argv) {
   if (emitLevel == EmitLevel::Cpp)
     return emitCppSource(*module, data);
   if (emitLevel == EmitLevel::Cuda)
-    return failed(addPlanChecks(*module)) ||
+    return failed(addInstrumentation(*module)) ||
                    failed(bertc::emitCudaTrainer(*module, data, llvm::outs()))
                ? kInvalidInput
                : kOk;

@@ -15,6 +15,18 @@ namespace bertc {
 
 class PlanChecker;
 
+/// Times the ops of the steps of a trainer built with `bertc --time-ops`
+/// (TrainerPlan::timesOps): its micro-step and optimizer step call begin with the op's name
+/// ("bert.linear") before the op's kernels and end after them.
+class OpTimer {
+public:
+  virtual void begin(const char *op) = 0;
+  virtual void end() = 0;
+
+protected:
+  ~OpTimer() = default;
+};
+
 /// How a parameter is initialised when no checkpoint provides it (Hugging Face BERT's
 /// _init_weights: normal(0, initializer_range) for matrices and embeddings, LayerNorm
 /// weight 1, biases and LayerNorm bias 0).
@@ -118,6 +130,7 @@ struct TrainerPlan {
   /// size on, which lives in host memory only: the master weights and optimizer state,
   /// which the host's AdamW alone touches. Empty otherwise.
   ArenaRegion hostResident;
+  bool timesOps; ///< the steps report each op to StepContext::opTimer (bertc --time-ops)
 };
 
 /// Per-call state the generated step functions read.
@@ -136,6 +149,7 @@ struct StepContext {
   float lossScale;        ///< fp16 loss scale the backward's seed is multiplied by (else unused)
   int64_t adamStep;       ///< 1-based count of AdamW updates applied (step less skipped ones)
   bool lastMicroStep;     ///< this micro-step completes the optimizer step's gradients
+  OpTimer *opTimer;       ///< the run's op timer where TrainerPlan::timesOps, else null
 };
 
 namespace cuda {
@@ -182,9 +196,9 @@ struct CudaSteps {
 };
 
 /// Changes whenever this header or kernel_workspace.h changes what either side reads, or
-/// the runtime's functions that generated steps call change (6: the offloaded optimizer's
-/// hostResident, hostUpdate and lastMicroStep).
-inline constexpr uint32_t kTrainerAbiVersion = 6;
+/// the runtime's functions that generated steps call change (7: the op timer, timesOps and
+/// opTimer).
+inline constexpr uint32_t kTrainerAbiVersion = 7;
 
 /// A compiled trainer: its plan and the steps of the target it was built for (the other
 /// target's are null).

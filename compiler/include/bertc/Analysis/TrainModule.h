@@ -79,6 +79,11 @@ llvm::StringSet<> updatesInBackward(mlir::ModuleOp module);
 inline constexpr llvm::StringLiteral kOptimizerOnHost = "bert.optimizer_on_host";
 /// Whether @optimizer_step runs on the host (kOptimizerOnHost).
 bool optimizerOnHost(mlir::ModuleOp module);
+/// The module attribute asking for a trainer whose micro-step reports each op to the run's
+/// op timer (bertc --time-ops).
+inline constexpr llvm::StringLiteral kTimeOps = "bert.time_ops";
+/// Whether the module asks for a trainer that times its ops (kTimeOps).
+bool timesOps(mlir::ModuleOp module);
 /// Whether the backward's seed carries the fp16 loss scale (-bertc-mixed-precision).
 bool usesLossScaling(mlir::ModuleOp module);
 /// Whether an offloaded optimizer's gradients come down during the last micro-step's

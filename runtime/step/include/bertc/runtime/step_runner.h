@@ -15,6 +15,7 @@
 
 #include "bertc/abi/trainer.h"
 #include "bertc/runtime/loss_scaler.h"
+#include "bertc/runtime/op_times.h"
 
 #include <cstddef>
 #include <memory>
@@ -81,6 +82,10 @@ public:
   /// What the run's memory came to, for the end of the run ("" when there is nothing to
   /// add to the plan's own figures).
   virtual std::string memoryReport() = 0;
+
+  /// The op timer of a trainer built with bertc --time-ops (TrainerPlan::timesOps): the
+  /// host's clock, unless the steps run on a device.
+  virtual std::unique_ptr<OpTimes> makeOpTimes() { return std::make_unique<HostOpTimes>(); }
 
 protected:
   // The optimizer step's parts, on the gradients region (all fp32 gradients and zeroed
