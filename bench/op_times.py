@@ -76,6 +76,7 @@ def main():
     total = sum(seconds for seconds, _ in measured.values())
     rows.append(["**step**", "", f"{total:.6f}", f"{plan['estimated_step_seconds']:.6f}",
                  f"{total / plan['estimated_step_seconds']:.2f}"])
+    print(f"estimated for {plan['estimated_for']}")
     print_table(["op (all its runs in a step)", "runs", "measured s", "estimated s",
                  "measured / estimated"], rows)
 

@@ -114,6 +114,7 @@ void writePlanJson(const PlanSummary &s, raw_ostream &os) {
       {"recompute_flops", s.recomputeFlops},
       {"step_flops", s.stepFlops},
       {"estimated_step_seconds", s.estimatedStepSeconds},
+      {"estimated_for", s.device},
       {"step_time", std::move(stepTime)},
   };
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(plan))) << "\n";
