@@ -10,26 +10,23 @@ EventOpTimes::~EventOpTimes() {
     (void)cudaEventDestroy(event);
 }
 
-cudaEvent_t EventOpTimes::record() {
+void EventOpTimes::record() {
   if (recorded_ == events_.size()) {
     cudaEvent_t event = nullptr;
     BERTC_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDefault));
     events_.push_back(event);
   }
-  cudaEvent_t event = events_[recorded_++];
-  BERTC_CUDA_CHECK(cudaEventRecord(event, stream_));
-  return event;
+  BERTC_CUDA_CHECK(cudaEventRecord(events_[recorded_++], stream_));
 }
 
 void EventOpTimes::begin(const char *op) {
-  current_ = op;
-  currentBegin_ = recorded_;
+  spans_.push_back({op, recorded_, 0});
   record();
 }
 
 void EventOpTimes::end() {
+  spans_.back().end = recorded_;
   record();
-  spans_.push_back({current_, currentBegin_, recorded_ - 1});
 }
 
 std::vector<std::pair<std::string, double>> EventOpTimes::takeMeasurements() {

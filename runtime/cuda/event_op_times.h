@@ -25,8 +25,9 @@ public:
 private:
   std::vector<std::pair<std::string, double>> takeMeasurements() override;
   /// Records the next event of the step's pool (created on first use) on the stream.
-  cudaEvent_t record();
+  void record();
 
+  /// An op of this step: its begin event, and its end event the one after its last launch.
   struct Span {
     std::string op;
     size_t begin, end; ///< indices into events_
@@ -34,9 +35,7 @@ private:
   cudaStream_t stream_;
   std::vector<cudaEvent_t> events_; ///< reused step after step
   size_t recorded_ = 0;             ///< events recorded in this step
-  std::vector<Span> spans_;
-  std::string current_;
-  size_t currentBegin_ = 0;
+  std::vector<Span> spans_;         ///< the last one's end set by end()
 };
 
 } // namespace bertc::cuda

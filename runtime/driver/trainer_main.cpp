@@ -165,7 +165,7 @@ BatcherState train(StepRunner &runner, const Dataset &data, const TrainerOptions
   auto reportedScale = [&] { return plan.lossScaling ? double(scaler.scale()) : 0.0; };
   for (int64_t step = setup.startStep + 1; step <= setup.totalSteps; ++step) {
     auto start = std::chrono::steady_clock::now();
-    timed(opTimes, "gradient zeroing", [&] { runner.zeroGradients(); });
+    timed(opTimes, kTimedGradientZeroing, [&] { runner.zeroGradients(); });
     StepContext context{};
     context.opTimer = opTimes;
     context.lossNormalizer = float(batcher.lossItemsInNext(plan.train.accumulation));
@@ -197,7 +197,7 @@ BatcherState train(StepRunner &runner, const Dataset &data, const TrainerOptions
         break;
     }
     OptimizerStepOutcome update;
-    timed(opTimes, "optimizer step", [&] { update = runner.optimizerStep(context, scaler); });
+    timed(opTimes, kTimedOptimizerStep, [&] { update = runner.optimizerStep(context, scaler); });
     if (opTimes)
       opTimes->finishStep(/*counted=*/step > setup.startStep + 1);
     double seconds =

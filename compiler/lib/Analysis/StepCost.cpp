@@ -126,7 +126,7 @@ StepCost estimateStepCost(ModuleOp module, const DeviceModel &device) {
     double seconds = estimateKernelSeconds(
         {bert::ComputeUnit::Fp32Cores, 0, double(plan.getGradients().bytes)}, device);
     cost.seconds += seconds;
-    tally(kGradientZeroing, 1, 1, 0, seconds);
+    tally(kTimedGradientZeroing, 1, 1, 0, seconds);
   }
   // Offloaded from a GPU, AdamW runs the CPU trainer's kernels on the host once the
   // gradients are down, and the trainable parameters go back up. Streamed, the gradients

@@ -180,7 +180,7 @@ TEST_F(OffloadCost, TheGradientRegionIsZeroedOnceAStep) {
   EXPECT_NEAR(zeroed.byOp[0].seconds, 69.12e-6, 1e-15);
   EXPECT_EQ(zeroed.byOp[0].runs, 1);
   EXPECT_EQ(zeroed.byOp[0].launches, 0);
-  EXPECT_EQ(zeroed.byOp[1].op, bertc::kGradientZeroing);
+  EXPECT_EQ(zeroed.byOp[1].op, bertc::kTimedGradientZeroing);
   EXPECT_NEAR(zeroed.byOp[1].seconds, 9.216e-6 + 5e-6, 1e-15);
   EXPECT_EQ(zeroed.byOp[1].launches, 1);
   expectBreakdownAddsUp(zeroed);

@@ -15,9 +15,10 @@ namespace bertc {
 
 class PlanChecker;
 
-/// Times the ops of the steps of a trainer built with `bertc --time-ops`
-/// (TrainerPlan::timesOps): its micro-step and optimizer step call begin with the op's name
-/// ("bert.linear") before the op's kernels and end after them.
+/// Times the ops of a trainer built with `bertc --time-ops` (TrainerPlan::timesOps): its
+/// micro-step calls begin with the op's name ("bert.linear") before the op's kernels and
+/// end after them; the driver times its own parts of a step the same way, under the names
+/// below.
 class OpTimer {
 public:
   virtual void begin(const char *op) = 0;
@@ -26,6 +27,12 @@ public:
 protected:
   ~OpTimer() = default;
 };
+
+/// The driver's zeroing of the gradient region before a step's first micro-batch, under the
+/// name the step estimate (plan.json's step_time) gives it too.
+inline constexpr const char *kTimedGradientZeroing = "gradient zeroing";
+/// The driver's optimizer step: loss unscaling, clipping and AdamW, timed whole.
+inline constexpr const char *kTimedOptimizerStep = "optimizer step";
 
 /// How a parameter is initialised when no checkpoint provides it (Hugging Face BERT's
 /// _init_weights: normal(0, initializer_range) for matrices and embeddings, LayerNorm
