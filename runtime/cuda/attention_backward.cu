@@ -14,11 +14,14 @@
 //   3. query-owned: a thread row holds q_i and dctx_i, streams key tiles (k, v) and
 //      accumulates dq_i.
 // Splitting dq from dk/dv recomputes the scores twice but needs no atomics and no fp32 dq
-// buffer, and every sum runs in a fixed order.
+// buffer, and every sum runs in a fixed order. With 16-bit storage, kernels 2 and 3 are
+// attention_wmma_backward.cu's tensor-core ones where the GPU and the head dimension allow
+// (attentionOnTensorCores).
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
 #include "attention_common.cuh"
+#include "attention_wmma.cuh"
 #include "launch.cuh"
 
 namespace bertc::cuda {
@@ -68,7 +71,7 @@ __global__ void __launch_bounds__(kThreads)
       tileRowTerm[threadIdx.x] = p.rowTerm[stat];
     }
     if (p.dropoutRate > 0.0f)
-      fillKeepTile<D>(p, b, h, first, firstKey, keepTile);
+      fillKeepTile<Layout::kRowsPerBlock>(p, b, h, first, firstKey, keepTile);
     __syncthreads();
 
     const int count = p.seq - first < kTile ? int(p.seq - first) : kTile;
@@ -155,6 +158,9 @@ void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const 
     return;
   BERTC_LAUNCH(rowTermKernel, gridFor(p.batch * p.heads * p.seq), kElementwiseThreads, 0, stream,
                dctx, ctx, p);
+  if constexpr (!std::is_same_v<T, float>)
+    if (attentionOnTensorCores<T>(p.headDim))
+      return tensorCoreBackward(dctx, q, k, v, mask, dq, dk, dv, p, stream);
   dispatchHeadDim(p.headDim, [&](auto headDim) {
     constexpr int D = decltype(headDim)::value;
     BERTC_LAUNCH((keyValueGradKernel<T, D>), rowGrid<D>(p), kThreads, 0, stream, dctx, q, k, v,

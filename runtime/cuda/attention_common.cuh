@@ -1,6 +1,7 @@
 // Internal to the attention kernels (the fused attention_forward.cu and attention_backward.cu,
-// and the tensor-core attention_chunked.cu): the thread layout, tile loads, slice
-// arithmetic, scores, probabilities and dropout bits they share.
+// their tensor-core twins attention_wmma_*.cu, and the chunked attention_chunked.cu): the
+// thread layout, tile loads, slice arithmetic, scores, probabilities and dropout bits they
+// share.
 //
 // Layout. A head row (one token's headDim values of one head) is split into slices of
 // kDimsPerThread dims, one per thread: the kLanesPerRow = D / kDimsPerThread adjacent lanes
@@ -10,7 +11,8 @@
 // dims beyond the real headDim are zero. Rows of the other operand stream through shared
 // memory kTile at a time, each slice padded by 4 floats so the lanes of one row, reading
 // the same element of different slices, hit different banks. The products run in fp32 on
-// CUDA cores (not tensor cores), for every storage type and architecture alike.
+// CUDA cores: fp32 storage, a head dimension over 64, or a GPU without the storage type's
+// warp matrix functions (16-bit storage otherwise runs attention_wmma.cuh's kernels).
 #pragma once
 
 #include "bertc/runtime/counter_rng.h"
@@ -226,17 +228,16 @@ __device__ uint32_t keepBits(const Params &p, int64_t b, uint64_t firstIndex, in
 }
 
 /// Whether dropout keeps probability (first + ii, j0 + jj) of head h of sequence b, in
-/// keep[ii][jj] for the queries ii < kTile and the keys jj < kRowsPerBlock below seq (the
-/// other bytes are not written). For one query the block's keys have consecutive indices,
-/// so one Philox call decides four of them. Every thread of the block takes part; the bytes
-/// are there for all after the next barrier.
-template <int D>
+/// keep[ii][jj] for the queries ii < kTile and the keys jj < Keys (the block's) below seq
+/// (the other bytes are not written). For one query the block's keys have consecutive
+/// indices, so one Philox call decides four of them. Every thread of the block takes part;
+/// the bytes are there for all after the next barrier.
+template <int Keys>
 __device__ void fillKeepTile(const Params &p, int64_t b, int64_t h, int64_t first, int64_t j0,
-                             uint8_t (*keep)[HeadLayout<D>::kRowsPerBlock]) {
-  constexpr int kRows = HeadLayout<D>::kRowsPerBlock;
-  // A query's kRows indices may begin inside a group: one group more than they fill.
-  constexpr int kGroupsPerQuery = kRows / kDropoutGroupSize + 1;
-  const int64_t keys = p.seq - j0 < kRows ? p.seq - j0 : kRows;
+                             uint8_t (*keep)[Keys]) {
+  // A query's Keys indices may begin inside a group: one group more than they fill.
+  constexpr int kGroupsPerQuery = Keys / kDropoutGroupSize + 1;
+  const int64_t keys = p.seq - j0 < Keys ? p.seq - j0 : Keys;
   const int64_t queries = p.seq - first < kTile ? p.seq - first : kTile;
   for (int e = threadIdx.x; e < queries * kGroupsPerQuery; e += kThreads) {
     const int ii = e / kGroupsPerQuery;

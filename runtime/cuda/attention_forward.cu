@@ -9,10 +9,13 @@
 // Dropout multiplies the unnormalised p, which equals dropping the normalised probability
 // since the mask factor and 1 / l commute. Keys past seq score -inf; masked keys
 // -FLT_MAX as on the CPU (so a row with every key masked averages all of them).
+// 16-bit storage runs attention_wmma_forward.cu's tensor-core kernel instead where the GPU
+// and the head dimension allow (attentionOnTensorCores).
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
 #include "attention_common.cuh"
+#include "attention_wmma.cuh"
 #include "launch.cuh"
 
 namespace bertc::cuda {
@@ -90,6 +93,9 @@ void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T
   const Params p = makeParams(batch, seq, hidden, heads, dropoutRate, key, nullptr, nullptr);
   if (batch == 0 || seq == 0)
     return;
+  if constexpr (!std::is_same_v<T, float>)
+    if (attentionOnTensorCores<T>(p.headDim))
+      return tensorCoreForward(q, k, v, mask, ctx, lse, p, stream);
   dispatchHeadDim(p.headDim, [&](auto headDim) {
     constexpr int D = decltype(headDim)::value;
     BERTC_LAUNCH((forwardKernel<T, D>), rowGrid<D>(p), kThreads, 0, stream, q, k, v, mask, ctx, lse,

@@ -2,13 +2,18 @@
 // for 16x16x16 tiles of __half or __nv_bfloat16 with a float accumulator.
 // On a GPU a fragment's elements are spread over the warp's 32 lanes in an unspecified
 // mapping, so code may only apply one elementwise operation to every x[i]. Here every lane's
-// fragment holds the whole tile (num_elements = 256, x[] in the tile's row-major order), so
-// such code computes what it computes on a GPU.
+// fragment has room for the whole tile (num_elements = 256, x[] in the tile's row-major
+// order), so such code computes what it computes on a GPU. Each lane holds what a lane
+// holds there, a share: an accumulator's element e is lane e % 32's (the lane computes it
+// in mma_sync, a 32nd of the product, and stores it), and a lane loads only what its
+// elements need: their 8 rows of matrix_a (every other row) and their column of matrix_b.
+// The lanes' shares cover every tile, so the checkers see each element of it accessed.
+// The other elements of a lane's fragment hold whatever it last filled there, and no
+// operation reads them.
 // load_matrix_sync, store_matrix_sync and mma_sync are warp collectives: each begins with the
 // warp's __syncwarp, so a warp whose lanes do not all call it is reported as a diverged
-// __syncwarp. A load reads the whole tile in every lane; a store writes tile element e from
-// lane e % 32 only, as each element has one owner on a GPU. These inline functions are
-// compiled with the kernel, so the checkers see their accesses as the kernel's own.
+// __syncwarp. These inline functions are compiled with the kernel, so the checkers see
+// their accesses as the kernel's own.
 #pragma once
 
 #include "bertc/cuda_sim/device_code.h"
@@ -58,6 +63,15 @@ inline size_t offset(int row, int column, unsigned ldm, bool rowMajor) {
 inline unsigned lane() {
   return (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % warpSize;
 }
+
+/// Whether the calling lane's accumulator elements (e % 32 == lane) need element (row,
+/// column) of a matrix_a (its rows) or a matrix_b (its column) tile.
+template <typename Use> inline bool laneNeeds(unsigned lane, int row, int column) {
+  if constexpr (std::is_same_v<Use, matrix_a>)
+    return unsigned(row % 2) == lane / kTile;
+  else
+    return unsigned(column) == lane % kTile;
+}
 } // namespace detail
 
 /// A warp's 16x16 tile: matrix_a is M x K, matrix_b is K x N (each of __half or __nv_bfloat16
@@ -91,8 +105,8 @@ inline void fill_fragment(fragment<Use, m, n, k, T, Layout> &a,
     element = v;
 }
 
-/// Loads matrix_a or matrix_b from mptr, whose rows (row_major) or columns (col_major) lie
-/// ldm elements apart.
+/// Loads the calling lane's share of matrix_a or matrix_b from mptr, whose rows (row_major)
+/// or columns (col_major) lie ldm elements apart.
 template <typename Use, int m, int n, int k, typename T, typename Layout>
 inline void load_matrix_sync(fragment<Use, m, n, k, T, Layout> &a, const T *mptr, unsigned ldm) {
   static_assert(!std::is_same_v<Use, accumulator>,
@@ -101,21 +115,23 @@ inline void load_matrix_sync(fragment<Use, m, n, k, T, Layout> &a, const T *mptr
   if (!bertc::sim::wmmaTileAccessValid("load_matrix_sync", mptr, ldm, sizeof(T)))
     return;
   const bool rowMajor = std::is_same_v<Layout, row_major>;
+  const unsigned lane = detail::lane();
   for (int row = 0; row < detail::kTile; ++row)
     for (int column = 0; column < detail::kTile; ++column)
-      a.x[row * detail::kTile + column] = mptr[detail::offset(row, column, ldm, rowMajor)];
+      if (detail::laneNeeds<Use>(lane, row, column))
+        a.x[row * detail::kTile + column] = mptr[detail::offset(row, column, ldm, rowMajor)];
 }
 
-/// Loads the accumulator from mptr, lying as `layout` says with leading dimension ldm.
+/// Loads the calling lane's elements of the accumulator from mptr, lying as `layout` says
+/// with leading dimension ldm.
 inline void load_matrix_sync(fragment<accumulator, 16, 16, 16, float> &a, const float *mptr,
                              unsigned ldm, layout_t layout) {
   bertc::sim::syncWarp(0xffffffffu);
   if (!bertc::sim::wmmaTileAccessValid("load_matrix_sync", mptr, ldm, sizeof(float)))
     return;
-  for (int row = 0; row < detail::kTile; ++row)
-    for (int column = 0; column < detail::kTile; ++column)
-      a.x[row * detail::kTile + column] =
-          mptr[detail::offset(row, column, ldm, layout == mem_row_major)];
+  for (int element = int(detail::lane()); element < a.num_elements; element += warpSize)
+    a.x[element] = mptr[detail::offset(element / detail::kTile, element % detail::kTile, ldm,
+                                       layout == mem_row_major)];
 }
 
 /// Stores the accumulator to mptr, lying as `layout` says with leading dimension ldm; lane l
@@ -130,7 +146,8 @@ inline void store_matrix_sync(float *mptr, const fragment<accumulator, 16, 16, 1
                         layout == mem_row_major)] = a.x[element];
 }
 
-/// d = a * b + c: the 16-bit inputs widened to float (so each product is exact) and each
+/// d = a * b + c for the calling lane's elements of d (e % 32 == lane: one column, every
+/// other row): the 16-bit inputs widened to float (so each product is exact) and each
 /// element summed in float from c's, one rounding per add, in k order. d may be c: each
 /// element of c is read only for the same element of d, before it is written. It touches
 /// only fragments (registers on a GPU), so it is left out of the checkers' instrumentation,
@@ -143,18 +160,18 @@ mma_sync(fragment<accumulator, 16, 16, 16, float> &d,
          const fragment<accumulator, 16, 16, 16, float> &c) {
   bertc::sim::syncWarp(0xffffffffu);
   constexpr int tile = detail::kTile;
-  float aWide[tile * tile], bWide[tile * tile];
-  for (int element = 0; element < tile * tile; ++element) {
-    aWide[element] = detail::toFloat(a.x[element]);
-    bWide[element] = detail::toFloat(b.x[element]);
+  const int lane = int(detail::lane());
+  const int column = lane % tile;
+  float bColumn[tile];
+  for (int inner = 0; inner < tile; ++inner)
+    bColumn[inner] = detail::toFloat(b.x[inner * tile + column]);
+  for (int element = lane; element < tile * tile; element += warpSize) {
+    const int row = element / tile;
+    float sum = c.x[element];
+    for (int inner = 0; inner < tile; ++inner)
+      sum += detail::toFloat(a.x[row * tile + inner]) * bColumn[inner];
+    d.x[element] = sum;
   }
-  for (int row = 0; row < tile; ++row)
-    for (int column = 0; column < tile; ++column) {
-      float sum = c.x[row * tile + column];
-      for (int inner = 0; inner < tile; ++inner)
-        sum += aWide[row * tile + inner] * bWide[inner * tile + column];
-      d.x[row * tile + column] = sum;
-    }
 }
 
 } // namespace nvcuda::wmma

@@ -19,11 +19,18 @@ namespace {
 
 /// Who last wrote and read a byte of shared memory, and in which interval between
 /// barriers (an epoch; epochs never repeat, so a new block's bytes read as untouched).
+/// Within an epoch, the writer's and the last reader's warp's count of __syncwarp calls
+/// (warpSyncs) at the access, so a lane of that warp after a later __syncwarp is ordered
+/// after it.
 struct SharedByte {
   uint32_t writeEpoch = 0, readEpoch = 0;
+  uint32_t writeWarpSyncs = 0, readWarpSyncs = 0;
   uint16_t writer = 0, reader = 0; ///< thread index + 1; kManyReaders when several
+  uint8_t readerWarp = 0;          ///< the readers' warp; kManyWarps when several
 };
 constexpr uint16_t kManyReaders = 0xffff;
+constexpr uint8_t kManyWarps = 0xff;
+constexpr unsigned kMaxWarps = 32; // of a block of at most 1024 threads
 
 /// The last write of a launch to a global address.
 struct GlobalWrite {
@@ -38,6 +45,9 @@ struct Checks {
     return !value || std::strcmp(value, "0") != 0;
   }();
   uint32_t epoch = 0;
+  /// Per warp of the running block, its completed __syncwarp calls over the whole warp
+  /// (never reset: only their order within an epoch matters).
+  uint32_t warpSyncs[kMaxWarps] = {};
   uint64_t block = 0;
   uint32_t blockStartEpoch = 0;
   uintptr_t sharedBegin = reinterpret_cast<uintptr_t>(bertc::sim::sharedBegin());
@@ -93,33 +103,50 @@ reportSharedRace(uintptr_t address, size_t bytes, bool write, bool afterWrite, u
 
 bool sameHistory(const SharedByte &a, const SharedByte &b) {
   return a.writeEpoch == b.writeEpoch && a.readEpoch == b.readEpoch && a.writer == b.writer &&
-         a.reader == b.reader;
+         a.reader == b.reader && a.writeWarpSyncs == b.writeWarpSyncs &&
+         a.readWarpSyncs == b.readWarpSyncs && a.readerWarp == b.readerWarp;
+}
+
+/// Whether an access of warp `warp` when it had `syncs` __syncwarp calls behind it is
+/// ordered before the running thread's (of warp `ownWarp`): a __syncwarp of their warp since.
+bool warpOrdered(const Checks &state, unsigned warp, uint32_t syncs, unsigned ownWarp) {
+  return warp == ownWarp && state.warpSyncs[ownWarp] > syncs;
 }
 
 /// Checks one byte of a shared access of `bytes` at `address` and records it; returns
-/// whether its history changed (a re-read changes nothing, and stores nothing).
+/// whether its history changed (a re-read in the same interval changes nothing).
 bool checkSharedByte(const Checks &state, SharedByte &byte, uint16_t self, uintptr_t address,
                      size_t bytes, bool write) {
+  const unsigned warp = (self - 1u) / 32u;
+  const uint32_t syncs = state.warpSyncs[warp];
   if (!write && byte.writeEpoch <= state.blockStartEpoch)
     reportSharedRead(address, bytes);
-  if (byte.writeEpoch == state.epoch && byte.writer != self)
+  if (byte.writeEpoch == state.epoch && byte.writer != self &&
+      !warpOrdered(state, (byte.writer - 1u) / 32u, byte.writeWarpSyncs, warp))
     reportSharedRace(address, bytes, write, true, byte.writer);
   if (write) {
-    if (byte.readEpoch == state.epoch && byte.reader != self)
+    if (byte.readEpoch == state.epoch && byte.reader != self &&
+        !warpOrdered(state, byte.readerWarp, byte.readWarpSyncs, warp))
       reportSharedRace(address, bytes, write, false, byte.reader);
     byte.writer = self;
     byte.writeEpoch = state.epoch;
+    byte.writeWarpSyncs = syncs;
     return true;
   }
   if (byte.readEpoch != state.epoch) {
     byte.reader = self;
+    byte.readerWarp = uint8_t(warp);
     byte.readEpoch = state.epoch;
+    byte.readWarpSyncs = syncs;
     return true;
   }
-  if (byte.reader == self || byte.reader == kManyReaders)
-    return false;
-  byte.reader = kManyReaders;
-  return true;
+  const SharedByte before = byte;
+  if (byte.reader != self)
+    byte.reader = kManyReaders;
+  if (byte.readerWarp != warp)
+    byte.readerWarp = kManyWarps;
+  byte.readWarpSyncs = syncs;
+  return !sameHistory(before, byte);
 }
 
 void checkShared(Checks &state, uintptr_t address, size_t bytes, bool write) {
@@ -213,6 +240,8 @@ void checksBeginBlock(uint64_t blockIndex) {
 }
 
 void checksBarrier() { checks().epoch += 1; }
+
+void checksWarpSynced(unsigned warp) { checks().warpSyncs[warp] += 1; }
 
 void checksRunThread(const ThreadCoordinates *coordinates, unsigned index, const void *stackLow,
                      const void *stackHigh) {

@@ -7,7 +7,8 @@
 //   anything else (past an allocation's end, a host pointer) is an out-of-bounds access,
 //   and the thread is stopped before it happens;
 // - shared memory: a read of bytes no thread of the block has written; two threads
-//   touching the same bytes between two barriers, one of them writing;
+//   touching the same bytes between two barriers, one of them writing, unless both are
+//   lanes of one warp with a __syncwarp of the whole warp between them;
 // - global memory: two threads of one launch writing the same address with no barrier
 //   between them (two blocks never have one), unless both are atomics.
 // Each finding is a device fault naming the kernel, block, thread and address. The
@@ -31,6 +32,9 @@ bool accessChecksEnabled();
 void checksBeginLaunch(const void *arguments, size_t argumentBytes);
 void checksBeginBlock(uint64_t blockIndex);
 void checksBarrier();
+/// Every lane of warp `warp` of the block met in a __syncwarp (a partial mask orders
+/// nothing here: the checks stay on the safe side).
+void checksWarpSynced(unsigned warp);
 void checksRunThread(const ThreadCoordinates *coordinates, unsigned index, const void *stackLow,
                      const void *stackHigh);
 /// Host code runs now (between threads, or after the launch): nothing is checked.

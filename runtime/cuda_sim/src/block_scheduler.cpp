@@ -298,6 +298,8 @@ bool Block::tryReleaseWarp(SimThread &arrived) {
     if (&member != &arrived)
       member.state = State::Runnable;
   }
+  if (arrived.collective == WarpCollective::SyncWarp && arrived.mask == 0xffffffffu)
+    checksWarpSynced(warpBase / 32);
   return true;
 }
 

@@ -3,7 +3,10 @@
 // from its own forward), for head dimensions below, at and between the instantiated
 // sizes (24, 32, 64, 128), sequence lengths that leave partial tiles, a fully visible, a
 // partly masked and a fully masked sequence, with and without dropout (whose masks must
-// match the CPU's for the results to agree at all).
+// match the CPU's for the results to agree at all). 16-bit storage up to head dimension 64
+// runs the tensor-core kernels (the simulated device is an sm_80); on the simulated device,
+// bf16 also runs on an sm_75, which has no bf16 warp matrix functions: the CUDA-core
+// kernels, whose results differ from the tensor cores' in their roundings.
 #include "cuda_test_support.h"
 
 #include "bertc/runtime/cpu_kernels.h"
@@ -19,7 +22,13 @@ struct AttentionCase {
   int64_t seq, hidden, heads;
 };
 
-template <typename T> void checkAttention(const AttentionCase &c, float dropoutRate) {
+/// What the CUDA attention computed.
+template <typename T> struct AttentionResults {
+  std::vector<T> ctx, dq, dk, dv;
+};
+
+template <typename T>
+AttentionResults<T> checkAttention(const AttentionCase &c, float dropoutRate) {
   constexpr int64_t batch = 3;
   const int64_t n = batch * c.seq * c.hidden;
   const std::string name = "seq " + std::to_string(c.seq) + ", hidden " + std::to_string(c.hidden) +
@@ -55,10 +64,12 @@ template <typename T> void checkAttention(const AttentionCase &c, float dropoutR
   // output rounding, and for the backward the row term dctx·ctx taken from the rounded ctx.
   const double atol = std::is_same_v<T, float> ? 5e-5 : 2 * Tolerance<T>::atol;
   const double rtol = std::is_same_v<T, float> ? 1e-4 : 2 * Tolerance<T>::rtol;
-  expectClose(dCtx.download(), ctx, atol, rtol, "ctx, " + name);
-  expectClose(dDq.download(), dq, atol, rtol, "dq, " + name);
-  expectClose(dDk.download(), dk, atol, rtol, "dk, " + name);
-  expectClose(dDv.download(), dv, atol, rtol, "dv, " + name);
+  AttentionResults<T> results{dCtx.download(), dDq.download(), dDk.download(), dDv.download()};
+  expectClose(results.ctx, ctx, atol, rtol, "ctx, " + name);
+  expectClose(results.dq, dq, atol, rtol, "dq, " + name);
+  expectClose(results.dk, dk, atol, rtol, "dk, " + name);
+  expectClose(results.dv, dv, atol, rtol, "dv, " + name);
+  return results;
 }
 
 const AttentionCase kCases[] = {
@@ -78,6 +89,44 @@ TYPED_TEST(AttentionTest, MatchesCpuWithDropout) {
   for (const AttentionCase &c : kCases)
     checkAttention<TypeParam>(c, 0.1f);
 }
+
+class AttentionKernelChoice : public CudaTest {};
+
+TEST_F(AttentionKernelChoice, TensorCoresForSixteenBitsUpToHeadDimension64) {
+  const int major = deviceMajorVersion();
+  EXPECT_FALSE(attentionOnTensorCores<float>(64));
+  EXPECT_EQ(attentionOnTensorCores<bf16>(64), major >= 8);
+  EXPECT_EQ(attentionOnTensorCores<fp16>(24), major >= 7);
+  EXPECT_FALSE(attentionOnTensorCores<bf16>(kMaxTensorCoreAttentionHeadDim + 1));
+  EXPECT_FALSE(attentionOnTensorCores<fp16>(128));
+}
+
+#if defined(BERTC_CUDA_SIM)
+template <typename T> bool sameBits(const std::vector<T> &a, const std::vector<T> &b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+/// The simulated device is an `arch` while it lives.
+class SimulatedArch {
+public:
+  explicit SimulatedArch(const char *arch) { setenv("BERTC_SIM_ARCH", arch, 1); }
+  ~SimulatedArch() { unsetenv("BERTC_SIM_ARCH"); }
+  SimulatedArch(const SimulatedArch &) = delete;
+  SimulatedArch &operator=(const SimulatedArch &) = delete;
+};
+
+TEST_F(AttentionKernelChoice, Bf16OnAnSm75RunsTheCudaCoreKernels) {
+  const AttentionCase bertHeads{45, 192, 3};
+  const AttentionResults<bf16> tensorCores = checkAttention<bf16>(bertHeads, 0.1f);
+  SimulatedArch turing("sm_75");
+  EXPECT_FALSE(attentionOnTensorCores<bf16>(64));
+  EXPECT_TRUE(attentionOnTensorCores<fp16>(64));
+  const AttentionResults<bf16> cudaCores = checkAttention<bf16>(bertHeads, 0.1f);
+  // The tensor cores' products take 16-bit probabilities and score gradients.
+  EXPECT_FALSE(sameBits(cudaCores.ctx, tensorCores.ctx));
+  EXPECT_FALSE(sameBits(cudaCores.dq, tensorCores.dq));
+}
+#endif
 
 TEST(AttentionShapeTest, RejectsHeadDimensionsAboveTheLimit) {
   const DropoutKey key{1, 1, 1, 0};

@@ -39,6 +39,10 @@ constexpr size_t kColumnSumTicketsOffset =
 
 /// Largest head dimension (hidden / heads) the attention kernels take.
 constexpr int64_t kMaxAttentionHeadDim = 128;
+/// Largest head dimension the fused attention of 16-bit storage runs on tensor cores
+/// (runtime/cuda/attention_wmma.cuh); above it, and for fp32, its products are fp32 on CUDA
+/// cores.
+constexpr int64_t kMaxTensorCoreAttentionHeadDim = 64;
 
 /// fp32 values of the attention backward's row term: per query row of each head, dctx·ctx
 /// (the forward's log-sum-exp, the other row statistic, is a planned activation).
