@@ -71,6 +71,19 @@ __global__ void overwriteWhileRead(const float *in, float *out, int slot, bool b
 }
 
 /// Every thread of every block writes its index to out[0].
+/// Each thread stages in[t]; after a barrier it reads its partner's value (thread t ^
+/// partner) into out[t] and overwrites its own slot, with a __syncwarp() between the read
+/// and the overwrite when `warpSync`.
+__global__ void readThenOverwrite(const float *in, float *out, unsigned partner, bool warpSync) {
+  __shared__ float staged[kThreads];
+  staged[threadIdx.x] = in[threadIdx.x];
+  __syncthreads();
+  out[threadIdx.x] = staged[threadIdx.x ^ partner];
+  if (warpSync)
+    __syncwarp();
+  staged[threadIdx.x] = -1.0f;
+}
+
 __global__ void everyoneWritesOne(float *out) { out[0] = float(threadIdx.x); }
 
 /// Each block's thread 0 takes the next ticket from counter[slot] and writes it to
@@ -170,6 +183,38 @@ TEST_F(CheckersTest, WriteOverAValueOtherThreadsReadIsARaceUnlessABarrierSeparat
       false);
   expectOneReport("^kernel overwriteWhileRead block \\(0,0,0\\) thread \\(63,0,0\\): shared "
                   "memory race: write of 4 bytes at 0x[0-9a-f]+ after other threads read it");
+}
+
+// A __syncwarp orders the accesses of its warp's lanes, and only theirs.
+TEST_F(CheckersTest, SyncwarpOrdersSharedMemoryWithinItsWarpOnly) {
+  std::vector<float> values(kThreads);
+  for (int i = 0; i < kThreads; ++i)
+    values[i] = float(i);
+  float *in = deviceArray(kThreads, 0.0f), *out = deviceArray(kThreads, 0.0f);
+  ASSERT_EQ(cudaMemcpy(in, values.data(), sizeof(float) * kThreads, cudaMemcpyHostToDevice),
+            cudaSuccess);
+  auto run = [&](unsigned partner, bool warpSync) {
+    launchOn(
+        "readThenOverwrite", 1, kThreads, [](auto... a) { readThenOverwrite(a...); }, in, out,
+        partner, warpSync);
+  };
+  run(1, true);
+  EXPECT_TRUE(faultReports().empty());
+  std::vector<float> expected(kThreads);
+  for (int i = 0; i < kThreads; ++i)
+    expected[i] = float(i ^ 1);
+  EXPECT_EQ(download(out, kThreads), expected);
+  // Without it, thread 1 reads the slot thread 0 has overwritten since the barrier.
+  run(1, false);
+  expectOneReport("^kernel readThenOverwrite block \\(0,0,0\\) thread \\(1,0,0\\): shared "
+                  "memory race: read of 4 bytes at 0x[0-9a-f]+ after thread index 0 wrote it");
+  clearDeviceFaults();
+  // A warp's __syncwarp does not order its overwrites before the other warp's reads.
+  run(32, true);
+  expectOneReport(
+      "^kernel readThenOverwrite block \\(0,0,0\\) thread \\(([4-6][0-9]|3[2-9]),0,0\\): "
+      "shared memory race: read of 4 bytes at 0x[0-9a-f]+ after thread index "
+      "([12]?[0-9]|3[01]) wrote it");
 }
 
 TEST_F(CheckersTest, OffByOneIndexIsOutOfBounds) {
