@@ -20,6 +20,11 @@
 //   key/value grads   QK^T again, dV += P dctx, dP = dctx V^T, dK += dS Q    4 products
 //   query grads       QK^T again, dP = dctx V^T, dQ += dS K     3 products
 // so the backward runs 7 products where the mathematics needs 4 (dV, dP, dQ, dK).
+// With 16-bit storage and a head dimension of at most 64 (runtime/cuda/attention_wmma_*.cu)
+// the same kernels' products are warp matrix products on tensor cores, priced at the own
+// kernels' tensor-core rate, and their other arithmetic at the CUDA cores' rate, one after
+// the other. The forward computes QK^T twice (a pass for each row's lse, then the
+// probabilities from it), so 3 products.
 //
 // CUDA with head_chunk n > 0 (runtime/cuda/attention_chunked.cu): per chunk of n heads,
 // each product is one cuBLASLt GEMM batched over the chunk's heads and the sequences, or
@@ -41,6 +46,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "CostRules.h"
+
+#include "bertc/abi/kernel_workspace.h"
 
 using namespace mlir;
 using namespace mlir::bert;
@@ -66,12 +73,16 @@ struct AttentionSize {
   double scores() const { return batch * heads * seq * seq; }
   /// `count` products over `dims` dimensions per head.
   double productFlops(double count, double dims) const { return count * 2 * scores() * dims; }
+  /// `perScore` flops of elementwise work per score, and the dropout mask's draw where there
+  /// is one.
+  double withDropout(double perScore) const {
+    return (perScore + (dropout > 0 ? kDropoutDrawFlops : 0)) * scores();
+  }
   /// The elementwise work per score of a forward kernel (`backward` false: probabilities)
   /// or a backward one (probabilities from the lse and their score gradients), drawing the
   /// dropout mask where there is one.
   double perScoreFlops(bool backward) const {
-    double perScore = backward ? kProbabilityFromLseFlops + kScoreGradFlops : kProbabilityFlops;
-    return (perScore + (dropout > 0 ? kDropoutDrawFlops : 0)) * scores();
+    return withDropout(backward ? kProbabilityFromLseFlops + kScoreGradFlops : kProbabilityFlops);
   }
   /// The head dimension the CUDA kernels compute over (attention_common.cuh).
   double cudaHeadDim() const { return headDim <= 32 ? 32 : headDim <= 64 ? 64 : 128; }
@@ -98,6 +109,24 @@ KernelWork headGemms(const AttentionSize &size, int64_t headChunk, Value storage
 /// The row kernels over the score blocks, one launch per chunk of `headChunk` heads.
 KernelWork scoreRows(const AttentionSize &size, int64_t headChunk, bool backward, double bytes) {
   return {ComputeUnit::Fp32Cores, size.perScoreFlops(backward), bytes, chunks(size, headChunk)};
+}
+
+/// Whether the CUDA target's fused kernels (head_chunk 0) run their products on tensor
+/// cores: 16-bit storage and a head dimension of at most kMaxTensorCoreAttentionHeadDim.
+bool fusedOnTensorCores(const AttentionSize &size, Value storage) {
+  return isHalf(storage) && size.headDim <= double(bertc::cuda::kMaxTensorCoreAttentionHeadDim);
+}
+
+/// A fused kernel of `products` products and `perScoreFlops` other work that moves `bytes`:
+/// on tensor cores, the products and then the rest (the second entry, in the same launch);
+/// else all of it on CUDA cores, over the head dimension rounded up to the kernels' size.
+SmallVector<KernelWork, 1> fusedKernel(const AttentionSize &size, bool tensorCores, double products,
+                                       double perScoreFlops, double bytes) {
+  double productFlops = size.productFlops(products, size.cudaHeadDim());
+  if (!tensorCores)
+    return {{ComputeUnit::Fp32Cores, productFlops + perScoreFlops, bytes}};
+  return {{ComputeUnit::HalfOwnMatrix, productFlops, bytes},
+          {ComputeUnit::Fp32Cores, perScoreFlops, 0, /*launches=*/0}};
 }
 
 /// The CPU's kernels: one entry for the GEMMs (`products` of them) and one for the loops.
@@ -130,8 +159,13 @@ SmallVector<KernelWork, 1> AttentionOp::estimateKernels(int64_t batch, int64_t s
         headGemms(size, headChunk, getQuery(), getTf32(), 1, 1, false, 2 * tensor,
                   stored * scores)};
   }
-  return {{ComputeUnit::Fp32Cores,
-           size.productFlops(2, size.cudaHeadDim()) + size.perScoreFlops(false), bytes}};
+  if (fusedOnTensorCores(size, getQuery()))
+    // The first pass's scores, maximum and sums, then the second's probabilities from the
+    // lse, with their dropout.
+    return fusedKernel(
+        size, true, 3,
+        kProbabilityFlops * size.scores() + size.withDropout(kProbabilityFromLseFlops), bytes);
+  return fusedKernel(size, false, 2, size.perScoreFlops(false), bytes);
 }
 
 SmallVector<KernelWork, 1> AttentionGradOp::estimateKernels(int64_t batch, int64_t seq,
@@ -157,14 +191,13 @@ SmallVector<KernelWork, 1> AttentionGradOp::estimateKernels(int64_t batch, int64
                       3 * stored * scores)};
   }
   KernelWork rowTerm{ComputeUnit::Fp32Cores, rowTermFlops, 2 * tensor + size.statisticsBytes(1)};
-  double headDim = size.cudaHeadDim();
+  bool tensorCores = fusedOnTensorCores(size, getQuery());
   // Each reads dctx, q, k, v, the mask, the lse and the row term.
   double backwardReads = 4 * tensor + mask + size.statisticsBytes(2);
-  KernelWork keyValueGrads{ComputeUnit::Fp32Cores,
-                           size.productFlops(4, headDim) + size.perScoreFlops(true),
-                           backwardReads + 2 * tensor};
-  KernelWork queryGrads{ComputeUnit::Fp32Cores,
-                        size.productFlops(3, headDim) + size.perScoreFlops(true),
-                        backwardReads + tensor};
-  return {rowTerm, keyValueGrads, queryGrads};
+  SmallVector<KernelWork, 1> kernels{rowTerm};
+  kernels.append(
+      fusedKernel(size, tensorCores, 4, size.perScoreFlops(true), backwardReads + 2 * tensor));
+  kernels.append(
+      fusedKernel(size, tensorCores, 3, size.perScoreFlops(true), backwardReads + tensor));
+  return kernels;
 }

@@ -21,9 +21,12 @@
 //
 // Nothing reaches a datasheet peak. The estimate assumes these fractions of it, the same
 // for every GPU: 0.7 for cuBLASLt's GEMMs at BERT's shapes, 0.5 for bertc's own kernels
-// (plain fp32 loops, shuffles and exp beside their multiply-adds), and 0.8 of the memory
-// bandwidth for streaming kernels and of the PCIe link's. A launch, with the gap between
-// back-to-back kernels on one stream, costs 5 us.
+// (plain fp32 loops, shuffles and exp beside their multiply-adds), 0.25 of the 16-bit
+// tensor-core peak for their warp matrix products (WMMA: every product loads its operand
+// fragments from shared memory, and the scores go through shared memory between products,
+// where cuBLASLt keeps its tiles in registers), and 0.8 of the memory bandwidth for
+// streaming kernels and of the PCIe link's. A launch, with the gap between back-to-back
+// kernels on one stream, costs 5 us.
 //
 // The CPU figures are measured on the two-core x86-64 development machine, shared with
 // other work (so no fractions): OpenBLAS sgemm ran 60-100 GFLOP/s at BERT's shapes, about
@@ -56,6 +59,9 @@ double DeviceModel::flopsPerSecond(ComputeUnit unit) const {
     return halfGemmFlopsPerSecond;
   case ComputeUnit::Fp32Cores:
     return coreFlopsPerSecond;
+  case ComputeUnit::HalfOwnMatrix:
+    // The CPU target never runs them; its 16-bit GEMM rate stands in.
+    return ownMatrixFlopsPerSecond > 0 ? ownMatrixFlopsPerSecond : halfGemmFlopsPerSecond;
   }
   return coreFlopsPerSecond;
 }
@@ -69,6 +75,7 @@ namespace {
 
 constexpr double kGemmFraction = 0.7;
 constexpr double kOwnKernelFraction = 0.5;
+constexpr double kOwnMatrixFraction = 0.25;
 constexpr double kBandwidthFraction = 0.8;
 constexpr double kSecondsPerLaunch = 5e-6;
 
@@ -85,7 +92,8 @@ constexpr DeviceModel fromDatasheet(const char *arch, double fp32Peak, double te
           kSecondsPerLaunch,
           halfPrecision,
           tf32Peak * kGemmFraction,
-          pciePeak * kBandwidthFraction};
+          pciePeak * kBandwidthFraction,
+          tensorPeak * kOwnMatrixFraction};
 }
 
 constexpr DeviceModel kGpuModels[] = {

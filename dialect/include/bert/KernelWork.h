@@ -29,6 +29,9 @@ enum class ComputeUnit {
   /// bertc's own kernels: fp32 arithmetic (and the dropout generator's integer work) on
   /// CUDA cores, or scalar loops on one CPU core, whatever the storage type.
   Fp32Cores,
+  /// bertc's own kernels' warp matrix products (WMMA): 16-bit operands, fp32 accumulation,
+  /// on tensor cores (the CUDA target's fused attention of 16-bit storage).
+  HalfOwnMatrix,
 };
 
 /// One kernel's work: floating-point operations (a multiply-add counts 2; see each op for

@@ -92,21 +92,26 @@ TEST(StepCost, LinearGradientsAreOneGemmEach) {
 // Attention
 //===----------------------------------------------------------------------===//
 
-// Self-attention over q, k, v [B, S, 768] in bf16 with 12 heads with `dropout`, and its
-// gradient from the forward's output and lse.
+// Self-attention over q, k, v [B, S, 768] in bf16 (or `element`) with 12 heads with
+// `dropout`, and its gradient from the forward's output and lse.
 const char *kAttentionArguments = "%q: tensor<?x?x768xbf16>, %mask: tensor<?x?xi32>";
-std::string attention(const char *dropout) {
-  return std::string(R"mlir(
+const char *kFp32AttentionArguments = "%q: tensor<?x?x768xf32>, %mask: tensor<?x?xi32>";
+std::string attention(const char *dropout, llvm::StringRef element = "bf16") {
+  std::string text = std::string(R"mlir(
   %ctx, %lse = bert.attention %q, %q, %q, %mask {heads = 12 : i64, dropout = )mlir") +
-         dropout + R"mlir( : f32, stream = 1 : i32}
+                     dropout + R"mlir( : f32, stream = 1 : i32}
       : (tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, tensor<?x?xi32>)
       -> (tensor<?x?x768xbf16>, tensor<?x12x?xf32>)
   %dq, %dk, %dv = bert.attention_grad %ctx, %q, %q, %q, %mask, %ctx, %lse {heads = 12 : i64, dropout = )mlir" +
-         dropout + R"mlir( : f32, stream = 1 : i32}
+                     dropout + R"mlir( : f32, stream = 1 : i32}
       : (tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, tensor<?x?x768xbf16>,
          tensor<?x?xi32>, tensor<?x?x768xbf16>, tensor<?x12x?xf32>)
       -> (tensor<?x?x768xbf16>, tensor<?x?x768xbf16>, tensor<?x?x768xbf16>)
 )mlir";
+  for (size_t at = text.find("bf16"); at != std::string::npos;
+       at = text.find("bf16", at + element.size()))
+    text.replace(at, 4, element.str());
+  return text;
 }
 
 // One product (QK^T or PV, every head) is 2 B heads S^2 d = 2 B S^2 H flops:
@@ -116,22 +121,56 @@ std::string attention(const char *dropout) {
 constexpr double kProduct128 = 805306368, kProduct512 = 12884901888;
 constexpr double kScores128 = 6291456, kScores512 = 100663296;
 
-TEST(StepCost, CudaAttentionForwardIsTwoProductsOnCudaCores) {
-  Ops ops(kAttentionArguments, attention("0.0"));
+TEST(StepCost, CudaAttentionForwardOfFp32IsTwoProductsOnCudaCores) {
+  Ops ops(kFp32AttentionArguments, attention("0.0", "f32"));
   auto kernels = estimateOpKernels(ops.op("bert.attention"), kBatch, 512, CostTarget::Cuda);
   ASSERT_EQ(kernels.size(), 1u);
-  // fp32 multiply-adds on CUDA cores although the operands are bf16.
   EXPECT_EQ(kernels[0].unit, ComputeUnit::Fp32Cores);
   // QK^T and PV, and 8 flops per score for the online softmax.
   EXPECT_EQ(kernels[0].flops, 2 * kProduct512 + 8 * kScores512);
-  // q, k, v read and ctx written (16384 * 768 * 2 = 25,165,824 B each), the mask
+  // q, k, v read and ctx written (16384 * 768 * 4 = 50,331,648 B each), the mask
   // (16384 * 4 = 65,536) and the fp32 lse per query row (32 * 12 * 512 * 4 = 786,432):
-  // 100,663,296 + 65,536 + 786,432.
-  EXPECT_EQ(kernels[0].bytes, 101515264.0);
+  // 201,326,592 + 65,536 + 786,432.
+  EXPECT_EQ(kernels[0].bytes, 202178560.0);
+}
+
+TEST(StepCost, CudaAttentionOfSixteenBitsRunsItsProductsOnTensorCores) {
+  Ops ops(kAttentionArguments, attention("0.1"));
+  auto forward = estimateOpKernels(ops.op("bert.attention"), kBatch, 512, CostTarget::Cuda);
+  ASSERT_EQ(forward.size(), 2u);
+  // QK^T twice (the lse's pass, then the probabilities') and PV as warp matrix products;
+  // in the same launch, per score the first pass's 8 flops, the second's probability from
+  // the lse (7) and its dropout draw (50), on CUDA cores.
+  EXPECT_EQ(forward[0].unit, ComputeUnit::HalfOwnMatrix);
+  EXPECT_EQ(forward[0].flops, 3 * kProduct512);
+  // q, k, v, ctx in bf16 (25,165,824 B each), the mask and the lse.
+  EXPECT_EQ(forward[0].bytes, 101515264.0);
+  EXPECT_EQ(forward[0].launches, 1);
+  EXPECT_EQ(forward[1].unit, ComputeUnit::Fp32Cores);
+  EXPECT_EQ(forward[1].flops, (8 + 7 + 50) * kScores512);
+  EXPECT_EQ(forward[1].bytes, 0.0);
+  EXPECT_EQ(forward[1].launches, 0);
+
+  auto backward = estimateOpKernels(ops.op("bert.attention_grad"), kBatch, 128, CostTarget::Cuda);
+  // The row term, then each gradient kernel's products and its other work.
+  ASSERT_EQ(backward.size(), 5u);
+  EXPECT_EQ(backward[0].unit, ComputeUnit::Fp32Cores);
+  EXPECT_EQ(backward[1].unit, ComputeUnit::HalfOwnMatrix);
+  EXPECT_EQ(backward[1].flops, 4 * kProduct128);
+  // dctx, q, k, v (4 * 6,291,456), the mask (16,384), the lse and the row term (2 *
+  // 196,608) read, dk and dv written.
+  EXPECT_EQ(backward[1].bytes, 25575424.0 + 2 * 6291456.0);
+  EXPECT_EQ(backward[2].unit, ComputeUnit::Fp32Cores);
+  EXPECT_EQ(backward[2].flops, (7 + 4 + 50) * kScores128);
+  EXPECT_EQ(backward[2].launches, 0);
+  EXPECT_EQ(backward[3].unit, ComputeUnit::HalfOwnMatrix);
+  EXPECT_EQ(backward[3].flops, 3 * kProduct128);
+  EXPECT_EQ(backward[3].bytes, 25575424.0 + 6291456.0);
+  EXPECT_EQ(backward[4].flops, (7 + 4 + 50) * kScores128);
 }
 
 TEST(StepCost, CudaAttentionBackwardStartsFromTheSavedLse) {
-  Ops ops(kAttentionArguments, attention("0.0"));
+  Ops ops(kFp32AttentionArguments, attention("0.0", "f32"));
   mlir::Operation *grad = ops.op("bert.attention_grad");
   auto kernels = estimateOpKernels(grad, kBatch, 128, CostTarget::Cuda);
   // The row term dctx . ctx, the key/value and the query kernels; no forward again.
@@ -139,17 +178,17 @@ TEST(StepCost, CudaAttentionBackwardStartsFromTheSavedLse) {
   for (const KernelWork &kernel : kernels)
     EXPECT_EQ(kernel.unit, ComputeUnit::Fp32Cores);
   // The row term: a dot of d = 64 per (row, head), 2 B S H = 2 * 4096 * 768 = 6,291,456;
-  // it reads dctx and ctx (2 * 6,291,456 B) and writes 32 * 12 * 128 * 4 = 196,608 B.
+  // it reads dctx and ctx (2 * 12,582,912 B) and writes 32 * 12 * 128 * 4 = 196,608 B.
   EXPECT_EQ(kernels[0].flops, 6291456.0);
-  EXPECT_EQ(kernels[0].bytes, 12779520.0);
+  EXPECT_EQ(kernels[0].bytes, 25362432.0);
   // Products: 4 (QK^T, dV, dP, dK) + 3 (QK^T, dP, dQ) = 7. Both kernels recompute
   // probabilities from the lse (7) and score gradients (4) per score.
   EXPECT_EQ(kernels[1].flops, 4 * kProduct128 + 11 * kScores128);
   EXPECT_EQ(kernels[2].flops, 3 * kProduct128 + 11 * kScores128);
-  // Each reads dctx, q, k, v (4 * 6,291,456), the mask (16,384), the lse and the row term
-  // (2 * 196,608): 25,575,424; the first writes dk and dv, the second dq.
-  EXPECT_EQ(kernels[1].bytes, 25575424.0 + 2 * 6291456.0);
-  EXPECT_EQ(kernels[2].bytes, 25575424.0 + 6291456.0);
+  // Each reads dctx, q, k, v (4 * 12,582,912), the mask (16,384), the lse and the row term
+  // (2 * 196,608): 50,741,248; the first writes dk and dv, the second dq.
+  EXPECT_EQ(kernels[1].bytes, 50741248.0 + 2 * 12582912.0);
+  EXPECT_EQ(kernels[2].bytes, 50741248.0 + 12582912.0);
   // 7 products and 22 flops per score, plus the row term:
   // 7 * 805,306,368 + 22 * 6,291,456 + 6,291,456 = 5,637,144,576 + 138,412,032 + 6,291,456.
   EXPECT_EQ(estimateOpFlops(grad, kBatch, 128, CostTarget::Cuda), 5781848064.0);
@@ -233,21 +272,33 @@ TEST(StepCost, TheDeviceModelsAreTheDatasheetsAtTheirFractions) {
   EXPECT_EQ(bertc::deviceModel("").target, CostTarget::Cpu);
 }
 
-TEST(StepCost, BackwardAttentionOnAnA100IsPricedAtTheFp32CoreRate) {
-  Ops ops(kAttentionArguments, attention("0.0"));
+TEST(StepCost, BackwardAttentionOfFp32OnAnA100IsPricedAtTheFp32CoreRate) {
+  Ops ops(kFp32AttentionArguments, attention("0.0", "f32"));
   const DeviceModel &a100 = *bertc::gpuDeviceModel("sm_80");
   // At seq 512 both gradient kernels are compute-bound at 9.75e12 flop/s; the row term
   // (2 B S H flops, dctx and ctx read and one fp32 per row written) is memory-bound.
   //   kv grads: 4 P + 11 S     = 51,539,607,552 + 1,107,296,256
   //   q grads:  3 P + 11 S     = 38,654,705,664 + 1,107,296,256
-  //   row term: (2 * 25,165,824 + 786,432) B / 1.244e12 B/s
+  //   row term: (2 * 50,331,648 + 786,432) B / 1.244e12 B/s
   double computeFlops = 7 * kProduct512 + 22 * kScores512;
-  double rowTermBytes = 2 * 25165824.0 + 786432.0;
+  double rowTermBytes = 2 * 50331648.0 + 786432.0;
   double expected = computeFlops / 9.75e12 + rowTermBytes / 1244e9 + 3 * 5e-6;
   EXPECT_NEAR(estimateOpSeconds(ops.op("bert.attention_grad"), kBatch, 512, a100), expected,
               1e-12 * expected);
-  // About 9.5 ms; the same products on bf16 tensor cores would take about half of one.
   EXPECT_GT(expected, 0.0095);
+}
+
+TEST(StepCost, BackwardAttentionOfBf16OnAnA100IsPricedAtTheOwnMatrixRate) {
+  Ops ops(kAttentionArguments, attention("0.0"));
+  const DeviceModel &a100 = *bertc::gpuDeviceModel("sm_80");
+  // The products at 0.25 of 312 TFLOP/s, 78e12 flop/s, each kernel's 11 flops a score
+  // after them at 9.75e12; every part compute-bound but the row term.
+  double expected = 7 * kProduct512 / 78e12 + 22 * kScores512 / 9.75e12 +
+                    (2 * 25165824.0 + 786432.0) / 1244e9 + 3 * 5e-6;
+  EXPECT_NEAR(estimateOpSeconds(ops.op("bert.attention_grad"), kBatch, 512, a100), expected,
+              1e-12 * expected);
+  // About 1.4 ms, a seventh of the CUDA cores' 9.5.
+  EXPECT_LT(expected, 0.0015);
 }
 
 } // namespace
