@@ -97,6 +97,18 @@ __device__ void loadFragments(const W *warpRows, RowsA<W> (&a)[D / 16]) {
     wmma::load_matrix_sync(a[kk], warpRows + kk * 16, kTileStride<D>);
 }
 
+/// All threads of the block: its kBlockRows rows of x from `firstRow` through the shared
+/// `tile`, and the calling warp's 16 of them as matrix_a fragments; the tile is free again
+/// on return.
+template <int D, typename T, typename W>
+__device__ void loadOwnRows(const T *x, const Params &p, int64_t b, int64_t h, int64_t firstRow,
+                            W *tile, RowsA<W> (&a)[D / 16]) {
+  loadRows<D>(x, p, b, h, firstRow, kBlockRows, tile);
+  __syncthreads();
+  loadFragments<D>(tile + int(threadIdx.x / 32) * kWarpRows * kTileStride<D>, a);
+  __syncthreads();
+}
+
 /// s = a x^T: the warp's 16 rows against the kStreamRows rows of a shared tile x.
 template <int D, typename W>
 __device__ void productWithRows(const RowsA<W> (&a)[D / 16], const W *tile,

@@ -45,13 +45,8 @@ __global__ void __launch_bounds__(kThreads)
     const float bias = j < p.seq ? keyMaskBias(mask, p, b, j) : 0.0f;
 
     RowsA<W> key[D / 16], value[D / 16];
-    loadRows<D>(k, p, b, h, firstKey, kBlockRows, rows);
-    __syncthreads();
-    loadFragments<D>(rows + warpOffset * kTileStride<D>, key);
-    __syncthreads();
-    loadRows<D>(v, p, b, h, firstKey, kBlockRows, rows);
-    __syncthreads();
-    loadFragments<D>(rows + warpOffset * kTileStride<D>, value);
+    loadOwnRows<D>(k, p, b, h, firstKey, rows, key);
+    loadOwnRows<D>(v, p, b, h, firstKey, rows, value);
 
     Accumulator keyGrad[D / 16], valueGrad[D / 16];
 #pragma unroll
@@ -60,7 +55,7 @@ __global__ void __launch_bounds__(kThreads)
       wmma::fill_fragment(valueGrad[n], 0.0f);
     }
     for (int64_t first = 0; first < p.seq; first += kStreamRows) {
-      __syncthreads(); // the values or the previous tile are consumed
+      __syncthreads(); // the previous tile is consumed
       loadRows<D>(q, p, b, h, first, kStreamRows, queries);
       loadRows<D>(dctx, p, b, h, first, kStreamRows, outputGrads);
       if (threadIdx.x < kStreamRows && first + threadIdx.x < p.seq) {
@@ -132,20 +127,15 @@ __global__ void __launch_bounds__(kThreads)
     const float rowTerm = i < p.seq ? p.rowTerm[stat] : 0.0f;
 
     RowsA<W> query[D / 16], outputGrad[D / 16];
-    loadRows<D>(q, p, b, h, firstQuery, kBlockRows, rows);
-    __syncthreads();
-    loadFragments<D>(rows + warpOffset * kTileStride<D>, query);
-    __syncthreads();
-    loadRows<D>(dctx, p, b, h, firstQuery, kBlockRows, rows);
-    __syncthreads();
-    loadFragments<D>(rows + warpOffset * kTileStride<D>, outputGrad);
+    loadOwnRows<D>(q, p, b, h, firstQuery, rows, query);
+    loadOwnRows<D>(dctx, p, b, h, firstQuery, rows, outputGrad);
 
     Accumulator queryGrad[D / 16];
 #pragma unroll
     for (int n = 0; n < D / 16; ++n)
       wmma::fill_fragment(queryGrad[n], 0.0f);
     for (int64_t first = 0; first < p.seq; first += kStreamRows) {
-      __syncthreads(); // the output gradients or the previous tile are consumed
+      __syncthreads(); // the previous tile is consumed
       loadRows<D>(k, p, b, h, first, kStreamRows, keys);
       loadRows<D>(v, p, b, h, first, kStreamRows, values);
       loadKeyBias(mask, p, b, first, keyBias);

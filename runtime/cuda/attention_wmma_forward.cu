@@ -54,13 +54,11 @@ __global__ void __launch_bounds__(kThreads)
     const int64_t i = firstQuery + cells.row;
 
     RowsA<W> query[D / 16];
-    loadRows<D>(q, p, b, h, int64_t(blockIdx.x) * kBlockRows, kBlockRows, rows);
-    __syncthreads();
-    loadFragments<D>(rows + warp * kWarpRows * kTileStride<D>, query);
+    loadOwnRows<D>(q, p, b, h, int64_t(blockIdx.x) * kBlockRows, rows, query);
 
     float rowMax = -INFINITY, rowSum = 0.0f;
     for (int64_t first = 0; first < p.seq; first += kStreamRows) {
-      __syncthreads(); // the queries or the previous tile are consumed
+      __syncthreads(); // the previous tile is consumed
       loadRows<D>(k, p, b, h, first, kStreamRows, keys);
       loadKeyBias(mask, p, b, first, keyBias);
       __syncthreads();
