@@ -1,9 +1,11 @@
 // bertc_attention_time: how long bertc's CUDA attention takes at one shape per sequence
 // length, for bench/attention_vs_sdpa.py to set beside PyTorch's scaled_dot_product_attention.
 // Per sequence length, with q, k, v and dctx [batch, seq, hidden] filled from fixed seeds and
-// a key mask of ones (no padding), it times the fused kernels (attentionForward/Backward, on
-// CUDA cores) and the tensor-core ones (chunkedAttentionForward/Backward) with head chunk =
-// heads and heads / 2: the forward, and the forward then the backward, each the median of
+// a key mask of ones (no padding), it times the fused kernels (attentionForward/Backward,
+// whose products run on tensor cores or CUDA cores as attentionOnTensorCores says, and the
+// output says which) and the chunked tensor-core ones (chunkedAttentionForward/Backward)
+// with head chunk = heads and heads / 2: the forward, and the forward then the backward, each the
+// median of
 // --runs runs timed by events on one stream after --warmup untimed runs.
 // --check also compares one forward and backward of each tensor-core variant with the fused
 // kernels' (ctx, lse, dq, dk, dv, at the kernel tests' tolerances) and exits 1 when they
@@ -297,6 +299,8 @@ template <typename T> int measure(const Options &options, const cudaDeviceProp &
 
   const std::string gpu = std::string(device.name) + " (sm_" + std::to_string(device.major) +
                           std::to_string(device.minor) + ")";
+  const char *fusedProducts =
+      attentionOnTensorCores<T>(options.hidden / options.heads) ? "tensor cores" : "CUDA cores";
   if (options.json) {
     nlohmann::json out = {{"device", gpu},
                           {"batch", options.batch},
@@ -306,6 +310,7 @@ template <typename T> int measure(const Options &options, const cudaDeviceProp &
                           {"dropout", options.dropout},
                           {"runs", options.runs},
                           {"warmup", options.warmup},
+                          {"fused_products", fusedProducts},
                           {"results", results},
                           {"grouped_gemms",
                            {{"pointer_arrays", gemms.groupedCalls().pointerArrays},
@@ -337,6 +342,7 @@ template <typename T> int measure(const Options &options, const cudaDeviceProp &
         (long long)check["seq"].get<int64_t>(), (long long)check["head_chunk"].get<int64_t>(),
         check["tensor"].get<std::string>().c_str(), check["largest_difference"].get<double>(),
         (long long)check["outside_tolerance"].get<int64_t>());
+  std::printf("fused products: on %s\n", fusedProducts);
   std::printf("tensor-core products: %lld GEMMs over a chunk's heads (pointer arrays), %lld "
               "as a GEMM per head\n",
               (long long)gemms.groupedCalls().pointerArrays,

@@ -154,6 +154,7 @@ def main():
     print(f"Attention on {bertc['device']}: batch {args.batch}, hidden {args.hidden}, "
           f"{args.heads} heads, {args.precision}, dropout {args.dropout}, no padding; ms, median "
           f"of {args.runs} runs after {args.warmup} warm-up")
+    print(f"bertc's fused kernels: products on {bertc['fused_products']}")
     grouped = bertc["grouped_gemms"]
     print(f"Attention products: {grouped['pointer_arrays']} GEMMs over a chunk's heads (cuBLASLt "
           f"pointer arrays), {grouped['per_head']} as a GEMM per head")
