@@ -12,8 +12,11 @@
 // operation reads them.
 // load_matrix_sync, store_matrix_sync and mma_sync are warp collectives: each begins with the
 // warp's __syncwarp, so a warp whose lanes do not all call it is reported as a diverged
-// __syncwarp. These inline functions are compiled with the kernel, so the checkers see
-// their accesses as the kernel's own.
+// __syncwarp. That __syncwarp also orders the lanes' shared-memory accesses for the race
+// checker, which CUDA does not promise of these functions: a kernel still needs its own
+// __syncwarp between lanes' stores and a load that reads them (the checker cannot tell).
+// These inline functions are compiled with the kernel, so the checkers see their accesses
+// as the kernel's own.
 #pragma once
 
 #include "bertc/cuda_sim/device_code.h"
