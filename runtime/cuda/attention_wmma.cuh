@@ -33,7 +33,6 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kWarpRows = 16;
 constexpr int kBlockRows = kWarps * kWarpRows;
 constexpr int kStreamRows = 32;
-constexpr int64_t kMaxHeadDim = kMaxTensorCoreAttentionHeadDim;
 
 /// Elements per row of a 16-bit operand tile in shared memory.
 template <int D> constexpr int kTileStride = D + 8;

@@ -174,7 +174,7 @@ void tensorCoreBackward(const T *dctx, const T *q, const T *k, const T *v, const
                         T *dq, T *dk, T *dv, const Params &p, cudaStream_t stream) {
   dispatchHeadDim(p.headDim, [&](auto headDim) {
     constexpr int D = decltype(headDim)::value;
-    if constexpr (D <= kMaxHeadDim) {
+    if constexpr (D <= kMaxTensorCoreAttentionHeadDim) {
       BERTC_LAUNCH((keyValueGradKernel<T, D>), blockGrid(p), kThreads, 0, stream, dctx, q, k, v,
                    mask, dk, dv, p);
       BERTC_LAUNCH((queryGradKernel<T, D>), blockGrid(p), kThreads, 0, stream, dctx, q, k, v, mask,

@@ -147,7 +147,7 @@ void tensorCoreForward(const T *q, const T *k, const T *v, const int32_t *mask, 
                        const Params &p, cudaStream_t stream) {
   dispatchHeadDim(p.headDim, [&](auto headDim) {
     constexpr int D = decltype(headDim)::value;
-    if constexpr (D <= kMaxHeadDim)
+    if constexpr (D <= kMaxTensorCoreAttentionHeadDim)
       BERTC_LAUNCH((forwardKernel<T, D>), blockGrid(p), kThreads, 0, stream, q, k, v, mask, ctx,
                    lse, p);
   });

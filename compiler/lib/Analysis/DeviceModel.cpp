@@ -60,14 +60,18 @@ double DeviceModel::flopsPerSecond(ComputeUnit unit) const {
   case ComputeUnit::Fp32Cores:
     return coreFlopsPerSecond;
   case ComputeUnit::HalfOwnMatrix:
-    // The CPU target never runs them; its 16-bit GEMM rate stands in.
-    return ownMatrixFlopsPerSecond > 0 ? ownMatrixFlopsPerSecond : halfGemmFlopsPerSecond;
+    return ownMatrixFlopsPerSecond;
   }
   return coreFlopsPerSecond;
 }
 
 const DeviceModel &cpuDeviceModel() {
-  static const DeviceModel cpu{"cpu", CostTarget::Cpu, 100e9, 70e9, 12e9, 10e9, 1e-6, ""};
+  static const DeviceModel cpu = [] {
+    DeviceModel model{"cpu", CostTarget::Cpu, 100e9, 70e9, 12e9, 10e9, 1e-6, ""};
+    // The CPU target never runs warp matrix products; its 16-bit GEMM rate stands in.
+    model.ownMatrixFlopsPerSecond = model.halfGemmFlopsPerSecond;
+    return model;
+  }();
   return cpu;
 }
 

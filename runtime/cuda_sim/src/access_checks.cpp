@@ -2,6 +2,7 @@
 #include "access_checks.h"
 
 #include "block_scheduler.h"
+#include "launch_limits.h"
 #include "shared_section.h"
 
 #include "bertc/cuda_sim/device_memory.h"
@@ -30,7 +31,7 @@ struct SharedByte {
 };
 constexpr uint16_t kManyReaders = 0xffff;
 constexpr uint8_t kManyWarps = 0xff;
-constexpr unsigned kMaxWarps = 32; // of a block of at most 1024 threads
+constexpr int kMaxWarps = kMaxThreadsPerBlock / kWarpSize;
 
 /// The last write of a launch to a global address.
 struct GlobalWrite {

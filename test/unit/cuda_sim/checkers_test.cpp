@@ -111,6 +111,16 @@ protected:
     allocations.push_back(data);
     return data;
   }
+  /// A device array of count floats holding 0, 1, 2, ...
+  float *deviceIota(size_t count) {
+    float *data = deviceArray(count, 0.0f);
+    std::vector<float> host(count);
+    for (size_t i = 0; i < count; ++i)
+      host[i] = float(i);
+    EXPECT_EQ(cudaMemcpy(data, host.data(), count * sizeof(float), cudaMemcpyHostToDevice),
+              cudaSuccess);
+    return data;
+  }
   std::vector<float> download(const float *data, size_t count) {
     std::vector<float> host(count);
     EXPECT_EQ(cudaMemcpy(host.data(), data, count * sizeof(float), cudaMemcpyDeviceToHost),
@@ -133,12 +143,7 @@ private:
 };
 
 TEST_F(CheckersTest, SharedMemoryWithABarrierIsCleanAndCorrect) {
-  std::vector<float> values(kThreads);
-  for (int i = 0; i < kThreads; ++i)
-    values[i] = float(i);
-  float *in = deviceArray(kThreads, 0.0f), *out = deviceArray(kThreads, 0.0f);
-  ASSERT_EQ(cudaMemcpy(in, values.data(), sizeof(float) * kThreads, cudaMemcpyHostToDevice),
-            cudaSuccess);
+  float *in = deviceIota(kThreads), *out = deviceArray(kThreads, 0.0f);
   launchOn(
       "shiftThroughShared", 1, kThreads, [](auto... a) { shiftThroughShared(a...); }, in, out,
       true);
@@ -187,12 +192,7 @@ TEST_F(CheckersTest, WriteOverAValueOtherThreadsReadIsARaceUnlessABarrierSeparat
 
 // A __syncwarp orders the accesses of its warp's lanes, and only theirs.
 TEST_F(CheckersTest, SyncwarpOrdersSharedMemoryWithinItsWarpOnly) {
-  std::vector<float> values(kThreads);
-  for (int i = 0; i < kThreads; ++i)
-    values[i] = float(i);
-  float *in = deviceArray(kThreads, 0.0f), *out = deviceArray(kThreads, 0.0f);
-  ASSERT_EQ(cudaMemcpy(in, values.data(), sizeof(float) * kThreads, cudaMemcpyHostToDevice),
-            cudaSuccess);
+  float *in = deviceIota(kThreads), *out = deviceArray(kThreads, 0.0f);
   auto run = [&](unsigned partner, bool warpSync) {
     launchOn(
         "readThenOverwrite", 1, kThreads, [](auto... a) { readThenOverwrite(a...); }, in, out,

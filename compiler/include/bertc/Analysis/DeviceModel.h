@@ -30,7 +30,7 @@ struct DeviceModel {
   /// Host to device and back over PCIe (pinned host memory), for an offloaded optimizer;
   /// 0 for the CPU, which has nothing to copy.
   double pcieBytesPerSecond = 0;
-  /// bertc's own warp matrix products on tensor cores; 0 for the CPU, which has none.
+  /// bertc's own warp matrix products on tensor cores (the CPU never runs them).
   double ownMatrixFlopsPerSecond = 0;
 
   bool hasTf32() const { return tf32GemmFlopsPerSecond > 0; }
