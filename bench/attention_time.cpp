@@ -168,8 +168,8 @@ public:
         dv(elements * sizeof(T)), lse(lseCount * sizeof(float)),
         // The largest head chunk's workspaces serve every kernel.
         forwardWorkspace(attentionForwardWorkspaceBytes(options.heads, options.batch, seq)),
-        backwardWorkspace(
-            attentionBackwardWorkspaceBytes(options.heads, options.batch, options.heads, seq)) {}
+        backwardWorkspace(attentionBackwardWorkspaceBytes(
+            options.heads, options.batch, options.heads, seq, options.dropout > 0)) {}
 
   /// Writes ctx and lse; headChunk 0 is the fused kernel.
   void forward(int64_t headChunk) {

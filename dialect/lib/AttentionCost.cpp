@@ -19,7 +19,9 @@
 //   row term          r = dctx . ctx per row                    (a dot per row)
 //   key/value grads   QK^T again, dV += P dctx, dP = dctx V^T, dK += dS Q    4 products
 //   query grads       QK^T again, dP = dctx V^T, dQ += dS K     3 products
-// so the backward runs 7 products where the mathematics needs 4 (dV, dP, dQ, dK).
+// so the backward runs 7 products where the mathematics needs 4 (dV, dP, dQ, dK). With
+// dropout the key/value kernel draws the mask and writes it as bits (attentionKeepWords),
+// which the query kernel reads instead of drawing.
 // With 16-bit storage and a head dimension of at most 64 (runtime/cuda/attention_wmma_*.cu)
 // the same kernels' products are warp matrix products on tensor cores, priced at the own
 // kernels' tensor-core rate, and their other arithmetic at the CUDA cores' rate, one after
@@ -41,7 +43,8 @@
 // flops with scores = batch * heads * seq * seq. Per score, the forward turns a score
 // into a probability (kProbabilityFlops), the backward recomputes it from the lse
 // (kProbabilityFromLseFlops) and turns its gradient into its score's (kScoreGradFlops),
-// and with dropout each kernel that needs the mask draws it again (kDropoutDrawFlops).
+// and with dropout each kernel that needs the mask draws it again (kDropoutDrawFlops),
+// except the fused backward's query kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -88,6 +91,13 @@ struct AttentionSize {
   double cudaHeadDim() const { return headDim <= 32 ? 32 : headDim <= 64 ? 64 : 128; }
   /// Bytes of `floats` fp32 values per query row of each head (the lse, the row term).
   double statisticsBytes(double floats) const { return batch * heads * seq * 4 * floats; }
+  /// Bytes of the fused backward's dropout mask (none without dropout).
+  double keepMaskBytes() const {
+    return dropout > 0 ? double(bertc::cuda::attentionKeepWords(int64_t(batch), int64_t(heads),
+                                                                int64_t(seq))) *
+                             4
+                       : 0;
+  }
 };
 
 /// Chunks of `headChunk` heads.
@@ -195,9 +205,11 @@ SmallVector<KernelWork, 1> AttentionGradOp::estimateKernels(int64_t batch, int64
   // Each reads dctx, q, k, v, the mask, the lse and the row term.
   double backwardReads = 4 * tensor + mask + size.statisticsBytes(2);
   SmallVector<KernelWork, 1> kernels{rowTerm};
-  kernels.append(
-      fusedKernel(size, tensorCores, 4, size.perScoreFlops(true), backwardReads + 2 * tensor));
-  kernels.append(
-      fusedKernel(size, tensorCores, 3, size.perScoreFlops(true), backwardReads + tensor));
+  // The key/value kernel draws the dropout mask and writes it; the query kernel reads it.
+  kernels.append(fusedKernel(size, tensorCores, 4, size.perScoreFlops(true),
+                             backwardReads + 2 * tensor + size.keepMaskBytes()));
+  kernels.append(fusedKernel(size, tensorCores, 3,
+                             (kProbabilityFromLseFlops + kScoreGradFlops) * size.scores(),
+                             backwardReads + tensor + size.keepMaskBytes()));
   return kernels;
 }

@@ -10,9 +10,10 @@
 //   1. r_i for every row, from the forward's output, into the workspace;
 //   2. key-owned: a thread row holds k_j and v_j, streams query tiles (q, dctx) through
 //      shared memory and accumulates dk_j and dv_j in registers; the block draws each
-//      tile's dropout decisions together (fillKeepTile), four keys per Philox call;
+//      tile's dropout decisions together (fillKeepTile), four keys per Philox call, and
+//      stores them as bits in the workspace (storeKeepWords);
 //   3. query-owned: a thread row holds q_i and dctx_i, streams key tiles (k, v) and
-//      accumulates dq_i.
+//      accumulates dq_i, reading those bits instead of drawing the mask again.
 // Splitting dq from dk/dv recomputes the scores twice but needs no atomics and no fp32 dq
 // buffer, and every sum runs in a fixed order. With 16-bit storage, kernels 2 and 3 are
 // attention_wmma_backward.cu's tensor-core ones where the GPU and the head dimension allow
@@ -73,6 +74,8 @@ __global__ void __launch_bounds__(kThreads)
     if (p.dropoutRate > 0.0f)
       fillKeepTile<Layout::kRowsPerBlock>(p, b, h, first, firstKey, keepTile);
     __syncthreads();
+    if (p.dropoutRate > 0.0f)
+      storeKeepWords<Layout::kRowsPerBlock>(p, b, h, first, firstKey, keepTile);
 
     const int count = p.seq - first < kTile ? int(p.seq - first) : kTile;
     uint32_t kept = 0xffffffffu;
@@ -129,8 +132,7 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
 
     const int count = p.seq - first < kTile ? int(p.seq - first) : kTile;
-    const uint32_t kept =
-        keepBits<Layout::kLanesPerRow>(p, b, p.dropoutIndex(h, i, first), count, part);
+    const uint32_t kept = storedKeepBits(p, b, h, i, first);
     for (int jj = 0; jj < count; ++jj) {
       const float *keySlice = tileSlice<D>(keys, jj, part);
       const float score = maskedScore(rowSum<D>(dotSlice(query, keySlice)), p.scale, keyBias[jj]);
@@ -149,11 +151,14 @@ __global__ void __launch_bounds__(kThreads)
 
 template <typename T>
 void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const int32_t *mask,
-                       const T *ctx, const float *lse, float *rowTerm, T *dq, T *dk, T *dv,
+                       const T *ctx, const float *lse, float *workspace, T *dq, T *dk, T *dv,
                        int64_t batch, int64_t seq, int64_t hidden, int64_t heads, float dropoutRate,
                        const DropoutKey &key, cudaStream_t stream) {
   using namespace attention;
-  const Params p = makeParams(batch, seq, hidden, heads, dropoutRate, key, lse, rowTerm);
+  Params p = makeParams(batch, seq, hidden, heads, dropoutRate, key, lse, workspace);
+  if (dropoutRate > 0.0f)
+    p.keepWords =
+        reinterpret_cast<uint32_t *>(workspace + attentionRowTermFloats(batch, heads, seq));
   if (batch == 0 || seq == 0)
     return;
   BERTC_LAUNCH(rowTermKernel, gridFor(p.batch * p.heads * p.seq), kElementwiseThreads, 0, stream,

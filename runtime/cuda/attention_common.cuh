@@ -50,6 +50,9 @@ struct Params {
   DropoutKey key;
   const float *lse; ///< [batch, heads, seq]: the forward's log-sum-exp (backward)
   float *rowTerm;   ///< [batch, heads, seq]: dctx · ctx, the backward's row term
+  /// The fused backward's dropout mask (attentionKeepWords; null without dropout): the
+  /// key/value kernel writes it, the query kernel reads it.
+  uint32_t *keepWords;
 
   /// Offset of head h of token i of sequence b in a [batch, seq, hidden] tensor.
   __device__ int64_t tokenOffset(int64_t b, int64_t i, int64_t h) const {
@@ -58,6 +61,11 @@ struct Params {
   /// Index of row i of head h of sequence b in the statistics.
   __device__ int64_t statIndex(int64_t b, int64_t h, int64_t i) const {
     return (b * heads + h) * seq + i;
+  }
+  /// Index of the mask word that holds keys j .. j + 31 (j a multiple of 32) of query row i
+  /// of head h of sequence b.
+  __device__ int64_t keepWordIndex(int64_t b, int64_t h, int64_t i, int64_t j) const {
+    return statIndex(b, h, i) * ((seq + 31) / 32) + j / 32;
   }
   /// Dropout index of probability (i, j) of head h within its batch row (as the CPU twin).
   __device__ uint64_t dropoutIndex(int64_t h, int64_t i, int64_t j) const {
@@ -82,7 +90,7 @@ inline Params makeParams(int64_t batch, int64_t seq, int64_t hidden, int64_t hea
           headDim,     1.0f / std::sqrt(float(headDim)),
           dropoutRate, dropoutRate > 0.0f ? 1.0f / (1.0f - dropoutRate) : 1.0f,
           key,         lse,
-          rowTerm};
+          rowTerm,     nullptr};
 }
 
 /// Calls launch(std::integral_constant<int, D>{}) with D the head dimension rounded up to
@@ -257,6 +265,34 @@ __device__ void fillKeepTile(const Params &p, int64_t b, int64_t h, int64_t firs
 /// The dropout factor of bit t: keptScale when kept, 0 when dropped.
 __device__ __forceinline__ float dropoutFactor(const Params &p, uint32_t bits, int t) {
   return (bits >> t) & 1u ? p.keptScale : 0.0f;
+}
+
+/// Every thread of the block, after the barrier that follows fillKeepTile<Keys>: stores the
+/// tile's mask in p.keepWords for the query kernel, one word per query and 32 of the
+/// block's keys from j0 (Keys and j0 multiples of 32; keys past seq get 0 bits). A warp packs
+/// each word with one ballot.
+template <int Keys>
+__device__ void storeKeepWords(const Params &p, int64_t b, int64_t h, int64_t first, int64_t j0,
+                               const uint8_t (*keep)[Keys]) {
+  constexpr int kWordsPerQuery = Keys / 32;
+  const int lane = int(threadIdx.x % 32);
+  const int64_t queries = p.seq - first < kTile ? p.seq - first : kTile;
+  for (int w = int(threadIdx.x / 32); w < queries * kWordsPerQuery; w += kThreads / 32) {
+    const int ii = w / kWordsPerQuery, wordKey = (w % kWordsPerQuery) * 32;
+    const int64_t j = j0 + wordKey + lane;
+    const uint32_t bits = __ballot_sync(0xffffffffu, j < p.seq && keep[ii][wordKey + lane]);
+    if (lane == 0 && j0 + wordKey < p.seq)
+      p.keepWords[p.keepWordIndex(b, h, first + ii, j0 + wordKey)] = bits;
+  }
+}
+
+/// keepBits for query row i (0 where it does not exist) and the keys from `first` (a
+/// multiple of 32), read from the mask the key/value kernel stored.
+__device__ __forceinline__ uint32_t storedKeepBits(const Params &p, int64_t b, int64_t h, int64_t i,
+                                                   int64_t first) {
+  if (p.dropoutRate == 0.0f)
+    return 0xffffffffu;
+  return i < p.seq ? p.keepWords[p.keepWordIndex(b, h, i, first)] : 0u;
 }
 
 } // namespace bertc::cuda::attention

@@ -6,7 +6,8 @@
 // Two kernels, as there: one owns keys (a warp holds 16 keys' k and v rows as fragments,
 // streams the queries' q and dctx, and accumulates dk and dv) and one owns queries (q and
 // dctx held, k and v streamed, dq accumulated), so no sum needs atomics and each runs in a
-// fixed order. Both recompute the scores. The products' 16-bit operands are the stored
+// fixed order. Both recompute the scores; the first draws the dropout mask and stores it as
+// bits for the second. The products' 16-bit operands are the stored
 // tensors and the probabilities and score gradients rounded to 16 bits, as in
 // attention_chunked.cu; every sum is fp32.
 #include "bertc/runtime/cuda_check.h"
@@ -66,6 +67,8 @@ __global__ void __launch_bounds__(kThreads)
       if (p.dropoutRate > 0.0f)
         fillKeepTile<kBlockRows>(p, b, h, first, firstKey, keep);
       __syncthreads();
+      if (p.dropoutRate > 0.0f)
+        storeKeepWords<kBlockRows>(p, b, h, first, firstKey, keep);
       // The scores and dP transposed: the warp's keys against the tile's queries.
       Accumulator s[kStreamRows / 16], dp[kStreamRows / 16];
       productWithRows<D>(key, queries, s);
@@ -148,7 +151,7 @@ __global__ void __launch_bounds__(kThreads)
       stageScores(s, warpScores);
       stageScores(dp, warpProbGrads);
       const int count = p.seq - first < kStreamRows ? int(p.seq - first) : kStreamRows;
-      const uint32_t kept = keepBits<2>(p, b, p.dropoutIndex(h, i, first), count, cells.half);
+      const uint32_t kept = storedKeepBits(p, b, h, i, first);
       W *warpScoreGrads = scoreGrads + warpOffset * kProbStride;
       for (int c = 0; c < kStreamRows / 2; ++c) {
         const int jj = cells.firstColumn + c, cell = cells.row * kScoreStride + jj;

@@ -51,7 +51,8 @@ int64_t kernelWorkspaceBytes(Operation *op, DimBounds bounds) {
       })
       .Case([&](AttentionGradOp grad) {
         return cuda::attentionBackwardWorkspaceBytes(grad.getHeadChunk(), bounds.maxBatch,
-                                                     grad.getHeads(), bounds.maxSeq);
+                                                     grad.getHeads(), bounds.maxSeq,
+                                                     grad.getDropout().convertToFloat() > 0);
       })
       .Case([&](LayerNormOp ln) { return 2 * boundedRows(ln.getInput(), bounds) * 4; })
       .Case([&](AddLayerNormOp ln) { return 2 * boundedRows(ln.getSum(), bounds) * 4; })

@@ -158,15 +158,17 @@ TEST(StepCost, CudaAttentionOfSixteenBitsRunsItsProductsOnTensorCores) {
   EXPECT_EQ(backward[1].unit, ComputeUnit::HalfOwnMatrix);
   EXPECT_EQ(backward[1].flops, 4 * kProduct128);
   // dctx, q, k, v (4 * 6,291,456), the mask (16,384), the lse and the row term (2 *
-  // 196,608) read, dk and dv written.
-  EXPECT_EQ(backward[1].bytes, 25575424.0 + 2 * 6291456.0);
+  // 196,608) read, dk and dv written, and the dropout mask's bits: 4 words of 32 keys per
+  // query row, 32 * 12 * 128 * 4 * 4 = 786,432 B.
+  EXPECT_EQ(backward[1].bytes, 25575424.0 + 2 * 6291456.0 + 786432.0);
   EXPECT_EQ(backward[2].unit, ComputeUnit::Fp32Cores);
   EXPECT_EQ(backward[2].flops, (7 + 4 + 50) * kScores128);
   EXPECT_EQ(backward[2].launches, 0);
+  // The query kernel reads those bits instead of drawing the mask.
   EXPECT_EQ(backward[3].unit, ComputeUnit::HalfOwnMatrix);
   EXPECT_EQ(backward[3].flops, 3 * kProduct128);
-  EXPECT_EQ(backward[3].bytes, 25575424.0 + 6291456.0);
-  EXPECT_EQ(backward[4].flops, (7 + 4 + 50) * kScores128);
+  EXPECT_EQ(backward[3].bytes, 25575424.0 + 6291456.0 + 786432.0);
+  EXPECT_EQ(backward[4].flops, (7 + 4) * kScores128);
 }
 
 TEST(StepCost, CudaAttentionBackwardStartsFromTheSavedLse) {
@@ -217,17 +219,17 @@ TEST(StepCost, CpuAttentionRunsItsProductsAsGemms) {
   EXPECT_EQ(backward[0].bytes, 50544640.0);
 }
 
-TEST(StepCost, AttentionDropoutDrawsItsMaskInEveryKernel) {
-  // A decision counts 50 flops (a 200-flop Philox call decides four scores); the CUDA
-  // forward draws once per score and the backward twice (both gradient kernels), the CPU
-  // once each.
+TEST(StepCost, AttentionDropoutDrawsItsMaskOnceInEachPass) {
+  // A decision counts 50 flops (a 200-flop Philox call decides four scores). Each pass
+  // draws it once per score: the CUDA backward's key/value kernel stores the mask as bits
+  // for its query kernel.
   auto extra = [&](llvm::StringRef name, CostTarget target) {
     Ops with(kAttentionArguments, attention("1.000000e-01"));
     Ops without(kAttentionArguments, attention("0.0"));
     return with.flopsOf(name, 128, target) - without.flopsOf(name, 128, target);
   };
   EXPECT_EQ(extra("bert.attention", CostTarget::Cuda), 50 * kScores128);
-  EXPECT_EQ(extra("bert.attention_grad", CostTarget::Cuda), 2 * 50 * kScores128);
+  EXPECT_EQ(extra("bert.attention_grad", CostTarget::Cuda), 50 * kScores128);
   EXPECT_EQ(extra("bert.attention", CostTarget::Cpu), 50 * kScores128);
   EXPECT_EQ(extra("bert.attention_grad", CostTarget::Cpu), 50 * kScores128);
 }

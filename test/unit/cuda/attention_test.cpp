@@ -50,12 +50,14 @@ AttentionResults<T> checkAttention(const AttentionCase &c, float dropoutRate) {
 
   DeviceArray<T> dQ(q), dK(k), dV(v), dDctx(dctx), dCtx(n), dDq(n), dDk(n), dDv(n);
   DeviceArray<int32_t> dMask(mask);
-  DeviceArray<float> dLse(lse.size()), rowTerm(attentionRowTermFloats(batch, c.heads, c.seq));
+  DeviceArray<float> dLse(lse.size());
+  DeviceArray<float> workspace(
+      attentionBackwardWorkspaceBytes(0, batch, c.heads, c.seq, dropoutRate > 0) / sizeof(float));
   cuda::attentionForward(dQ.get(), dK.get(), dV.get(), dMask.get(), dCtx.get(), dLse.get(), batch,
                          c.seq, c.hidden, c.heads, dropoutRate, key, nullptr);
   cuda::attentionBackward(dDctx.get(), dQ.get(), dK.get(), dV.get(), dMask.get(), dCtx.get(),
-                          dLse.get(), rowTerm.get(), dDq.get(), dDk.get(), dDv.get(), batch, c.seq,
-                          c.hidden, c.heads, dropoutRate, key, nullptr);
+                          dLse.get(), workspace.get(), dDq.get(), dDk.get(), dDv.get(), batch,
+                          c.seq, c.hidden, c.heads, dropoutRate, key, nullptr);
 
   // The lse is fp32 from the same (stored) inputs on both: online against two passes. A
   // fully masked sequence's rows are -FLT_MAX on both, exactly.

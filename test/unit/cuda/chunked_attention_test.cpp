@@ -62,12 +62,13 @@ template <typename T> Results<T> runFused(const Problem<T> &x, float dropoutRate
   DeviceArray<T> dq(x.size()), dk(x.size()), dv(x.size());
   DeviceArray<int32_t> mask(x.mask);
   DeviceArray<float> lse(x.batch * x.heads * x.seq);
-  DeviceArray<float> rowTerm(attentionRowTermFloats(x.batch, x.heads, x.seq));
+  DeviceArray<float> backwardWorkspace(
+      attentionBackwardWorkspaceBytes(0, x.batch, x.heads, x.seq, dropoutRate > 0) / sizeof(float));
   attentionForward(q.get(), k.get(), v.get(), mask.get(), ctx.get(), lse.get(), x.batch, x.seq,
                    x.hidden, x.heads, dropoutRate, kKey, nullptr);
   attentionBackward(dctx.get(), q.get(), k.get(), v.get(), mask.get(), ctx.get(), lse.get(),
-                    rowTerm.get(), dq.get(), dk.get(), dv.get(), x.batch, x.seq, x.hidden, x.heads,
-                    dropoutRate, kKey, nullptr);
+                    backwardWorkspace.get(), dq.get(), dk.get(), dv.get(), x.batch, x.seq, x.hidden,
+                    x.heads, dropoutRate, kKey, nullptr);
   return {ctx.download(), lse.download(), dq.download(), dk.download(), dv.download()};
 }
 
@@ -84,7 +85,8 @@ Results<T> runChunked(const Problem<T> &x, float dropoutRate, int64_t headChunk,
   DeviceArray<float> forwardWorkspace(attentionForwardWorkspaceBytes(headChunk, x.batch, x.seq) /
                                       sizeof(float));
   DeviceArray<float> backwardWorkspace(
-      attentionBackwardWorkspaceBytes(headChunk, x.batch, x.heads, x.seq) / sizeof(float));
+      attentionBackwardWorkspaceBytes(headChunk, x.batch, x.heads, x.seq, dropoutRate > 0) /
+      sizeof(float));
   DeviceArray<std::byte> gemmWorkspace(kCudaWorkspaceBytes);
   LinearGemms gemms(gemmWorkspace.get(), nullptr);
   chunkedAttentionForward(gemms, q.get(), k.get(), v.get(), mask.get(), ctx.get(), lse.get(),

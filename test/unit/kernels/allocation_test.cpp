@@ -46,7 +46,8 @@ TEST(NoAllocation, EveryKernelRunsWithoutOperatorNew) {
   std::vector<float> lse(batch * heads * seq);
   const int64_t headChunk = 3; // a partial last chunk of the 4 heads
   std::vector<float> workspace(
-      bertc::cuda::attentionBackwardWorkspaceBytes(headChunk, batch, heads, seq) / sizeof(float));
+      bertc::cuda::attentionBackwardWorkspaceBytes(headChunk, batch, heads, seq, /*dropout=*/true) /
+      sizeof(float));
   std::vector<float> dlogits(batch * classes), m(n, 0.0f), variance(n, 0.0f);
   std::vector<int32_t> ids(tokens, 3), mask(tokens, 1), labels(batch, 1);
   float loss = 0.0f, dloss = 1.0f;

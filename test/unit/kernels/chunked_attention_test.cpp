@@ -109,7 +109,8 @@ template <typename T> struct Problem {
   Gradients<T> chunkedBackward(const Forward<T> &forward, int64_t headChunk) const {
     Gradients<T> out{std::vector<T>(kSize), std::vector<T>(kSize), std::vector<T>(kSize)};
     std::vector<float> workspace(
-        cuda::attentionBackwardWorkspaceBytes(headChunk, kBatch, kHeads, kSeq) / sizeof(float));
+        cuda::attentionBackwardWorkspaceBytes(headChunk, kBatch, kHeads, kSeq, rate > 0) /
+        sizeof(float));
     chunkedAttentionBackward(dctx.data(), q.data(), k.data(), v.data(), mask.data(),
                              forward.ctx.data(), forward.lse.data(), workspace.data(),
                              out.dq.data(), out.dk.data(), out.dv.data(), headChunk, kBatch, kSeq,
@@ -275,7 +276,8 @@ TYPED_TEST(ChunkedAttention, WritesNothingPastItsWorkspace) {
     const int64_t forwardFloats =
         cuda::attentionForwardWorkspaceBytes(headChunk, kBatch, kSeq) / sizeof(float);
     const int64_t backwardFloats =
-        cuda::attentionBackwardWorkspaceBytes(headChunk, kBatch, kHeads, kSeq) / sizeof(float);
+        cuda::attentionBackwardWorkspaceBytes(headChunk, kBatch, kHeads, kSeq, problem.rate > 0) /
+        sizeof(float);
     std::vector<float> forwardSpace(forwardFloats + 64, guard);
     std::vector<float> backwardSpace(backwardFloats + 64, guard), lse(kRows);
     std::vector<TypeParam> ctx(kSize), dq(kSize), dk(kSize), dv(kSize);

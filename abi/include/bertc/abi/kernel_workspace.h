@@ -72,15 +72,25 @@ inline int64_t attentionForwardWorkspaceBytes(int64_t headChunk, int64_t batch, 
   return attentionScoreBlockFloats(headChunk, batch, seq) * int64_t(sizeof(float));
 }
 
+/// 32-bit words of the fused attention backward's dropout mask: per query row of each head,
+/// one bit per key (bit j % 32 of word j / 32: whether dropout keeps probability (i, j)),
+/// the row's words padded to a multiple of 32 keys. The key/value kernel draws the mask and
+/// writes it; the query kernel, which runs after it, reads it instead of drawing it again.
+inline int64_t attentionKeepWords(int64_t batch, int64_t heads, int64_t seq) {
+  return batch * heads * seq * ((seq + 31) / 32);
+}
+
 /// Bytes of the attention backward's workspace. The fused kernel (headChunk 0) takes the
-/// row term; the tensor-core one, whose row kernel sums each row's term itself, two score
-/// blocks, one after the other: the recomputed scores (rewritten as the kept, rescaled
-/// probabilities P*Z that dv is made from) and dctx v^T (rewritten as the scores' gradient
-/// dS that dq and dk are made from).
+/// row term, then with dropout its mask (attentionKeepWords); the tensor-core one, whose
+/// row kernel sums each row's term itself, two score blocks, one after the other: the
+/// recomputed scores (rewritten as the kept, rescaled probabilities P*Z that dv is made
+/// from) and dctx v^T (rewritten as the scores' gradient dS that dq and dk are made from).
 inline int64_t attentionBackwardWorkspaceBytes(int64_t headChunk, int64_t batch, int64_t heads,
-                                               int64_t seq) {
+                                               int64_t seq, bool dropout) {
   if (headChunk == 0)
-    return attentionRowTermFloats(batch, heads, seq) * int64_t(sizeof(float));
+    return (attentionRowTermFloats(batch, heads, seq) +
+            (dropout ? attentionKeepWords(batch, heads, seq) : 0)) *
+           int64_t(sizeof(float));
   return 2 * attentionScoreBlockFloats(headChunk, batch, seq) * int64_t(sizeof(float));
 }
 

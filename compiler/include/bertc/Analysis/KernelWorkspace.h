@@ -30,8 +30,9 @@ int64_t cudaOptimizerTablesBytes(mlir::func::FuncOp microStep);
 /// bounds (0 for ops that need none):
 ///   attention        with head_chunk > 0, a block of head_chunk heads' scores
 ///                    (cuda::attentionForwardWorkspaceBytes);
-///   attention_grad   each query row's dctx·ctx (fp32), and with head_chunk > 0 two
-///                    score blocks (cuda::attentionBackwardWorkspaceBytes);
+///   attention_grad   with head_chunk 0, each query row's dctx·ctx (fp32) and, with
+///                    dropout, its mask bits; with head_chunk > 0 two score blocks
+///                    (cuda::attentionBackwardWorkspaceBytes);
 ///   layernorm        each row's mean and reciprocal standard deviation (fp32);
 ///   layernorm_grad   the same, then the partial sums of dgamma and dbeta
 ///                    (cuda::layerNormBackwardWorkspaceFloats);

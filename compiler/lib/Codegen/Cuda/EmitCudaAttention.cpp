@@ -2,10 +2,11 @@
 //
 // The forward writes its output and each query row's log-sum-exp (an activation the
 // backward reads); the backward takes the forward's output for its row term, which it
-// keeps in the op's kernel workspace, and never runs the forward again. head_chunk 0 is
-// the fused kernels (cuda_kernels.h), n > 0 the tensor-core GEMMs over n heads at a time,
-// whose score blocks are in the same workspace (cuda_chunked_attention.h), in TF32 for an
-// fp32 op marked `tf32`.
+// keeps in the op's kernel workspace (with the dropout mask the fused backward's two
+// kernels share), and never runs the forward again. head_chunk 0 is the fused kernels
+// (cuda_kernels.h), n > 0 the tensor-core GEMMs over n heads at a time, whose score blocks
+// are in the same workspace (cuda_chunked_attention.h), in TF32 for an fp32 op marked
+// `tf32`.
 //
 //===----------------------------------------------------------------------===//
 

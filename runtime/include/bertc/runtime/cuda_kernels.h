@@ -167,11 +167,13 @@ void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T
                       int64_t batch, int64_t seq, int64_t hidden, int64_t heads, float dropoutRate,
                       const DropoutKey &key, cudaStream_t stream);
 /// Writes dq, dk, dv (overwritten) from dctx, the forward's inputs, its output ctx and its
-/// lse; the probabilities are recomputed tile by tile, each row's dctx·ctx kept in rowTerm
-/// (attentionRowTermFloats, abi/kernel_workspace.h).
+/// lse; the probabilities are recomputed tile by tile. `workspace` holds
+/// attentionBackwardWorkspaceBytes(0, batch, heads, seq, dropoutRate > 0) bytes
+/// (abi/kernel_workspace.h): each row's dctx·ctx, then the dropout mask the first of the two
+/// gradient kernels draws and the second reads.
 template <typename T>
 void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const int32_t *mask,
-                       const T *ctx, const float *lse, float *rowTerm, T *dq, T *dk, T *dv,
+                       const T *ctx, const float *lse, float *workspace, T *dq, T *dk, T *dv,
                        int64_t batch, int64_t seq, int64_t hidden, int64_t heads, float dropoutRate,
                        const DropoutKey &key, cudaStream_t stream);
 
