@@ -30,6 +30,8 @@ namespace bertc::cuda::attention {
 
 constexpr int kThreads = 128;
 constexpr int kDimsPerThread = 32;
+/// Rows of a streamed tile; as keys, one word of the backward's dropout mask
+/// (storedKeepBits).
 constexpr int kTile = 32;
 constexpr int kSliceFloats = kDimsPerThread + 4;
 
@@ -274,23 +276,27 @@ __device__ __forceinline__ float dropoutFactor(const Params &p, uint32_t bits, i
 template <int Keys>
 __device__ void storeKeepWords(const Params &p, int64_t b, int64_t h, int64_t first, int64_t j0,
                                const uint8_t (*keep)[Keys]) {
-  constexpr int kWordsPerQuery = Keys / 32;
+  static_assert(Keys % 32 == 0, "a block's keys fill whole mask words");
   const int lane = int(threadIdx.x % 32);
   const int64_t queries = p.seq - first < kTile ? p.seq - first : kTile;
-  for (int w = int(threadIdx.x / 32); w < queries * kWordsPerQuery; w += kThreads / 32) {
-    const int ii = w / kWordsPerQuery, wordKey = (w % kWordsPerQuery) * 32;
+  // The words that hold keys below seq.
+  const int64_t keys = p.seq - j0 < Keys ? p.seq - j0 : Keys;
+  const int wordsPerQuery = int((keys + 31) / 32);
+  for (int w = int(threadIdx.x / 32); w < queries * wordsPerQuery; w += kThreads / 32) {
+    const int ii = w / wordsPerQuery, wordKey = (w % wordsPerQuery) * 32;
     const int64_t j = j0 + wordKey + lane;
     const uint32_t bits = __ballot_sync(0xffffffffu, j < p.seq && keep[ii][wordKey + lane]);
-    if (lane == 0 && j0 + wordKey < p.seq)
+    if (lane == 0)
       p.keepWords[p.keepWordIndex(b, h, first + ii, j0 + wordKey)] = bits;
   }
 }
 
 /// keepBits for query row i (0 where it does not exist) and the keys from `first` (a
-/// multiple of 32), read from the mask the key/value kernel stored.
+/// multiple of 32), read from the mask the key/value kernel stored. One word is a whole
+/// key tile (kTile, and the tensor-core kernels' kStreamRows, are 32).
 __device__ __forceinline__ uint32_t storedKeepBits(const Params &p, int64_t b, int64_t h, int64_t i,
                                                    int64_t first) {
-  if (p.dropoutRate == 0.0f)
+  if (p.keepWords == nullptr) // no dropout
     return 0xffffffffu;
   return i < p.seq ? p.keepWords[p.keepWordIndex(b, h, i, first)] : 0u;
 }

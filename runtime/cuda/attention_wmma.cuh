@@ -32,6 +32,8 @@ namespace wmma = nvcuda::wmma;
 constexpr int kWarps = kThreads / 32;
 constexpr int kWarpRows = 16;
 constexpr int kBlockRows = kWarps * kWarpRows;
+/// Rows of a streamed tile; as keys, one word of the backward's dropout mask
+/// (storedKeepBits).
 constexpr int kStreamRows = 32;
 
 /// Elements per row of a 16-bit operand tile in shared memory.

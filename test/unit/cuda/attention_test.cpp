@@ -80,6 +80,7 @@ const AttentionCase kCases[] = {
     {45, 192, 3}, // 64: two lanes per row (BERT's head size)
     {33, 256, 2}, // 128: four lanes per row
     {130, 64, 1}, // 64, five key tiles
+    {150, 64, 2}, // 32: two 128-key blocks (the second's mask words start at key 128)
 };
 
 TYPED_TEST(AttentionTest, MatchesCpuWithoutDropout) {
