@@ -65,9 +65,10 @@ struct Params {
     return (b * heads + h) * seq + i;
   }
   /// Index of the mask word that holds keys j .. j + 31 (j a multiple of 32) of query row i
-  /// of head h of sequence b.
+  /// of head h of sequence b. Word-major: the same word of consecutive rows is adjacent, so
+  /// a warp stores or loads its rows' words in one transaction.
   __device__ int64_t keepWordIndex(int64_t b, int64_t h, int64_t i, int64_t j) const {
-    return statIndex(b, h, i) * ((seq + 31) / 32) + j / 32;
+    return ((b * heads + h) * ((seq + 31) / 32) + j / 32) * seq + i;
   }
   /// Dropout index of probability (i, j) of head h within its batch row (as the CPU twin).
   __device__ uint64_t dropoutIndex(int64_t h, int64_t i, int64_t j) const {
@@ -271,23 +272,29 @@ __device__ __forceinline__ float dropoutFactor(const Params &p, uint32_t bits, i
 
 /// Every thread of the block, after the barrier that follows fillKeepTile<Keys>: stores the
 /// tile's mask in p.keepWords for the query kernel, one word per query and 32 of the
-/// block's keys from j0 (Keys and j0 multiples of 32; keys past seq get 0 bits). A warp packs
-/// each word with one ballot.
+/// block's keys from j0 (Keys and j0 multiples of 32; keys past seq get 0 bits). A warp
+/// takes a word: a ballot per query packs that query's word, lane ii keeps query ii's, and
+/// the lanes store the tile's words together (adjacent, keepWordIndex).
 template <int Keys>
 __device__ void storeKeepWords(const Params &p, int64_t b, int64_t h, int64_t first, int64_t j0,
                                const uint8_t (*keep)[Keys]) {
   static_assert(Keys % 32 == 0, "a block's keys fill whole mask words");
+  static_assert(kTile == 32, "a lane keeps the word of one query of the tile");
   const int lane = int(threadIdx.x % 32);
   const int64_t queries = p.seq - first < kTile ? p.seq - first : kTile;
   // The words that hold keys below seq.
   const int64_t keys = p.seq - j0 < Keys ? p.seq - j0 : Keys;
-  const int wordsPerQuery = int((keys + 31) / 32);
-  for (int w = int(threadIdx.x / 32); w < queries * wordsPerQuery; w += kThreads / 32) {
-    const int ii = w / wordsPerQuery, wordKey = (w % wordsPerQuery) * 32;
-    const int64_t j = j0 + wordKey + lane;
-    const uint32_t bits = __ballot_sync(0xffffffffu, j < p.seq && keep[ii][wordKey + lane]);
-    if (lane == 0)
-      p.keepWords[p.keepWordIndex(b, h, first + ii, j0 + wordKey)] = bits;
+  const int words = int((keys + 31) / 32);
+  for (int w = int(threadIdx.x / 32); w < words; w += kThreads / 32) {
+    const int64_t j = j0 + w * 32 + lane;
+    uint32_t ownWord = 0;
+    for (int ii = 0; ii < queries; ++ii) {
+      const uint32_t bits = __ballot_sync(0xffffffffu, j < p.seq && keep[ii][w * 32 + lane]);
+      if (lane == ii)
+        ownWord = bits;
+    }
+    if (lane < queries)
+      p.keepWords[p.keepWordIndex(b, h, first + lane, j0 + w * 32)] = ownWord;
   }
 }
 

@@ -72,10 +72,12 @@ inline int64_t attentionForwardWorkspaceBytes(int64_t headChunk, int64_t batch, 
   return attentionScoreBlockFloats(headChunk, batch, seq) * int64_t(sizeof(float));
 }
 
-/// 32-bit words of the fused attention backward's dropout mask: per query row of each head,
-/// one bit per key (bit j % 32 of word j / 32: whether dropout keeps probability (i, j)),
-/// the row's words padded to a multiple of 32 keys. The key/value kernel draws the mask and
-/// writes it; the query kernel, which runs after it, reads it instead of drawing it again.
+/// 32-bit words of the fused attention backward's dropout mask: per query row i of each
+/// head, one bit per key (bit j % 32 of word j / 32: whether dropout keeps probability
+/// (i, j)), the row's words padded to a multiple of 32 keys, laid out [batch, heads,
+/// word, row] so that a warp's rows reach the same word together. The key/value kernel
+/// draws the mask and writes it; the query kernel, which runs after it, reads it instead
+/// of drawing it again.
 inline int64_t attentionKeepWords(int64_t batch, int64_t heads, int64_t seq) {
   return batch * heads * seq * ((seq + 31) / 32);
 }
