@@ -83,9 +83,10 @@ struct AttentionSize {
   }
   /// The elementwise work per score of a forward kernel (`backward` false: probabilities)
   /// or a backward one (probabilities from the lse and their score gradients), drawing the
-  /// dropout mask where there is one.
-  double perScoreFlops(bool backward) const {
-    return withDropout(backward ? kProbabilityFromLseFlops + kScoreGradFlops : kProbabilityFlops);
+  /// dropout mask where there is one unless the kernel reads it (`drawsMask` false).
+  double perScoreFlops(bool backward, bool drawsMask = true) const {
+    double perScore = backward ? kProbabilityFromLseFlops + kScoreGradFlops : kProbabilityFlops;
+    return drawsMask ? withDropout(perScore) : perScore * scores();
   }
   /// The head dimension the CUDA kernels compute over (attention_common.cuh).
   double cudaHeadDim() const { return headDim <= 32 ? 32 : headDim <= 64 ? 64 : 128; }
@@ -93,10 +94,9 @@ struct AttentionSize {
   double statisticsBytes(double floats) const { return batch * heads * seq * 4 * floats; }
   /// Bytes of the fused backward's dropout mask (none without dropout).
   double keepMaskBytes() const {
-    return dropout > 0 ? double(bertc::cuda::attentionKeepWords(int64_t(batch), int64_t(heads),
-                                                                int64_t(seq))) *
-                             4
-                       : 0;
+    double words =
+        double(bertc::cuda::attentionKeepWords(int64_t(batch), int64_t(heads), int64_t(seq)));
+    return dropout > 0 ? words * sizeof(uint32_t) : 0;
   }
 };
 
@@ -209,7 +209,7 @@ SmallVector<KernelWork, 1> AttentionGradOp::estimateKernels(int64_t batch, int64
   kernels.append(fusedKernel(size, tensorCores, 4, size.perScoreFlops(true),
                              backwardReads + 2 * tensor + size.keepMaskBytes()));
   kernels.append(fusedKernel(size, tensorCores, 3,
-                             (kProbabilityFromLseFlops + kScoreGradFlops) * size.scores(),
+                             size.perScoreFlops(/*backward=*/true, /*drawsMask=*/false),
                              backwardReads + tensor + size.keepMaskBytes()));
   return kernels;
 }
