@@ -12,8 +12,9 @@
 #      are there);
 #      per architecture the tiny example's CUDA trainers (fp32, bf16, fp16, and fp32 with
 #      gradient clipping: "clip", a copy of examples/tiny/model.toml with max_grad_norm = 0.05)
-#      and BERT-base's at seq 128 and 512 (bench/cuda_step.py --prepare), each with its
-#      plan.json; the tiny example's data and the CPU trainers' metrics logs of the 20 steps
+#      and BERT-base's at seq 128 and 512 (bench/cuda_step.py --prepare), and BERT-base's
+#      at batch 32, seq 128 and 512, built with --time-ops (bench/op_times.py --prepare), each
+#      with its plan.json; the tiny example's data and the CPU trainers' metrics logs of the 20 steps
 #      gpu-check.sh compares (tiny/cpu-VARIANT.jsonl: losses; fp16's also loss_scale and
 #      skipped_steps, clip's grad_norm);
 #   3. strips the binaries and packs them into gpu-bundle/bundle.tar.xz beside a MANIFEST
@@ -110,6 +111,13 @@ for arch in "${trainer_archs[@]}"; do
   cp "$work/$arch/bert-base/manifest.json" "$stage/$arch/bert-base/"
   for seq_dir in "$work/$arch/bert-base"/seq*/; do
     take "$seq_dir" "$stage/$arch/bert-base/$(basename "$seq_dir")"
+  done
+  for seq in 128 512; do
+    quietly "$log" env BERTC="$bertc" python3 bench/op_times.py --prepare \
+      "$work/$arch/op-times/seq$seq" --model bert-base --target cuda --arch "$arch" \
+      --seq "$seq" --batch 32
+    take "$work/$arch/op-times/seq$seq" "$stage/$arch/op-times/seq$seq"
+    cp "$work/$arch/op-times/seq$seq/manifest.json" "$stage/$arch/op-times/seq$seq/"
   done
 done
 echo "gpu-bundle: trainers built at $(($(date +%s) - started)) s"

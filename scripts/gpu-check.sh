@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The checks that need a GPU, in one command (under 8 minutes on a 16-core machine with a GPU):
+# The checks that need a GPU, in one command (under 9 minutes on a 16-core machine with a GPU):
 #   1. configure and build bertc, the CUDA kernel tests and the attention timer (Release,
 #      into build-gpu/, or $BERTC_GPU_CHECK_BUILD_DIR), with the CUDA code for this machine's
 #      GPU only (CMAKE_CUDA_ARCHITECTURES=native: one architecture instead of five, to fit the
@@ -37,11 +37,15 @@
 #   6. bench/attention_vs_sdpa.py: BERT-base's attention (batch 32, hidden 768, 12 heads,
 #      dropout 0.1, seq 128 and 512; bf16 from sm_80, fp16 below), bertc's fused and
 #      tensor-core kernels forward and forward+backward, against PyTorch's
-#      scaled_dot_product_attention where torch (2.0 or newer) sees the GPU.
+#      scaled_dot_product_attention where torch (2.0 or newer) sees the GPU;
+#   7. bench/op_times.py: BERT-base at batch 32, seq 128 and 512, built with --time-ops: each
+#      op's measured seconds a step beside the plan's estimate for this GPU's arch (the
+#      estimate the fit driver ranks plans by); the step's total in the summary, each table
+#      in the step's log.
 # Each step has a time limit (build 230 s, kernel tests 60 s, comparison 90 s, memcheck 90 s,
-# bert-base 110 s, attention 60 s), and the run as a whole 470 s: a step gets what is left of
-# that when it is less than its own limit, and does not start with under 20 s (the attention
-# step, last, is the one a slow run leaves NOT RUN). It prints what ran and what did
+# bert-base 110 s, attention 60 s, op times 60 s), and the run as a whole 530 s: a step gets
+# what is left of that when it is less than its own limit, and does not start with under 20 s
+# (the op times step, last, is the one a slow run leaves NOT RUN). It prints what ran and what did
 # not, and exits non-zero only when something that ran failed. It reads the GPU's name, memory
 # and compute capability; it never changes or resets any GPU setting.
 #
@@ -68,7 +72,7 @@ summary=()
 failed=0
 arch=""
 tiny_data=""  # the tiny example's data, once step 3 has it
-total_limit=470  # s, the whole run's: under 8 minutes with the unpacking and the summary
+total_limit=530  # s, the whole run's: under 9 minutes with the unpacking and the summary
 
 elapsed() { echo $(($(date +%s) - started)); }
 # step_limit OWN: a step's time limit: OWN seconds, or what is left of total_limit if less.
@@ -558,6 +562,41 @@ measure_attention() {
   done < <(grep -E '^(\||Attention on|Attention products|PyTorch)' "$log")
 }
 
+# Step 7: BERT-base's measured op times beside the plan's estimate, at seq 128 and 512.
+measure_op_times() {
+  local deadline seq log status dir step limit args status_all=0
+  limit=$(step_limit 60)
+  deadline=$(($(date +%s) + limit))
+  for seq in 128 512; do
+    log="$build_dir/gpu-check-op-times-seq$seq.txt"
+    if [[ -n $bundle ]]; then
+      dir="$prebuilt/$arch/op-times/seq$seq"
+      if [[ ! -f $dir/manifest.json ]]; then
+        record "op times seq $seq" "NOT RUN" "the bundle has no $arch/op-times/seq$seq: rerun \
+scripts/gpu-bundle.sh"
+        continue
+      fi
+      args=(--prebuilt "$dir")
+    else
+      args=(--model bert-base --target cuda --arch "$arch" --seq "$seq" --batch 32)
+    fi
+    BERTC="$bertc" PYTHONUNBUFFERED=1 within python3 bench/op_times.py "${args[@]}" >"$log" 2>&1
+    status=$?
+    cat "$log"
+    if [[ $status -ne 0 ]]; then
+      record "op times seq $seq" FAILED "$(outcome $status) (limit $limit s): \
+$(grep -v '^$' "$log" | tail -1)"
+      status_all=1
+      continue
+    fi
+    # The table's last row: | **step** | | measured | estimated | measured / estimated |
+    step=$(awk -F'|' '$2 ~ /\*\*step\*\*/ { gsub(/ /, ""); print $4 " s measured, " $5 \
+" s estimated (" $6 "x)" }' "$log")
+    record "op times seq $seq" ok "batch 32, a step: ${step:-no step row}; table in $log"
+  done
+  return $status_all
+}
+
 echo "gpu-check: $(describe_gpu)"
 detect_arch
 mkdir -p "$build_dir"
@@ -592,6 +631,7 @@ if [[ -n $not_ready ]]; then
   record "memcheck" "NOT RUN" "$not_ready"
   record "bert-base throughput" "NOT RUN" "$not_ready"
   record "attention vs SDPA" "NOT RUN" "$not_ready"
+  record "op times" "NOT RUN" "$not_ready"
 else
   if time_for "trainer comparison" "memcheck"; then
     compare_trainer_targets || failed=1
@@ -601,11 +641,15 @@ else
       echo "gpu-check: memcheck done at $(elapsed) s"
     fi
   fi
-  if time_for "bert-base throughput" "attention vs SDPA"; then
+  if time_for "bert-base throughput" "attention vs SDPA" "op times"; then
     measure_bert_base || failed=1
     echo "gpu-check: bert-base throughput done at $(elapsed) s"
-    if time_for "attention vs SDPA"; then
+    if time_for "attention vs SDPA" "op times"; then
       measure_attention || failed=1
+      echo "gpu-check: attention vs SDPA done at $(elapsed) s"
+      if time_for "op times"; then
+        measure_op_times || failed=1
+      fi
     fi
   fi
 fi
