@@ -88,8 +88,10 @@ template <typename T> void checkLinear(int64_t rows, int64_t in, int64_t out, si
   expectClose(download(dDx, rows * in), dx, atol, rtol, "dx, " + shape);
   expectClose(download(dDxAdd, rows * in), dxAdd, atol, rtol, "dx + addend, " + shape);
   expectBitIdentical(download(dAddend, rows * in), addend, "the addend, left as it was");
-  expectBitIdentical(download(dInPlace, rows * in), download(dDxAdd, rows * in),
-                     "dx + addend over the addend, " + shape);
+  // Over the addend (C = D) cuBLASLt may round differently: on an H200 the same algorithm
+  // left 29% of the bf16 elements one unit in the last place from the separate output's.
+  expectClose(download(dInPlace, rows * in), dxAdd, atol, rtol,
+              "dx + addend over the addend, " + shape);
   expectClose(download(dDw, out * in), dw, 1e-4, 1e-5, "dw, " + shape);
   std::vector<float> accumulated(out * in);
   for (size_t i = 0; i < accumulated.size(); ++i)
