@@ -8,11 +8,12 @@
 // (backward), with the scores, mask bias, probabilities and dropout bits of the fused
 // kernels (attention_common.cuh).
 //
-// A row kernel gives each row a warp. It rewrites the row's fp32 values as T in place from
-// the row's first byte: T value j overwrites fp32 values up to j only, so the warp sweeps
-// the row 32 keys at a time, reads the tile's fp32 values, syncs, then writes the tile's T
-// values over what this tile or an earlier one has read. A tile's dropout bits come from
-// its 32 lanes together: one Philox call per group of four keys (keepBits).
+// A row kernel gives each row a warp, and each lane four adjacent keys at a time (one
+// dropout group's worth: one Philox call decides them, two where the row's indices do not
+// start a group), so a sweep of the warp covers 128 keys. It rewrites the row's fp32 values
+// as T in place from the row's first byte: T value j overwrites fp32 values up to j only,
+// so each sweep reads its fp32 values, syncs, then writes its T values over what this
+// sweep or an earlier one has read.
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_chunked_attention.h"
 
@@ -48,6 +49,30 @@ __device__ float rowScore(const float *raw, const int32_t *mask, const Params &p
   return maskedScore(raw[j], p.scale, keyMaskBias(mask, p, b, j));
 }
 
+/// Keys a lane of a row kernel takes at a time, and keys a sweep of the warp covers.
+constexpr int kLaneKeys = kDropoutGroupSize;
+constexpr int kSweepKeys = kWarpSize * kLaneKeys;
+
+/// The keys of a lane's sweep that the row has, from its first key `first`: kLaneKeys, fewer
+/// at the row's end, 0 past it.
+__device__ int laneKeys(const Params &p, int64_t first) {
+  return first < p.seq ? int(p.seq - first < kLaneKeys ? p.seq - first : kLaneKeys) : 0;
+}
+
+/// Bit t (t < count <= kLaneKeys) says whether dropout keeps the probability with index
+/// firstIndex + t in batch row b: the groups those indices touch, one Philox call each. All
+/// bits are set without dropout.
+__device__ uint32_t laneKeepBits(const Params &p, int64_t b, uint64_t firstIndex, int count) {
+  if (p.dropoutRate == 0.0f)
+    return 0xffffffffu;
+  const uint64_t group = firstIndex / kDropoutGroupSize;
+  const int offset = int(firstIndex % kDropoutGroupSize);
+  uint32_t bits = dropoutKeepGroup(p.key, b, group, p.dropoutRate) >> offset;
+  if (offset + count > kDropoutGroupSize)
+    bits |= dropoutKeepGroup(p.key, b, group + 1, p.dropoutRate) << (kDropoutGroupSize - offset);
+  return bits;
+}
+
 /// Forward: a row of raw scores becomes T(P*Z) in place, and lse its log-sum-exp.
 template <typename T>
 __global__ void __launch_bounds__(kRowThreads)
@@ -59,31 +84,51 @@ __global__ void __launch_bounds__(kRowThreads)
     return;
   const BlockRow at = blockRow(p, firstHead, row);
   float *raw = scores + row * p.seq;
-  float rowMax = -INFINITY;
-  for (int64_t j = lane; j < p.seq; j += kWarpSize)
-    rowMax = fmaxf(rowMax, rowScore(raw, mask, p, at.b, j));
-  rowMax = warpMax(rowMax);
-  float sum = 0.0f;
-  for (int64_t j = lane; j < p.seq; j += kWarpSize)
-    sum += expf(rowScore(raw, mask, p, at.b, j) - rowMax);
+  const int64_t laneFirst = int64_t(lane) * kLaneKeys;
+  // Each lane's maximum and sum of exp over its keys in one pass (the sum rescaled when the
+  // maximum grows), then the warp's.
+  float laneMax = -INFINITY, laneSum = 0.0f;
+  for (int64_t first = laneFirst; first < p.seq; first += kSweepKeys) {
+    const int count = laneKeys(p, first);
+    float score[kLaneKeys];
+    float sweepMax = -INFINITY;
+#pragma unroll // constant indices keep `score` in registers
+    for (int k = 0; k < kLaneKeys; ++k) {
+      score[k] = k < count ? rowScore(raw, mask, p, at.b, first + k) : -INFINITY;
+      sweepMax = fmaxf(sweepMax, score[k]);
+    }
+    const float newMax = fmaxf(laneMax, sweepMax);
+    laneSum *= expf(laneMax - newMax); // 0 while laneMax is -inf
+#pragma unroll
+    for (int k = 0; k < kLaneKeys; ++k)
+      laneSum += k < count ? expf(score[k] - newMax) : 0.0f;
+    laneMax = newMax;
+  }
+  const float rowMax = warpMax(laneMax);
+  const float sum = laneMax > -INFINITY ? laneSum * expf(laneMax - rowMax) : 0.0f;
   // The fused forward's lse: -FLT_MAX for a row with every key masked.
   const float rowLse = rowMax + logf(warpSum(sum));
   if (lane == 0)
     lse[p.statIndex(at.b, at.h, at.i)] = rowLse;
 
   T *packed = reinterpret_cast<T *>(raw);
-  for (int64_t first = 0; first < p.seq; first += kWarpSize) {
-    const int64_t j = first + lane;
-    const int count = p.seq - first < kWarpSize ? int(p.seq - first) : kWarpSize;
+  for (int64_t sweep = 0; sweep < p.seq; sweep += kSweepKeys) {
+    const int64_t first = sweep + laneFirst;
+    const int count = laneKeys(p, first);
     const uint32_t kept =
-        keepBits<kWarpSize>(p, at.b, p.dropoutIndex(at.h, at.i, first), count, lane);
-    const float keptProb =
-        j < p.seq ? probabilityFromLse(rowScore(raw, mask, p, at.b, j), rowLse, p.seq) *
-                        dropoutFactor(p, kept, lane)
-                  : 0.0f;
-    __syncwarp(); // the tile's fp32 values are read before T values overwrite them
-    if (j < p.seq)
-      storeFloat(packed + j, keptProb);
+        count > 0 ? laneKeepBits(p, at.b, p.dropoutIndex(at.h, at.i, first), count) : 0u;
+    float keptProb[kLaneKeys];
+#pragma unroll
+    for (int k = 0; k < kLaneKeys; ++k)
+      keptProb[k] =
+          k < count ? probabilityFromLse(rowScore(raw, mask, p, at.b, first + k), rowLse, p.seq) *
+                          dropoutFactor(p, kept, k)
+                    : 0.0f;
+    __syncwarp(); // the sweep's fp32 values are read before T values overwrite them
+#pragma unroll
+    for (int k = 0; k < kLaneKeys; ++k)
+      if (k < count)
+        storeFloat(packed + first + k, keptProb[k]);
   }
 }
 
@@ -114,23 +159,30 @@ __global__ void __launch_bounds__(kRowThreads)
   const float term = rowTerm(dctx, ctx, p, at, lane);
   float *raw = scores + row * p.seq, *rawGrad = probGrads + row * p.seq;
   T *packed = reinterpret_cast<T *>(raw), *packedGrad = reinterpret_cast<T *>(rawGrad);
-  for (int64_t first = 0; first < p.seq; first += kWarpSize) {
-    const int64_t j = first + lane;
-    const int count = p.seq - first < kWarpSize ? int(p.seq - first) : kWarpSize;
+  for (int64_t sweep = 0; sweep < p.seq; sweep += kSweepKeys) {
+    const int64_t first = sweep + int64_t(lane) * kLaneKeys;
+    const int count = laneKeys(p, first);
     const uint32_t kept =
-        keepBits<kWarpSize>(p, at.b, p.dropoutIndex(at.h, at.i, first), count, lane);
-    float keptProb = 0.0f, scoreGrad = 0.0f;
-    if (j < p.seq) {
-      const float prob = probabilityFromLse(rowScore(raw, mask, p, at.b, j), rowLse, p.seq);
-      const float factor = dropoutFactor(p, kept, lane);
-      keptProb = prob * factor;
-      scoreGrad = prob * (rawGrad[j] * factor - term) * p.scale;
+        count > 0 ? laneKeepBits(p, at.b, p.dropoutIndex(at.h, at.i, first), count) : 0u;
+    float keptProb[kLaneKeys], scoreGrad[kLaneKeys];
+#pragma unroll // constant indices keep both in registers
+    for (int k = 0; k < kLaneKeys; ++k) {
+      keptProb[k] = 0.0f, scoreGrad[k] = 0.0f;
+      if (k < count) {
+        const float prob =
+            probabilityFromLse(rowScore(raw, mask, p, at.b, first + k), rowLse, p.seq);
+        const float factor = dropoutFactor(p, kept, k);
+        keptProb[k] = prob * factor;
+        scoreGrad[k] = prob * (rawGrad[first + k] * factor - term) * p.scale;
+      }
     }
-    __syncwarp(); // the tile's fp32 values are read before T values overwrite them
-    if (j < p.seq) {
-      storeFloat(packed + j, keptProb);
-      storeFloat(packedGrad + j, scoreGrad);
-    }
+    __syncwarp(); // the sweep's fp32 values are read before T values overwrite them
+#pragma unroll
+    for (int k = 0; k < kLaneKeys; ++k)
+      if (k < count) {
+        storeFloat(packed + first + k, keptProb[k]);
+        storeFloat(packedGrad + first + k, scoreGrad[k]);
+      }
   }
 }
 
