@@ -16,15 +16,26 @@
 namespace bertc::cuda {
 
 namespace {
+// A thread takes 16 bytes of adjacent columns (kVectorValues).
 template <typename T>
 __global__ void __launch_bounds__(kColumnSumsThreads)
     geluBackwardBiasKernel(const T *dy, const T *x, T *dx, int64_t rows, int64_t cols,
                            ColumnSumOutputs<1> db) {
-  const auto valuesAt = [=](int64_t r, int64_t c, int, float(&values)[1][1]) {
+  constexpr int kColumns = kVectorValues<T>;
+  const auto valuesAt = [=](int64_t r, int64_t c, int columns, float(&values)[kColumns][1]) {
     const int64_t i = r * cols + c;
-    values[0][0] = storeRounded(dx + i, geluGradient(loadFloat(dy + i), loadFloat(x + i)));
+    float grads[kColumns], xs[kColumns];
+    loadFloats(dy + i, columns, grads);
+    loadFloats(x + i, columns, xs);
+#pragma unroll // constant indices keep the arrays in registers
+    for (int j = 0; j < kColumns; ++j)
+      grads[j] = geluGradient(grads[j], xs[j]);
+    storeRoundedFloats(dx + i, columns, grads);
+#pragma unroll
+    for (int j = 0; j < kColumns; ++j)
+      values[j][0] = grads[j];
   };
-  columnSums(valuesAt, rows, cols, db);
+  columnSums<1, kColumns>(valuesAt, rows, cols, db);
 }
 
 // A thread takes a dropout group of columns (kDropoutGroupSize, dropout_group.cuh).
@@ -53,8 +64,8 @@ void launchGeluBackwardBias(const T *dy, const T *x, T *dx, ColumnSumOutputs<1> 
                             int64_t cols, cudaStream_t stream) {
   if (cols == 0)
     return;
-  BERTC_LAUNCH(geluBackwardBiasKernel, columnSumsGrid(rows, cols), columnSumsBlock(), 0, stream, dy,
-               x, dx, rows, cols, db);
+  BERTC_LAUNCH(geluBackwardBiasKernel, columnSumsGrid(rows, cols, kVectorValues<T>),
+               columnSumsBlock(), 0, stream, dy, x, dx, rows, cols, db);
 }
 
 template <typename T>

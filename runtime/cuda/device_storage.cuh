@@ -10,6 +10,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cstdint>
+
 namespace bertc::cuda {
 
 __device__ __forceinline__ float loadFloat(const float *p) { return *p; }
@@ -49,6 +51,80 @@ template <> __device__ __forceinline__ float roundedTo<fp16>(float value) {
 
 template <typename T> __device__ __forceinline__ void storeFloat(T *p, float value) {
   (void)storeRounded(p, value);
+}
+
+/// Values of T in one 16-byte access.
+template <typename T> constexpr int kVectorValues = int(16 / sizeof(T));
+
+/// The CUDA type of a storage type's values (the same bits), which the vector accesses
+/// below read and write so that no value is read through another type.
+template <typename T> struct CudaValue {
+  using type = float;
+};
+template <> struct CudaValue<bf16> {
+  using type = __nv_bfloat16;
+};
+template <> struct CudaValue<fp16> {
+  using type = __half;
+};
+
+__device__ __forceinline__ float valueAsFloat(float v) { return v; }
+__device__ __forceinline__ float valueAsFloat(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float valueAsFloat(__half v) { return __half2float(v); }
+
+/// `value` rounded to a CUDA value type (nearest even), as storeRounded rounds it.
+__device__ __forceinline__ void roundInto(float &out, float value) { out = value; }
+__device__ __forceinline__ void roundInto(__nv_bfloat16 &out, float value) {
+  out = __float2bfloat16_rn(value);
+}
+__device__ __forceinline__ void roundInto(__half &out, float value) {
+  out = __float2half_rn(value);
+}
+
+/// The values of T that one 16-byte access moves.
+template <typename T, int N> struct alignas(16) Vector16 {
+  typename CudaValue<T>::type values[N];
+};
+
+/// out[j] = the value at p + j as a float, for j < count (N or fewer, at a matrix's edge;
+/// the rest 0): one 16-byte load where N values of T fill it, all N are wanted and p is
+/// 16-byte aligned (an arena slot need not be), else a load each.
+template <int N, typename T>
+__device__ __forceinline__ void loadFloats(const T *p, int count, float (&out)[N]) {
+  if constexpr (N * sizeof(T) == 16) {
+    if (count == N && reinterpret_cast<uintptr_t>(p) % 16 == 0) {
+      const Vector16<T, N> vector = *reinterpret_cast<const Vector16<T, N> *>(p);
+#pragma unroll
+      for (int j = 0; j < N; ++j)
+        out[j] = valueAsFloat(vector.values[j]);
+      return;
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < N; ++j)
+    out[j] = j < count ? loadFloat(p + j) : 0.0f;
+}
+
+/// Stores values[j] rounded to T at p + j for j < count, as loadFloats reads them (one
+/// 16-byte store under the same conditions), and leaves the stored values in `values`.
+template <int N, typename T>
+__device__ __forceinline__ void storeRoundedFloats(T *p, int count, float (&values)[N]) {
+  if constexpr (N * sizeof(T) == 16) {
+    if (count == N && reinterpret_cast<uintptr_t>(p) % 16 == 0) {
+      Vector16<T, N> vector;
+#pragma unroll
+      for (int j = 0; j < N; ++j) {
+        roundInto(vector.values[j], values[j]);
+        values[j] = valueAsFloat(vector.values[j]);
+      }
+      *reinterpret_cast<Vector16<T, N> *>(p) = vector;
+      return;
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < N; ++j)
+    if (j < count)
+      values[j] = storeRounded(p + j, values[j]);
 }
 
 } // namespace bertc::cuda
