@@ -17,19 +17,13 @@ __global__ void biasAddKernel(T *y, const T *bias, int64_t rows, int64_t cols) {
     storeFloat(y + i, loadFloat(y + i) + loadFloat(bias + i % cols));
 }
 
-// A thread takes 16 bytes of adjacent columns (kVectorValues).
 template <typename T>
 __global__ void __launch_bounds__(kColumnSumsThreads)
     biasBackwardKernel(const T *dy, int64_t rows, int64_t out, ColumnSumOutputs<1> db) {
-  constexpr int kColumns = kVectorValues<T>;
-  const auto valuesAt = [dy, out](int64_t r, int64_t c, int columns, float(&values)[kColumns][1]) {
-    float row[kColumns];
-    loadFloats(dy + r * out + c, columns, row);
-#pragma unroll // constant indices keep `row` in registers
-    for (int j = 0; j < kColumns; ++j)
-      values[j][0] = row[j];
+  const auto valuesAt = [dy, out](int64_t r, int64_t c, int, float(&values)[1][1]) {
+    values[0][0] = loadFloat(dy + r * out + c);
   };
-  columnSums<1, kColumns>(valuesAt, rows, out, db);
+  columnSums(valuesAt, rows, out, db);
 }
 } // namespace
 
@@ -46,8 +40,8 @@ void launchBiasBackward(const T *dy, float *db, bool accumulate, float *partials
                         int64_t rows, int64_t out, cudaStream_t stream) {
   if (out == 0)
     return;
-  BERTC_LAUNCH(biasBackwardKernel, columnSumsGrid(rows, out, kVectorValues<T>), columnSumsBlock(),
-               0, stream, dy, rows, out, ColumnSumOutputs<1>{{db}, accumulate, partials, tickets});
+  BERTC_LAUNCH(biasBackwardKernel, columnSumsGrid(rows, out), columnSumsBlock(), 0, stream, dy,
+               rows, out, ColumnSumOutputs<1>{{db}, accumulate, partials, tickets});
 }
 } // namespace
 
