@@ -43,12 +43,6 @@ __device__ BlockRow blockRow(const Params &p, int64_t firstHead, int64_t row) {
   return {(row / p.seq) % p.batch, firstHead + row / (p.batch * p.seq), row % p.seq};
 }
 
-/// The masked, scaled score of key j from its raw q·k in a row of sequence b.
-__device__ float rowScore(const float *raw, const int32_t *mask, const Params &p, int64_t b,
-                          int64_t j) {
-  return maskedScore(raw[j], p.scale, keyMaskBias(mask, p, b, j));
-}
-
 /// Keys a lane of a row kernel takes at a time, and keys a sweep of the warp covers.
 constexpr int kLaneKeys = kDropoutGroupSize;
 constexpr int kSweepKeys = kWarpSize * kLaneKeys;
@@ -73,6 +67,28 @@ __device__ uint32_t laneKeepBits(const Params &p, int64_t b, uint64_t firstIndex
   return bits;
 }
 
+/// The masked, scaled scores of keys first .. first + count - 1 of a row of sequence b,
+/// -inf past them: the raw values and the mask words a load each where they are aligned.
+__device__ void laneScores(const float *raw, const int32_t *mask, const Params &p, int64_t b,
+                           int64_t first, int count, float (&score)[kLaneKeys]) {
+  struct alignas(kLaneKeys * sizeof(int32_t)) MaskWords {
+    int32_t words[kLaneKeys];
+  };
+  float dot[kLaneKeys];
+  loadFloats(raw + first, count, dot);
+  const int32_t *words = mask + b * p.seq + first;
+  MaskWords keys{};
+  if (count == kLaneKeys && reinterpret_cast<uintptr_t>(words) % sizeof(MaskWords) == 0)
+    keys = *reinterpret_cast<const MaskWords *>(words);
+  else
+    for (int k = 0; k < count; ++k)
+      keys.words[k] = words[k];
+#pragma unroll // constant indices keep the arrays in registers
+  for (int k = 0; k < kLaneKeys; ++k)
+    score[k] =
+        k < count ? maskedScore(dot[k], p.scale, keys.words[k] == 0 ? -FLT_MAX : 0.0f) : -INFINITY;
+}
+
 /// Forward: a row of raw scores becomes T(P*Z) in place, and lse its log-sum-exp.
 template <typename T>
 __global__ void __launch_bounds__(kRowThreads)
@@ -91,12 +107,11 @@ __global__ void __launch_bounds__(kRowThreads)
   for (int64_t first = laneFirst; first < p.seq; first += kSweepKeys) {
     const int count = laneKeys(p, first);
     float score[kLaneKeys];
+    laneScores(raw, mask, p, at.b, first, count, score);
     float sweepMax = -INFINITY;
 #pragma unroll // constant indices keep `score` in registers
-    for (int k = 0; k < kLaneKeys; ++k) {
-      score[k] = k < count ? rowScore(raw, mask, p, at.b, first + k) : -INFINITY;
+    for (int k = 0; k < kLaneKeys; ++k)
       sweepMax = fmaxf(sweepMax, score[k]);
-    }
     const float newMax = fmaxf(laneMax, sweepMax);
     laneSum *= expf(laneMax - newMax); // 0 while laneMax is -inf
 #pragma unroll
@@ -118,17 +133,14 @@ __global__ void __launch_bounds__(kRowThreads)
     const uint32_t kept =
         count > 0 ? laneKeepBits(p, at.b, p.dropoutIndex(at.h, at.i, first), count) : 0u;
     float keptProb[kLaneKeys];
-#pragma unroll
+    laneScores(raw, mask, p, at.b, first, count, keptProb);
+#pragma unroll // constant indices keep `keptProb` in registers
     for (int k = 0; k < kLaneKeys; ++k)
-      keptProb[k] =
-          k < count ? probabilityFromLse(rowScore(raw, mask, p, at.b, first + k), rowLse, p.seq) *
-                          dropoutFactor(p, kept, k)
-                    : 0.0f;
+      keptProb[k] = k < count
+                        ? probabilityFromLse(keptProb[k], rowLse, p.seq) * dropoutFactor(p, kept, k)
+                        : 0.0f;
     __syncwarp(); // the sweep's fp32 values are read before T values overwrite them
-#pragma unroll
-    for (int k = 0; k < kLaneKeys; ++k)
-      if (k < count)
-        storeFloat(packed + first + k, keptProb[k]);
+    storeRoundedFloats(packed + first, count, keptProb);
   }
 }
 
@@ -165,24 +177,17 @@ __global__ void __launch_bounds__(kRowThreads)
     const uint32_t kept =
         count > 0 ? laneKeepBits(p, at.b, p.dropoutIndex(at.h, at.i, first), count) : 0u;
     float keptProb[kLaneKeys], scoreGrad[kLaneKeys];
+    laneScores(raw, mask, p, at.b, first, count, keptProb);
+    loadFloats(rawGrad + first, count, scoreGrad);
 #pragma unroll // constant indices keep both in registers
     for (int k = 0; k < kLaneKeys; ++k) {
-      keptProb[k] = 0.0f, scoreGrad[k] = 0.0f;
-      if (k < count) {
-        const float prob =
-            probabilityFromLse(rowScore(raw, mask, p, at.b, first + k), rowLse, p.seq);
-        const float factor = dropoutFactor(p, kept, k);
-        keptProb[k] = prob * factor;
-        scoreGrad[k] = prob * (rawGrad[first + k] * factor - term) * p.scale;
-      }
+      const float prob = k < count ? probabilityFromLse(keptProb[k], rowLse, p.seq) : 0.0f;
+      keptProb[k] = prob * dropoutFactor(p, kept, k);
+      scoreGrad[k] = prob * (scoreGrad[k] * dropoutFactor(p, kept, k) - term) * p.scale;
     }
     __syncwarp(); // the sweep's fp32 values are read before T values overwrite them
-#pragma unroll
-    for (int k = 0; k < kLaneKeys; ++k)
-      if (k < count) {
-        storeFloat(packed + first + k, keptProb[k]);
-        storeFloat(packedGrad + first + k, scoreGrad[k]);
-      }
+    storeRoundedFloats(packed + first, count, keptProb);
+    storeRoundedFloats(packedGrad + first, count, scoreGrad);
   }
 }
 

@@ -81,24 +81,30 @@ __device__ __forceinline__ void roundInto(__half &out, float value) {
   out = __float2half_rn(value);
 }
 
-/// The values of T that one 16-byte access moves.
-template <typename T, int N> struct alignas(16) Vector16 {
+/// N values of T moved by one access of their size (8 or 16 bytes).
+template <typename T, int N> struct alignas(N * sizeof(T)) Vector {
   typename CudaValue<T>::type values[N];
 };
 
+/// Whether N values of T at p can move as one Vector: 8 or 16 bytes, all N wanted (`count`),
+/// and p aligned to their size (an arena slot need not be).
+template <int N, typename T> __device__ __forceinline__ bool asVector(const T *p, int count) {
+  constexpr size_t bytes = N * sizeof(T);
+  if constexpr (bytes == 8 || bytes == 16)
+    return count == N && reinterpret_cast<uintptr_t>(p) % bytes == 0;
+  return false;
+}
+
 /// out[j] = the value at p + j as a float, for j < count (N or fewer, at a matrix's edge;
-/// the rest 0): one 16-byte load where N values of T fill it, all N are wanted and p is
-/// 16-byte aligned (an arena slot need not be), else a load each.
+/// the rest 0): one load where asVector allows, else a load each.
 template <int N, typename T>
 __device__ __forceinline__ void loadFloats(const T *p, int count, float (&out)[N]) {
-  if constexpr (N * sizeof(T) == 16) {
-    if (count == N && reinterpret_cast<uintptr_t>(p) % 16 == 0) {
-      const Vector16<T, N> vector = *reinterpret_cast<const Vector16<T, N> *>(p);
+  if (asVector<N>(p, count)) {
+    const Vector<T, N> vector = *reinterpret_cast<const Vector<T, N> *>(p);
 #pragma unroll
-      for (int j = 0; j < N; ++j)
-        out[j] = valueAsFloat(vector.values[j]);
-      return;
-    }
+    for (int j = 0; j < N; ++j)
+      out[j] = valueAsFloat(vector.values[j]);
+    return;
   }
 #pragma unroll
   for (int j = 0; j < N; ++j)
@@ -106,20 +112,18 @@ __device__ __forceinline__ void loadFloats(const T *p, int count, float (&out)[N
 }
 
 /// Stores values[j] rounded to T at p + j for j < count, as loadFloats reads them (one
-/// 16-byte store under the same conditions), and leaves the stored values in `values`.
+/// store where asVector allows), and leaves the stored values in `values`.
 template <int N, typename T>
 __device__ __forceinline__ void storeRoundedFloats(T *p, int count, float (&values)[N]) {
-  if constexpr (N * sizeof(T) == 16) {
-    if (count == N && reinterpret_cast<uintptr_t>(p) % 16 == 0) {
-      Vector16<T, N> vector;
+  if (asVector<N>(p, count)) {
+    Vector<T, N> vector;
 #pragma unroll
-      for (int j = 0; j < N; ++j) {
-        roundInto(vector.values[j], values[j]);
-        values[j] = valueAsFloat(vector.values[j]);
-      }
-      *reinterpret_cast<Vector16<T, N> *>(p) = vector;
-      return;
+    for (int j = 0; j < N; ++j) {
+      roundInto(vector.values[j], values[j]);
+      values[j] = valueAsFloat(vector.values[j]);
     }
+    *reinterpret_cast<Vector<T, N> *>(p) = vector;
+    return;
   }
 #pragma unroll
   for (int j = 0; j < N; ++j)
