@@ -202,4 +202,27 @@ TEST(AttentionCost, FusedKernelsOnTensorCoresAgainstTheChunkedOnes) {
   }
 }
 
+// On sm_90 the fused kernels' warp matrix products are priced as an H200 ran them, at 0.03
+// of the 989 TFLOP/s tensor-core peak, 29.67 TFLOP/s: the forward at seq 512 is then
+// 38,654,705,664 / 29.67e12 = 1.3028 ms, then 1,509,949,440 flops on CUDA cores at
+// 0.5 x 67 = 33.5 TFLOP/s (0.0451 ms), in one launch; the H200 measured 1.32 ms. The
+// chunked kernels, cuBLASLt's GEMMs and the row kernels, which the H200 ran faster at
+// both lengths, are then the cheaper ones too.
+TEST(AttentionCost, Sm90PricesTheFusedProductsAsAnH200RanThem) {
+  const bertc::DeviceModel &h100 = *bertc::gpuDeviceModel("sm_90");
+  Attention fused(0), chunked(12);
+  const double fusedForward =
+      3 * 12884901888.0 / (0.03 * 989e12) + 15 * 100663296.0 / (0.5 * 67e12) + kLaunch;
+  EXPECT_NEAR(estimateOpSeconds(fused.forward(), kBatch, 512, h100), fusedForward,
+              1e-12 * fusedForward);
+  for (int64_t seq : {128, 512}) {
+    EXPECT_GT(estimateOpSeconds(fused.forward(), kBatch, seq, h100),
+              estimateOpSeconds(chunked.forward(), kBatch, seq, h100))
+        << seq;
+    EXPECT_GT(estimateOpSeconds(fused.backward(), kBatch, seq, h100),
+              estimateOpSeconds(chunked.backward(), kBatch, seq, h100))
+        << seq;
+  }
+}
+
 } // namespace
