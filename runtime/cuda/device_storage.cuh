@@ -81,30 +81,34 @@ __device__ __forceinline__ void roundInto(__half &out, float value) {
   out = __float2half_rn(value);
 }
 
-/// N values of T moved by one access of their size (8 or 16 bytes).
+/// Whether N values of T make one access (8 or 16 bytes).
+template <typename T, int N>
+constexpr bool kVectorSized = N * sizeof(T) == 8 || N * sizeof(T) == 16;
+
+/// N values of T moved by one access of their size (kVectorSized).
 template <typename T, int N> struct alignas(N * sizeof(T)) Vector {
+  static_assert(kVectorSized<T, N>, "a vector is 8 or 16 bytes");
   typename CudaValue<T>::type values[N];
 };
 
-/// Whether N values of T at p can move as one Vector: 8 or 16 bytes, all N wanted (`count`),
-/// and p aligned to their size (an arena slot need not be).
+/// Whether the N values of T at p move as one Vector: all N wanted (`count`) and p aligned
+/// to their size (an arena slot need not be).
 template <int N, typename T> __device__ __forceinline__ bool asVector(const T *p, int count) {
-  constexpr size_t bytes = N * sizeof(T);
-  if constexpr (bytes == 8 || bytes == 16)
-    return count == N && reinterpret_cast<uintptr_t>(p) % bytes == 0;
-  return false;
+  return count == N && reinterpret_cast<uintptr_t>(p) % (N * sizeof(T)) == 0;
 }
 
 /// out[j] = the value at p + j as a float, for j < count (N or fewer, at a matrix's edge;
-/// the rest 0): one load where asVector allows, else a load each.
+/// the rest 0): one load where they make a Vector and asVector allows, else a load each.
 template <int N, typename T>
 __device__ __forceinline__ void loadFloats(const T *p, int count, float (&out)[N]) {
-  if (asVector<N>(p, count)) {
-    const Vector<T, N> vector = *reinterpret_cast<const Vector<T, N> *>(p);
+  if constexpr (kVectorSized<T, N>) {
+    if (asVector<N>(p, count)) {
+      const Vector<T, N> vector = *reinterpret_cast<const Vector<T, N> *>(p);
 #pragma unroll
-    for (int j = 0; j < N; ++j)
-      out[j] = valueAsFloat(vector.values[j]);
-    return;
+      for (int j = 0; j < N; ++j)
+        out[j] = valueAsFloat(vector.values[j]);
+      return;
+    }
   }
 #pragma unroll
   for (int j = 0; j < N; ++j)
@@ -115,15 +119,17 @@ __device__ __forceinline__ void loadFloats(const T *p, int count, float (&out)[N
 /// store where asVector allows), and leaves the stored values in `values`.
 template <int N, typename T>
 __device__ __forceinline__ void storeRoundedFloats(T *p, int count, float (&values)[N]) {
-  if (asVector<N>(p, count)) {
-    Vector<T, N> vector;
+  if constexpr (kVectorSized<T, N>) {
+    if (asVector<N>(p, count)) {
+      Vector<T, N> vector;
 #pragma unroll
-    for (int j = 0; j < N; ++j) {
-      roundInto(vector.values[j], values[j]);
-      values[j] = valueAsFloat(vector.values[j]);
+      for (int j = 0; j < N; ++j) {
+        roundInto(vector.values[j], values[j]);
+        values[j] = valueAsFloat(vector.values[j]);
+      }
+      *reinterpret_cast<Vector<T, N> *>(p) = vector;
+      return;
     }
-    *reinterpret_cast<Vector<T, N> *>(p) = vector;
-    return;
   }
 #pragma unroll
   for (int j = 0; j < N; ++j)

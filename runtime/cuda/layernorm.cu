@@ -115,7 +115,8 @@ __global__ void layerNormForwardKernel(const T *a, const T *b, T *sum, const T *
     });
     x = sumRow; // each lane rereads only what it wrote
   }
-  const auto [rowMean, rowRstd] = rowStatistics(x, cols, lane, eps);
+  const RowStatistics statistics = rowStatistics(x, cols, lane, eps);
+  const float rowMean = statistics.mean, rowRstd = statistics.rstd;
   T *yRow = y + row * cols;
   forLaneColumns<T>(cols, lane, [&](int64_t c, int n) {
     float values[kColumns], scale[kColumns], shift[kColumns];
@@ -145,7 +146,8 @@ __global__ void layerNormBackwardInputKernel(const T *dy, const T *x, const T *g
     return;
   const int lane = threadIdx.x % kWarpSize;
   const T *xRow = x + row * cols, *dyRow = dy + row * cols;
-  const auto [rowMean, rowRstd] = rowStatistics(xRow, cols, lane, eps);
+  const RowStatistics statistics = rowStatistics(xRow, cols, lane, eps);
+  const float rowMean = statistics.mean, rowRstd = statistics.rstd;
   if (lane == 0) {
     mean[row] = rowMean;
     rstd[row] = rowRstd;
