@@ -9,11 +9,11 @@
 // kernels (attention_common.cuh).
 //
 // A row kernel gives each row a warp, and each lane four adjacent keys at a time (one
-// dropout group's worth: one Philox call decides them, two where the row's indices do not
-// start a group), so a sweep of the warp covers 128 keys. It rewrites the row's fp32 values
-// as T in place from the row's first byte: T value j overwrites fp32 values up to j only,
-// so each sweep reads its fp32 values, syncs, then writes its T values over what this
-// sweep or an earlier one has read.
+// dropout group's worth: keepBits<1> decides them with one Philox call, two where the row's
+// indices do not start a group), so a sweep of the warp covers 128 keys. It rewrites the row's fp32
+// values as T in place from the row's first byte: T value j overwrites fp32 values up to j only, so
+// each sweep reads its fp32 values, syncs, then writes its T values over what this sweep or an
+// earlier one has read.
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_chunked_attention.h"
 
@@ -53,20 +53,6 @@ __device__ int laneKeys(const Params &p, int64_t first) {
   return first < p.seq ? int(p.seq - first < kLaneKeys ? p.seq - first : kLaneKeys) : 0;
 }
 
-/// Bit t (t < count <= kLaneKeys) says whether dropout keeps the probability with index
-/// firstIndex + t in batch row b: the groups those indices touch, one Philox call each. All
-/// bits are set without dropout.
-__device__ uint32_t laneKeepBits(const Params &p, int64_t b, uint64_t firstIndex, int count) {
-  if (p.dropoutRate == 0.0f)
-    return 0xffffffffu;
-  const uint64_t group = firstIndex / kDropoutGroupSize;
-  const int offset = int(firstIndex % kDropoutGroupSize);
-  uint32_t bits = dropoutKeepGroup(p.key, b, group, p.dropoutRate) >> offset;
-  if (offset + count > kDropoutGroupSize)
-    bits |= dropoutKeepGroup(p.key, b, group + 1, p.dropoutRate) << (kDropoutGroupSize - offset);
-  return bits;
-}
-
 /// The masked, scaled score of key j from its raw q·k in a row of sequence b.
 __device__ float keyScore(const float *raw, const int32_t *mask, const Params &p, int64_t b,
                           int64_t j) {
@@ -93,8 +79,7 @@ __device__ void laneScores(const float *raw, const int32_t *mask, const Params &
       keys.words[k] = words[k];
 #pragma unroll // constant indices keep the arrays in registers
   for (int k = 0; k < kLaneKeys; ++k)
-    score[k] =
-        k < count ? maskedScore(dot[k], p.scale, keys.words[k] == 0 ? -FLT_MAX : 0.0f) : -INFINITY;
+    score[k] = k < count ? maskedScore(dot[k], p.scale, maskBias(keys.words[k])) : -INFINITY;
 }
 
 /// Forward: a row of raw scores becomes T(P*Z) in place, and lse its log-sum-exp.
@@ -139,8 +124,7 @@ __global__ void __launch_bounds__(kRowThreads)
   for (int64_t sweep = 0; sweep < p.seq; sweep += kSweepKeys) {
     const int64_t first = sweep + laneFirst;
     const int count = laneKeys(p, first);
-    const uint32_t kept =
-        count > 0 ? laneKeepBits(p, at.b, p.dropoutIndex(at.h, at.i, first), count) : 0u;
+    const uint32_t kept = keepBits<1>(p, at.b, p.dropoutIndex(at.h, at.i, first), count, 0);
     float keptProb[kLaneKeys];
 #pragma unroll
     for (int k = 0; k < kLaneKeys; ++k)
@@ -186,16 +170,16 @@ __global__ void __launch_bounds__(kRowThreads)
   for (int64_t sweep = 0; sweep < p.seq; sweep += kSweepKeys) {
     const int64_t first = sweep + int64_t(lane) * kLaneKeys;
     const int count = laneKeys(p, first);
-    const uint32_t kept =
-        count > 0 ? laneKeepBits(p, at.b, p.dropoutIndex(at.h, at.i, first), count) : 0u;
+    const uint32_t kept = keepBits<1>(p, at.b, p.dropoutIndex(at.h, at.i, first), count, 0);
     float keptProb[kLaneKeys], scoreGrad[kLaneKeys];
     laneScores(raw, mask, p, at.b, first, count, keptProb);
     loadFloats(rawGrad + first, count, scoreGrad);
 #pragma unroll // constant indices keep both in registers
     for (int k = 0; k < kLaneKeys; ++k) {
       const float prob = k < count ? probabilityFromLse(keptProb[k], rowLse, p.seq) : 0.0f;
-      keptProb[k] = prob * dropoutFactor(p, kept, k);
-      scoreGrad[k] = prob * (scoreGrad[k] * dropoutFactor(p, kept, k) - term) * p.scale;
+      const float factor = dropoutFactor(p, kept, k);
+      keptProb[k] = prob * factor;
+      scoreGrad[k] = prob * (scoreGrad[k] * factor - term) * p.scale;
     }
     __syncwarp(); // the sweep's fp32 values are read before T values overwrite them
     storeRoundedFloats(packed + first, count, keptProb);

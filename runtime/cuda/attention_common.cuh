@@ -207,10 +207,14 @@ __device__ __forceinline__ float probabilityFromLse(float score, float lse, int6
   return lse == -FLT_MAX ? 1.0f / float(seq) : expf(score - lse);
 }
 
-/// The additive mask of key j: -FLT_MAX (torch.finfo(float32).min) where mask[b, j] == 0.
+/// The additive mask of a key whose mask word is `word`: -FLT_MAX (torch.finfo(float32).min)
+/// where it is 0.
+__device__ __forceinline__ float maskBias(int32_t word) { return word == 0 ? -FLT_MAX : 0.0f; }
+
+/// The additive mask of key j of sequence b (maskBias of mask[b, j]).
 __device__ __forceinline__ float keyMaskBias(const int32_t *mask, const Params &p, int64_t b,
                                              int64_t j) {
-  return mask[b * p.seq + j] == 0 ? -FLT_MAX : 0.0f;
+  return maskBias(mask[b * p.seq + j]);
 }
 
 /// Bit t (t < count <= 32) says whether dropout keeps the probability with index
