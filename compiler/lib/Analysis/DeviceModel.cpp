@@ -26,10 +26,18 @@
 // fragments from shared memory, and the scores go through shared memory between products,
 // where cuBLASLt keeps its tiles in registers), and 0.8 of the memory bandwidth for
 // streaming kernels and of the PCIe link's. A launch, with the gap between back-to-back
-// kernels on one stream, costs 5 us. Measured on an H200 (sm_90; bench/README.md), the
-// fused attention kernels' warp matrix products ran at 0.03 of the tensor-core peak
-// (BERT-base, seq 512, batch 32: forward 1.32 ms, backward 3.43 ms a layer, against
-// 1.50 and 3.30 at 0.03): sm_90 uses that figure.
+// kernels on one stream, costs 5 us.
+//
+// A trainer process holds device memory beside its arena: the CUDA context with its loaded
+// kernel images, 300-500 MB on Turing to Ada GPUs with CUDA 12-13 (lazy module loading),
+// and the cuBLASLt handle, stream and graphs, a few MB more; 512 MiB covers them.
+//
+// Measured on an H200 (sm_90, CUDA 13.0, driver 580; bench/README.md), sm_90 differs in
+// two figures. The fused attention kernels' warp matrix products ran at 0.03 of the
+// tensor-core peak (BERT-base, seq 512, batch 32: forward 1.32 ms, backward 3.43 ms a
+// layer, against 1.50 and 3.30 at 0.03). The trainer held 527 MiB before its arena and
+// 8 MiB more beside it (the context grows with the SM count and the card's memory), so
+// sm_90 reserves 640 MiB. gpu-check.sh compares each trainer's measured peak with its plan.
 //
 // The CPU figures are measured on the two-core x86-64 development machine, shared with
 // other work (so no fractions): OpenBLAS sgemm ran 60-100 GFLOP/s at BERT's shapes, about
@@ -83,15 +91,14 @@ namespace {
 constexpr double kGemmFraction = 0.7;
 constexpr double kOwnKernelFraction = 0.5;
 constexpr double kOwnMatrixFraction = 0.25;
-constexpr double kMeasuredHopperOwnMatrixFraction = 0.03;
+constexpr int64_t kProcessReserveBytes = int64_t(512) << 20;
 constexpr double kBandwidthFraction = 0.8;
 constexpr double kSecondsPerLaunch = 5e-6;
 
 /// A GPU from its datasheet peaks, at the attainable fractions above.
 constexpr DeviceModel fromDatasheet(const char *arch, double fp32Peak, double tensorPeak,
                                     double tf32Peak, double bandwidthPeak, double pciePeak,
-                                    const char *halfPrecision,
-                                    double ownMatrixFraction = kOwnMatrixFraction) {
+                                    const char *halfPrecision) {
   return {arch,
           CostTarget::Cuda,
           fp32Peak * kGemmFraction,
@@ -102,7 +109,17 @@ constexpr DeviceModel fromDatasheet(const char *arch, double fp32Peak, double te
           halfPrecision,
           tf32Peak * kGemmFraction,
           pciePeak * kBandwidthFraction,
-          tensorPeak * ownMatrixFraction};
+          tensorPeak * kOwnMatrixFraction,
+          kProcessReserveBytes};
+}
+
+/// sm_90 (the H100 SXM's datasheet) with the two figures an H200 measured (above).
+constexpr DeviceModel hopper() {
+  constexpr double tensorPeak = 989e12;
+  DeviceModel model = fromDatasheet("sm_90", 67e12, tensorPeak, 494.7e12, 3350e9, 63e9, "bf16");
+  model.ownMatrixFlopsPerSecond = tensorPeak * 0.03;
+  model.processReserveBytes = int64_t(640) << 20;
+  return model;
 }
 
 constexpr DeviceModel kGpuModels[] = {
@@ -110,8 +127,7 @@ constexpr DeviceModel kGpuModels[] = {
     fromDatasheet("sm_80", 19.5e12, 312e12, 156e12, 1555e9, 31.5e9, "bf16"),    // A100 SXM 40GB
     fromDatasheet("sm_86", 35.6e12, 71e12, 35.6e12, 936e9, 31.5e9, "bf16"),     // RTX 3090
     fromDatasheet("sm_89", 82.6e12, 165.2e12, 82.6e12, 1008e9, 31.5e9, "bf16"), // RTX 4090
-    fromDatasheet("sm_90", 67e12, 989e12, 494.7e12, 3350e9, 63e9, "bf16",       // H100 SXM
-                  kMeasuredHopperOwnMatrixFraction),
+    hopper(),
 };
 
 } // namespace

@@ -60,17 +60,6 @@ enum ExitCode { kOk = 0, kInvalidInput = 1, kUsage = 2, kOverBudget = 3, kBuildF
 
 enum class EmitLevel { Mlir, MlirGrad, MlirPlanned, Cpp, Cuda, Plan, Trainer };
 
-/// What --reserve defaults to for the CUDA targets: device memory the process holds outside
-/// the arena. The CUDA context with its loaded kernel images takes 300-500 MB on Turing to
-/// Ada GPUs with CUDA 12-13 (lazy module loading), the cuBLASLt handle, stream and graphs a
-/// few MB more; 512 MiB covers them. On an H200 (sm_90, CUDA 13.0, driver 580) the trainer
-/// measured 527 MiB in use before its arena and 8 MiB more beside it (535 MiB; the context
-/// grows with the SM count and the card's memory), so sm_90 gets 640 MiB. gpu-check.sh
-/// compares the measured peak with the plan. The CPU target's process needs no device memory.
-int64_t cudaProcessReserveBytes(llvm::StringRef arch) {
-  return (arch == "sm_90" ? int64_t(640) : int64_t(512)) << 20;
-}
-
 cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.toml | stage.mlir>"), cl::Required,
                                cl::cat(bertcOptions()));
 cl::opt<std::string> vram("vram",
@@ -316,7 +305,7 @@ int main(int argc, char **argv) {
     return usageError("--vram '" + vram + "' is not a size (e.g. 6GB, 6GiB, 6000MB)");
   std::optional<int64_t> reserved = bertc::parseByteSize(reserve);
   if (reserve.empty())
-    reserved = cudaTarget() ? cudaProcessReserveBytes(targetArch()) : 0;
+    reserved = cudaTarget() ? bertc::targetDeviceModel().processReserveBytes : 0;
   if (!reserved)
     return usageError("--reserve '" + reserve + "' is not a size (e.g. 512MB)");
   if (budget && *reserved >= *budget)

@@ -1,14 +1,17 @@
 //===- DeviceModel.h - the speeds a step estimate assumes --------*- C++ -*-===//
 //
 // One machine per --arch (and the CPU): whose kernels it runs, the rate of each compute
-// unit an op's kernels use (bert/KernelWork.h), its memory bandwidth and what a kernel
-// launch costs. The figures and their sources are in DeviceModel.cpp.
+// unit an op's kernels use (bert/KernelWork.h), its memory bandwidth, what a kernel
+// launch costs and the device memory a trainer process holds beside its plan. The figures and their
+// sources are in DeviceModel.cpp.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "bert/KernelWork.h"
 #include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
 
 namespace bertc {
 
@@ -32,6 +35,9 @@ struct DeviceModel {
   double pcieBytesPerSecond = 0;
   /// bertc's own warp matrix products on tensor cores (the CPU never runs them).
   double ownMatrixFlopsPerSecond = 0;
+  /// Device memory a trainer process holds outside its arena (the CUDA context, cuBLASLt's
+  /// handle, the stream and graphs): what --reserve defaults to; 0 for the CPU.
+  int64_t processReserveBytes = 0;
 
   bool hasTf32() const { return tf32GemmFlopsPerSecond > 0; }
 
