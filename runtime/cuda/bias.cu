@@ -23,7 +23,7 @@ __global__ void __launch_bounds__(kColumnSumsThreads)
   const auto valuesAt = [dy, out](int64_t r, int64_t c, int, float(&values)[1][1]) {
     values[0][0] = loadFloat(dy + r * out + c);
   };
-  columnSums(valuesAt, rows, out, db);
+  columnSums<1, 1, /*kRowsInFlight=*/8>(valuesAt, rows, out, db);
 }
 } // namespace
 

@@ -67,9 +67,12 @@ __device__ inline bool takesLastTicket(unsigned *tickets) {
 /// columnSumsBlock()). Each thread takes kColumns adjacent columns of a tile of
 /// kColumnTile * kColumns: valuesAt(r, c, n, values) gives row r's values of columns
 /// c .. c + n - 1 (n <= kColumns, fewer at the matrix's edge) as values[j][k], and is
-/// called once for each row and group of columns. Each column's rows are added in the
-/// same order whatever kColumns is, so the sums have the same bits.
-template <int kOutputs, int kColumns = 1, typename ValuesAt>
+/// called once for each row and group of columns. A thread asks for kRowsInFlight of its
+/// rows before it adds the first of them, so that their loads are in flight together (a
+/// valuesAt that also stores keeps 1: its stores would order the loads anyway). Each
+/// column's rows are added in the same order whatever kColumns and kRowsInFlight are, so
+/// the sums have the same bits.
+template <int kOutputs, int kColumns = 1, int kRowsInFlight = 1, typename ValuesAt>
 __device__ void columnSums(const ValuesAt &valuesAt, int64_t rows, int64_t cols,
                            const ColumnSumOutputs<kOutputs> &outputs) {
   constexpr int kTileColumns = kColumnTile * kColumns;
@@ -107,15 +110,28 @@ __device__ void columnSums(const ValuesAt &valuesAt, int64_t rows, int64_t cols,
     const int columns = columnsFrom(first);
     float sums[kColumns][kOutputs] = {};
     if (columns > 0)
-      for (int64_t r = begin + threadIdx.y; r < end; r += kRowGroups) {
-        float values[kColumns][kOutputs];
-        valuesAt(r, first, columns, values);
-#pragma unroll // constant indices keep `sums` in registers
-        for (int j = 0; j < kColumns; ++j)
+      for (int64_t r = begin + threadIdx.y; r < end; r += kRowGroups * kRowsInFlight) {
+        // Rows past the slice add zeros, which leave every sum's bits as they are (a sum
+        // starts at +0, so it is never -0).
+        float values[kRowsInFlight][kColumns][kOutputs] = {};
+        if (r + (kRowsInFlight - 1) * kRowGroups < end) {
+#pragma unroll // constant indices keep `values` and `sums` in registers
+          for (int m = 0; m < kRowsInFlight; ++m)
+            valuesAt(r + m * kRowGroups, first, columns, values[m]);
+        } else {
 #pragma unroll
-          for (int k = 0; k < kOutputs; ++k)
-            if (j < columns)
-              sums[j][k] += values[j][k];
+          for (int m = 0; m < kRowsInFlight; ++m)
+            if (r + m * kRowGroups < end)
+              valuesAt(r + m * kRowGroups, first, columns, values[m]);
+        }
+#pragma unroll
+        for (int m = 0; m < kRowsInFlight; ++m)
+#pragma unroll
+          for (int j = 0; j < kColumns; ++j)
+#pragma unroll
+            for (int k = 0; k < kOutputs; ++k)
+              if (j < columns)
+                sums[j][k] += values[m][j][k];
       }
 #pragma unroll
     for (int j = 0; j < kColumns; ++j)

@@ -199,7 +199,7 @@ __global__ void __launch_bounds__(kColumnSumsThreads)
     values[0][0] = dyValue * ((loadFloat(x + r * cols + c) - mean[r]) * rstd[r]);
     values[0][1] = dyValue;
   };
-  columnSums(valuesAt, rows, cols, dgammaDbeta);
+  columnSums<2, 1, /*kRowsInFlight=*/4>(valuesAt, rows, cols, dgammaDbeta);
 }
 
 unsigned rowBlocks(int64_t rows) { return unsigned((rows + kRowsPerBlock - 1) / kRowsPerBlock); }
