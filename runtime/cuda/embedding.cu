@@ -31,23 +31,29 @@ __global__ void embeddingForwardKernel(const int32_t *ids, const T *table, T *ou
   }
 }
 
-/// Sorts the block's kTileTokens keys ascending (bitonic; every thread takes part, and the
-/// keys are visible to all of them when it returns).
-__device__ void sortTileKeys(uint64_t *keys) {
+/// The block's kTileTokens keys, one a thread, sorted ascending (bitonic): returns the key
+/// at the calling thread's position. The steps between threads of one warp exchange keys by
+/// shuffles; only the 10 between warps go through shared memory (`exchange`, two buffers
+/// of kTileTokens, so that one barrier a step suffices).
+__device__ uint64_t sortTileKeys(uint64_t key, uint64_t (&exchange)[2][kTileTokens]) {
   const int t = threadIdx.x;
+  int buffer = 0;
   for (int size = 2; size <= kTileTokens; size *= 2)
     for (int stride = size / 2; stride > 0; stride /= 2) {
-      __syncthreads();
-      const int partner = t ^ stride;
-      if (partner > t) {
-        const uint64_t a = keys[t], b = keys[partner];
-        if ((a > b) == ((t & size) == 0)) {
-          keys[t] = b;
-          keys[partner] = a;
-        }
+      uint64_t other;
+      if (stride < kWarpSize) {
+        other = __shfl_xor_sync(0xffffffffu, key, stride);
+      } else {
+        exchange[buffer][t] = key;
+        __syncthreads();
+        other = exchange[buffer][t ^ stride];
+        buffer ^= 1;
       }
+      // The lower of a pair keeps the smaller key where its group of `size` ascends.
+      const bool ascending = (t & size) == 0, lower = (t & stride) == 0;
+      key = lower == ascending ? (key < other ? key : other) : (key < other ? other : key);
     }
-  __syncthreads();
+  return key;
 }
 
 // Block s owns columns [32s, 32s + 32) of every table row (lane = column), so no other block
@@ -67,7 +73,7 @@ template <typename T>
 __global__ void __launch_bounds__(kTileTokens)
     embeddingBackwardKernel(const int32_t *ids, const T *dout, float *dtable, int64_t tokens,
                             int64_t hidden) {
-  __shared__ uint64_t keys[kTileTokens];
+  __shared__ uint64_t exchange[2][kTileTokens];
   __shared__ uint32_t sortedIds[kTileTokens];
   __shared__ uint16_t sortedTokens[kTileTokens];
   __shared__ float firstParts[kTileWarps][kWarpSize], lastParts[kTileWarps][kWarpSize];
@@ -81,14 +87,13 @@ __global__ void __launch_bounds__(kTileTokens)
   const auto idAt = [&](int position) { return sortedIds[position]; };
 
   for (int64_t base = 0; base < tokens; base += kTileTokens) {
-    __syncthreads(); // the previous tile is done with the keys and the segments
+    __syncthreads(); // the previous tile is done with the sorted keys and the segments
     const int64_t token = base + threadIdx.x;
-    keys[threadIdx.x] = token < tokens
-                            ? (uint64_t(uint32_t(ids[token])) << kTileTokenBits) | threadIdx.x
-                            : kNoToken;
-    sortTileKeys(keys);
-    sortedIds[threadIdx.x] = uint32_t(keys[threadIdx.x] >> kTileTokenBits);
-    sortedTokens[threadIdx.x] = uint16_t(keys[threadIdx.x] % kTileTokens);
+    const uint64_t key = sortTileKeys(
+        token < tokens ? (uint64_t(uint32_t(ids[token])) << kTileTokenBits) | threadIdx.x : kNoToken,
+        exchange);
+    sortedIds[threadIdx.x] = uint32_t(key >> kTileTokenBits);
+    sortedTokens[threadIdx.x] = uint16_t(key % kTileTokens);
     __syncthreads();
 
     // The tile's real tokens sort before its padding: positions [0, tileTokens).
