@@ -90,7 +90,8 @@ __global__ void __launch_bounds__(kTileTokens)
     __syncthreads(); // the previous tile is done with the sorted keys and the segments
     const int64_t token = base + threadIdx.x;
     const uint64_t key = sortTileKeys(
-        token < tokens ? (uint64_t(uint32_t(ids[token])) << kTileTokenBits) | threadIdx.x : kNoToken,
+        token < tokens ? (uint64_t(uint32_t(ids[token])) << kTileTokenBits) | threadIdx.x
+                       : kNoToken,
         exchange);
     sortedIds[threadIdx.x] = uint32_t(key >> kTileTokenBits);
     sortedTokens[threadIdx.x] = uint16_t(key % kTileTokens);
