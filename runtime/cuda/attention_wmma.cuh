@@ -76,17 +76,27 @@ __device__ __forceinline__ void storeWmma(__nv_bfloat16 *p, float value) {
 __device__ __forceinline__ void storeWmma(__half *p, float value) { *p = __float2half_rn(value); }
 
 /// All threads of the block: `rows` head rows from `first` of head h of sequence b of x into
-/// the shared `tile`, zeros beyond seq and headDim.
+/// the shared `tile`, zeros beyond seq and headDim; 16 bytes of a row a thread at a time
+/// (one access each where the head dimension and the row's alignment allow).
 template <int D, typename T, typename W>
 __device__ void loadRows(const T *x, const Params &p, int64_t b, int64_t h, int64_t first, int rows,
                          W *tile) {
-  for (int e = threadIdx.x; e < rows * D; e += kThreads) {
-    const int r = e / D, c = e % D;
+  constexpr int kGroup = kVectorValues<T>, kGroupsPerRow = D / kGroup;
+  static_assert(D % kGroup == 0, "a tile row is whole 16-byte groups");
+  using Group = Vector<T, kGroup>; // its values are W's, so `tile` is written as W
+  for (int e = threadIdx.x; e < rows * kGroupsPerRow; e += kThreads) {
+    const int r = e / kGroupsPerRow, c = e % kGroupsPerRow * kGroup;
     const int64_t i = first + r;
-    W value{};
-    if (i < p.seq && c < p.headDim)
-      value = *reinterpret_cast<const W *>(x + p.tokenOffset(b, i, h) + c);
-    tile[r * kTileStride<D> + c] = value;
+    Group group{};
+    if (i < p.seq && c < p.headDim) {
+      const T *source = x + p.tokenOffset(b, i, h) + c;
+      if (c + kGroup <= p.headDim && asVector<kGroup>(source, kGroup))
+        group = *reinterpret_cast<const Group *>(source);
+      else
+        for (int j = 0; j < kGroup && c + j < p.headDim; ++j)
+          group.values[j] = *reinterpret_cast<const W *>(source + j);
+    }
+    *reinterpret_cast<Group *>(tile + r * kTileStride<D> + c) = group;
   }
 }
 

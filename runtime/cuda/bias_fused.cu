@@ -38,7 +38,8 @@ __global__ void __launch_bounds__(kColumnSumsThreads)
   columnSums<1, kColumns>(valuesAt, rows, cols, db);
 }
 
-// A thread takes a dropout group of columns (kDropoutGroupSize, dropout_group.cuh).
+// A thread takes a dropout group of columns (kDropoutGroupSize, dropout_group.cuh), moved
+// with one access where aligned.
 template <typename T>
 __global__ void __launch_bounds__(kColumnSumsThreads)
     dropoutBackwardBiasKernel(const T *dy, T *dx, int64_t rows, TokenDropout dropout,
@@ -46,15 +47,17 @@ __global__ void __launch_bounds__(kColumnSumsThreads)
   const int64_t cols = dropout.cols;
   const auto valuesAt = [=](int64_t r, int64_t c, int columns,
                             float(&values)[kDropoutGroupSize][1]) {
-    float factor[kDropoutGroupSize];
+    const int64_t i = r * cols + c;
+    float factor[kDropoutGroupSize] = {}, grads[kDropoutGroupSize];
     dropoutFactors(dropout, r, c, columns, factor);
-#pragma unroll // constant indices keep `values` in registers
-    for (int j = 0; j < kDropoutGroupSize; ++j) {
-      if (j >= columns)
-        break;
-      const int64_t i = r * cols + c + j;
-      values[j][0] = storeRounded(dx + i, dropped(loadFloat(dy + i), factor[j]));
-    }
+    loadFloats(dy + i, columns, grads);
+#pragma unroll // constant indices keep the arrays in registers
+    for (int j = 0; j < kDropoutGroupSize; ++j)
+      grads[j] = dropped(grads[j], factor[j]);
+    storeRoundedFloats(dx + i, columns, grads);
+#pragma unroll
+    for (int j = 0; j < kDropoutGroupSize; ++j)
+      values[j][0] = grads[j];
   };
   columnSums<1, kDropoutGroupSize>(valuesAt, rows, cols, db);
 }

@@ -2,7 +2,7 @@
 // kept when dropoutKeep(key, r, i, rate), exactly as on the CPU, so the masks are
 // bit-identical and the backward (or a recomputed forward) regenerates them without storage.
 // A thread takes a group of four consecutive elements of a row, which one Philox call decides
-// (dropoutKeepGroup).
+// (dropoutKeepGroup), and moves them with one access where aligned.
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
@@ -21,14 +21,15 @@ __global__ void applyDropoutMaskKernel(const T *in, T *out, int64_t rows, int64_
   for (int64_t g = gridStrideBegin(); g < groups; g += gridStride()) {
     const int64_t row = g / groupsPerRow, group = g - row * groupsPerRow;
     const uint32_t kept = dropoutKeepGroup(key, row, uint64_t(group), rate);
+    const int64_t first = group * kDropoutGroupSize, i = row * rowSize + first;
+    const int count =
+        int(rowSize - first < kDropoutGroupSize ? rowSize - first : kDropoutGroupSize);
+    float values[kDropoutGroupSize];
+    loadFloats(in + i, count, values);
 #pragma unroll
-    for (int k = 0; k < kDropoutGroupSize; ++k) {
-      const int64_t indexInRow = group * kDropoutGroupSize + k;
-      if (indexInRow >= rowSize)
-        break;
-      const int64_t i = row * rowSize + indexInRow;
-      storeFloat(out + i, (kept >> k) & 1u ? loadFloat(in + i) * keptScale : 0.0f);
-    }
+    for (int k = 0; k < kDropoutGroupSize; ++k)
+      values[k] = (kept >> k) & 1u ? values[k] * keptScale : 0.0f;
+    storeRoundedFloats(out + i, count, values);
   }
 }
 
