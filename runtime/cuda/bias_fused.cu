@@ -16,6 +16,16 @@
 namespace bertc::cuda {
 
 namespace {
+/// Stores a thread's dx values rounded to T and hands the stored values to the column sums.
+template <int N, typename T>
+__device__ __forceinline__ void storeForSums(T *dx, int columns, float (&grads)[N],
+                                             float (&values)[N][1]) {
+  storeRoundedFloats(dx, columns, grads);
+#pragma unroll // constant indices keep the arrays in registers
+  for (int j = 0; j < N; ++j)
+    values[j][0] = grads[j];
+}
+
 // A thread takes 16 bytes of adjacent columns (kVectorValues).
 template <typename T>
 __global__ void __launch_bounds__(kColumnSumsThreads)
@@ -30,10 +40,7 @@ __global__ void __launch_bounds__(kColumnSumsThreads)
 #pragma unroll // constant indices keep the arrays in registers
     for (int j = 0; j < kColumns; ++j)
       grads[j] = geluGradient(grads[j], xs[j]);
-    storeRoundedFloats(dx + i, columns, grads);
-#pragma unroll
-    for (int j = 0; j < kColumns; ++j)
-      values[j][0] = grads[j];
+    storeForSums(dx + i, columns, grads, values);
   };
   columnSums<1, kColumns>(valuesAt, rows, cols, db);
 }
@@ -54,10 +61,7 @@ __global__ void __launch_bounds__(kColumnSumsThreads)
 #pragma unroll // constant indices keep the arrays in registers
     for (int j = 0; j < kDropoutGroupSize; ++j)
       grads[j] = dropped(grads[j], factor[j]);
-    storeRoundedFloats(dx + i, columns, grads);
-#pragma unroll
-    for (int j = 0; j < kDropoutGroupSize; ++j)
-      values[j][0] = grads[j];
+    storeForSums(dx + i, columns, grads, values);
   };
   columnSums<1, kDropoutGroupSize>(valuesAt, rows, cols, db);
 }

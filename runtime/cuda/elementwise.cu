@@ -11,96 +11,68 @@
 namespace bertc::cuda {
 
 namespace {
-/// Calls f(i, count) for each group of N elements of a 1-D grid-stride loop over [0, n):
-/// the group's first index and how many of its N exist (fewer at the end), so that a thread
-/// moves 16 bytes of the storage type with one access (loadFloats, storeRoundedFloats).
-template <int N, typename F> __device__ __forceinline__ void forEachGroup(int64_t n, const F &f) {
-  for (int64_t i = gridStrideBegin() * N; i < n; i += gridStride() * N)
-    f(i, n - i < N ? int(n - i) : N);
+/// out[i] = f(a[i]) for i < n in fp32, N elements a thread (a grid-stride loop over groups
+/// of N): 16 bytes of the storage type move with one access where aligned (loadFloats,
+/// storeRoundedFloats).
+template <int N, typename A, typename Out, typename F>
+__device__ __forceinline__ void mapValues(const A *a, Out *out, int64_t n, const F &f) {
+  for (int64_t i = gridStrideBegin() * N; i < n; i += gridStride() * N) {
+    const int count = n - i < N ? int(n - i) : N;
+    float x[N];
+    loadFloats(a + i, count, x);
+#pragma unroll
+    for (int j = 0; j < N; ++j)
+      x[j] = f(x[j]);
+    storeRoundedFloats(out + i, count, x);
+  }
+}
+
+/// out[i] = f(a[i], b[i]) for i < n, as mapValues.
+template <int N, typename A, typename B, typename Out, typename F>
+__device__ __forceinline__ void mapPairs(const A *a, const B *b, Out *out, int64_t n, const F &f) {
+  for (int64_t i = gridStrideBegin() * N; i < n; i += gridStride() * N) {
+    const int count = n - i < N ? int(n - i) : N;
+    float x[N], y[N];
+    loadFloats(a + i, count, x);
+    loadFloats(b + i, count, y);
+#pragma unroll
+    for (int j = 0; j < N; ++j)
+      x[j] = f(x[j], y[j]);
+    storeRoundedFloats(out + i, count, x);
+  }
 }
 
 /// Grid of an elementwise kernel that takes N elements a thread.
 template <int N> unsigned groupGridFor(int64_t n) { return gridFor((n + N - 1) / N); }
 
 template <typename T> __global__ void addKernel(const T *a, const T *b, T *out, int64_t n) {
-  constexpr int N = kVectorValues<T>;
-  forEachGroup<N>(n, [=](int64_t i, int count) {
-    float x[N], y[N];
-    loadFloats(a + i, count, x);
-    loadFloats(b + i, count, y);
-#pragma unroll
-    for (int j = 0; j < N; ++j)
-      x[j] += y[j];
-    storeRoundedFloats(out + i, count, x);
-  });
+  mapPairs<kVectorValues<T>>(a, b, out, n, [](float x, float y) { return x + y; });
 }
 
 template <typename T> __global__ void geluForwardKernel(const T *x, T *y, int64_t n) {
-  constexpr int N = kVectorValues<T>;
-  forEachGroup<N>(n, [=](int64_t i, int count) {
-    float v[N];
-    loadFloats(x + i, count, v);
-#pragma unroll
-    for (int j = 0; j < N; ++j)
-      v[j] = v[j] * 0.5f * (1.0f + erff(v[j] * kInvSqrt2));
-    storeRoundedFloats(y + i, count, v);
-  });
+  mapValues<kVectorValues<T>>(x, y, n,
+                              [](float v) { return v * 0.5f * (1.0f + erff(v * kInvSqrt2)); });
 }
 
 template <typename T>
 __global__ void geluBackwardKernel(const T *dy, const T *x, T *dx, int64_t n) {
-  constexpr int N = kVectorValues<T>;
-  forEachGroup<N>(n, [=](int64_t i, int count) {
-    float grads[N], xs[N];
-    loadFloats(dy + i, count, grads);
-    loadFloats(x + i, count, xs);
-#pragma unroll
-    for (int j = 0; j < N; ++j)
-      grads[j] = geluGradient(grads[j], xs[j]);
-    storeRoundedFloats(dx + i, count, grads);
-  });
+  mapPairs<kVectorValues<T>>(dy, x, dx, n, [](float g, float v) { return geluGradient(g, v); });
 }
 
 template <typename T> __global__ void tanhForwardKernel(const T *x, T *y, int64_t n) {
-  constexpr int N = kVectorValues<T>;
-  forEachGroup<N>(n, [=](int64_t i, int count) {
-    float v[N];
-    loadFloats(x + i, count, v);
-#pragma unroll
-    for (int j = 0; j < N; ++j)
-      v[j] = tanhf(v[j]);
-    storeRoundedFloats(y + i, count, v);
-  });
+  mapValues<kVectorValues<T>>(x, y, n, [](float v) { return tanhf(v); });
 }
 
 template <typename T>
 __global__ void tanhBackwardKernel(const T *dy, const T *y, T *dx, int64_t n) {
-  constexpr int N = kVectorValues<T>;
-  forEachGroup<N>(n, [=](int64_t i, int count) {
-    float grads[N], ys[N];
-    loadFloats(dy + i, count, grads);
-    loadFloats(y + i, count, ys);
-#pragma unroll
-    for (int j = 0; j < N; ++j)
-      grads[j] *= 1.0f - ys[j] * ys[j];
-    storeRoundedFloats(dx + i, count, grads);
-  });
+  mapPairs<kVectorValues<T>>(dy, y, dx, n, [](float g, float v) { return g * (1.0f - v * v); });
 }
 
 /// Four elements a thread: 16 bytes of the fp32 gradient.
 constexpr int kAccumulateGroup = kVectorValues<float>;
 
 template <typename G> __global__ void accumulateKernel(const G *g, float *grad, int64_t n) {
-  constexpr int N = kAccumulateGroup;
-  forEachGroup<N>(n, [=](int64_t i, int count) {
-    float sums[N], values[N];
-    loadFloats(grad + i, count, sums);
-    loadFloats(g + i, count, values);
-#pragma unroll
-    for (int j = 0; j < N; ++j)
-      sums[j] += values[j];
-    storeRoundedFloats(grad + i, count, sums);
-  });
+  mapPairs<kAccumulateGroup>(grad, g, grad, n, [](float sum, float v) { return sum + v; });
 }
 } // namespace
 
