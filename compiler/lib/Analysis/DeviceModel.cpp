@@ -2,13 +2,15 @@
 //
 // GPUs: one representative card per generation, from its datasheet, dense (no sparsity):
 //
-//   arch   card            fp32 (CUDA cores)   16-bit tensor cores,    TF32 tensor   memory
-//                                              fp32 accumulation       cores
-//   sm_75  T4              8.1 TFLOP/s         65 TFLOP/s (fp16)       -             320 GB/s
-//   sm_80  A100 SXM 40GB   19.5                312 (bf16/fp16)         156           1555
-//   sm_86  RTX 3090        35.6                71                      35.6          936
-//   sm_89  RTX 4090        82.6                165.2                   82.6          1008
-//   sm_90  H100 SXM        67                  989                     494.7         3350
+//   arch   card            fp32 (CUDA cores)   16-bit tensor cores,    TF32 tensor   memory     SMs
+//   x
+//                                              fp32 accumulation       cores boost clock
+//   sm_75  T4              8.1 TFLOP/s         65 TFLOP/s (fp16)       -             320 GB/s   40
+//   x 1.59 GHz sm_80  A100 SXM 40GB   19.5                312 (bf16/fp16)         156 1555 108
+//   x 1.41 sm_86  RTX 3090        35.6                71                      35.6          936 82
+//   x 1.695 sm_89  RTX 4090        82.6                165.2                   82.6          1008
+//   128 x 2.52 sm_90  H100 SXM        67                  989                     494.7 3350 132
+//   x 1.98
 //
 // Their host links, each way: PCIe 3.0 x16 (15.75 GB/s) for the T4, 4.0 x16 (31.5 GB/s)
 // for the A100, RTX 3090 and RTX 4090, 5.0 x16 (63 GB/s) for the H100.
@@ -21,23 +23,28 @@
 //
 // Nothing reaches a datasheet peak. The estimate assumes these fractions of it, the same
 // for every GPU: 0.7 for cuBLASLt's GEMMs at BERT's shapes, 0.5 for bertc's own kernels
-// (plain fp32 loops, shuffles and exp beside their multiply-adds), 0.25 of the 16-bit
-// tensor-core peak for their warp matrix products (WMMA: every product loads its operand
-// fragments from shared memory, and the scores go through shared memory between products,
-// where cuBLASLt keeps its tiles in registers), and 0.8 of the memory bandwidth for
-// streaming kernels and of the PCIe link's. A launch, with the gap between back-to-back
-// kernels on one stream, costs 5 us.
+// (plain fp32 loops, shuffles and exp beside their multiply-adds), and 0.8 of the memory
+// bandwidth for streaming kernels and of the PCIe link's. A launch, with the gap between
+// back-to-back kernels on one stream, costs 5 us.
+//
+// The fused attention's warp matrix products (WMMA) are priced from a measurement instead:
+// an H200 ran them at 0.03 of its tensor-core peak, 29.67 TFLOP/s (BERT-base, seq 512,
+// batch 32: forward 1.32 ms, backward 3.43 ms a layer, against 1.30 and 3.30 at that
+// rate). Its profile (ncu) showed them bound by latency, not by a unit (SMs 47% busy,
+// memory 35%): every product loads its operand fragments from shared memory and the scores
+// go through shared memory between products, with barriers between tiles. So the other
+// GPUs get that rate scaled by their SMs times their clock, not a fraction of their
+// tensor-core peak: 0.11 of the T4's, 0.055 of the A100's, 0.22 of the RTX 3090's and
+// 4090's (unmeasured there).
 //
 // A trainer process holds device memory beside its arena: the CUDA context with its loaded
 // kernel images, 300-500 MB on Turing to Ada GPUs with CUDA 12-13 (lazy module loading),
 // and the cuBLASLt handle, stream and graphs, a few MB more; 512 MiB covers them.
 //
-// Measured on an H200 (sm_90, CUDA 13.0, driver 580; bench/README.md), sm_90 differs in
-// two figures. The fused attention kernels' warp matrix products ran at 0.03 of the
-// tensor-core peak (BERT-base, seq 512, batch 32: forward 1.32 ms, backward 3.43 ms a
-// layer, against 1.50 and 3.30 at 0.03). The trainer held 527 MiB before its arena and
-// 8 MiB more beside it (the context grows with the SM count and the card's memory), so
-// sm_90 reserves 640 MiB. gpu-check.sh compares each trainer's measured peak with its plan.
+// Measured on an H200 (sm_90, CUDA 13.0, driver 580; bench/README.md), the trainer held
+// 527 MiB before its arena and 8 MiB more beside it (the context grows with the SM count
+// and the card's memory), so sm_90 reserves 640 MiB. gpu-check.sh compares each trainer's
+// measured peak with its plan.
 //
 // The CPU figures are measured on the two-core x86-64 development machine, shared with
 // other work (so no fractions): OpenBLAS sgemm ran 60-100 GFLOP/s at BERT's shapes, about
@@ -90,7 +97,9 @@ namespace {
 
 constexpr double kGemmFraction = 0.7;
 constexpr double kOwnKernelFraction = 0.5;
-constexpr double kOwnMatrixFraction = 0.25;
+/// The fused attention's warp matrix products on the H200 (132 SMs at 1.98 GHz), per SM
+/// and GHz.
+constexpr double kOwnMatrixFlopsPerSmGigahertz = 0.03 * 989e12 / (132 * 1.98);
 constexpr int64_t kProcessReserveBytes = int64_t(512) << 20;
 constexpr double kBandwidthFraction = 0.8;
 constexpr double kSecondsPerLaunch = 5e-6;
@@ -98,7 +107,7 @@ constexpr double kSecondsPerLaunch = 5e-6;
 /// A GPU from its datasheet peaks, at the attainable fractions above.
 constexpr DeviceModel fromDatasheet(const char *arch, double fp32Peak, double tensorPeak,
                                     double tf32Peak, double bandwidthPeak, double pciePeak,
-                                    const char *halfPrecision) {
+                                    double sms, double boostGigahertz, const char *halfPrecision) {
   return {arch,
           CostTarget::Cuda,
           fp32Peak * kGemmFraction,
@@ -109,24 +118,24 @@ constexpr DeviceModel fromDatasheet(const char *arch, double fp32Peak, double te
           halfPrecision,
           tf32Peak * kGemmFraction,
           pciePeak * kBandwidthFraction,
-          tensorPeak * kOwnMatrixFraction,
+          kOwnMatrixFlopsPerSmGigahertz * sms * boostGigahertz,
           kProcessReserveBytes};
 }
 
-/// sm_90 (the H100 SXM's datasheet) with the two figures an H200 measured (above).
+/// sm_90 (the H100 SXM's datasheet) with the reserve an H200 measured (above).
 constexpr DeviceModel hopper() {
-  constexpr double tensorPeak = 989e12;
-  DeviceModel model = fromDatasheet("sm_90", 67e12, tensorPeak, 494.7e12, 3350e9, 63e9, "bf16");
-  model.ownMatrixFlopsPerSecond = tensorPeak * 0.03;
+  DeviceModel model =
+      fromDatasheet("sm_90", 67e12, 989e12, 494.7e12, 3350e9, 63e9, 132, 1.98, "bf16");
   model.processReserveBytes = int64_t(640) << 20;
   return model;
 }
 
 constexpr DeviceModel kGpuModels[] = {
-    fromDatasheet("sm_75", 8.1e12, 65e12, 0, 320e9, 15.75e9, "fp16"),           // T4
-    fromDatasheet("sm_80", 19.5e12, 312e12, 156e12, 1555e9, 31.5e9, "bf16"),    // A100 SXM 40GB
-    fromDatasheet("sm_86", 35.6e12, 71e12, 35.6e12, 936e9, 31.5e9, "bf16"),     // RTX 3090
-    fromDatasheet("sm_89", 82.6e12, 165.2e12, 82.6e12, 1008e9, 31.5e9, "bf16"), // RTX 4090
+    fromDatasheet("sm_75", 8.1e12, 65e12, 0, 320e9, 15.75e9, 40, 1.59, "fp16"),         // T4
+    fromDatasheet("sm_80", 19.5e12, 312e12, 156e12, 1555e9, 31.5e9, 108, 1.41, "bf16"), // A100
+    fromDatasheet("sm_86", 35.6e12, 71e12, 35.6e12, 936e9, 31.5e9, 82, 1.695, "bf16"),  // RTX 3090
+    fromDatasheet("sm_89", 82.6e12, 165.2e12, 82.6e12, 1008e9, 31.5e9, 128, 2.52,
+                  "bf16"), // RTX 4090
     hopper(),
 };
 

@@ -4,8 +4,8 @@
 // head_chunk > 0: what its CostOpInterface says the strided-batched GEMMs and the row
 // kernels compute and move, and the seconds the A100 (sm_80) roofline makes of them, at
 // seq 128 and 512, against counts worked out by hand in the comments. Beside it, the
-// fused kernels (on tensor cores for bf16) on the same GPU, which the fit driver weighs
-// it against.
+// fused kernels (on tensor cores for bf16) on the same GPU and on sm_90, which the fit driver
+// weighs it against.
 //
 // sm_80's rates (DeviceModel.cpp): bf16 GEMMs 0.7 x 312 = 218.4 TFLOP/s, bertc's kernels
 // 0.5 x 19.5 = 9.75 TFLOP/s, memory 0.8 x 1555 = 1244 GB/s, 5 us a launch.
@@ -181,47 +181,38 @@ TEST(AttentionCost, ChunksOfFewerHeadsLaunchTheRowsMoreOften) {
   EXPECT_EQ(backward[2].launches, 6); // dV with dK, and dQ
 }
 
-TEST(AttentionCost, FusedKernelsOnTensorCoresAgainstTheChunkedOnes) {
-  // bf16's fused kernels run their products as warp matrix products (step_cost_test.cpp
-  // counts them) at 0.25 x 312 = 78 TFLOP/s. At seq 512 the forward is 3 products over
-  // d = 64, 38,654,705,664 flops (0.4956 ms), then 15 flops a score on CUDA cores,
-  // 1,509,949,440 (0.1549 ms), in one launch: 0.6554 ms, where the chunked kernels take
-  // 1.08 ms moving the scores through memory. Without dropout the fused kernels are the
-  // faster at both lengths, forward and backward.
+// The fused kernels (bf16: their products as warp matrix products, step_cost_test.cpp
+// counts them) are priced at the rate an H200 ran them, 0.03 of its 989 TFLOP/s tensor-core
+// peak, per SM and GHz (132 SMs at 1.98 GHz): 29.67 TFLOP/s on sm_90, and on the A100 (108
+// SMs at 1.41 GHz) 29.67e12 * 152.28 / 261.36 = 17.29 TFLOP/s. At seq 512 the forward is 3
+// products over d = 64, 38,654,705,664 flops, then 15 flops a score on CUDA cores,
+// 1,509,949,440, in one launch: on sm_90 1.3028 + 0.0451 ms (the H200 measured 1.32 ms), on
+// the A100 2.2361 + 0.1549 ms. The chunked kernels, cuBLASLt's GEMMs and the row kernels,
+// which the H200 ran faster at both lengths, are then the cheaper ones on both GPUs, forward
+// and backward (on the A100 1.07 ms forward at seq 512).
+TEST(AttentionCost, FusedProductsAtTheRateAnH200RanThemPerSmAndGigahertz) {
+  const double h200Rate = 0.03 * 989e12;
+  const struct {
+    const char *arch;
+    double ownMatrixRate, coreRate;
+  } gpus[] = {{"sm_80", h200Rate * (108 * 1.41) / (132 * 1.98), kCores},
+              {"sm_90", h200Rate, 0.5 * 67e12}};
   Attention fused(0), chunked(12);
-  const double fusedForward = 3 * 12884901888.0 / 78e12 + 15 * 100663296.0 / kCores + kLaunch;
-  EXPECT_NEAR(estimateOpSeconds(fused.forward(), kBatch, 512, a100()), fusedForward,
-              1e-12 * fusedForward);
-  for (int64_t seq : {128, 512}) {
-    EXPECT_LT(estimateOpSeconds(fused.forward(), kBatch, seq, a100()),
-              estimateOpSeconds(chunked.forward(), kBatch, seq, a100()))
-        << seq;
-    EXPECT_LT(estimateOpSeconds(fused.backward(), kBatch, seq, a100()),
-              estimateOpSeconds(chunked.backward(), kBatch, seq, a100()))
-        << seq;
-  }
-}
-
-// On sm_90 the fused kernels' warp matrix products are priced as an H200 ran them, at 0.03
-// of the 989 TFLOP/s tensor-core peak, 29.67 TFLOP/s: the forward at seq 512 is then
-// 38,654,705,664 / 29.67e12 = 1.3028 ms, then 1,509,949,440 flops on CUDA cores at
-// 0.5 x 67 = 33.5 TFLOP/s (0.0451 ms), in one launch; the H200 measured 1.32 ms. The
-// chunked kernels, cuBLASLt's GEMMs and the row kernels, which the H200 ran faster at
-// both lengths, are then the cheaper ones too.
-TEST(AttentionCost, Sm90PricesTheFusedProductsAsAnH200RanThem) {
-  const bertc::DeviceModel &h100 = *bertc::gpuDeviceModel("sm_90");
-  Attention fused(0), chunked(12);
-  const double fusedForward =
-      3 * 12884901888.0 / (0.03 * 989e12) + 15 * 100663296.0 / (0.5 * 67e12) + kLaunch;
-  EXPECT_NEAR(estimateOpSeconds(fused.forward(), kBatch, 512, h100), fusedForward,
-              1e-12 * fusedForward);
-  for (int64_t seq : {128, 512}) {
-    EXPECT_GT(estimateOpSeconds(fused.forward(), kBatch, seq, h100),
-              estimateOpSeconds(chunked.forward(), kBatch, seq, h100))
-        << seq;
-    EXPECT_GT(estimateOpSeconds(fused.backward(), kBatch, seq, h100),
-              estimateOpSeconds(chunked.backward(), kBatch, seq, h100))
-        << seq;
+  for (const auto &gpu : gpus) {
+    const bertc::DeviceModel &model = *bertc::gpuDeviceModel(gpu.arch);
+    const double fusedForward =
+        3 * 12884901888.0 / gpu.ownMatrixRate + 15 * 100663296.0 / gpu.coreRate + kLaunch;
+    EXPECT_NEAR(estimateOpSeconds(fused.forward(), kBatch, 512, model), fusedForward,
+                1e-12 * fusedForward)
+        << gpu.arch;
+    for (int64_t seq : {128, 512}) {
+      EXPECT_GT(estimateOpSeconds(fused.forward(), kBatch, seq, model),
+                estimateOpSeconds(chunked.forward(), kBatch, seq, model))
+          << gpu.arch << " seq " << seq;
+      EXPECT_GT(estimateOpSeconds(fused.backward(), kBatch, seq, model),
+                estimateOpSeconds(chunked.backward(), kBatch, seq, model))
+          << gpu.arch << " seq " << seq;
+    }
   }
 }
 
