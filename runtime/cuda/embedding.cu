@@ -20,6 +20,8 @@ constexpr int kTileWarps = kTileTokens / kWarpSize;
 /// last tile and sorts after every real key.
 constexpr uint64_t kNoToken = ~uint64_t(0);
 constexpr uint32_t kNoTokenId = ~uint32_t(0);
+/// The backward's blocks per column slice, each for the ids of one residue modulo kIdParts.
+constexpr int kIdParts = 4;
 
 template <typename T>
 __global__ void embeddingForwardKernel(const int32_t *ids, const T *table, T *out, int64_t tokens,
@@ -56,8 +58,11 @@ __device__ uint64_t sortTileKeys(uint64_t key, uint64_t (&exchange)[2][kTileToke
   return key;
 }
 
-// Block s owns columns [32s, 32s + 32) of every table row (lane = column), so no other block
-// writes where it does: no atomics. It walks the tokens a tile at a time; per tile:
+// Block (s, part) owns columns [32s, 32s + 32) of the table rows whose id is part modulo
+// kIdParts (lane = column), so no other block writes where it does: no atomics. (The parts
+// give a table of BERT's hidden size 4 x 24 blocks where its 24 column slices alone left
+// most SMs idle; each part sorts every tile, and loads and adds only its own ids' values.)
+// It walks the tokens a tile at a time; per tile:
 //   1. the tile's tokens are sorted by (id, token): each id's tokens become one run of
 //      sorted positions, in token order;
 //   2. each warp loads the dout values of its chunk's 32 positions and sums each run's part
@@ -67,8 +72,8 @@ __device__ uint64_t sortTileKeys(uint64_t key, uint64_t (&exchange)[2][kTileToke
 //   4. the first and the last run part of each chunk, which may go on in the neighbouring
 //      chunks, go to shared memory; warp 0 adds up the parts of each such segment in chunk
 //      order, and the block adds each segment's total to its row.
-// The order of every sum depends on the ids alone, so reruns agree bit for bit, and the
-// cost is the same whatever the ids: one id on every token costs what distinct ids cost.
+// The order of every sum depends on the ids alone (the other parts' ids add zeros to runs
+// that are never written), so reruns agree bit for bit.
 template <typename T>
 __global__ void __launch_bounds__(kTileTokens)
     embeddingBackwardKernel(const int32_t *ids, const T *dout, float *dtable, int64_t tokens,
@@ -85,6 +90,7 @@ __global__ void __launch_bounds__(kTileTokens)
   const bool inTable = column < hidden;
   const int chunk = warp * kWarpSize;
   const auto idAt = [&](int position) { return sortedIds[position]; };
+  const auto ownId = [](uint32_t id) { return id % kIdParts == blockIdx.y; };
 
   for (int64_t base = 0; base < tokens; base += kTileTokens) {
     __syncthreads(); // the previous tile is done with the sorted keys and the segments
@@ -103,7 +109,9 @@ __global__ void __launch_bounds__(kTileTokens)
 #pragma unroll
     for (int k = 0; k < kWarpSize; ++k) {
       const int64_t row = base + sortedTokens[chunk + k];
-      sums[k] = chunk + k < tileTokens && inTable ? loadFloat(dout + row * hidden + column) : 0.0f;
+      sums[k] = chunk + k < tileTokens && inTable && ownId(idAt(chunk + k))
+                    ? loadFloat(dout + row * hidden + column)
+                    : 0.0f;
     }
     // Bit k of runStarts: a run starts at position k > 0 of the chunk. Then sums[k] becomes
     // the sum of its run's part up to position k, in token order.
@@ -123,7 +131,8 @@ __global__ void __launch_bounds__(kTileTokens)
       if (k == firstRunEnd)
         firstPart = sums[k];
     const auto middleRunEnds = [&](int k) {
-      return inTable && (runStarts >> (k + 1) & 1u) != 0 && (runStarts & ((2u << k) - 1)) != 0;
+      return inTable && (runStarts >> (k + 1) & 1u) != 0 && (runStarts & ((2u << k) - 1)) != 0 &&
+             ownId(idAt(chunk + k));
     };
     // Eight at a time: the rows of a chunk's middle runs differ, so the eight loads are
     // issued before the eight stores.
@@ -174,7 +183,7 @@ __global__ void __launch_bounds__(kTileTokens)
     }
     __syncthreads();
     for (int segment = warp; segment < segmentCount; segment += kTileWarps) {
-      if (!inTable)
+      if (!inTable || !ownId(segmentIds[segment]))
         continue;
       float *cell = dtable + int64_t(segmentIds[segment]) * hidden + column;
       *cell += segmentTotals[segment][lane];
@@ -202,8 +211,9 @@ void embeddingBackwardAccumulate(const int32_t *ids, const T *dout, float *dtabl
                                  int64_t, int64_t hidden, cudaStream_t stream) {
   if (tokens == 0 || hidden == 0)
     return;
-  BERTC_LAUNCH(embeddingBackwardKernel, unsigned((hidden + kWarpSize - 1) / kWarpSize), kTileTokens,
-               0, stream, ids, dout, dtable, tokens, hidden);
+  BERTC_LAUNCH(embeddingBackwardKernel,
+               dim3(unsigned((hidden + kWarpSize - 1) / kWarpSize), kIdParts), kTileTokens, 0,
+               stream, ids, dout, dtable, tokens, hidden);
 }
 
 #define INSTANTIATE(T)                                                                             \
