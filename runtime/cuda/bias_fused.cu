@@ -54,16 +54,22 @@ __global__ void __launch_bounds__(kColumnSumsThreads)
   const int64_t cols = dropout.cols;
   const auto valuesAt = [=](int64_t r, int64_t c, int columns,
                             float(&values)[kDropoutGroupSize][1]) {
-    const int64_t i = r * cols + c;
     float factor[kDropoutGroupSize] = {}, grads[kDropoutGroupSize];
     dropoutFactors(dropout, r, c, columns, factor);
-    loadFloats(dy + i, columns, grads);
+    loadFloats(dy + r * cols + c, columns, grads);
 #pragma unroll // constant indices keep the arrays in registers
     for (int j = 0; j < kDropoutGroupSize; ++j)
-      grads[j] = dropped(grads[j], factor[j]);
-    storeForSums(dx + i, columns, grads, values);
+      values[j][0] = roundedTo<T>(dropped(grads[j], factor[j]));
   };
-  columnSums<1, kDropoutGroupSize>(valuesAt, rows, cols, db);
+  const auto writeBack = [=](int64_t r, int64_t c, int columns,
+                             const float(&values)[kDropoutGroupSize][1]) {
+    float stored[kDropoutGroupSize];
+#pragma unroll
+    for (int j = 0; j < kDropoutGroupSize; ++j)
+      stored[j] = values[j][0];
+    storeRoundedFloats(dx + r * cols + c, columns, stored);
+  };
+  columnSums<1, kDropoutGroupSize, /*kRowsInFlight=*/2>(valuesAt, rows, cols, db, writeBack);
 }
 
 template <typename T>

@@ -62,19 +62,28 @@ __device__ inline bool takesLastTicket(unsigned *tickets) {
   return last;
 }
 
+/// A columnSums that only reads: nothing is written back.
+struct NoWriteBack {
+  template <typename Values>
+  __device__ void operator()(int64_t, int64_t, int, const Values &) const {}
+};
+
 /// outputs.sums[k][c] = the sum of value k of column c over the rows r, for the calling
 /// block's columns (a launch of columnSumsGrid(rows, cols, kColumns) blocks of
 /// columnSumsBlock()). Each thread takes kColumns adjacent columns of a tile of
 /// kColumnTile * kColumns: valuesAt(r, c, n, values) gives row r's values of columns
 /// c .. c + n - 1 (n <= kColumns, fewer at the matrix's edge) as values[j][k], and is
 /// called once for each row and group of columns. A thread asks for kRowsInFlight of its
-/// rows before it adds the first of them, so that their loads are in flight together (a
-/// valuesAt that also stores keeps 1: its stores would order the loads anyway). Each
-/// column's rows are added in the same order whatever kColumns and kRowsInFlight are, so
-/// the sums have the same bits.
-template <int kOutputs, int kColumns = 1, int kRowsInFlight = 1, typename ValuesAt>
+/// rows before it adds the first of them, so that their loads are in flight together; a
+/// kernel that also stores what it sums (a gradient beside its bias gradient) does so in
+/// writeBack(r, c, n, values), called for each of those rows after all their valuesAt, so
+/// that its stores do not order the loads. Each column's rows are added in the same order
+/// whatever kColumns and kRowsInFlight are, so the sums have the same bits.
+template <int kOutputs, int kColumns = 1, int kRowsInFlight = 1, typename ValuesAt,
+          typename WriteBack = NoWriteBack>
 __device__ void columnSums(const ValuesAt &valuesAt, int64_t rows, int64_t cols,
-                           const ColumnSumOutputs<kOutputs> &outputs) {
+                           const ColumnSumOutputs<kOutputs> &outputs,
+                           const WriteBack &writeBack = {}) {
   constexpr int kTileColumns = kColumnTile * kColumns;
   __shared__ float partial[kOutputs][kRowGroups][kTileColumns + 1];
   const int64_t slices = gridDim.y, tiles = (cols + kTileColumns - 1) / kTileColumns;
@@ -124,6 +133,10 @@ __device__ void columnSums(const ValuesAt &valuesAt, int64_t rows, int64_t cols,
             if (r + m * kRowGroups < end)
               valuesAt(r + m * kRowGroups, first, columns, values[m]);
         }
+#pragma unroll
+        for (int m = 0; m < kRowsInFlight; ++m)
+          if (r + m * kRowGroups < end)
+            writeBack(r + m * kRowGroups, first, columns, values[m]);
 #pragma unroll
         for (int m = 0; m < kRowsInFlight; ++m)
 #pragma unroll
