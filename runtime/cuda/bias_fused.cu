@@ -16,15 +16,19 @@
 namespace bertc::cuda {
 
 namespace {
-/// Stores a thread's dx values rounded to T and hands the stored values to the column sums.
-template <int N, typename T>
-__device__ __forceinline__ void storeForSums(T *dx, int columns, float (&grads)[N],
-                                             float (&values)[N][1]) {
-  storeRoundedFloats(dx, columns, grads);
-#pragma unroll // constant indices keep the arrays in registers
-  for (int j = 0; j < N; ++j)
-    values[j][0] = grads[j];
-}
+/// The fused kernels' writeBack (columnSums): a row's summed values, already rounded to T,
+/// stored at dx + r * cols + c.
+template <int N, typename T> struct StoreSummedValues {
+  T *dx;
+  int64_t cols;
+  __device__ void operator()(int64_t r, int64_t c, int columns, const float (&values)[N][1]) const {
+    float stored[N];
+#pragma unroll // constant indices keep `stored` in registers
+    for (int j = 0; j < N; ++j)
+      stored[j] = values[j][0];
+    storeRoundedFloats(dx + r * cols + c, columns, stored);
+  }
+};
 
 // A thread takes 16 bytes of adjacent columns (kVectorValues).
 template <typename T>
@@ -39,10 +43,9 @@ __global__ void __launch_bounds__(kColumnSumsThreads)
     loadFloats(x + i, columns, xs);
 #pragma unroll // constant indices keep the arrays in registers
     for (int j = 0; j < kColumns; ++j)
-      grads[j] = geluGradient(grads[j], xs[j]);
-    storeForSums(dx + i, columns, grads, values);
+      values[j][0] = roundedTo<T>(geluGradient(grads[j], xs[j]));
   };
-  columnSums<1, kColumns>(valuesAt, rows, cols, db);
+  columnSums<1, kColumns>(valuesAt, rows, cols, db, StoreSummedValues<kColumns, T>{dx, cols});
 }
 
 // A thread takes a dropout group of columns (kDropoutGroupSize, dropout_group.cuh), moved
@@ -61,15 +64,8 @@ __global__ void __launch_bounds__(kColumnSumsThreads)
     for (int j = 0; j < kDropoutGroupSize; ++j)
       values[j][0] = roundedTo<T>(dropped(grads[j], factor[j]));
   };
-  const auto writeBack = [=](int64_t r, int64_t c, int columns,
-                             const float(&values)[kDropoutGroupSize][1]) {
-    float stored[kDropoutGroupSize];
-#pragma unroll
-    for (int j = 0; j < kDropoutGroupSize; ++j)
-      stored[j] = values[j][0];
-    storeRoundedFloats(dx + r * cols + c, columns, stored);
-  };
-  columnSums<1, kDropoutGroupSize, /*kRowsInFlight=*/2>(valuesAt, rows, cols, db, writeBack);
+  columnSums<1, kDropoutGroupSize, /*kRowsInFlight=*/2>(
+      valuesAt, rows, cols, db, StoreSummedValues<kDropoutGroupSize, T>{dx, cols});
 }
 
 template <typename T>
