@@ -56,10 +56,11 @@ template <typename T> __device__ __forceinline__ void storeFloat(T *p, float val
 /// Values of T in one 16-byte access.
 template <typename T> constexpr int kVectorValues = int(16 / sizeof(T));
 
-/// The CUDA type of a storage type's values (the same bits), which the vector accesses
-/// below read and write so that no value is read through another type.
+/// The CUDA type of a storage type's values (the same bits; a plain type such as float or
+/// a mask word is its own), which the vector accesses below read and write so that no value
+/// is read through another type.
 template <typename T> struct CudaValue {
-  using type = float;
+  using type = T;
 };
 template <> struct CudaValue<bf16> {
   using type = __nv_bfloat16;
@@ -95,6 +96,24 @@ template <typename T, int N> struct alignas(N * sizeof(T)) Vector {
 /// to their size (an arena slot need not be).
 template <int N, typename T> __device__ __forceinline__ bool asVector(const T *p, int count) {
   return count == N && reinterpret_cast<uintptr_t>(p) % (N * sizeof(T)) == 0;
+}
+
+/// out[j] = p[j] for j < count (N or fewer; the rest V{}), of a plain type V (mask words):
+/// one access where they make a Vector and asVector allows, else a load each.
+template <int N, typename V>
+__device__ __forceinline__ void loadValues(const V *p, int count, V (&out)[N]) {
+  if constexpr (kVectorSized<V, N>) {
+    if (asVector<N>(p, count)) {
+      const Vector<V, N> vector = *reinterpret_cast<const Vector<V, N> *>(p);
+#pragma unroll
+      for (int j = 0; j < N; ++j)
+        out[j] = vector.values[j];
+      return;
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < N; ++j)
+    out[j] = j < count ? p[j] : V{};
 }
 
 /// out[j] = the value at p + j as a float, for j < count (N or fewer, at a matrix's edge;
