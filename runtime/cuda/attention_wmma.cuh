@@ -62,6 +62,9 @@ constexpr int kCompiledArch = 1000; // the host pass and the simulated device
 /// Whether this compilation pass has T's warp matrix functions: the kernels of an older
 /// architecture are empty, and the launchers never pick them there (attentionOnTensorCores).
 template <typename T> constexpr bool kCompiledForTensorCores = kCompiledArch >= Wmma<T>::kMinArch;
+/// The first architecture with mma.sync m16n8k16 for both 16-bit types: the one-pass
+/// forward (attention_mma_forward.cu) runs there, the two-pass one below it.
+constexpr int kMmaMinArch = 800;
 
 using Accumulator = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
 template <typename W> using RowsA = wmma::fragment<wmma::matrix_a, 16, 16, 16, W, wmma::row_major>;
@@ -197,10 +200,12 @@ __device__ void storeRows(const Accumulator (&acc)[D / 16], float *staging, T *x
   }
 }
 
-/// The additive mask of the kStreamRows keys from `first` (-inf past seq) into `bias`.
+/// The additive mask of the Keys keys from `first` (-inf past seq) into `bias`.
+template <int Keys = kStreamRows>
 __device__ __forceinline__ void loadKeyBias(const int32_t *mask, const Params &p, int64_t b,
                                             int64_t first, float *bias) {
-  if (threadIdx.x < kStreamRows) {
+  static_assert(Keys <= kThreads, "a thread a key");
+  if (threadIdx.x < Keys) {
     const int64_t j = first + threadIdx.x;
     bias[threadIdx.x] = j < p.seq ? keyMaskBias(mask, p, b, j) : -INFINITY;
   }
@@ -216,9 +221,16 @@ inline dim3 blockGrid(const Params &p) {
 
 namespace bertc::cuda::attention {
 
+/// The current device's compute capability as 100 major + 10 minor (sm_86: 860).
+int deviceArch();
+
 template <typename T>
 void tensorCoreForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx, float *lse,
                        const Params &p, cudaStream_t stream);
+/// The same in one pass over the keys on mma.sync, from kMmaMinArch.
+template <typename T>
+void mmaForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx, float *lse,
+                const Params &p, cudaStream_t stream);
 /// dq, dk and dv from the row terms already in p.rowTerm.
 template <typename T>
 void tensorCoreBackward(const T *dctx, const T *q, const T *k, const T *v, const int32_t *mask,

@@ -1,4 +1,5 @@
-// The fused attention forward of 16-bit storage on tensor cores (attention_wmma.cuh): the
+// The fused attention forward of 16-bit storage on tensor cores below sm_80, fp16 on sm_70
+// and sm_75 (attention_mma_forward.cu's one pass runs from sm_80; attention_wmma.cuh): the
 // same result as attention_forward.cu's kernel, ctx = dropout(softmax(q k^T / sqrt(d) +
 // maskBias)) v per head, with q k^T and P v as warp matrix products and nothing of size
 // [seq, seq] in memory. A warp owns 16 queries and streams the keys in two passes:
@@ -126,11 +127,7 @@ template <typename T> bool attentionOnTensorCores(int64_t headDim) {
   } else {
     if (headDim > kMaxTensorCoreAttentionHeadDim)
       return false;
-    int device = 0, major = 0, minor = 0;
-    BERTC_CUDA_CHECK(cudaGetDevice(&device));
-    BERTC_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    BERTC_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-    return major * 100 + minor * 10 >= attention::wmma_tiles::Wmma<T>::kMinArch;
+    return attention::deviceArch() >= attention::wmma_tiles::Wmma<T>::kMinArch;
   }
 }
 
@@ -141,6 +138,14 @@ template bool attentionOnTensorCores<fp16>(int64_t);
 } // namespace bertc::cuda
 
 namespace bertc::cuda::attention {
+
+int deviceArch() {
+  int device = 0, major = 0, minor = 0;
+  BERTC_CUDA_CHECK(cudaGetDevice(&device));
+  BERTC_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  BERTC_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  return major * 100 + minor * 10;
+}
 
 template <typename T>
 void tensorCoreForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx, float *lse,

@@ -4,9 +4,10 @@
 // sizes (24, 32, 64, 128), sequence lengths that leave partial tiles, a fully visible, a
 // partly masked and a fully masked sequence, with and without dropout (whose masks must
 // match the CPU's for the results to agree at all). 16-bit storage up to head dimension 64
-// runs the tensor-core kernels (the simulated device is an sm_80); on the simulated device,
-// bf16 also runs on an sm_75, which has no bf16 warp matrix functions: the CUDA-core
-// kernels, whose results differ from the tensor cores' in their roundings.
+// runs the tensor-core kernels (the simulated device is an sm_80: the one-pass mma.sync
+// forward); on the simulated device, both also run on an sm_75: fp16 the two-pass wmma
+// forward, bf16, which has no warp matrix functions there, the CUDA-core kernels, whose
+// results differ from the tensor cores' in their roundings.
 #include "cuda_test_support.h"
 
 #include "bertc/runtime/cpu_kernels.h"
@@ -129,6 +130,16 @@ TEST_F(AttentionKernelChoice, Bf16OnAnSm75RunsTheCudaCoreKernels) {
   // The tensor cores' products take 16-bit probabilities and score gradients.
   EXPECT_FALSE(sameBits(cudaCores.ctx, tensorCores.ctx));
   EXPECT_FALSE(sameBits(cudaCores.dq, tensorCores.dq));
+}
+
+TEST_F(AttentionKernelChoice, Fp16OnAnSm75RunsTheTwoPassForward) {
+  const AttentionCase bertHeads{45, 192, 3};
+  const AttentionResults<fp16> onePass = checkAttention<fp16>(bertHeads, 0.1f);
+  SimulatedArch turing("sm_75");
+  const AttentionResults<fp16> twoPasses = checkAttention<fp16>(bertHeads, 0.1f);
+  // One pass rounds exp(s - running max) to 16 bits for P v and divides at the end; two
+  // passes round the final probabilities.
+  EXPECT_FALSE(sameBits(twoPasses.ctx, onePass.ctx));
 }
 #endif
 
