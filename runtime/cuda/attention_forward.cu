@@ -16,6 +16,7 @@
 #include "bertc/runtime/cuda_kernels.h"
 
 #include "attention_common.cuh"
+#include "attention_mma.cuh"
 #include "attention_wmma.cuh"
 #include "launch.cuh"
 

@@ -227,10 +227,6 @@ int deviceArch();
 template <typename T>
 void tensorCoreForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx, float *lse,
                        const Params &p, cudaStream_t stream);
-/// The same in one pass over the keys on mma.sync, from kMmaMinArch.
-template <typename T>
-void mmaForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx, float *lse,
-                const Params &p, cudaStream_t stream);
 /// dq, dk and dv from the row terms already in p.rowTerm.
 template <typename T>
 void tensorCoreBackward(const T *dctx, const T *q, const T *k, const T *v, const int32_t *mask,

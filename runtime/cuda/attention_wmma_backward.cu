@@ -1,4 +1,5 @@
-// The fused attention backward of 16-bit storage on tensor cores (attention_wmma.cuh): the
+// The fused attention backward of 16-bit storage on tensor cores below sm_80, fp16 on sm_70
+// and sm_75 (attention_mma_backward.cu's runs from sm_80; attention_wmma.cuh): the
 // gradients of attention_backward.cu's kernels, after its row term r_i = dctx_i · ctx_i,
 // with every product a warp matrix product. With P = exp(s - lse), z the dropout factors:
 //   dv_j = sum_i P_ij z_ij dctx_i,   dP_ij = z_ij (dctx_i · v_j),

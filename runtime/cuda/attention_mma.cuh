@@ -1,0 +1,129 @@
+// Internal to the fused attention of 16-bit storage from sm_80 (attention_mma_forward.cu,
+// attention_mma_backward.cu): the products on mma.sync m16n8k16 (warp_matrix.cuh) whose
+// results stay in registers. A warp owns 16 rows (queries, or keys for the key and value
+// gradients) of one (head, sequence) and holds their operand rows as matrix_a fragments;
+// the other operand streams through shared memory in 16-bit tiles of kTileStride<D> rows
+// (attention_wmma.cuh's loadRows: zeros past seq and headDim). A product's 16 x N result
+// is N / 8 accumulators of four floats: lane l holds rows g = l / 4 and g + 8 and, in
+// accumulator n, columns 8n + 2t and 8n + 2t + 1 (t = l % 4); element e of an accumulator
+// is row g + 8 (e / 2), column 8n + 2t + e % 2. Accumulators 2kk and 2kk + 1, rounded to 16
+// bits, are the matrix_a fragment of columns 16kk .. 16kk + 15, so a product's result is
+// the next product's operand without leaving the registers.
+//
+// A tile's rows start 16-byte aligned (D + 8 16-bit values, kTileStride), as ldmatrix
+// needs; the 8 rows of one ldmatrix matrix then fall in distinct shared memory banks.
+#pragma once
+
+#include "attention_wmma.cuh"
+#include "warp_matrix.cuh"
+
+namespace bertc::cuda::attention::mma_tiles {
+
+using namespace wmma_tiles;
+using namespace warp_matrix;
+
+/// The row address lane `lane` gives ldmatrix for four 8 x 8 matrices of a shared tile, from
+/// rows [row0, row0 + 16) and columns [column0, column0 + 16). With rowBlocksFirst their
+/// order is (upper rows, left columns), (lower, left), (upper, right), (lower, right): the
+/// A fragment of those rows and columns, or transposed, the B fragments of two 8-column
+/// blocks. Otherwise (upper, left), (upper, right), (lower, left), (lower, right): the B
+/// fragments of two 8-row blocks of a tile whose rows are the product's columns.
+template <int D, typename W>
+__device__ __forceinline__ const W *matrixRow(const W *tile, int row0, int column0,
+                                              bool rowBlocksFirst) {
+  const int lane = int(threadIdx.x % 32), matrix = lane / 8;
+  const int rowBlock = rowBlocksFirst ? matrix % 2 : matrix / 2;
+  const int columnBlock = rowBlocksFirst ? matrix / 2 : matrix % 2;
+  return tile + (row0 + 8 * rowBlock + lane % 8) * kTileStride<D> + column0 + 8 * columnBlock;
+}
+
+/// The calling warp's 16 rows from `row0` of a shared tile as matrix_a fragments.
+template <int D, typename W>
+__device__ __forceinline__ void loadOperandRows(const W *tile, int row0, uint32_t (&a)[D / 16][4]) {
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk)
+    loadMatrixX4<false>(a[kk], matrixRow<D>(tile, row0, kk * 16, true));
+}
+
+/// s += a x^T: the warp's 16 rows against the N rows of a shared tile x.
+template <int D, int N, typename W>
+__device__ __forceinline__ void productWithRows(const uint32_t (&a)[D / 16][4], const W *tile,
+                                                float (&s)[N / 8][4]) {
+  static_assert(N % 16 == 0, "two 8-row blocks per load");
+#pragma unroll
+  for (int n = 0; n < N / 8; n += 2)
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      uint32_t rows[4];
+      loadMatrixX4<false>(rows, matrixRow<D>(tile, n * 8, kk * 16, false));
+      mmaM16N8K16<W>(s[n], a[kk], {rows[0], rows[1]});
+      mmaM16N8K16<W>(s[n + 1], a[kk], {rows[2], rows[3]});
+    }
+}
+
+/// acc += w x: the warp's [16, N] weights (accumulators, rounded to W here) times the
+/// [N, D] shared tile x.
+template <int D, int N, typename W>
+__device__ __forceinline__ void accumulateProduct(const float (&w)[N / 8][4], const W *tile,
+                                                  float (&acc)[D / 8][4]) {
+#pragma unroll
+  for (int kk = 0; kk < N / 16; ++kk) {
+    const float(&left)[4] = w[2 * kk], (&right)[4] = w[2 * kk + 1];
+    const uint32_t a[4] = {packPair(W{}, left[0], left[1]), packPair(W{}, left[2], left[3]),
+                           packPair(W{}, right[0], right[1]), packPair(W{}, right[2], right[3])};
+#pragma unroll
+    for (int n = 0; n < D / 8; n += 2) {
+      uint32_t columns[4];
+      loadMatrixX4<true>(columns, matrixRow<D>(tile, kk * 16, n * 8, true));
+      mmaM16N8K16<W>(acc[n], a, {columns[0], columns[1]});
+      mmaM16N8K16<W>(acc[n + 1], a, {columns[2], columns[3]});
+    }
+  }
+}
+
+/// Stores row r (0: g, 1: g + 8) of the warp's [16, D] results times `factor` as head row
+/// `row` of sequence b, head h of x (dims below headDim); the caller skips rows past seq.
+template <int D, typename T>
+__device__ __forceinline__ void storeRow(const float (&acc)[D / 8][4], int r, float factor, T *x,
+                                         const Params &p, int64_t b, int64_t h, int64_t row) {
+  const int t = int(threadIdx.x % 4);
+  T *target = x + p.tokenOffset(b, row, h);
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+      const int dim = n * 8 + 2 * t + c;
+      if (dim < p.headDim)
+        storeFloat(target + dim, acc[n][2 * r + c] * factor);
+    }
+}
+
+/// The two rows the calling lane holds results of: g and g + 8 of the warp's 16 from `first`.
+struct LaneRows {
+  int64_t row[2];
+  __device__ explicit LaneRows(int64_t first) {
+    const int64_t g = first + int(threadIdx.x / 32) * kWarpRows + int(threadIdx.x % 32) / 4;
+    row[0] = g;
+    row[1] = g + 8;
+  }
+};
+
+/// The column of element e of accumulator n for the calling lane.
+__device__ __forceinline__ int laneColumn(int n, int e) {
+  return n * 8 + 2 * int(threadIdx.x % 4) + e % 2;
+}
+
+} // namespace bertc::cuda::attention::mma_tiles
+
+namespace bertc::cuda::attention {
+
+/// The fused attention on mma.sync, from kMmaMinArch: the forward in one pass over the keys,
+/// the backward's dq, dk and dv from the row terms already in p.rowTerm.
+template <typename T>
+void mmaForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx, float *lse,
+                const Params &p, cudaStream_t stream);
+template <typename T>
+void mmaBackward(const T *dctx, const T *q, const T *k, const T *v, const int32_t *mask, T *dq,
+                 T *dk, T *dv, const Params &p, cudaStream_t stream);
+
+} // namespace bertc::cuda::attention
