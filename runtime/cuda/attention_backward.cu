@@ -30,15 +30,14 @@ namespace bertc::cuda {
 
 namespace attention {
 namespace {
+/// A warp a row (the chunked backward's sum, so both give the same bits).
 template <typename T> __global__ void rowTermKernel(const T *dctx, const T *ctx, Params p) {
   const int64_t rows = p.batch * p.heads * p.seq;
-  for (int64_t row = gridStrideBegin(); row < rows; row += gridStride()) {
+  for (int64_t row = gridStrideBegin() / 32; row < rows; row += gridStride() / 32) {
     const int64_t i = row % p.seq, h = (row / p.seq) % p.heads, b = row / (p.seq * p.heads);
-    const int64_t offset = p.tokenOffset(b, i, h);
-    float sum = 0.0f;
-    for (int64_t c = 0; c < p.headDim; ++c)
-      sum += loadFloat(dctx + offset + c) * loadFloat(ctx + offset + c);
-    p.rowTerm[row] = sum;
+    const float term = headRowTerm(dctx, ctx, p.tokenOffset(b, i, h), p.headDim);
+    if (threadIdx.x % 32 == 0)
+      p.rowTerm[row] = term;
   }
 }
 
@@ -162,8 +161,8 @@ void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const 
         reinterpret_cast<uint32_t *>(workspace + attentionRowTermFloats(batch, heads, seq));
   if (batch == 0 || seq == 0)
     return;
-  BERTC_LAUNCH(rowTermKernel, gridFor(p.batch * p.heads * p.seq), kElementwiseThreads, 0, stream,
-               dctx, ctx, p);
+  BERTC_LAUNCH(rowTermKernel, gridFor(p.batch * p.heads * p.seq * 32), kElementwiseThreads, 0,
+               stream, dctx, ctx, p);
   if constexpr (!std::is_same_v<T, float>)
     if (attentionOnTensorCores<T>(p.headDim))
       return deviceArch() >= wmma_tiles::kMmaMinArch

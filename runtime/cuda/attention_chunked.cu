@@ -132,17 +132,6 @@ __global__ void __launch_bounds__(kRowThreads)
   }
 }
 
-/// The backward's row term dctx_i · ctx_i of a row's head, in every lane of its warp.
-template <typename T>
-__device__ float rowTerm(const T *dctx, const T *ctx, const Params &p, const BlockRow &at,
-                         int lane) {
-  const int64_t offset = p.tokenOffset(at.b, at.i, at.h);
-  float term = 0.0f;
-  for (int64_t c = lane; c < p.headDim; c += kWarpSize)
-    term += loadFloat(dctx + offset + c) * loadFloat(ctx + offset + c);
-  return warpSum(term);
-}
-
 /// Backward: a row of raw scores becomes T(P*Z) and the same row of dctx·v becomes
 /// T(dS) = T(P (dP Z - r) / sqrt(d)), both in place, as the fused backward computes them;
 /// the row term r = dctx_i · ctx_i is summed here, in the row's warp.
@@ -156,7 +145,7 @@ __global__ void __launch_bounds__(kRowThreads)
     return;
   const BlockRow at = blockRow(p, firstHead, row);
   const float rowLse = p.lse[p.statIndex(at.b, at.h, at.i)];
-  const float term = rowTerm(dctx, ctx, p, at, lane);
+  const float term = headRowTerm(dctx, ctx, p.tokenOffset(at.b, at.i, at.h), p.headDim);
   float *raw = scores + row * p.seq, *rawGrad = probGrads + row * p.seq;
   T *packed = reinterpret_cast<T *>(raw), *packedGrad = reinterpret_cast<T *>(rawGrad);
   for (int64_t sweep = 0; sweep < p.seq; sweep += kSweepKeys) {

@@ -19,6 +19,7 @@
 #include "bertc/runtime/cuda_kernels.h"
 
 #include "device_storage.cuh"
+#include "warp_reduce.cuh"
 
 #include <cfloat>
 #include <cmath>
@@ -192,6 +193,16 @@ template <int D> __device__ __forceinline__ float rowSum(float partial) {
   for (int offset = 1; offset < HeadLayout<D>::kLanesPerRow; offset *= 2)
     partial += __shfl_xor_sync(0xffffffffu, partial, offset);
   return partial;
+}
+
+/// The backward's row term dctx_i · ctx_i of the head row at `offset`, summed by the calling
+/// warp (lane c takes dims c, c + 32, ...; adjacent lanes read adjacent values), in every lane.
+template <typename T>
+__device__ float headRowTerm(const T *dctx, const T *ctx, int64_t offset, int64_t headDim) {
+  float term = 0.0f;
+  for (int64_t c = threadIdx.x % 32; c < headDim; c += 32)
+    term += loadFloat(dctx + offset + c) * loadFloat(ctx + offset + c);
+  return warpSum(term);
 }
 
 /// A scaled, masked score, computed the same way (one rounding) in every kernel, so the

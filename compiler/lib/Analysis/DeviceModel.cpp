@@ -35,7 +35,10 @@
 // go through shared memory between products, with barriers between tiles. So the other
 // GPUs get that rate scaled by their SMs times their clock, not a fraction of their
 // tensor-core peak: 0.11 of the T4's, 0.055 of the A100's, 0.22 of the RTX 3090's and
-// 4090's (unmeasured there).
+// 4090's (unmeasured there). Those were the two-pass wmma kernels (attention_wmma_*.cu),
+// which now run only below sm_80; from sm_80 the fused attention runs on mma.sync with its
+// scores in registers (attention_mma_*.cu). No GPU has timed those yet, so they keep the
+// wmma kernels' price until one does (scripts/gpu-check.sh's attention step).
 //
 // A trainer process holds device memory beside its arena: the CUDA context with its loaded
 // kernel images, 300-500 MB on Turing to Ada GPUs with CUDA 12-13 (lazy module loading),
