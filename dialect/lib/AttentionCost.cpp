@@ -22,11 +22,11 @@
 // so the backward runs 7 products where the mathematics needs 4 (dV, dP, dQ, dK). With
 // dropout the key/value kernel draws the mask and writes it as bits (attentionKeepWords),
 // which the query kernel reads instead of drawing.
-// With 16-bit storage and a head dimension of at most 64 (runtime/cuda/attention_wmma_*.cu)
+// With 16-bit storage and a head dimension of at most 64 (runtime/cuda/attention_mma_*.cu)
 // the same kernels' products are warp matrix products on tensor cores, priced at the own
 // kernels' tensor-core rate, and their other arithmetic at the CUDA cores' rate, one after
-// the other. The forward computes QK^T twice (a pass for each row's lse, then the
-// probabilities from it), so 3 products.
+// the other. The forward's one pass rescales its running output as the row maxima grow, so
+// 2 products, as on CUDA cores.
 //
 // CUDA with head_chunk n > 0 (runtime/cuda/attention_chunked.cu): per chunk of n heads,
 // each product is one cuBLASLt GEMM batched over the chunk's heads and the sequences, or
@@ -169,13 +169,8 @@ SmallVector<KernelWork, 1> AttentionOp::estimateKernels(int64_t batch, int64_t s
         headGemms(size, headChunk, getQuery(), getTf32(), 1, 1, false, 2 * tensor,
                   stored * scores)};
   }
-  if (fusedOnTensorCores(size, getQuery()))
-    // The first pass's scores, maximum and sums, then the second's probabilities from the
-    // lse, with their dropout.
-    return fusedKernel(
-        size, true, 3,
-        kProbabilityFlops * size.scores() + size.withDropout(kProbabilityFromLseFlops), bytes);
-  return fusedKernel(size, false, 2, size.perScoreFlops(false), bytes);
+  return fusedKernel(size, fusedOnTensorCores(size, getQuery()), 2, size.perScoreFlops(false),
+                     bytes);
 }
 
 SmallVector<KernelWork, 1> AttentionGradOp::estimateKernels(int64_t batch, int64_t seq,

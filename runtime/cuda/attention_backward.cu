@@ -16,14 +16,13 @@
 //      accumulates dq_i, reading those bits instead of drawing the mask again.
 // Splitting dq from dk/dv recomputes the scores twice but needs no atomics and no fp32 dq
 // buffer, and every sum runs in a fixed order. With 16-bit storage, kernels 2 and 3 are
-// tensor-core ones where the GPU and the head dimension allow (attentionOnTensorCores):
-// attention_mma_backward.cu's from sm_80, attention_wmma_backward.cu's below.
+// attention_mma_backward.cu's tensor-core ones where the GPU and the head dimension allow
+// (attentionOnTensorCores).
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
 #include "attention_common.cuh"
 #include "attention_mma.cuh"
-#include "attention_wmma.cuh"
 #include "launch.cuh"
 
 namespace bertc::cuda {
@@ -165,9 +164,7 @@ void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const 
                stream, dctx, ctx, p);
   if constexpr (!std::is_same_v<T, float>)
     if (attentionOnTensorCores<T>(p.headDim))
-      return deviceArch() >= wmma_tiles::kMmaMinArch
-                 ? mmaBackward(dctx, q, k, v, mask, dq, dk, dv, p, stream)
-                 : tensorCoreBackward(dctx, q, k, v, mask, dq, dk, dv, p, stream);
+      return mmaBackward(dctx, q, k, v, mask, dq, dk, dv, p, stream);
   dispatchHeadDim(p.headDim, [&](auto headDim) {
     constexpr int D = decltype(headDim)::value;
     BERTC_LAUNCH((keyValueGradKernel<T, D>), rowGrid<D>(p), kThreads, 0, stream, dctx, q, k, v,

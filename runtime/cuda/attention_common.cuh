@@ -1,5 +1,5 @@
 // Internal to the attention kernels (the fused attention_forward.cu and attention_backward.cu,
-// their tensor-core twins attention_wmma_*.cu, and the chunked attention_chunked.cu): the
+// their tensor-core twins attention_mma_*.cu, and the chunked attention_chunked.cu): the
 // thread layout, tile loads, slice arithmetic, scores, probabilities and dropout bits they
 // share.
 //
@@ -12,7 +12,7 @@
 // memory kTile at a time, each slice padded by 4 floats so the lanes of one row, reading
 // the same element of different slices, hit different banks. The products run in fp32 on
 // CUDA cores: fp32 storage, a head dimension over 64, or a GPU without the storage type's
-// warp matrix functions (16-bit storage otherwise runs attention_wmma.cuh's kernels).
+// mma.sync (16-bit storage otherwise runs attention_mma.cuh's kernels).
 #pragma once
 
 #include "bertc/runtime/counter_rng.h"
@@ -315,7 +315,7 @@ __device__ void storeKeepWords(const Params &p, int64_t b, int64_t h, int64_t fi
 
 /// keepBits for query row i (0 where it does not exist) and the keys from `first` (a
 /// multiple of 32), read from the mask the key/value kernel stored. One word is a whole
-/// key tile (kTile, and the tensor-core kernels' kStreamRows, are 32).
+/// key tile of kTile (32), half of the tensor-core query kernel's.
 __device__ __forceinline__ uint32_t storedKeepBits(const Params &p, int64_t b, int64_t h, int64_t i,
                                                    int64_t first) {
   if (p.keepWords == nullptr) // no dropout

@@ -9,15 +9,13 @@
 // Dropout multiplies the unnormalised p, which equals dropping the normalised probability
 // since the mask factor and 1 / l commute. Keys past seq score -inf; masked keys
 // -FLT_MAX as on the CPU (so a row with every key masked averages all of them).
-// 16-bit storage runs a tensor-core kernel instead where the GPU and the head dimension
-// allow (attentionOnTensorCores): attention_mma_forward.cu's from sm_80,
-// attention_wmma_forward.cu's below.
+// 16-bit storage runs attention_mma_forward.cu's tensor-core kernel instead where the GPU
+// and the head dimension allow (attentionOnTensorCores).
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
 #include "attention_common.cuh"
 #include "attention_mma.cuh"
-#include "attention_wmma.cuh"
 #include "launch.cuh"
 
 namespace bertc::cuda {
@@ -97,9 +95,7 @@ void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T
     return;
   if constexpr (!std::is_same_v<T, float>)
     if (attentionOnTensorCores<T>(p.headDim))
-      return deviceArch() >= wmma_tiles::kMmaMinArch
-                 ? mmaForward(q, k, v, mask, ctx, lse, p, stream)
-                 : tensorCoreForward(q, k, v, mask, ctx, lse, p, stream);
+      return mmaForward(q, k, v, mask, ctx, lse, p, stream);
   dispatchHeadDim(p.headDim, [&](auto headDim) {
     constexpr int D = decltype(headDim)::value;
     BERTC_LAUNCH((forwardKernel<T, D>), rowGrid<D>(p), kThreads, 0, stream, q, k, v, mask, ctx, lse,

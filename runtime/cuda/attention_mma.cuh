@@ -1,26 +1,114 @@
-// Internal to the fused attention of 16-bit storage from sm_80 (attention_mma_forward.cu,
-// attention_mma_backward.cu): the products on mma.sync m16n8k16 (warp_matrix.cuh) whose
-// results stay in registers. A warp owns 16 rows (queries, or keys for the key and value
-// gradients) of one (head, sequence) and holds their operand rows as matrix_a fragments;
-// the other operand streams through shared memory in 16-bit tiles of kTileStride<D> rows
-// (attention_wmma.cuh's loadRows: zeros past seq and headDim). A product's 16 x N result
-// is N / 8 accumulators of four floats: lane l holds rows g = l / 4 and g + 8 and, in
-// accumulator n, columns 8n + 2t and 8n + 2t + 1 (t = l % 4); element e of an accumulator
-// is row g + 8 (e / 2), column 8n + 2t + e % 2. Accumulators 2kk and 2kk + 1, rounded to 16
-// bits, are the matrix_a fragment of columns 16kk .. 16kk + 15, so a product's result is
-// the next product's operand without leaving the registers.
+// Internal to the fused attention of 16-bit storage on tensor cores (attention_mma_forward.cu,
+// attention_mma_backward.cu): the tiles and the products on mma.sync m16n8k16
+// (warp_matrix.cuh) whose results stay in registers. A block of kThreads threads owns
+// kBlockRows rows (queries, or keys for the key and value gradients) of one (head,
+// sequence); each of its kWarps warps owns kWarpRows of them and holds their operand rows
+// as matrix_a fragments. The other operand streams through shared memory in 16-bit tiles
+// whose rows are kTileStride<D> values long (loadRows: zeros past seq and the head
+// dimension, D being it rounded up to 32 or 64). A product's 16 x N result is N / 8
+// accumulators of four floats: lane l holds rows g = l / 4 and g + 8 and, in accumulator n,
+// columns 8n + 2t and 8n + 2t + 1 (t = l % 4); element e of an accumulator is row
+// g + 8 (e / 2), column 8n + 2t + e % 2. Accumulators 2kk and 2kk + 1, rounded to 16 bits,
+// are the matrix_a fragment of columns 16kk .. 16kk + 15, so a product's result is the next
+// product's operand without leaving the registers.
 //
-// A tile's rows start 16-byte aligned (D + 8 16-bit values, kTileStride), as ldmatrix
-// needs; the 8 rows of one ldmatrix matrix then fall in distinct shared memory banks.
+// A tile's rows start 16-byte aligned (D + 8 16-bit values), as ldmatrix needs; the 8 rows
+// of one ldmatrix matrix then fall in distinct shared memory banks.
 #pragma once
 
-#include "attention_wmma.cuh"
+#include "attention_common.cuh"
 #include "warp_matrix.cuh"
 
 namespace bertc::cuda::attention::mma_tiles {
 
-using namespace wmma_tiles;
 using namespace warp_matrix;
+
+constexpr int kWarps = kThreads / 32;
+constexpr int kWarpRows = 16;
+constexpr int kBlockRows = kWarps * kWarpRows;
+
+/// Elements per row of a 16-bit operand tile in shared memory.
+template <int D> constexpr int kTileStride = D + 8;
+
+/// CUDA's type of a 16-bit storage type, and the first architecture with its mma.sync
+/// (sm_75 has fp16's as two m16n8k8 products, warp_matrix.cuh).
+template <typename T> struct MmaType;
+template <> struct MmaType<bf16> {
+  using Type = __nv_bfloat16;
+  static constexpr int kMinArch = 800;
+};
+template <> struct MmaType<fp16> {
+  using Type = __half;
+  static constexpr int kMinArch = 750;
+};
+
+#if defined(__CUDA_ARCH__)
+constexpr int kCompiledArch = __CUDA_ARCH__;
+#else
+constexpr int kCompiledArch = 1000; // the host pass and the simulated device
+#endif
+/// Whether this compilation pass has T's mma.sync: the kernels of an older architecture are
+/// empty, and the launchers never pick them there (attentionOnTensorCores).
+template <typename T>
+constexpr bool kCompiledForTensorCores = kCompiledArch >= MmaType<T>::kMinArch;
+
+/// All threads of the block: `rows` head rows from `first` of head h of sequence b of x into
+/// the shared `tile`, zeros beyond seq and headDim; 16 bytes of a row a thread at a time
+/// (one access each where the head dimension and the row's alignment allow).
+template <int D, typename T, typename W>
+__device__ void loadRows(const T *x, const Params &p, int64_t b, int64_t h, int64_t first, int rows,
+                         W *tile) {
+  constexpr int kGroup = kVectorValues<T>, kGroupsPerRow = D / kGroup;
+  static_assert(D % kGroup == 0, "a tile row is whole 16-byte groups");
+  using Group = Vector<T, kGroup>; // its values are W's, so `tile` is written as W
+  for (int e = threadIdx.x; e < rows * kGroupsPerRow; e += kThreads) {
+    const int r = e / kGroupsPerRow, c = e % kGroupsPerRow * kGroup;
+    const int64_t i = first + r;
+    Group group{};
+    if (i < p.seq && c < p.headDim) {
+      const T *source = x + p.tokenOffset(b, i, h) + c;
+      if (c + kGroup <= p.headDim && asVector<kGroup>(source, kGroup))
+        group = *reinterpret_cast<const Group *>(source);
+      else
+        for (int j = 0; j < kGroup && c + j < p.headDim; ++j)
+          group.values[j] = *reinterpret_cast<const W *>(source + j);
+    }
+    *reinterpret_cast<Group *>(tile + r * kTileStride<D> + c) = group;
+  }
+}
+
+/// The additive mask of the Keys keys from `first` (-inf past seq) into `bias`.
+template <int Keys>
+__device__ __forceinline__ void loadKeyBias(const int32_t *mask, const Params &p, int64_t b,
+                                            int64_t first, float *bias) {
+  static_assert(Keys <= kThreads, "a thread a key");
+  if (threadIdx.x < Keys) {
+    const int64_t j = first + threadIdx.x;
+    bias[threadIdx.x] = j < p.seq ? keyMaskBias(mask, p, b, j) : -INFINITY;
+  }
+}
+
+/// A streamed tile of Keys keys in shared memory: their k and v rows and their mask bias.
+template <int D, int Keys, typename W> struct KeyTile {
+  __align__(16) W keys[Keys * kTileStride<D>];
+  __align__(16) W values[Keys * kTileStride<D>];
+  float bias[Keys];
+
+  /// All threads of the block: keys [first, first + Keys) of head h of sequence b.
+  template <typename T>
+  __device__ void load(const T *k, const T *v, const int32_t *mask, const Params &p, int64_t b,
+                       int64_t h, int64_t first) {
+    loadRows<D>(k, p, b, h, first, Keys, keys);
+    loadRows<D>(v, p, b, h, first, Keys, values);
+    loadKeyBias<Keys>(mask, p, b, first, bias);
+  }
+};
+
+/// The grid: a block per kBlockRows rows of each (head, sequence).
+inline dim3 blockGrid(const Params &p) {
+  return dim3(unsigned((p.seq + kBlockRows - 1) / kBlockRows), unsigned(p.heads),
+              unsigned(p.batch));
+}
 
 /// The row address lane `lane` gives ldmatrix for four 8 x 8 matrices of a shared tile, from
 /// rows [row0, row0 + 16) and columns [column0, column0 + 16). With rowBlocksFirst their
@@ -117,8 +205,11 @@ __device__ __forceinline__ int laneColumn(int n, int e) {
 
 namespace bertc::cuda::attention {
 
-/// The fused attention on mma.sync, from kMmaMinArch: the forward in one pass over the keys,
-/// the backward's dq, dk and dv from the row terms already in p.rowTerm.
+/// The current device's compute capability as 100 major + 10 minor (sm_86: 860).
+int deviceArch();
+
+/// The fused attention on mma.sync: the forward in one pass over the keys, the backward's
+/// dq, dk and dv from the row terms already in p.rowTerm.
 template <typename T>
 void mmaForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx, float *lse,
                 const Params &p, cudaStream_t stream);

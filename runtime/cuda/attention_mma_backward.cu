@@ -11,7 +11,7 @@
 // accumulated), so no sum needs atomics and each runs in a fixed order. Both recompute
 // the scores; the first draws the dropout mask (fillKeepTile: four keys a Philox call) and
 // stores it as bits for the second. The products' 16-bit operands are the stored tensors
-// and P z and dS rounded to 16 bits, as in attention_wmma_backward.cu; every sum is fp32.
+// and P z and dS rounded to 16 bits, as in attention_chunked.cu; every sum is fp32.
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
@@ -34,8 +34,8 @@ template <typename T, int D>
 __global__ void __launch_bounds__(kThreads)
     keyValueGradKernel(const T *dctx, const T *q, const T *k, const T *v, const int32_t *mask,
                        T *dk, T *dv, Params p) {
-  if constexpr (kCompiledArch >= kMmaMinArch) {
-    using W = typename Wmma<T>::Type;
+  if constexpr (kCompiledForTensorCores<T>) {
+    using W = typename MmaType<T>::Type;
     // The block's keys, then its values, then each tile's queries and output gradients.
     __shared__ __align__(16) W rows[kBlockRows * kTileStride<D>];
     __shared__ float tileLse[kQueryTile], tileRowTerm[kQueryTile];
@@ -114,12 +114,10 @@ template <typename T, int D>
 __global__ void __launch_bounds__(kThreads)
     queryGradKernel(const T *dctx, const T *q, const T *k, const T *v, const int32_t *mask, T *dq,
                     Params p) {
-  if constexpr (kCompiledArch >= kMmaMinArch) {
-    using W = typename Wmma<T>::Type;
-    // The block's queries, then its output gradients, then each tile's keys and values.
-    __shared__ __align__(16) W keys[kKeyTile * kTileStride<D>];
-    __shared__ __align__(16) W values[kKeyTile * kTileStride<D>];
-    __shared__ float keyBias[kKeyTile];
+  if constexpr (kCompiledForTensorCores<T>) {
+    using W = typename MmaType<T>::Type;
+    // The block's queries and output gradients, then each tile's keys and values.
+    __shared__ KeyTile<D, kKeyTile, W> tile;
     const int64_t b = blockIdx.z, h = blockIdx.y;
     const int warpRow0 = int(threadIdx.x / 32) * kWarpRows;
     const int64_t firstQuery = int64_t(blockIdx.x) * kBlockRows;
@@ -135,23 +133,21 @@ __global__ void __launch_bounds__(kThreads)
     }
 
     uint32_t query[D / 16][4], outputGrad[D / 16][4];
-    loadRows<D>(q, p, b, h, firstQuery, kBlockRows, keys);
-    loadRows<D>(dctx, p, b, h, firstQuery, kBlockRows, values);
+    loadRows<D>(q, p, b, h, firstQuery, kBlockRows, tile.keys);
+    loadRows<D>(dctx, p, b, h, firstQuery, kBlockRows, tile.values);
     __syncthreads();
-    loadOperandRows<D>(keys, warpRow0, query);
-    loadOperandRows<D>(values, warpRow0, outputGrad);
+    loadOperandRows<D>(tile.keys, warpRow0, query);
+    loadOperandRows<D>(tile.values, warpRow0, outputGrad);
 
     float queryGrad[D / 8][4] = {};
     for (int64_t first = 0; first < p.seq; first += kKeyTile) {
       __syncthreads(); // the previous tile (or the block's rows) is consumed
-      loadRows<D>(k, p, b, h, first, kKeyTile, keys);
-      loadRows<D>(v, p, b, h, first, kKeyTile, values);
-      loadKeyBias<kKeyTile>(mask, p, b, first, keyBias);
+      tile.load(k, v, mask, p, b, h, first);
       __syncthreads();
 
       float s[kKeyTile / 8][4] = {}, dp[kKeyTile / 8][4] = {};
-      productWithRows<D, kKeyTile>(query, keys, s);
-      productWithRows<D, kKeyTile>(outputGrad, values, dp);
+      productWithRows<D, kKeyTile>(query, tile.keys, s);
+      productWithRows<D, kKeyTile>(outputGrad, tile.values, dp);
       const int count = p.seq - first < kKeyTile ? int(p.seq - first) : kKeyTile;
       uint32_t kept[2][kKeyTile / 32];
 #pragma unroll
@@ -167,13 +163,13 @@ __global__ void __launch_bounds__(kThreads)
           float scoreGrad = 0.0f;
           if (jj < count) {
             const float prob =
-                probabilityFromLse(maskedScore(s[n][e], p.scale, keyBias[jj]), rowLse[r], p.seq);
+                probabilityFromLse(maskedScore(s[n][e], p.scale, tile.bias[jj]), rowLse[r], p.seq);
             const float factor = dropoutFactor(p, kept[r][jj / 32], jj % 32);
             scoreGrad = prob * (dp[n][e] * factor - rowTerm[r]) * p.scale;
           }
           dp[n][e] = scoreGrad;
         }
-      accumulateProduct<D, kKeyTile>(dp, keys, queryGrad);
+      accumulateProduct<D, kKeyTile>(dp, tile.keys, queryGrad);
     }
 #pragma unroll
     for (int r = 0; r < 2; ++r)

@@ -44,38 +44,34 @@ template <typename T, int D>
 __global__ void __launch_bounds__(kThreads)
     forwardKernel(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx, float *lse,
                   Params p) {
-  if constexpr (kCompiledArch >= kMmaMinArch) {
-    using W = typename Wmma<T>::Type;
-    __shared__ __align__(16) W keys[kKeyTile * kTileStride<D>];
-    __shared__ __align__(16) W values[kKeyTile * kTileStride<D>];
-    __shared__ float keyBias[kKeyTile];
+  if constexpr (kCompiledForTensorCores<T>) {
+    using W = typename MmaType<T>::Type;
+    __shared__ KeyTile<D, kKeyTile, W> tile;
     const int64_t b = blockIdx.z, h = blockIdx.y;
     const int warpRow0 = int(threadIdx.x / 32) * kWarpRows, t = int(threadIdx.x % 4);
     const int64_t firstQuery = int64_t(blockIdx.x) * kBlockRows;
     const LaneRows lane(firstQuery);
 
     uint32_t query[D / 16][4];
-    loadRows<D>(q, p, b, h, firstQuery, kBlockRows, keys);
+    loadRows<D>(q, p, b, h, firstQuery, kBlockRows, tile.keys);
     __syncthreads();
-    loadOperandRows<D>(keys, warpRow0, query);
+    loadOperandRows<D>(tile.keys, warpRow0, query);
 
     float out[D / 8][4] = {};
     float runningMax[2] = {-INFINITY, -INFINITY}, runningSum[2] = {0.0f, 0.0f};
     for (int64_t first = 0; first < p.seq; first += kKeyTile) {
       __syncthreads(); // the previous tile (or the queries) is consumed
-      loadRows<D>(k, p, b, h, first, kKeyTile, keys);
-      loadRows<D>(v, p, b, h, first, kKeyTile, values);
-      loadKeyBias<kKeyTile>(mask, p, b, first, keyBias);
+      tile.load(k, v, mask, p, b, h, first);
       __syncthreads();
 
       float s[kKeyTile / 8][4] = {};
-      productWithRows<D, kKeyTile>(query, keys, s);
+      productWithRows<D, kKeyTile>(query, tile.keys, s);
       float tileMax[2] = {-INFINITY, -INFINITY};
 #pragma unroll
       for (int n = 0; n < kKeyTile / 8; ++n)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          s[n][e] = maskedScore(s[n][e], p.scale, keyBias[laneColumn(n, e)]);
+          s[n][e] = maskedScore(s[n][e], p.scale, tile.bias[laneColumn(n, e)]);
           tileMax[e / 2] = fmaxf(tileMax[e / 2], s[n][e]);
         }
       // Key 0 is in the first tile, so every row's maximum is finite from it on.
@@ -114,7 +110,7 @@ __global__ void __launch_bounds__(kThreads)
           runningSum[r] += prob;
           s[n][e] = (kept[r][key / 32] >> (key % 32)) & 1u ? prob : 0.0f;
         }
-      accumulateProduct<D, kKeyTile>(s, values, out);
+      accumulateProduct<D, kKeyTile>(s, tile.values, out);
     }
 
 #pragma unroll
@@ -129,6 +125,14 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 } // namespace
+
+int deviceArch() {
+  int device = 0, major = 0, minor = 0;
+  BERTC_CUDA_CHECK(cudaGetDevice(&device));
+  BERTC_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  BERTC_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  return major * 100 + minor * 10;
+}
 
 template <typename T>
 void mmaForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx, float *lse,
@@ -149,3 +153,21 @@ INSTANTIATE(::bertc::fp16)
 #undef INSTANTIATE
 
 } // namespace bertc::cuda::attention
+
+namespace bertc::cuda {
+
+template <typename T> bool attentionOnTensorCores(int64_t headDim) {
+  if constexpr (std::is_same_v<T, float>) {
+    return false;
+  } else {
+    if (headDim > kMaxTensorCoreAttentionHeadDim)
+      return false;
+    return attention::deviceArch() >= attention::mma_tiles::MmaType<T>::kMinArch;
+  }
+}
+
+template bool attentionOnTensorCores<float>(int64_t);
+template bool attentionOnTensorCores<bf16>(int64_t);
+template bool attentionOnTensorCores<fp16>(int64_t);
+
+} // namespace bertc::cuda

@@ -1,7 +1,7 @@
 // Warp matrix instructions whose fragments have a documented layout, for kernels that work
 // on a product's elements in registers: mma.sync m16n8k16 (16-bit operands, fp32
-// accumulators; sm_80 and later) and ldmatrix .x4 (sm_75 and later), as PTX. The layouts
-// (which lane holds which elements) are spelled out in the simulated device's stand-ins,
+// accumulators; bf16 from sm_80, fp16 from sm_75) and ldmatrix .x4 (from sm_75), as PTX. The
+// layouts (which lane holds which elements) are spelled out in the simulated device's stand-ins,
 // bertc/cuda_sim/warp_matrix.h, which the simulated build uses instead. The functions are
 // templates on the 16-bit type W (__nv_bfloat16 or __half), so a kernel that calls them
 // only where kCompiledArch allows leaves older architectures' passes without them.
@@ -27,19 +27,31 @@ using sim::packPair;
 namespace bertc::cuda::warp_matrix {
 
 /// d += a b for one m16n8k16 tile: a 16 x 16 (row major), b 16 x 8 (k x n), d 16 x 8 fp32.
+/// sm_75 has fp16's m16n8k8 only: a[0], a[1] and b[0] are the first 8 of k, a[2], a[3] and
+/// b[1] the last 8, in that shape's layout, so two of them make the product.
 template <typename W>
 __device__ __forceinline__ void mmaM16N8K16(float (&d)[4], const uint32_t (&a)[4],
                                             const uint32_t (&b)[2]) {
-  if constexpr (std::is_same_v<W, __nv_bfloat16>)
+  if constexpr (std::is_same_v<W, __nv_bfloat16>) {
     asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
         "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  else
+  } else {
+#if __CUDA_ARCH__ >= 800
     asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
         "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+#pragma unroll
+    for (int half = 0; half < 2; ++half)
+      asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, "
+          "{%0, %1, %2, %3};"
+          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+          : "r"(a[2 * half]), "r"(a[2 * half + 1]), "r"(b[half]));
+#endif
+  }
 }
 
 /// ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16: four 8 x 8 matrices of shared memory,

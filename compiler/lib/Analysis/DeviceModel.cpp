@@ -27,19 +27,19 @@
 // bandwidth for streaming kernels and of the PCIe link's. A launch, with the gap between
 // back-to-back kernels on one stream, costs 5 us.
 //
-// The fused attention's warp matrix products (WMMA) are priced from a measurement instead:
-// an H200 ran them at 0.03 of its tensor-core peak, 29.67 TFLOP/s (BERT-base, seq 512,
-// batch 32: forward 1.32 ms, backward 3.43 ms a layer, against 1.30 and 3.30 at that
-// rate). Its profile (ncu) showed them bound by latency, not by a unit (SMs 47% busy,
-// memory 35%): every product loads its operand fragments from shared memory and the scores
-// go through shared memory between products, with barriers between tiles. So the other
-// GPUs get that rate scaled by their SMs times their clock, not a fraction of their
-// tensor-core peak: 0.11 of the T4's, 0.055 of the A100's, 0.22 of the RTX 3090's and
-// 4090's (unmeasured there). Those were the two-pass wmma kernels (attention_wmma_*.cu),
-// which now run only below sm_80; from sm_80 the fused attention runs on mma.sync with its
-// scores in registers (attention_mma_*.cu). No GPU has timed those yet, so they keep the
-// wmma kernels' price until one does (scripts/gpu-check.sh's attention step).
-//
+// The fused attention's warp matrix products are priced from a measurement instead: an
+// H200 ran those of bertc's earlier two-pass kernels (WMMA) at 0.03 of its tensor-core
+// peak, 29.67 TFLOP/s (BERT-base, seq 512, batch 32: forward 1.32 ms, backward 3.43 ms a
+// layer, against 1.30 and 3.30 at that rate). Their profile (ncu) showed them bound by
+// latency, not by a unit (SMs 47% busy, memory 35%): every product loaded its operand
+// fragments from shared memory and the scores went through shared memory between products,
+// with barriers between tiles. So the other GPUs get that rate scaled by their SMs times
+// their clock, not a fraction of their tensor-core peak: 0.11 of the T4's, 0.055 of the
+// A100's, 0.22 of the RTX 3090's and 4090's (unmeasured there). The kernels that run now
+// (runtime/cuda/attention_mma_*.cu) keep their scores in registers on mma.sync; no GPU has
+// timed them yet, so they keep that rate until one does (scripts/gpu-check.sh's attention
+// step).
+
 // A trainer process holds device memory beside its arena: the CUDA context with its loaded
 // kernel images, 300-500 MB on Turing to Ada GPUs with CUDA 12-13 (lazy module loading),
 // and the cuBLASLt handle, stream and graphs, a few MB more; 512 MiB covers them.

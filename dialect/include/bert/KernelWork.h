@@ -29,7 +29,7 @@ enum class ComputeUnit {
   /// bertc's own kernels: fp32 arithmetic (and the dropout generator's integer work) on
   /// CUDA cores, or scalar loops on one CPU core, whatever the storage type.
   Fp32Cores,
-  /// bertc's own kernels' warp matrix products (WMMA): 16-bit operands, fp32 accumulation,
+  /// bertc's own kernels' warp matrix products (mma.sync): 16-bit operands, fp32 accumulation,
   /// on tensor cores (the CUDA target's fused attention of 16-bit storage).
   HalfOwnMatrix,
 };

@@ -182,14 +182,14 @@ TEST(AttentionCost, ChunksOfFewerHeadsLaunchTheRowsMoreOften) {
 }
 
 // The fused kernels (bf16: their products as warp matrix products, step_cost_test.cpp
-// counts them) are priced at the rate an H200 ran them, 0.03 of its 989 TFLOP/s tensor-core
-// peak, per SM and GHz (132 SMs at 1.98 GHz): 29.67 TFLOP/s on sm_90, and on the A100 (108
-// SMs at 1.41 GHz) 29.67e12 * 152.28 / 261.36 = 17.29 TFLOP/s. At seq 512 the forward is 3
-// products over d = 64, 38,654,705,664 flops, then 15 flops a score on CUDA cores,
-// 1,509,949,440, in one launch: on sm_90 1.3028 + 0.0451 ms (the H200 measured 1.32 ms), on
-// the A100 2.2361 + 0.1549 ms. The chunked kernels, cuBLASLt's GEMMs and the row kernels,
-// which the H200 ran faster at both lengths, are then the cheaper ones on both GPUs, forward
-// and backward (on the A100 1.07 ms forward at seq 512).
+// counts them) are priced at the rate an H200 ran the earlier two-pass kernels' products,
+// 0.03 of its 989 TFLOP/s tensor-core peak, per SM and GHz (132 SMs at 1.98 GHz): 29.67
+// TFLOP/s on sm_90, and on the A100 (108 SMs at 1.41 GHz) 29.67e12 * 152.28 / 261.36 =
+// 17.29 TFLOP/s. At seq 512 the forward is 2 products over d = 64, 25,769,803,776 flops,
+// then 8 flops a score on CUDA cores, 805,306,368, in one launch: on sm_90 0.8686 + 0.0240
+// ms, on the A100 1.4904 + 0.0826 ms. The chunked kernels, cuBLASLt's GEMMs and the row
+// kernels, are then the cheaper ones on both GPUs, forward and backward (on the A100 1.07
+// ms forward at seq 512).
 TEST(AttentionCost, FusedProductsAtTheRateAnH200RanThemPerSmAndGigahertz) {
   const double h200Rate = 0.03 * 989e12;
   const struct {
@@ -201,7 +201,7 @@ TEST(AttentionCost, FusedProductsAtTheRateAnH200RanThemPerSmAndGigahertz) {
   for (const auto &gpu : gpus) {
     const bertc::DeviceModel &model = *bertc::gpuDeviceModel(gpu.arch);
     const double fusedForward =
-        3 * 12884901888.0 / gpu.ownMatrixRate + 15 * 100663296.0 / gpu.coreRate + kLaunch;
+        2 * 12884901888.0 / gpu.ownMatrixRate + 8 * 100663296.0 / gpu.coreRate + kLaunch;
     EXPECT_NEAR(estimateOpSeconds(fused.forward(), kBatch, 512, model), fusedForward,
                 1e-12 * fusedForward)
         << gpu.arch;

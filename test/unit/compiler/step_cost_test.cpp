@@ -138,16 +138,15 @@ TEST(StepCost, CudaAttentionOfSixteenBitsRunsItsProductsOnTensorCores) {
   Ops ops(kAttentionArguments, attention("0.1"));
   auto forward = estimateOpKernels(ops.op("bert.attention"), kBatch, 512, CostTarget::Cuda);
   ASSERT_EQ(forward.size(), 2u);
-  // QK^T twice (the lse's pass, then the probabilities') and PV as warp matrix products;
-  // in the same launch, per score the first pass's 8 flops, the second's probability from
-  // the lse (7) and its dropout draw (50), on CUDA cores.
+  // QK^T and PV as warp matrix products (one pass over the keys); in the same launch, per
+  // score its probability (8 flops) and its dropout draw (50), on CUDA cores.
   EXPECT_EQ(forward[0].unit, ComputeUnit::HalfOwnMatrix);
-  EXPECT_EQ(forward[0].flops, 3 * kProduct512);
+  EXPECT_EQ(forward[0].flops, 2 * kProduct512);
   // q, k, v, ctx in bf16 (25,165,824 B each), the mask and the lse.
   EXPECT_EQ(forward[0].bytes, 101515264.0);
   EXPECT_EQ(forward[0].launches, 1);
   EXPECT_EQ(forward[1].unit, ComputeUnit::Fp32Cores);
-  EXPECT_EQ(forward[1].flops, (8 + 7 + 50) * kScores512);
+  EXPECT_EQ(forward[1].flops, (8 + 50) * kScores512);
   EXPECT_EQ(forward[1].bytes, 0.0);
   EXPECT_EQ(forward[1].launches, 0);
 

@@ -4,10 +4,10 @@
 // sizes (24, 32, 64, 128), sequence lengths that leave partial tiles, a fully visible, a
 // partly masked and a fully masked sequence, with and without dropout (whose masks must
 // match the CPU's for the results to agree at all). 16-bit storage up to head dimension 64
-// runs the tensor-core kernels (the simulated device is an sm_80: the one-pass mma.sync
-// forward); on the simulated device, both also run on an sm_75: fp16 the two-pass wmma
-// forward, bf16, which has no warp matrix functions there, the CUDA-core kernels, whose
-// results differ from the tensor cores' in their roundings.
+// runs the tensor-core kernels (the simulated device is an sm_80); on the simulated device,
+// both also run on an sm_75: fp16 the same tensor-core kernels, bf16, which has no mma.sync
+// there, the CUDA-core kernels, whose results differ from the tensor cores' in their
+// roundings.
 #include "cuda_test_support.h"
 
 #include "bertc/runtime/cpu_kernels.h"
@@ -132,14 +132,16 @@ TEST_F(AttentionKernelChoice, Bf16OnAnSm75RunsTheCudaCoreKernels) {
   EXPECT_FALSE(sameBits(cudaCores.dq, tensorCores.dq));
 }
 
-TEST_F(AttentionKernelChoice, Fp16OnAnSm75RunsTheTwoPassForward) {
+TEST_F(AttentionKernelChoice, Fp16OnAnSm75RunsTheSameTensorCoreKernels) {
   const AttentionCase bertHeads{45, 192, 3};
-  const AttentionResults<fp16> onePass = checkAttention<fp16>(bertHeads, 0.1f);
+  const AttentionResults<fp16> ampere = checkAttention<fp16>(bertHeads, 0.1f);
   SimulatedArch turing("sm_75");
-  const AttentionResults<fp16> twoPasses = checkAttention<fp16>(bertHeads, 0.1f);
-  // One pass rounds exp(s - running max) to 16 bits for P v and divides at the end; two
-  // passes round the final probabilities.
-  EXPECT_FALSE(sameBits(twoPasses.ctx, onePass.ctx));
+  EXPECT_TRUE(attentionOnTensorCores<fp16>(64));
+  const AttentionResults<fp16> onTuring = checkAttention<fp16>(bertHeads, 0.1f);
+  EXPECT_TRUE(sameBits(onTuring.ctx, ampere.ctx));
+  EXPECT_TRUE(sameBits(onTuring.dq, ampere.dq));
+  EXPECT_TRUE(sameBits(onTuring.dk, ampere.dk));
+  EXPECT_TRUE(sameBits(onTuring.dv, ampere.dv));
 }
 #endif
 

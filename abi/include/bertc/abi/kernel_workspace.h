@@ -40,7 +40,7 @@ constexpr size_t kColumnSumTicketsOffset =
 /// Largest head dimension (hidden / heads) the attention kernels take.
 constexpr int64_t kMaxAttentionHeadDim = 128;
 /// Largest head dimension the fused attention of 16-bit storage runs on tensor cores
-/// (runtime/cuda/attention_wmma.cuh); above it, and for fp32, its products are fp32 on CUDA
+/// (runtime/cuda/attention_mma.cuh); above it, and for fp32, its products are fp32 on CUDA
 /// cores.
 constexpr int64_t kMaxTensorCoreAttentionHeadDim = 64;
 

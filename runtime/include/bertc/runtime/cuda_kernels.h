@@ -152,11 +152,11 @@ void layerNormBackwardAccumulate(const T *dy, const T *x, const T *gamma, float 
                                  unsigned *tickets, int64_t rows, int64_t cols,
                                  cudaStream_t stream);
 
-// ---- Attention (attention_forward.cu, attention_backward.cu; attention_wmma_*.cu) ----
+// ---- Attention (attention_forward.cu, attention_backward.cu; attention_mma_*.cu) ----
 
 /// Whether attentionForward and attentionBackward of storage type T and head dimension
 /// headDim run their products on tensor cores on the current device: 16-bit storage,
-/// headDim at most kMaxTensorCoreAttentionHeadDim, and fp16 from sm_70 or bf16 from sm_80.
+/// headDim at most kMaxTensorCoreAttentionHeadDim, and fp16 from sm_75 or bf16 from sm_80.
 template <typename T> bool attentionOnTensorCores(int64_t headDim);
 
 /// The CPU twin's attention (same mask bias, same dropout keys) as a fused kernel that never

@@ -1,9 +1,9 @@
 // The simulated device's stand-ins for the warp matrix instructions bertc's kernels issue as
 // PTX (runtime/cuda/warp_matrix.cuh): mma.sync m16n8k16 with 16-bit operands and fp32
-// accumulators, and ldmatrix .x4, plain and transposed. Unlike wmma's, these fragments have
-// a documented layout (PTX ISA: "Matrix Fragments for mma.m16n8k16 with floating point
-// type", "ldmatrix"), which the kernels rely on, so each stand-in computes exactly what that
-// layout makes of every lane's registers. Lane l is in row group g = l / 4 and holds column
+// accumulators, and ldmatrix .x4, plain and transposed. Their fragments have a documented
+// layout (PTX ISA: "Matrix Fragments for mma.m16n8k16 with floating point type",
+// "ldmatrix"), which the kernels rely on, so each stand-in computes exactly what that layout
+// makes of every lane's registers. Lane l is in row group g = l / 4 and holds column
 // pair t = l % 4; a 32-bit register holds two 16-bit values, the lower index in the low half:
 //   A (16 x 16, row major)  a[0] = (g, 2t..2t+1)     a[1] = (g + 8, 2t..)
 //                           a[2] = (g, 2t + 8..)     a[3] = (g + 8, 2t + 8..)
@@ -30,7 +30,7 @@
 namespace bertc::sim {
 
 /// Checks that an ldmatrix row address is 16-byte aligned, as the instruction requires; a
-/// misaligned one faults the device with cudaErrorMisalignedAddress (src/wmma.cpp).
+/// misaligned one faults the device with cudaErrorMisalignedAddress (src/warp_matrix.cpp).
 bool matrixRowAligned(const char *function, const void *row);
 
 namespace warp_matrix {
