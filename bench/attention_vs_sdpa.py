@@ -12,6 +12,9 @@ recording (as in training), the forward+backward as that forward then torch.auto
 with a dctx of the same layout; each run between two CUDA events. The output's copy back to
 [batch, seq, hidden] is not timed (bertc's kernels write that layout themselves).
 "best / SDPA" is bertc's fastest kernel's time over PyTorch's: below 1, bertc is faster.
+Where the fused kernels' products run on tensor cores it then prints the rate they reached:
+their products' flops over the fused times, as DeviceModel.cpp prices them (2 products
+forward, 7 backward, over the head dimension rounded up to 32 or 64).
 --dry-run prints what it would run and runs nothing (no GPU needed).
 Usage: python3 bench/attention_vs_sdpa.py [--program PATH] [--batch 32] [--seqs 128 512]
            [--hidden 768] [--heads 12] [--precision bf16|fp16|fp32] [--dropout 0.1]
@@ -136,6 +139,22 @@ def ratio(ours, theirs):
     return f"{ours / theirs:.2f}" if theirs else "-"
 
 
+# The fused kernels' products: the forward's q k^T and P v, the backward's 4 in the key
+# kernel (s, dP, dv, dk) and 3 in the query kernel (s, dP, dq) (dialect/lib/AttentionCost.cpp).
+FORWARD_PRODUCTS, BACKWARD_PRODUCTS = 2, 7
+
+
+def product_rates(args, seq, fused):
+    """TFLOP/s of the fused forward's and backward's products at their measured times."""
+    head_dim = args.hidden // args.heads
+    padded = 32 if head_dim <= 32 else 64
+    flops = 2 * args.batch * args.heads * seq * seq * padded  # one product
+    forward_ms = fused["forward_ms"]
+    backward_ms = fused["forward_backward_ms"] - forward_ms
+    return (FORWARD_PRODUCTS * flops / forward_ms / 1e9,
+            BACKWARD_PRODUCTS * flops / backward_ms / 1e9 if backward_ms > 0 else None)
+
+
 def main():
     args = parse_args()
     missing = torch_missing()
@@ -179,6 +198,13 @@ def main():
     print_table(["seq", "fused fwd", "fused fwd+bwd", f"tensor-core/{args.heads} fwd",
                  f"tensor-core/{args.heads} fwd+bwd", "SDPA fwd", "SDPA fwd+bwd",
                  "bertc best (fwd+bwd)", "best / SDPA fwd", "best / SDPA fwd+bwd"], rows)
+    if bertc["fused_products"] != "tensor cores":
+        return
+    for seq in args.seqs:
+        fused = next(r for r in bertc["results"] if r["seq"] == seq and r["head_chunk"] == 0)
+        forward, backward = product_rates(args, seq, fused)
+        print(f"fused products at seq {seq}: forward {forward:.2f} TFLOP/s, backward "
+              + (f"{backward:.2f} TFLOP/s" if backward else "-"))
 
 
 if __name__ == "__main__":
