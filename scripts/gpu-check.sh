@@ -556,10 +556,11 @@ measure_attention() {
     return 1
   fi
   record "attention vs SDPA" ok "$precision, $(($(date +%s) - step_start)) s; table below"
-  # The bench's header, PyTorch line and table, indented under the summary's line.
+  # The bench's header, PyTorch line, table and fused product rates, indented under the
+  # summary's line.
   while IFS= read -r line; do
     summary+=("    $line")
-  done < <(grep -E '^(\||Attention on|Attention products|PyTorch)' "$log")
+  done < <(grep -E '^(\||Attention on|Attention products|PyTorch|fused products at)' "$log")
 }
 
 # Step 7: BERT-base's measured op times beside the plan's estimate, at seq 128 and 512.
