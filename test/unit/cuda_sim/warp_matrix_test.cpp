@@ -1,7 +1,8 @@
 // The simulated device's warp matrix instructions (bertc/cuda_sim/warp_matrix.h) in one-warp
 // kernels, against the layouts as the PTX ISA documents them, written out here lane by lane
 // (not through the stand-ins' own lookups): mma.sync m16n8k16 of __nv_bfloat16 and __half
-// fragments against a double reference; ldmatrix .x4, plain and transposed, against the
+// fragments against a double reference, and runtime/cuda/warp_matrix.cuh's sm_75 form of
+// it, two m16n8k8 products; ldmatrix .x4, plain and transposed, against the
 // elements each lane must receive; and the misuses a GPU reports (a misaligned row address,
 // a warp whose lanes do not all arrive), each caught without touching memory.
 #include "cublaslt_fixture.h" // DeviceBuffer
@@ -9,6 +10,7 @@
 #include "bertc/cuda_sim/faults.h"
 #include "bertc/cuda_sim/launch.h"
 #include "bertc/cuda_sim/warp_matrix.h"
+#include "warp_matrix.cuh" // runtime/cuda's, as its simulated build has it
 
 #include <gtest/gtest.h>
 
@@ -39,8 +41,9 @@ template <typename W> uint32_t pairOf(W low, W high) {
 /// d of kM x kN (row major), as two m16n8k16 steps. Lane l (g = l / 4, t = l % 4) builds
 /// its registers as the PTX ISA lays them out: a0 = A(g, 2t..2t+1), a1 = A(g + 8, 2t..),
 /// a2 = A(g, 2t + 8..), a3 = A(g + 8, 2t + 8..); b0 = B(2t..2t+1, g), b1 = B(2t + 8.., g);
-/// c0, c1 = C(g, 2t), C(g, 2t + 1); c2, c3 = C(g + 8, 2t), C(g + 8, 2t + 1).
-template <typename W>
+/// c0, c1 = C(g, 2t), C(g, 2t + 1); c2, c3 = C(g + 8, 2t), C(g + 8, 2t + 1). AsK8Pair: each
+/// step as the two m16n8k8 products sm_75 runs for fp16.
+template <typename W, bool AsK8Pair>
 __global__ void productByLayout(const W *a, const W *b, const float *c, float *d) {
   const int g = int(threadIdx.x) / 4, t = int(threadIdx.x) % 4;
   float acc[4];
@@ -56,7 +59,10 @@ __global__ void productByLayout(const W *a, const W *b, const float *c, float *d
                                     pairOf(aAt(g + 8, 2 * t + 8), aAt(g + 8, 2 * t + 9))};
     const uint32_t bRegisters[2] = {pairOf(bAt(2 * t, g), bAt(2 * t + 1, g)),
                                     pairOf(bAt(2 * t + 8, g), bAt(2 * t + 9, g))};
-    mmaM16N8K16<W>(acc, aRegisters, bRegisters);
+    if constexpr (AsK8Pair)
+      cuda::warp_matrix::mmaM16N8K16AsK8Pair<W>(acc, aRegisters, bRegisters);
+    else
+      mmaM16N8K16<W>(acc, aRegisters, bRegisters);
   }
   for (int e = 0; e < 4; ++e)
     d[(g + 8 * (e / 2)) * kN + 2 * t + e % 2] = acc[e];
@@ -125,7 +131,7 @@ class WarpMatrixTest : public ::testing::Test {
 protected:
   void TearDown() override { clearDeviceFaults(); }
 
-  template <typename W> void expectProduct() {
+  template <typename W, bool AsK8Pair = false> void expectProduct() {
     std::vector<W> a(kM * kK), b(kK * kN);
     std::vector<float> c(kM * kN);
     for (size_t i = 0; i < a.size(); ++i)
@@ -137,8 +143,8 @@ protected:
     DeviceBuffer<W> aDevice(a), bDevice(b);
     DeviceBuffer<float> cDevice(c), dDevice(std::vector<float>(kM * kN, kUntouched));
     launchWarp(
-        "productByLayout", [](auto... args) { productByLayout<W>(args...); }, aDevice.get(),
-        bDevice.get(), cDevice.get(), dDevice.get());
+        "productByLayout", [](auto... args) { productByLayout<W, AsK8Pair>(args...); },
+        aDevice.get(), bDevice.get(), cDevice.get(), dDevice.get());
     ASSERT_TRUE(faultReports().empty()) << faultReports()[0];
     const std::vector<float> d = dDevice.download();
     for (int row = 0; row < kM; ++row)
@@ -188,6 +194,10 @@ TEST_F(WarpMatrixTest, Bfloat16ProductFollowsTheDocumentedLayout) {
 }
 
 TEST_F(WarpMatrixTest, HalfProductFollowsTheDocumentedLayout) { expectProduct<__half>(); }
+
+TEST_F(WarpMatrixTest, HalfProductAsTwoK8ProductsFollowsTheDocumentedLayout) {
+  expectProduct<__half, true>();
+}
 
 TEST_F(WarpMatrixTest, LoadMatrixGivesEachLaneItsRowsPair) { expectQuarters<false>(); }
 

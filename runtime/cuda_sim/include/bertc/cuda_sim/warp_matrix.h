@@ -1,9 +1,9 @@
 // The simulated device's stand-ins for the warp matrix instructions bertc's kernels issue as
-// PTX (runtime/cuda/warp_matrix.cuh): mma.sync m16n8k16 with 16-bit operands and fp32
-// accumulators, and ldmatrix .x4, plain and transposed. Their fragments have a documented
-// layout (PTX ISA: "Matrix Fragments for mma.m16n8k16 with floating point type",
-// "ldmatrix"), which the kernels rely on, so each stand-in computes exactly what that layout
-// makes of every lane's registers. Lane l is in row group g = l / 4 and holds column
+// PTX (runtime/cuda/warp_matrix.cuh): mma.sync m16n8k16 (and sm_75's m16n8k8) with 16-bit
+// operands and fp32 accumulators, and ldmatrix .x4, plain and transposed. Their fragments
+// have a documented layout (PTX ISA: "Matrix Fragments for mma.m16n8k16 with floating point
+// type", "ldmatrix"), which the kernels rely on, so each stand-in computes exactly what that
+// layout makes of every lane's registers. Lane l is in row group g = l / 4 and holds column
 // pair t = l % 4; a 32-bit register holds two 16-bit values, the lower index in the low half:
 //   A (16 x 16, row major)  a[0] = (g, 2t..2t+1)     a[1] = (g + 8, 2t..)
 //                           a[2] = (g, 2t + 8..)     a[3] = (g + 8, 2t + 8..)
@@ -89,6 +89,28 @@ mmaM16N8K16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
     for (int k = 0; k < 16; ++k)
       sum += registerValue<W>(lanes[4 * (r % 8) + (k % 8) / 2][r / 8 + 2 * (k / 8)], k % 2) *
              registerValue<W>(lanes[4 * n + (k % 8) / 2][4 + k / 8], k % 2);
+    d[e] = sum;
+  }
+}
+
+/// d += a b for one m16n8k8 tile (sm_75's fp16 shape): A 16 x 8 with a[0] = (g, 2t..2t+1)
+/// and a[1] = (g + 8, 2t..), B 8 x 8 with b = (2t..2t+1, g), C and D as m16n8k16's. Summed
+/// as mmaM16N8K16 sums.
+template <typename W>
+__attribute__((no_sanitize("kernel-address"))) inline void
+mmaM16N8K8(float (&d)[4], const uint32_t (&a)[2], uint32_t b) {
+  using warp_matrix::registerValue;
+  const uint32_t mine[3] = {a[0], a[1], b};
+  const uint32_t(*lanes)[3] = warp_matrix::exchange(mine);
+  const int lane = int(warp_matrix::laneIndex()), g = lane / 4, t = lane % 4;
+  // A(r, k) is in lane 4 (r % 8) + k / 2, register r / 8; B(k, n) in lane 4 n + k / 2,
+  // register 2; half k % 2 of either.
+  for (int e = 0; e < 4; ++e) {
+    const int r = g + 8 * (e / 2), n = 2 * t + e % 2;
+    float sum = d[e];
+    for (int k = 0; k < 8; ++k)
+      sum += registerValue<W>(lanes[4 * (r % 8) + k / 2][r / 8], k % 2) *
+             registerValue<W>(lanes[4 * n + k / 2][2], k % 2);
     d[e] = sum;
   }
 }
