@@ -170,20 +170,30 @@ __device__ __forceinline__ void accumulateProduct(const float (&w)[N / 8][4], co
 }
 
 /// Stores row r (0: g, 1: g + 8) of the warp's [16, D] results times `factor` as head row
-/// `row` of sequence b, head h of x (dims below headDim); the caller skips rows past seq.
+/// `row` of sequence b, head h of x (dims below headDim); the caller skips rows past seq. A
+/// lane's two adjacent values go as one 4-byte store where the head dimension is even (every
+/// head row, and so every pair from an even dim, is then 4-byte aligned).
 template <int D, typename T>
 __device__ __forceinline__ void storeRow(const float (&acc)[D / 8][4], int r, float factor, T *x,
                                          const Params &p, int64_t b, int64_t h, int64_t row) {
+  using W = typename MmaType<T>::Type;
   const int t = int(threadIdx.x % 4);
   T *target = x + p.tokenOffset(b, row, h);
+  const bool pairs = p.headDim % 2 == 0;
 #pragma unroll
-  for (int n = 0; n < D / 8; ++n)
-#pragma unroll
-    for (int c = 0; c < 2; ++c) {
-      const int dim = n * 8 + 2 * t + c;
-      if (dim < p.headDim)
-        storeFloat(target + dim, acc[n][2 * r + c] * factor);
+  for (int n = 0; n < D / 8; ++n) {
+    const int dim = n * 8 + 2 * t;
+    const float low = acc[n][2 * r] * factor, high = acc[n][2 * r + 1] * factor;
+    if (dim >= p.headDim)
+      continue;
+    if (pairs) {
+      *reinterpret_cast<uint32_t *>(target + dim) = packPair(W{}, low, high);
+    } else {
+      storeFloat(target + dim, low);
+      if (dim + 1 < p.headDim)
+        storeFloat(target + dim + 1, high);
     }
+  }
 }
 
 /// The two rows the calling lane holds results of: g and g + 8 of the warp's 16 from `first`.

@@ -78,6 +78,7 @@ AttentionResults<T> checkAttention(const AttentionCase &c, float dropoutRate) {
 const AttentionCase kCases[] = {
     {37, 48, 2},  // head dim 24: padded up to 32
     {37, 40, 2},  // 20: padded up to 32, the second head's rows not 16-byte aligned
+    {33, 42, 2},  // 21: an odd head dimension, rows and pairs not 4-byte aligned
     {37, 64, 2},  // 32: one lane per row
     {45, 192, 3}, // 64: two lanes per row (BERT's head size)
     {33, 256, 2}, // 128: four lanes per row
