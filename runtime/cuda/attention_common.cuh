@@ -189,10 +189,7 @@ __device__ __forceinline__ void axpySlice(float (&acc)[kDimsPerThread], float al
 
 /// The sum of `partial` over the kLanesPerRow lanes of one row.
 template <int D> __device__ __forceinline__ float rowSum(float partial) {
-#pragma unroll
-  for (int offset = 1; offset < HeadLayout<D>::kLanesPerRow; offset *= 2)
-    partial += __shfl_xor_sync(0xffffffffu, partial, offset);
-  return partial;
+  return laneGroupSum<HeadLayout<D>::kLanesPerRow>(partial);
 }
 
 /// The backward's row term dctx_i · ctx_i of the head row at `offset`, summed by the calling
@@ -226,6 +223,17 @@ __device__ __forceinline__ float maskBias(int32_t word) { return word == 0 ? -FL
 __device__ __forceinline__ float keyMaskBias(const int32_t *mask, const Params &p, int64_t b,
                                              int64_t j) {
   return maskBias(mask[b * p.seq + j]);
+}
+
+/// The additive mask of the Keys keys from `first` (-inf past seq) into `bias`.
+template <int Keys>
+__device__ __forceinline__ void loadKeyBias(const int32_t *mask, const Params &p, int64_t b,
+                                            int64_t first, float *bias) {
+  static_assert(Keys <= kThreads, "a thread a key");
+  if (threadIdx.x < Keys) {
+    const int64_t j = first + threadIdx.x;
+    bias[threadIdx.x] = j < p.seq ? keyMaskBias(mask, p, b, j) : -INFINITY;
+  }
 }
 
 /// Bit t (t < count <= 32) says whether dropout keeps the probability with index

@@ -43,10 +43,7 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads(); // the previous tile is consumed
     loadTile<D>(k, p, b, h, first, keys);
     loadTile<D>(v, p, b, h, first, values);
-    if (threadIdx.x < kTile) {
-      const int64_t j = first + threadIdx.x;
-      keyBias[threadIdx.x] = j < p.seq ? keyMaskBias(mask, p, b, j) : -INFINITY;
-    }
+    loadKeyBias<kTile>(mask, p, b, first, keyBias);
     __syncthreads();
 
     float scores[kTile];

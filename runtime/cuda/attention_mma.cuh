@@ -27,6 +27,11 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kWarpRows = 16;
 constexpr int kBlockRows = kWarps * kWarpRows;
 
+/// Keys a streamed key tile holds: the block's own rows' room (which their tile fills first),
+/// and whole words of the dropout mask.
+constexpr int kKeyTile = kBlockRows;
+static_assert(kKeyTile % 32 == 0, "a key tile's dropout bits are whole words");
+
 /// Elements per row of a 16-bit operand tile in shared memory.
 template <int D> constexpr int kTileStride = D + 8;
 
@@ -74,17 +79,6 @@ __device__ void loadRows(const T *x, const Params &p, int64_t b, int64_t h, int6
           group.values[j] = *reinterpret_cast<const W *>(source + j);
     }
     *reinterpret_cast<Group *>(tile + r * kTileStride<D> + c) = group;
-  }
-}
-
-/// The additive mask of the Keys keys from `first` (-inf past seq) into `bias`.
-template <int Keys>
-__device__ __forceinline__ void loadKeyBias(const int32_t *mask, const Params &p, int64_t b,
-                                            int64_t first, float *bias) {
-  static_assert(Keys <= kThreads, "a thread a key");
-  if (threadIdx.x < Keys) {
-    const int64_t j = first + threadIdx.x;
-    bias[threadIdx.x] = j < p.seq ? keyMaskBias(mask, p, b, j) : -INFINITY;
   }
 }
 
@@ -214,9 +208,6 @@ __device__ __forceinline__ int laneColumn(int n, int e) {
 } // namespace bertc::cuda::attention::mma_tiles
 
 namespace bertc::cuda::attention {
-
-/// The current device's compute capability as 100 major + 10 minor (sm_86: 860).
-int deviceArch();
 
 /// The fused attention on mma.sync: the forward in one pass over the keys, the backward's
 /// dq, dk and dv from the row terms already in p.rowTerm.

@@ -25,10 +25,8 @@ using namespace mma_tiles;
 
 /// Queries a tile of the key kernel holds: a tile of fillKeepTile's.
 constexpr int kQueryTile = kTile;
-/// Keys a tile of the query kernel holds: two words of the stored mask.
-constexpr int kKeyTile = 64;
-static_assert(2 * kQueryTile <= kBlockRows && kKeyTile <= kBlockRows,
-              "the block's own rows' tile has room for a streamed tile pair");
+static_assert(2 * kQueryTile <= kBlockRows,
+              "the block's own rows' tile has room for a query tile's q and dctx");
 
 template <typename T, int D>
 __global__ void __launch_bounds__(kThreads)

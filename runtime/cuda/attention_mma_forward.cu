@@ -25,20 +25,8 @@ namespace bertc::cuda::attention {
 namespace {
 using namespace mma_tiles;
 
-/// Keys a streamed tile holds.
-constexpr int kKeyTile = 64;
-static_assert(kKeyTile == kBlockRows, "the queries' tile is the first key tile's room");
-static_assert(kKeyTile % 32 == 0, "a tile's dropout bits are whole words");
-
-/// The maximum, then the sum, of a row's values over its four lanes.
-__device__ __forceinline__ float rowMaximum(float value) {
-  value = fmaxf(value, __shfl_xor_sync(0xffffffffu, value, 1));
-  return fmaxf(value, __shfl_xor_sync(0xffffffffu, value, 2));
-}
-__device__ __forceinline__ float rowTotal(float value) {
-  value += __shfl_xor_sync(0xffffffffu, value, 1);
-  return value + __shfl_xor_sync(0xffffffffu, value, 2);
-}
+/// A row's values lie in its four adjacent lanes (t = 0 .. 3).
+constexpr int kRowLanes = 4;
 
 template <typename T, int D>
 __global__ void __launch_bounds__(kThreads)
@@ -78,7 +66,7 @@ __global__ void __launch_bounds__(kThreads)
       float correction[2];
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
-        const float newMax = fmaxf(runningMax[r], rowMaximum(tileMax[r]));
+        const float newMax = fmaxf(runningMax[r], laneGroupMax<kRowLanes>(tileMax[r]));
         correction[r] = expf(runningMax[r] - newMax);
         runningSum[r] *= correction[r];
         runningMax[r] = newMax;
@@ -97,9 +85,10 @@ __global__ void __launch_bounds__(kThreads)
         const int count = p.seq - wordFirst < 32 ? int(p.seq - wordFirst) : 32;
 #pragma unroll
         for (int r = 0; r < 2; ++r)
-          kept[r][w] = count > 0
-                           ? keepBits<4>(p, b, p.dropoutIndex(h, lane.row[r], wordFirst), count, t)
-                           : 0u;
+          kept[r][w] =
+              count > 0
+                  ? keepBits<kRowLanes>(p, b, p.dropoutIndex(h, lane.row[r], wordFirst), count, t)
+                  : 0u;
       }
 #pragma unroll
       for (int n = 0; n < kKeyTile / 8; ++n)
@@ -115,7 +104,7 @@ __global__ void __launch_bounds__(kThreads)
 
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      const float sum = rowTotal(runningSum[r]);
+      const float sum = laneGroupSum<kRowLanes>(runningSum[r]);
       if (lane.row[r] >= p.seq)
         continue;
       if (t == 0)
@@ -125,14 +114,6 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 } // namespace
-
-int deviceArch() {
-  int device = 0, major = 0, minor = 0;
-  BERTC_CUDA_CHECK(cudaGetDevice(&device));
-  BERTC_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  BERTC_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  return major * 100 + minor * 10;
-}
 
 template <typename T>
 void mmaForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx, float *lse,
@@ -156,13 +137,24 @@ INSTANTIATE(::bertc::fp16)
 
 namespace bertc::cuda {
 
+namespace {
+/// The current device's compute capability as 100 major + 10 minor (sm_86: 860).
+int deviceArch() {
+  int device = 0, major = 0, minor = 0;
+  BERTC_CUDA_CHECK(cudaGetDevice(&device));
+  BERTC_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  BERTC_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  return major * 100 + minor * 10;
+}
+} // namespace
+
 template <typename T> bool attentionOnTensorCores(int64_t headDim) {
   if constexpr (std::is_same_v<T, float>) {
     return false;
   } else {
     if (headDim > kMaxTensorCoreAttentionHeadDim)
       return false;
-    return attention::deviceArch() >= attention::mma_tiles::MmaType<T>::kMinArch;
+    return deviceArch() >= attention::mma_tiles::MmaType<T>::kMinArch;
   }
 }
 

@@ -98,8 +98,9 @@ template <int N, typename T> __device__ __forceinline__ bool asVector(const T *p
   return count == N && reinterpret_cast<uintptr_t>(p) % (N * sizeof(T)) == 0;
 }
 
-/// out[j] = p[j] for j < count (N or fewer; the rest V{}), of a plain type V (mask words):
-/// one access where they make a Vector and asVector allows, else a load each.
+/// out[j] = p[j] for j < count (N or fewer; the rest V{}), of a CUDA value type V (mask
+/// words, floats, __nv_bfloat16, ...): one access where they make a Vector and asVector
+/// allows, else a load each.
 template <int N, typename V>
 __device__ __forceinline__ void loadValues(const V *p, int count, V (&out)[N]) {
   if constexpr (kVectorSized<V, N>) {
@@ -117,21 +118,15 @@ __device__ __forceinline__ void loadValues(const V *p, int count, V (&out)[N]) {
 }
 
 /// out[j] = the value at p + j as a float, for j < count (N or fewer, at a matrix's edge;
-/// the rest 0): one load where they make a Vector and asVector allows, else a load each.
+/// the rest 0): loadValues of T's CUDA values, widened.
 template <int N, typename T>
 __device__ __forceinline__ void loadFloats(const T *p, int count, float (&out)[N]) {
-  if constexpr (kVectorSized<T, N>) {
-    if (asVector<N>(p, count)) {
-      const Vector<T, N> vector = *reinterpret_cast<const Vector<T, N> *>(p);
-#pragma unroll
-      for (int j = 0; j < N; ++j)
-        out[j] = valueAsFloat(vector.values[j]);
-      return;
-    }
-  }
+  using Value = typename CudaValue<T>::type;
+  Value values[N];
+  loadValues(reinterpret_cast<const Value *>(p), count, values);
 #pragma unroll
   for (int j = 0; j < N; ++j)
-    out[j] = j < count ? loadFloat(p + j) : 0.0f;
+    out[j] = valueAsFloat(values[j]); // V{} past count: 0
 }
 
 /// Stores values[j] rounded to T at p + j for j < count, as loadFloats reads them (one

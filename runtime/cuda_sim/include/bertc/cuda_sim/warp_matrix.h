@@ -43,6 +43,11 @@ template <typename W> float registerValue(uint32_t word, int half) {
   return operandValue(W{}, uint16_t(half ? word >> 16 : word & 0xffffu));
 }
 
+/// The calling thread's index in its block.
+inline unsigned blockThread() {
+  return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+
 /// A warp collective: every lane passes Words words and gets all 32 lanes' (row = lane),
 /// valid until the warp's next exchange.
 template <int Words>
@@ -50,7 +55,7 @@ __attribute__((no_sanitize("kernel-address"))) inline const uint32_t (
     *exchange(const uint32_t (&mine)[Words]))[Words] {
   constexpr int kMaxWarps = 32;
   __shared__ uint32_t area[kMaxWarps][32][Words];
-  const unsigned thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const unsigned thread = blockThread();
   uint32_t(*lanes)[Words] = area[thread / 32];
   syncWarp(0xffffffffu); // every lane is done with the previous exchange
   for (int w = 0; w < Words; ++w)
@@ -59,9 +64,7 @@ __attribute__((no_sanitize("kernel-address"))) inline const uint32_t (
   return lanes;
 }
 
-inline unsigned laneIndex() {
-  return (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % 32;
-}
+inline unsigned laneIndex() { return blockThread() % 32; }
 
 /// The row address lane `source` published in an exchange.
 __attribute__((no_sanitize("kernel-address"))) inline const uint16_t *
