@@ -12,7 +12,8 @@
 #      are there);
 #      per architecture the tiny example's CUDA trainers (fp32, bf16, fp16, and fp32 with
 #      gradient clipping: "clip", a copy of examples/tiny/model.toml with max_grad_norm = 0.05)
-#      and BERT-base's at seq 128 and 512 (bench/cuda_step.py --prepare), and BERT-base's
+#      and BERT-base's at seq 128 and 512, each with its plan's attention and with the other
+#      one (bench/cuda_step.py --prepare --both-attentions), and BERT-base's
 #      at batch 32, seq 128 and 512, built with --time-ops (bench/op_times.py --prepare), each
 #      with its plan.json; the tiny example's data and the CPU trainers' metrics logs of the 20 steps
 #      gpu-check.sh compares (tiny/cpu-VARIANT.jsonl: losses; fp16's also loss_scale and
@@ -106,7 +107,7 @@ for variant in "${tiny_variants[@]}"; do
 done
 for arch in "${trainer_archs[@]}"; do
   quietly "$log" env BERTC="$bertc" python3 bench/cuda_step.py --prepare "$work/$arch/bert-base" \
-    --arch "$arch"
+    --arch "$arch" --both-attentions
   mkdir -p "$stage/$arch/bert-base"
   cp "$work/$arch/bert-base/manifest.json" "$stage/$arch/bert-base/"
   for seq_dir in "$work/$arch/bert-base"/seq*/; do

@@ -33,7 +33,9 @@
 #      under --tool racecheck; a sanitizer that refuses the device ("Device not supported")
 #      is NOT RUN, and one that runs out of time is "timed out", neither a failure;
 #   5. bench/cuda_step.py: BERT-base step time, throughput and device peak at seq 128 and 512,
-#      against PyTorch where torch and transformers are installed;
+#      against PyTorch where torch and transformers are installed, each seq_len with its
+#      plan's attention and with the other one forced (--both-attentions: which of the fused
+#      and the chunked kernels makes the faster step);
 #   6. bench/attention_vs_sdpa.py: BERT-base's attention (batch 32, hidden 768, 12 heads,
 #      dropout 0.1, seq 128 and 512; bf16 from sm_80, fp16 below), bertc's fused and
 #      tensor-core kernels forward and forward+backward, against PyTorch's
@@ -506,7 +508,7 @@ run_sanitizers() {
 
 measure_bert_base() {
   local step_start log="$build_dir/gpu-check-bert-base.txt" status over last line limit
-  local trainers=(--arch "$arch")
+  local trainers=(--arch "$arch" --both-attentions)
   [[ -n $bundle ]] && trainers=(--prebuilt "$prebuilt/$arch/bert-base")
   step_start=$(date +%s)
   limit=$(step_limit 110)
