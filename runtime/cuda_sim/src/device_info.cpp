@@ -1,7 +1,8 @@
 // The simulated device's identity: one GPU with CUDA's per-block limits, of the
-// architecture BERTC_SIM_ARCH names (sm_75 to sm_90) when set, otherwise of the --arch of
+// architecture BERTC_SIM_ARCH names (sm_50 to sm_90) when set, otherwise of the --arch of
 // a trainer that bertc built for the cuda-sim target (it defines
-// bertc_sim_compute_capability), and sm_80 for other programs (the kernel tests).
+// bertc_sim_compute_capability), and sm_80 for other programs (the kernel tests). Below
+// kOldestKernelArch it is a GPU the kernels were not built for: it launches none.
 #include "device_memory_state.h"
 #include "launch_limits.h"
 #include "runtime_errors.h"
@@ -22,9 +23,9 @@ int computeCapability() {
   int capability = 0;
   if (!arch)
     return &bertc_sim_compute_capability ? bertc_sim_compute_capability : 80;
-  if (std::sscanf(arch, "sm_%d", &capability) != 1 || capability < 75 || capability > 90) {
+  if (std::sscanf(arch, "sm_%d", &capability) != 1 || capability < 50 || capability > 90) {
     std::fprintf(stderr,
-                 "bertc simulated device: BERTC_SIM_ARCH=%s is not one of sm_75 to "
+                 "bertc simulated device: BERTC_SIM_ARCH=%s is not one of sm_50 to "
                  "sm_90\n",
                  arch);
     std::exit(2);

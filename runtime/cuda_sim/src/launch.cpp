@@ -1,8 +1,11 @@
-// Kernel launches (launch.h): the configuration checked as a GPU checks it, then the
-// blocks run one after another, at once or, on a capturing stream, when the graph runs.
+// Kernel launches (launch.h): the configuration checked as a GPU checks it (and a device
+// older than the kernels' oldest architecture refused, as a GPU without their image
+// refuses them), then the blocks run one after another, at once or, on a capturing
+// stream, when the graph runs.
 // They run last block first: a GPU promises no order, and a kernel that counted on the
 // launch order (block 0 first, say) fails here rather than only on some GPU.
 #include "access_checks.h"
+#include "bertc/cuda_sim/device_memory.h"
 #include "block_scheduler.h"
 #include "graph_capture.h"
 #include "launch_limits.h"
@@ -43,6 +46,10 @@ void launch(const LaunchConfig &config, void (*threadBody)(const void *), const 
             size_t contextBytes, std::shared_ptr<const void> (*copyContext)(const void *)) {
   if (stickyError())
     return;
+  if (computeCapability() < kOldestKernelArch) {
+    recordResult(cudaErrorNoKernelImageForDevice);
+    return;
+  }
   if (!validConfiguration(config)) {
     recordResult(cudaErrorInvalidConfiguration);
     return;

@@ -60,6 +60,7 @@ const char *cudaGetErrorName(cudaError_t error) {
     NAME(cudaErrorInvalidMemcpyDirection)
     NAME(cudaErrorNoDevice)
     NAME(cudaErrorInvalidDevice)
+    NAME(cudaErrorNoKernelImageForDevice)
     NAME(cudaErrorInvalidResourceHandle)
     NAME(cudaErrorIllegalState)
     NAME(cudaErrorIllegalAddress)
@@ -97,6 +98,8 @@ const char *cudaGetErrorString(cudaError_t error) {
     return "no CUDA-capable device is detected";
   case cudaErrorInvalidDevice:
     return "invalid device ordinal";
+  case cudaErrorNoKernelImageForDevice:
+    return "no kernel image is available for execution on the device";
   case cudaErrorInvalidResourceHandle:
     return "invalid resource handle";
   case cudaErrorIllegalAddress:

@@ -112,15 +112,6 @@ template <typename T> bool sameBits(const std::vector<T> &a, const std::vector<T
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
 }
 
-/// The simulated device is an `arch` while it lives.
-class SimulatedArch {
-public:
-  explicit SimulatedArch(const char *arch) { setenv("BERTC_SIM_ARCH", arch, 1); }
-  ~SimulatedArch() { unsetenv("BERTC_SIM_ARCH"); }
-  SimulatedArch(const SimulatedArch &) = delete;
-  SimulatedArch &operator=(const SimulatedArch &) = delete;
-};
-
 TEST_F(AttentionKernelChoice, Bf16OnAnSm75RunsTheCudaCoreKernels) {
   const AttentionCase bertHeads{45, 192, 3};
   const AttentionResults<bf16> tensorCores = checkAttention<bf16>(bertHeads, 0.1f);

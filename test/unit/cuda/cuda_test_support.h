@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -57,6 +58,17 @@ protected:
   }
 #endif
 };
+
+#if defined(BERTC_CUDA_SIM)
+/// The simulated device is an `arch` while it lives.
+class SimulatedArch {
+public:
+  explicit SimulatedArch(const char *arch) { setenv("BERTC_SIM_ARCH", arch, 1); }
+  ~SimulatedArch() { unsetenv("BERTC_SIM_ARCH"); }
+  SimulatedArch(const SimulatedArch &) = delete;
+  SimulatedArch &operator=(const SimulatedArch &) = delete;
+};
+#endif
 
 /// The same, once per storage type.
 template <typename T> class CudaTypedTest : public CudaTest {};

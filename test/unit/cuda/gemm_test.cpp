@@ -316,5 +316,27 @@ TEST_F(BatchedGemmsTest, RejectsCallsBeyondTheFill) {
   EXPECT_EQ((gemms.listBatchedGemms<float, float>({{a, a, d}}, 4, 4, 4, 2, 2)), 0);
 }
 
+#if defined(BERTC_CUDA_SIM)
+class GemmOnTuringTest : public CudaTest {};
+
+// cuBLASLt has no bf16 GEMM before sm_80: the error names the GEMM and what it needs (a
+// trainer refuses such a GPU before its first GEMM, cuda_device_arch.h).
+TEST_F(GemmOnTuringTest, Bf16HasNoAlgorithmAndTheErrorSaysSo) {
+  SimulatedArch turing("sm_75");
+  DeviceArray<bf16> x(4 * 8), w(8 * 8), y(4 * 8);
+  DeviceArray<std::byte> workspace(kCudaWorkspaceBytes);
+  LinearGemms gemms(workspace.get(), nullptr);
+  try {
+    gemms.linearForward(x.get(), w.get(), static_cast<const bf16 *>(nullptr), y.get(), 4, 8, 8);
+    FAIL() << "no exception";
+  } catch (const CudaError &error) {
+    EXPECT_NE(std::string(error.what())
+                  .find("GEMM with these types on this GPU (bf16 and TF32 need sm_80 or newer)"),
+              std::string::npos)
+        << error.what();
+  }
+}
+#endif
+
 } // namespace
 } // namespace bertc::cuda::test

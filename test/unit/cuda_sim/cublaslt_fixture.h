@@ -1,6 +1,9 @@
-// The simulated cuBLASLt's tests' shared parts: device buffers, a scoped simulated GPU, the
-// 2x3 by 3x2 product every test starts from, and a fixture holding one matmul's descriptors.
+// The simulated cuBLASLt's tests' shared parts: device buffers, a scoped simulated GPU
+// (scoped_arch.h), the 2x3 by 3x2 product every test starts from, and a fixture holding one
+// matmul's descriptors.
 #pragma once
+
+#include "scoped_arch.h"
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
@@ -8,8 +11,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstdlib>
-#include <string>
 #include <vector>
 
 namespace bertc::sim::test {
@@ -37,26 +38,6 @@ public:
 private:
   void *data = nullptr;
   size_t count;
-};
-
-/// Sets BERTC_SIM_ARCH (the simulated GPU) for the scope, then restores it.
-class ScopedArch {
-public:
-  explicit ScopedArch(const char *arch) {
-    if (const char *previous = std::getenv("BERTC_SIM_ARCH"))
-      saved = previous, hadValue = true;
-    setenv("BERTC_SIM_ARCH", arch, 1);
-  }
-  ~ScopedArch() {
-    if (hadValue)
-      setenv("BERTC_SIM_ARCH", saved.c_str(), 1);
-    else
-      unsetenv("BERTC_SIM_ARCH");
-  }
-
-private:
-  std::string saved;
-  bool hadValue = false;
 };
 
 // The 2x3 by 3x2 product every test starts from:

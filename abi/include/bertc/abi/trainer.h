@@ -177,6 +177,12 @@ struct CpuSteps {
   void (*evalStep)(const StepContext &ctx, float *logits);
 };
 
+/// The oldest GPU a CUDA trainer runs on, as compute capability x 10: the runtime's kernels
+/// are built for sm_75 and newer (the oldest bertc --arch, and the CUDA 13 toolkit's).
+inline constexpr int32_t kOldestCudaArch = 75;
+/// The oldest that runs bf16 or TF32 GEMMs (cuBLASLt has neither before sm_80).
+inline constexpr int32_t kBf16Tf32CudaArch = 80;
+
 /// The CUDA target's steps, on the device arena: the same three, queued on the device's
 /// stream (evalStep returns once the logits are in host memory), and the tables the
 /// runtime sets the device up with.
@@ -200,12 +206,14 @@ struct CudaSteps {
   /// calls cuda::streamGradient as each gradient completes, and optimizerStep does nothing.
   /// Null otherwise.
   void (*hostUpdate)(const StepContext &ctx, size_t param);
+  /// The oldest compute capability x 10 whose GPU runs these steps: kBf16Tf32CudaArch where
+  /// a GEMM takes bf16 or TF32, else kOldestCudaArch. The runner refuses an older GPU.
+  int32_t oldestArch;
 };
 
 /// Changes whenever this header or kernel_workspace.h changes what either side reads, or
-/// the runtime's functions that generated steps call change (7: the op timer, timesOps and
-/// opTimer).
-inline constexpr uint32_t kTrainerAbiVersion = 7;
+/// the runtime's functions that generated steps call change (8: CudaSteps::oldestArch).
+inline constexpr uint32_t kTrainerAbiVersion = 8;
 
 /// A compiled trainer: its plan and the steps of the target it was built for (the other
 /// target's are null).

@@ -18,7 +18,8 @@
 //   host arena once that gradient is down, and microStep calls cuda::streamGradient(dev, k)
 //   right after the op that completes it;
 // - evalStep copies its fp32 logits to the host;
-// - CudaSteps also say where the cuBLASLt workspace and the optimizer's tables lie.
+// - CudaSteps also say where the cuBLASLt workspace and the optimizer's tables lie, and the
+//   oldest GPU that runs the steps (sm_80 where a GEMM takes bf16 or TF32).
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,6 +54,20 @@ int64_t slot(ParamOp param, StringRef key) {
 struct AdamWBases {
   int64_t grad, m, v;
 };
+
+/// The constant (bertc/abi/trainer.h) naming the oldest GPU that runs `module`'s steps:
+/// kBf16Tf32CudaArch where its tensors are bf16, which its GEMMs then take, or an op is
+/// marked `tf32`; else kOldestCudaArch.
+StringRef oldestArch(ModuleOp module) {
+  bool bf16OrTf32 = false;
+  module.walk([&](Operation *op) {
+    bf16OrTf32 |= op->hasAttr("tf32") || llvm::any_of(op->getResultTypes(), [](Type type) {
+                    auto shaped = dyn_cast<ShapedType>(type);
+                    return shaped && shaped.getElementType().isBF16();
+                  });
+  });
+  return bf16OrTf32 ? "kBf16Tf32CudaArch" : "kOldestCudaArch";
+}
 
 AdamWBases adamwBases(AdamWOp first) {
   auto param = first.getParam().getDefiningOp<ParamOp>();
@@ -343,7 +358,7 @@ public:
   }
 
   /// The cuBLASLt workspace, then the optimizer's tables: the arena's last bytes.
-  void emitSteps(ModuleOp, raw_ostream &os) override {
+  void emitSteps(ModuleOp module, raw_ostream &os) override {
     os << "const CudaSteps kSteps = {microStep, optimizerStep, evalStep, "
        << (adamwParameterCount ? "kAdamWParameters" : "nullptr") << ", " << adamwParameterCount
        << ",\n"
@@ -352,7 +367,8 @@ public:
        << gemmWorkspace.offset + kCudaGemmWorkspaceBytes << ", "
        << gemmWorkspace.bytes - kCudaGemmWorkspaceBytes << "},\n"
        << "                          /*hostUpdate=*/" << (hostOptimizer ? "hostUpdate" : "nullptr")
-       << "};\n";
+       << ",\n"
+       << "                          /*oldestArch=*/" << oldestArch(module) << "};\n";
   }
 
 private:

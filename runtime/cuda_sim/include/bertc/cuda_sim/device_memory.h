@@ -23,6 +23,7 @@ DeviceRange deviceAllocationAt(const void *pointer);
 
 /// The simulated GPU's compute capability as major * 10 + minor (80 for sm_80): the
 /// trainer's --arch, or BERTC_SIM_ARCH (e.g. "sm_75") when set; sm_80 by default.
+/// Kernels launch only from kOldestKernelArch (launch_limits.h) on.
 int computeCapability();
 
 } // namespace bertc::sim
