@@ -126,8 +126,7 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads(); // the previous tile is consumed
     loadTile<D>(k, p, b, h, first, keys);
     loadTile<D>(v, p, b, h, first, values);
-    if (threadIdx.x < kTile && first + threadIdx.x < p.seq)
-      keyBias[threadIdx.x] = keyMaskBias(mask, p, b, first + threadIdx.x);
+    loadKeyBias<kTile>(mask, p, b, first, keyBias);
     __syncthreads();
 
     const int count = p.seq - first < kTile ? int(p.seq - first) : kTile;
