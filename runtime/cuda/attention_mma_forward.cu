@@ -137,24 +137,20 @@ INSTANTIATE(::bertc::fp16)
 
 namespace bertc::cuda {
 
-namespace {
-/// The current device's compute capability as 100 major + 10 minor (sm_86: 860).
-int deviceArch() {
-  int device = 0, major = 0, minor = 0;
-  BERTC_CUDA_CHECK(cudaGetDevice(&device));
-  BERTC_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  BERTC_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  return major * 100 + minor * 10;
-}
-} // namespace
-
+// Whether T's tensor-core kernels have a body on this device is a question of the code that
+// runs, not of the GPU: the architecture its image was compiled for (the PTX virtual
+// architecture, __CUDA_ARCH__ / 10 there), which is older than the GPU where the build left
+// the GPU's own out (a newer GPU, or CMAKE_CUDA_ARCHITECTURES without it) and the GPU runs
+// an older architecture's PTX; kernels compiled below T's kMinArch are empty.
 template <typename T> bool attentionOnTensorCores(int64_t headDim) {
   if constexpr (std::is_same_v<T, float>) {
     return false;
   } else {
     if (headDim > kMaxTensorCoreAttentionHeadDim)
       return false;
-    return deviceArch() >= attention::mma_tiles::MmaType<T>::kMinArch;
+    cudaFuncAttributes compiled{};
+    BERTC_CUDA_CHECK(cudaFuncGetAttributes(&compiled, attention::forwardKernel<T, 64>));
+    return compiled.ptxVersion * 10 >= attention::mma_tiles::MmaType<T>::kMinArch;
   }
 }
 

@@ -4,3 +4,9 @@
 
 #include "bertc/cuda_sim/device_code.h"
 #include <cuda_runtime_api.h>
+
+/// cudaFuncGetAttributes of a kernel named by its function, as CUDA's cuda_runtime.h has it.
+template <typename Kernel>
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attributes, Kernel *kernel) {
+  return cudaFuncGetAttributes(attributes, reinterpret_cast<const void *>(kernel));
+}

@@ -17,6 +17,7 @@ typedef enum cudaError {
   cudaErrorInvalidConfiguration = 9,
   cudaErrorInvalidDevicePointer = 17,
   cudaErrorInvalidMemcpyDirection = 21,
+  cudaErrorInvalidDeviceFunction = 98,
   cudaErrorNoDevice = 100,
   cudaErrorInvalidDevice = 101,
   cudaErrorNoKernelImageForDevice = 209,
@@ -85,6 +86,21 @@ cudaError_t cudaSetDevice(int device);
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp *properties, int device);
 cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attribute, int device);
 cudaError_t cudaDeviceSynchronize();
+
+/// A kernel's attributes (the fields bertc reads). The simulated device runs every kernel
+/// as compiled for its own architecture, as a build for that architecture would: ptxVersion
+/// and binaryVersion are its compute capability; the resource figures are CUDA's limits
+/// (maxThreadsPerBlock) or unknown (0).
+struct cudaFuncAttributes {
+  size_t sharedSizeBytes;
+  size_t constSizeBytes;
+  size_t localSizeBytes;
+  int maxThreadsPerBlock;
+  int numRegs;
+  int ptxVersion;
+  int binaryVersion;
+};
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attributes, const void *function);
 
 cudaError_t cudaMalloc(void **pointer, size_t bytes);
 cudaError_t cudaFree(void *pointer);

@@ -78,6 +78,19 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp *properties, int device) {
   return stickyError();
 }
 
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attributes, const void *function) {
+  if (!attributes)
+    return recordResult(cudaErrorInvalidValue);
+  if (!function)
+    return recordResult(cudaErrorInvalidDeviceFunction);
+  if (computeCapability() < kOldestKernelArch)
+    return recordResult(cudaErrorNoKernelImageForDevice);
+  *attributes = {};
+  attributes->maxThreadsPerBlock = kMaxThreadsPerBlock;
+  attributes->ptxVersion = attributes->binaryVersion = computeCapability();
+  return stickyError();
+}
+
 cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attribute, int device) {
   if (!value)
     return recordResult(cudaErrorInvalidValue);

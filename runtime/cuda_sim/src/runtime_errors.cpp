@@ -58,6 +58,7 @@ const char *cudaGetErrorName(cudaError_t error) {
     NAME(cudaErrorInvalidConfiguration)
     NAME(cudaErrorInvalidDevicePointer)
     NAME(cudaErrorInvalidMemcpyDirection)
+    NAME(cudaErrorInvalidDeviceFunction)
     NAME(cudaErrorNoDevice)
     NAME(cudaErrorInvalidDevice)
     NAME(cudaErrorNoKernelImageForDevice)
@@ -94,6 +95,8 @@ const char *cudaGetErrorString(cudaError_t error) {
     return "invalid device pointer";
   case cudaErrorInvalidMemcpyDirection:
     return "invalid copy direction for memcpy";
+  case cudaErrorInvalidDeviceFunction:
+    return "invalid device function";
   case cudaErrorNoDevice:
     return "no CUDA-capable device is detected";
   case cudaErrorInvalidDevice:

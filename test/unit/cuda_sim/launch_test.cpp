@@ -1,6 +1,7 @@
 // The simulated device's launch checks: a configuration past CUDA's limits, and a device
 // older than the kernels' oldest architecture (which has no image of them), launch nothing
-// and fail with CUDA's error codes; the same kernel on a supported device runs.
+// and fail with CUDA's error codes; the same kernel on a supported device runs, compiled
+// (cudaFuncGetAttributes says) for the device's own architecture.
 #include "scoped_arch.h"
 
 #include "bertc/cuda_sim/launch.h"
@@ -52,6 +53,24 @@ TEST(Launch, ADeviceOlderThanTheKernelsHasNoImageToLaunch) {
     // Not sticky: the device goes on working.
     EXPECT_EQ(cudaGetLastError(), cudaSuccess);
   }
+}
+
+TEST(Launch, AKernelIsCompiledForTheDevicesArchitecture) {
+  for (auto [arch, capability] : {std::pair{"sm_75", 75}, {"sm_86", 86}, {"sm_90", 90}}) {
+    ScopedArch device(arch);
+    cudaFuncAttributes attributes{};
+    ASSERT_EQ(cudaFuncGetAttributes(&attributes, writeIndices), cudaSuccess) << arch;
+    EXPECT_EQ(attributes.ptxVersion, capability) << arch;
+    EXPECT_EQ(attributes.binaryVersion, capability) << arch;
+    EXPECT_EQ(attributes.maxThreadsPerBlock, 1024) << arch;
+  }
+  ScopedArch pascal("sm_60");
+  cudaFuncAttributes attributes{};
+  EXPECT_EQ(cudaFuncGetAttributes(&attributes, writeIndices), cudaErrorNoKernelImageForDevice);
+  EXPECT_EQ(cudaFuncGetAttributes(&attributes, static_cast<const void *>(nullptr)),
+            cudaErrorInvalidDeviceFunction);
+  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidDeviceFunction);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
 TEST(Launch, AConfigurationPastCudasLimitsLaunchesNothing) {

@@ -156,7 +156,8 @@ void layerNormBackwardAccumulate(const T *dy, const T *x, const T *gamma, float 
 
 /// Whether attentionForward and attentionBackward of storage type T and head dimension
 /// headDim run their products on tensor cores on the current device: 16-bit storage,
-/// headDim at most kMaxTensorCoreAttentionHeadDim, and fp16 from sm_75 or bf16 from sm_80.
+/// headDim at most kMaxTensorCoreAttentionHeadDim, and kernels compiled for sm_75 or newer
+/// (fp16) or sm_80 or newer (bf16): the architecture of the image the device runs.
 template <typename T> bool attentionOnTensorCores(int64_t headDim);
 
 /// The CPU twin's attention (same mask bias, same dropout keys) as a fused kernel that never
