@@ -6,10 +6,11 @@
 #   1. builds bertc, the CUDA kernel tests and the attention timer (bertc_attention_time, which
 #      bench/attention_vs_sdpa.py runs) (Release, Ninja, ccache) into build-bundle/ (or
 #      $BERTC_GPU_BUNDLE_BUILD_DIR) for the CUDA architectures in $BERTC_GPU_ARCHS (default
-#      "90", the H100/H200; "80;90" builds the kernels and the trainers for each);
-#   2. stages the kernel test binary, the attention timer and the libraries they load that such
-#      a machine lacks (OpenBLAS and its Fortran runtime; glibc, libstdc++ and CUDA's libraries
-#      are there);
+#      "90", the H100/H200; "80;90" builds the kernels and the trainers for each), and the
+#      kernel tests again with their CUDA code as sm_75 PTX alone (into build-bundle-sm75-ptx/);
+#   2. stages both kernel test binaries, the attention timer and the libraries they load that
+#      such a machine lacks (OpenBLAS and its Fortran runtime; glibc, libstdc++ and CUDA's
+#      libraries are there);
 #      per architecture the tiny example's CUDA trainers (fp32, bf16, fp16, and fp32 with
 #      gradient clipping: "clip", a copy of examples/tiny/model.toml with max_grad_norm = 0.05)
 #      and BERT-base's at seq 128 and 512, each with its plan's attention and with the other
@@ -65,11 +66,18 @@ quietly "$log" cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "$
   -DCMAKE_CUDA_ARCHITECTURES="$archs"
 quietly "$log" cmake --build "$build_dir" --target bertc bertc_cuda_kernel_tests \
   bertc_attention_time
+# The kernel tests again, their CUDA code as sm_75 PTX alone: a newer GPU's driver compiles
+# that PTX for it, so they run there the code a T4 runs (gpu-check.sh's step 2b).
+ptx_build_dir="$build_dir-sm75-ptx"
+quietly "$log" cmake -S . -B "$ptx_build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  "${launchers[@]}" -DCMAKE_CUDA_ARCHITECTURES=75-virtual
+quietly "$log" cmake --build "$ptx_build_dir" --target bertc_cuda_kernel_tests
 echo "gpu-bundle: built at $(($(date +%s) - started)) s"
 
 rm -rf "$stage" "$work"
 mkdir -p "$stage/bin" "$stage/lib" "$stage/tiny" "$work"
 cp "$build_dir/bin/bertc_cuda_kernel_tests" "$build_dir/bin/bertc_attention_time" "$stage/bin/"
+cp "$ptx_build_dir/bin/bertc_cuda_kernel_tests" "$stage/bin/bertc_cuda_kernel_tests_sm75_ptx"
 
 # The tiny example: gpu-check.sh trains the CUDA trainers on this data from seed 1 and compares
 # their metrics logs with these CPU logs. The variants are gpu-check.sh's: fp32, bf16, fp16
@@ -125,7 +133,8 @@ echo "gpu-bundle: trainers built at $(($(date +%s) - started)) s"
 
 # The shared libraries the binaries load, less those the GPU machine has: glibc's, the GCC
 # runtime, and CUDA's (gpu-check.sh finds cudart and cuBLASLt there).
-binaries=("$stage/bin/bertc_cuda_kernel_tests" "$stage/bin/bertc_attention_time"
+binaries=("$stage/bin/bertc_cuda_kernel_tests" "$stage/bin/bertc_cuda_kernel_tests_sm75_ptx"
+  "$stage/bin/bertc_attention_time"
   "$stage"/sm_*/*/trainer "$stage"/sm_*/*/*/trainer)
 loads=$(ldd "${binaries[@]}")
 if grep 'not found' <<<"$loads" >&2; then

@@ -11,7 +11,9 @@
 #      metrics logs, the attention timer), and the summary warns when it was built from
 #      other sources than this tree's;
 #   2. run the kernel tests (ctest -L gpu; from a bundle, the test binary): every CUDA kernel
-#      against its CPU twin;
+#      against its CPU twin; then, from a bundle on a GPU newer than sm_75, the attention
+#      tests of its second test binary, whose CUDA code is sm_75 PTX that the driver compiles
+#      for this GPU: what a T4 runs (fp16's products as pairs of m16n8k8 ones), on hardware;
 #   3. the tiny example trained 20 steps on the CPU and the CUDA target from one seed, the
 #      metrics logs compared step by step, and each CUDA trainer's measured device peak
 #      against its plan's peak_bytes, in seven variants:
@@ -44,7 +46,7 @@
 #      op's measured seconds a step beside the plan's estimate for this GPU's arch (the
 #      estimate the fit driver ranks plans by); the step's total in the summary, each table
 #      in the step's log.
-# Each step has a time limit (build 230 s, kernel tests 60 s, comparison 90 s, memcheck 90 s,
+# Each step has a time limit (build 230 s, kernel tests 60 s and 60 s, comparison 90 s, memcheck 90 s,
 # bert-base 110 s, attention 60 s, op times 60 s), and the run as a whole 530 s: a step gets
 # what is left of that when it is less than its own limit, and does not start with under 20 s
 # (the op times step, last, is the one a slow run leaves NOT RUN). It prints what ran and what did
@@ -275,6 +277,39 @@ run_kernel_tests() {
     return 0
   fi
   record "CUDA kernel tests" ok "${total:-?} passed ($(($(date +%s) - step_start)) s)"
+}
+
+# Step 2b: a T4's code on this newer GPU: the bundle's kernel tests whose CUDA code is sm_75
+# PTX alone, which the driver compiles for this GPU, run the attention tests through what a
+# T4 runs (fp16's products as pairs of m16n8k8 ones, bf16's on CUDA cores). The test that
+# expects this GPU's own architecture's choice is left out.
+run_sm75_kernel_tests() {
+  local step_start log="$build_dir/gpu-check-kernel-tests-sm75.log" status total failed_tests skipped
+  local program="$prebuilt/bin/bertc_cuda_kernel_tests_sm75_ptx" name="sm_75 code (PTX JIT)"
+  step_start=$(date +%s)
+  if [[ -z $bundle || ! -x $program ]]; then
+    record "$name" "NOT RUN" "needs a bundle holding it (scripts/gpu-bundle.sh)"
+    return 0
+  elif [[ -z $arch || ${arch#sm_} -le 75 ]]; then
+    record "$name" "NOT RUN" "${arch:-no GPU architecture}: the kernel tests ran its code"
+    return 0
+  fi
+  CUDA_CACHE_PATH="$build_dir/cuda-jit-cache" timeout "$(step_limit 60)" "$program" \
+    --gtest_filter='*ttention*:-AttentionKernelChoice.TensorCoresForSixteenBitsUpToHeadDimension64' \
+    >"$log" 2>&1
+  status=$?
+  grep -E '^\[  FAILED  \]' "$log" | tail -15
+  total=$(sed -nE 's/^\[==========\] ([0-9]+) tests? from .* ran\..*/\1/p' "$log")
+  failed_tests=$(sed -nE 's/^\[  FAILED  \] ([0-9]+) tests?, listed below:/\1/p' "$log")
+  skipped=$(sed -nE 's/^\[  SKIPPED \] ([0-9]+) tests?, listed below:/\1/p' "$log")
+  if [[ $status -ne 0 ]]; then
+    record "$name" FAILED "$(outcome $status): ${failed_tests:-?} of ${total:-?} failed, see $log"
+    return 1
+  elif [[ -n $skipped ]]; then
+    record "$name" partial "$skipped of ${total:-?} skipped (no CUDA device?), see $log"
+    return 0
+  fi
+  record "$name" ok "${total:-?} attention tests passed ($(($(date +%s) - step_start)) s)"
 }
 
 # run_tiny TRAINER_DIR NAME: the tiny example's trainer in TRAINER_DIR, 20 steps from seed 1,
@@ -620,6 +655,9 @@ if [[ -n $not_ready ]]; then
   record "CUDA kernel tests" "NOT RUN" "$not_ready"
 else
   run_kernel_tests || failed=1
+  if time_for "sm_75 code (PTX JIT)"; then
+    run_sm75_kernel_tests || failed=1
+  fi
 fi
 echo "gpu-check: kernel tests done at $(elapsed) s"
 if [[ -z $not_ready && -z $bundle && ! -x $bertc ]]; then
