@@ -1,0 +1,97 @@
+# gpu-check.sh's steps 5 to 7: BERT-base's step against PyTorch, attention against SDPA, and
+# each op's time against the plan's estimate.
+# Sourced by scripts/gpu-check.sh, whose variables and helpers it uses.
+
+measure_bert_base() {
+  local step_start log="$build_dir/gpu-check-bert-base.txt" status over last line limit
+  local trainers=(--arch "$arch" --both-attentions)
+  [[ -n $bundle ]] && trainers=(--prebuilt "$prebuilt/$arch/bert-base")
+  step_start=$(date +%s)
+  limit=$(step_limit 110)
+  BERTC="$bertc" PYTHONUNBUFFERED=1 timeout "$limit" python3 bench/cuda_step.py "${trainers[@]}" \
+    >"$log" 2>&1
+  status=$?
+  cat "$log"
+  if [[ $status -ne 0 ]]; then
+    last=$(grep -v '^$' "$log" | tail -1)
+    record "bert-base throughput" FAILED "$(outcome $status) (limit $limit s)${last:+: $last}"
+    return 1
+  fi
+  # The table's last column is "peak <= plan": NO means the device held more than planned.
+  over=$(grep -Ec '\| +NO \|$' "$log")
+  if ((over > 0)); then
+    record "bert-base throughput" FAILED "device peak above the plan in $over row(s); table below"
+  else
+    record "bert-base throughput" ok "$(($(date +%s) - step_start)) s; table below"
+  fi
+  # The bench's header, PyTorch lines and table, indented under the summary's line.
+  while IFS= read -r line; do
+    summary+=("    $line")
+  done < <(grep -E '^(\||CUDA trainer|PyTorch)' "$log")
+  ((over == 0))
+}
+
+# Step 6: bertc's attention kernels against PyTorch's SDPA at BERT-base's shapes, in the
+# precision the trainers use (cuBLASLt's bf16 GEMMs need sm_80).
+measure_attention() {
+  local step_start log="$build_dir/gpu-check-attention.txt" status limit last line
+  local program="$build_dir/bin/bertc_attention_time" precision=bf16
+  [[ -n $bundle ]] && program="$prebuilt/bin/bertc_attention_time"
+  [[ ${arch#sm_} -lt 80 ]] && precision=fp16
+  if [[ ! -x $program ]]; then
+    record "attention vs SDPA" "NOT RUN" "no $program${bundle:+ (rerun scripts/gpu-bundle.sh)}"
+    return 0
+  fi
+  step_start=$(date +%s)
+  limit=$(step_limit 60)
+  PYTHONUNBUFFERED=1 timeout "$limit" python3 bench/attention_vs_sdpa.py --program "$program" \
+    --batch 32 --seqs 128 512 --precision "$precision" >"$log" 2>&1
+  status=$?
+  cat "$log"
+  if [[ $status -ne 0 ]]; then
+    last=$(grep -v '^$' "$log" | tail -1)
+    record "attention vs SDPA" FAILED "$(outcome $status) (limit $limit s)${last:+: $last}"
+    return 1
+  fi
+  record "attention vs SDPA" ok "$precision, $(($(date +%s) - step_start)) s; table below"
+  # The bench's header, PyTorch line, table and fused product rates, indented under the
+  # summary's line.
+  while IFS= read -r line; do
+    summary+=("    $line")
+  done < <(grep -E '^(\||Attention on|Attention products|PyTorch|fused products at)' "$log")
+}
+
+# Step 7: BERT-base's measured op times beside the plan's estimate, at seq 128 and 512.
+measure_op_times() {
+  local deadline seq log status dir step limit args status_all=0
+  limit=$(step_limit 60)
+  deadline=$(($(date +%s) + limit))
+  for seq in 128 512; do
+    log="$build_dir/gpu-check-op-times-seq$seq.txt"
+    if [[ -n $bundle ]]; then
+      dir="$prebuilt/$arch/op-times/seq$seq"
+      if [[ ! -f $dir/manifest.json ]]; then
+        record "op times seq $seq" "NOT RUN" "the bundle has no $arch/op-times/seq$seq: rerun \
+scripts/gpu-bundle.sh"
+        continue
+      fi
+      args=(--prebuilt "$dir")
+    else
+      args=(--model bert-base --target cuda --arch "$arch" --seq "$seq" --batch 32)
+    fi
+    BERTC="$bertc" PYTHONUNBUFFERED=1 within python3 bench/op_times.py "${args[@]}" >"$log" 2>&1
+    status=$?
+    cat "$log"
+    if [[ $status -ne 0 ]]; then
+      record "op times seq $seq" FAILED "$(outcome $status) (limit $limit s): \
+$(grep -v '^$' "$log" | tail -1)"
+      status_all=1
+      continue
+    fi
+    # The table's last row: | **step** | | measured | estimated | measured / estimated |
+    step=$(awk -F'|' '$2 ~ /\*\*step\*\*/ { gsub(/ /, ""); print $4 " s measured, " $5 \
+" s estimated (" $6 "x)" }' "$log")
+    record "op times seq $seq" ok "batch 32, a step: ${step:-no step row}; table in $log"
+  done
+  return $status_all
+}
