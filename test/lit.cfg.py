@@ -16,6 +16,9 @@ config.test_exec_root = os.path.join(config.bertc_build_dir, "test")
 # seconds measured on a 2-core machine), so that a 3000-step training does not start last.
 
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
+# bertc plans --target cuda for this machine's GPU when neither --arch nor BERTC_ARCH names
+# one: the tests plan for sm_80 wherever they run (test/Driver/local-gpu.test unsets it).
+config.environment["BERTC_ARCH"] = "sm_80"
 config.environment["PATH"] = os.pathsep.join(
     [config.bertc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
 config.substitutions.append(("%src", config.bertc_source_dir))

@@ -2,6 +2,7 @@
 
 #include "TargetFlags.h"
 
+#include "LocalGpu.h"
 #include "OptimizerFlags.h"
 
 #include "bertc/Analysis/DeviceModel.h"
@@ -12,6 +13,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
+
+#include <cstdlib>
 
 namespace cl = llvm::cl;
 
@@ -28,7 +31,9 @@ cl::opt<std::string> target("target",
 cl::opt<std::string> arch("arch",
                           cl::desc("GPU generation to plan for: sm_75, sm_80, sm_86, sm_89, "
                                    "sm_90 (picks the 16-bit precision and the speeds the "
-                                   "plan is estimated at)"),
+                                   "plan is estimated at); default for the cuda targets: "
+                                   "$BERTC_ARCH, else with --target cuda this machine's GPU "
+                                   "(nvidia-smi), else sm_80"),
                           cl::value_desc("SM"), cl::cat(bertcOptions()));
 cl::opt<std::string> precision("precision",
                                cl::desc("storage precision: auto (the job's [train] "
@@ -41,6 +46,47 @@ cl::opt<bool> tf32("tf32",
                             "bits, fp32 accumulation); cuda targets, sm_80 and newer; no "
                             "effect on bf16/fp16 plans"),
                    cl::cat(bertcOptions()));
+
+/// The cuda targets' --arch when none is given, and why.
+struct ArchDefault {
+  std::string arch;
+  std::string localGpuNote; ///< where this machine's GPU decided it, the summary's line
+  std::string error;        ///< a BERTC_ARCH that names no arch
+};
+
+std::string capabilityText(int capability) {
+  return std::to_string(capability / 10) + "." + std::to_string(capability % 10);
+}
+
+/// BERTC_ARCH, else with --target cuda this machine's GPU (nvidia-smi), else sm_80. Read
+/// once --target is known.
+const ArchDefault &archDefault() {
+  static const ArchDefault chosen = []() -> ArchDefault {
+    if (const char *variable = std::getenv("BERTC_ARCH")) {
+      if (!gpuDeviceModel(variable))
+        return {"sm_80", "",
+                "BERTC_ARCH='" + std::string(variable) +
+                    "' is not an --arch (known: " + knownArchs().str() + ")"};
+      return {variable, "", ""};
+    }
+    std::optional<LocalGpu> gpu = target == "cuda" ? localGpu() : std::nullopt;
+    if (!gpu)
+      return {"sm_80", "", ""};
+    const std::string about =
+        gpu->name + " (compute capability " + capabilityText(gpu->capability) + ")";
+    if (std::optional<std::string> local = archForCapability(gpu->capability))
+      return {*local,
+              *local + ", for this machine's " + about +
+                  "; --arch or BERTC_ARCH plans for another GPU",
+              ""};
+    return {"sm_80",
+            "sm_80 (the default): this machine's " + about +
+                " is older than any GPU bertc's CUDA trainers run on; --target cpu builds a "
+                "trainer for it",
+            ""};
+  }();
+  return chosen;
+}
 
 } // namespace
 
@@ -55,7 +101,12 @@ const std::string &targetName() { return target.getValue(); }
 bool cudaTarget() { return target == "cuda" || target == "cuda-sim"; }
 
 std::string targetArch() {
-  return arch.empty() && cudaTarget() ? std::string("sm_80") : arch.getValue();
+  return arch.empty() && cudaTarget() ? archDefault().arch : arch.getValue();
+}
+
+void printArchNote(llvm::raw_ostream &os) {
+  if (arch.empty() && cudaTarget() && !archDefault().localGpuNote.empty())
+    os << "  arch    " << archDefault().localGpuNote << "\n";
 }
 
 const DeviceModel &targetDeviceModel() { return deviceModel(targetArch()); }
@@ -82,6 +133,8 @@ std::optional<std::string> targetFlagsError() {
     return "--precision '" + precision + "': expected auto, fp32, bf16 or fp16";
   if (!arch.empty() && !gpuDeviceModel(arch))
     return "unknown --arch '" + arch + "' (known: " + knownArchs().str() + ")";
+  if (arch.empty() && cudaTarget() && !archDefault().error.empty())
+    return archDefault().error;
   if (tf32 && !cudaTarget())
     return "--tf32 needs a cuda target (--target cuda or cuda-sim), not --target " + target;
   if (tf32 && !targetDeviceModel().hasTf32())

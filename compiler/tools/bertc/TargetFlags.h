@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,8 +28,11 @@ const std::string &targetName();
 /// Whether the target runs the generated trainer.cu: on a GPU (cuda) or on the simulated
 /// one (cuda-sim), which plans, emits and runs exactly as the GPU does.
 bool cudaTarget();
-/// The GPU generation planned for: --arch, else sm_80 for the CUDA targets.
+/// The GPU generation planned for: --arch; for the CUDA targets without it BERTC_ARCH, else
+/// with --target cuda this machine's GPU (nvidia-smi: the newest --arch it runs), else sm_80.
 std::string targetArch();
+/// The plan summary's line saying that this machine's GPU chose the --arch, when it did.
+void printArchNote(llvm::raw_ostream &os);
 /// The device the plan's step time is estimated on: the target's GPU, else the CPU.
 const DeviceModel &targetDeviceModel();
 /// The GEMM library's workspace the plan must hold: cuBLASLt's for the CUDA targets.

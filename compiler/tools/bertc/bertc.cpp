@@ -432,6 +432,7 @@ int main(int argc, char **argv) {
   }
   bertc::printPlanSummary(*plan, llvm::outs());
   bertc::printFitChoice(run.ranked, bertc::targetDeviceModel(), llvm::outs());
+  bertc::printArchNote(llvm::outs());
   llvm::outs() << "  report  " << memoryPage << ", " << planJson << "\n";
   if (explain)
     bertc::printExplanation(*memory, *plan, 12, llvm::outs());
