@@ -2,8 +2,24 @@
 # each op's time against the plan's estimate.
 # Sourced by scripts/gpu-check.sh, whose variables and helpers it uses.
 
+# record_bench_failure STEP STATUS LIMIT LOG: STEP FAILED, with the bench's last line.
+record_bench_failure() {
+  local last
+  last=$(grep -v '^$' "$4" | tail -1)
+  record "$1" FAILED "$(outcome "$2") (limit $3 s)${last:+: $last}"
+}
+
+# summarize_lines PATTERN LOG: LOG's lines that match PATTERN, indented under the summary's
+# last line.
+summarize_lines() {
+  local line
+  while IFS= read -r line; do
+    summary+=("    $line")
+  done < <(grep -E "$1" "$2")
+}
+
 measure_bert_base() {
-  local step_start log="$build_dir/gpu-check-bert-base.txt" status over last line limit
+  local step_start log="$build_dir/gpu-check-bert-base.txt" status over limit
   local trainers=(--arch "$arch" --both-attentions)
   [[ -n $bundle ]] && trainers=(--prebuilt "$prebuilt/$arch/bert-base")
   step_start=$(date +%s)
@@ -13,8 +29,7 @@ measure_bert_base() {
   status=$?
   cat "$log"
   if [[ $status -ne 0 ]]; then
-    last=$(grep -v '^$' "$log" | tail -1)
-    record "bert-base throughput" FAILED "$(outcome $status) (limit $limit s)${last:+: $last}"
+    record_bench_failure "bert-base throughput" "$status" "$limit" "$log"
     return 1
   fi
   # The table's last column is "peak <= plan": NO means the device held more than planned.
@@ -24,17 +39,15 @@ measure_bert_base() {
   else
     record "bert-base throughput" ok "$(($(date +%s) - step_start)) s; table below"
   fi
-  # The bench's header, PyTorch lines and table, indented under the summary's line.
-  while IFS= read -r line; do
-    summary+=("    $line")
-  done < <(grep -E '^(\||CUDA trainer|PyTorch)' "$log")
+  # The bench's header, PyTorch lines and table.
+  summarize_lines '^(\||CUDA trainer|PyTorch)' "$log"
   ((over == 0))
 }
 
 # Step 6: bertc's attention kernels against PyTorch's SDPA at BERT-base's shapes, in the
 # precision the trainers use (cuBLASLt's bf16 GEMMs need sm_80).
 measure_attention() {
-  local step_start log="$build_dir/gpu-check-attention.txt" status limit last line
+  local step_start log="$build_dir/gpu-check-attention.txt" status limit
   local program="$build_dir/bin/bertc_attention_time" precision=bf16
   [[ -n $bundle ]] && program="$prebuilt/bin/bertc_attention_time"
   [[ ${arch#sm_} -lt 80 ]] && precision=fp16
@@ -49,16 +62,12 @@ measure_attention() {
   status=$?
   cat "$log"
   if [[ $status -ne 0 ]]; then
-    last=$(grep -v '^$' "$log" | tail -1)
-    record "attention vs SDPA" FAILED "$(outcome $status) (limit $limit s)${last:+: $last}"
+    record_bench_failure "attention vs SDPA" "$status" "$limit" "$log"
     return 1
   fi
   record "attention vs SDPA" ok "$precision, $(($(date +%s) - step_start)) s; table below"
-  # The bench's header, PyTorch line, table and fused product rates, indented under the
-  # summary's line.
-  while IFS= read -r line; do
-    summary+=("    $line")
-  done < <(grep -E '^(\||Attention on|Attention products|PyTorch|fused products at)' "$log")
+  # The bench's header, PyTorch line, table and fused product rates.
+  summarize_lines '^(\||Attention on|Attention products|PyTorch|fused products at)' "$log"
 }
 
 # Step 7: BERT-base's measured op times beside the plan's estimate, at seq 128 and 512.
@@ -83,8 +92,7 @@ scripts/gpu-bundle.sh"
     status=$?
     cat "$log"
     if [[ $status -ne 0 ]]; then
-      record "op times seq $seq" FAILED "$(outcome $status) (limit $limit s): \
-$(grep -v '^$' "$log" | tail -1)"
+      record_bench_failure "op times seq $seq" "$status" "$limit" "$log"
       status_all=1
       continue
     fi
