@@ -114,15 +114,6 @@ int requireDevice() {
   return device;
 }
 
-/// What raised the trainer's oldest GPU above kOldestCudaArch, if anything did: bf16
-/// parameters (bf16 GEMMs), else TF32.
-cuda::NewerGpuMath newerGpuMath(const TrainerPlan &plan) {
-  for (size_t p = 0; p < plan.numParams; ++p)
-    if (plan.params[p].storage == StorageType::BF16)
-      return cuda::NewerGpuMath::Bf16;
-  return cuda::NewerGpuMath::Tf32;
-}
-
 /// Each AdamW parameter's 16-bit working copy, in 16-bit values from the arena's start, or
 /// -1 for an fp32 parameter: the working copy of the plan's parameter whose fp32 master lies
 /// where the AdamW parameter's values do.
@@ -164,7 +155,7 @@ public:
   CudaStepRunner(const TrainerPlan &plan, const CudaSteps &steps)
       : StepRunner(plan), steps_(steps), host_(plan.arenaBytes), deviceIndex_(requireDevice()),
         deviceBytes_(deviceArenaBytes(plan)) {
-    cuda::requireDeviceArch(steps.oldestArch, newerGpuMath(plan));
+    cuda::requireDeviceArch(steps.newerGpuMath);
     std::vector<AdamWChunk> chunks =
         cuda::adamwChunks({steps.adamwParameters, steps.adamwParameters + steps.numAdamWParameters},
                           workingCopyOffsets(plan, steps));

@@ -1,7 +1,6 @@
 // The start-up check that the GPU can run the trainer's steps (cuda_device_arch.h).
 #include "bertc/runtime/cuda_device_arch.h"
 
-#include "bertc/abi/trainer.h"
 #include "bertc/runtime/cuda_check.h"
 
 namespace bertc::cuda {
@@ -21,7 +20,7 @@ DeviceArch deviceArch() {
   return {properties.name, properties.major * 10 + properties.minor};
 }
 
-std::string deviceArchShortfall(const DeviceArch &device, int32_t oldestArch, NewerGpuMath math) {
+std::string deviceArchShortfall(const DeviceArch &device, NewerGpuMath math) {
   const std::string gpu =
       device.name + " (compute capability " + capabilityText(device.capability) + ")";
   if (device.capability < kOldestCudaArch)
@@ -30,19 +29,19 @@ std::string deviceArchShortfall(const DeviceArch &device, int32_t oldestArch, Ne
            "for compute capability " +
            capabilityText(kOldestCudaArch) + " (sm_" + std::to_string(kOldestCudaArch) +
            ") and newer; build a CPU trainer with bertc --target cpu";
-  if (device.capability >= oldestArch)
+  if (math == NewerGpuMath::None || device.capability >= kBf16Tf32CudaArch)
     return {};
   const bool bf16 = math == NewerGpuMath::Bf16;
   return std::string("this trainer's GEMMs take ") + (bf16 ? "bf16" : "TF32 (bertc --tf32)") +
-         ", which cuBLASLt runs from compute capability " + capabilityText(oldestArch) + " (sm_" +
-         std::to_string(oldestArch) + "); " + gpu + " is older: rebuild it " +
+         ", which cuBLASLt runs from compute capability " + capabilityText(kBf16Tf32CudaArch) +
+         " (sm_" + std::to_string(kBf16Tf32CudaArch) + "); " + gpu + " is older: rebuild it " +
          (bf16 ? "with bertc --arch sm_" + std::to_string(device.capability) +
-                     " (precision auto is fp16 there, with loss scaling)"
+                     " --precision fp16 (fp16 with loss scaling)"
                : std::string("without --tf32"));
 }
 
-void requireDeviceArch(int32_t oldestArch, NewerGpuMath math) {
-  const std::string shortfall = deviceArchShortfall(deviceArch(), oldestArch, math);
+void requireDeviceArch(NewerGpuMath math) {
+  const std::string shortfall = deviceArchShortfall(deviceArch(), math);
   if (!shortfall.empty())
     throw DeviceArchError(shortfall);
 }

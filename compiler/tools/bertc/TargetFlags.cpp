@@ -50,6 +50,7 @@ cl::opt<bool> tf32("tf32",
 /// The cuda targets' --arch when none is given, and why.
 struct ArchDefault {
   std::string arch;
+  std::string origin;       ///< where it came from, for messages
   std::string localGpuNote; ///< where this machine's GPU decided it, the summary's line
   std::string error;        ///< a BERTC_ARCH that names no arch
 };
@@ -62,24 +63,25 @@ std::string capabilityText(int capability) {
 /// once --target is known.
 const ArchDefault &archDefault() {
   static const ArchDefault chosen = []() -> ArchDefault {
-    if (const char *variable = std::getenv("BERTC_ARCH")) {
+    const char *variable = std::getenv("BERTC_ARCH");
+    if (variable && *variable) {
       if (!gpuDeviceModel(variable))
-        return {"sm_80", "",
+        return {"sm_80", "", "",
                 "BERTC_ARCH='" + std::string(variable) +
                     "' is not an --arch (known: " + knownArchs().str() + ")"};
-      return {variable, "", ""};
+      return {variable, "BERTC_ARCH=" + std::string(variable), "", ""};
     }
     std::optional<LocalGpu> gpu = target == "cuda" ? localGpu() : std::nullopt;
     if (!gpu)
-      return {"sm_80", "", ""};
+      return {"sm_80", "sm_80 (the default --arch)", "", ""};
     const std::string about =
         gpu->name + " (compute capability " + capabilityText(gpu->capability) + ")";
     if (std::optional<std::string> local = archForCapability(gpu->capability))
-      return {*local,
+      return {*local, *local + ", for this machine's " + about,
               *local + ", for this machine's " + about +
                   "; --arch or BERTC_ARCH plans for another GPU",
               ""};
-    return {"sm_80",
+    return {"sm_80", "sm_80 (the default --arch)",
             "sm_80 (the default): this machine's " + about +
                 " is older than any GPU bertc's CUDA trainers run on; --target cpu builds a "
                 "trainer for it",
@@ -104,6 +106,13 @@ std::string targetArch() {
   return arch.empty() && cudaTarget() ? archDefault().arch : arch.getValue();
 }
 
+namespace {
+/// Where targetArch() came from, for messages: "--arch sm_75", "BERTC_ARCH=sm_75", ...
+std::string targetArchOrigin() {
+  return arch.empty() && cudaTarget() ? archDefault().origin : "--arch " + arch;
+}
+} // namespace
+
 void printArchNote(llvm::raw_ostream &os) {
   if (arch.empty() && cudaTarget() && !archDefault().localGpuNote.empty())
     os << "  arch    " << archDefault().localGpuNote << "\n";
@@ -115,6 +124,15 @@ int64_t gemmWorkspaceBytes() { return cudaTarget() ? kCudaGemmWorkspaceBytes : 0
 
 std::vector<std::string> precisionCandidates(const JobSpec &spec) {
   return resolvePrecision(precision, spec.train.precision, targetDeviceModel());
+}
+
+std::optional<std::string> precisionError(const JobSpec &spec) {
+  if (!cudaTarget() || targetDeviceModel().hasBf16Gemms() ||
+      !llvm::is_contained(precisionCandidates(spec), "bf16"))
+    return std::nullopt;
+  return std::string(precision == "bf16" ? "--precision bf16" : "[train] precision = \"bf16\"") +
+         " needs GEMMs in bf16, which cuBLASLt runs from sm_80; " + targetArchOrigin() +
+         " has none: --precision fp16 plans fp16 with loss scaling instead";
 }
 
 std::optional<std::string> pinnedPrecision() {
@@ -138,7 +156,7 @@ std::optional<std::string> targetFlagsError() {
   if (tf32 && !cudaTarget())
     return "--tf32 needs a cuda target (--target cuda or cuda-sim), not --target " + target;
   if (tf32 && !targetDeviceModel().hasTf32())
-    return "--tf32 needs TF32 tensor cores, from sm_80; --arch " + targetArch() + " has none";
+    return "--tf32 needs TF32 tensor cores, from sm_80; " + targetArchOrigin() + " has none";
   return std::nullopt;
 }
 

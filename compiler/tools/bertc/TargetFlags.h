@@ -40,6 +40,9 @@ int64_t gemmWorkspaceBytes();
 
 /// The precisions to plan for `spec`, the preferred first (bertc/Driver/Precision.h).
 std::vector<std::string> precisionCandidates(const JobSpec &spec);
+/// Why `spec` cannot be planned at its precision for the GPU planned for (bf16 before sm_80),
+/// if it cannot.
+std::optional<std::string> precisionError(const JobSpec &spec);
 /// --precision when it names one (not auto).
 std::optional<std::string> pinnedPrecision();
 /// Whether --tf32 asks for the fp32 GEMMs on TF32 tensor cores.

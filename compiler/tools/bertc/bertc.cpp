@@ -341,6 +341,8 @@ int main(int argc, char **argv) {
     if (failed(parsed))
       return kInvalidInput;
     spec = std::move(*parsed);
+    if (std::optional<std::string> problem = bertc::precisionError(*spec))
+      return usageError(*problem);
     std::optional<int64_t> pinnedMicroBatch = bertc::pinnedMicroBatch();
     if (std::optional<std::string> problem =
             pinnedMicroBatch ? bertc::microBatchError(*pinnedMicroBatch, spec->train.batch)

@@ -42,8 +42,8 @@ TEST(DeviceMemoryTest, ShortfallNamesBothNumbers) {
 
 TEST(DeviceArchTest, AGpuOlderThanTheKernelsIsSentToTheCpuTarget) {
   const DeviceArch pascal{"Tesla P100-PCIE-16GB", 60};
-  for (int32_t oldest : {kOldestCudaArch, kBf16Tf32CudaArch}) {
-    const std::string message = deviceArchShortfall(pascal, oldest, NewerGpuMath::Bf16);
+  for (NewerGpuMath math : {NewerGpuMath::None, NewerGpuMath::Bf16, NewerGpuMath::Tf32}) {
+    const std::string message = deviceArchShortfall(pascal, math);
     EXPECT_NE(message.find("Tesla P100-PCIE-16GB (compute capability 6.0) is older than"),
               std::string::npos)
         << message;
@@ -52,26 +52,25 @@ TEST(DeviceArchTest, AGpuOlderThanTheKernelsIsSentToTheCpuTarget) {
     EXPECT_NE(message.find("bertc --target cpu"), std::string::npos) << message;
   }
   // Volta: older than the kernels too.
-  EXPECT_NE(deviceArchShortfall({"Tesla V100", 70}, kOldestCudaArch, NewerGpuMath::Tf32), "");
+  EXPECT_NE(deviceArchShortfall({"Tesla V100", 70}, NewerGpuMath::None), "");
 }
 
 TEST(DeviceArchTest, Bf16OrTf32OnATuringGpuNamesWhatToRebuildWith) {
   const DeviceArch turing{"Tesla T4", 75};
-  EXPECT_EQ(deviceArchShortfall(turing, kOldestCudaArch, NewerGpuMath::Bf16), "");
-  const std::string bf16 = deviceArchShortfall(turing, kBf16Tf32CudaArch, NewerGpuMath::Bf16);
-  EXPECT_EQ(bf16, "this trainer's GEMMs take bf16, which cuBLASLt runs from compute capability "
-                  "8.0 (sm_80); Tesla T4 (compute capability 7.5) is older: rebuild it with "
-                  "bertc --arch sm_75 (precision auto is fp16 there, with loss scaling)");
-  const std::string tf32 = deviceArchShortfall(turing, kBf16Tf32CudaArch, NewerGpuMath::Tf32);
+  EXPECT_EQ(deviceArchShortfall(turing, NewerGpuMath::None), "");
+  EXPECT_EQ(deviceArchShortfall(turing, NewerGpuMath::Bf16),
+            "this trainer's GEMMs take bf16, which cuBLASLt runs from compute capability 8.0 "
+            "(sm_80); Tesla T4 (compute capability 7.5) is older: rebuild it with bertc --arch "
+            "sm_75 --precision fp16 (fp16 with loss scaling)");
+  const std::string tf32 = deviceArchShortfall(turing, NewerGpuMath::Tf32);
   EXPECT_NE(tf32.find("take TF32 (bertc --tf32)"), std::string::npos) << tf32;
   EXPECT_NE(tf32.find("rebuild it without --tf32"), std::string::npos) << tf32;
 }
 
 TEST(DeviceArchTest, NewerGpusRunEveryTrainer) {
   for (int32_t capability : {80, 86, 89, 90, 100, 120})
-    for (NewerGpuMath math : {NewerGpuMath::Bf16, NewerGpuMath::Tf32})
-      EXPECT_EQ(deviceArchShortfall({"gpu", capability}, kBf16Tf32CudaArch, math), "")
-          << capability;
+    for (NewerGpuMath math : {NewerGpuMath::None, NewerGpuMath::Bf16, NewerGpuMath::Tf32})
+      EXPECT_EQ(deviceArchShortfall({"gpu", capability}, math), "") << capability;
 }
 
 class DeviceMemoryOnDeviceTest : public CudaTest {};
@@ -82,8 +81,14 @@ TEST_F(DeviceArchOnDeviceTest, TheTestGpuRunsTheKernels) {
   const DeviceArch device = deviceArch();
   EXPECT_FALSE(device.name.empty());
   EXPECT_GE(device.capability, kOldestCudaArch);
-  EXPECT_NO_THROW(requireDeviceArch(kOldestCudaArch, NewerGpuMath::Bf16));
-  EXPECT_THROW(requireDeviceArch(device.capability + 1, NewerGpuMath::Bf16), DeviceArchError);
+  EXPECT_NO_THROW(requireDeviceArch(NewerGpuMath::None));
+  EXPECT_EQ(deviceArchShortfall(device, NewerGpuMath::Bf16).empty(),
+            device.capability >= kBf16Tf32CudaArch);
+#if defined(BERTC_CUDA_SIM)
+  SimulatedArch turing("sm_75");
+  EXPECT_NO_THROW(requireDeviceArch(NewerGpuMath::None));
+  EXPECT_THROW(requireDeviceArch(NewerGpuMath::Bf16), DeviceArchError);
+#endif
 }
 
 TEST_F(DeviceMemoryOnDeviceTest, RefusesAPlanLargerThanTheDevice) {

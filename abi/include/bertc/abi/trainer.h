@@ -182,6 +182,9 @@ struct CpuSteps {
 inline constexpr int32_t kOldestCudaArch = 75;
 /// The oldest that runs bf16 or TF32 GEMMs (cuBLASLt has neither before sm_80).
 inline constexpr int32_t kBf16Tf32CudaArch = 80;
+/// What in a CUDA trainer's steps needs a GPU newer than kOldestCudaArch: its GEMMs in bf16
+/// or in TF32 (bertc --tf32) need kBf16Tf32CudaArch.
+enum class NewerGpuMath : uint8_t { None, Bf16, Tf32 };
 
 /// The CUDA target's steps, on the device arena: the same three, queued on the device's
 /// stream (evalStep returns once the logits are in host memory), and the tables the
@@ -206,13 +209,13 @@ struct CudaSteps {
   /// calls cuda::streamGradient as each gradient completes, and optimizerStep does nothing.
   /// Null otherwise.
   void (*hostUpdate)(const StepContext &ctx, size_t param);
-  /// The oldest compute capability x 10 whose GPU runs these steps: kBf16Tf32CudaArch where
-  /// a GEMM takes bf16 or TF32, else kOldestCudaArch. The runner refuses an older GPU.
-  int32_t oldestArch;
+  /// What in these steps needs a GPU newer than kOldestCudaArch; the runner refuses a GPU
+  /// older than they need.
+  NewerGpuMath newerGpuMath;
 };
 
 /// Changes whenever this header or kernel_workspace.h changes what either side reads, or
-/// the runtime's functions that generated steps call change (8: CudaSteps::oldestArch).
+/// the runtime's functions that generated steps call change (8: CudaSteps::newerGpuMath).
 inline constexpr uint32_t kTrainerAbiVersion = 8;
 
 /// A compiled trainer: its plan and the steps of the target it was built for (the other

@@ -40,6 +40,8 @@ struct DeviceModel {
   int64_t processReserveBytes = 0;
 
   bool hasTf32() const { return tf32GemmFlopsPerSecond > 0; }
+  /// Whether its GEMM library runs bf16 operands (a GPU from sm_80).
+  bool hasBf16Gemms() const { return llvm::StringRef(halfPrecision) == "bf16"; }
 
   /// The rate of `unit` in flops per second.
   double flopsPerSecond(mlir::bert::ComputeUnit unit) const;

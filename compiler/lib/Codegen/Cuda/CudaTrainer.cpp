@@ -18,8 +18,8 @@
 //   host arena once that gradient is down, and microStep calls cuda::streamGradient(dev, k)
 //   right after the op that completes it;
 // - evalStep copies its fp32 logits to the host;
-// - CudaSteps also say where the cuBLASLt workspace and the optimizer's tables lie, and the
-//   oldest GPU that runs the steps (sm_80 where a GEMM takes bf16 or TF32).
+// - CudaSteps also say where the cuBLASLt workspace and the optimizer's tables lie, and what
+//   in the steps needs a GPU newer than sm_75 (GEMMs in bf16 or TF32).
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,18 +55,18 @@ struct AdamWBases {
   int64_t grad, m, v;
 };
 
-/// The constant (bertc/abi/trainer.h) naming the oldest GPU that runs `module`'s steps:
-/// kBf16Tf32CudaArch where its tensors are bf16, which its GEMMs then take, or an op is
-/// marked `tf32`; else kOldestCudaArch.
-StringRef oldestArch(ModuleOp module) {
-  bool bf16OrTf32 = false;
+/// The NewerGpuMath (bertc/abi/trainer.h) of `module`'s steps: Bf16 where its tensors are
+/// bf16, which its GEMMs then take, else Tf32 where an op is marked `tf32`, else None.
+StringRef newerGpuMath(ModuleOp module) {
+  bool bf16 = false, tf32 = false;
   module.walk([&](Operation *op) {
-    bf16OrTf32 |= op->hasAttr("tf32") || llvm::any_of(op->getResultTypes(), [](Type type) {
-                    auto shaped = dyn_cast<ShapedType>(type);
-                    return shaped && shaped.getElementType().isBF16();
-                  });
+    tf32 |= op->hasAttr("tf32");
+    bf16 |= llvm::any_of(op->getResultTypes(), [](Type type) {
+      auto shaped = dyn_cast<ShapedType>(type);
+      return shaped && shaped.getElementType().isBF16();
+    });
   });
-  return bf16OrTf32 ? "kBf16Tf32CudaArch" : "kOldestCudaArch";
+  return bf16 ? "NewerGpuMath::Bf16" : tf32 ? "NewerGpuMath::Tf32" : "NewerGpuMath::None";
 }
 
 AdamWBases adamwBases(AdamWOp first) {
@@ -368,7 +368,7 @@ public:
        << gemmWorkspace.bytes - kCudaGemmWorkspaceBytes << "},\n"
        << "                          /*hostUpdate=*/" << (hostOptimizer ? "hostUpdate" : "nullptr")
        << ",\n"
-       << "                          /*oldestArch=*/" << oldestArch(module) << "};\n";
+       << "                          /*newerGpuMath=*/" << newerGpuMath(module) << "};\n";
   }
 
 private:

@@ -4,6 +4,8 @@
 // in CUDA's or cuBLASLt's words; this names the GPU, what it lacks and what to build instead.
 #pragma once
 
+#include "bertc/abi/trainer.h"
+
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -24,14 +26,11 @@ struct DeviceArch {
 /// The current device (checked: throws CudaError when there is no usable device).
 DeviceArch deviceArch();
 
-/// What needs the newer GPU where CudaSteps::oldestArch is kBf16Tf32CudaArch.
-enum class NewerGpuMath { Bf16, Tf32 };
-
-/// Why `device` cannot run steps whose oldest GPU is `oldestArch` (CudaSteps::oldestArch),
-/// `math` being what raised it above kOldestCudaArch; empty when it can.
-std::string deviceArchShortfall(const DeviceArch &device, int32_t oldestArch, NewerGpuMath math);
+/// Why `device` cannot run steps that need `math` (CudaSteps::newerGpuMath); empty when it
+/// can.
+std::string deviceArchShortfall(const DeviceArch &device, NewerGpuMath math);
 
 /// Throws DeviceArchError with deviceArchShortfall's message for the current device.
-void requireDeviceArch(int32_t oldestArch, NewerGpuMath math);
+void requireDeviceArch(NewerGpuMath math);
 
 } // namespace bertc::cuda
