@@ -105,6 +105,10 @@ __global__ void __launch_bounds__(kThreads)
         storeRow<D>(keyGrad, r, 1.0f, dk, p, b, h, lane.row[r]);
         storeRow<D>(valueGrad, r, 1.0f, dv, p, b, h, lane.row[r]);
       }
+  } else {
+#if defined(__CUDA_ARCH__)
+    __trap(); // compiled without T's mma.sync: attentionOnTensorCores never launches this one
+#endif
   }
 }
 
@@ -173,6 +177,10 @@ __global__ void __launch_bounds__(kThreads)
     for (int r = 0; r < 2; ++r)
       if (lane.row[r] < p.seq)
         storeRow<D>(queryGrad, r, 1.0f, dq, p, b, h, lane.row[r]);
+  } else {
+#if defined(__CUDA_ARCH__)
+    __trap(); // compiled without T's mma.sync: attentionOnTensorCores never launches this one
+#endif
   }
 }
 } // namespace

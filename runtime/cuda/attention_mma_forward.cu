@@ -111,6 +111,10 @@ __global__ void __launch_bounds__(kThreads)
         lse[p.statIndex(b, h, lane.row[r])] = runningMax[r] + logf(sum);
       storeRow<D>(out, r, p.keptScale / sum, ctx, p, b, h, lane.row[r]);
     }
+  } else {
+#if defined(__CUDA_ARCH__)
+    __trap(); // compiled without T's mma.sync: attentionOnTensorCores never launches this one
+#endif
   }
 }
 } // namespace

@@ -88,8 +88,9 @@ cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attribute, int dev
 cudaError_t cudaDeviceSynchronize();
 
 /// A kernel's attributes (the fields bertc reads). The simulated device runs every kernel
-/// as compiled for its own architecture, as a build for that architecture would: ptxVersion
-/// and binaryVersion are its compute capability; the resource figures are CUDA's limits
+/// as compiled for its own architecture, as a build for that architecture would
+/// (binaryVersion is its compute capability), from PTX of that architecture or of the older
+/// one BERTC_SIM_PTX_ARCH names (ptxVersion); the resource figures are CUDA's limits
 /// (maxThreadsPerBlock) or unknown (0).
 struct cudaFuncAttributes {
   size_t sharedSizeBytes;

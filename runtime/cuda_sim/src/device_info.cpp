@@ -2,7 +2,10 @@
 // architecture BERTC_SIM_ARCH names (sm_50 to sm_90) when set, otherwise of the --arch of
 // a trainer that bertc built for the cuda-sim target (it defines
 // bertc_sim_compute_capability), and sm_80 for other programs (the kernel tests). Below
-// kOldestKernelArch it is a GPU the kernels were not built for: it launches none.
+// kOldestKernelArch it is a GPU the kernels were not built for: it launches none. Its
+// kernels' image is compiled for its own architecture, or for the older one
+// BERTC_SIM_PTX_ARCH names: a build without the device's architecture, whose PTX for an
+// older one the driver compiles (cudaFuncGetAttributes' ptxVersion says which).
 #include "device_memory_state.h"
 #include "launch_limits.h"
 #include "runtime_errors.h"
@@ -32,6 +35,26 @@ int computeCapability() {
   }
   return capability;
 }
+
+namespace {
+/// The architecture the kernels' image was compiled for: BERTC_SIM_PTX_ARCH (sm_50 up to
+/// the device's) when set, else the device's.
+int imageArch() {
+  const int device = computeCapability();
+  const char *arch = std::getenv("BERTC_SIM_PTX_ARCH");
+  int image = 0;
+  if (!arch)
+    return device;
+  if (std::sscanf(arch, "sm_%d", &image) != 1 || image < 50 || image > device) {
+    std::fprintf(stderr,
+                 "bertc simulated device: BERTC_SIM_PTX_ARCH=%s is not one of sm_50 to the "
+                 "device's sm_%d\n",
+                 arch, device);
+    std::exit(2);
+  }
+  return image;
+}
+} // namespace
 
 } // namespace bertc::sim
 
@@ -87,7 +110,8 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attributes, const void *fu
     return recordResult(cudaErrorNoKernelImageForDevice);
   *attributes = {};
   attributes->maxThreadsPerBlock = kMaxThreadsPerBlock;
-  attributes->ptxVersion = attributes->binaryVersion = computeCapability();
+  attributes->ptxVersion = imageArch();
+  attributes->binaryVersion = computeCapability();
   return stickyError();
 }
 

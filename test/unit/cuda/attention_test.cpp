@@ -124,6 +124,17 @@ TEST_F(AttentionKernelChoice, Bf16OnAnSm75RunsTheCudaCoreKernels) {
   EXPECT_FALSE(sameBits(cudaCores.dq, tensorCores.dq));
 }
 
+// A build without the GPU's architecture runs an older one's PTX: the kernels are what that
+// architecture compiled, so bf16's tensor-core ones are empty before sm_80, and the choice
+// follows the image, not the GPU.
+TEST_F(AttentionKernelChoice, KernelsFromAnOlderArchitecturesPtxChooseByTheirImage) {
+  ScopedVariable turingImage("BERTC_SIM_PTX_ARCH", "sm_75");
+  EXPECT_FALSE(attentionOnTensorCores<bf16>(64));
+  EXPECT_TRUE(attentionOnTensorCores<fp16>(64));
+  ScopedVariable ampereImage("BERTC_SIM_PTX_ARCH", "sm_80");
+  EXPECT_TRUE(attentionOnTensorCores<bf16>(64));
+}
+
 TEST_F(AttentionKernelChoice, Fp16OnAnSm75RunsTheSameTensorCoreKernels) {
   const AttentionCase bertHeads{45, 192, 3};
   const AttentionResults<fp16> ampere = checkAttention<fp16>(bertHeads, 0.1f);

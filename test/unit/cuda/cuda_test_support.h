@@ -60,13 +60,32 @@ protected:
 };
 
 #if defined(BERTC_CUDA_SIM)
-/// The simulated device is an `arch` while it lives.
-class SimulatedArch {
+/// The environment variable `name` is `value` while it lives, then what it was.
+class ScopedVariable {
 public:
-  explicit SimulatedArch(const char *arch) { setenv("BERTC_SIM_ARCH", arch, 1); }
-  ~SimulatedArch() { unsetenv("BERTC_SIM_ARCH"); }
-  SimulatedArch(const SimulatedArch &) = delete;
-  SimulatedArch &operator=(const SimulatedArch &) = delete;
+  ScopedVariable(const char *name, const char *value) : name(name) {
+    if (const char *previous = std::getenv(name))
+      saved = previous, hadValue = true;
+    setenv(name, value, 1);
+  }
+  ~ScopedVariable() {
+    if (hadValue)
+      setenv(name, saved.c_str(), 1);
+    else
+      unsetenv(name);
+  }
+  ScopedVariable(const ScopedVariable &) = delete;
+  ScopedVariable &operator=(const ScopedVariable &) = delete;
+
+private:
+  const char *name;
+  std::string saved;
+  bool hadValue = false;
+};
+
+/// The simulated device is an `arch` while it lives.
+struct SimulatedArch : ScopedVariable {
+  explicit SimulatedArch(const char *arch) : ScopedVariable("BERTC_SIM_ARCH", arch) {}
 };
 #endif
 
