@@ -23,7 +23,7 @@ measure_bert_base() {
   local trainers=(--arch "$arch" --both-attentions)
   [[ -n $bundle ]] && trainers=(--prebuilt "$prebuilt/$arch/bert-base")
   step_start=$(date +%s)
-  limit=$(step_limit 110)
+  limit=$(step_limit 150)
   BERTC="$bertc" PYTHONUNBUFFERED=1 timeout "$limit" python3 bench/cuda_step.py "${trainers[@]}" \
     >"$log" 2>&1
   status=$?

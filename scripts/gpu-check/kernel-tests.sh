@@ -48,8 +48,12 @@ run_sm75_kernel_tests() {
   if [[ -z $bundle || ! -x $program ]]; then
     record "$name" "NOT RUN" "needs a bundle holding it (scripts/gpu-bundle.sh)"
     return 0
-  elif [[ -z $arch || ${arch#sm_} -le 75 ]]; then
-    record "$name" "NOT RUN" "${arch:-no GPU architecture}: the kernel tests ran its code"
+  elif [[ -z $gpu_capability ]]; then
+    record "$name" "NOT RUN" "no GPU"
+    return 0
+  elif ((gpu_capability <= 75)); then
+    record "$name" "NOT RUN" "compute capability $((gpu_capability / 10)).$((gpu_capability % 10)) \
+is no newer than sm_75"
     return 0
   fi
   CUDA_CACHE_PATH="$build_dir/cuda-jit-cache" timeout "$(step_limit 60)" "$program" \
@@ -62,6 +66,9 @@ run_sm75_kernel_tests() {
   skipped=$(sed -nE 's/^\[  SKIPPED \] ([0-9]+) tests?, listed below:/\1/p' "$log")
   if [[ $status -ne 0 ]]; then
     record "$name" FAILED "$(outcome $status): ${failed_tests:-?} of ${total:-?} failed, see $log"
+    return 1
+  elif ((${total:-0} == 0)); then
+    record "$name" FAILED "no test matched the filter, see $log"
     return 1
   elif [[ -n $skipped ]]; then
     record "$name" partial "$skipped of ${total:-?} skipped (no CUDA device?), see $log"

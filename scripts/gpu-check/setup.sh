@@ -11,21 +11,23 @@ describe_gpu() {
   fi
 }
 
-# Sets arch to bertc's --arch for the first GPU: the newest architecture bertc knows (sm_75,
-# sm_80, sm_86, sm_89, sm_90) that the GPU runs; a newer GPU gets sm_90, and says so.
+# Sets gpu_capability to the first GPU's compute capability x 10, and arch to bertc's --arch
+# for it: the newest architecture bertc knows (sm_75, sm_80, sm_86, sm_89, sm_90) that the
+# GPU runs; a newer GPU gets sm_90, and says so.
 detect_arch() {
   local cap number known best=""
+  cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' ')
+  [[ $cap =~ ^([0-9]+)\.([0-9]+)$ ]] && gpu_capability=$((BASH_REMATCH[1] * 10 + BASH_REMATCH[2]))
   if [[ -n ${BERTC_GPU_CHECK_ARCH:-} ]]; then
     arch=$BERTC_GPU_CHECK_ARCH
     record "GPU architecture" ok "$arch (BERTC_GPU_CHECK_ARCH)"
     return
   fi
-  cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' ')
-  if [[ ! $cap =~ ^([0-9]+)\.([0-9]+)$ ]]; then
+  if [[ -z $gpu_capability ]]; then
     record "GPU architecture" "NOT RUN" "no GPU: nvidia-smi reports no compute capability"
     return
   fi
-  number=$((BASH_REMATCH[1] * 10 + BASH_REMATCH[2]))
+  number=$gpu_capability
   for known in 75 80 86 89 90; do
     ((known <= number)) && best=$known
   done
