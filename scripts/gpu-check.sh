@@ -46,10 +46,11 @@
 #      op's measured seconds a step beside the plan's estimate for this GPU's arch (the
 #      estimate the fit driver ranks plans by); the step's total in the summary, each table
 #      in the step's log.
-# Each step has a time limit (build 230 s, kernel tests 60 s and 60 s, comparison 90 s, memcheck 90 s,
-# bert-base 150 s (four trainers and PyTorch twice), attention 60 s, op times 60 s), and the run as a whole 530 s: a step gets
-# what is left of that when it is less than its own limit, and does not start with under 20 s
-# (the op times step, last, is the one a slow run leaves NOT RUN). It prints what ran and what did
+# Each step has a time limit (build 230 s, kernel tests 60 s and 60 s, comparison 90 s,
+# memcheck 90 s, bert-base 150 s: four trainers and PyTorch twice, attention 60 s, op times
+# 60 s), and the run as a whole 530 s: a step gets what is left of that when it is less than
+# its own limit, and does not start with under 20 s (the op times step, last, is the one a
+# slow run leaves NOT RUN). It prints what ran and what did
 # not, and exits non-zero only when something that ran failed. It reads the GPU's name, memory
 # and compute capability; it never changes or resets any GPU setting.
 #
