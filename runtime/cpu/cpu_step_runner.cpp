@@ -81,6 +81,8 @@ private:
 
 } // namespace
 
+void requireRunnableDevice(const Trainer &) {}
+
 std::unique_ptr<StepRunner> makeStepRunner(const Trainer &trainer) {
   if (!trainer.cpu)
     throw std::runtime_error("this trainer was built for the cuda target but linked with the "

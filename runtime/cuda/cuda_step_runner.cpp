@@ -373,6 +373,13 @@ private:
 
 } // namespace
 
+void requireRunnableDevice(const Trainer &trainer) {
+  if (!trainer.cuda)
+    return; // makeStepRunner says so
+  requireDevice();
+  cuda::requireDeviceArch(trainer.cuda->newerGpuMath);
+}
+
 std::unique_ptr<StepRunner> makeStepRunner(const Trainer &trainer) {
   if (!trainer.cuda)
     throw std::runtime_error("this trainer was built for the cpu target but linked with the "

@@ -352,6 +352,7 @@ int run(const Trainer &trainer, int argc, char **argv) {
     throw UsageError("--plan-check needs a trainer built with plan checks: rebuild it with "
                      "bertc --target cpu --plan-check");
   requireWritableSaveTargets(options);
+  requireRunnableDevice(trainer);
   Inform inform = [&](const std::string &message) {
     if (!options.quiet)
       std::printf("%s\n", message.c_str());

@@ -100,6 +100,11 @@ protected:
   const TrainerPlan &plan_;
 };
 
+/// Refuses, before the run reads its data, a machine whose device cannot run `trainer`'s
+/// steps (throws std::runtime_error saying what it lacks): the cuda target's GPU must be
+/// there and new enough for them (cuda_device_arch.h); the cpu target has nothing to check.
+void requireRunnableDevice(const Trainer &trainer);
+
 /// The runner of this runtime's target for `trainer`, with its arena allocated (throws
 /// ArenaAllocationError when the arena does not fit, std::runtime_error when the trainer
 /// was built for another target).
