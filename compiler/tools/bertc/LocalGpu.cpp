@@ -5,6 +5,7 @@
 #include "bertc/Analysis/DeviceModel.h"
 
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -13,14 +14,25 @@
 namespace bertc {
 
 std::optional<LocalGpu> parseNvidiaSmiGpu(llvm::StringRef nvidiaSmiOutput) {
-  llvm::StringRef line = nvidiaSmiOutput.split('\n').first;
-  auto [name, capability] = line.rsplit(',');
-  auto [major, minor] = capability.trim().split('.');
-  unsigned majorNumber = 0, minorNumber = 0;
-  if (name.trim().empty() || major.getAsInteger(10, majorNumber) ||
-      minor.getAsInteger(10, minorNumber) || minorNumber > 9)
-    return std::nullopt;
-  return LocalGpu{name.trim().str(), int(majorNumber * 10 + minorNumber)};
+  std::optional<LocalGpu> oldest;
+  int gpus = 0;
+  llvm::SmallVector<llvm::StringRef> lines;
+  nvidiaSmiOutput.split(lines, '\n', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef line : lines) {
+    auto [name, capability] = line.rsplit(',');
+    auto [major, minor] = capability.trim().split('.');
+    unsigned majorNumber = 0, minorNumber = 0;
+    if (name.trim().empty() || major.getAsInteger(10, majorNumber) ||
+        minor.getAsInteger(10, minorNumber) || minorNumber > 9)
+      continue;
+    ++gpus;
+    const int number = int(majorNumber * 10 + minorNumber);
+    if (!oldest || number < oldest->capability)
+      oldest = LocalGpu{name.trim().str(), number};
+  }
+  if (oldest)
+    oldest->gpus = gpus;
+  return oldest;
 }
 
 std::optional<LocalGpu> localGpu() {

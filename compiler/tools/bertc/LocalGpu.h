@@ -17,14 +17,16 @@ namespace bertc {
 struct LocalGpu {
   std::string name;
   int capability; ///< compute capability x 10 (8.6: 86)
+  int gpus = 1;   ///< how many GPUs the machine has, this one the oldest
 };
 
-/// The first GPU of `nvidiaSmiOutput`, nvidia-smi's
-/// "--query-gpu=name,compute_cap --format=csv,noheader" ("Tesla T4, 7.5" a line), if any.
+/// The oldest GPU of `nvidiaSmiOutput`, nvidia-smi's
+/// "--query-gpu=name,compute_cap --format=csv,noheader" ("Tesla T4, 7.5" a line; other
+/// lines, such as warnings, are passed over), if it lists any.
 std::optional<LocalGpu> parseNvidiaSmiGpu(llvm::StringRef nvidiaSmiOutput);
 
-/// This machine's first GPU: nvidia-smi on PATH, run once; none without it, or when it
-/// fails or lists no GPU.
+/// This machine's oldest GPU (a trainer planned for it runs on each): nvidia-smi on PATH,
+/// run once; none without it, or when it fails or lists no GPU.
 std::optional<LocalGpu> localGpu();
 
 /// The newest --arch bertc knows that a GPU of compute capability `capability` runs (a newer

@@ -75,7 +75,8 @@ const ArchDefault &archDefault() {
     if (!gpu)
       return {"sm_80", "sm_80 (the default --arch)", "", ""};
     const std::string about =
-        gpu->name + " (compute capability " + capabilityText(gpu->capability) + ")";
+        gpu->name + " (compute capability " + capabilityText(gpu->capability) +
+        (gpu->gpus > 1 ? "; the oldest of its " + std::to_string(gpu->gpus) + " GPUs" : "") + ")";
     if (std::optional<std::string> local = archForCapability(gpu->capability))
       return {*local, *local + ", for this machine's " + about,
               *local + ", for this machine's " + about +
