@@ -29,7 +29,8 @@ between two torch.cuda.synchronize(). "vs PyTorch" is bertc's samples/s over PyT
 a row "bertc, forced", so that one run shows which of the two makes the faster step.
 --dry-run plans, builds and writes the data, then prints what it would run (no GPU needed).
 --prepare DIR plans and builds the trainers into DIR with a manifest.json (arch, vram, and per
-seq_len its directory, batch and precision) and runs nothing (no GPU needed); --prebuilt DIR
+trainer its seq_len, directory, attention, micro-batch x accumulation, precision and peak
+bytes) and runs nothing (no GPU needed); --prebuilt DIR
 runs those trainers without calling bertc, for a GPU machine that cannot build bertc
 (scripts/gpu-bundle.sh, scripts/gpu-check.sh).
 Usage: python3 bench/cuda_step.py [--seqs 128 512] [--steps 30] [--warmup 5] [--vram 16GB]
@@ -96,15 +97,21 @@ def attention_name(plan):
 
 def build(tmp, seq, arch, vram, head_chunk=None):
     """(trainer, plan) for bert-base at `seq`, precision auto, built for the cuda target; with
-    `head_chunk`, its attention forced to that --attention-head-chunk."""
+    `head_chunk`, its attention forced to that --attention-head-chunk, or None when that does
+    not fit --vram."""
     toml = job_copy(tmp, MODEL.stem, f"bert-base-{seq}", seq, batch_of(MODEL))
     name, forced = f"seq{seq}", []
     if head_chunk is not None:
         name += "-fused" if head_chunk == 0 else f"-heads{head_chunk}"
         forced = [f"--attention-head-chunk={head_chunk}"]
     out = tmp / name
-    run_checked([BERTC, toml, "--target", "cuda", "--arch", arch, "--vram", vram, *forced,
-                 "-o", out])
+    args = [BERTC, toml, "--target", "cuda", "--arch", arch, "--vram", vram, *forced, "-o", out]
+    result = subprocess.run(list(map(str, args)), capture_output=True, text=True)
+    if result.returncode == 3 and forced:
+        return None  # the forced attention does not fit the budget
+    if result.returncode != 0:
+        sys.exit(f"bench: {' '.join(map(str, args))} failed ({result.returncode}):\n"
+                 f"{result.stderr}")
     return out / "trainer", read_plan(out)
 
 
@@ -123,7 +130,12 @@ def build_runs(tmp, seqs, arch, vram, both_attentions):
         runs.append((seq, False, trainer, plan))
         if both_attentions:
             other = 0 if plan["attention_head_chunk"] > 0 else heads
-            runs.append((seq, True, *build(tmp, seq, arch, vram, other)))
+            forced = build(tmp, seq, arch, vram, other)
+            if forced:
+                runs.append((seq, True, *forced))
+            else:
+                print(f"bench: seq {seq} with --attention-head-chunk={other} does not fit "
+                      f"--vram {vram}: no forced row", file=sys.stderr)
     return runs
 
 
@@ -153,6 +165,9 @@ def load_prebuilt(directory, seqs, arch, vram):
     for name, asked in (("arch", arch), ("vram", vram)):
         if asked not in (None, manifest[name]):
             sys.exit(f"bench: --{name} {asked}, but {directory} was built with {manifest[name]}")
+    if not isinstance(manifest.get("trainers"), list):
+        sys.exit(f"bench: {directory} was prepared by an older bench/cuda_step.py: prepare it "
+                 "again (scripts/gpu-bundle.sh)")
     held = sorted({entry["seq"] for entry in manifest["trainers"]})
     missing = [seq for seq in seqs or [] if seq not in held]
     if missing:
