@@ -23,7 +23,7 @@ DeviceRange deviceAllocationAt(const void *pointer);
 
 /// The simulated GPU's compute capability as major * 10 + minor (80 for sm_80): the
 /// trainer's --arch, or BERTC_SIM_ARCH (e.g. "sm_75") when set; sm_80 by default.
-/// Kernels launch only from kOldestKernelArch (launch_limits.h) on.
+/// Kernels launch only from sm_75 on, the oldest architecture they are built for.
 int computeCapability();
 
 } // namespace bertc::sim
