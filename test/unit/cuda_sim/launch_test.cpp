@@ -4,6 +4,7 @@
 // (cudaFuncGetAttributes says) for the device's own architecture.
 #include "scoped_arch.h"
 
+#include "bertc/abi/trainer.h"
 #include "bertc/cuda_sim/launch.h"
 
 #include <cuda_runtime_api.h>
@@ -43,7 +44,15 @@ TEST(Launch, ASupportedDeviceRunsTheKernel) {
 }
 
 TEST(Launch, ADeviceOlderThanTheKernelsHasNoImageToLaunch) {
-  for (const char *arch : {"sm_60", "sm_70"}) {
+  // The oldest architecture a trainer's runner accepts (bertc/abi/trainer.h) is the oldest
+  // the simulated device launches on.
+  const std::string oldest = "sm_" + std::to_string(kOldestCudaArch);
+  const std::string older = "sm_" + std::to_string(kOldestCudaArch - 1);
+  {
+    ScopedArch device(oldest.c_str());
+    EXPECT_EQ(launchWriteIndices(4).first, cudaSuccess);
+  }
+  for (const char *arch : {older.c_str(), "sm_60", "sm_70"}) {
     ScopedArch device(arch);
     auto [launched, values] = launchWriteIndices(4);
     EXPECT_EQ(launched, cudaErrorNoKernelImageForDevice) << arch;
