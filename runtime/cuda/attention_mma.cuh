@@ -57,6 +57,14 @@ constexpr int kCompiledArch = 1000; // the host pass and the simulated device
 template <typename T>
 constexpr bool kCompiledForTensorCores = kCompiledArch >= MmaType<T>::kMinArch;
 
+/// The body of a kernel compiled without its type's mma.sync: attentionOnTensorCores never
+/// launches one, and a launch stops there rather than leave its outputs as they were.
+__device__ __forceinline__ void stopWithoutTensorCores() {
+#if defined(__CUDA_ARCH__)
+  __trap();
+#endif
+}
+
 /// All threads of the block: `rows` head rows from `first` of head h of sequence b of x into
 /// the shared `tile`, zeros beyond seq and headDim; 16 bytes of a row a thread at a time
 /// (one access each where the head dimension and the row's alignment allow).

@@ -106,9 +106,7 @@ __global__ void __launch_bounds__(kThreads)
         storeRow<D>(valueGrad, r, 1.0f, dv, p, b, h, lane.row[r]);
       }
   } else {
-#if defined(__CUDA_ARCH__)
-    __trap(); // compiled without T's mma.sync: attentionOnTensorCores never launches this one
-#endif
+    stopWithoutTensorCores();
   }
 }
 
@@ -178,9 +176,7 @@ __global__ void __launch_bounds__(kThreads)
       if (lane.row[r] < p.seq)
         storeRow<D>(queryGrad, r, 1.0f, dq, p, b, h, lane.row[r]);
   } else {
-#if defined(__CUDA_ARCH__)
-    __trap(); // compiled without T's mma.sync: attentionOnTensorCores never launches this one
-#endif
+    stopWithoutTensorCores();
   }
 }
 } // namespace

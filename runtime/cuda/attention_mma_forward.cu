@@ -112,9 +112,7 @@ __global__ void __launch_bounds__(kThreads)
       storeRow<D>(out, r, p.keptScale / sum, ctx, p, b, h, lane.row[r]);
     }
   } else {
-#if defined(__CUDA_ARCH__)
-    __trap(); // compiled without T's mma.sync: attentionOnTensorCores never launches this one
-#endif
+    stopWithoutTensorCores();
   }
 }
 } // namespace
