@@ -21,40 +21,34 @@ extern "C" __attribute__((weak)) const int bertc_sim_compute_capability;
 
 namespace bertc::sim {
 
-int computeCapability() {
-  const char *arch = std::getenv("BERTC_SIM_ARCH");
+namespace {
+/// The architecture the environment variable `name` names ("sm_86": 86), `fallback` when it
+/// is unset; anything but sm_50 to sm_`newest` ends the program with a message.
+int archFromEnvironment(const char *name, int fallback, int newest) {
+  const char *arch = std::getenv(name);
   int capability = 0;
   if (!arch)
-    return &bertc_sim_compute_capability ? bertc_sim_compute_capability : 80;
-  if (std::sscanf(arch, "sm_%d", &capability) != 1 || capability < 50 || capability > 90) {
-    std::fprintf(stderr,
-                 "bertc simulated device: BERTC_SIM_ARCH=%s is not one of sm_50 to "
-                 "sm_90\n",
-                 arch);
+    return fallback;
+  if (std::sscanf(arch, "sm_%d", &capability) != 1 || capability < 50 || capability > newest) {
+    std::fprintf(stderr, "bertc simulated device: %s=%s is not one of sm_50 to sm_%d\n", name, arch,
+                 newest);
     std::exit(2);
   }
   return capability;
 }
 
-namespace {
 /// The architecture the kernels' image was compiled for: BERTC_SIM_PTX_ARCH (sm_50 up to
 /// the device's) when set, else the device's.
 int imageArch() {
   const int device = computeCapability();
-  const char *arch = std::getenv("BERTC_SIM_PTX_ARCH");
-  int image = 0;
-  if (!arch)
-    return device;
-  if (std::sscanf(arch, "sm_%d", &image) != 1 || image < 50 || image > device) {
-    std::fprintf(stderr,
-                 "bertc simulated device: BERTC_SIM_PTX_ARCH=%s is not one of sm_50 to the "
-                 "device's sm_%d\n",
-                 arch, device);
-    std::exit(2);
-  }
-  return image;
+  return archFromEnvironment("BERTC_SIM_PTX_ARCH", device, device);
 }
 } // namespace
+
+int computeCapability() {
+  return archFromEnvironment("BERTC_SIM_ARCH",
+                             &bertc_sim_compute_capability ? bertc_sim_compute_capability : 80, 90);
+}
 
 } // namespace bertc::sim
 
