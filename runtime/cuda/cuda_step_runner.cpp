@@ -155,7 +155,6 @@ public:
   CudaStepRunner(const TrainerPlan &plan, const CudaSteps &steps)
       : StepRunner(plan), steps_(steps), host_(plan.arenaBytes), deviceIndex_(requireDevice()),
         deviceBytes_(deviceArenaBytes(plan)) {
-    cuda::requireDeviceArch(steps.newerGpuMath);
     std::vector<AdamWChunk> chunks =
         cuda::adamwChunks({steps.adamwParameters, steps.adamwParameters + steps.numAdamWParameters},
                           workingCopyOffsets(plan, steps));

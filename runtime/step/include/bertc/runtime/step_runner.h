@@ -105,9 +105,9 @@ protected:
 /// there and new enough for them (cuda_device_arch.h); the cpu target has nothing to check.
 void requireRunnableDevice(const Trainer &trainer);
 
-/// The runner of this runtime's target for `trainer`, with its arena allocated (throws
-/// ArenaAllocationError when the arena does not fit, std::runtime_error when the trainer
-/// was built for another target).
+/// The runner of this runtime's target for `trainer` (on a device requireRunnableDevice
+/// accepted), with its arena allocated (throws ArenaAllocationError when the arena does not
+/// fit, std::runtime_error when the trainer was built for another target).
 std::unique_ptr<StepRunner> makeStepRunner(const Trainer &trainer);
 
 } // namespace bertc
