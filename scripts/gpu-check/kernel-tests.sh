@@ -1,6 +1,14 @@
 # gpu-check.sh's step 2: the CUDA kernel tests, and from a bundle the sm_75 PTX ones.
 # Sourced by scripts/gpu-check.sh, whose variables and helpers it uses.
 
+# gtest_counts LOG: sets the caller's total, failed_tests and skipped from a GoogleTest
+# binary's closing lines in LOG (empty where the binary printed none).
+gtest_counts() {
+  total=$(sed -nE 's/^\[==========\] ([0-9]+) tests? from .* ran\..*/\1/p' "$1")
+  failed_tests=$(sed -nE 's/^\[  FAILED  \] ([0-9]+) tests?, listed below:/\1/p' "$1")
+  skipped=$(sed -nE 's/^\[  SKIPPED \] ([0-9]+) tests?, listed below:/\1/p' "$1")
+}
+
 run_kernel_tests() {
   local step_start log status total failed_tests skipped
   step_start=$(date +%s)
@@ -10,9 +18,7 @@ run_kernel_tests() {
     timeout "$(step_limit 60)" "$prebuilt/bin/bertc_cuda_kernel_tests" >"$log" 2>&1
     status=$?
     grep -E '^\[  FAILED  \]|error while loading' "$log" | tail -15
-    total=$(sed -nE 's/^\[==========\] ([0-9]+) tests? from .* ran\..*/\1/p' "$log")
-    failed_tests=$(sed -nE 's/^\[  FAILED  \] ([0-9]+) tests?, listed below:/\1/p' "$log")
-    skipped=$(sed -nE 's/^\[  SKIPPED \] ([0-9]+) tests?, listed below:/\1/p' "$log")
+    gtest_counts "$log"
   else
     log="$build_dir/gpu-check-ctest.log"
     timeout "$(step_limit 60)" ctest --test-dir "$build_dir" -L gpu --no-tests=error --output-on-failure \
@@ -61,9 +67,7 @@ is no newer than sm_75"
     >"$log" 2>&1
   status=$?
   grep -E '^\[  FAILED  \]' "$log" | tail -15
-  total=$(sed -nE 's/^\[==========\] ([0-9]+) tests? from .* ran\..*/\1/p' "$log")
-  failed_tests=$(sed -nE 's/^\[  FAILED  \] ([0-9]+) tests?, listed below:/\1/p' "$log")
-  skipped=$(sed -nE 's/^\[  SKIPPED \] ([0-9]+) tests?, listed below:/\1/p' "$log")
+  gtest_counts "$log"
   if [[ $status -ne 0 ]]; then
     record "$name" FAILED "$(outcome $status): ${failed_tests:-?} of ${total:-?} failed, see $log"
     return 1
