@@ -115,7 +115,7 @@ template <typename T> bool sameBits(const std::vector<T> &a, const std::vector<T
 TEST_F(AttentionKernelChoice, Bf16OnAnSm75RunsTheCudaCoreKernels) {
   const AttentionCase bertHeads{45, 192, 3};
   const AttentionResults<bf16> tensorCores = checkAttention<bf16>(bertHeads, 0.1f);
-  SimulatedArch turing("sm_75");
+  ScopedArch turing("sm_75");
   EXPECT_FALSE(attentionOnTensorCores<bf16>(64));
   EXPECT_TRUE(attentionOnTensorCores<fp16>(64));
   const AttentionResults<bf16> cudaCores = checkAttention<bf16>(bertHeads, 0.1f);
@@ -138,7 +138,7 @@ TEST_F(AttentionKernelChoice, KernelsFromAnOlderArchitecturesPtxChooseByTheirIma
 TEST_F(AttentionKernelChoice, Fp16OnAnSm75RunsTheSameTensorCoreKernels) {
   const AttentionCase bertHeads{45, 192, 3};
   const AttentionResults<fp16> ampere = checkAttention<fp16>(bertHeads, 0.1f);
-  SimulatedArch turing("sm_75");
+  ScopedArch turing("sm_75");
   EXPECT_TRUE(attentionOnTensorCores<fp16>(64));
   const AttentionResults<fp16> onTuring = checkAttention<fp16>(bertHeads, 0.1f);
   EXPECT_TRUE(sameBits(onTuring.ctx, ampere.ctx));

@@ -11,13 +11,13 @@
 #include <gtest/gtest.h>
 
 #if defined(BERTC_CUDA_SIM)
+#include "../cuda_sim/scoped_arch.h"
 #include "bertc/cuda_sim/faults.h"
 #endif
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -60,33 +60,8 @@ protected:
 };
 
 #if defined(BERTC_CUDA_SIM)
-/// The environment variable `name` is `value` while it lives, then what it was.
-class ScopedVariable {
-public:
-  ScopedVariable(const char *name, const char *value) : name(name) {
-    if (const char *previous = std::getenv(name))
-      saved = previous, hadValue = true;
-    setenv(name, value, 1);
-  }
-  ~ScopedVariable() {
-    if (hadValue)
-      setenv(name, saved.c_str(), 1);
-    else
-      unsetenv(name);
-  }
-  ScopedVariable(const ScopedVariable &) = delete;
-  ScopedVariable &operator=(const ScopedVariable &) = delete;
-
-private:
-  const char *name;
-  std::string saved;
-  bool hadValue = false;
-};
-
-/// The simulated device is an `arch` while it lives.
-struct SimulatedArch : ScopedVariable {
-  explicit SimulatedArch(const char *arch) : ScopedVariable("BERTC_SIM_ARCH", arch) {}
-};
+using sim::test::ScopedArch;
+using sim::test::ScopedVariable;
 #endif
 
 /// The same, once per storage type.

@@ -85,7 +85,7 @@ TEST_F(DeviceArchOnDeviceTest, TheTestGpuRunsTheKernels) {
   EXPECT_EQ(deviceArchShortfall(device, NewerGpuMath::Bf16).empty(),
             device.capability >= kBf16Tf32CudaArch);
 #if defined(BERTC_CUDA_SIM)
-  SimulatedArch turing("sm_75");
+  ScopedArch turing("sm_75");
   EXPECT_NO_THROW(requireDeviceArch(NewerGpuMath::None));
   EXPECT_THROW(requireDeviceArch(NewerGpuMath::Bf16), DeviceArchError);
 #endif

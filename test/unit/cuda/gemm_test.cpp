@@ -322,7 +322,7 @@ class GemmOnTuringTest : public CudaTest {};
 // cuBLASLt has no bf16 GEMM before sm_80: the error names the GEMM and what it needs (a
 // trainer refuses such a GPU before its first GEMM, cuda_device_arch.h).
 TEST_F(GemmOnTuringTest, Bf16HasNoAlgorithmAndTheErrorSaysSo) {
-  SimulatedArch turing("sm_75");
+  ScopedArch turing("sm_75");
   DeviceArray<bf16> x(4 * 8), w(8 * 8), y(4 * 8);
   DeviceArray<std::byte> workspace(kCudaWorkspaceBytes);
   LinearGemms gemms(workspace.get(), nullptr);

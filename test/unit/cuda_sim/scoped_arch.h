@@ -1,4 +1,4 @@
-// The simulated GPU's architecture for a test's scope.
+// Environment variables for a test's scope, such as the simulated GPU's architecture.
 #pragma once
 
 #include <cstdlib>
@@ -6,24 +6,32 @@
 
 namespace bertc::sim::test {
 
-/// Sets BERTC_SIM_ARCH (the simulated GPU) for the scope, then restores it.
-class ScopedArch {
+/// The environment variable `name` is `value` while it lives, then what it was.
+class ScopedVariable {
 public:
-  explicit ScopedArch(const char *arch) {
-    if (const char *previous = std::getenv("BERTC_SIM_ARCH"))
+  ScopedVariable(const char *name, const char *value) : name(name) {
+    if (const char *previous = std::getenv(name))
       saved = previous, hadValue = true;
-    setenv("BERTC_SIM_ARCH", arch, 1);
+    setenv(name, value, 1);
   }
-  ~ScopedArch() {
+  ~ScopedVariable() {
     if (hadValue)
-      setenv("BERTC_SIM_ARCH", saved.c_str(), 1);
+      setenv(name, saved.c_str(), 1);
     else
-      unsetenv("BERTC_SIM_ARCH");
+      unsetenv(name);
   }
+  ScopedVariable(const ScopedVariable &) = delete;
+  ScopedVariable &operator=(const ScopedVariable &) = delete;
 
 private:
+  const char *name;
   std::string saved;
   bool hadValue = false;
+};
+
+/// The simulated GPU is an `arch` ("sm_75") while it lives (BERTC_SIM_ARCH).
+struct ScopedArch : ScopedVariable {
+  explicit ScopedArch(const char *arch) : ScopedVariable("BERTC_SIM_ARCH", arch) {}
 };
 
 } // namespace bertc::sim::test
