@@ -7,11 +7,15 @@
 // runs the tensor-core kernels (the simulated device is an sm_80); on the simulated device,
 // both also run on an sm_75: fp16 the same tensor-core kernels, bf16, which has no mma.sync
 // there, the CUDA-core kernels, whose results differ from the tensor cores' in their
-// roundings.
+// roundings. The tensor-core kernels' loads from shared memory have no bank conflicts.
 #include "cuda_test_support.h"
 
 #include "bertc/runtime/cpu_kernels.h"
 #include "bertc/runtime/cuda_kernels.h"
+
+#if defined(BERTC_CUDA_SIM)
+#include "bertc/cuda_sim/matrix_load_counts.h"
+#endif
 
 namespace bertc::cuda::test {
 namespace {
@@ -145,6 +149,20 @@ TEST_F(AttentionKernelChoice, Fp16OnAnSm75RunsTheSameTensorCoreKernels) {
   EXPECT_TRUE(sameBits(onTuring.dq, ampere.dq));
   EXPECT_TRUE(sameBits(onTuring.dk, ampere.dk));
   EXPECT_TRUE(sameBits(onTuring.dv, ampere.dv));
+}
+
+// The tensor-core kernels' shared tiles have rows D + 8 values apart (attention_mma.cuh), so
+// the 8 rows of each matrix ldmatrix loads fall in distinct groups of banks: one pass each.
+TEST(AttentionTileLoads, TensorCoreKernelsLoadWithoutBankConflicts) {
+  for (const AttentionCase &c :
+       {AttentionCase{45, 192, 3}, AttentionCase{37, 64, 2}, AttentionCase{37, 40, 2}}) {
+    sim::resetMatrixLoadCounts();
+    checkAttention<bf16>(c, 0.1f);
+    const sim::MatrixLoadCounts counts = sim::matrixLoadCounts();
+    const std::string shape = "head dim " + std::to_string(c.hidden / c.heads);
+    EXPECT_GT(counts.matrices, 0u) << shape;
+    EXPECT_EQ(counts.bankConflicts, 0u) << shape << ", of " << counts.matrices << " matrices";
+  }
 }
 #endif
 

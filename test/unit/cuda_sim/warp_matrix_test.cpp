@@ -3,8 +3,9 @@
 // (not through the stand-ins' own lookups): mma.sync m16n8k16 of __nv_bfloat16 and __half
 // fragments against a double reference, and runtime/cuda/warp_matrix.cuh's sm_75 form of
 // it, two m16n8k8 products; ldmatrix .x4, plain and transposed, against the
-// elements each lane must receive; and the misuses a GPU reports (a misaligned row address,
-// a warp whose lanes do not all arrive), each caught without touching memory.
+// elements each lane must receive, and its count of shared-memory bank conflicts; and the misuses a
+// GPU reports (a misaligned row address, a warp whose lanes do not all arrive), each caught without
+// touching memory.
 #include "cublaslt_fixture.h" // DeviceBuffer
 
 #include "bertc/cuda_sim/faults.h"
@@ -87,6 +88,19 @@ __global__ void loadQuarters(const __half *in, int rowShift, uint32_t *out) {
   loadMatrixX4<Transposed>(r, row);
   for (int j = 0; j < 4; ++j)
     out[4 * lane + j] = r[j];
+}
+
+constexpr int kMaxRowStride = 72;
+
+/// Every lane gives ldmatrix the row `lane` of a shared tile whose rows are `rowStride`
+/// values apart (0: all lanes the same row).
+__global__ void loadRowsApart(int rowStride) {
+  __shared__ __align__(128) __half tile[32 * kMaxRowStride + 8];
+  for (int i = int(threadIdx.x); i < 32 * kMaxRowStride + 8; i += 32)
+    tile[i] = __float2half_rn(0.0f);
+  __syncwarp();
+  uint32_t r[4];
+  loadMatrixX4<false>(r, tile + int(threadIdx.x) * rowStride);
 }
 
 enum class Instruction { Mma, LoadMatrix };
@@ -202,6 +216,30 @@ TEST_F(WarpMatrixTest, HalfProductAsTwoK8ProductsFollowsTheDocumentedLayout) {
 TEST_F(WarpMatrixTest, LoadMatrixGivesEachLaneItsRowsPair) { expectQuarters<false>(); }
 
 TEST_F(WarpMatrixTest, TransposedLoadMatrixGivesEachLaneItsColumnsPair) { expectQuarters<true>(); }
+
+// A matrix's 8 rows take one pass when they fall in distinct 16-byte groups of the 32 banks
+// (address / 16 % 8), and one more for each further row in the fullest group.
+TEST_F(WarpMatrixTest, LoadMatrixCountsTheBankConflictsOfItsRows) {
+  struct Case {
+    int rowStride;
+    uint64_t conflicts; // of the four matrices together
+  };
+  const Case cases[] = {
+      {8, 0},   // 16 bytes apart: groups 0, 1, .., 7
+      {16, 4},  // 32 bytes: groups 0, 2, 4, 6 twice, two passes a matrix
+      {64, 28}, // 128 bytes: all in group 0, eight passes a matrix
+      {72, 0},  // 144 bytes (a 64-value row and 8 of padding): groups 0, 1, .., 7
+      {0, 0},   // one row for every lane: read once
+  };
+  for (const Case &c : cases) {
+    resetMatrixLoadCounts();
+    launchWarp("loadRowsApart", [](auto... args) { loadRowsApart(args...); }, c.rowStride);
+    ASSERT_TRUE(faultReports().empty()) << faultReports()[0];
+    EXPECT_EQ(matrixLoadCounts().matrices, 4u) << "rows " << c.rowStride << " values apart";
+    EXPECT_EQ(matrixLoadCounts().bankConflicts, c.conflicts)
+        << "rows " << c.rowStride << " values apart";
+  }
+}
 
 // Rows 8 bytes off their alignment: one fault for the warp, and no register loaded.
 TEST_F(WarpMatrixTest, MisalignedRowAddressIsAMisalignedAddressFault) {

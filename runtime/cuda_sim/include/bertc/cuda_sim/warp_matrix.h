@@ -20,6 +20,7 @@
 #pragma once
 
 #include "bertc/cuda_sim/device_code.h"
+#include "bertc/cuda_sim/matrix_load_counts.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -32,6 +33,9 @@ namespace bertc::sim {
 /// Checks that an ldmatrix row address is 16-byte aligned, as the instruction requires; a
 /// misaligned one faults the device with cudaErrorMisalignedAddress (src/warp_matrix.cpp).
 bool matrixRowAligned(const char *function, const void *row);
+
+/// Adds one warp's ldmatrix .x4 to the counts, from the 32 row addresses its lanes gave.
+void countMatrixLoad(const uint16_t *const (&rows)[32]);
 
 namespace warp_matrix {
 
@@ -128,6 +132,12 @@ template <bool Transposed, typename W> inline void loadMatrixX4(uint32_t (&r)[4]
     return;
   const int lane = int(warp_matrix::laneIndex());
   const auto rowOf = [&](int source) { return warp_matrix::publishedRow(lanes, source); };
+  if (lane == 0) {
+    const uint16_t *rows[32];
+    for (int source = 0; source < 32; ++source)
+      rows[source] = rowOf(source);
+    countMatrixLoad(rows);
+  }
   for (int j = 0; j < 4; ++j) {
     uint16_t low, high;
     if constexpr (Transposed) {
