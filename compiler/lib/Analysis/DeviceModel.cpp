@@ -2,15 +2,14 @@
 //
 // GPUs: one representative card per generation, from its datasheet, dense (no sparsity):
 //
-//   arch   card            fp32 (CUDA cores)   16-bit tensor cores,    TF32 tensor   memory     SMs
-//   x
-//                                              fp32 accumulation       cores boost clock
-//   sm_75  T4              8.1 TFLOP/s         65 TFLOP/s (fp16)       -             320 GB/s   40
-//   x 1.59 GHz sm_80  A100 SXM 40GB   19.5                312 (bf16/fp16)         156 1555 108
-//   x 1.41 sm_86  RTX 3090        35.6                71                      35.6          936 82
-//   x 1.695 sm_89  RTX 4090        82.6                165.2                   82.6          1008
-//   128 x 2.52 sm_90  H100 SXM        67                  989                     494.7 3350 132
-//   x 1.98
+//   arch   card           fp32 on      16-bit on tensor cores,  TF32 on       memory  SMs x boost
+//                         CUDA cores   fp32 accumulation        tensor cores  (GB/s)  clock (GHz)
+//                         (TFLOP/s)    (TFLOP/s)                (TFLOP/s)
+//   sm_75  T4             8.1          65 (fp16)                -             320     40 x 1.59
+//   sm_80  A100 SXM 40GB  19.5         312 (bf16/fp16)          156           1555    108 x 1.41
+//   sm_86  RTX 3090       35.6         71                       35.6          936     82 x 1.695
+//   sm_89  RTX 4090       82.6         165.2                    82.6          1008    128 x 2.52
+//   sm_90  H100 SXM       67           989                      494.7         3350    132 x 1.98
 //
 // Their host links, each way: PCIe 3.0 x16 (15.75 GB/s) for the T4, 4.0 x16 (31.5 GB/s)
 // for the A100, RTX 3090 and RTX 4090, 5.0 x16 (63 GB/s) for the H100.
