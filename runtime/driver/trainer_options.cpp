@@ -76,6 +76,46 @@ uint64_t parseCount(const std::string &flag, const std::string &text,
   return value;
 }
 
+/// `path` absolute, with symbolic links resolved as far as it exists.
+std::filesystem::path resolvedPath(const std::string &path) {
+  std::error_code unresolved;
+  std::filesystem::path named = namedPath(path);
+  std::filesystem::path resolved = std::filesystem::weakly_canonical(named, unresolved);
+  return unresolved ? named : resolved;
+}
+
+/// Whether `inner` is `outer` or lies inside it.
+bool isSameOrInside(const std::string &inner, const std::string &outer) {
+  const std::filesystem::path in = resolvedPath(inner), out = resolvedPath(outer);
+  auto a = in.begin();
+  for (auto b = out.begin(); b != out.end(); ++a, ++b)
+    if (a == in.end() || *a != *b)
+      return false;
+  return true;
+}
+
+/// Each new best model replaces --save-best's folder whole, so it must not hold what the run
+/// reads or writes elsewhere, nor files of the user's that are not a best model of bertc's.
+void requireSaveBestFolderOfItsOwn(const TrainerOptions &options) {
+  namespace fs = std::filesystem;
+  const std::string replacedWhole =
+      "--save-best " + options.saveBest + ": the folder is replaced whole at each new best score";
+  const std::pair<const char *, const std::string *> others[] = {
+      {"--save", &options.save},    {"--log", &options.log},     {"--data", &options.data},
+      {"--eval", &options.eval},    {"--vocab", &options.vocab}, {"--init", &options.init},
+      {"--resume", &options.resume}};
+  for (const auto &[flag, path] : others)
+    if (!path->empty() && isSameOrInside(*path, options.saveBest))
+      throw SaveError(replacedWhole + ", and " + flag + " " + *path +
+                      " is in it: give --save-best a folder of its own");
+  const fs::path best = namedPath(options.saveBest);
+  std::error_code unreadable; // what cannot be read here is left to the save to report
+  if (fs::is_directory(best, unreadable) && !fs::is_empty(best, unreadable) &&
+      !fs::exists(best / "eval_results.json", unreadable))
+    throw SaveError(replacedWhole + ", and it holds files but no eval_results.json (not a best "
+                                    "model bertc saved): give a new or empty folder");
+}
+
 } // namespace
 
 bool savesToFile(const std::string &path) {
@@ -97,6 +137,7 @@ void requireWritableSaveTargets(const TrainerOptions &options) {
     std::filesystem::path best = namedPath(options.saveBest);
     if (std::filesystem::exists(best) && !std::filesystem::is_directory(best))
       throw SaveError("--save-best " + options.saveBest + ": exists and is not a folder");
+    requireSaveBestFolderOfItsOwn(options);
     // The best model is assembled beside its folder and renamed into place.
     requireWritableFolder("--save-best", best.parent_path().string());
   }

@@ -54,7 +54,9 @@ bool savesToFile(const std::string &path);
 
 /// Checks, before training, that what --save, --save-every and --save-best write can be
 /// written: each folder they write in exists (it is created) and takes a new file, and no
-/// target is a file where a folder belongs or the reverse. Throws SaveError naming the flag.
+/// target is a file where a folder belongs or the reverse; and that --save-best's folder,
+/// replaced whole at each new best, holds none of the run's other paths and no files but a
+/// best model's. Throws SaveError naming the flag.
 void requireWritableSaveTargets(const TrainerOptions &options);
 
 } // namespace bertc

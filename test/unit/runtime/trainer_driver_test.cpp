@@ -220,6 +220,8 @@ TEST(TrainerDriver, SaveTargetsAreCheckedBeforeTraining) {
   std::string data = writeData(dir);
   testing::writeText(dir.file("taken"), "");
   std::filesystem::create_directories(dir.file("folder.safetensors"));
+  std::filesystem::create_directories(dir.file("notes"));
+  testing::writeText(dir.file("notes/ideas.md"), "");
   struct Case {
     std::string args;
     std::string error;
@@ -234,6 +236,17 @@ TEST(TrainerDriver, SaveTargetsAreCheckedBeforeTraining) {
       {"--eval " + data + " --save-best taken", "--save-best taken: exists and is not a folder"},
       {"--eval " + data + " --save-best /proc/best",
        "--save-best /proc: cannot write in the folder: "},
+      // Each new best replaces the folder whole.
+      {"--eval " + data + " --save-best .",
+       "--save-best .: the folder is replaced whole at each new best score, and --log "
+       "log.jsonl is in it: give --save-best a folder of its own"},
+      {"--eval " + data + " --save run --save-best run/",
+       "--save-best run/: the folder is replaced whole at each new best score, and --save run "
+       "is in it"},
+      {"--eval " + data + " --save-best notes",
+       "--save-best notes: the folder is replaced whole at each new best score, and it holds "
+       "files but no eval_results.json (not a best model bertc saved): give a new or empty "
+       "folder"},
   };
   for (const Case &c : cases) {
     RunResult run = runTrainer(dir, "--data " + data + " --log log.jsonl " + c.args);
@@ -241,6 +254,20 @@ TEST(TrainerDriver, SaveTargetsAreCheckedBeforeTraining) {
     EXPECT_EQ(run.err.rfind("trainer: error: " + c.error, 0), 0u) << run.err;
     EXPECT_FALSE(std::filesystem::exists(dir.file("log.jsonl"))) << c.args;
   }
+}
+
+// An earlier run's best model (its folder has an eval_results.json) is replaced whole.
+TEST(TrainerDriver, SaveBestReplacesAnEarlierBestModel) {
+  ScratchDir dir;
+  std::string data = writeData(dir);
+  std::filesystem::create_directories(dir.file("best"));
+  testing::writeText(dir.file("best/eval_results.json"), "{\"step\": 7}\n");
+  testing::writeText(dir.file("best/model.safetensors"), "");
+  RunResult run =
+      runTrainer(dir, "--data " + data + " --steps 2 --eval " + data + " --save-best best");
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(nlohmann::json::parse(readText(dir.file("best/eval_results.json")))["step"], 2);
+  EXPECT_FALSE(readCheckpoint(dir.file("best/model.safetensors")).empty());
 }
 
 TEST(TrainerDriver, AnArenaThatCannotBeAllocatedExitsWithThree) {
