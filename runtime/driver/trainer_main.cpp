@@ -207,6 +207,10 @@ BatcherState train(StepRunner &runner, const Dataset &data, const TrainerOptions
                    scaler.skippedSteps(), update.gradNorm});
     progress.lossScale(reportedScale(), scaler.skippedSteps());
     progress.step(step, epoch, loss, context.lr, rows);
+    // The evaluation of a checkpoint's step comes first: a run stopped between the two then
+    // resumes from an earlier checkpoint and evaluates the step again.
+    if (evaluator && evaluator->due(step, endsEpoch, step == setup.totalSteps))
+      evaluator->run(step, epoch, runner, setup.seed, planCheck, log, progress);
     if (options.saveEvery && step % *options.saveEvery == 0) {
       TrainerState state = setup.checkpoint;
       state.globalStep = step;
@@ -216,8 +220,6 @@ BatcherState train(StepRunner &runner, const Dataset &data, const TrainerOptions
       progress.note("saved " +
                     saveCheckpoint(options.save, plan, runner.hostArena(), state, tokenizer));
     }
-    if (evaluator && evaluator->due(step, endsEpoch, step == setup.totalSteps))
-      evaluator->run(step, epoch, runner, setup.seed, planCheck, log, progress);
   }
   return batcher.state();
 }

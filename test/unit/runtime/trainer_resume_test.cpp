@@ -79,13 +79,17 @@ TEST(TrainerResume, AResumedRunRepeatsTheUninterruptedLossesBitForBit) {
   }
 }
 
+// Evaluations every 4 steps too: the one of a checkpoint's step comes before the checkpoint,
+// so a run killed between the two evaluates that step again when resumed.
 TEST(TrainerResume, AKilledRunResumesToTheSameResult) {
   ScratchDir dir;
   std::string data = writeData(dir);
-  std::string run = "--data " + data + " --steps 60 --log run.jsonl --save out";
+  std::string run = "--data " + data + " --steps 60 --log run.jsonl --save out --eval " + data +
+                    " --eval-every 4 --save-best best";
   ASSERT_EQ(runTrainer(dir, run).exitCode, 0);
   std::rename(dir.file("run.jsonl").c_str(), dir.file("uninterrupted.jsonl").c_str());
   std::rename(dir.file("out").c_str(), dir.file("uninterrupted").c_str());
+  std::rename(dir.file("best").c_str(), dir.file("uninterrupted-best").c_str());
 
   // Start the run with checkpoints every 4 steps and kill it once checkpoint-4 exists:
   // wherever it got to (even the end), the resumed run must finish identically.
@@ -96,7 +100,8 @@ TEST(TrainerResume, AKilledRunResumesToTheSameResult) {
     if (chdir(dir.file("").c_str()) != 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
       _exit(127);
     execl(BERTC_STANDIN_TRAINER, BERTC_STANDIN_TRAINER, "--data", data.c_str(), "--steps", "60",
-          "--log", "run.jsonl", "--save", "out", "--save-every", "4", nullptr);
+          "--log", "run.jsonl", "--save", "out", "--save-every", "4", "--eval", data.c_str(),
+          "--eval-every", "4", "--save-best", "best", nullptr);
     _exit(127);
   }
   std::string firstCheckpoint = dir.file("out/checkpoint-4/trainer_state.json");
@@ -112,15 +117,19 @@ TEST(TrainerResume, AKilledRunResumesToTheSameResult) {
   }
   ASSERT_TRUE(std::filesystem::exists(firstCheckpoint));
 
-  RunResult resumed = runTrainer(dir, "--data " + data +
-                                          " --log run.jsonl --save out "
-                                          "--save-every 4 --resume out");
+  RunResult resumed =
+      runTrainer(dir, "--data " + data + " --log run.jsonl --save out --save-every 4 --eval " +
+                          data + " --eval-every 4 --save-best best --resume out");
   ASSERT_EQ(resumed.exitCode, 0) << resumed.err;
   SCOPED_TRACE(resumed.out.substr(0, resumed.out.find('\n'))); // "resume: out/checkpoint-N"
   EXPECT_NE(resumed.out.find("done: step 60/60"), std::string::npos) << resumed.out;
   EXPECT_EQ(readLog(dir.file("run.jsonl")), readLog(dir.file("uninterrupted.jsonl")));
   EXPECT_TRUE(
       sameTensors(dir.file("out/model.safetensors"), dir.file("uninterrupted/model.safetensors")));
+  EXPECT_EQ(readText(dir.file("best/eval_results.json")),
+            readText(dir.file("uninterrupted-best/eval_results.json")));
+  EXPECT_TRUE(sameTensors(dir.file("best/model.safetensors"),
+                          dir.file("uninterrupted-best/model.safetensors")));
   for (const auto &entry : std::filesystem::directory_iterator(dir.file("out")))
     EXPECT_NE(entry.path().filename().string()[0], '.') << "left behind: " << entry.path();
 }
