@@ -161,7 +161,9 @@ std::string formatTrainerState(const TrainerState &state) {
        {{"scale", state.lossScaler.scale},
         {"good_steps_in_row", state.lossScaler.goodStepsInRow},
         {"skipped_steps", state.lossScaler.skipped}}}};
-  return json.dump(2) + "\n";
+  // The data path is the user's bytes, which need not be UTF-8 (a Latin-1 file name): such
+  // bytes become U+FFFD, as the path is only ever shown, never opened.
+  return json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 /// Reads trainer_state.json field by field: each must exist with its type and lie in its

@@ -110,6 +110,16 @@ TEST(Checkpoint, TrainerStateRoundTrips) {
   expectSameState(parseTrainerState(text, "state.json"), state);
 }
 
+// A file name in Latin-1 (the byte 0xE4 for 'ä') is no UTF-8: it is written as U+FFFD.
+TEST(Checkpoint, TrainerStateTakesADataPathThatIsNotUtf8) {
+  TrainerState state = sampleState();
+  state.dataPath = "daten_\xe4.jsonl";
+  TrainerState parsed = parseTrainerState(formatTrainerState(state), "state.json");
+  EXPECT_EQ(parsed.dataPath, "daten_\xef\xbf\xbd.jsonl");
+  parsed.dataPath = state.dataPath;
+  expectSameState(parsed, state);
+}
+
 TEST(Checkpoint, TrainerStateErrorsNameTheKey) {
   nlohmann::json json = nlohmann::json::parse(formatTrainerState(sampleState()));
   json["data_position"].erase("cursor");
