@@ -20,17 +20,19 @@ DROP, SPACE, PUNCT, MARK = "kDrop", "kSpace", "kPunct", "kMark"
 
 def char_class(cp):
     """BertNormalizer's predicates in the order clean_text applies them (drop NUL, U+FFFD and
-    category C* except \\t \\n \\r, then map whitespace to a space), then punctuation
-    (ASCII symbol ranges or P*), then Mn (what strip_accents drops). Rust's char::is_whitespace
-    (White_Space) and str.isspace() agree on every character that is not C*: Zs, U+2028 and
-    U+2029."""
+    the categories Cc, Cf and Co except \\t \\n \\r, then map whitespace to a space), then
+    punctuation (ASCII symbol ranges or P*), then Mn (what strip_accents drops). Rust's
+    char::is_whitespace (White_Space) and str.isspace() agree on every character that is not
+    C*: Zs, U+2028 and U+2029."""
     char = chr(cp)
     category = unicodedata.category(char)
     if cp in (0, 0xFFFD):
         return DROP
     if char in "\t\n\r":
         return SPACE
-    if category.startswith("C"):
+    # The unicode_categories crate's is_other(), which clean_text asks, is Cc, Cf and Co:
+    # unassigned code points (Cn) stay, and WordPiece makes them [UNK].
+    if category in ("Cc", "Cf", "Co"):
         return DROP
     if char == " " or category == "Zs" or char.isspace():
         return SPACE

@@ -166,10 +166,12 @@ uint8_t textProperties(char32_t codePoint) {
   return range ? range->properties : 0;
 }
 
+// The tokenizers library's ranges: its sixth starts at 0x2B920 where the Python
+// BasicTokenizer's starts at 0x2B820, so U+2B820..U+2B91F stay inside their word.
 bool isChineseChar(char32_t cp) {
   return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
          (cp >= 0x20000 && cp <= 0x2A6DF) || (cp >= 0x2A700 && cp <= 0x2B73F) ||
-         (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B820 && cp <= 0x2CEAF) ||
+         (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B920 && cp <= 0x2CEAF) ||
          (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
 }
 

@@ -137,6 +137,11 @@ TEST(BasicTokenizer, SpacesOutChineseCharacters) {
             (Strings{"我", "爱", "N", "##LP"}));
   // Kana are not in _is_chinese_char's ranges: "あい" stays one (unknown) word.
   EXPECT_EQ(texts(makeTokenizer(dir, true).tokenize("我あい")), (Strings{"我", "[UNK]"}));
+  // The tokenizers library's range of CJK Extension E starts at U+2B920, not U+2B820.
+  EXPECT_EQ(texts(makeTokenizer(dir, true).tokenize("\U0002B920hello")),
+            (Strings{"[UNK]", "hello"}));
+  EXPECT_EQ(texts(makeTokenizer(dir, true).tokenize("\U0002B91Fhello")), (Strings{"[UNK]"}));
+  EXPECT_EQ(texts(makeTokenizer(dir, true).tokenize("\U0002B820hello")), (Strings{"[UNK]"}));
 }
 
 TEST(BasicTokenizer, DropsControlCharactersAndSplitsOnAnyWhitespace) {
@@ -146,6 +151,9 @@ TEST(BasicTokenizer, DropsControlCharactersAndSplitsOnAnyWhitespace) {
   using namespace std::string_literals;
   EXPECT_EQ(texts(tokenizer.tokenize("hel\u200Blo\0 wor\u00ADld hel\uFFFDlo"s)),
             (Strings{"hello", "world", "hello"}));
+  // An unassigned code point (Cn) is no control character: it stays, and its word is unknown.
+  EXPECT_EQ(texts(tokenizer.tokenize("hello \u0378 world hel\u0378lo")),
+            (Strings{"hello", "[UNK]", "world", "[UNK]"}));
   // NEL (U+0085) is a control character to BERT, not whitespace.
   EXPECT_EQ(texts(tokenizer.tokenize("hello\u0085world")), (Strings{"hello", "##world"}));
   // No-break space, ideographic space, tab, CR LF and the line separator all split.
