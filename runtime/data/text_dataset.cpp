@@ -51,7 +51,7 @@ bool holdsText(const std::string &path) {
   std::string extension = extensionOf(path);
   if (extension == "csv" || extension == "tsv")
     return true;
-  return extension == "jsonl" && !firstRowHasInputIds(path);
+  return (extension == "jsonl" || extension == "json") && !firstRowHasInputIds(path);
 }
 
 /// Whether `text` tokenizes (is UTF-8): tells which text of a pair a TokenizerError was about.

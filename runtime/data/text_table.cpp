@@ -317,12 +317,14 @@ float TextTable::floatLabel(size_t row, size_t column) const {
 TextTable loadTextTable(const std::string &path) {
   size_t dot = path.rfind('.');
   std::string extension = dot == std::string::npos ? "" : lowerAscii(path.substr(dot));
-  if (extension != ".csv" && extension != ".tsv" && extension != ".jsonl")
-    throw DataError(path + ": unknown table format; expected a .csv, .tsv or .jsonl file");
+  // .json is JSON Lines too, as the datasets library's json loader (run_glue.py's) reads it.
+  const bool jsonLines = extension == ".jsonl" || extension == ".json";
+  if (extension != ".csv" && extension != ".tsv" && !jsonLines)
+    throw DataError(path + ": unknown table format; expected a .csv, .tsv or .jsonl (.json) file");
   std::string text = readWholeFile<DataError>(path, kDataFileLimit);
   if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) // a UTF-8 byte order mark
     text.erase(0, 3);
-  if (extension == ".jsonl")
+  if (jsonLines)
     return loadJsonl(path, text);
   return tableFromRecords(path, extension == ".csv" ? splitCsv(path, text) : splitTsv(text));
 }

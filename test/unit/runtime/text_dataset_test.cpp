@@ -133,6 +133,18 @@ TEST(TextDataset, ReadsTextJsonlAndLeavesPreTokenizedJsonlToItsLoader) {
   EXPECT_EQ(loadTrainingData(files.dir.file("ids.jsonl"), kLimits, {}, {}).data.rows.size(), 1u);
 }
 
+// run_glue.py's .json files are JSON Lines (the datasets library's json loader reads them so).
+TEST(TextDataset, ReadsJsonFilesAsJsonLines) {
+  TextData files;
+  TrainingData text = files.load("train.json", "{\"text\": \"good fun\", \"label\": 1}\n");
+  ASSERT_EQ(text.data.rows.size(), 1u);
+  EXPECT_EQ(text.data.rows[0].inputIds, (Ids{2, 8, 17, 3}));
+  EXPECT_TRUE(text.tokenization);
+  TrainingData ids = files.load("ids.json", "{\"input_ids\": [2, 30, 3], \"label\": 1}\n");
+  EXPECT_EQ(ids.data.rows[0].inputIds, (Ids{2, 30, 3}));
+  EXPECT_FALSE(ids.tokenization);
+}
+
 TEST(TextDataset, TruncatesToSeqLenAndCountsTheRowsCut) {
   TextData files;
   DataLimits limits = kLimits;
