@@ -114,11 +114,12 @@ SafetensorsEntry parseEntry(const nlohmann::json &json, const std::string &conte
               std::to_string(entry.dataEnd));
   uint64_t elementBytes = dtypeBytes(entry.dtype);
   uint64_t expectedBytes = 0;
-  if (elementBytes != 0 && (__builtin_mul_overflow(numel, elementBytes, &expectedBytes) ||
-                            expectedBytes != entry.dataEnd - entry.dataBegin))
+  const bool beyondBytes =
+      elementBytes != 0 && __builtin_mul_overflow(numel, elementBytes, &expectedBytes);
+  if (elementBytes != 0 && (beyondBytes || expectedBytes != entry.dataEnd - entry.dataBegin))
     throw bad("data_offsets span " + std::to_string(entry.dataEnd - entry.dataBegin) +
               " bytes, but " + entry.dtype + " " + formatShape(entry.shape) + " needs " +
-              std::to_string(numel * elementBytes));
+              (beyondBytes ? "more than 2^64" : std::to_string(expectedBytes)));
   if (entry.dataEnd > dataBytes)
     throw SafetensorsError(context + ": data ends at byte " + std::to_string(entry.dataEnd) +
                            " of the data section, but the file holds only " +

@@ -229,6 +229,10 @@ TEST(Safetensors, CorruptHeadersAreReported) {
        path + ": tensor w: bad header: shape dimensions"},
       {R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})",
        path + ": tensor w: bad header: data_offsets span 4 bytes, but F32 [2] needs 8"},
+      // 2^62 + 1 values of 4 bytes: the byte count is beyond 64 bits.
+      {R"({"w":{"dtype":"F32","shape":[4611686018427387905],"data_offsets":[0,4]}})",
+       path + ": tensor w: bad header: data_offsets span 4 bytes, but F32 "
+              "[4611686018427387905] needs more than 2^64"},
       {R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[4,0]}})",
        path + ": tensor w: bad header: data_offsets begin 4 is after end 0"},
       {R"({"w":{"dtype":"F32","shape":[1e400],"data_offsets":[0,4]}})",
