@@ -9,8 +9,11 @@ namespace bertc {
 
 namespace {
 
-/// The transformers class that holds `task`'s head.
+/// The transformers class that holds `task`'s head. A custom head is no transformers class:
+/// its folder loads as the encoder alone (BertModel, whose pooler it lacks), head.* aside.
 const char *architectureOf(const std::string &task) {
+  if (task == "custom")
+    return "BertModel";
   if (task == "span")
     return "BertForQuestionAnswering";
   if (task == "token-classification")
