@@ -117,7 +117,9 @@ struct SquadFeatures {
 ///     Encoding::truncate), so consecutive windows share docStride tokens;
 ///  3. the answer's positions in each window: the last token starting at or before the
 ///     answer's first byte and the first token from there ending at or after its last,
-///     when the window holds the whole answer (run_qa.py's rule), else [CLS].
+///     when the window holds the whole answer (run_qa.py's rule), else [CLS]. Where the
+///     answer starts in the window's last token, that token is its start; run_qa.py's
+///     start scan walks past it there, to the last position of the padded row.
 /// Throws SquadError "FILE: question 'ID': ..." for a question that leaves no room for
 /// context (its context not empty), or whose context needs windows when docStride is not
 /// less than room (Hugging Face refuses both). Throws std::invalid_argument when
