@@ -92,7 +92,8 @@ std::vector<std::string> checkpointNames(const std::string &name) {
 /// Loads the parameters from a safetensors file (or DIR/model.safetensors). Every encoder
 /// parameter ("bert.*") must be there; a task-head parameter the file lacks (a pretraining
 /// checkpoint has no classifier) is initialised from the seed, as Hugging Face's
-/// from_pretrained does, and listed. Tensors the model does not use are counted, not read.
+/// from_pretrained does, and listed.
+/// Tensors the model does not use are counted, not read.
 void loadParameters(const TrainerPlan &plan, std::byte *arena, const std::string &initPath,
                     uint64_t seed, const std::function<void(const std::string &)> &inform) {
   std::string path = std::filesystem::is_directory(initPath)
@@ -134,6 +135,21 @@ struct RunSetup {
   TrainerState checkpoint; ///< what --save-every records, less the step and data position
 };
 
+/// Stops a fp16 run whose loss scale has been halved to 0: its gradients overflowed at every
+/// scale, so the parameters or the loss hold inf or NaN, and every later step would be
+/// skipped (a checkpoint of it could not be resumed either).
+void requireLossScaleAboveZero(const TrainerPlan &plan, const DynamicLossScaler &scaler,
+                               int64_t step) {
+  if (!plan.lossScaling || scaler.scale() > 0.0f)
+    return;
+  throw std::runtime_error(
+      "step " + std::to_string(step) + ": the fp16 loss scale has fallen to 0 (" +
+      std::to_string(scaler.skippedSteps()) +
+      " steps skipped): the gradients overflow at every scale, so the model or its loss holds "
+      "inf or NaN; lower [train] lr, clip the gradients ([train] max_grad_norm) or train in "
+      "bf16 or fp32 (--precision)");
+}
+
 /// Runs `work` between `opTimes`' begin and end for `op` (just runs it without a timer).
 template <typename Work> void timed(OpTimes *opTimes, const char *op, const Work &work) {
   if (opTimes)
@@ -162,7 +178,9 @@ BatcherState train(StepRunner &runner, const Dataset &data, const TrainerOptions
   DynamicLossScaler scaler;
   scaler.restore(setup.lossScaler);
   // The log and the progress line show the scale only for a run that has one.
-  auto reportedScale = [&] { return plan.lossScaling ? double(scaler.scale()) : 0.0; };
+  auto reportedScale = [&] {
+    return plan.lossScaling ? std::optional<double>(scaler.scale()) : std::nullopt;
+  };
   for (int64_t step = setup.startStep + 1; step <= setup.totalSteps; ++step) {
     auto start = std::chrono::steady_clock::now();
     timed(opTimes, kTimedGradientZeroing, [&] { runner.zeroGradients(); });
@@ -207,6 +225,7 @@ BatcherState train(StepRunner &runner, const Dataset &data, const TrainerOptions
                    scaler.skippedSteps(), update.gradNorm});
     progress.lossScale(reportedScale(), scaler.skippedSteps());
     progress.step(step, epoch, loss, context.lr, rows);
+    requireLossScaleAboveZero(plan, scaler, step);
     // The evaluation of a checkpoint's step comes first: a run stopped between the two then
     // resumes from an earlier checkpoint and evaluates the step again.
     if (evaluator && evaluator->due(step, endsEpoch, step == setup.totalSteps))

@@ -28,9 +28,9 @@ std::string jsonFloat(double value) {
 
 /// ,"loss_scale":X,"skipped_steps":N for a run with fp16 loss scaling, else nothing.
 std::string lossScaleFields(const StepMetrics &metrics) {
-  if (metrics.lossScale <= 0)
+  if (!metrics.lossScale)
     return "";
-  return ",\"loss_scale\":" + jsonFloat(metrics.lossScale) +
+  return ",\"loss_scale\":" + jsonFloat(*metrics.lossScale) +
          ",\"skipped_steps\":" + std::to_string(metrics.skippedSteps);
 }
 

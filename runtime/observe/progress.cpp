@@ -83,9 +83,9 @@ double RecentMean::mean() const {
 
 /// "  scale 32768 (2 skipped)" with fp16 loss scaling, else "".
 static std::string lossScaleText(const ProgressStatus &status) {
-  if (status.lossScale <= 0)
+  if (!status.lossScale)
     return "";
-  return printed("  scale %g (%lld skipped)", status.lossScale,
+  return printed("  scale %g (%lld skipped)", *status.lossScale,
                  static_cast<long long>(status.skippedSteps));
 }
 
@@ -164,7 +164,7 @@ void ProgressDisplay::step(int64_t step, int64_t epoch, float loss, float lr, in
   }
 }
 
-void ProgressDisplay::lossScale(double scale, int64_t skippedSteps) {
+void ProgressDisplay::lossScale(std::optional<double> scale, int64_t skippedSteps) {
   lossScale_ = scale;
   skippedSteps_ = skippedSteps;
 }

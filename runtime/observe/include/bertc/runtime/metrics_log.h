@@ -15,15 +15,15 @@ namespace bertc {
 
 /// What one optimizer step reports.
 struct StepMetrics {
-  int64_t step;                  ///< 1-based optimizer step
-  int64_t epoch;                 ///< 1-based epoch of the step's first micro-batch
-  float loss;                    ///< mean loss over the step's batch
-  float lr;                      ///< learning rate the step used
-  double seconds;                ///< wall time of the step
-  double padFraction;            ///< share of the step's computed tokens that were padding
-  double lossScale = 0;          ///< fp16 loss scale after the step; 0 when the run has none
-  int64_t skippedSteps = 0;      ///< steps skipped so far for overflowing gradients (fp16)
-  std::optional<float> gradNorm; ///< global gradient norm before clipping (max_grad_norm)
+  int64_t step;                    ///< 1-based optimizer step
+  int64_t epoch;                   ///< 1-based epoch of the step's first micro-batch
+  float loss;                      ///< mean loss over the step's batch
+  float lr;                        ///< learning rate the step used
+  double seconds;                  ///< wall time of the step
+  double padFraction;              ///< share of the step's computed tokens that were padding
+  std::optional<double> lossScale; ///< fp16 loss scale after the step; none without scaling
+  int64_t skippedSteps = 0;        ///< steps skipped so far for overflowing gradients (fp16)
+  std::optional<float> gradNorm;   ///< global gradient norm before clipping (max_grad_norm)
 };
 
 /// {"step":N,"epoch":E,"loss":L,"lr":X,"seconds":S,"pad_fraction":P} without a newline,

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,9 +47,9 @@ struct ProgressStatus {
   double loss;   ///< the step's loss on plain lines, the recent mean on a terminal
   double lr;
   double samplesPerSecond;
-  double etaSeconds;        ///< negative when unknown
-  double lossScale = 0;     ///< fp16 loss scale; 0 when the run has none (not shown)
-  int64_t skippedSteps = 0; ///< steps skipped for overflowing gradients so far
+  double etaSeconds;               ///< negative when unknown
+  std::optional<double> lossScale; ///< fp16 loss scale; none without scaling (not shown)
+  int64_t skippedSteps = 0;        ///< steps skipped for overflowing gradients so far
 };
 
 /// "step 3/10  loss 0.693147  lr 1.00e-01  epoch 1  845 samples/s  ETA 4s": a plain line;
@@ -95,7 +96,7 @@ public:
   /// Reports optimizer step `step` (of epoch `epoch`, `rows` rows, loss and lr).
   void step(int64_t step, int64_t epoch, float loss, float lr, int64_t rows);
   /// The fp16 loss scale and skipped steps the following step() lines show.
-  void lossScale(double scale, int64_t skippedSteps);
+  void lossScale(std::optional<double> scale, int64_t skippedSteps);
   /// A line of its own; nothing when quiet.
   void note(const std::string &message);
   /// Ends the status line and prints the summary.
@@ -116,7 +117,7 @@ private:
   int64_t lastStep_ = 0;
   double lastLoss_ = 0;
   int64_t rows_ = 0; ///< rows trained by this process
-  double lossScale_ = 0;
+  std::optional<double> lossScale_;
   int64_t skippedSteps_ = 0;
 };
 
