@@ -90,9 +90,9 @@ std::vector<std::string> checkpointNames(const std::string &name) {
 }
 
 /// Loads the parameters from a safetensors file (or DIR/model.safetensors). Every encoder
-/// parameter ("bert.*") must be there; a task-head parameter the file lacks (a pretraining
-/// checkpoint has no classifier) is initialised from the seed, as Hugging Face's
-/// from_pretrained does, and listed.
+/// parameter ("bert.*" but the pooler) must be there; a task-head or pooler parameter the
+/// file lacks (a pretraining checkpoint has no classifier, a token-classification one no
+/// pooler) is initialised from the seed, as Hugging Face's from_pretrained does, and listed.
 /// Tensors the model does not use are counted, not read.
 void loadParameters(const TrainerPlan &plan, std::byte *arena, const std::string &initPath,
                     uint64_t seed, const std::function<void(const std::string &)> &inform) {
@@ -107,7 +107,10 @@ void loadParameters(const TrainerPlan &plan, std::byte *arena, const std::string
     std::vector<std::string> names = checkpointNames(param.name);
     auto found = std::find_if(names.begin(), names.end(),
                               [&](const std::string &name) { return reader.contains(name); });
-    bool isEncoder = std::string(param.name).rfind("bert.", 0) == 0;
+    // The pooler is the sequence-classification head's first layer, which a
+    // token-classification or span checkpoint lacks.
+    const std::string name = param.name;
+    bool isEncoder = name.rfind("bert.", 0) == 0 && name.rfind("bert.pooler.", 0) != 0;
     if (found == names.end() && !isEncoder) {
       initializeParameter(plan, arena, p, seed);
       freshHead += (freshHead.empty() ? "" : ", ") + std::string(param.name);
