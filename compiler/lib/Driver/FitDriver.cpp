@@ -44,7 +44,12 @@ std::vector<int64_t> microBatchCandidates(int64_t batch) {
 } // namespace
 
 std::optional<std::string> microBatchError(int64_t microBatch, int64_t batch) {
-  if (microBatch >= batch || batch % microBatch == 0)
+  if (microBatch > batch)
+    return llvm::formatv("--micro-batch {0} is more than [train] batch {1}: a micro-batch is a "
+                         "part of the batch (pass at most {1})",
+                         microBatch, batch)
+        .str();
+  if (batch % microBatch == 0)
     return std::nullopt;
   std::vector<int64_t> divisors = batchDivisors(batch);
   auto above = llvm::upper_bound(divisors, microBatch);

@@ -140,9 +140,9 @@ std::vector<FreezeChoice> freezeCandidates(const StepMemory &memory, const JobSp
 
 /// The largest multiple of 8 below the job's seq_len that fits at `microBatch`.
 Fitting largestFittingSeqLen(const JobSpec &spec, int64_t microBatch, int64_t arenaBudget,
-                             MLIRContext &ctx) {
+                             const PipelineOptions &options, MLIRContext &ctx) {
   Fitting units = largestFitting((spec.train.seqLen + 7) / 8 - 1, arenaBudget, [&](int64_t eights) {
-    return planArenaBytes(spec, {microBatch, eights * 8, spec.train.freeze}, ctx);
+    return planArenaBytes(spec, {microBatch, eights * 8, spec.train.freeze, options}, ctx);
   });
   return {units.value * 8, units.arenaBytes};
 }
@@ -150,7 +150,8 @@ Fitting largestFittingSeqLen(const JobSpec &spec, int64_t microBatch, int64_t ar
 } // namespace
 
 void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemory &memory,
-                    int64_t arenaBudget, MLIRContext &ctx, raw_ostream &os) {
+                    int64_t arenaBudget, const PipelineOptions &options, MLIRContext &ctx,
+                    raw_ostream &os) {
   // 1. What dominates: the tensors live at the peak, and the parameters with their
   //    gradients and moments, the larger first, each with its largest members.
   std::vector<const PlannedTensor *> live = liveAt(memory, memory.peakStep);
@@ -189,12 +190,11 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
                       formatBytes(arenaBudget), formatBytes(plan.reserveBytes));
   bool anyFits = false;
   auto arenaAt = [&](int64_t rows, int64_t seq, const std::vector<std::string> &freeze) {
-    FailureOr<int64_t> bytes = planArenaBytes(spec, {rows, seq, freeze}, ctx);
+    FailureOr<int64_t> bytes = planArenaBytes(spec, {rows, seq, freeze, options}, ctx);
     return succeeded(bytes) ? *bytes : int64_t(-1);
   };
   const std::vector<std::string> &frozen = spec.train.freeze;
-  Fitting rows =
-      largestFittingDivisor(spec, plan.microBatch - 1, arenaBudget, {plan.precision, 0}, ctx);
+  Fitting rows = largestFittingDivisor(spec, plan.microBatch - 1, arenaBudget, options, ctx);
   if (rows.value > 0) {
     anyFits = true;
     int64_t steps = spec.train.batch / rows.value;
@@ -206,18 +206,18 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
   }
   // Plans `options` at the plan's micro-batch and prints it as `flag` (`what` it does);
   // where no micro-batch fits without it, also the largest it lets fit with accumulation.
-  auto adviseAlone = [&](const PipelineOptions &options, StringRef flag, StringRef what) {
+  auto adviseAlone = [&](const PipelineOptions &changed, StringRef flag, StringRef what) {
     FailureOr<int64_t> bytes =
-        planArenaBytes(spec, {plan.microBatch, spec.train.seqLen, frozen, options}, ctx);
+        planArenaBytes(spec, {plan.microBatch, spec.train.seqLen, frozen, changed}, ctx);
     if (succeeded(bytes)) {
       anyFits |= *bytes <= arenaBudget;
       os << llvm::formatv("  - {0} ({1}): {2}{3}\n", flag, what, formatBytes(*bytes),
                           *bytes <= arenaBudget ? "" : ", not enough alone");
     }
     // (An update in the backward needs the whole batch in one micro-step.)
-    if ((succeeded(bytes) && *bytes <= arenaBudget) || rows.value > 0 || options.fuseOptimizer)
+    if ((succeeded(bytes) && *bytes <= arenaBudget) || rows.value > 0 || changed.fuseOptimizer)
       return;
-    Fitting withRows = largestFittingDivisor(spec, plan.microBatch - 1, arenaBudget, options, ctx);
+    Fitting withRows = largestFittingDivisor(spec, plan.microBatch - 1, arenaBudget, changed, ctx);
     if (withRows.value > 0) {
       anyFits = true;
       os << llvm::formatv("  - {0} with micro-batch {1} x {2} accumulation steps: {3}\n", flag,
@@ -226,28 +226,28 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
     }
   };
   if (plan.optimizerState != "8bit") {
-    PipelineOptions eightBit{plan.precision, 0};
+    PipelineOptions eightBit = options;
     eightBit.optimizerState = "8bit";
     adviseAlone(eightBit, "--optimizer-state 8bit",
                 "AdamW moments 8-bit, blockwise, as bitsandbytes' Adam8bit");
   }
   // The gradient region goes when each update runs in the backward.
   if (!plan.optimizerInBackward && !fuseOptimizerError(spec, plan.microBatch, plan.precision)) {
-    PipelineOptions inBackward{plan.precision, 0};
-    inBackward.optimizerState = plan.optimizerState;
+    PipelineOptions inBackward = options;
     inBackward.fuseOptimizer = true;
+    inBackward.offloadOptimizer = false;
     adviseAlone(inBackward, "--fuse-optimizer on",
                 "each AdamW update in the backward, no gradient region");
   }
   // A GPU's host can keep the masters and moments (ZeRO-Offload).
   if (!plan.optimizerOnHost && !plan.optimizerInBackward && plan.device != "cpu") {
-    PipelineOptions onHost{plan.precision, 0};
-    onHost.optimizerState = plan.optimizerState;
+    PipelineOptions onHost = options;
     onHost.offloadOptimizer = true;
     adviseAlone(onHost, "--offload-optimizer on",
                 "master weights and AdamW state in pinned host memory, as ZeRO-Offload");
   }
-  if (Fitting seq = largestFittingSeqLen(spec, plan.microBatch, arenaBudget, ctx); seq.value > 0) {
+  if (Fitting seq = largestFittingSeqLen(spec, plan.microBatch, arenaBudget, options, ctx);
+      seq.value > 0) {
     anyFits = true;
     os << llvm::formatv("  - seq_len = {0} (now {1}) at micro-batch {2}: {3}\n", seq.value,
                         spec.train.seqLen, plan.microBatch, formatBytes(seq.arenaBytes));

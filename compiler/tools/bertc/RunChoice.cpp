@@ -33,7 +33,7 @@ cl::opt<std::string> remat("remat",
 std::optional<std::string> runFlagsError() {
   if (remat != "none" && remat != "auto")
     return "--remat '" + remat + "': expected none or auto";
-  if (microBatch < 0)
+  if (microBatch.getNumOccurrences() > 0 && microBatch < 1)
     return std::string("--micro-batch must be at least 1");
   return std::nullopt;
 }

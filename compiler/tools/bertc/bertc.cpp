@@ -152,17 +152,25 @@ bool writeOutput(llvm::StringRef name, llvm::function_ref<void(llvm::raw_ostream
     return false;
   }
   write(os);
+  os.close();
+  if (os.has_error()) {
+    llvm::WithColor::error(llvm::errs(), "bertc")
+        << "cannot write " << path << ": " << os.error().message() << "\n";
+    os.clear_error();
+    return false;
+  }
   return true;
 }
 
 int reportOverBudget(const bertc::PlanSummary &plan, const bertc::StepMemory &memory,
-                     const std::optional<bertc::JobSpec> &spec, MLIRContext &ctx) {
+                     const std::optional<bertc::JobSpec> &spec,
+                     const bertc::PipelineOptions &options, MLIRContext &ctx) {
   llvm::WithColor::error(llvm::errs(), "bertc")
       << "the plan needs " << bertc::formatBytes(plan.peakBytes()) << " but --vram is "
       << bertc::formatBytes(plan.budgetBytes) << "\n";
   bertc::printPlanSummary(plan, llvm::errs());
   if (spec)
-    bertc::printFitAdvice(*spec, plan, memory, plan.budgetBytes - plan.reserveBytes, ctx,
+    bertc::printFitAdvice(*spec, plan, memory, plan.budgetBytes - plan.reserveBytes, options, ctx,
                           llvm::errs());
   return kOverBudget;
 }
@@ -171,9 +179,18 @@ int reportOverBudget(const bertc::PlanSummary &plan, const bertc::StepMemory &me
 int reportMaxBatch(const bertc::JobSpec &spec, int64_t arenaBudget, MLIRContext &ctx) {
   if (!createOutputDir())
     return kInvalidInput;
-  bertc::PipelineOptions options{
-      precisionCandidates(spec).front(), bertc::rematMode() == "auto" ? arenaBudget : 0,
-      gemmWorkspaceBytes(), targetArch(), bertc::optimizerStateCandidates().front()};
+  // A pinned flag as a compile takes it, so that every row agrees with one; where the fit
+  // driver would choose the attention, the fused kernels, which need no [seq, seq] scores.
+  std::vector<int64_t> chunks = bertc::headChunkCandidates(spec.model.heads, cudaTarget());
+  bertc::PipelineOptions options{precisionCandidates(spec).front(),
+                                 bertc::rematMode() == "auto" ? arenaBudget : 0,
+                                 gemmWorkspaceBytes(),
+                                 targetArch(),
+                                 bertc::optimizerStateCandidates().front(),
+                                 bertc::fuseOptimizerPinned(),
+                                 cudaTarget() && bertc::offloadOptimizerPinned(),
+                                 bertc::tf32Gemms(),
+                                 chunks.size() == 1 ? chunks.front() : 0};
   std::string path;
   std::string table;
   llvm::raw_string_ostream tableStream(table);
@@ -252,6 +269,9 @@ int writeTrainer(ModuleOp module, const bertc::JobDataSettings &data, int64_t bu
   llvm::sys::path::append(buildLog, "build.log");
   llvm::sys::path::append(simulatedDevice, "simulated_device.cpp");
   std::vector<std::string> flags = bertc::trainerCxxFlags(cxxflags);
+  // An earlier job's trainer goes first, so that a failed build leaves none beside this
+  // job's plan.
+  llvm::sys::fs::remove(trainer);
   llvm::Error error =
       bertc::targetName() == "cuda-sim"
           ? bertc::buildSimulatedCudaTrainer(source, targetArch(), budget, simulatedDevice, object,
@@ -276,10 +296,12 @@ int writeTrainer(ModuleOp module, const bertc::JobDataSettings &data, int64_t bu
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(bertcOptions());
-  cl::ParseCommandLineOptions(argc, argv,
-                              "bertc: compiles a BERT fine-tuning job into a trainer that "
-                              "fits a memory budget\n\n"
-                              "  bertc model.toml --vram 6GB -o out/ && out/trainer\n");
+  if (!cl::ParseCommandLineOptions(argc, argv,
+                                   "bertc: compiles a BERT fine-tuning job into a trainer that "
+                                   "fits a memory budget\n\n"
+                                   "  bertc model.toml --vram 6GB -o out/ && out/trainer\n",
+                                   &llvm::errs()))
+    return kUsage;
   bertc::defaultTarget(emitLevel == EmitLevel::Cpp    ? std::optional<std::string>("cpu")
                        : emitLevel == EmitLevel::Cuda ? std::optional<std::string>("cuda")
                                                       : std::nullopt);
@@ -323,6 +345,9 @@ int main(int argc, char **argv) {
   if (llvm::StringRef(inputPath).ends_with(".mlir")) {
     if (maxBatch)
       return usageError("--max-batch needs a .toml job, not an .mlir stage");
+    if (bertc::pinnedMicroBatch())
+      return usageError("--micro-batch needs a .toml job: an .mlir stage's micro-batch is the "
+                        "one its IR was built for");
     module = parseSourceFile<ModuleOp>(inputPath, sourceMgr, &ctx);
     // A stage before mixed precision takes the precision the flag names.
     if (std::optional<std::string> pinned = bertc::pinnedPrecision())
@@ -392,7 +417,7 @@ int main(int argc, char **argv) {
   if (failed(plan))
     return kInvalidInput;
   if (plan->peakBytes() > plan->budgetBytes)
-    return reportOverBudget(*plan, *memory, spec, ctx);
+    return reportOverBudget(*plan, *memory, spec, run.options, ctx);
   if (plan->optimizerOnHost) {
     plan->hostRamBytes = bertc::hostRamBudget();
     if (plan->pinnedHostBytes > plan->hostRamBytes) {

@@ -66,9 +66,9 @@ struct FitCandidate {
   std::string describe() const;
 };
 
-/// Why `microBatch` cannot run `batch` (it does not divide it, so the steps would run a
-/// rounded-up batch), naming the nearest micro-batches that can; nothing when it can (a
-/// micro-batch of the batch or more runs the whole batch at once).
+/// Why `microBatch` cannot run `batch` (it is more than the batch, or it does not divide it,
+/// so the steps would run a rounded-up batch, naming the nearest micro-batches that can);
+/// nothing when it can.
 std::optional<std::string> microBatchError(int64_t microBatch, int64_t batch);
 
 /// Why `spec`'s AdamW updates cannot run in the backward at `microBatch` rows and

@@ -68,9 +68,11 @@ Fitting largestFittingDivisor(const JobSpec &spec, int64_t limit, int64_t arenaB
                               const PipelineOptions &options, mlir::MLIRContext &ctx);
 
 /// Ways to make `spec` fit `arenaBudget`, with their numbers, and the tensors that
-/// dominate the plan that does not fit; printed after the over-budget error.
+/// dominate the plan that does not fit; printed after the over-budget error. Each way is
+/// planned with the run's `options`, changed in its own axis only.
 void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemory &memory,
-                    int64_t arenaBudget, mlir::MLIRContext &ctx, llvm::raw_ostream &os);
+                    int64_t arenaBudget, const PipelineOptions &options, mlir::MLIRContext &ctx,
+                    llvm::raw_ostream &os);
 
 /// The sequence lengths `bertc --max-batch` reports: 64, 128, 256, 320, 384 and 512 up to
 /// `maxPosition`, and `maxPosition` itself when it is below 512 and not among them (a model
