@@ -9,6 +9,8 @@
 
 #include "JobReader.h"
 
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/Path.h"
 
 namespace bertc::job {
@@ -43,6 +45,27 @@ void JobReader::requireChoice(const KeyLocations &locations, StringRef name, Str
     diag << "; did you mean '" << suggestion << "'?";
 }
 
+/// A custom head's linear layer names its parameters head.<name>.weight and .bias, which
+/// checkpoints and the generated trainer spell out: letters, digits and '_', one per layer.
+void JobReader::requireLinearName(const KeyLocations &locations, const std::string &name,
+                                  std::set<std::string> &taken) {
+  bool plain =
+      !name.empty() && llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+  if (!plain) {
+    std::string shown;
+    llvm::raw_string_ostream escaped(shown);
+    llvm::printEscapedString(name, escaped);
+    file.error(loc(locations, "name"))
+        << "key 'head.layers.name' must be letters, digits and '_' (it names the parameters "
+           "head.<name>.weight and .bias), got '"
+        << shown << "'";
+  } else if (!taken.insert(name).second) {
+    file.error(loc(locations, "name"))
+        << "two linear layers are named '" << name << "', so their parameters head." << name
+        << ".weight and .bias would be one: give each its own 'name'";
+  }
+}
+
 /// The rules of the span and token-classification heads: a span head has exactly two
 /// outputs (start, end) and reads SQuAD JSON; a token classifier needs two labels or more
 /// and reads JSONL rows of words and tags ([data] text and label default to "tokens" and
@@ -71,6 +94,10 @@ void JobReader::checkTaskHead() {
             << "task = \"span\" reads SQuAD JSON (a .json file), but 'data." << key << "' is '"
             << llvm::sys::path::filename(path) << "'";
   }
+  if (head.task == "custom" && head.dropout)
+    file.error(loc(hl, "dropout"))
+        << "key 'head.dropout' has no effect for task = \"custom\": put a [[head.layers]] table "
+           "with op = \"dropout\" where the head drops";
   if (head.task == "token-classification") {
     if (head.labels < 2 && head.labels > 0)
       file.error(loc(hl, "labels")) << "task = \"token-classification\" needs 'head.labels' "
@@ -106,8 +133,14 @@ void JobReader::checkSquadData() {
     return;
   }
   int64_t seqLen = spec.train.seqLen;
-  if (seqLen < 4)
+  if (seqLen < 1)
     return; // reported with [train] seq_len
+  if (seqLen < limits::kMinSquadSeqLen) {
+    file.error(loc(spec.train.locations, "seq_len"))
+        << "task = \"span\" needs 'train.seq_len' of at least " << limits::kMinSquadSeqLen
+        << " (a SQuAD window holds [CLS], the question, two [SEP] and context), got " << seqLen;
+    return;
+  }
   bool queryCut = dl.keys.count("max_query_length");
   if (queryCut && (data.maxQueryLength < 1 || data.maxQueryLength > seqLen - 4))
     file.error(loc(dl, "max_query_length"))
@@ -174,6 +207,7 @@ void JobReader::checkRanges() {
     file.error(loc(hl, "layers")) << "a custom head may have at most " << limits::kHeadLayers
                                   << " [[head.layers]] tables (bertc's limit), got "
                                   << head.layers.size();
+  std::set<std::string> linearNames;
   for (const HeadLayer &layer : head.layers) {
     const KeyLocations &ll = layer.locations;
     if (layer.op.empty())
@@ -181,8 +215,10 @@ void JobReader::checkRanges() {
                                 << joinAlternatives(kHeadLayerOps) << ")";
     else
       requireChoice(ll, "head.layers.op", layer.op, kHeadLayerOps);
-    if (layer.op == "linear")
+    if (layer.op == "linear") {
       requireCount(ll, "head.layers.out", layer.out, limits::kLabels);
+      requireLinearName(ll, layer.name, linearNames);
+    }
     if (layer.op == "select_token" && (layer.index < 0 || layer.index >= spec.train.seqLen))
       file.error(loc(ll, "index"))
           << "key 'head.layers.index' (" << layer.index
@@ -224,6 +260,17 @@ void JobReader::checkRanges() {
     file.error(loc(tl, "seed")) << "key 'train.seed' must not be negative";
   // Span and token-classification models have no pooler (HF add_pooling_layer=False).
   bool hasPooler = spec.head.task == "classification";
+  bool custom = spec.head.task == "custom";
+  for (StringRef group : {"pooler", "classifier", "head"}) {
+    bool exists = group == "pooler" ? hasPooler : (group == "head") == custom;
+    if (spec.isFrozen(group) && !exists)
+      file.error(loc(tl, "freeze"))
+          << "freeze group '" << group << "' names no parameter of a task = \"" << spec.head.task
+          << "\" model, whose head is "
+          << (custom      ? "'head'"
+              : hasPooler ? "'pooler' and 'classifier'"
+                          : "'classifier'");
+  }
   bool headFrozen = spec.head.task == "custom"
                         ? spec.isFrozen("head")
                         : (!hasPooler || spec.isFrozen("pooler")) && spec.isFrozen("classifier");

@@ -11,6 +11,9 @@
 #include "bertc/frontend/JobSpec.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <set>
+#include <string>
+
 namespace bertc::job {
 
 using llvm::StringRef;
@@ -78,6 +81,9 @@ inline constexpr int64_t kBatch = 4096;
 inline constexpr int64_t kEpochs = 100000;
 inline constexpr int64_t kSteps = 1000000000;
 inline constexpr int64_t kNBest = 1000; ///< [data] n_best
+/// The least seq_len of a span head, the trainer's (runtime/data/task_data.cpp): a SQuAD
+/// window holds [CLS], the question, two [SEP] and context.
+inline constexpr int64_t kMinSquadSeqLen = 8;
 } // namespace limits
 
 /// Reads the tables of one job file into a JobSpec, reporting through `file`.
@@ -104,6 +110,8 @@ private:
                     double high, bool highIncluded);
   void requireChoice(const KeyLocations &locations, StringRef name, StringRef value,
                      llvm::ArrayRef<StringRef> choices);
+  void requireLinearName(const KeyLocations &locations, const std::string &name,
+                         std::set<std::string> &taken);
 
   TomlFile &file;
   StringRef baseDir;

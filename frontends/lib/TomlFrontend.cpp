@@ -168,6 +168,8 @@ void JobReader::readFreezeGroup(TableReader &reader, const toml::node &entry) {
     bool range = layers.contains('-');
     unsigned first, last;
     int64_t count = spec.model.layers;
+    if (count > limits::kLayers)
+      return; // model.layers is reported at its key; no range is expanded past the limit
     if (firstText.getAsInteger(10, first) || (range && lastText.getAsInteger(10, last)) ||
         (range ? last : first) >= count) {
       mlir::InFlightDiagnostic diag = file.error(entryLoc);
@@ -185,7 +187,7 @@ void JobReader::readFreezeGroup(TableReader &reader, const toml::node &entry) {
       return;
     }
     // "encoder.layer.01" names the group "encoder.layer.1".
-    for (unsigned layer = first; layer <= last; ++layer)
+    for (int64_t layer = first; layer <= int64_t(last); ++layer)
       spec.train.freeze.push_back("encoder.layer." + std::to_string(layer));
     return;
   }
