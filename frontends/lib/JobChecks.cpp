@@ -10,8 +10,8 @@
 #include "JobReader.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace bertc::job {
 
