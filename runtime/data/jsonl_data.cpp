@@ -257,7 +257,7 @@ MicroBatch Batcher::next(std::byte *arena, const InputSlots &slots) {
   size_t count = std::min(order_.size() - first, size_t(microBatch_));
   cursor_ += count;
 
-  size_t seq = 0, realTokens = 0;
+  size_t seq = size_t(data_.paddedLength), realTokens = 0;
   for (size_t r = 0; r < count; ++r) {
     seq = std::max(seq, data_.rows[order_[first + r]].inputIds.size());
     realTokens += data_.rows[order_[first + r]].inputIds.size();

@@ -45,7 +45,7 @@ TaskData loadSquadRows(const std::string &path, const DataLimits &limits,
   task.features = buildSquadFeatures(*task.squad, tokenizer, size_t(limits.seqLen), settings.squad);
   task.squadOptions = settings.squad;
   task.tokenizer = tokenizer.settings();
-  task.data = Dataset{path, {}, LabelKind::Span};
+  task.data = Dataset{path, {}, LabelKind::Span, limits.seqLen};
   task.data.rows.reserve(task.features.features.size());
   for (const SquadFeature &feature : task.features.features) {
     Example row{feature.inputIds, feature.tokenTypeIds, feature.startPosition};

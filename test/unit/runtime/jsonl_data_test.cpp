@@ -180,6 +180,25 @@ TEST(Batcher, PadsToTheLongestRowOfTheBatch) {
   EXPECT_DOUBLE_EQ(batcher.state().tokens.padFraction(), 5.0 / 15.0);
 }
 
+// A dataset with a padded length (span rows, padded to seq_len) pads every micro-batch to it.
+TEST(Batcher, PadsToTheDatasetsPaddedLengthWhereItHasOne) {
+  ScratchDir dir;
+  std::string path = dir.file("train.jsonl");
+  testing::writeText(path, R"({"input_ids": [101, 5, 102], "label": 1})"
+                           "\n"
+                           R"({"input_ids": [101, 102], "label": 0})");
+  Dataset data = loadJsonlDataset(path, kLimits);
+  data.paddedLength = 4;
+  Batcher batcher(data, /*microBatch=*/1, /*shuffle=*/false, /*seed=*/0);
+  InputArena arena;
+  for (const std::vector<int32_t> &ids :
+       {std::vector<int32_t>{101, 5, 102, 0}, std::vector<int32_t>{101, 102, 0, 0}}) {
+    MicroBatch batch = batcher.next(arena.bytes.data(), arena.slots);
+    EXPECT_EQ(batch.seq, 4);
+    EXPECT_EQ(arena.read(arena.slots.inputIds, 4), ids);
+  }
+}
+
 TEST(Batcher, FileOrderWithoutShuffleAndAPartialLastBatch) {
   ScratchDir dir;
   Dataset data = indexedDataset(dir, 5);

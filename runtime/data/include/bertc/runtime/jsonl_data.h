@@ -59,6 +59,11 @@ struct Dataset {
   std::string path;
   std::vector<Example> rows;
   LabelKind labels = LabelKind::Class;
+  /// Tokens every micro-batch is padded to; 0: its longest row. A span loss is a softmax over
+  /// every position, padding included (as in Hugging Face's BertForQuestionAnswering), so
+  /// span rows are padded to seq_len, as run_qa.py pads them, and a row's loss does not
+  /// depend on the rows it shares a micro-batch with.
+  int64_t paddedLength = 0;
 };
 
 /// Reads every row of the JSONL file at `path` (blank lines are skipped). Throws DataError
@@ -73,7 +78,7 @@ uint64_t datasetFingerprint(const Dataset &data);
 /// Where one micro-batch came from and how big it is.
 struct MicroBatch {
   int64_t rows;       ///< rows in this micro-batch (the last of an epoch may be smaller)
-  int64_t seq;        ///< tokens per row: the longest row of this micro-batch
+  int64_t seq;        ///< tokens per row: the longest row (or the dataset's paddedLength)
   int64_t epoch;      ///< 1-based epoch the rows belong to
   bool endsEpoch;     ///< whether this is the epoch's last micro-batch
   int64_t realTokens; ///< tokens that are not padding (of rows * seq computed)
