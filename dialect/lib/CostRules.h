@@ -52,9 +52,10 @@ inline double gemmFlops(double rows, double in, double out) { return 2 * rows * 
 
 /// One dropout mask bit: a Philox4x32-10 call (bertc/runtime/counter_rng.h) is ten rounds
 /// of two 32x32->64-bit multiplies and about eight other integer instructions, ~100
-/// instructions, and yields the decisions of four elements. Each instruction takes an issue
-/// slot as a multiply-add (2 flops) does, so a decision counts as 200 / 4 = 50 flops. The
-/// compare with the rate and the multiply by the kept scale are in the count.
-inline constexpr double kDropoutDrawFlops = 50;
+/// instructions, and yields the decisions of eight elements (a 16-bit half-word each). Each
+/// instruction takes an issue slot as a multiply-add (2 flops) does, so a decision counts
+/// as 200 / 8 = 25 flops. The compare with the rate and the multiply by the kept scale are
+/// in the count.
+inline constexpr double kDropoutDrawFlops = 25;
 
 } // namespace mlir::bert::cost

@@ -22,7 +22,7 @@ struct AttentionShape {
   /// Offset of head h of sequence b in a [batch, seq, hidden] tensor.
   int64_t headOffset(int64_t b, int64_t h) const { return b * seq * hidden + h * headDim(); }
   /// Dropout index, within row b of the batch, of probability (i, 0) of head h.
-  uint64_t dropoutIndexInRow(int64_t h, int64_t i) const { return uint64_t((h * seq + i) * seq); }
+  uint64_t dropoutIndexInRow(int64_t h, int64_t i) const { return attentionDropoutIndex(h, i, 0); }
   /// Index of query row i of head h of sequence b in a [batch, heads, seq] statistic.
   int64_t statIndex(int64_t b, int64_t h, int64_t i) const { return (b * heads + h) * seq + i; }
 };

@@ -1,5 +1,5 @@
 // Internal to the CPU kernels: dropout for a span of consecutive elements of one row
-// (counter_rng.h's dropoutKeepGroup, four decisions per Philox call), drawn a block of
+// (counter_rng.h's dropoutKeepGroup, eight decisions per Philox call), drawn a block of
 // groups at a time by a loop the compiler vectorises and handed out as that block's factors
 // (1 / (1 - rate) where an element is kept, 0 where it is dropped), so that the loops that
 // apply them have no branch per element and vectorise too.

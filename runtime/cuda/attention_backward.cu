@@ -10,7 +10,7 @@
 //   1. r_i for every row, from the forward's output, into the workspace;
 //   2. key-owned: a thread row holds k_j and v_j, streams query tiles (q, dctx) through
 //      shared memory and accumulates dk_j and dv_j in registers; the block draws each
-//      tile's dropout decisions together (fillKeepTile), four keys per Philox call, and
+//      tile's dropout decisions together (fillKeepTile), eight keys per Philox call, and
 //      stores them as bits in the workspace (storeKeepWords);
 //   3. query-owned: a thread row holds q_i and dctx_i, streams key tiles (k, v) and
 //      accumulates dq_i, reading those bits instead of drawing the mask again.

@@ -73,7 +73,7 @@ struct Params {
   }
   /// Dropout index of probability (i, j) of head h within its batch row (as the CPU twin).
   __device__ uint64_t dropoutIndex(int64_t h, int64_t i, int64_t j) const {
-    return uint64_t((h * seq + i) * seq + j);
+    return attentionDropoutIndex(h, i, j);
   }
 };
 
@@ -88,6 +88,9 @@ inline Params makeParams(int64_t batch, int64_t seq, int64_t hidden, int64_t hea
         " heads needs a head dimension of at most " + std::to_string(kMaxAttentionHeadDim));
   if (heads > 65535 || batch > 65535)
     throw std::invalid_argument("attention: at most 65535 heads and sequences per call");
+  if (seq > kAttentionDropoutSeq || heads > 256)
+    throw std::invalid_argument("attention: at most " + std::to_string(kAttentionDropoutSeq) +
+                                " tokens and 256 heads, whose dropout masks bertc keys");
   const int64_t headDim = hidden / heads;
   return {batch,       seq,
           hidden,      heads,
@@ -250,7 +253,7 @@ __device__ uint32_t keepBits(const Params &p, int64_t b, uint64_t firstIndex, in
   uint32_t bits = 0;
   for (uint64_t group = firstGroup + part; group < endGroup; group += Lanes) {
     const uint32_t kept = dropoutKeepGroup(p.key, b, group, p.dropoutRate);
-    // Index 4 * group + k is bit 4 * group + k - firstIndex; the first group may begin
+    // Index 8 * group + k is bit 8 * group + k - firstIndex; the first group may begin
     // before the range.
     const int64_t shift = int64_t(group * kDropoutGroupSize) - int64_t(firstIndex);
     bits |= shift >= 0 ? kept << shift : kept >> -shift;

@@ -9,7 +9,7 @@
 // queries, so that P z and dS are the matrix_a fragments of dv's and dk's products) and
 // one owns queries (q and dctx held, k and v streamed kKeyTile at a time, dq
 // accumulated), so no sum needs atomics and each runs in a fixed order. Both recompute
-// the scores; the first draws the dropout mask (fillKeepTile: four keys a Philox call) and
+// the scores; the first draws the dropout mask (fillKeepTile: eight keys a Philox call) and
 // stores it as bits for the second. The products' 16-bit operands are the stored tensors
 // and P z and dS rounded to 16 bits, as in attention_chunked.cu; every sum is fp32.
 #include "bertc/runtime/cuda_check.h"

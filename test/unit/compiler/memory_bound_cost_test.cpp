@@ -91,7 +91,7 @@ TEST(StepCost, TheFusedForwardAndTheAccumulatingBackwardMoveWhatTheyTouch) {
 }
 
 // The dropout before the residual add folded in: the same bytes as the plain fused op (the
-// dropout's output is never written), and per element the dropout's 51 flops (a quarter of
+// dropout's output is never written), and per element the dropout's 26 flops (an eighth of
 // a Philox call and a multiply) beside the add's one and the LayerNorm's 8.
 TEST(StepCost, TheDropoutFoldedIntoTheFusedForwardAddsOnlyItsDraws) {
   Ops ops("%a: tensor<?x?x768xbf16>, %b: tensor<?x?x768xbf16>", R"mlir(
@@ -104,13 +104,13 @@ TEST(StepCost, TheDropoutFoldedIntoTheFusedForwardAddsOnlyItsDraws) {
   auto fused = estimateOpKernels(ops.op("bert.add_layernorm"), kBatch, 128, CostTarget::Cuda);
   ASSERT_EQ(fused.size(), 1u);
   EXPECT_EQ(fused[0].bytes, 25168896.0);
-  EXPECT_EQ(fused[0].flops, 60 * 3145728.0);
+  EXPECT_EQ(fused[0].flops, 35 * 3145728.0);
   EXPECT_EQ(fused[0].launches, 1);
   // The CPU's dropoutAdd reads a and b and writes the sum, then the LayerNorm.
   auto cpu = estimateOpKernels(ops.op("bert.add_layernorm"), kBatch, 128, CostTarget::Cpu);
   ASSERT_EQ(cpu.size(), 2u);
   EXPECT_EQ(cpu[0].bytes, 18874368.0);
-  EXPECT_EQ(cpu[0].flops, 52 * 3145728.0);
+  EXPECT_EQ(cpu[0].flops, 27 * 3145728.0);
   EXPECT_EQ(cpu[1].flops, 8 * 3145728.0);
 }
 
@@ -157,13 +157,13 @@ TEST(StepCost, BackwardsWithABiasGradientReadWhatTheyWriteOnlyOnTheCpu) {
   EXPECT_EQ(cpuGelu[0].bytes, 75497472.0);
   EXPECT_EQ(cpuGelu[1].bytes, 25190400.0); // dx read again, and the slot
   EXPECT_EQ(cpuGelu[0].flops + cpuGelu[1].flops, gelu[0].flops);
-  // Dropout: 4096 * 768 = 3,145,728 elements, dy read and dx written (12,582,912 B), 51
-  // flops each (a quarter of a Philox call and a multiply); the slot 6,144 B and 1,536 flops.
+  // Dropout: 4096 * 768 = 3,145,728 elements, dy read and dx written (12,582,912 B), 26
+  // flops each (an eighth of a Philox call and a multiply); the slot 6,144 B and 1,536 flops.
   auto dropout =
       estimateOpKernels(ops.op("bert.dropout_grad_accumulate_bias"), kBatch, 128, CostTarget::Cuda);
   ASSERT_EQ(dropout.size(), 1u);
   EXPECT_EQ(dropout[0].bytes, 12589056.0);
-  EXPECT_EQ(dropout[0].flops, 160433664.0);
+  EXPECT_EQ(dropout[0].flops, 81790464.0);
   EXPECT_EQ(dropout[0].launches, 1);
   EXPECT_EQ(
       estimateOpKernels(ops.op("bert.dropout_grad_accumulate_bias"), kBatch, 128, CostTarget::Cpu)
@@ -182,11 +182,11 @@ TEST(StepCost, BackwardsWritingABiasGradientWriteItOnce) {
   ASSERT_EQ(gelu.size(), 1u);
   EXPECT_EQ(gelu[0].bytes, 75497472.0 + 12288.0);
   EXPECT_EQ(gelu[0].flops, 301996032.0);
-  // Dropout over 12,582,912 elements: dy read and dx written (50,331,648 B), 51 flops each.
+  // Dropout over 12,582,912 elements: dy read and dx written (50,331,648 B), 26 flops each.
   auto dropout = estimateOpKernels(ops.op("bert.dropout_grad_bias"), kBatch, 128, CostTarget::Cuda);
   ASSERT_EQ(dropout.size(), 1u);
   EXPECT_EQ(dropout[0].bytes, 50331648.0 + 12288.0);
-  EXPECT_EQ(dropout[0].flops, 51 * 12582912.0 + 2 * 3072.0);
+  EXPECT_EQ(dropout[0].flops, 26 * 12582912.0 + 2 * 3072.0);
   auto cpu = estimateOpKernels(ops.op("bert.gelu_grad_bias"), kBatch, 128, CostTarget::Cpu);
   ASSERT_EQ(cpu.size(), 2u);
   EXPECT_EQ(cpu[1].bytes, 25165824.0 + 12288.0); // dx read again, the sum written
@@ -198,9 +198,9 @@ TEST(StepCost, DropoutPaysForItsMaskDraws) {
 )mlir");
   auto kernels = estimateOpKernels(ops.op("bert.dropout"), kBatch, 128, CostTarget::Cuda);
   ASSERT_EQ(kernels.size(), 1u);
-  // A quarter of a 200-flop Philox call and a multiply per element; 2 bytes read and 2
+  // An eighth of a 200-flop Philox call and a multiply per element; 2 bytes read and 2
   // written per element.
-  EXPECT_EQ(kernels[0].flops, 51 * 3145728.0);
+  EXPECT_EQ(kernels[0].flops, 26 * 3145728.0);
   EXPECT_EQ(kernels[0].bytes, 4 * 3145728.0);
 }
 

@@ -139,14 +139,14 @@ TEST(StepCost, CudaAttentionOfSixteenBitsRunsItsProductsOnTensorCores) {
   auto forward = estimateOpKernels(ops.op("bert.attention"), kBatch, 512, CostTarget::Cuda);
   ASSERT_EQ(forward.size(), 2u);
   // QK^T and PV as warp matrix products (one pass over the keys); in the same launch, per
-  // score its probability (8 flops) and its dropout draw (50), on CUDA cores.
+  // score its probability (8 flops) and its dropout draw (25), on CUDA cores.
   EXPECT_EQ(forward[0].unit, ComputeUnit::HalfOwnMatrix);
   EXPECT_EQ(forward[0].flops, 2 * kProduct512);
   // q, k, v, ctx in bf16 (25,165,824 B each), the mask and the lse.
   EXPECT_EQ(forward[0].bytes, 101515264.0);
   EXPECT_EQ(forward[0].launches, 1);
   EXPECT_EQ(forward[1].unit, ComputeUnit::Fp32Cores);
-  EXPECT_EQ(forward[1].flops, (8 + 50) * kScores512);
+  EXPECT_EQ(forward[1].flops, (8 + 25) * kScores512);
   EXPECT_EQ(forward[1].bytes, 0.0);
   EXPECT_EQ(forward[1].launches, 0);
 
@@ -161,7 +161,7 @@ TEST(StepCost, CudaAttentionOfSixteenBitsRunsItsProductsOnTensorCores) {
   // query row, 32 * 12 * 128 * 4 * 4 = 786,432 B.
   EXPECT_EQ(backward[1].bytes, 25575424.0 + 2 * 6291456.0 + 786432.0);
   EXPECT_EQ(backward[2].unit, ComputeUnit::Fp32Cores);
-  EXPECT_EQ(backward[2].flops, (7 + 4 + 50) * kScores128);
+  EXPECT_EQ(backward[2].flops, (7 + 4 + 25) * kScores128);
   EXPECT_EQ(backward[2].launches, 0);
   // The query kernel reads those bits instead of drawing the mask.
   EXPECT_EQ(backward[3].unit, ComputeUnit::HalfOwnMatrix);
@@ -219,7 +219,7 @@ TEST(StepCost, CpuAttentionRunsItsProductsAsGemms) {
 }
 
 TEST(StepCost, AttentionDropoutDrawsItsMaskOnceInEachPass) {
-  // A decision counts 50 flops (a 200-flop Philox call decides four scores). Each pass
+  // A decision counts 25 flops (a 200-flop Philox call decides eight scores). Each pass
   // draws it once per score: the CUDA backward's key/value kernel stores the mask as bits
   // for its query kernel.
   auto extra = [&](llvm::StringRef name, CostTarget target) {
@@ -227,10 +227,10 @@ TEST(StepCost, AttentionDropoutDrawsItsMaskOnceInEachPass) {
     Ops without(kAttentionArguments, attention("0.0"));
     return with.flopsOf(name, 128, target) - without.flopsOf(name, 128, target);
   };
-  EXPECT_EQ(extra("bert.attention", CostTarget::Cuda), 50 * kScores128);
-  EXPECT_EQ(extra("bert.attention_grad", CostTarget::Cuda), 50 * kScores128);
-  EXPECT_EQ(extra("bert.attention", CostTarget::Cpu), 50 * kScores128);
-  EXPECT_EQ(extra("bert.attention_grad", CostTarget::Cpu), 50 * kScores128);
+  EXPECT_EQ(extra("bert.attention", CostTarget::Cuda), 25 * kScores128);
+  EXPECT_EQ(extra("bert.attention_grad", CostTarget::Cuda), 25 * kScores128);
+  EXPECT_EQ(extra("bert.attention", CostTarget::Cpu), 25 * kScores128);
+  EXPECT_EQ(extra("bert.attention_grad", CostTarget::Cpu), 25 * kScores128);
 }
 
 //===----------------------------------------------------------------------===//

@@ -172,8 +172,7 @@ void expectKeptPattern(const std::vector<T> &values, const Problem<T> &x, float 
     for (int64_t h = 0; h < x.heads; ++h)
       for (int64_t i = 0; i < x.seq; ++i)
         for (int64_t j = 0; j < x.seq; ++j) {
-          const bool kept =
-              dropoutKeep(kKey, b, uint64_t((h * x.seq + i) * x.seq + j), dropoutRate);
+          const bool kept = dropoutKeep(kKey, b, attentionDropoutIndex(h, i, j), dropoutRate);
           const bool visible = allMasked || x.mask[b * x.seq + j] != 0;
           const int64_t row = byKey ? j : i, column = byKey ? i : j;
           const bool nonzero =

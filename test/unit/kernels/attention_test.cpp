@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 
@@ -91,7 +92,7 @@ struct AttentionCase {
           for (int64_t j = 0; j < seq; ++j)
             sum += weights[j] = std::exp(weights[j] - maxScore);
           for (int64_t j = 0; j < seq; ++j) {
-            const uint64_t index = uint64_t((h * seq + i) * seq + j);
+            const uint64_t index = bertc::attentionDropoutIndex(h, i, j);
             const bool keep = bertc::dropoutKeep(kKey, b, index, dropoutRate);
             const double probability = keep ? weights[j] / sum / (1.0 - dropoutRate) : 0.0;
             for (int64_t c = 0; c < headDim; ++c)
@@ -215,6 +216,25 @@ TEST(Attention, MaskedKeysAndValuesDoNotChangeContext) {
       }
     EXPECT_EQ(problem.forward(), before) << "dropout " << rate;
   }
+}
+
+// A micro-batch is padded to its longest row: a row of 5 tokens padded to 8 (3 masked keys)
+// gets the same context in its 5 rows, dropout masks included, so the masks of a row do not
+// depend on the rows it shares a micro-batch with.
+TEST(Attention, PaddingASequenceChangesNeitherItsContextNorItsDropout) {
+  constexpr int64_t kTokens = 5, kPadded = 8, kHidden = 6;
+  AttentionCase exact(1, kTokens, kHidden, 2, 0.3f, std::vector<int32_t>(kTokens, 1));
+  std::vector<int32_t> paddedMask(kPadded, 0);
+  std::fill_n(paddedMask.begin(), kTokens, 1);
+  AttentionCase padded(1, kPadded, kHidden, 2, 0.3f, paddedMask);
+  for (std::vector<float> *tensor : {&padded.q, &padded.k, &padded.v})
+    std::fill(tensor->begin() + kTokens * kHidden, tensor->end(), 9.0f);
+  std::copy(exact.q.begin(), exact.q.end(), padded.q.begin());
+  std::copy(exact.k.begin(), exact.k.end(), padded.k.begin());
+  std::copy(exact.v.begin(), exact.v.end(), padded.v.begin());
+  const std::vector<float> alone = exact.forward(), inPadding = padded.forward();
+  for (int64_t e = 0; e < kTokens * kHidden; ++e)
+    EXPECT_NEAR(inPadding[e], alone[e], 1e-6) << "token " << e / kHidden;
 }
 
 TEST(Attention, BackwardMatchesFiniteDifferences) {

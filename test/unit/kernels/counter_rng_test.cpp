@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 
 namespace {
@@ -32,40 +33,45 @@ TEST(Philox, MatchesTheReferenceOutputs) {
 constexpr float kRate = 0.3f;
 const bertc::DropoutKey kKey{0x0123456789abcdefull, 17, 5, 12};
 
-// Element 4g + k of a row is kept iff word k of the call on counter (g, row of the effective
-// batch, step, stream), keyed by the seed, is at least the rate as a unit float.
-TEST(DropoutMask, ElementFourGPlusKUsesWordKOfCallG) {
+// Element 8g + k of a row is kept iff half k % 2 of word k / 2 of the call on counter (g, row
+// of the effective batch, step, stream), keyed by the seed, is at least ceil(rate * 2^16):
+// 19661 for 0.3 (0.3 * 65536 = 19660.8).
+TEST(DropoutMask, ElementEightGPlusKUsesHalfKOfCallG) {
+  EXPECT_EQ(bertc::dropoutThreshold(kRate), 19661u);
+  EXPECT_EQ(bertc::dropoutThreshold(0.0f), 0u);
+  EXPECT_EQ(bertc::dropoutThreshold(0.5f), 32768u);
   for (int64_t row = 0; row < 3; ++row)
     for (uint64_t group = 0; group < 50; ++group) {
       const PhiloxBlock draw = bertc::philox4x32Block(
           uint32_t(group), uint32_t(kKey.firstRow + row), uint32_t(kKey.step), kKey.stream,
           uint32_t(kKey.seed), uint32_t(kKey.seed >> 32));
-      for (int k = 0; k < 4; ++k) {
-        const bool expected = bertc::unitFloat(draw.words[k]) >= kRate;
-        EXPECT_EQ(bertc::dropoutKeep(kKey, row, 4 * group + uint64_t(k), kRate), expected)
-            << "row " << row << ", element " << 4 * group + k;
+      for (int k = 0; k < 8; ++k) {
+        const uint32_t half = k % 2 ? draw.words[k / 2] >> 16 : draw.words[k / 2] & 0xffffu;
+        const bool expected = half >= 19661u;
+        EXPECT_EQ(bertc::dropoutKeep(kKey, row, 8 * group + uint64_t(k), kRate), expected)
+            << "row " << row << ", element " << 8 * group + k;
         EXPECT_EQ((bertc::dropoutKeepGroup(kKey, row, group, kRate) >> k) & 1u, expected ? 1u : 0u);
       }
     }
 }
 
-// Four separate draws: all four decisions of a group agree with probability
-// 0.7^4 + 0.3^4 = 0.248 (it would be 1 with one word used four times), and each element of
-// a group is kept with probability 0.7.
-TEST(DropoutMask, TheFourElementsOfAGroupAreSeparateDraws) {
+// Eight separate draws: all eight decisions of a group agree with probability
+// 0.7^8 + 0.3^8 = 0.0577 (it would be 1 with one draw used eight times), and each element
+// of a group is kept with probability 0.7 (1 - 19661 / 65536 = 0.69999695).
+TEST(DropoutMask, TheEightElementsOfAGroupAreSeparateDraws) {
   constexpr int kGroups = 40000;
   int agreeing = 0;
-  std::array<int, 4> kept{};
+  std::array<int, 8> kept{};
   for (uint64_t group = 0; group < kGroups; ++group) {
     const uint32_t bits = bertc::dropoutKeepGroup(kKey, 0, group, kRate);
-    agreeing += bits == 0 || bits == 0xf;
-    for (int k = 0; k < 4; ++k)
+    agreeing += bits == 0 || bits == 0xff;
+    for (int k = 0; k < 8; ++k)
       kept[k] += (bits >> k) & 1u;
   }
-  // Binomial standard deviations: sqrt(0.248 * 0.752 / n) = 0.0022, sqrt(0.21 / n) = 0.0023.
-  EXPECT_NEAR(double(agreeing) / kGroups, 0.7 * 0.7 * 0.7 * 0.7 + 0.3 * 0.3 * 0.3 * 0.3, 0.011);
-  for (int k = 0; k < 4; ++k)
-    EXPECT_NEAR(double(kept[k]) / kGroups, 1.0 - kRate, 0.012) << "word " << k;
+  // Binomial standard deviations: sqrt(0.0577 * 0.9423 / n) = 0.0012, sqrt(0.21 / n) = 0.0023.
+  EXPECT_NEAR(double(agreeing) / kGroups, std::pow(0.7, 8) + std::pow(0.3, 8), 0.006);
+  for (int k = 0; k < 8; ++k)
+    EXPECT_NEAR(double(kept[k]) / kGroups, 1.0 - kRate, 0.012) << "decision " << k;
 }
 
 } // namespace

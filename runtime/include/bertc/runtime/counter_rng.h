@@ -3,6 +3,7 @@
 // on CPU and GPU alike, without ever being stored. Philox4x32-10 (Salmon et al., SC'11).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "bertc/runtime/host_device.h"
@@ -65,21 +66,43 @@ struct DropoutKey {
   int64_t firstRow; ///< the micro-batch's first row within the effective batch
 };
 
-/// Elements of a row drawn by one Philox call: group g is elements 4g .. 4g + 3.
-constexpr int kDropoutGroupSize = 4;
+/// Elements of a row drawn by one Philox call: group g is elements 8g .. 8g + 7.
+constexpr int kDropoutGroupSize = 8;
 
-/// Bit k (k < 4) says whether dropout keeps element 4 * group + k of the micro-batch's row
-/// `row` (probability 1 - rate each): word k of the Philox call on counter (group, row of
-/// the effective batch, step, stream) with the seed as key.
+/// The 16-bit draws below which dropout at `rate` drops an element: ceil(rate * 2^16), so
+/// that an element is dropped with probability rate rounded up to a multiple of 2^-16
+/// (0.1: 0.1000061).
+BERTC_HOST_DEVICE inline uint32_t dropoutThreshold(float rate) {
+  return uint32_t(ceilf(rate * 65536.0f)); // exact: a float times a power of two
+}
+
+/// Bit k (k < 8) says whether dropout keeps element 8 * group + k of the micro-batch's row
+/// `row` (probability 1 - rate each): half k % 2 (the low half first) of word k / 2 of the
+/// Philox call on counter (group, row of the effective batch, step, stream) with the seed
+/// as key, at least dropoutThreshold(rate). A call's four words give eight decisions, which
+/// halves the integer work of every dropout mask against a word per decision.
 BERTC_HOST_DEVICE inline uint32_t dropoutKeepGroup(const DropoutKey &key, int64_t row,
                                                    uint64_t group, float rate) {
   const PhiloxBlock draw =
       philox4x32Block(uint32_t(group), uint32_t(key.firstRow + row), uint32_t(key.step), key.stream,
                       uint32_t(key.seed), uint32_t(key.seed >> 32));
+  const uint32_t threshold = dropoutThreshold(rate);
   uint32_t kept = 0;
   for (int k = 0; k < kDropoutGroupSize; ++k)
-    kept |= uint32_t(unitFloat(draw.words[k]) >= rate) << k;
+    kept |= uint32_t(((draw.words[k / 2] >> (16 * (k % 2))) & 0xffffu) >= threshold) << k;
   return kept;
+}
+
+/// The attention dropout's stride: probability (i, j) of head h is element
+/// (h * kAttentionDropoutSeq + i) * kAttentionDropoutSeq + j of its batch row, whatever
+/// length the micro-batch is padded to, so that a row's masks do not depend on the rows it
+/// shares a micro-batch with. bertc's longest seq_len; with at most 256 heads a row's groups
+/// stay below 2^31, within Philox's 32-bit counter word.
+constexpr int64_t kAttentionDropoutSeq = 8192;
+
+/// The dropout index of attention probability (i, j) of head h within its batch row.
+BERTC_HOST_DEVICE inline uint64_t attentionDropoutIndex(int64_t h, int64_t i, int64_t j) {
+  return uint64_t((h * kAttentionDropoutSeq + i) * kAttentionDropoutSeq + j);
 }
 
 /// Whether dropout keeps element `indexInRow` of the micro-batch's row `row`.

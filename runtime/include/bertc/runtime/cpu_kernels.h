@@ -100,8 +100,9 @@ void dropoutAdd(const T *x, const T *residual, T *sum, int64_t rows, int64_t row
 /// Multi-head self-attention, q/k/v/ctx [batch, seq, hidden] with heads of hidden/heads dims:
 /// ctx = dropout(softmax(q k^T / sqrt(d) + maskBias)) v per head, where maskBias is
 /// -FLT_MAX (torch.finfo(float32).min, as Hugging Face BERT) for keys with mask[b, j] == 0.
-/// Dropout on the probabilities keys element (b, h, i, j) by row b and index (h * seq + i) * seq +
-/// j. lse [batch, heads, seq] gets each query row's log-sum-exp of its masked scores
+/// Dropout on the probabilities keys element (b, h, i, j) by row b and index
+/// attentionDropoutIndex(h, i, j) (counter_rng.h), whatever seq the batch is padded to. lse [batch,
+/// heads, seq] gets each query row's log-sum-exp of its masked scores
 /// (-FLT_MAX for a row with every key masked). No [seq, seq] matrix outlives the call: the
 /// backward recomputes the probabilities from lse.
 template <typename T>
