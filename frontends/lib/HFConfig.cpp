@@ -36,6 +36,7 @@ public:
     if (std::optional<int64_t> integer = value->getAsInteger()) {
       out = *integer;
       locations.keys[dslKey] = fromLoc;
+      locations.configFields[dslKey] = field.str();
     } else {
       error() << "'" << field << "' must be an integer";
     }
@@ -53,6 +54,7 @@ public:
     }
     out = *number;
     locations.keys[dslKey] = fromLoc;
+    locations.configFields[dslKey] = field.str();
     return true;
   }
 
@@ -149,6 +151,7 @@ mlir::LogicalResult bertc::readHuggingFaceFolder(StringRef folder, mlir::FileLin
     if (const llvm::json::Object *labels = id2label->getAsObject()) {
       head.labels = static_cast<int64_t>(labels->size());
       head.locations.keys["labels"] = fromLoc;
+      head.locations.configFields["labels"] = "id2label";
     } else {
       reader.error() << "'id2label' must be an object";
     }

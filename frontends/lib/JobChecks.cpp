@@ -15,14 +15,25 @@
 
 namespace bertc::job {
 
+namespace {
+/// " (config.json's 'hidden_size')" for a key whose value came from config.json, else "".
+std::string configOrigin(const KeyLocations &locations, StringRef name) {
+  auto field = locations.configFields.find(name.rsplit('.').second);
+  return field == locations.configFields.end() ? std::string()
+                                               : " (config.json's '" + field->second + "')";
+}
+} // namespace
+
 void JobReader::requireCount(const KeyLocations &locations, StringRef name, int64_t value,
                              int64_t maximum) {
   if (value < 1)
     file.error(loc(locations, name.rsplit('.').second))
-        << "key '" << name << "' must be positive, got " << value;
+        << "key '" << name << "'" << configOrigin(locations, name) << " must be positive, got "
+        << value;
   else if (value > maximum)
     file.error(loc(locations, name.rsplit('.').second))
-        << "key '" << name << "' must be at most " << maximum << " (bertc's limit), got " << value;
+        << "key '" << name << "'" << configOrigin(locations, name) << " must be at most " << maximum
+        << " (bertc's limit), got " << value;
 }
 
 void JobReader::requireRange(const KeyLocations &locations, StringRef name, double value,
@@ -30,8 +41,9 @@ void JobReader::requireRange(const KeyLocations &locations, StringRef name, doub
   if (value >= low && (highIncluded ? value <= high : value < high))
     return;
   file.error(loc(locations, name.rsplit('.').second))
-      << "key '" << name << "' must be in [" << formatNumber(low) << ", " << formatNumber(high)
-      << (highIncluded ? "]" : ")") << ", got " << formatNumber(value);
+      << "key '" << name << "'" << configOrigin(locations, name) << " must be in ["
+      << formatNumber(low) << ", " << formatNumber(high) << (highIncluded ? "]" : ")") << ", got "
+      << formatNumber(value);
 }
 
 void JobReader::requireChoice(const KeyLocations &locations, StringRef name, StringRef value,
@@ -237,7 +249,8 @@ void JobReader::checkRanges() {
     file.error(loc(tl, "seq_len"))
         << "key 'train.seq_len' (" << train.seqLen << ") must not exceed 'model.max_position' ("
         << model.maxPosition << ")";
-  if (train.steps == 0)
+  // Without 'steps' the epochs decide; a 'steps' written must be a count.
+  if (!tl.keys.count("steps"))
     requireCount(tl, "train.epochs", train.epochs, limits::kEpochs);
   else
     requireCount(tl, "train.steps", train.steps, limits::kSteps);

@@ -67,6 +67,7 @@ void JobReader::readModel(const toml::table *table) {
   if (reader.readNumber("dropout", model.dropout)) {
     model.attentionDropout = model.dropout;
     model.locations.keys["attention_dropout"] = model.locations.keys["dropout"];
+    model.locations.configFields.erase("attention_dropout");
   }
   reader.readNumber("attention_dropout", model.attentionDropout);
   reader.readNumber("layer_norm_eps", model.layerNormEps);

@@ -126,6 +126,7 @@ const toml::node *TableReader::readNode(llvm::StringRef key) {
   if (entry == table->end())
     return nullptr;
   locations.keys[key] = file.locate(entry->first.source().begin);
+  locations.configFields.erase(key); // written here, it overrides config.json
   return &entry->second;
 }
 

@@ -25,6 +25,9 @@ struct KeyLocations {
   mlir::FileLineColLoc table;
   /// Each key read, by name. [model] keys taken from config.json map to the `from` key.
   llvm::StringMap<mlir::FileLineColLoc> keys;
+  /// The keys taken from config.json (and not written in the TOML file): the JSON field
+  /// each came from, for messages about their values.
+  llvm::StringMap<std::string> configFields;
 
   /// The most precise location known for `key`: the key, else the table, else the file,
   /// else an unknown location (for specs built by hand).
