@@ -401,8 +401,19 @@ int main(int argc, char **argv) {
   if (bert::hasPlanChecks(*module))
     planCheck = true;
   if (wanted != bertc::Stage::Planned || emitLevel == EmitLevel::MlirPlanned) {
-    if (emitLevel == EmitLevel::MlirPlanned && failed(addInstrumentation(*module)))
-      return kInvalidInput;
+    if (emitLevel == EmitLevel::MlirPlanned) {
+      // A planned stage is printed only when it fits: the same check as the plan's below.
+      bert::erasePlanChecks(*module);
+      FailureOr<bertc::StepMemory> memory = bertc::analyzeStepMemory(*module);
+      FailureOr<bertc::PlanSummary> plan =
+          failed(memory) || !budget ? FailureOr<bertc::PlanSummary>(failure())
+                                    : bertc::summarizePlan(*module, *memory, *budget, *reserved,
+                                                           bertc::targetDeviceModel());
+      if (succeeded(plan) && plan->peakBytes() > plan->budgetBytes)
+        return reportOverBudget(*plan, *memory, spec, run.options, ctx);
+      if (failed(addInstrumentation(*module)))
+        return kInvalidInput;
+    }
     module->print(llvm::outs());
     return kOk;
   }
