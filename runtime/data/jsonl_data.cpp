@@ -145,9 +145,9 @@ uint64_t datasetFingerprint(const Dataset &data) {
 }
 
 Batcher::Batcher(const Dataset &data, int64_t microBatch, bool shuffle, uint64_t seed,
-                 bool groupByLength)
+                 int64_t lengthGroupBatch)
     : data_(data), microBatch_(microBatch), shuffle_(shuffle), seed_(seed),
-      groupByLength_(groupByLength), order_(data.rows.size()), cursor_(data.rows.size()) {}
+      lengthGroupBatch_(lengthGroupBatch), order_(data.rows.size()), cursor_(data.rows.size()) {}
 
 int64_t Batcher::batchesPerEpoch() const {
   return (int64_t(data_.rows.size()) + microBatch_ - 1) / microBatch_;
@@ -175,25 +175,27 @@ void Batcher::startEpoch(int64_t epoch) {
       std::swap(order_[i], order_[j]);
     }
   }
-  if (groupByLength_)
+  if (lengthGroupBatch_ > 0)
     groupByLength();
 }
 
-/// Hugging Face's LengthGroupedSampler on the epoch's order: consecutive mega-batches of
-/// kMegaBatchFactor x microBatch rows, each sorted longest first. Ties keep a fixed order
-/// (by row index) so the result stays a function of (seed, epoch); std::sort works in
-/// place, so grouping allocates nothing. Micro-batches are then cut from the sorted order
-/// as usual, so each holds rows of similar length; every row still appears once.
+/// Hugging Face's LengthGroupedSampler (get_length_grouped_indices) on the epoch's order:
+/// consecutive mega-batches of mega_batch_mult effective batches, each sorted longest first
+/// by a stable sort, so rows of one length keep their shuffled order and the result is a
+/// function of (seed, epoch) and the effective batch, not of the micro-batch. Micro-batches
+/// are then cut from the sorted order as usual, so each holds rows of similar length; every
+/// row still appears once.
 void Batcher::groupByLength() {
-  size_t megaBatch = size_t(kMegaBatchFactor * microBatch_);
+  const int64_t rows = int64_t(order_.size());
+  const int64_t batches = std::clamp<int64_t>(rows / (4 * lengthGroupBatch_), 1, kMegaBatchFactor);
+  const size_t megaBatch = size_t(batches * lengthGroupBatch_);
   auto longerFirst = [&](size_t a, size_t b) {
-    size_t lengthA = data_.rows[a].inputIds.size(), lengthB = data_.rows[b].inputIds.size();
-    return lengthA != lengthB ? lengthA > lengthB : a < b;
+    return data_.rows[a].inputIds.size() > data_.rows[b].inputIds.size();
   };
   for (size_t begin = 0; begin < order_.size(); begin += megaBatch) {
     auto first = order_.begin() + std::ptrdiff_t(begin);
-    std::sort(first, first + std::ptrdiff_t(std::min(megaBatch, order_.size() - begin)),
-              longerFirst);
+    std::stable_sort(first, first + std::ptrdiff_t(std::min(megaBatch, order_.size() - begin)),
+                     longerFirst);
   }
 }
 

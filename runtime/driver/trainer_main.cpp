@@ -175,7 +175,8 @@ BatcherState train(StepRunner &runner, const Dataset &data, const TrainerOptions
                    PlanChecker *planCheck, OpTimes *opTimes, ProgressDisplay &progress,
                    TrainingEvaluator *evaluator) {
   const TrainerPlan &plan = runner.plan();
-  Batcher batcher(data, plan.train.microBatch, plan.train.shuffle, setup.seed, setup.groupByLength);
+  Batcher batcher(data, plan.train.microBatch, plan.train.shuffle, setup.seed,
+                  setup.groupByLength ? plan.train.batch : 0);
   batcher.restore(setup.data);
   int64_t warmup = warmupSteps(plan.train.warmup, setup.totalSteps);
   DynamicLossScaler scaler;

@@ -246,9 +246,10 @@ TEST(Batcher, ShuffleIsASeededPermutationPerEpoch) {
 TEST(Batcher, GroupingByLengthVisitsEveryRowOncePerEpoch) {
   ScratchDir dir;
   Dataset data = mixedLengthDataset(dir, 250);
-  // Micro-batch 2: mega-batches of 100 rows, so the epoch has two full ones and one of 50.
-  Batcher grouped(data, 2, /*shuffle=*/true, /*seed=*/5, /*groupByLength=*/true);
-  Batcher again(data, 2, /*shuffle=*/true, /*seed=*/5, /*groupByLength=*/true);
+  // Batch 2: mega-batches of min(250 / (4 * 2), 50) = 31 batches, 62 rows, so the epoch has
+  // four full ones and one of 2.
+  Batcher grouped(data, 2, /*shuffle=*/true, /*seed=*/5, /*lengthGroupBatch=*/2);
+  Batcher again(data, 2, /*shuffle=*/true, /*seed=*/5, /*lengthGroupBatch=*/2);
   auto order = visitOrder(grouped, 2);
   EXPECT_EQ(order, visitOrder(again, 2)) << "a function of (seed, epoch)";
   EXPECT_NE(order[0], order[1]);
@@ -259,30 +260,54 @@ TEST(Batcher, GroupingByLengthVisitsEveryRowOncePerEpoch) {
     std::sort(sorted.begin(), sorted.end());
     EXPECT_EQ(sorted, everyRow) << "each epoch visits every row exactly once";
     auto length = [&](int32_t row) { return data.rows[size_t(row)].inputIds.size(); };
-    for (size_t begin : {0, 100, 200}) {
+    for (size_t begin : {0, 62, 124, 186, 248}) {
       auto first = epoch.begin() + std::ptrdiff_t(begin);
-      auto last = epoch.begin() + std::ptrdiff_t(std::min<size_t>(begin + 100, 250));
+      auto last = epoch.begin() + std::ptrdiff_t(std::min<size_t>(begin + 62, 250));
       EXPECT_TRUE(
           std::is_sorted(first, last, [&](int32_t a, int32_t b) { return length(a) > length(b); }))
           << "mega-batch at " << begin << " is sorted longest first";
     }
-    // Mega-batches hold shuffled rows, not file order: the first is not rows 0..99.
-    EXPECT_NE(std::set<int32_t>(epoch.begin(), epoch.begin() + 100),
-              std::set<int32_t>(everyRow.begin(), everyRow.begin() + 100));
+    // Mega-batches hold shuffled rows, not file order: the first is not rows 0..61.
+    EXPECT_NE(std::set<int32_t>(epoch.begin(), epoch.begin() + 62),
+              std::set<int32_t>(everyRow.begin(), everyRow.begin() + 62));
   }
+}
+
+// The order is the effective batch's: the same in micro-batches of 2 and of 8; and rows of
+// one length keep their shuffled order, so the seed still matters where all the rows make
+// one mega-batch (8 rows of one length, batch 8: one batch of 8 rows).
+TEST(Batcher, GroupingByLengthFollowsTheEffectiveBatchAndTheSeed) {
+  ScratchDir dir;
+  Dataset data = mixedLengthDataset(dir, 250);
+  Batcher small(data, 2, /*shuffle=*/true, /*seed=*/5, /*lengthGroupBatch=*/8);
+  Batcher whole(data, 8, /*shuffle=*/true, /*seed=*/5, /*lengthGroupBatch=*/8);
+  EXPECT_EQ(visitOrder(small, 2), visitOrder(whole, 2));
+
+  std::string text;
+  for (int i = 0; i < 8; ++i)
+    text += R"({"input_ids": [101, 7, 102], "label": )" + std::to_string(i) + "}\n";
+  testing::writeText(dir.file("same.jsonl"), text);
+  Dataset sameLength = loadJsonlDataset(dir.file("same.jsonl"), {32, 8, 200, 2});
+  Batcher seed1(sameLength, 8, /*shuffle=*/true, /*seed=*/1, /*lengthGroupBatch=*/8);
+  Batcher seed2(sameLength, 8, /*shuffle=*/true, /*seed=*/2, /*lengthGroupBatch=*/8);
+  Batcher plain(sameLength, 8, /*shuffle=*/true, /*seed=*/1);
+  const auto firstEpoch = visitOrder(seed1, 1);
+  EXPECT_NE(firstEpoch, visitOrder(seed2, 1));
+  EXPECT_EQ(firstEpoch, visitOrder(plain, 1)) << "one length: the shuffled order";
 }
 
 TEST(Batcher, GroupingByLengthCutsPadding) {
   ScratchDir dir;
   Dataset data = mixedLengthDataset(dir, 400);
   auto padFraction = [&](bool groupByLength) {
-    Batcher batcher(data, 8, /*shuffle=*/true, /*seed=*/3, groupByLength);
+    Batcher batcher(data, 8, /*shuffle=*/true, /*seed=*/3, groupByLength ? 8 : 0);
     visitOrder(batcher, 1);
     return batcher.state().tokens.padFraction();
   };
   double plain = padFraction(false), grouped = padFraction(true);
   EXPECT_GT(plain, 0.3) << "rows of 1..16 tokens, 8 to a batch, padded to the longest";
-  EXPECT_LT(grouped, 0.05) << "plain shuffling pads " << plain;
+  // Mega-batches of min(400 / 32, 50) = 12 batches (96 rows) of lengths 1..16.
+  EXPECT_LT(grouped, plain / 4) << "plain shuffling pads " << plain;
 }
 
 TEST(Batcher, RestoringAStateContinuesTheSameStream) {
@@ -292,13 +317,13 @@ TEST(Batcher, RestoringAStateContinuesTheSameStream) {
     InputArena arena;
     // Stop mid-epoch 2 (after 8 batches: 6 per epoch), then at an epoch's end (12).
     for (int stop : {8, 12}) {
-      Batcher reference(data, 4, true, 11, groupByLength);
+      Batcher reference(data, 4, true, 11, groupByLength ? 4 : 0);
       for (int i = 0; i < stop; ++i)
         reference.next(arena.bytes.data(), arena.slots);
       BatcherState state = reference.state();
       EXPECT_EQ(state.epoch, 2);
       EXPECT_EQ(state.cursor, stop == 8 ? 8 : 23);
-      Batcher resumed(data, 4, true, 11, groupByLength);
+      Batcher resumed(data, 4, true, 11, groupByLength ? 4 : 0);
       resumed.restore(state);
       EXPECT_EQ(resumed.rowsInNext(3), reference.rowsInNext(3));
       for (int i = 0; i < 10; ++i) {
@@ -312,8 +337,8 @@ TEST(Batcher, RestoringAStateContinuesTheSameStream) {
       }
       EXPECT_EQ(resumed.state().tokens.computed, reference.state().tokens.computed);
     }
-    Batcher fresh(data, 4, true, 11, groupByLength);
-    Batcher restoredFresh(data, 4, true, 11, groupByLength);
+    Batcher fresh(data, 4, true, 11, groupByLength ? 4 : 0);
+    Batcher restoredFresh(data, 4, true, 11, groupByLength ? 4 : 0);
     restoredFresh.restore(BatcherState{});
     EXPECT_EQ(visitOrder(restoredFresh, 2), visitOrder(fresh, 2));
   }

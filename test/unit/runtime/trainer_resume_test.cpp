@@ -227,14 +227,15 @@ TEST(TrainerResume, SavedFoldersAreHuggingFaceModelFolders) {
       << "exp_avg and exp_avg_sq of the two trainable parameters";
 
   // Every logged step has its pad fraction; the summary has the run's, which grouping by
-  // length lowers (the 20 rows of 2..8 tokens fit one mega-batch).
+  // length lowers (20 rows of 2..8 tokens: mega-batches of one batch of 8, min(20 / 32, 50)
+  // at least 1, whose two micro-batches of 4 take the longer and the shorter rows).
   for (const nlohmann::json &line : readLog(dir.file("log.jsonl")))
     EXPECT_TRUE(line["pad_fraction"].is_number()) << line;
   double plain = summaryPadding(run.out);
   run = runTrainer(dir, "--data " + data + " --steps 3 --group-by-length");
   ASSERT_EQ(run.exitCode, 0) << run.err;
   EXPECT_GT(plain, 20.0) << run.out;
-  EXPECT_LT(summaryPadding(run.out), plain / 2) << run.out;
+  EXPECT_LT(summaryPadding(run.out), 0.8 * plain) << run.out;
 }
 
 } // namespace

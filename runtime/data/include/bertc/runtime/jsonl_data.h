@@ -112,14 +112,17 @@ struct BatcherState {
 class Batcher {
 public:
   /// `microBatch` rows per batch; with `shuffle`, epoch e visits the rows in a permutation
-  /// that depends only on (seed, e), otherwise in file order. With `groupByLength`, that
-  /// order is cut into mega-batches of kMegaBatchFactor micro-batches, each sorted by
-  /// length, longest first (Hugging Face's LengthGroupedSampler), so a micro-batch holds
-  /// rows of similar length and little padding.
+  /// that depends only on (seed, e), otherwise in file order. With a `lengthGroupBatch` (the
+  /// effective batch, [train] batch), that order is cut into mega-batches of
+  /// min(rows / (4 lengthGroupBatch), 50) (at least 1) effective batches, each sorted by
+  /// length, longest first, rows of one length in the order they had (Hugging Face's
+  /// LengthGroupedSampler), so a micro-batch holds rows of similar length and little
+  /// padding, and the order is the same however the batch is split into micro-batches.
   Batcher(const Dataset &data, int64_t microBatch, bool shuffle, uint64_t seed,
-          bool groupByLength = false);
+          int64_t lengthGroupBatch = 0);
 
-  /// Micro-batches per mega-batch of length grouping (Hugging Face's mega_batch_mult).
+  /// The most effective batches a mega-batch of length grouping holds (Hugging Face's
+  /// mega_batch_mult).
   static constexpr int64_t kMegaBatchFactor = 50;
 
   /// Writes the next micro-batch into the arena at `slots`, densely as [rows, seq] int32:
@@ -157,7 +160,7 @@ private:
   int64_t microBatch_;
   bool shuffle_;
   uint64_t seed_;
-  bool groupByLength_;
+  int64_t lengthGroupBatch_;  ///< 0: no grouping by length
   std::vector<size_t> order_; ///< row indices of the current epoch, in visiting order
   size_t cursor_ = 0;         ///< position in order_ of the next row
   int64_t epoch_ = 0;         ///< 1-based current epoch; 0 before the first batch
