@@ -191,7 +191,10 @@ BatcherState train(StepRunner &runner, const Dataset &data, const TrainerOptions
     StepContext context{};
     context.opTimer = opTimes;
     context.lossNormalizer = float(batcher.lossItemsInNext(plan.train.accumulation));
-    context.lr = scheduledLr(plan.train.schedule, plan.train.lr, step, setup.totalSteps, warmup);
+    // The schedule advances with the updates that ran, as the Hugging Face Trainer steps its
+    // scheduler only when the optimizer stepped: a skipped fp16 step keeps the rate.
+    context.lr = scheduledLr(plan.train.schedule, plan.train.lr, step - scaler.skippedSteps(),
+                             setup.totalSteps, warmup);
     context.step = step;
     context.seed = setup.seed;
     context.planCheck = planCheck;
