@@ -71,13 +71,13 @@ bool tokenizes(const Tokenizer &tokenizer, const std::string &text) {
 /// 3. read the label: a class, or a regression target when limits.numLabels == 1.
 TrainingData loadTextDataset(const std::string &path, const DataLimits &limits,
                              const TextFields &fields, const TokenizerSource &source) {
+  TextTable table = loadTextTable(path); // first: a file without rows says so
   Tokenizer tokenizer = loadDataTokenizer(path, source, limits);
   bool pairs = !fields.textPair.empty();
   if (pairs && limits.typeVocab < 2)
     throw DataError(path + ": sentence pairs ('" + fields.text + "', '" + fields.textPair +
                     "') need 2 token types but the model has " + std::to_string(limits.typeVocab) +
                     " ([model] type_vocab)");
-  TextTable table = loadTextTable(path);
   size_t textColumn = table.column(fields.text);
   size_t pairColumn = pairs ? table.column(fields.textPair) : 0;
   size_t labelColumn = table.column(fields.label);

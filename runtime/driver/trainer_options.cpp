@@ -5,10 +5,14 @@
 #include "bertc/abi/trainer.h"
 #include "bertc/runtime/save_files.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <set>
+#include <stdexcept>
+#include <utility>
 
 namespace bertc {
 
@@ -71,7 +75,9 @@ uint64_t parseCount(const std::string &flag, const std::string &text,
   char *end = nullptr;
   errno = 0;
   unsigned long long value = std::strtoull(text.c_str(), &end, 10);
-  if (text.empty() || text[0] == '-' || *end != '\0' || errno == ERANGE || value > max)
+  // strtoull would skip leading spaces and negate a '-': the text must start with a digit.
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0])) || *end != '\0' ||
+      errno == ERANGE || value > max)
     throw UsageError(flag + " expects a non-negative integer, got '" + text + "'");
   return value;
 }
@@ -145,6 +151,8 @@ void requireWritableSaveTargets(const TrainerOptions &options) {
 
 TrainerOptions parseTrainerFlags(const JobDataSettings &data, int argc, char **argv) {
   TrainerOptions options;
+  std::optional<int64_t> evalEvery;
+  bool vocabGiven = false;
   options.data = data.trainData;
   options.vocab = data.vocabFile;
   options.init = data.initCheckpoint;
@@ -174,9 +182,10 @@ TrainerOptions parseTrainerFlags(const JobDataSettings &data, int argc, char **a
     std::string value = inlineValue ? *inlineValue : argv[++i];
     if (flag == "--data")
       options.data = value;
-    else if (flag == "--vocab")
+    else if (flag == "--vocab") {
       options.vocab = value;
-    else if (flag == "--init") {
+      vocabGiven = true;
+    } else if (flag == "--init") {
       options.init = value;
       options.initGiven = true;
     } else if (flag == "--log")
@@ -196,12 +205,28 @@ TrainerOptions parseTrainerFlags(const JobDataSettings &data, int argc, char **a
     else if (flag == "--eval")
       options.eval = value;
     else if (flag == "--eval-every")
-      options.evalEvery = int64_t(parseCount(flag, value));
+      evalEvery = int64_t(parseCount(flag, value));
     else if (flag == "--save-best")
       options.saveBest = value;
   }
   if (options.epochs && *options.epochs < 1)
     throw UsageError("--epochs must be at least 1");
+  if (evalEvery && *evalEvery < 1)
+    throw UsageError("--eval-every must be at least 1 (without it: at each epoch's end)");
+  if (evalEvery && options.eval.empty())
+    throw UsageError("--eval-every evaluates the --eval data: pass --eval FILE");
+  options.evalEvery = evalEvery.value_or(0);
+  // A vocabulary given but missing would leave a saved model folder without its vocab.txt.
+  if (vocabGiven && !std::filesystem::is_regular_file(options.vocab))
+    throw std::runtime_error("--vocab " + options.vocab + ": no such file");
+  for (const auto &[flag, path] :
+       {std::pair<const char *, const std::string *>{"--data", &options.data},
+        {"--eval", &options.eval},
+        {"--vocab", &options.vocab},
+        {"--init", &options.init}})
+    if (!options.log.empty() && !path->empty() && resolvedPath(options.log) == resolvedPath(*path))
+      throw UsageError("--log " + options.log + " is the " + flag +
+                       " file: the metrics log would overwrite it");
   if (options.saveEvery && *options.saveEvery < 1)
     throw UsageError("--save-every must be at least 1");
   if (options.saveEvery && (options.save.empty() || savesToFile(options.save)))

@@ -231,6 +231,10 @@ TEST(TextDataset, TextWithoutAVocabularySaysHowToGiveOne) {
               loadTrainingData(tsv, kLimits, {}, {absent});
             }).rfind(absent + ": cannot open: ", 0),
             0u);
+  // A file without rows says so first: no vocabulary would make it trainable.
+  std::string empty = files.dir.file("empty.jsonl");
+  testing::writeText(empty, "\n");
+  EXPECT_EQ(errorOf([&] { loadTrainingData(empty, kLimits, {}, {}); }), empty + ": no rows");
 }
 
 TEST(TextDataset, AVocabularyLargerThanTheModelIsRefused) {

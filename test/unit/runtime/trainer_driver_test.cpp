@@ -211,6 +211,28 @@ TEST(TrainerDriver, UsageErrorsExitWithTwo) {
   run = runTrainer(dir, "");
   EXPECT_EQ(run.exitCode, 2);
   EXPECT_EQ(run.err.rfind("trainer: error: no training data: pass --data FILE\n", 0), 0u);
+
+  // Counts start with a digit (strtoull would read " -1" as 2^64 - 1); --eval-every needs
+  // --eval and a positive count; --log must not be a file the run reads.
+  struct Case {
+    std::string args, error;
+  } cases[] = {
+      {"--seed ' -1'", "--seed expects a non-negative integer, got ' -1'"},
+      {"--eval-every 5", "--eval-every evaluates the --eval data: pass --eval FILE"},
+      {"--eval " + data + " --eval-every 0",
+       "--eval-every must be at least 1 (without it: at each epoch's end)"},
+      {"--log " + data,
+       "--log " + data + " is the --data file: the metrics log would overwrite it"},
+  };
+  for (const Case &c : cases) {
+    run = runTrainer(dir, "--data " + data + " " + c.args);
+    EXPECT_EQ(run.exitCode, 2) << c.args;
+    EXPECT_EQ(run.err.rfind("trainer: error: " + c.error + "\n", 0), 0u) << run.err;
+  }
+  EXPECT_NE(readText(data).find("input_ids"), std::string::npos) << "the data is untouched";
+  run = runTrainer(dir, "--data " + data + " --vocab absent.txt");
+  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_EQ(run.err, "trainer: error: --vocab absent.txt: no such file\n");
 }
 
 // A target that cannot be written would lose every trained weight at the end: it is refused
