@@ -189,7 +189,17 @@ void ProgressDisplay::note(const std::string &message) {
   std::fflush(out_);
 }
 
+ProgressDisplay::~ProgressDisplay() {
+  if (finished_ || mode_ != ProgressMode::Terminal || statusLine_.empty())
+    return;
+  if (lineIsStale_)
+    redraw();
+  std::fputc('\n', out_);
+  std::fflush(out_);
+}
+
 void ProgressDisplay::finish(double padFraction) {
+  finished_ = true;
   if (mode_ == ProgressMode::Terminal && !statusLine_.empty()) {
     if (lineIsStale_)
       redraw();

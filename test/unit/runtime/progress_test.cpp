@@ -115,5 +115,22 @@ TEST(Progress, ModesWriteWhatTheyShould) {
   EXPECT_NE(terminal.find("\033[K\ndone: step 3/3, "), std::string::npos) << terminal;
 }
 
+// A run that stops with an error ends the status line, drawn at its last step, so that the
+// error, on stderr, starts a line of its own.
+TEST(Progress, ADisplayLeftUnfinishedEndsItsStatusLine) {
+  testing::ScratchDir dir;
+  std::string path = dir.file("out.txt");
+  std::FILE *out = std::fopen(path.c_str(), "w");
+  {
+    ProgressDisplay display(ProgressMode::Terminal, 0, 3, out);
+    display.step(1, 1, 0.75f, 0.5f, 8);
+    display.step(2, 1, 0.25f, 0.5f, 8); // within the redraw interval: not shown yet
+  }
+  std::fclose(out);
+  std::string terminal = testing::readText(path);
+  EXPECT_NE(terminal.find("\rstep 2/3 "), std::string::npos) << terminal;
+  EXPECT_EQ(terminal.back(), '\n') << terminal;
+}
+
 } // namespace
 } // namespace bertc

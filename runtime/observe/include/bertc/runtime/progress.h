@@ -92,6 +92,11 @@ public:
 
   ProgressDisplay(ProgressMode mode, int64_t stepsDone, int64_t totalSteps,
                   std::FILE *out = stdout);
+  /// A run that stops before finish() (an error on its way to stderr) ends the terminal's
+  /// status line, showing the last step, so that the error starts a line of its own.
+  ~ProgressDisplay();
+  ProgressDisplay(const ProgressDisplay &) = delete;
+  ProgressDisplay &operator=(const ProgressDisplay &) = delete;
 
   /// Reports optimizer step `step` (of epoch `epoch`, `rows` rows, loss and lr).
   void step(int64_t step, int64_t epoch, float loss, float lr, int64_t rows);
@@ -113,6 +118,7 @@ private:
   double lastDraw_ = -1.0;   ///< elapsed() of the last terminal redraw
   std::string statusLine_;   ///< the latest terminal line ("" before the first step)
   bool lineIsStale_ = false; ///< statusLine_ is newer than what the terminal shows
+  bool finished_ = false;    ///< finish() has ended the status line
   RecentMean recentLoss_{kLossWindow};
   int64_t lastStep_ = 0;
   double lastLoss_ = 0;
