@@ -363,6 +363,12 @@ JobDataSettings bertc::jobDataSettings(const JobSpec &spec) {
   settings.initCheckpoint = spec.model.initCheckpoint.c_str();
   settings.vocabFile = spec.model.vocabFile.c_str();
   settings.groupByLength = data.groupByLength;
+  // A custom head that flattens the tokens or selects one past [CLS] reads positions a row
+  // may not have: padded to its micro-batch's longest row, what it read would depend on the
+  // rows it shares the micro-batch with.
+  settings.padToSeqLen = llvm::any_of(spec.head.layers, [](const HeadLayer &layer) {
+    return layer.op == "flatten" || (layer.op == "select_token" && layer.index > 0);
+  });
   settings.textField = data.text.c_str();
   settings.textPairField = data.textPair.c_str();
   settings.labelField = data.label.c_str();

@@ -106,6 +106,10 @@ void JobReader::checkTaskHead() {
             << "task = \"span\" reads SQuAD JSON (a .json file), but 'data." << key << "' is '"
             << llvm::sys::path::filename(path) << "'";
   }
+  if (head.task == "custom" && head.labels == 1)
+    file.error(loc(hl, "labels"))
+        << "task = \"custom\" ends in a softmax cross-entropy over its logits: 'head.labels' "
+           "must be at least 2 (a regression is task = \"classification\" with labels = 1)";
   if (head.task == "custom" && head.dropout)
     file.error(loc(hl, "dropout"))
         << "key 'head.dropout' has no effect for task = \"custom\": put a [[head.layers]] table "
@@ -284,9 +288,11 @@ void JobReader::checkRanges() {
               : hasPooler ? "'pooler' and 'classifier'"
                           : "'classifier'");
   }
-  bool headFrozen = spec.head.task == "custom"
-                        ? spec.isFrozen("head")
-                        : (!hasPooler || spec.isFrozen("pooler")) && spec.isFrozen("classifier");
+  // A custom head without a linear layer has no parameters to train.
+  bool headFrozen = custom ? spec.isFrozen("head") ||
+                                 llvm::none_of(spec.head.layers,
+                                               [](const HeadLayer &l) { return l.op == "linear"; })
+                           : (!hasPooler || spec.isFrozen("pooler")) && spec.isFrozen("classifier");
   bool everythingFrozen =
       spec.isFrozen("embeddings") && spec.isFrozen("encoder.layer.0") && headFrozen;
   for (int64_t layer = 1; everythingFrozen && layer < std::min(model.layers, limits::kLayers);

@@ -152,6 +152,7 @@ TaskData loadTaskData(TaskKind task, const std::string &path, const DataLimits &
   if (training.tokenization)
     result.tokenizer = training.tokenization->settings;
   result.data = std::move(training.data);
+  result.data.paddedLength = settings.paddedLength;
   return result;
 }
 

@@ -337,8 +337,10 @@ RunSetup startRun(const TrainerOptions &options, const Dataset &data, const std:
   return setup;
 }
 
-/// The [data] settings the trainer was compiled with, and the vocabulary of --vocab.
-DataSettings dataSettings(const JobDataSettings &settings, const std::string &vocab) {
+/// The [data] settings the trainer was compiled with, the vocabulary of --vocab, and the
+/// plan's seq_len, to which rows are padded where the job asks for it (pad_to_seq_len).
+DataSettings dataSettings(const JobDataSettings &settings, const std::string &vocab,
+                          int64_t seqLen) {
   auto choice = [](int64_t value) { return value < 0 ? std::nullopt : std::optional(value != 0); };
   DataSettings data;
   data.fields = {settings.textField, settings.textPairField, settings.labelField};
@@ -350,6 +352,7 @@ DataSettings dataSettings(const JobDataSettings &settings, const std::string &vo
     data.squad.maxQueryLength = size_t(settings.maxQueryLength);
   data.squad.maxAnswerLength = size_t(settings.maxAnswerLength);
   data.squad.nBest = size_t(settings.nBest);
+  data.paddedLength = settings.padToSeqLen ? seqLen : 0;
   return data;
 }
 
@@ -387,16 +390,15 @@ int run(const Trainer &trainer, int argc, char **argv) {
   };
   const TrainSettings &settings = plan.train;
   DataLimits limits{settings.seqLen, settings.numLabels, settings.vocab, settings.typeVocab};
-  TaskData training =
-      loadTaskData(settings.task, options.data, limits, dataSettings(plan.data, options.vocab));
+  const DataSettings loading = dataSettings(plan.data, options.vocab, settings.seqLen);
+  TaskData training = loadTaskData(settings.task, options.data, limits, loading);
   inform(training.summary);
   const Dataset &data = training.data;
   // Saved folders carry the tokenizer the training data was tokenized with.
   TokenizerFiles tokenizer{options.vocab, training.tokenizer};
   std::unique_ptr<TrainingEvaluator> evaluator;
   if (!options.eval.empty()) {
-    TaskData eval =
-        loadTaskData(settings.task, options.eval, limits, dataSettings(plan.data, options.vocab));
+    TaskData eval = loadTaskData(settings.task, options.eval, limits, loading);
     inform("eval " + eval.summary);
     evaluator = std::make_unique<TrainingEvaluator>(
         std::move(eval),

@@ -18,7 +18,8 @@ namespace bertc {
 struct DataSettings {
   TextFields fields;
   TokenizerSource tokenizer;
-  SquadOptions squad; ///< Span only
+  SquadOptions squad;       ///< Span only
+  int64_t paddedLength = 0; ///< every row padded to this (Dataset::paddedLength); 0: none
 };
 
 /// One data file of a task, as rows and as what they came from.
