@@ -1,28 +1,25 @@
-// main() of every generated trainer: data, parameter initialisation, pretrained or
-// checkpoint loading, the optimizer-step loop (gradient accumulation, learning-rate
+// main() of every generated trainer: data, the parameters' start (parameter_init.cpp's,
+// or a checkpoint's), the optimizer-step loop (gradient accumulation, learning-rate
 // schedule, metrics, progress, periodic checkpoints) and the final save. The model itself
 // is the generated trainer's plan and steps (bertc_trainer(), bertc/abi/trainer.h), which
 // run through the target's StepRunner (step_runner.h: the one arena allocation, and on a
 // GPU the copies between host and device); the flags are trainer_options.cpp's.
 #include "evaluation.h"
 #include "mixed_precision.h"
+#include "parameter_init.h"
 #include "trainer_options.h"
 
 #include "bertc/abi/trainer.h"
 #include "bertc/runtime/checkpoint.h"
-#include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/jsonl_data.h"
 #include "bertc/runtime/metrics_log.h"
 #include "bertc/runtime/plan_check.h"
 #include "bertc/runtime/progress.h"
-#include "bertc/runtime/safetensors.h"
 #include "bertc/runtime/schedule.h"
 #include "bertc/runtime/step_runner.h"
 #include "bertc/runtime/task_data.h"
 
-#include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -30,7 +27,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <set>
 #include <unistd.h>
 
 namespace {
@@ -40,92 +36,6 @@ using namespace bertc;
 constexpr int kExitRuntimeError = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitOutOfMemory = 3;
-
-std::vector<int64_t> shapeOf(const ParamSlot &param) {
-  return std::vector<int64_t>(param.shape, param.shape + param.rank);
-}
-
-/// A parameter's fp32 values: its master when its working copy is 16-bit.
-float *valuesOf(std::byte *arena, const ParamSlot &param) {
-  return reinterpret_cast<float *>(arena + fp32ValueOffset(param));
-}
-
-/// Step counter of the initialisation's random numbers: dropout keys by the 1-based
-/// optimizer step, so step 0 never collides with it.
-constexpr uint64_t kInitRandomStep = 0;
-
-/// Hugging Face's _init_weights for parameter `p`: normal(0, initializerRange), zeros or
-/// ones. Element i is a Box–Muller transform of the counter-based uniforms (seed, p, 2i) and
-/// (seed, p, 2i+1), so each value depends on nothing but the seed and its position.
-void initializeParameter(const TrainerPlan &plan, std::byte *arena, size_t p, uint64_t seed) {
-  const double twoPi = 6.283185307179586;
-  const ParamSlot &param = plan.params[p];
-  float *values = valuesOf(arena, param);
-  for (int64_t i = 0; i < param.numel; ++i) {
-    if (param.init != ParamInit::Normal) {
-      values[i] = param.init == ParamInit::Ones ? 1.0f : 0.0f;
-      continue;
-    }
-    double u1 = 1.0 - counterUniform(seed, kInitRandomStep, uint32_t(p), 2 * uint64_t(i));
-    double u2 = counterUniform(seed, kInitRandomStep, uint32_t(p), 2 * uint64_t(i) + 1);
-    values[i] =
-        float(plan.train.initializerRange * std::sqrt(-2.0 * std::log(u1)) * std::cos(twoPi * u2));
-  }
-}
-
-/// Names a parameter may carry in a Hugging Face checkpoint, preferred first: its own, the
-/// legacy LayerNorm gamma/beta, and each without the "bert." prefix of task models.
-std::vector<std::string> checkpointNames(const std::string &name) {
-  std::vector<std::string> names = {name};
-  for (auto [modern, legacy] : {std::pair{".LayerNorm.weight", ".LayerNorm.gamma"},
-                                std::pair{".LayerNorm.bias", ".LayerNorm.beta"}}) {
-    size_t size = std::strlen(modern);
-    if (name.size() > size && name.compare(name.size() - size, size, modern) == 0)
-      names.push_back(name.substr(0, name.size() - size) + legacy);
-  }
-  for (size_t i = 0, count = names.size(); i < count; ++i)
-    if (names[i].rfind("bert.", 0) == 0)
-      names.push_back(names[i].substr(5));
-  return names;
-}
-
-/// Loads the parameters from a safetensors file (or DIR/model.safetensors). Every encoder
-/// parameter ("bert.*" but the pooler) must be there; a task-head or pooler parameter the
-/// file lacks (a pretraining checkpoint has no classifier, a token-classification one no
-/// pooler) is initialised from the seed, as Hugging Face's from_pretrained does, and listed.
-/// Tensors the model does not use are counted, not read.
-void loadParameters(const TrainerPlan &plan, std::byte *arena, const std::string &initPath,
-                    uint64_t seed, const std::function<void(const std::string &)> &inform) {
-  std::string path = std::filesystem::is_directory(initPath)
-                         ? (std::filesystem::path(initPath) / "model.safetensors").string()
-                         : initPath;
-  SafetensorsReader reader(path);
-  std::set<std::string> used;
-  std::string freshHead;
-  for (size_t p = 0; p < plan.numParams; ++p) {
-    const ParamSlot &param = plan.params[p];
-    std::vector<std::string> names = checkpointNames(param.name);
-    auto found = std::find_if(names.begin(), names.end(),
-                              [&](const std::string &name) { return reader.contains(name); });
-    // The pooler is the sequence-classification head's first layer, which a
-    // token-classification or span checkpoint lacks.
-    const std::string name = param.name;
-    bool isEncoder = name.rfind("bert.", 0) == 0 && name.rfind("bert.pooler.", 0) != 0;
-    if (found == names.end() && !isEncoder) {
-      initializeParameter(plan, arena, p, seed);
-      freshHead += (freshHead.empty() ? "" : ", ") + std::string(param.name);
-      continue;
-    }
-    std::string fileName = found == names.end() ? param.name : *found;
-    reader.readF32(fileName, shapeOf(param), valuesOf(arena, param));
-    used.insert(fileName);
-  }
-  inform("init: " + std::to_string(used.size()) + " tensors loaded from " + path + ", " +
-         std::to_string(reader.entries().size() - used.size()) +
-         " in the file not used by this model ignored");
-  if (!freshHead.empty())
-    inform("init: not in the checkpoint, initialised from the seed: " + freshHead);
-}
 
 /// How this run trains: from scratch, or continuing a checkpoint.
 struct RunSetup {
