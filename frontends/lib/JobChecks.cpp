@@ -275,24 +275,24 @@ void JobReader::checkRanges() {
   requireChoice(tl, "train.precision", train.precision, kPrecisions);
   if (train.seed < 0)
     file.error(loc(tl, "seed")) << "key 'train.seed' must not be negative";
-  // Span and token-classification models have no pooler (HF add_pooling_layer=False).
-  bool hasPooler = spec.head.task == "classification";
+  // The head's freeze groups: a custom head's own, else the classifier, after the pooler
+  // where the model has one (span and token-classification models have none: HF
+  // add_pooling_layer=False).
   bool custom = spec.head.task == "custom";
-  for (StringRef group : {"pooler", "classifier", "head"}) {
-    bool exists = group == "pooler" ? hasPooler : (group == "head") == custom;
-    if (spec.isFrozen(group) && !exists)
+  std::vector<StringRef> headGroups = {"head"};
+  if (!custom)
+    headGroups = spec.head.task == "classification" ? std::vector<StringRef>{"pooler", "classifier"}
+                                                    : std::vector<StringRef>{"classifier"};
+  for (StringRef group : {"pooler", "classifier", "head"})
+    if (spec.isFrozen(group) && !llvm::is_contained(headGroups, group))
       file.error(loc(tl, "freeze"))
           << "freeze group '" << group << "' names no parameter of a task = \"" << spec.head.task
-          << "\" model, whose head is "
-          << (custom      ? "'head'"
-              : hasPooler ? "'pooler' and 'classifier'"
-                          : "'classifier'");
-  }
+          << "\" model, whose head is '" << llvm::join(headGroups, "' and '") << "'";
   // A custom head without a linear layer has no parameters to train.
-  bool headFrozen = custom ? spec.isFrozen("head") ||
-                                 llvm::none_of(spec.head.layers,
-                                               [](const HeadLayer &l) { return l.op == "linear"; })
-                           : (!hasPooler || spec.isFrozen("pooler")) && spec.isFrozen("classifier");
+  bool headFrozen =
+      llvm::all_of(headGroups, [&](StringRef group) { return spec.isFrozen(group); }) ||
+      (custom && llvm::none_of(spec.head.layers,
+                               [](const HeadLayer &layer) { return layer.op == "linear"; }));
   bool everythingFrozen =
       spec.isFrozen("embeddings") && spec.isFrozen("encoder.layer.0") && headFrozen;
   for (int64_t layer = 1; everythingFrozen && layer < std::min(model.layers, limits::kLayers);

@@ -86,11 +86,12 @@ inline Params makeParams(int64_t batch, int64_t seq, int64_t hidden, int64_t hea
     throw std::invalid_argument(
         "attention: hidden " + std::to_string(hidden) + " over " + std::to_string(heads) +
         " heads needs a head dimension of at most " + std::to_string(kMaxAttentionHeadDim));
-  if (heads > 65535 || batch > 65535)
-    throw std::invalid_argument("attention: at most 65535 heads and sequences per call");
-  if (seq > kAttentionDropoutSeq || heads > 256)
+  if (batch > 65535) // the grid's z dimension
+    throw std::invalid_argument("attention: at most 65535 sequences per call");
+  if (seq > kAttentionDropoutSeq || heads > kAttentionDropoutHeads)
     throw std::invalid_argument("attention: at most " + std::to_string(kAttentionDropoutSeq) +
-                                " tokens and 256 heads, whose dropout masks bertc keys");
+                                " tokens and " + std::to_string(kAttentionDropoutHeads) +
+                                " heads, whose dropout masks bertc keys");
   const int64_t headDim = hidden / heads;
   return {batch,       seq,
           hidden,      heads,

@@ -189,8 +189,12 @@ void ProgressDisplay::note(const std::string &message) {
   std::fflush(out_);
 }
 
-ProgressDisplay::~ProgressDisplay() {
-  if (finished_ || mode_ != ProgressMode::Terminal || statusLine_.empty())
+/// Ends the terminal's status line, drawn at the last step, once.
+void ProgressDisplay::endStatusLine() {
+  if (finished_)
+    return;
+  finished_ = true;
+  if (mode_ != ProgressMode::Terminal || statusLine_.empty())
     return;
   if (lineIsStale_)
     redraw();
@@ -198,13 +202,10 @@ ProgressDisplay::~ProgressDisplay() {
   std::fflush(out_);
 }
 
+ProgressDisplay::~ProgressDisplay() { endStatusLine(); }
+
 void ProgressDisplay::finish(double padFraction) {
-  finished_ = true;
-  if (mode_ == ProgressMode::Terminal && !statusLine_.empty()) {
-    if (lineIsStale_)
-      redraw();
-    std::fputc('\n', out_);
-  }
+  endStatusLine();
   double seconds = elapsed();
   std::fprintf(out_, "%s\n",
                formatSummary({startStep_, lastStep_, totalSteps_, lastLoss_, padFraction, seconds,

@@ -215,7 +215,7 @@ struct CudaSteps {
 };
 
 /// Changes whenever this header or kernel_workspace.h changes what either side reads, or
-/// the runtime's functions that generated steps call change (8: CudaSteps::newerGpuMath).
+/// the runtime's functions that generated steps call change (9: JobDataSettings::padToSeqLen).
 inline constexpr uint32_t kTrainerAbiVersion = 9;
 
 /// A compiled trainer: its plan and the steps of the target it was built for (the other

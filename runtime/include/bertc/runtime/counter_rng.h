@@ -96,9 +96,10 @@ BERTC_HOST_DEVICE inline uint32_t dropoutKeepGroup(const DropoutKey &key, int64_
 /// The attention dropout's stride: probability (i, j) of head h is element
 /// (h * kAttentionDropoutSeq + i) * kAttentionDropoutSeq + j of its batch row, whatever
 /// length the micro-batch is padded to, so that a row's masks do not depend on the rows it
-/// shares a micro-batch with. bertc's longest seq_len; with at most 256 heads a row's groups
-/// stay below 2^31, within Philox's 32-bit counter word.
+/// shares a micro-batch with. bertc's longest seq_len; with at most kAttentionDropoutHeads
+/// heads a row's groups stay below 2^31, within Philox's 32-bit counter word.
 constexpr int64_t kAttentionDropoutSeq = 8192;
+constexpr int64_t kAttentionDropoutHeads = 256;
 
 /// The dropout index of attention probability (i, j) of head h within its batch row.
 BERTC_HOST_DEVICE inline uint64_t attentionDropoutIndex(int64_t h, int64_t i, int64_t j) {

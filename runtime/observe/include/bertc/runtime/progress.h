@@ -110,6 +110,7 @@ public:
 private:
   double elapsed() const;
   void redraw();
+  void endStatusLine();
 
   ProgressMode mode_;
   std::FILE *out_;
