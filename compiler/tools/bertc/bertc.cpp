@@ -400,35 +400,32 @@ int main(int argc, char **argv) {
   // with them, as --plan-check does.
   if (bert::hasPlanChecks(*module))
     planCheck = true;
-  if (wanted != bertc::Stage::Planned || emitLevel == EmitLevel::MlirPlanned) {
-    if (emitLevel == EmitLevel::MlirPlanned) {
-      // A planned stage is printed only when it fits: the same check as the plan's below.
-      bert::erasePlanChecks(*module);
-      FailureOr<bertc::StepMemory> memory = bertc::analyzeStepMemory(*module);
-      FailureOr<bertc::PlanSummary> plan =
-          failed(memory) || !budget ? FailureOr<bertc::PlanSummary>(failure())
-                                    : bertc::summarizePlan(*module, *memory, *budget, *reserved,
-                                                           bertc::targetDeviceModel());
-      if (succeeded(plan) && plan->peakBytes() > plan->budgetBytes)
-        return reportOverBudget(*plan, *memory, spec, run.options, ctx);
-      if (failed(addInstrumentation(*module)))
-        return kInvalidInput;
-    }
+  if (wanted != bertc::Stage::Planned) {
     module->print(llvm::outs());
     return kOk;
   }
   // The plan's analyses read the step's own ops; addInstrumentation puts the checks back.
   bert::erasePlanChecks(*module);
+  auto printPlannedStage = [&] {
+    if (failed(addInstrumentation(*module)))
+      return kInvalidInput;
+    module->print(llvm::outs());
+    return kOk;
+  };
 
   FailureOr<bertc::StepMemory> memory = bertc::analyzeStepMemory(*module);
   if (failed(memory))
     return kInvalidInput;
+  if (emitLevel == EmitLevel::MlirPlanned && !budget)
+    return printPlannedStage(); // no --vram to check it against
   FailureOr<bertc::PlanSummary> plan =
       bertc::summarizePlan(*module, *memory, *budget, *reserved, bertc::targetDeviceModel());
   if (failed(plan))
     return kInvalidInput;
   if (plan->peakBytes() > plan->budgetBytes)
     return reportOverBudget(*plan, *memory, spec, run.options, ctx);
+  if (emitLevel == EmitLevel::MlirPlanned)
+    return printPlannedStage();
   if (plan->optimizerOnHost) {
     plan->hostRamBytes = bertc::hostRamBudget();
     if (plan->pinnedHostBytes > plan->hostRamBytes) {
