@@ -4,13 +4,12 @@
 // memory plan -> trainer source -> OUTDIR/trainer, with OUTDIR/plan.json beside it.
 // Any stage can be printed (-emit) and re-entered (an .mlir input).
 //
-// Exit codes: 0 ok, 1 invalid input, 2 usage, 3 budget cannot be met, 4 trainer build.
+// Exit codes: ExitCodes.h.
 //
 //===----------------------------------------------------------------------===//
 
 #include "bert/BertDialect.h"
 #include "bertc/Analysis/KernelWorkspace.h"
-#include "bertc/Codegen/CpuTrainer.h"
 #include "bertc/Codegen/CudaTrainer.h"
 #include "bertc/Driver/ByteSize.h"
 #include "bertc/Driver/FitDriver.h"
@@ -19,16 +18,16 @@
 #include "bertc/Driver/PlanReport.h"
 #include "bertc/Driver/PlanSearch.h"
 #include "bertc/Driver/Precision.h"
-#include "bertc/Driver/TrainerBuild.h"
-#include "bertc/Transforms/Passes.h"
 #include "bertc/Transforms/Pipeline.h"
 #include "bertc/frontend/GraphBuilder.h"
 #include "bertc/frontend/TomlFrontend.h"
 
 #include "AttentionFlags.h"
+#include "ExitCodes.h"
 #include "OptimizerFlags.h"
 #include "RunChoice.h"
 #include "TargetFlags.h"
+#include "TrainerOutput.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -37,26 +36,27 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
 #include <limits>
 
 using namespace mlir;
 using bertc::bertcOptions;
+using bertc::createOutputDir;
 using bertc::cudaTarget;
 using bertc::gemmWorkspaceBytes;
+using bertc::kInvalidInput;
+using bertc::kOk;
+using bertc::kOverBudget;
+using bertc::kUsage;
 using bertc::precisionCandidates;
 using bertc::targetArch;
+using bertc::writeOutput;
 namespace cl = llvm::cl;
 
 namespace {
-
-enum ExitCode { kOk = 0, kInvalidInput = 1, kUsage = 2, kOverBudget = 3, kBuildFailed = 4 };
 
 enum class EmitLevel { Mlir, MlirGrad, MlirPlanned, Cpp, Cuda, Plan, Trainer };
 
@@ -71,8 +71,6 @@ cl::opt<std::string> reserve("reserve",
                                       "(default 512MiB for the CUDA targets, 640MiB for sm_90, 0 "
                                       "for cpu)"),
                              cl::value_desc("SIZE"), cl::cat(bertcOptions()));
-cl::opt<std::string> outputDir("o", cl::desc("output directory (default: out)"),
-                               cl::value_desc("DIR"), cl::init("out"), cl::cat(bertcOptions()));
 cl::opt<bool> explain("explain",
                       cl::desc("say where the peak is and which tensors make it, with the "
                                "TOML line each comes from"),
@@ -82,25 +80,11 @@ cl::opt<bool> maxBatch("max-batch",
                                 "max_position), the largest micro-batch that fits --vram "
                                 "(also OUTDIR/max_batch.json); builds nothing"),
                        cl::cat(bertcOptions()));
-cl::opt<bool> planCheck("plan-check",
-                        cl::desc("build a CPU trainer whose steps can check the memory plan as "
-                                 "they run (the trainer's --plan-check turns the checks on)"),
-                        cl::cat(bertcOptions()));
-cl::opt<bool> timeOps("time-ops",
-                      cl::desc("build a trainer that times each op of its steps and prints, at "
-                               "the end of its run, where a step's time went, beside "
-                               "plan.json's estimate (on cuda without CUDA graphs)"),
-                      cl::cat(bertcOptions()));
 cl::opt<bool> trustPlan("trust-plan",
                         cl::desc("build from a planned .mlir without re-checking its plan "
                                  "(-bertc-verify-budget), so that a trainer built with "
                                  "--plan-check meets a faulty plan at run time"),
                         cl::Hidden, cl::cat(bertcOptions()));
-cl::opt<std::string> cxxflags("cxxflags",
-                              cl::desc("flags for the host compiler that builds the trainer, "
-                                       "after BERTC_TRAINER_CXXFLAGS (e.g. "
-                                       "\"-fsanitize=address,undefined\")"),
-                              cl::value_desc("FLAGS"), cl::cat(bertcOptions()));
 cl::opt<EmitLevel> emitLevel(
     "emit", cl::desc("stop after a stage and print it to stdout"), cl::init(EmitLevel::Trainer),
     cl::values(clEnumValN(EmitLevel::Mlir, "mlir", "the forward graph"),
@@ -126,40 +110,6 @@ bertc::Stage stageFor(EmitLevel level) {
   default:
     return bertc::Stage::Planned;
   }
-}
-
-/// Creates OUTDIR, or reports why it could not.
-bool createOutputDir() {
-  if (std::error_code error = llvm::sys::fs::create_directories(outputDir)) {
-    llvm::WithColor::error(llvm::errs(), "bertc")
-        << "cannot create " << outputDir << ": " << error.message() << "\n";
-    return false;
-  }
-  return true;
-}
-
-/// Writes `text` to OUTDIR/name, or reports why it could not.
-bool writeOutput(llvm::StringRef name, llvm::function_ref<void(llvm::raw_ostream &)> write,
-                 std::string &path) {
-  llvm::SmallString<256> file(outputDir);
-  llvm::sys::path::append(file, name);
-  path = file.str().str();
-  std::error_code error;
-  llvm::raw_fd_ostream os(path, error);
-  if (error) {
-    llvm::WithColor::error(llvm::errs(), "bertc")
-        << "cannot write " << path << ": " << error.message() << "\n";
-    return false;
-  }
-  write(os);
-  os.close();
-  if (os.has_error()) {
-    llvm::WithColor::error(llvm::errs(), "bertc")
-        << "cannot write " << path << ": " << os.error().message() << "\n";
-    os.clear_error();
-    return false;
-  }
-  return true;
 }
 
 int reportOverBudget(const bertc::PlanSummary &plan, const bertc::StepMemory &memory,
@@ -210,87 +160,6 @@ int reportMaxBatch(const bertc::JobSpec &spec, int64_t arenaBudget, MLIRContext 
   return kOk;
 }
 
-/// What a planned module's trainer carries beyond its steps, after the analyses of the
-/// plan, which must not count it: with --time-ops the attribute that makes the micro-step
-/// report each op to the op timer, and with --plan-check the plan checks.
-LogicalResult addInstrumentation(ModuleOp module) {
-  if (timeOps)
-    module->setAttr(bertc::kTimeOps, UnitAttr::get(module.getContext()));
-  if (!planCheck)
-    return success();
-  PassManager pm(module.getContext());
-  pm.addPass(bertc::createInstrumentPlanChecks());
-  return pm.run(module);
-}
-
-/// `-emit=cpp`: the trainer's C++ source on stdout, or as OUTDIR/trainer.cpp when -o is
-/// given.
-int emitCppSource(ModuleOp module, const bertc::JobDataSettings &data) {
-  if (failed(addInstrumentation(module)))
-    return kInvalidInput;
-  if (outputDir.getNumOccurrences() == 0)
-    return failed(bertc::emitCpuTrainer(module, data, llvm::outs())) ? kInvalidInput : kOk;
-  std::string source;
-  bool emitted = true;
-  if (!createOutputDir() ||
-      !writeOutput(
-          "trainer.cpp",
-          [&](llvm::raw_ostream &os) {
-            emitted = succeeded(bertc::emitCpuTrainer(module, data, os));
-          },
-          source) ||
-      !emitted)
-    return kInvalidInput;
-  llvm::outs() << "bertc: " << inputPath << " -> " << source << " (-emit=cpp: no trainer built)\n";
-  return kOk;
-}
-
-/// Writes OUTDIR/trainer.cpp (target cpu) or OUTDIR/trainer.cu (the CUDA targets, compiled
-/// for --arch or for the simulated device) and builds the executable OUTDIR/trainer from it.
-int writeTrainer(ModuleOp module, const bertc::JobDataSettings &data, int64_t budget) {
-  bool cuda = cudaTarget();
-  if (failed(addInstrumentation(module)))
-    return kInvalidInput;
-  std::string source;
-  bool emitted = true;
-  if (!writeOutput(
-          cuda ? "trainer.cu" : "trainer.cpp",
-          [&](llvm::raw_ostream &os) {
-            emitted = succeeded(cuda ? bertc::emitCudaTrainer(module, data, os)
-                                     : bertc::emitCpuTrainer(module, data, os));
-          },
-          source) ||
-      !emitted)
-    return kInvalidInput;
-  llvm::SmallString<256> trainer(outputDir), object(outputDir), buildLog(outputDir),
-      simulatedDevice(outputDir);
-  llvm::sys::path::append(trainer, "trainer");
-  llvm::sys::path::append(object, "trainer.o");
-  llvm::sys::path::append(buildLog, "build.log");
-  llvm::sys::path::append(simulatedDevice, "simulated_device.cpp");
-  std::vector<std::string> flags = bertc::trainerCxxFlags(cxxflags);
-  // An earlier job's trainer goes first, so that a failed build leaves none beside this
-  // job's plan.
-  llvm::sys::fs::remove(trainer);
-  llvm::Error error =
-      bertc::targetName() == "cuda-sim"
-          ? bertc::buildSimulatedCudaTrainer(source, targetArch(), budget, simulatedDevice, object,
-                                             trainer, buildLog, flags)
-      : cuda ? bertc::buildCudaTrainer(source, targetArch(), object, trainer, buildLog, flags)
-             : bertc::buildCpuTrainer(source, trainer, buildLog, flags);
-  if (error) {
-    llvm::WithColor::error(llvm::errs(), "bertc") << llvm::toString(std::move(error)) << "\n";
-    return kBuildFailed;
-  }
-  llvm::outs() << "bertc: " << inputPath << " -> " << trainer << " (target " << bertc::targetName()
-               << (cuda ? ", " + targetArch() : "") << ")\n";
-  // The cuda target is the default wherever nvcc is, GPU or not: say where it can run.
-  if (bertc::targetName() == "cuda" && !llvm::sys::fs::exists("/dev/nvidiactl"))
-    llvm::outs() << "bertc: note: this machine has no NVIDIA driver (/dev/nvidiactl), so the "
-                    "trainer runs only where there is one; --target cpu builds one for here\n";
-  return kOk;
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -311,7 +180,7 @@ int main(int argc, char **argv) {
     return usageError("-emit=cuda needs --target cuda or cuda-sim");
   if (emitLevel == EmitLevel::Cpp && cudaTarget())
     return usageError("-emit=cpp needs --target cpu");
-  if (planCheck && cudaTarget())
+  if (bertc::planChecksWanted() && cudaTarget())
     return usageError("--plan-check instruments the CPU target's trainer only (--target cpu)");
   if (std::optional<std::string> problem = bertc::optimizerFlagsError())
     return usageError(*problem);
@@ -399,7 +268,7 @@ int main(int argc, char **argv) {
   // A stage printed with plan checks (--plan-check -emit=mlir-planned) builds a trainer
   // with them, as --plan-check does.
   if (bert::hasPlanChecks(*module))
-    planCheck = true;
+    bertc::wantPlanChecks();
   if (wanted != bertc::Stage::Planned) {
     module->print(llvm::outs());
     return kOk;
@@ -407,7 +276,7 @@ int main(int argc, char **argv) {
   // The plan's analyses read the step's own ops; addInstrumentation puts the checks back.
   bert::erasePlanChecks(*module);
   auto printPlannedStage = [&] {
-    if (failed(addInstrumentation(*module)))
+    if (failed(bertc::addInstrumentation(*module)))
       return kInvalidInput;
     module->print(llvm::outs());
     return kOk;
@@ -439,9 +308,9 @@ int main(int argc, char **argv) {
   // A job's [data] settings become the trainer's defaults; an .mlir input has none.
   bertc::JobDataSettings data = spec ? bertc::jobDataSettings(*spec) : bertc::JobDataSettings{};
   if (emitLevel == EmitLevel::Cpp)
-    return emitCppSource(*module, data);
+    return bertc::emitCppSource(*module, data, inputPath);
   if (emitLevel == EmitLevel::Cuda)
-    return failed(addInstrumentation(*module)) ||
+    return failed(bertc::addInstrumentation(*module)) ||
                    failed(bertc::emitCudaTrainer(*module, data, llvm::outs()))
                ? kInvalidInput
                : kOk;
@@ -462,7 +331,8 @@ int main(int argc, char **argv) {
 
   if (emitLevel == EmitLevel::Plan) {
     llvm::outs() << "bertc: " << inputPath << " planned (-emit=plan: no trainer built)\n";
-  } else if (int status = writeTrainer(*module, data, plan->budgetBytes); status != kOk) {
+  } else if (int status = bertc::writeTrainer(*module, data, plan->budgetBytes, inputPath);
+             status != kOk) {
     return status;
   }
   bertc::printPlanSummary(*plan, llvm::outs());
