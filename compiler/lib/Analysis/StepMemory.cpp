@@ -109,8 +109,9 @@ FailureOr<StepMemory> analyzeStepMemory(ModuleOp module) {
           return user != body.getTerminator() &&
                  llvm::none_of(user->getResults(), [&](Value r) { return forward(r); });
         });
+    // Past the forward: a gradient, or a forward op's clone recomputing an activation there.
     if (!forward(life.value))
-      tensor.name += "/grad";
+      tensor.name += isa<bert::GradientOpInterface>(def) ? "/recomputed" : "/grad";
     if (def->getNumResults() > 1)
       tensor.name += "#" + std::to_string(result.getResultNumber());
     auto type = cast<RankedTensorType>(life.value.getType());

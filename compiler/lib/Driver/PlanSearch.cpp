@@ -166,13 +166,20 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
                           tensor->dtype, formatBytes(tensor->bytes), tensor->category,
                           tensor->origin.empty() ? "" : ", ", tensor->origin);
   };
+  // The dtype of a parameter's value: its working copy's.
+  auto valueDtype = [](const PlannedParam &param) -> StringRef {
+    for (const PlannedParam::Slot &slot : param.slots)
+      if (slot.key == "arena.value")
+        return slot.dtype;
+    return "f32";
+  };
   auto printParams = [&] {
     os << llvm::formatv("  parameters with their gradients and AdamW moments: {0}, the "
                         "largest\n",
                         formatBytes(paramTotal));
     for (const PlannedParam &param : ArrayRef(memory.params).take_front(3))
-      os << llvm::formatv("    {0} {1} f32, {2} ({3} with gradient and moments{4}{5})\n",
-                          param.name, param.shape, formatBytes(param.bytes),
+      os << llvm::formatv("    {0} {1} {2}, {3} ({4} with gradient and moments{5}{6})\n",
+                          param.name, param.shape, valueDtype(param), formatBytes(param.bytes),
                           formatBytes(param.totalBytes), param.origin.empty() ? "" : ", ",
                           param.origin);
   };

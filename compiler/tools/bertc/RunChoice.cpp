@@ -81,6 +81,12 @@ RunChoice chooseRun(const JobSpec &spec, std::optional<int64_t> arenaBudget,
   if (!choice.ranked.empty()) {
     choice.microBatch = choice.ranked.front().microBatch;
     choice.options = choice.ranked.front().options;
+  } else {
+    // Nothing fits: the over-budget report and its ways to fit are planned as the search
+    // planned, recomputing where it may and with the attention of the smallest workspace.
+    if (remat != "none")
+      choice.options.rematArenaBudget = *arenaBudget;
+    choice.options.attentionHeadChunk = request.headChunks.back();
   }
   return choice;
 }

@@ -199,6 +199,13 @@ int main(int argc, char **argv) {
     reserved = cudaTarget() ? bertc::targetDeviceModel().processReserveBytes : 0;
   if (!reserved)
     return usageError("--reserve '" + reserve + "' is not a size (e.g. 512MB)");
+  // The default reserve is the process's own memory: a budget under it cannot be met.
+  if (budget && *reserved >= *budget && reserve.empty()) {
+    llvm::WithColor::error(llvm::errs(), "bertc")
+        << "--vram " << bertc::formatBytes(*budget) << " leaves nothing for the trainer: the "
+        << bertc::formatBytes(*reserved) << " the process itself takes (--reserve) is more\n";
+    return kOverBudget;
+  }
   if (budget && *reserved >= *budget)
     return usageError("--reserve " + bertc::formatBytes(*reserved) + " leaves nothing of --vram " +
                       bertc::formatBytes(*budget));
