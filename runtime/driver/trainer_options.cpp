@@ -22,8 +22,11 @@ void printTrainerUsage(const TrainerPlan &plan, std::FILE *out) {
   std::string initDefault = data.initCheckpoint[0]
                                 ? data.initCheckpoint + std::string("; --init= for random")
                                 : "none: random from the seed";
+  // A job sets steps or epochs; the other has no default.
   std::string stepsDefault =
       train.steps > 0 ? " (default: " + std::to_string(train.steps) + ")" : "";
+  std::string epochsDefault =
+      train.steps > 0 ? "" : " (default: " + std::to_string(train.epochs) + ")";
   std::fprintf(
       out,
       "usage: trainer [--data FILE] [--vocab FILE] [--init FILE|DIR] [--log FILE]\n"
@@ -37,7 +40,7 @@ void printTrainerUsage(const TrainerPlan &plan, std::FILE *out) {
       "  --init PATH       start from a safetensors file, or a Hugging Face checkpoint\n"
       "                    directory holding model.safetensors (default: %s)\n"
       "  --steps N         optimizer steps; overrides --epochs (0: load and save only)%s\n"
-      "  --epochs N        passes over the data (default: %lld)\n"
+      "  --epochs N        passes over the data%s\n"
       "  --log FILE        write one JSON line of metrics per optimizer step (continued,\n"
       "                    not restarted, by --resume)\n"
       "  --save PATH       at the end, write a FILE.safetensors, or a Hugging Face model\n"
@@ -63,7 +66,7 @@ void printTrainerUsage(const TrainerPlan &plan, std::FILE *out) {
       "  --help            show this help\n",
       data.trainData[0] ? data.trainData : "none, --data is required",
       data.vocabFile[0] ? data.vocabFile : "none", initDefault.c_str(), stepsDefault.c_str(),
-      static_cast<long long>(train.epochs), static_cast<unsigned long long>(train.seed),
+      epochsDefault.c_str(), static_cast<unsigned long long>(train.seed),
       data.groupByLength ? " (default: on)" : "", data.evalData[0] ? data.evalData : "none");
 }
 

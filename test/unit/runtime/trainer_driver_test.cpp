@@ -337,6 +337,11 @@ TEST(TrainerDriver, HelpPrintsUsage) {
   EXPECT_EQ(run.exitCode, 0);
   EXPECT_EQ(run.out.rfind("usage: trainer", 0), 0u) << run.out;
   EXPECT_NE(run.out.find("(default: 7)"), std::string::npos) << "the plan's seed";
+  // The job sets epochs (2), not steps: --epochs has the default, --steps none.
+  EXPECT_NE(run.out.find("--epochs N        passes over the data (default: 2)\n"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("(0: load and save only)\n"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("--vocab FILE      WordPiece vocab.txt that tokenizes text data "
                          "(default: standin-vocab.txt)"),
             std::string::npos)
