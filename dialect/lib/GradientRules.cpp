@@ -15,7 +15,8 @@ SmallVector<Value> EmbeddingOp::buildGradients(OpBuilder &b, ValueRange resultGr
                                                ArrayRef<bool> needed) {
   SmallVector<Value> grads(2);
   if (needed[1])
-    grads[1] = b.create<EmbeddingGradOp>(getLoc(), getTable().getType(), resultGrads[0], getIds());
+    grads[1] = b.create<EmbeddingGradOp>(getLoc(), getTable().getType(), resultGrads[0], getIds(),
+                                         getPaddingIdxAttr());
   return grads;
 }
 

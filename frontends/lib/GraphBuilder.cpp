@@ -135,15 +135,18 @@ Value ForwardBuilder::dropout(Value x, double rate, Location loc) {
 
 Value ForwardBuilder::embeddings() {
   const KeyLocations &ml = model.locations;
-  auto lookup = [&](Value ids, StringRef table, int64_t rows, StringRef key) -> Value {
+  auto lookup = [&](Value ids, StringRef table, int64_t rows, StringRef key,
+                    IntegerAttr paddingIdx = {}) -> Value {
     std::string module = ("bert.embeddings." + table).str();
     Value weight = param(module + ".weight", {rows, model.hidden}, "embeddings", "normal",
                          /*decay=*/true, ml, key);
     return builder.create<bert::EmbeddingOp>(at(module, ml, key), activationType(model.hidden), ids,
-                                             weight);
+                                             weight, paddingIdx);
   };
-  // HF: inputs_embeds + token_type_embeddings, then += position_embeddings.
-  Value words = lookup(inputIds, "word_embeddings", model.vocab, "vocab");
+  // HF: inputs_embeds + token_type_embeddings, then += position_embeddings. The word
+  // embeddings' [PAD] row gets no gradient, as in HF's nn.Embedding(padding_idx=pad_token_id).
+  Value words = lookup(inputIds, "word_embeddings", model.vocab, "vocab",
+                       builder.getI64IntegerAttr(kPadTokenId));
   Value tokenTypes = lookup(tokenTypeIds, "token_type_embeddings", model.typeVocab, "type_vocab");
   Value sum = add(words, tokenTypes, at("bert.embeddings", ml, "hidden"));
   Value positions = lookup(positionIds, "position_embeddings", model.maxPosition, "max_position");

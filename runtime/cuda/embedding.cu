@@ -77,7 +77,7 @@ __device__ uint64_t sortTileKeys(uint64_t key, uint64_t (&exchange)[2][kTileToke
 template <typename T>
 __global__ void __launch_bounds__(kTileTokens)
     embeddingBackwardKernel(const int32_t *ids, const T *dout, float *dtable, int64_t tokens,
-                            int64_t hidden) {
+                            int64_t hidden, int64_t paddingIdx) {
   __shared__ uint64_t exchange[2][kTileTokens];
   __shared__ uint32_t sortedIds[kTileTokens];
   __shared__ uint16_t sortedTokens[kTileTokens];
@@ -90,7 +90,10 @@ __global__ void __launch_bounds__(kTileTokens)
   const bool inTable = column < hidden;
   const int chunk = warp * kWarpSize;
   const auto idAt = [&](int position) { return sortedIds[position]; };
-  const auto ownId = [](uint32_t id) { return id % kIdParts == blockIdx.y; };
+  // The block's share of the ids; paddingIdx is nobody's, so its row is never touched.
+  const auto ownId = [paddingIdx](uint32_t id) {
+    return id % kIdParts == blockIdx.y && int64_t(id) != paddingIdx;
+  };
 
   for (int64_t base = 0; base < tokens; base += kTileTokens) {
     __syncthreads(); // the previous tile is done with the sorted keys and the segments
@@ -201,27 +204,27 @@ void embeddingForward(const int32_t *ids, const T *table, T *out, int64_t tokens
 
 template <typename T>
 void embeddingBackward(const int32_t *ids, const T *dout, float *dtable, int64_t tokens,
-                       int64_t vocab, int64_t hidden, cudaStream_t stream) {
+                       int64_t vocab, int64_t hidden, int64_t paddingIdx, cudaStream_t stream) {
   BERTC_CUDA_CHECK(cudaMemsetAsync(dtable, 0, size_t(vocab * hidden) * sizeof(float), stream));
-  embeddingBackwardAccumulate(ids, dout, dtable, tokens, vocab, hidden, stream);
+  embeddingBackwardAccumulate(ids, dout, dtable, tokens, vocab, hidden, paddingIdx, stream);
 }
 
 template <typename T>
 void embeddingBackwardAccumulate(const int32_t *ids, const T *dout, float *dtable, int64_t tokens,
-                                 int64_t, int64_t hidden, cudaStream_t stream) {
+                                 int64_t, int64_t hidden, int64_t paddingIdx, cudaStream_t stream) {
   if (tokens == 0 || hidden == 0)
     return;
   BERTC_LAUNCH(embeddingBackwardKernel,
                dim3(unsigned((hidden + kWarpSize - 1) / kWarpSize), kIdParts), kTileTokens, 0,
-               stream, ids, dout, dtable, tokens, hidden);
+               stream, ids, dout, dtable, tokens, hidden, paddingIdx);
 }
 
 #define INSTANTIATE(T)                                                                             \
   template void embeddingForward(const int32_t *, const T *, T *, int64_t, int64_t, cudaStream_t); \
   template void embeddingBackward(const int32_t *, const T *, float *, int64_t, int64_t, int64_t,  \
-                                  cudaStream_t);                                                   \
+                                  int64_t, cudaStream_t);                                          \
   template void embeddingBackwardAccumulate(const int32_t *, const T *, float *, int64_t, int64_t, \
-                                            int64_t, cudaStream_t);
+                                            int64_t, int64_t, cudaStream_t);
 BERTC_CUDA_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
 #undef INSTANTIATE
 

@@ -26,6 +26,9 @@ float *valuesOf(std::byte *arena, const ParamSlot &param) {
   return reinterpret_cast<float *>(arena + fp32ValueOffset(param));
 }
 
+/// The table whose row kPadTokenId HF's nn.Embedding(padding_idx) starts at zero.
+constexpr const char *kWordEmbeddings = "bert.embeddings.word_embeddings.weight";
+
 /// Step counter of the initialisation's random numbers: dropout keys by the 1-based
 /// optimizer step, so step 0 never collides with it.
 constexpr uint64_t kInitRandomStep = 0;
@@ -49,8 +52,9 @@ std::vector<std::string> checkpointNames(const std::string &name) {
 } // namespace
 
 /// Hugging Face's _init_weights for parameter `p`: normal(0, initializerRange), zeros or
-/// ones. Element i is a Box–Muller transform of the counter-based uniforms (seed, p, 2i) and
-/// (seed, p, 2i+1), so each value depends on nothing but the seed and its position.
+/// ones, and the word embeddings' padding row zeros. Element i is a Box–Muller transform of
+/// the counter-based uniforms (seed, p, 2i) and (seed, p, 2i+1), so each value depends on
+/// nothing but the seed and its position.
 void initializeParameter(const TrainerPlan &plan, std::byte *arena, size_t p, uint64_t seed) {
   const double twoPi = 6.283185307179586;
   const ParamSlot &param = plan.params[p];
@@ -65,6 +69,9 @@ void initializeParameter(const TrainerPlan &plan, std::byte *arena, size_t p, ui
     values[i] =
         float(plan.train.initializerRange * std::sqrt(-2.0 * std::log(u1)) * std::cos(twoPi * u2));
   }
+  if (std::strcmp(param.name, kWordEmbeddings) == 0 && param.rank == 2 &&
+      kPadTokenId < param.shape[0])
+    std::fill_n(values + kPadTokenId * param.shape[1], param.shape[1], 0.0f);
 }
 
 /// Loads the parameters from a safetensors file (or DIR/model.safetensors). Every encoder

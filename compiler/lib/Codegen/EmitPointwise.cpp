@@ -28,13 +28,15 @@ void emitElementwise(EmitContext &ctx, StringRef fn, ArrayRef<Value> args, Value
   ctx.os << EmitContext::numel(sized) << ctx.end();
 }
 
-/// fn(ids, dy, table, tokens, vocab, hidden): the scatter-add of dy's rows into `table`
-/// (a pointer expression) of `tableShaped`'s shape.
+/// fn(ids, dy, table, tokens, vocab, hidden, paddingIdx): the scatter-add of dy's rows into
+/// `table` (a pointer expression) of `tableShaped`'s shape, but the padding row's (-1: none).
 void emitEmbeddingBackward(EmitContext &ctx, StringRef fn, Value ids, Value dy,
-                           const std::string &table, Value tableShaped) {
+                           const std::string &table, Value tableShaped,
+                           std::optional<uint64_t> paddingIdx) {
   auto shape = cast<RankedTensorType>(tableShaped.getType()).getShape();
   ctx.os << ctx.call(fn) << ctx.name(ids) << ", " << ctx.name(dy) << ", " << table << ", "
-         << EmitContext::numel(ids) << ", " << shape[0] << ", " << shape[1] << ctx.end();
+         << EmitContext::numel(ids) << ", " << shape[0] << ", " << shape[1] << ", "
+         << (paddingIdx ? int64_t(*paddingIdx) : -1) << ctx.end();
 }
 
 /// "B, S * 64, rate, key" for dropout over the samples of `sized`.
@@ -200,7 +202,7 @@ std::optional<LogicalResult> emitPointwiseOp(Operation *op, EmitContext &ctx) {
       })
       .Case([&](EmbeddingGradOp g) {
         emitEmbeddingBackward(ctx, "embeddingBackward", g.getIds(), g.getResultGrad(),
-                              ctx.name(g.getTableGrad()), g.getTableGrad());
+                              ctx.name(g.getTableGrad()), g.getTableGrad(), g.getPaddingIdx());
         return success();
       })
       .Case([&](AccumulateEmbeddingGradOp g) -> LogicalResult {
@@ -208,7 +210,7 @@ std::optional<LogicalResult> emitPointwiseOp(Operation *op, EmitContext &ctx) {
         if (failed(slot))
           return failure();
         emitEmbeddingBackward(ctx, "embeddingBackwardAccumulate", g.getIds(), g.getResultGrad(),
-                              *slot, g.getParam());
+                              *slot, g.getParam(), g.getPaddingIdx());
         return success();
       })
       .Case([&](AddOp add) {

@@ -142,7 +142,8 @@ struct AccumulateInGemmPass : bertc::impl::AccumulateInGemmBase<AccumulateInGemm
                                              sum.getResultGrad());
       else if (auto table = dyn_cast<EmbeddingGradOp>(grad))
         builder.create<AccumulateEmbeddingGradOp>(table.getLoc(), accumulation.getParam(),
-                                                  table.getResultGrad(), table.getIds());
+                                                  table.getResultGrad(), table.getIds(),
+                                                  table.getPaddingIdxAttr());
       else
         continue;
       accumulation.erase();

@@ -7,7 +7,11 @@
 
 def Bert_EmbeddingGradOp : Bert_BackwardOp<"embedding_grad", [], ["estimateKernels"]> {
   let summary = "d table: scatter-add of the output gradient rows by id";
-  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_IntTensor:$ids);
+  let description = [{
+    The row `padding_idx`, when given, stays zero (its tokens add nothing).
+  }];
+  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_IntTensor:$ids,
+                       OptionalAttr<I64Attr>:$padding_idx);
   let results = (outs Bert_FloatTensor:$tableGrad);
 }
 

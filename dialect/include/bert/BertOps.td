@@ -115,8 +115,11 @@ def Bert_EmbeddingOp : Bert_ForwardOp<"embedding", [], ["estimateKernels"]> {
     %e = bert.embedding %ids, %table
         : (tensor<?x?xi32>, tensor<64x32xf32>) -> tensor<?x?x32xf32>
     ```
+    With `padding_idx`, that row of the table gets no gradient, as in a torch
+    `nn.Embedding(padding_idx=...)` (BERT's word embeddings: [PAD]).
   }];
-  let arguments = (ins Bert_IntTensor:$ids, Bert_FloatTensor:$table);
+  let arguments = (ins Bert_IntTensor:$ids, Bert_FloatTensor:$table,
+                       OptionalAttr<I64Attr>:$padding_idx);
   let results = (outs Bert_FloatTensor:$result);
 }
 

@@ -85,7 +85,7 @@ def Bert_AccumulateEmbeddingGradOp : Bert_Op<"accumulate_embedding_grad",
     ```
   }];
   let arguments = (ins Bert_FloatTensor:$param, Bert_FloatTensor:$resultGrad,
-                       Bert_IntTensor:$ids);
+                       Bert_IntTensor:$ids, OptionalAttr<I64Attr>:$padding_idx);
   let assemblyFormat = [{
     $param `,` $resultGrad `,` $ids attr-dict `:` type($param) `,` type($resultGrad) `,`
     type($ids)

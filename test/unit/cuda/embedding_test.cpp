@@ -60,12 +60,12 @@ template <typename T> std::vector<T> integerValues(size_t count, uint32_t seed) 
 /// The CUDA backward over a table first filled with garbage (every row must be written).
 template <typename T>
 std::vector<float> cudaBackward(const std::vector<int32_t> &ids, const std::vector<T> &dout,
-                                int64_t vocab) {
+                                int64_t vocab, int64_t paddingIdx = -1) {
   DeviceArray<int32_t> dIds(ids);
   DeviceArray<T> dDout(dout);
   DeviceArray<float> dTable(std::vector<float>(vocab * kHidden, 42.0f));
   cuda::embeddingBackward(dIds.get(), dDout.get(), dTable.get(), int64_t(ids.size()), vocab,
-                          kHidden, nullptr);
+                          kHidden, paddingIdx, nullptr);
   return dTable.download();
 }
 
@@ -87,7 +87,7 @@ TYPED_TEST(EmbeddingTest, BackwardAddsEveryTokenToItsRowOnce) {
   for (const auto &[name, ids] : idPatterns()) {
     const int64_t vocab = name == "distinct" ? kTokens : kVocab;
     std::vector<float> expected(vocab * kHidden);
-    cpu::embeddingBackward(ids.data(), dout.data(), expected.data(), kTokens, vocab, kHidden);
+    cpu::embeddingBackward(ids.data(), dout.data(), expected.data(), kTokens, vocab, kHidden, -1);
     expectBitIdentical(cudaBackward(ids, dout, vocab), expected, "dtable, ids " + name);
   }
 }
@@ -95,12 +95,13 @@ TYPED_TEST(EmbeddingTest, BackwardAddsEveryTokenToItsRowOnce) {
 /// The CUDA accumulating backward into a copy of `slot`.
 template <typename T>
 std::vector<float> cudaBackwardAccumulate(const std::vector<int32_t> &ids,
-                                          const std::vector<T> &dout, std::vector<float> slot) {
+                                          const std::vector<T> &dout, std::vector<float> slot,
+                                          int64_t paddingIdx = -1) {
   DeviceArray<int32_t> dIds(ids);
   DeviceArray<T> dDout(dout);
   DeviceArray<float> dSlot(slot);
   cuda::embeddingBackwardAccumulate(dIds.get(), dDout.get(), dSlot.get(), int64_t(ids.size()),
-                                    int64_t(slot.size()) / kHidden, kHidden, nullptr);
+                                    int64_t(slot.size()) / kHidden, kHidden, paddingIdx, nullptr);
   return dSlot.download();
 }
 
@@ -112,8 +113,30 @@ TYPED_TEST(EmbeddingTest, BackwardAccumulateAddsEveryTokenIntoTheSlotOnce) {
     const auto slotValues = integerValues<float>(vocab * kHidden, 5);
     std::vector<float> expected = slotValues;
     cpu::embeddingBackwardAccumulate(ids.data(), dout.data(), expected.data(), kTokens, vocab,
-                                     kHidden);
+                                     kHidden, -1);
     expectBitIdentical(cudaBackwardAccumulate(ids, dout, slotValues), expected,
+                       "slot, ids " + name);
+  }
+}
+
+/// The padding id's row: zero after the backward, as it was after the accumulating one; every
+/// other row as without a padding id.
+TYPED_TEST(EmbeddingTest, BackwardLeavesThePaddingRowAlone) {
+  using T = TypeParam;
+  const auto dout = integerValues<T>(kTokens * kHidden, 8);
+  for (const auto &[name, ids] : idPatterns()) {
+    const int64_t vocab = name == "distinct" ? kTokens : kVocab;
+    const int64_t padding = ids[kTokens / 2];
+    const auto isPaddingRow = [&](size_t i) { return int64_t(i) / kHidden == padding; };
+    const auto slotValues = integerValues<float>(vocab * kHidden, 9);
+    std::vector<float> table = cudaBackward(ids, dout, vocab);
+    std::vector<float> slot = cudaBackwardAccumulate(ids, dout, slotValues);
+    for (size_t i = 0; i < table.size(); ++i) {
+      table[i] = isPaddingRow(i) ? 0.0f : table[i];
+      slot[i] = isPaddingRow(i) ? slotValues[i] : slot[i];
+    }
+    expectBitIdentical(cudaBackward(ids, dout, vocab, padding), table, "dtable, ids " + name);
+    expectBitIdentical(cudaBackwardAccumulate(ids, dout, slotValues, padding), slot,
                        "slot, ids " + name);
   }
 }
@@ -135,7 +158,7 @@ TYPED_TEST(EmbeddingTest, BackwardMatchesCpuAndIsDeterministic) {
   const auto ids = mixedIds();
   const auto dout = randomValues<T>(kTokens * kHidden, 3);
   std::vector<float> expected(kVocab * kHidden);
-  cpu::embeddingBackward(ids.data(), dout.data(), expected.data(), kTokens, kVocab, kHidden);
+  cpu::embeddingBackward(ids.data(), dout.data(), expected.data(), kTokens, kVocab, kHidden, -1);
   const std::vector<float> first = cudaBackward(ids, dout, kVocab);
   // Sums of up to 1100 values in a different order: a few fp32 ulps of the sum's size.
   expectClose(first, expected, 1e-4, 1e-5, "dtable");

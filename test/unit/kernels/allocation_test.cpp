@@ -55,7 +55,7 @@ TEST(NoAllocation, EveryKernelRunsWithoutOperatorNew) {
 
   const int64_t before = allocationCount.load();
   embeddingForward(ids.data(), table.data(), y.data(), tokens, hidden);
-  embeddingBackward(ids.data(), dy.data(), dtable.data(), tokens, vocab, hidden);
+  embeddingBackward(ids.data(), dy.data(), dtable.data(), tokens, vocab, hidden, -1);
   add(x.data(), y.data(), y.data(), n);
   layerNormForward(x.data(), gamma.data(), b.data(), y.data(), tokens, hidden, 1e-12f);
   layerNormBackward(dy.data(), x.data(), gamma.data(), dx.data(), dw.data(), db.data(), tokens,

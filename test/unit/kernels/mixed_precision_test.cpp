@@ -170,8 +170,8 @@ TYPED_TEST(MixedPrecisionKernel, EmbeddingSelectTokenFlatten) {
   EXPECT_EQ(widen(e), e32);
   EXPECT_EQ(widen(sel), sel32);
   EXPECT_EQ(widen(flat), flat32);
-  embeddingBackward(ids.data(), x.asFloat.data(), dtable32.data(), batch * seq, vocab, hidden);
-  embeddingBackward(ids.data(), x.storage.data(), dtable.data(), batch * seq, vocab, hidden);
+  embeddingBackward(ids.data(), x.asFloat.data(), dtable32.data(), batch * seq, vocab, hidden, -1);
+  embeddingBackward(ids.data(), x.storage.data(), dtable.data(), batch * seq, vocab, hidden, -1);
   expectSameSums(dtable, dtable32, "dtable");
 }
 

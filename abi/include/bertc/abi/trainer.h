@@ -34,6 +34,10 @@ inline constexpr const char *kTimedGradientZeroing = "gradient zeroing";
 /// The driver's optimizer step: loss unscaling, clipping and AdamW, timed whole.
 inline constexpr const char *kTimedOptimizerStep = "optimizer step";
 
+/// The input id of a batch's padding: [PAD] in BERT's vocabularies, Hugging Face's
+/// pad_token_id. The word embeddings' row of this id gets no gradient.
+inline constexpr int32_t kPadTokenId = 0;
+
 /// How a parameter is initialised when no checkpoint provides it (Hugging Face BERT's
 /// _init_weights: normal(0, initializer_range) for matrices and embeddings, LayerNorm
 /// weight 1, biases and LayerNorm bias 0).

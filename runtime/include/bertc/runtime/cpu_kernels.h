@@ -21,14 +21,16 @@ namespace bertc::cpu {
 /// out[t, :] = table[ids[t], :] for t < tokens. Ids outside [0, vocab) are a caller error.
 template <typename T>
 void embeddingForward(const int32_t *ids, const T *table, T *out, int64_t tokens, int64_t hidden);
-/// dtable = 0; dtable[ids[t], :] += dout[t, :]  (the whole [vocab, hidden] table is written).
+/// dtable = 0; dtable[ids[t], :] += dout[t, :]  (the whole [vocab, hidden] table is written),
+/// except for the tokens whose id is paddingIdx (-1: none), whose row stays zero.
 template <typename T>
 void embeddingBackward(const int32_t *ids, const T *dout, float *dtable, int64_t tokens,
-                       int64_t vocab, int64_t hidden);
-/// dtable[ids[t], :] += dout[t, :] in token order, dtable as it is (a gradient slot).
+                       int64_t vocab, int64_t hidden, int64_t paddingIdx);
+/// dtable[ids[t], :] += dout[t, :] in token order, dtable as it is (a gradient slot); the
+/// row paddingIdx is left as it is.
 template <typename T>
 void embeddingBackwardAccumulate(const int32_t *ids, const T *dout, float *dtable, int64_t tokens,
-                                 int64_t vocab, int64_t hidden);
+                                 int64_t vocab, int64_t hidden, int64_t paddingIdx);
 
 /// out = a + b, elementwise over n values (out may alias a or b).
 template <typename T> void add(const T *a, const T *b, T *out, int64_t n);

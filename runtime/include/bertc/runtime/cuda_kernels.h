@@ -30,16 +30,18 @@ void embeddingForward(const int32_t *ids, const T *table, T *out, int64_t tokens
                       cudaStream_t stream);
 /// dtable = 0; dtable[ids[t], :] += dout[t, :]. Deterministic without atomics, in
 /// O(tokens * hidden) work whatever the ids: each row's sum runs in an order fixed by the ids,
-/// not the CPU twin's token order, so the two agree to fp32 rounding.
+/// not the CPU twin's token order, so the two agree to fp32 rounding. The row paddingIdx
+/// (-1: none) stays zero.
 template <typename T>
 void embeddingBackward(const int32_t *ids, const T *dout, float *dtable, int64_t tokens,
-                       int64_t vocab, int64_t hidden, cudaStream_t stream);
+                       int64_t vocab, int64_t hidden, int64_t paddingIdx, cudaStream_t stream);
 /// The same added to dtable as it is (a gradient slot): no zeroing. Each id's rows add
 /// into its row tile by tile (kernel tiles of 512 tokens), so with one tile the slot gets
-/// the bits of embeddingBackward then an add.
+/// the bits of embeddingBackward then an add. The row paddingIdx is left as it is.
 template <typename T>
 void embeddingBackwardAccumulate(const int32_t *ids, const T *dout, float *dtable, int64_t tokens,
-                                 int64_t vocab, int64_t hidden, cudaStream_t stream);
+                                 int64_t vocab, int64_t hidden, int64_t paddingIdx,
+                                 cudaStream_t stream);
 
 // ---- Elementwise (elementwise.cu) ----
 
