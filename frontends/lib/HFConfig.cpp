@@ -9,6 +9,7 @@
 
 #include "BoundedFile.h"
 
+#include "bertc/abi/trainer.h"
 #include "bertc/frontend/TomlFrontend.h"
 #include "bertc/runtime/json_limits.h"
 
@@ -21,6 +22,21 @@ using namespace bertc;
 using llvm::StringRef;
 
 namespace {
+
+/// id2label's names by id, when it names ids 0, 1, ... each once (else none).
+std::vector<std::string> labelNames(const llvm::json::Object &config) {
+  const llvm::json::Object *id2label = config.getObject("id2label");
+  if (!id2label)
+    return {};
+  std::vector<std::string> names(id2label->size());
+  for (size_t id = 0; id < names.size(); ++id) {
+    const llvm::json::Value *name = id2label->get(std::to_string(id));
+    if (!name || !name->getAsString())
+      return {};
+    names[id] = name->getAsString()->str();
+  }
+  return names;
+}
 
 /// Copies BertConfig fields into spec fields, recording the `from` key as their location.
 class ConfigReader {
@@ -70,6 +86,16 @@ public:
     llvm::raw_string_ostream(written) << *value;
     error() << "'" << field << "' must be \"" << expected
             << "\" (the architecture bertc builds), got " << written;
+  }
+
+  /// A field that must hold `expected` when present: a setting bertc has one value of.
+  void requireInteger(StringRef field, int64_t expected, StringRef why) {
+    const llvm::json::Value *value = config.get(field);
+    if (!value || value->getAsInteger() == expected)
+      return;
+    std::string written;
+    llvm::raw_string_ostream(written) << *value;
+    error() << "'" << field << "' must be " << expected << " (" << why << "), got " << written;
   }
 
   /// Reports a problem with config.json at the `from` key.
@@ -128,6 +154,8 @@ mlir::LogicalResult bertc::readHuggingFaceFolder(StringRef folder, mlir::FileLin
   reader.requireString("model_type", "bert");
   reader.requireString("hidden_act", "gelu");
   reader.requireString("position_embedding_type", "absolute");
+  reader.requireInteger("pad_token_id", kPadTokenId,
+                        "bertc pads batches with [PAD], id " + std::to_string(kPadTokenId));
   KeyLocations &locations = model.locations;
   reader.readInteger("hidden_size", model.hidden, "hidden", locations);
   reader.readInteger("num_hidden_layers", model.layers, "layers", locations);
@@ -158,6 +186,7 @@ mlir::LogicalResult bertc::readHuggingFaceFolder(StringRef folder, mlir::FileLin
   }
   if (reader.hasErrors())
     return mlir::failure();
+  head.labelNames = labelNames(*config);
 
   model.initCheckpoint = existingFile(folder, "model.safetensors");
   model.vocabFile = existingFile(folder, "vocab.txt");

@@ -2,6 +2,8 @@
 
 #include "bertc/frontend/HFConfigWriter.h"
 
+#include "bertc/abi/trainer.h"
+
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
@@ -25,9 +27,12 @@ const char *architectureOf(const std::string &task) {
 
 std::string huggingFaceConfigJson(const JobSpec &spec) {
   const ModelSpec &m = spec.model;
+  // The names of the `from` folder's classes where they are as many, else HF's defaults.
+  const std::vector<std::string> &names = spec.head.labelNames;
+  bool named = int64_t(names.size()) == spec.head.labels;
   llvm::json::Object id2label, label2id;
   for (int64_t i = 0; i < spec.head.labels; ++i) {
-    std::string name = "LABEL_" + std::to_string(i);
+    std::string name = named ? names[size_t(i)] : "LABEL_" + std::to_string(i);
     id2label[std::to_string(i)] = name;
     label2id[name] = i;
   }
@@ -47,7 +52,7 @@ std::string huggingFaceConfigJson(const JobSpec &spec) {
       {"layer_norm_eps", m.layerNormEps},
       {"initializer_range", m.initializerRange},
       {"position_embedding_type", "absolute"},
-      {"pad_token_id", 0},
+      {"pad_token_id", kPadTokenId},
       {"id2label", std::move(id2label)},
       {"label2id", std::move(label2id)},
   };

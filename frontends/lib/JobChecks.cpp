@@ -268,6 +268,10 @@ void JobReader::checkRanges() {
     file.error(loc(tl, "adam_eps")) << "key 'train.adam_eps' must be positive";
   requireChoice(tl, "train.schedule", train.schedule, kSchedules);
   requireRange(tl, "train.warmup", train.warmup, 0, 1, true);
+  if (train.schedule == "constant" && train.warmup > 0)
+    file.error(loc(tl, "warmup")) << "key 'train.warmup' has no effect with schedule \"constant\", "
+                                     "which holds the rate from step 1 as Hugging Face's does: "
+                                     "drop it, or use schedule \"linear\"";
   if (train.maxGradNorm < 0)
     file.error(loc(tl, "max_grad_norm"))
         << "key 'train.max_grad_norm' must not be negative (0 turns clipping off), got "

@@ -34,6 +34,28 @@ bool readInteger(const nlohmann::json &value, int64_t &out) {
   return true;
 }
 
+/// Cuts a row to the tokens its attention_mask attends to: a tokenizer's right padding
+/// (1s, then 0s), which the batcher pads again as it needs.
+template <typename Fail>
+void dropPadding(const nlohmann::json &mask, const Fail &fail, Example &example) {
+  if (!mask.is_array() || mask.size() != example.inputIds.size())
+    throw fail("'attention_mask' must be an array of 0s and 1s as long as 'input_ids' (" +
+               std::to_string(example.inputIds.size()) + "), got " +
+               (mask.is_array() ? std::to_string(mask.size()) + " entries"
+                                : std::string(mask.type_name())));
+  size_t attended = 0;
+  while (attended < mask.size() && mask[attended] == 1)
+    ++attended;
+  for (size_t i = attended; i < mask.size(); ++i)
+    if (mask[i] != 0)
+      throw fail("attention_mask[" + std::to_string(i) + "] is " + mask[i].dump() +
+                 ": bertc reads a mask of 1s then 0s (padding on the right)");
+  if (attended == 0)
+    throw fail("'attention_mask' attends to no token");
+  example.inputIds.resize(attended);
+  example.tokenTypeIds.resize(attended);
+}
+
 /// Parses one JSONL line into `example`; `where` is "FILE:LINE" for errors.
 void parseRow(std::string_view line, const std::string &where, const DataLimits &limits,
               Example &example) {
@@ -42,7 +64,7 @@ void parseRow(std::string_view line, const std::string &where, const DataLimits 
   if (!row.is_object())
     throw fail("a row must be a JSON object, got " + std::string(row.type_name()));
 
-  // Reads key `name` as an integer array with values in [0, bound), truncated to seqLen.
+  // Reads key `name` as an integer array with values in [0, bound).
   auto readIds = [&](const char *name, int64_t bound, const char *boundName,
                      std::vector<int32_t> &out) {
     const nlohmann::json &array = row[name];
@@ -60,8 +82,7 @@ void parseRow(std::string_view line, const std::string &where, const DataLimits 
       if (id < 0 || id >= bound)
         throw fail(element + " = " + std::to_string(id) + " is outside the " + boundName + " [0, " +
                    std::to_string(bound) + ")");
-      if (int64_t(out.size()) < limits.seqLen)
-        out.push_back(int32_t(id));
+      out.push_back(int32_t(id));
     }
   };
 
@@ -76,6 +97,13 @@ void parseRow(std::string_view line, const std::string &where, const DataLimits 
   } else {
     example.tokenTypeIds.assign(example.inputIds.size(), 0);
   }
+  if (row.contains("attention_mask"))
+    dropPadding(row["attention_mask"], fail, example);
+  // A pre-tokenized row is used as given: cutting it would drop its final [SEP].
+  if (int64_t(example.inputIds.size()) > limits.seqLen)
+    throw fail("'input_ids' has " + std::to_string(example.inputIds.size()) +
+               " tokens, more than seq_len " + std::to_string(limits.seqLen) +
+               " (tokenize with truncation to max_length=" + std::to_string(limits.seqLen) + ")");
 
   if (!row.contains("label"))
     throw fail("missing key 'label'");
@@ -277,7 +305,7 @@ MicroBatch Batcher::next(std::byte *arena, const InputSlots &slots) {
     for (size_t t = 0; t < seq; ++t) {
       size_t at = r * seq + t;
       bool real = t < length;
-      inputIds[at] = real ? example.inputIds[t] : 0;
+      inputIds[at] = real ? example.inputIds[t] : kPadTokenId;
       tokenTypes[at] = real ? example.tokenTypeIds[t] : 0;
       positions[at] = int32_t(t);
       mask[at] = real ? 1 : 0;

@@ -145,6 +145,31 @@ double binaryF1(const std::vector<int64_t> &predictions, const std::vector<int64
   return denominator == 0 ? 0.0 : double(2 * truePositives) / double(denominator);
 }
 
+double matthewsCorrelation(const std::vector<int64_t> &predictions,
+                           const std::vector<int64_t> &labels) {
+  checkPaired("matthewsCorrelation", predictions.size(), labels.size());
+  std::unordered_map<int64_t, double> predictedCounts, trueCounts;
+  double correct = 0, total = double(predictions.size());
+  for (size_t i = 0; i < predictions.size(); ++i) {
+    predictedCounts[predictions[i]] += 1;
+    trueCounts[labels[i]] += 1;
+    correct += predictions[i] == labels[i];
+  }
+  double crossCounts = 0, predictedSquares = 0, trueSquares = 0;
+  for (const auto &[label, count] : trueCounts) {
+    trueSquares += count * count;
+    auto predicted = predictedCounts.find(label);
+    crossCounts += predicted == predictedCounts.end() ? 0.0 : predicted->second * count;
+  }
+  for (const auto &[label, count] : predictedCounts)
+    predictedSquares += count * count;
+  double denominator =
+      std::sqrt((total * total - predictedSquares) * (total * total - trueSquares));
+  if (denominator == 0)
+    return 0.0;
+  return std::clamp((correct * total - crossCounts) / denominator, -1.0, 1.0);
+}
+
 double meanSquaredError(const std::vector<double> &predictions,
                         const std::vector<double> &targets) {
   checkPaired("meanSquaredError", predictions.size(), targets.size());
@@ -175,6 +200,36 @@ double pearsonCorrelation(const std::vector<double> &predictions,
   if (squaresX == 0 || squaresY == 0)
     return 0.0;
   return std::clamp(crossSum / std::sqrt(squaresX * squaresY), -1.0, 1.0);
+}
+
+namespace {
+
+/// 1-based ranks of `values`, ties sharing the mean of their ranks (scipy's rankdata).
+std::vector<double> averageRanks(const std::vector<double> &values) {
+  std::vector<size_t> order(values.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return values[a] < values[b]; });
+  std::vector<double> ranks(values.size());
+  for (size_t first = 0; first < order.size();) {
+    size_t last = first;
+    while (last + 1 < order.size() && values[order[last + 1]] == values[order[first]])
+      ++last;
+    double rank = double(first + last) / 2.0 + 1.0;
+    for (size_t k = first; k <= last; ++k)
+      ranks[order[k]] = rank;
+    first = last + 1;
+  }
+  return ranks;
+}
+
+} // namespace
+
+double spearmanCorrelation(const std::vector<double> &predictions,
+                           const std::vector<double> &targets) {
+  checkPaired("spearmanCorrelation", predictions.size(), targets.size());
+  return pearsonCorrelation(averageRanks(predictions), averageRanks(targets));
 }
 
 std::string normalizeAnswer(std::string_view text) {

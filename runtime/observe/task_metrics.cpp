@@ -35,6 +35,7 @@ EvalScores scoreClassification(const RowLogits &logits, const Dataset &data, int
   EvalScores scores{{{"accuracy", accuracy(predictions, labels)}}, true};
   if (numLabels == 2)
     scores.values.push_back({"f1", binaryF1(predictions, labels)});
+  scores.values.push_back({"matthews_correlation", matthewsCorrelation(predictions, labels)});
   return scores;
 }
 
@@ -46,7 +47,8 @@ EvalScores scoreRegression(const RowLogits &logits, const Dataset &data) {
     targets.push_back(data.rows[r].target);
   }
   return {{{"mse", meanSquaredError(predictions, targets)},
-           {"pearson", pearsonCorrelation(predictions, targets)}},
+           {"pearson", pearsonCorrelation(predictions, targets)},
+           {"spearmanr", spearmanCorrelation(predictions, targets)}},
           false};
 }
 

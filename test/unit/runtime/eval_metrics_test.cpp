@@ -1,6 +1,7 @@
 // Evaluation metrics against hand-computed values, the arithmetic written beside each
-// expectation: accuracy, binary F1 from confusion-matrix counts, MSE and Pearson, and
-// SQuAD's normalization, exact match, token F1, gold-answer maxima and totals (v1.1, v2.0).
+// expectation: accuracy, binary F1 from confusion-matrix counts, Matthews' correlation, MSE,
+// Pearson and Spearman, and SQuAD's normalization, exact match, token F1, gold-answer
+// maxima and totals (v1.1, v2.0).
 #include "bertc/runtime/eval_metrics.h"
 
 #include <gtest/gtest.h>
@@ -69,6 +70,22 @@ TEST(MetricClassification, BinaryF1RejectsOtherClasses) {
   EXPECT_THROW(binaryF1({0, 1}, {-1, 1}), std::invalid_argument);
 }
 
+TEST(MetricClassification, MatthewsCorrelationAsScikitLearn) {
+  // Binary, TP 3, FP 1, FN 2, TN 4: (TP·TN − FP·FN) / √((TP+FP)(TP+FN)(TN+FP)(TN+FN))
+  // = (12 − 2) / √(4·5·5·6) = 10 / √600.
+  Confusion binary(3, 1, 2, 4);
+  EXPECT_NEAR(matthewsCorrelation(binary.predictions, binary.labels), 10.0 / std::sqrt(600.0),
+              1e-12);
+  // Three classes: correct c = 3 of s = 6; true counts 2, 2, 2, predicted 3, 1, 2:
+  // (3·6 − (3·2 + 1·2 + 2·2)) / √((36 − (9 + 1 + 4))(36 − 12)) = 6 / √528.
+  EXPECT_NEAR(matthewsCorrelation({0, 2, 1, 0, 0, 2}, {0, 1, 2, 0, 1, 2}), 6.0 / std::sqrt(528.0),
+              1e-12);
+  EXPECT_DOUBLE_EQ(matthewsCorrelation({1, 0, 1, 0}, {0, 1, 0, 1}), -1.0);
+  EXPECT_DOUBLE_EQ(matthewsCorrelation({2, 0, 1}, {2, 0, 1}), 1.0);
+  // One class predicted throughout: the denominator is 0, and so is the coefficient.
+  EXPECT_DOUBLE_EQ(matthewsCorrelation({1, 1, 1}, {0, 1, 0}), 0.0);
+}
+
 TEST(MetricRegression, MeanSquaredError) {
   // Differences −0.5, 0, 2; squares 0.25, 0, 4; mean 4.25 / 3.
   EXPECT_DOUBLE_EQ(meanSquaredError({1, 2, 3}, {1.5, 2, 1}), 4.25 / 3.0);
@@ -93,6 +110,16 @@ TEST(MetricRegression, PearsonOfAConstantSideIsZero) {
   EXPECT_DOUBLE_EQ(pearsonCorrelation({2, 2, 2}, {1, 2, 3}), 0.0);
   EXPECT_DOUBLE_EQ(pearsonCorrelation({1, 2, 3}, {5, 5, 5}), 0.0);
   EXPECT_DOUBLE_EQ(pearsonCorrelation({1}, {1}), 0.0);
+}
+
+TEST(MetricRegression, SpearmanIsPearsonOfTheRanks) {
+  // Ranks 1 2 3 4 against 1 3 2 4: Σd² = 2, ρ = 1 − 6·2 / (4·15) = 0.8.
+  EXPECT_NEAR(spearmanCorrelation({1, 2, 3, 4}, {10, 30, 20, 40}), 0.8, 1e-12);
+  // Monotone but not linear: 1.
+  EXPECT_DOUBLE_EQ(spearmanCorrelation({1, 2, 3}, {1, 8, 27}), 1.0);
+  // Ties share their mean rank: x ranks 1, 2.5, 2.5, 4 against 1, 2, 3, 4;
+  // Σdx·dy = 2.25 + 2.25, Σdx² = 4.5, Σdy² = 5: 4.5 / √(4.5·5).
+  EXPECT_NEAR(spearmanCorrelation({1, 2, 2, 3}, {1, 2, 3, 4}), 4.5 / std::sqrt(22.5), 1e-12);
 }
 
 TEST(EvalMetrics, MisuseThrows) {

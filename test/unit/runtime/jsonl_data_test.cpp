@@ -1,4 +1,5 @@
-// JSONL data: good rows (defaults, truncation, blank lines), one error per kind of bad row
+// JSONL data: good rows (defaults, a tokenizer's padding dropped, blank lines), one error per
+// kind of bad row
 // (each must say file:line), and the batcher's padding, file order, seeded shuffle, length
 // grouping, token counts, and exact continuation from a saved state.
 #include "bertc/runtime/jsonl_data.h"
@@ -73,12 +74,15 @@ std::vector<std::vector<int32_t>> visitOrder(Batcher &batcher, int epochs) {
 TEST(JsonlData, ReadsGoodRows) {
   ScratchDir dir;
   std::string path = dir.file("train.jsonl");
-  testing::writeText(path, R"({"input_ids": [101, 7, 102], "label": 2})"
-                           "\n\n   \n"
-                           R"({"input_ids": [101, 8, 9, 102], "token_type_ids": [0, 0, 1, 1], )"
-                           R"("label": 0, "text": "ignored"})"
-                           "\r\n"
-                           R"({"input_ids": [1, 2, 3, 4, 5, 6, 7, 8], "label": 1})");
+  testing::writeText(path,
+                     R"({"input_ids": [101, 7, 102], "label": 2})"
+                     "\n\n   \n"
+                     R"({"input_ids": [101, 8, 9, 102], "token_type_ids": [0, 0, 1, 1], )"
+                     R"("label": 0, "text": "ignored"})"
+                     "\r\n"
+                     R"({"input_ids": [1, 2, 3, 4, 5, 6, 0, 0], "attention_mask": )"
+                     R"([1, 1, 1, 1, 1, 1, 0, 0], "token_type_ids": [0, 0, 0, 1, 1, 1, 0, 0], )"
+                     R"("label": 1})");
   Dataset data = loadJsonlDataset(path, kLimits);
   ASSERT_EQ(data.rows.size(), 3u);
   EXPECT_EQ(data.rows[0].inputIds, (std::vector<int32_t>{101, 7, 102}));
@@ -86,9 +90,9 @@ TEST(JsonlData, ReadsGoodRows) {
   EXPECT_EQ(data.rows[0].label, 2);
   EXPECT_EQ(data.rows[1].tokenTypeIds, (std::vector<int32_t>{0, 0, 1, 1}));
   EXPECT_EQ(data.rows[1].label, 0);
-  // Longer than seqLen (6): plain truncation.
+  // Padded by a tokenizer to 8, longer than seqLen (6): the tokens its mask attends to.
   EXPECT_EQ(data.rows[2].inputIds, (std::vector<int32_t>{1, 2, 3, 4, 5, 6}));
-  EXPECT_EQ(data.rows[2].tokenTypeIds.size(), 6u);
+  EXPECT_EQ(data.rows[2].tokenTypeIds, (std::vector<int32_t>{0, 0, 0, 1, 1, 1}));
 }
 
 struct BadRow {
@@ -130,6 +134,21 @@ INSTANTIATE_TEST_SUITE_P(
                "token_type_ids[1] = 2 is outside the token type vocabulary [0, 2)"},
         BadRow{R"({"input_ids": [101, 102], "token_type_ids": [0], "label": 1})",
                "'token_type_ids' has 1 entries, 'input_ids' has 2"},
+        BadRow{R"({"input_ids": [1, 2, 3, 4, 5, 6, 7], "label": 1})",
+               "'input_ids' has 7 tokens, more than seq_len 6 (tokenize with truncation to "
+               "max_length=6)"},
+        BadRow{R"({"input_ids": [101, 102, 0], "attention_mask": [1, 1], "label": 1})",
+               "'attention_mask' must be an array of 0s and 1s as long as 'input_ids' (3), got 2 "
+               "entries"},
+        BadRow{R"({"input_ids": [101, 102], "attention_mask": "11", "label": 1})",
+               "'attention_mask' must be an array of 0s and 1s as long as 'input_ids' (2), got "
+               "string"},
+        BadRow{R"({"input_ids": [0, 101, 102], "attention_mask": [0, 1, 1], "label": 1})",
+               "attention_mask[1] is 1: bertc reads a mask of 1s then 0s (padding on the right)"},
+        BadRow{R"({"input_ids": [101, 102], "attention_mask": [1, 2], "label": 1})",
+               "attention_mask[1] is 2: bertc reads a mask of 1s then 0s (padding on the right)"},
+        BadRow{R"({"input_ids": [101, 102], "attention_mask": [0, 0], "label": 1})",
+               "'attention_mask' attends to no token"},
         BadRow{R"({"input_ids": [101, 102]})", "missing key 'label'"},
         BadRow{R"({"input_ids": [101, 102], "label": "positive"})",
                "'label' must be an integer, got \"positive\""},

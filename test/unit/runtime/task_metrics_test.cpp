@@ -1,24 +1,48 @@
-// Tests of the task scores: the argmax scores of classification and token classification
-// against hand-counted results (spans: squad_answers_test.cpp).
+// Tests of the task scores: the argmax scores of classification and token classification,
+// and regression's, against hand-counted results (spans: squad_answers_test.cpp).
 #include "bertc/runtime/task_metrics.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 using namespace bertc;
 
 // Rows predicted [1, 0, 1, 1] against labels [1, 0, 0, 1]: accuracy 3/4; class 1 has
-// TP 2, FP 1, FN 0, so F1 = 4 / 5.
+// TP 2, FP 1, FN 0 (TN 1), so F1 = 4 / 5 and Matthews' correlation
+// (2·1 − 1·0) / √(3·2·2·1) = 2 / √12.
 TEST(ScoreClassification, AccuracyAndBinaryF1OfTheArgmax) {
   Dataset data{"dev", {}, LabelKind::Class};
   for (int32_t label : {1, 0, 0, 1})
     data.rows.push_back(Example{{1}, {0}, label});
   RowLogits logits = {{0.1f, 0.9f}, {2, -1}, {0, 3}, {-5, 5}};
   EvalScores scores = scoreClassification(logits, data, 2);
-  ASSERT_EQ(scores.values.size(), 2u);
+  ASSERT_EQ(scores.values.size(), 3u);
   EXPECT_EQ(scores.values[0].first, "accuracy");
   EXPECT_DOUBLE_EQ(scores.values[0].second, 0.75);
   EXPECT_EQ(scores.values[1].first, "f1");
   EXPECT_DOUBLE_EQ(scores.values[1].second, 0.8);
+  EXPECT_EQ(scores.values[2].first, "matthews_correlation");
+  EXPECT_NEAR(scores.values[2].second, 2.0 / std::sqrt(12.0), 1e-12);
+}
+
+// Predictions [1, 3, 2] against targets [1, 2, 3]: MSE (0 + 1 + 1) / 3; deviations from the
+// means (2, 2) are −1, 1, 0 and −1, 0, 1, so Pearson's r = 1 / √(2·2) = 0.5, and the ranks
+// are the values, so Spearman's too.
+TEST(ScoreRegression, MseAndCorrelations) {
+  Dataset data{"dev", {}, LabelKind::Target};
+  for (float target : {1.0f, 2.0f, 3.0f}) {
+    data.rows.push_back(Example{{1}, {0}, 0});
+    data.rows.back().target = target;
+  }
+  EvalScores scores = scoreRegression({{1}, {3}, {2}}, data);
+  ASSERT_EQ(scores.values.size(), 3u);
+  EXPECT_EQ(scores.values[0].first, "mse");
+  EXPECT_DOUBLE_EQ(scores.values[0].second, 2.0 / 3.0);
+  EXPECT_EQ(scores.values[1].first, "pearson");
+  EXPECT_NEAR(scores.values[1].second, 0.5, 1e-12);
+  EXPECT_EQ(scores.values[2].first, "spearmanr");
+  EXPECT_NEAR(scores.values[2].second, 0.5, 1e-12);
 }
 
 // Only labelled tokens count: of the 2 labelled tokens one is right.

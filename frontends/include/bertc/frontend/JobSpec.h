@@ -87,6 +87,8 @@ struct HeadSpec {
   std::vector<HeadLayer> layers;
   /// Dropout before the classifier (HF `classifier_dropout`); unset means model.dropout.
   std::optional<double> dropout;
+  /// The class names of a `from` folder's config.json (id2label), by id; empty without.
+  std::vector<std::string> labelNames;
   KeyLocations locations;
 };
 
@@ -104,7 +106,7 @@ struct TrainSpec {
   double beta1 = 0.9;
   double beta2 = 0.999;
   double adamEps = 1e-8;
-  /// `linear` (decay to 0 after warmup) or `constant` (after warmup).
+  /// `linear` (decay to 0 after warmup) or `constant` (no warmup, as HF's).
   std::string schedule = "linear";
   /// Fraction of the steps spent warming the learning rate up from 0.
   double warmup = 0.0;

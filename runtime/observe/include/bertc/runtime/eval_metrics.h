@@ -21,6 +21,14 @@ double accuracy(const std::vector<int64_t> &predictions, const std::vector<int64
 /// scikit-learn's f1_score does by default (zero_division).
 double binaryF1(const std::vector<int64_t> &predictions, const std::vector<int64_t> &labels);
 
+/// Matthews' correlation coefficient of two class lists (GLUE's CoLA metric), for any number
+/// of classes as scikit-learn's matthews_corrcoef: with the confusion matrix's trace c, total
+/// s, true counts t_k and predicted counts p_k, (c·s − Σ p_k·t_k) /
+/// √((s² − Σ p_k²)(s² − Σ t_k²)), in [−1, 1]; 0 where the denominator is 0 (one side
+/// constant).
+double matthewsCorrelation(const std::vector<int64_t> &predictions,
+                           const std::vector<int64_t> &labels);
+
 /// Mean of (prediction − target)².
 double meanSquaredError(const std::vector<double> &predictions, const std::vector<double> &targets);
 
@@ -28,6 +36,11 @@ double meanSquaredError(const std::vector<double> &predictions, const std::vecto
 /// constant (zero variance, which includes a single pair); defined as 0 there.
 double pearsonCorrelation(const std::vector<double> &predictions,
                           const std::vector<double> &targets);
+
+/// Spearman's rank correlation (GLUE's STS-B metric beside Pearson's), as scipy's spearmanr:
+/// Pearson's correlation of the ranks, tied values taking the mean of their ranks.
+double spearmanCorrelation(const std::vector<double> &predictions,
+                           const std::vector<double> &targets);
 
 /// SQuAD's normalize_answer: lower-case (str.lower()), remove ASCII punctuation (Python's
 /// string.punctuation), replace the words "a", "an" and "the" by a space (regex
