@@ -36,9 +36,15 @@ fi
 build=build-fuzzers
 compiler=$(command -v clang++ || command -v g++)
 # No build type: fuzz/CMakeLists.txt picks -O1 and keeps assertions (no NDEBUG).
-cmake -S fuzz -B "$build" -G Ninja -DCMAKE_CXX_COMPILER="$compiler" >/dev/null
-cmake --build "$build" -j "$jobs" -- $(printf 'fuzz_%s ' "${targets[@]}") >/dev/null
 mkdir -p "$build/logs" "$build/artifacts"
+# The build's output only when it fails.
+if ! { cmake -S fuzz -B "$build" -G Ninja -DCMAKE_CXX_COMPILER="$compiler" &&
+       cmake --build "$build" -j "$jobs" -- $(printf 'fuzz_%s ' "${targets[@]}"); } \
+     >"$build/logs/build.log" 2>&1; then
+  cat "$build/logs/build.log" >&2
+  echo "fuzz: building the targets failed (above)" >&2
+  exit 1
+fi
 # The targets write each input to a file: memory is faster than a disk.
 [[ -w /dev/shm ]] && export TMPDIR=/dev/shm
 
