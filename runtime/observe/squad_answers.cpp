@@ -19,6 +19,22 @@ bool ranksBefore(const SpanChoice &a, const SpanChoice &b) {
   return a.start != b.start ? a.start < b.start : a.end < b.end;
 }
 
+/// The `count` positions of the highest of `logits[0, tokens)`, highest first; of equal
+/// logits the later position first (numpy's argsort of a short array, reversed).
+std::vector<size_t> topPositions(const float *logits, size_t tokens, size_t count) {
+  std::vector<size_t> positions(tokens);
+  for (size_t i = 0; i < tokens; ++i)
+    positions[i] = i;
+  auto higher = [&](size_t a, size_t b) {
+    return logits[a] != logits[b] ? logits[a] > logits[b] : a > b;
+  };
+  size_t kept = std::min(count, tokens);
+  std::partial_sort(positions.begin(), positions.begin() + std::ptrdiff_t(kept), positions.end(),
+                    higher);
+  positions.resize(kept);
+  return positions;
+}
+
 /// An entry of a question's ranking before its probability is known.
 struct Entry {
   std::string text;
@@ -75,10 +91,14 @@ std::vector<SpanChoice> bestSpans(const float *startLogits, const float *endLogi
                                   size_t maxAnswerTokens, size_t count) {
   const SquadFeature &feature = features.features[featureIndex];
   size_t first = feature.contextStart, end = first + feature.contextTokens();
+  size_t tokens = feature.inputIds.size();
+  auto inContext = [&](size_t position) { return position >= first && position < end; };
   // A bounded heap whose front is the worst span kept.
   std::vector<SpanChoice> kept;
-  for (size_t start = first; start < end; ++start)
-    for (size_t last = start; last < std::min(end, start + maxAnswerTokens); ++last) {
+  for (size_t start : topPositions(startLogits, tokens, count))
+    for (size_t last : topPositions(endLogits, tokens, count)) {
+      if (!inContext(start) || !inContext(last) || last < start || last - start >= maxAnswerTokens)
+        continue;
       SpanChoice span{featureIndex,
                       start,
                       last,

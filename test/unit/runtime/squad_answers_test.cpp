@@ -43,13 +43,15 @@ std::vector<std::pair<size_t, size_t>> positions(const std::vector<SpanChoice> &
 //                     (5,5) 2    (5,6) 2.5
 //                                (6,6) 0.5
 // so the four best are (3,4) 3, (5,6) 2.5, then the tie at 2 by earlier start: (4,4),
-// (5,5). The best start (5) lies after the best end (4); [CLS] and the question are never
-// chosen however large their logits.
+// (5,5). The best start (5) lies after the best end (4). With 100 candidates on each side
+// every start and end is one; [CLS], the question and [SEP] are never chosen however large
+// their logits.
 TEST(BestSpans, RanksEveryOrderedPairInsideTheContext) {
   SquadFeatures features = windowOfFourContextTokens();
   std::vector<float> starts = {9, 9, 9, 1, 0, 2, 0, 9};
   std::vector<float> ends = {9, 9, 9, 0, 2, 0, 0.5f, 9};
-  std::vector<SpanChoice> best = bestSpans(starts.data(), ends.data(), features, 0, 30, 4);
+  std::vector<SpanChoice> best = bestSpans(starts.data(), ends.data(), features, 0, 30, 100);
+  best.resize(4);
   EXPECT_EQ(positions(best),
             (std::vector<std::pair<size_t, size_t>>{{3, 4}, {5, 6}, {4, 4}, {5, 5}}));
   EXPECT_DOUBLE_EQ(best[0].score, 3.0);
@@ -58,13 +60,29 @@ TEST(BestSpans, RanksEveryOrderedPairInsideTheContext) {
   EXPECT_EQ(bestSpans(starts.data(), ends.data(), features, 0, 30, 100).size(), 10u);
 }
 
-// With answers at most 1 token long only (3,3) 1, (4,4) 2, (5,5) 2.5 and (6,6) 0.5 remain.
+// As run_qa.py: the spans pair the 3 highest starts with the 3 highest ends. Starts (3..6)
+// 1 0 2 0 and 0 elsewhere give 5, 3 and, of the zeros, the latest position, 7 ([SEP]); ends
+// 0 2 0 0.5 give 4, 6 and 7. The valid pairs are (3,4) 3, (5,6) 2.5 and (3,6) 1.5: (4,4)
+// and (5,5), which score 2, have a start or an end outside the candidates. With the
+// [CLS] and question logits highest, no candidate start is in the context: no span.
+TEST(BestSpans, PairsOnlyTheHighestStartsAndEnds) {
+  SquadFeatures features = windowOfFourContextTokens();
+  std::vector<float> starts = {0, 0, 0, 1, 0, 2, 0, 0};
+  std::vector<float> ends = {0, 0, 0, 0, 2, 0, 0.5f, 0};
+  EXPECT_EQ(positions(bestSpans(starts.data(), ends.data(), features, 0, 30, 3)),
+            (std::vector<std::pair<size_t, size_t>>{{3, 4}, {5, 6}, {3, 6}}));
+  std::vector<float> high = {9, 9, 9, 1, 0, 2, 0, 0};
+  EXPECT_TRUE(bestSpans(high.data(), ends.data(), features, 0, 30, 3).empty());
+}
+
+// With answers at most 1 token long only (3,3) 1, (4,4) 2, (5,5) 2.5 and (6,6) 0.5 remain
+// (every position a candidate).
 TEST(BestSpans, RespectsTheMaximumAnswerLength) {
   SquadFeatures features = windowOfFourContextTokens();
   std::vector<float> starts = {0, 0, 0, 1, 0, 2.5f, 0, 0};
   std::vector<float> ends = {0, 0, 0, 0, 2, 0, 0.5f, 0};
-  EXPECT_EQ(positions(bestSpans(starts.data(), ends.data(), features, 0, 1, 2)),
-            (std::vector<std::pair<size_t, size_t>>{{5, 5}, {4, 4}}));
+  EXPECT_EQ(positions(bestSpans(starts.data(), ends.data(), features, 0, 1, 8)),
+            (std::vector<std::pair<size_t, size_t>>{{5, 5}, {4, 4}, {3, 3}, {6, 6}}));
 }
 
 /// Question "x" ("q", answer "b c") about "a b c d e f g h i j", and on v2.0 also the
@@ -138,10 +156,12 @@ TEST(PredictAnswers, RanksTheNBestSpansOverAllWindows) {
   EXPECT_NEAR(predictions[0].nBest[2].probability, std::exp(-0.5) / total, 1e-6);
   EXPECT_EQ(predictions[0].nBest[1].startLogit, 2.8f);
 
-  // Answers of one token: "g" 2.8, "b" 2.5, then "c" -5 + 1 = -4 (the rest are -10).
+  // Answers of one token: "g" 2.8, "b" 2.5, then of the 3 highest starts and ends of each
+  // window (the -5s latest first: positions 9 and 8) "j", window 1's position 8, -10; "c"
+  // (start -5 at 5, end 1) scores -4 but its start is no candidate, as in run_qa.py.
   options.maxAnswerLength = 1;
   EXPECT_EQ(texts(predictAnswers(questionX(), letters.squad, letters.features, options)[0]),
-            (std::vector<std::string>{"g", "b", "c"}));
+            (std::vector<std::string>{"g", "b", "j"}));
 }
 
 // On v2.0 "no answer" scores the smallest [CLS] start + end of the question's windows.
@@ -204,26 +224,34 @@ TEST(PredictAnswers, WritesRunQaFiles) {
   for (const std::vector<float> &window : questionX({5, 1}, {4, 4}))
     logits.push_back(window);
   SquadOptions options;
-  options.nBest = 1;
+  options.nBest = 3;
   std::vector<QuestionPrediction> predictions =
       predictAnswers(logits, letters.squad, letters.features, options);
   EXPECT_EQ(predictionsJson(letters.squad, predictions),
             "{\n    \"x\": \"b c\",\n    \"y\": \"\"\n}\n");
   nlohmann::json nBest = nlohmann::json::parse(nBestPredictionsJson(letters.squad, predictions));
-  // x: "b c" 3 outranks "no answer" 2, which is appended after the one span kept.
-  ASSERT_EQ(nBest["x"].size(), 2u);
+  // x: "b c" 3, "g" 2.8, "b" 2.5, then "no answer" 2, appended after the spans kept (2.8 as
+  // a float logit: 1e-6).
+  ASSERT_EQ(nBest["x"].size(), 4u);
   EXPECT_EQ(nBest["x"][0]["text"], "b c");
   EXPECT_EQ(nBest["x"][0]["start_logit"], 2.0);
   EXPECT_EQ(nBest["x"][0]["end_logit"], 1.0);
-  EXPECT_NEAR(nBest["x"][0]["probability"].get<double>(), 1 / (1 + std::exp(-1.0)), 1e-9);
-  EXPECT_EQ(nBest["x"][1]["text"], "");
-  // y: "no answer" 6 outranks "b c" 3 and is the one entry kept; alone it gets "empty"
-  // (score 0) before it, as run_qa.py does.
-  ASSERT_EQ(nBest["y"].size(), 2u);
-  EXPECT_EQ(nBest["y"][0]["text"], "empty");
-  EXPECT_EQ(nBest["y"][1]["text"], "");
-  EXPECT_NEAR(nBest["y"][1]["probability"].get<double>(), std::exp(6.0) / (1 + std::exp(6.0)),
-              1e-9);
+  EXPECT_NEAR(nBest["x"][0]["probability"].get<double>(),
+              1 / (1 + std::exp(-0.2) + std::exp(-0.5) + std::exp(-1.0)), 1e-6);
+  EXPECT_EQ(nBest["x"][3]["text"], "");
+  // y: "no answer" 6 outranks "b c" 3 and "g" 2.8, and the list keeps n_best entries.
+  ASSERT_EQ(nBest["y"].size(), 3u);
+  EXPECT_EQ(nBest["y"][0]["text"], "");
+  EXPECT_NEAR(nBest["y"][0]["probability"].get<double>(), 1 / (1 + std::exp(-3.0) + std::exp(-3.2)),
+              1e-6);
+  // With one candidate start and end per window, as run_qa.py pairs them, x has no span:
+  // window 0's best start is [CLS] (4), window 1's best end is [CLS] (1). Its entries are
+  // "empty" (score 0) and "no answer" (2), which is predicted.
+  options.nBest = 1;
+  std::vector<QuestionPrediction> single =
+      predictAnswers(logits, letters.squad, letters.features, options);
+  EXPECT_EQ(texts(single[0]), (std::vector<std::string>{"empty", ""}));
+  EXPECT_EQ(single[0].text, "");
   std::string text = nBestPredictionsJson(letters.squad, predictions);
   EXPECT_LT(text.find("\"start_logit\""), text.find("\"end_logit\""));
   EXPECT_LT(text.find("\"end_logit\""), text.find("\"text\""));

@@ -24,9 +24,11 @@ struct SpanChoice {
   double score;
 };
 
-/// The `count` best spans of features[featureIndex], best first: start <= end, both among
-/// the window's context tokens, at most `maxAnswerTokens` long. Ties rank the earlier
-/// start, then the earlier end, first. Empty when the window holds no context token.
+/// The `count` best spans of features[featureIndex], best first, as run_qa.py finds them:
+/// of the pairs of its `count` highest start logits and `count` highest end logits (over
+/// all the window's tokens), those with start <= end, both among the window's context
+/// tokens, at most `maxAnswerTokens` long. Ties rank the earlier start, then the earlier
+/// end, first. Empty when no such pair exists.
 std::vector<SpanChoice> bestSpans(const float *startLogits, const float *endLogits,
                                   const SquadFeatures &features, size_t featureIndex,
                                   size_t maxAnswerTokens, size_t count);
