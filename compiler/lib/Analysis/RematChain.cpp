@@ -214,11 +214,22 @@ private:
       for (Value operand : op->getOperands())
         if (isPlannedActivation(operand) && refs.count(operand))
           reads.push_back(operand);
+      int stepBlock = block;
       for (Value read : reads)
-        block = std::min(block, latestSeeing(read));
+        stepBlock = std::min(stepBlock, latestSeeing(read));
+      // A step the schedule put after an earlier block's (at a small micro-batch a weight
+      // gradient outweighs the activations it reads, and the scheduler defers its GEMM)
+      // joins the latest block of its reads; the trial plans measure what that costs.
+      if (llvm::any_of(reads, [&](Value read) { return failed(operandIndex(read, stepBlock)); })) {
+        stepBlock = 0;
+        for (Value read : reads)
+          stepBlock = std::max(stepBlock, refs.lookup(read).block);
+      } else {
+        block = stepBlock;
+      }
       remat::BackwardStep step;
       for (Value read : reads) {
-        FailureOr<int> index = operandIndex(read, block);
+        FailureOr<int> index = operandIndex(read, stepBlock);
         if (failed(index))
           return failure();
         if (!llvm::is_contained(step.reads, *index))
@@ -226,7 +237,7 @@ private:
       }
       step.liveBytes = live + lossBytes;
       step.liveBeforeBytes = liveBefore + lossBytes;
-      result.chain[block].backward.push_back(std::move(step));
+      result.chain[stepBlock].backward.push_back(std::move(step));
     }
     for (size_t l = 1; l < result.chain.size(); ++l) {
       int output = int(result.chain[l - 1].nodes.size()) - 1;
