@@ -57,6 +57,8 @@ LogicalResult EmbeddingOp::verify() {
                          << " plus the embedding dimension";
   if (result.getElementType() != getTable().getType().getElementType())
     return emitOpError("result and table must have the same element type");
+  if (failed(expectPaddingRow(*this, getPaddingIdx(), getTable())))
+    return failure();
   return expectLastDim(*this, getResult(), "result", lastDim(getTable()));
 }
 
@@ -194,7 +196,8 @@ LogicalResult CrossEntropyOp::verify() {
 }
 
 LogicalResult EmbeddingGradOp::verify() {
-  if (failed(expectRank(*this, getTableGrad(), "table gradient", 2)))
+  if (failed(expectRank(*this, getTableGrad(), "table gradient", 2)) ||
+      failed(expectPaddingRow(*this, getPaddingIdx(), getTableGrad())))
     return failure();
   return expectLastDim(*this, getResultGrad(), "result gradient", lastDim(getTableGrad()));
 }

@@ -35,7 +35,8 @@ LogicalResult AccumulateBiasGradOp::verify() {
 
 LogicalResult AccumulateEmbeddingGradOp::verify() {
   if (failed(expectTrainableParam(*this, getParam())) ||
-      failed(expectRank(*this, getParam(), "parameter", 2)))
+      failed(expectRank(*this, getParam(), "parameter", 2)) ||
+      failed(expectPaddingRow(*this, getPaddingIdx(), getParam())))
     return failure();
   return expectLastDim(*this, getResultGrad(), "result gradient", lastDim(getParam()));
 }

@@ -27,6 +27,15 @@ LogicalResult expectLastDim(Operation *op, Value value, StringRef what, int64_t 
   return op->emitOpError() << what << " has last dimension " << actual << ", expected " << expected;
 }
 
+LogicalResult expectPaddingRow(Operation *op, std::optional<uint64_t> paddingIdx, Value table) {
+  // The attribute is signless: a "-1" reads as 2^64 - 1 and fails too.
+  int64_t rows = tensorType(table).getDimSize(0);
+  if (!paddingIdx || ShapedType::isDynamic(rows) || *paddingIdx < uint64_t(rows))
+    return success();
+  return op->emitOpError() << "padding_idx " << int64_t(*paddingIdx) << " is not a row of the "
+                           << rows << "-row table";
+}
+
 /// Fails unless `a` and `b` have the same type.
 LogicalResult expectSameType(Operation *op, Value a, StringRef aWhat, Value b, StringRef bWhat) {
   if (a.getType() == b.getType())

@@ -29,6 +29,9 @@ LogicalResult expectSameType(Operation *op, Value a, StringRef aWhat, Value b, S
 /// storage type of their parameter).
 LogicalResult expectSameShape(Operation *op, Value a, StringRef aWhat, Value b, StringRef bWhat);
 
+/// Fails unless an embedding's padding_idx, when given, is a row of `table`.
+LogicalResult expectPaddingRow(Operation *op, std::optional<uint64_t> paddingIdx, Value table);
+
 /// Fails unless `rate` (a dropout rate, an Adam beta) is in [0, 1).
 LogicalResult expectRate(Operation *op, StringRef what, double rate);
 

@@ -43,11 +43,15 @@ void dropPadding(const nlohmann::json &mask, const Fail &fail, Example &example)
                std::to_string(example.inputIds.size()) + "), got " +
                (mask.is_array() ? std::to_string(mask.size()) + " entries"
                                 : std::string(mask.type_name())));
+  // 1 and 0, as tokenizers write them, or true and false.
+  auto is = [](const nlohmann::json &value, int bit) {
+    return value.is_boolean() ? value.get<bool>() == (bit == 1) : value == bit;
+  };
   size_t attended = 0;
-  while (attended < mask.size() && mask[attended] == 1)
+  while (attended < mask.size() && is(mask[attended], 1))
     ++attended;
   for (size_t i = attended; i < mask.size(); ++i)
-    if (mask[i] != 0)
+    if (!is(mask[i], 0))
       throw fail("attention_mask[" + std::to_string(i) + "] is " + mask[i].dump() +
                  ": bertc reads a mask of 1s then 0s (padding on the right)");
   if (attended == 0)

@@ -24,7 +24,14 @@ Tokenizer loadDataTokenizer(const std::string &dataPath, const TokenizerSource &
                     " tokens but the model's embedding has " + std::to_string(limits.vocab) +
                     " ([model] vocab): its ids would fall outside the model");
   TokenizerSettings settings = resolveTokenizerSettings(vocab, source.job);
-  return Tokenizer(std::move(vocab), settings);
+  Tokenizer tokenizer(std::move(vocab), settings);
+  // The batches are padded with kPadTokenId, whose embedding row the model keeps fixed.
+  if (tokenizer.padId() != kPadTokenId)
+    throw DataError(vocabPath + ":" + std::to_string(tokenizer.padId() + 1) +
+                    ": [PAD] must be the vocabulary's token " + std::to_string(kPadTokenId) +
+                    " (line " + std::to_string(kPadTokenId + 1) +
+                    "), as in BERT's: bertc pads batches with that id");
+  return tokenizer;
 }
 
 namespace {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -229,6 +230,11 @@ std::vector<double> averageRanks(const std::vector<double> &values) {
 double spearmanCorrelation(const std::vector<double> &predictions,
                            const std::vector<double> &targets) {
   checkPaired("spearmanCorrelation", predictions.size(), targets.size());
+  // Ranks would hide a NaN (a diverged run's predictions): it propagates, as in scipy.
+  auto finite = [](double value) { return std::isfinite(value); };
+  if (!std::all_of(predictions.begin(), predictions.end(), finite) ||
+      !std::all_of(targets.begin(), targets.end(), finite))
+    return std::numeric_limits<double>::quiet_NaN();
   return pearsonCorrelation(averageRanks(predictions), averageRanks(targets));
 }
 

@@ -188,6 +188,22 @@ func.func @embedding_rank(%ids: tensor<?x?xi32>, %t: tensor<16x8xf32>) {
 
 // -----
 
+func.func @embedding_padding_row(%ids: tensor<?x?xi32>, %t: tensor<16x8xf32>) {
+  // expected-error @+1 {{padding_idx 16 is not a row of the 16-row table}}
+  %e = bert.embedding %ids, %t {padding_idx = 16 : i64} : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_grad_padding_row(%dy: tensor<?x?x8xf32>, %ids: tensor<?x?xi32>) {
+  // expected-error @+1 {{padding_idx -1 is not a row of the 16-row table}}
+  %g = bert.embedding_grad %dy, %ids {padding_idx = -1 : i64} : (tensor<?x?x8xf32>, tensor<?x?xi32>) -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
 // A flattened row must hold a whole number of tokens.
 func.func @flatten_partial_token(%x: tensor<?x?x8xf32>) {
   // expected-error@+1 {{'bert.flatten' op flattened width 100 is not a whole number of tokens of 8 features}}

@@ -228,7 +228,8 @@ def load_parameters(model, path):
 
 
 def read_rows(path, config):
-    """(input_ids, token_type_ids, label) per JSONL row; token_type_ids default to zeros."""
+    """(input_ids, token_type_ids, label) per JSONL row; token_type_ids default to zeros, and an
+    attention_mask (1s, then 0s) drops the padding it marks, as bertc reads such rows."""
     rows = []
     with open(path) as f:
         for line_number, line in enumerate(f, 1):
@@ -237,6 +238,11 @@ def read_rows(path, config):
             row = json.loads(line)
             input_ids = row["input_ids"]
             token_type_ids = row.get("token_type_ids", [0] * len(input_ids))
+            if "attention_mask" in row:
+                attended = row["attention_mask"].count(1)
+                if row["attention_mask"] != [1] * attended + [0] * (len(input_ids) - attended):
+                    sys.exit(f"{path}:{line_number}: attention_mask must be 1s then 0s, as long as input_ids")
+                input_ids, token_type_ids = input_ids[:attended], token_type_ids[:attended]
             if len(token_type_ids) != len(input_ids) or not 0 < len(input_ids) <= config.max_position_embeddings:
                 sys.exit(f"{path}:{line_number}: need 1..{config.max_position_embeddings} input_ids and as many token_type_ids")
             rows.append((input_ids, token_type_ids, int(row["label"])))

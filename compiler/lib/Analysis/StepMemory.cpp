@@ -109,9 +109,9 @@ FailureOr<StepMemory> analyzeStepMemory(ModuleOp module) {
           return user != body.getTerminator() &&
                  llvm::none_of(user->getResults(), [&](Value r) { return forward(r); });
         });
-    // Past the forward: a gradient, or a forward op's clone recomputing an activation there.
+    // Past the forward: a gradient, or an activation recomputed there.
     if (!forward(life.value))
-      tensor.name += isa<bert::GradientOpInterface>(def) ? "/recomputed" : "/grad";
+      tensor.name += def->hasAttr(kRecomputed) ? "/recomputed" : "/grad";
     if (def->getNumResults() > 1)
       tensor.name += "#" + std::to_string(result.getResultNumber());
     auto type = cast<RankedTensorType>(life.value.getType());

@@ -8,6 +8,7 @@
 
 #include "bertc/Analysis/RematChain.h"
 #include "bertc/Analysis/StepMemory.h"
+#include "bertc/Analysis/TrainModule.h"
 #include "bertc/Transforms/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -75,6 +76,7 @@ SmallVector<Operation *> cloneIntoBackward(Block &body, ArrayRef<Value> values) 
       continue;
     builder.setInsertionPoint(before);
     Operation *clone = builder.clone(*value.getDefiningOp(), clones);
+    clone->setAttr(bertc::kRecomputed, builder.getUnitAttr());
     value.getDefiningOp()->replaceUsesWithIf(clone->getResults(), [&](OpOperand &use) {
       return !forward.contains(use.getOwner()) && use.getOwner() != clone;
     });

@@ -200,7 +200,7 @@ int main(int argc, char **argv) {
   if (!reserved)
     return usageError("--reserve '" + reserve + "' is not a size (e.g. 512MB)");
   // The default reserve is the process's own memory: a budget under it cannot be met.
-  if (budget && *reserved >= *budget && reserve.empty()) {
+  if (budget && *reserved >= *budget && *reserved > 0 && reserve.empty()) {
     llvm::WithColor::error(llvm::errs(), "bertc")
         << "--vram " << bertc::formatBytes(*budget) << " leaves nothing for the trainer: the "
         << bertc::formatBytes(*reserved) << " the process itself takes (--reserve) is more\n";

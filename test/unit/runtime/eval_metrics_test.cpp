@@ -120,6 +120,10 @@ TEST(MetricRegression, SpearmanIsPearsonOfTheRanks) {
   // Ties share their mean rank: x ranks 1, 2.5, 2.5, 4 against 1, 2, 3, 4;
   // Σdx·dy = 2.25 + 2.25, Σdx² = 4.5, Σdy² = 5: 4.5 / √(4.5·5).
   EXPECT_NEAR(spearmanCorrelation({1, 2, 2, 3}, {1, 2, 3, 4}), 4.5 / std::sqrt(22.5), 1e-12);
+  // A diverged run's NaN predictions have no ranks: NaN, not a perfect 1.
+  const double nan = std::nan("");
+  EXPECT_TRUE(std::isnan(spearmanCorrelation({nan, nan, nan}, {1, 2, 3})));
+  EXPECT_TRUE(std::isnan(spearmanCorrelation({1, nan, 3}, {1, 2, 3})));
 }
 
 TEST(EvalMetrics, MisuseThrows) {

@@ -82,9 +82,12 @@ TEST(JsonlData, ReadsGoodRows) {
                      "\r\n"
                      R"({"input_ids": [1, 2, 3, 4, 5, 6, 0, 0], "attention_mask": )"
                      R"([1, 1, 1, 1, 1, 1, 0, 0], "token_type_ids": [0, 0, 0, 1, 1, 1, 0, 0], )"
-                     R"("label": 1})");
+                     R"("label": 1})"
+                     "\n"
+                     R"({"input_ids": [5, 6, 0], "attention_mask": [true, true, false], )"
+                     R"("label": 2})");
   Dataset data = loadJsonlDataset(path, kLimits);
-  ASSERT_EQ(data.rows.size(), 3u);
+  ASSERT_EQ(data.rows.size(), 4u);
   EXPECT_EQ(data.rows[0].inputIds, (std::vector<int32_t>{101, 7, 102}));
   EXPECT_EQ(data.rows[0].tokenTypeIds, (std::vector<int32_t>{0, 0, 0}));
   EXPECT_EQ(data.rows[0].label, 2);
@@ -93,6 +96,8 @@ TEST(JsonlData, ReadsGoodRows) {
   // Padded by a tokenizer to 8, longer than seqLen (6): the tokens its mask attends to.
   EXPECT_EQ(data.rows[2].inputIds, (std::vector<int32_t>{1, 2, 3, 4, 5, 6}));
   EXPECT_EQ(data.rows[2].tokenTypeIds, (std::vector<int32_t>{0, 0, 0, 1, 1, 1}));
+  // A mask of booleans reads as one of 1s and 0s.
+  EXPECT_EQ(data.rows[3].inputIds, (std::vector<int32_t>{5, 6}));
 }
 
 struct BadRow {

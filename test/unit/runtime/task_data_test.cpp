@@ -292,6 +292,15 @@ TEST(TaskData, DataTokenizerWithoutAVocabularySaysToPassVocab) {
                    "folder holding vocab.txt");
 }
 
+TEST(TaskData, DataTokenizerRefusesAPadTokenOtherThanTheFirst) {
+  TaskFiles files;
+  std::string vocab = files.dir.file("unk-first.txt");
+  testing::writeText(vocab, "[UNK]\n[PAD]\n[CLS]\n[SEP]\n[MASK]\n");
+  EXPECT_EQ(errorOf([&] { loadDataTokenizer(files.dir.file("train.jsonl"), {vocab}, kLimits); }),
+            vocab + ":2: [PAD] must be the vocabulary's token 0 (line 1), as in BERT's: bertc "
+                    "pads batches with that id");
+}
+
 TEST(TaskData, DataTokenizerRefusesAVocabularyLargerThanTheModel) {
   TaskFiles files;
   std::string data = files.dir.file("train.jsonl");

@@ -28,7 +28,8 @@ TEST(ScoreClassification, AccuracyAndBinaryF1OfTheArgmax) {
 
 // Predictions [1, 3, 2] against targets [1, 2, 3]: MSE (0 + 1 + 1) / 3; deviations from the
 // means (2, 2) are −1, 1, 0 and −1, 0, 1, so Pearson's r = 1 / √(2·2) = 0.5, and the ranks
-// are the values, so Spearman's too.
+// are the values, so Spearman's too. Predictions [1, 30, 2] rank the same (Spearman 0.5)
+// but correlate otherwise: deviations −10, 19, −9 give Pearson (10 − 9) / √(542·2).
 TEST(ScoreRegression, MseAndCorrelations) {
   Dataset data{"dev", {}, LabelKind::Target};
   for (float target : {1.0f, 2.0f, 3.0f}) {
@@ -43,6 +44,9 @@ TEST(ScoreRegression, MseAndCorrelations) {
   EXPECT_NEAR(scores.values[1].second, 0.5, 1e-12);
   EXPECT_EQ(scores.values[2].first, "spearmanr");
   EXPECT_NEAR(scores.values[2].second, 0.5, 1e-12);
+  EvalScores ranked = scoreRegression({{1}, {30}, {2}}, data);
+  EXPECT_NEAR(ranked.values[1].second, 1.0 / std::sqrt(542.0 * 2.0), 1e-12);
+  EXPECT_NEAR(ranked.values[2].second, 0.5, 1e-12);
 }
 
 // Only labelled tokens count: of the 2 labelled tokens one is right.

@@ -82,6 +82,8 @@ bool optimizerOnHost(mlir::ModuleOp module);
 /// The module attribute asking for a trainer whose micro-step reports each op to the run's
 /// op timer (bertc --time-ops).
 inline constexpr llvm::StringLiteral kTimeOps = "bert.time_ops";
+/// Marks an op -bertc-rematerialize placed in the backward to recompute an activation.
+inline constexpr llvm::StringLiteral kRecomputed = "bert.recomputed";
 /// Whether the module asks for a trainer that times its ops (kTimeOps).
 bool timesOps(mlir::ModuleOp module);
 /// Whether the backward's seed carries the fp16 loss scale (-bertc-mixed-precision).

@@ -44,7 +44,7 @@ enum class LabelKind : uint8_t {
 /// Label of a token that has none: PyTorch's CrossEntropyLoss ignore_index.
 constexpr int32_t kIgnoredLabel = -100;
 
-/// One training row (already truncated to seqLen).
+/// One training row (no longer than seqLen).
 struct Example {
   std::vector<int32_t> inputIds;
   std::vector<int32_t> tokenTypeIds; ///< same length as inputIds (zeros when absent)

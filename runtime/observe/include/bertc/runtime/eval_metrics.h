@@ -38,7 +38,8 @@ double pearsonCorrelation(const std::vector<double> &predictions,
                           const std::vector<double> &targets);
 
 /// Spearman's rank correlation (GLUE's STS-B metric beside Pearson's), as scipy's spearmanr:
-/// Pearson's correlation of the ranks, tied values taking the mean of their ranks.
+/// Pearson's correlation of the ranks, tied values taking the mean of their ranks; NaN
+/// where a value is not finite.
 double spearmanCorrelation(const std::vector<double> &predictions,
                            const std::vector<double> &targets);
 

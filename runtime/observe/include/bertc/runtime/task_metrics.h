@@ -27,10 +27,12 @@ struct EvalScores {
 /// logits), TokenClassification [tokens * numLabels].
 using RowLogits = std::vector<std::vector<float>>;
 
-/// "accuracy" (main), and "f1" of class 1 when numLabels == 2, of the argmax per row.
+/// "accuracy" (main), "f1" of class 1 when numLabels == 2, and "matthews_correlation", of
+/// the argmax per row.
 EvalScores scoreClassification(const RowLogits &logits, const Dataset &data, int64_t numLabels);
 
-/// "mse" (main, lower is better) and "pearson" of the predictions against the targets.
+/// "mse" (main, lower is better), "pearson" and "spearmanr" of the predictions against the
+/// targets.
 EvalScores scoreRegression(const RowLogits &logits, const Dataset &data);
 
 /// "accuracy" (main) of the argmax over the tokens that carry a label.
