@@ -10,6 +10,7 @@
 #include "JobReader.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -105,6 +106,16 @@ void JobReader::checkTaskHead() {
         file.error(loc(data.locations, key))
             << "task = \"span\" reads SQuAD JSON (a .json file), but 'data." << key << "' is '"
             << llvm::sys::path::filename(path) << "'";
+  }
+  if (hl.keys.count("label_names")) {
+    llvm::StringSet<> seen;
+    if (int64_t(head.labelNames.size()) != head.labels)
+      file.error(loc(hl, "label_names"))
+          << "key 'head.label_names' names " << head.labelNames.size() << " classes, but there are "
+          << head.labels << " ('head.labels')";
+    else if (!llvm::all_of(head.labelNames,
+                           [&](const std::string &name) { return seen.insert(name).second; }))
+      file.error(loc(hl, "label_names")) << "key 'head.label_names' names a class twice";
   }
   if (head.task == "custom" && head.labels == 1)
     file.error(loc(hl, "labels"))

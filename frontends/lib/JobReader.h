@@ -32,7 +32,7 @@ inline constexpr StringRef kModelKeys[] = {"family",
                                            "attention_dropout",
                                            "layer_norm_eps",
                                            "initializer_range"};
-inline constexpr StringRef kHeadKeys[] = {"task", "labels", "dropout", "layers"};
+inline constexpr StringRef kHeadKeys[] = {"task", "labels", "label_names", "dropout", "layers"};
 inline constexpr StringRef kHeadLayerKeys[] = {"op", "name", "out", "index", "rate"};
 inline constexpr StringRef kHeadLayerOps[] = {"flatten", "select_token", "linear",
                                               "gelu",    "tanh",         "dropout"};

@@ -79,6 +79,19 @@ void JobReader::readHead(const toml::table *table) {
   TableReader reader(file, table, "head", kHeadKeys, head.locations);
   reader.readString("task", head.task);
   reader.readInteger("labels", head.labels);
+  if (const toml::node *names = reader.readNode("label_names")) {
+    std::vector<std::string> read;
+    const toml::array *entries = names->as_array();
+    bool strings = entries && llvm::all_of(*entries, [&](const toml::node &entry) {
+                     if (const auto *name = entry.as_string())
+                       read.push_back(name->get());
+                     return entry.is_string();
+                   });
+    if (strings)
+      head.labelNames = std::move(read);
+    else
+      reader.reportType("label_names", *names, "an array of strings");
+  }
   double dropout;
   if (reader.readNumber("dropout", dropout))
     head.dropout = dropout;

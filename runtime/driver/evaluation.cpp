@@ -57,14 +57,33 @@ int64_t labelledTokens(const Dataset &data, size_t first, size_t count) {
   return labelled;
 }
 
-EvalScores score(const TrainSettings &train, const RowLogits &logits, const TaskData &data) {
+/// The class names of the model's config.json (id2label), by id; empty where it has none
+/// for every class.
+std::vector<std::string> labelNames(const TrainerPlan &plan) {
+  nlohmann::json config = nlohmann::json::parse(plan.hfConfigJson ? plan.hfConfigJson : "", nullptr,
+                                                /*allow_exceptions=*/false);
+  if (!config.is_object() || !config.contains("id2label") || !config["id2label"].is_object())
+    return {};
+  const nlohmann::json &id2label = config["id2label"];
+  std::vector<std::string> names;
+  for (int64_t id = 0; id < plan.train.numLabels; ++id) {
+    auto name = id2label.find(std::to_string(id));
+    if (name == id2label.end() || !name->is_string())
+      return {};
+    names.push_back(name->get<std::string>());
+  }
+  return names;
+}
+
+EvalScores score(const TrainerPlan &plan, const RowLogits &logits, const TaskData &data) {
+  const TrainSettings &train = plan.train;
   switch (train.task) {
   case TaskKind::Regression:
     return scoreRegression(logits, data.data);
   case TaskKind::Span:
     return scoreSpans(logits, data);
   case TaskKind::TokenClassification:
-    return scoreTokenClassification(logits, data.data, train.numLabels);
+    return scoreTokenClassification(logits, data.data, train.numLabels, labelNames(plan));
   default:
     return scoreClassification(logits, data.data, train.numLabels);
   }
@@ -113,7 +132,7 @@ EvalOutcome evaluate(StepRunner &runner, const TaskData &data, int64_t step, uin
       rows.push_back(rowLogits(train, logits.data(), r, batch.seq,
                                data.data.rows[first + size_t(r)].inputIds.size()));
   }
-  return {score(train, rows, data), lossItems > 0 ? lossSum / lossItems : 0.0};
+  return {score(runner.plan(), rows, data), lossItems > 0 ? lossSum / lossItems : 0.0};
 }
 
 TrainingEvaluator::TrainingEvaluator(TaskData data, EvalSettings settings)

@@ -3,6 +3,7 @@
 // collects the references.
 #include "bertc/runtime/task_metrics.h"
 
+#include "bertc/runtime/entity_metrics.h"
 #include "bertc/runtime/eval_metrics.h"
 #include "bertc/runtime/squad_answers.h"
 
@@ -52,22 +53,38 @@ EvalScores scoreRegression(const RowLogits &logits, const Dataset &data) {
           false};
 }
 
-EvalScores scoreTokenClassification(const RowLogits &logits, const Dataset &data,
-                                    int64_t numLabels) {
+EvalScores scoreTokenClassification(const RowLogits &logits, const Dataset &data, int64_t numLabels,
+                                    const std::vector<std::string> &names) {
   checkRows(logits, data);
+  bool entities = int64_t(names.size()) == numLabels && areEntityTags(names);
   std::vector<int64_t> predictions, labels;
+  // Each row's tagged words as a sentence of tag names, for the entity scores.
+  std::vector<std::vector<std::string>> predictedTags, goldTags;
   for (size_t r = 0; r < logits.size(); ++r) {
     const std::vector<int32_t> &tags = data.rows[r].tokenLabels;
+    predictedTags.emplace_back();
+    goldTags.emplace_back();
     for (size_t t = 0; t < tags.size(); ++t) {
       if (tags[t] == kIgnoredLabel)
         continue;
       predictions.push_back(argmax(logits[r].data() + t * size_t(numLabels), numLabels));
       labels.push_back(tags[t]);
+      if (entities) {
+        predictedTags.back().push_back(names[size_t(predictions.back())]);
+        goldTags.back().push_back(names[size_t(tags[t])]);
+      }
     }
   }
   if (labels.empty())
     throw std::invalid_argument("evaluation: no token of " + data.path + " carries a tag");
-  return {{{"accuracy", accuracy(predictions, labels)}}, true};
+  EvalScores scores{{{"accuracy", accuracy(predictions, labels)}}, true};
+  if (entities) {
+    EntityScores found = entityScores(predictedTags, goldTags);
+    scores.values.push_back({"precision", found.precision});
+    scores.values.push_back({"recall", found.recall});
+    scores.values.push_back({"f1", found.f1});
+  }
+  return scores;
 }
 
 EvalScores scoreSpans(const RowLogits &logits, const TaskData &data) {

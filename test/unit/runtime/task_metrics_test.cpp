@@ -49,6 +49,30 @@ TEST(ScoreRegression, MseAndCorrelations) {
   EXPECT_NEAR(ranked.values[2].second, 0.5, 1e-12);
 }
 
+// With entity tags for names: rows tagged [B-PER, I-PER] and [O, B-PER] are predicted
+// [B-PER, O] and [O, B-PER]: accuracy 3/4; entities PER 0-1 and PER 4 (the second row's,
+// after the first row's end) against PER 0 and PER 4: P = R = F1 = 1/2.
+TEST(ScoreTokenClassification, EntityScoresWhereTheClassesAreTags) {
+  Dataset data{"dev", {}, LabelKind::TokenClass};
+  for (std::vector<int32_t> tags : {std::vector<int32_t>{1, 2}, std::vector<int32_t>{0, 1}}) {
+    data.rows.push_back(Example{{5, 6}, {0, 0}, 0});
+    data.rows.back().tokenLabels = tags;
+  }
+  // Classes O, B-PER, I-PER; logits pick [1, 0] and [0, 1].
+  RowLogits logits = {{0, 5, 0, 5, 0, 0}, {5, 0, 0, 0, 5, 0}};
+  EvalScores scores = scoreTokenClassification(logits, data, 3, {"O", "B-PER", "I-PER"});
+  ASSERT_EQ(scores.values.size(), 4u);
+  EXPECT_DOUBLE_EQ(scores.values[0].second, 0.75);
+  EXPECT_EQ(scores.values[3].first, "f1");
+  EXPECT_DOUBLE_EQ(scores.values[1].second, 0.5);
+  EXPECT_DOUBLE_EQ(scores.values[2].second, 0.5);
+  EXPECT_DOUBLE_EQ(scores.values[3].second, 0.5);
+  // Names that are no tags (HF's defaults) give accuracy alone.
+  EXPECT_EQ(
+      scoreTokenClassification(logits, data, 3, {"LABEL_0", "LABEL_1", "LABEL_2"}).values.size(),
+      1u);
+}
+
 // Only labelled tokens count: of the 2 labelled tokens one is right.
 TEST(ScoreTokenClassification, CountsOnlyLabelledTokens) {
   Dataset data{"dev", {}, LabelKind::TokenClass};

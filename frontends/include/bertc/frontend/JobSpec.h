@@ -87,7 +87,8 @@ struct HeadSpec {
   std::vector<HeadLayer> layers;
   /// Dropout before the classifier (HF `classifier_dropout`); unset means model.dropout.
   std::optional<double> dropout;
-  /// The class names of a `from` folder's config.json (id2label), by id; empty without.
+  /// The class names by id: `label_names`, else a `from` folder's config.json id2label;
+  /// empty without.
   std::vector<std::string> labelNames;
   KeyLocations locations;
 };

@@ -35,9 +35,11 @@ EvalScores scoreClassification(const RowLogits &logits, const Dataset &data, int
 /// targets.
 EvalScores scoreRegression(const RowLogits &logits, const Dataset &data);
 
-/// "accuracy" (main) of the argmax over the tokens that carry a label.
-EvalScores scoreTokenClassification(const RowLogits &logits, const Dataset &data,
-                                    int64_t numLabels);
+/// "accuracy" (main) of the argmax over the tokens that carry a label; where the classes'
+/// `names` are entity tags (areEntityTags: "O", "B-PER", ...), also the entities'
+/// "precision", "recall" and "f1", as seqeval gives them to run_ner.py.
+EvalScores scoreTokenClassification(const RowLogits &logits, const Dataset &data, int64_t numLabels,
+                                    const std::vector<std::string> &names = {});
 
 /// "f1" (main) and "exact_match" in percent, as the official SQuAD scripts compute them, of
 /// the predictions predictAnswers makes (squad_answers.h) with data.squadOptions; files
