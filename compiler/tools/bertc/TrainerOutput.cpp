@@ -42,6 +42,15 @@ cl::opt<std::string> cxxflags("cxxflags",
                                        "\"-fsanitize=address,undefined\")"),
                               cl::value_desc("FLAGS"), cl::cat(bertcOptions()));
 
+/// Writes the trainer's source OUTDIR/name as `emit` gives it; false where either fails.
+bool writeSource(llvm::StringRef name, llvm::function_ref<LogicalResult(llvm::raw_ostream &)> emit,
+                 std::string &path) {
+  bool emitted = true;
+  return writeOutput(
+             name, [&](llvm::raw_ostream &os) { emitted = succeeded(emit(os)); }, path) &&
+         emitted;
+}
+
 } // namespace
 
 bool planChecksWanted() { return planCheck; }
@@ -96,13 +105,10 @@ int emitCppSource(ModuleOp module, const JobDataSettings &data, llvm::StringRef 
   if (outputDir.getNumOccurrences() == 0)
     return failed(emitCpuTrainer(module, data, llvm::outs())) ? kInvalidInput : kOk;
   std::string source;
-  bool emitted = true;
   if (!createOutputDir() ||
-      !writeOutput(
-          "trainer.cpp",
-          [&](llvm::raw_ostream &os) { emitted = succeeded(emitCpuTrainer(module, data, os)); },
-          source) ||
-      !emitted)
+      !writeSource(
+          "trainer.cpp", [&](llvm::raw_ostream &os) { return emitCpuTrainer(module, data, os); },
+          source))
     return kInvalidInput;
   llvm::outs() << "bertc: " << inputPath << " -> " << source << " (-emit=cpp: no trainer built)\n";
   return kOk;
@@ -114,15 +120,12 @@ int writeTrainer(ModuleOp module, const JobDataSettings &data, int64_t budget,
   if (failed(addInstrumentation(module)))
     return kInvalidInput;
   std::string source;
-  bool emitted = true;
-  if (!writeOutput(
+  if (!writeSource(
           cuda ? "trainer.cu" : "trainer.cpp",
           [&](llvm::raw_ostream &os) {
-            emitted = succeeded(cuda ? emitCudaTrainer(module, data, os)
-                                     : emitCpuTrainer(module, data, os));
+            return cuda ? emitCudaTrainer(module, data, os) : emitCpuTrainer(module, data, os);
           },
-          source) ||
-      !emitted)
+          source))
     return kInvalidInput;
   llvm::SmallString<256> trainer(outputDir), object(outputDir), buildLog(outputDir),
       simulatedDevice(outputDir);
