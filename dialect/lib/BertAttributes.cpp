@@ -193,28 +193,38 @@ LogicalResult TrainAttr::verify(function_ref<InFlightDiagnostic()> emitError, Tr
 // #bert.plan
 //===----------------------------------------------------------------------===//
 
-SmallVector<std::pair<StringRef, ByteRange>, 8> PlanAttr::getRegions() const {
-  return {{"parameters", getParameters()},   {"master_weights", getMasterWeights()},
-          {"gradients", getGradients()},     {"optimizer_state", getOptimizerState()},
-          {"scratch", getScratch()},         {"inputs", getInputs()},
-          {"activations", getActivations()}, {"gemm_workspace", getGemmWorkspace()}};
+SmallVector<std::pair<StringRef, ByteRange>, 9> PlanAttr::getRegions() const {
+  return {{"parameters", getParameters()},
+          {"master_weights", getMasterWeights()},
+          {"gradients", getGradients()},
+          {"optimizer_state", getOptimizerState()},
+          {"scratch", getScratch()},
+          {"inputs", getInputs()},
+          {"activations", getActivations()},
+          {"gemm_workspace", getGemmWorkspace()},
+          {"frozen_masters", getFrozenMasters()}};
 }
 
 LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t arenaBytes,
                                ByteRange parameters, ByteRange masterWeights, ByteRange gradients,
                                ByteRange optimizerState, ByteRange scratch, ByteRange inputs,
                                ByteRange activations, ByteRange gemmWorkspace,
-                               int64_t lowerBoundBytes, int64_t loss, int64_t hostBytes) {
+                               int64_t lowerBoundBytes, int64_t loss, int64_t hostBytes,
+                               ByteRange frozenMasters) {
   if (arenaBytes < 0)
     return emitError() << "#bert.plan arena_bytes must not be negative";
   if (hostBytes < 0 || hostBytes > arenaBytes)
     return emitError() << "#bert.plan host_bytes " << hostBytes << " is not in [0, arena_bytes]";
   int64_t deviceBytes = arenaBytes - hostBytes;
-  std::pair<StringRef, ByteRange> regions[] = {
-      {"parameters", parameters},   {"master_weights", masterWeights},
-      {"gradients", gradients},     {"optimizer_state", optimizerState},
-      {"scratch", scratch},         {"inputs", inputs},
-      {"activations", activations}, {"gemm_workspace", gemmWorkspace}};
+  std::pair<StringRef, ByteRange> regions[] = {{"parameters", parameters},
+                                               {"master_weights", masterWeights},
+                                               {"gradients", gradients},
+                                               {"optimizer_state", optimizerState},
+                                               {"scratch", scratch},
+                                               {"inputs", inputs},
+                                               {"activations", activations},
+                                               {"gemm_workspace", gemmWorkspace},
+                                               {"frozen_masters", frozenMasters}};
   for (auto [name, range] : regions) {
     int64_t end;
     if (llvm::AddOverflow(range.offset, range.bytes, end))
@@ -222,12 +232,19 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, int
     if (range.offset < 0 || range.bytes < 0 || end > arenaBytes)
       return emitError() << "#bert.plan region '" << name << "' [" << range.offset << ", " << end
                          << ") is not inside the arena of " << arenaBytes << " bytes";
-    // Host memory holds only what the host's AdamW alone touches; the device the rest.
-    bool hostResident = name == "master_weights" || name == "optimizer_state";
-    bool placed = hostResident ? range.offset >= deviceBytes : end <= deviceBytes;
-    if (hostBytes > 0 && range.bytes > 0 && !placed)
+    // Host memory holds what no device step touches: the frozen masters, and the masters
+    // and optimizer state when the host's AdamW alone touches them. The device the rest.
+    bool onHost = range.offset >= deviceBytes, onDevice = end <= deviceBytes;
+    if (range.bytes == 0 || (name == "frozen_masters" ? onHost : onDevice))
+      continue;
+    if (name == "frozen_masters")
+      return emitError() << "#bert.plan region 'frozen_masters' [" << range.offset << ", " << end
+                         << ") must lie in the host-resident end of the arena (from " << deviceBytes
+                         << ")";
+    bool eitherSide = name == "master_weights" || name == "optimizer_state";
+    if (!eitherSide || !onHost)
       return emitError() << "#bert.plan region '" << name << "' [" << range.offset << ", " << end
-                         << ") must lie " << (hostResident ? "in" : "before")
+                         << ") must lie " << (eitherSide ? "wholly before or wholly in" : "before")
                          << " the host-resident end of the arena (from " << deviceBytes << ")";
   }
   StringRef hostNote = hostBytes > 0 ? " before its host-resident end" : "";

@@ -3,9 +3,10 @@
 // The driver's host arena is a mirror with the same layout; the runner copies between the
 // two only at the points step_runner.h lists: parameters, masters and moments once at the
 // start and before saves, each micro-batch's inputs, its loss, the eval logits, fp16's
-// overflow flag and, with clipping, the gradient norm. With the optimizer offloaded
-// (TrainerPlan::hostResident), the masters and moments never leave the host mirror: the
-// device arena ends where they begin, and the gradients come down and the parameters go
+// overflow flag and, with clipping, the gradient norm. The arena's host-resident end
+// (TrainerPlan::hostResident) never leaves the host mirror: the device arena ends where it
+// begins. It holds frozen 16-bit parameters' fp32 masters and, with the optimizer
+// offloaded, the masters and moments: then the gradients come down and the parameters go
 // back up each optimizer step (host_optimizer.h). Micro-steps run as one CUDA graph each
 // (step_graph.h), except the first (a warm-up), those that stream gradients to the offloaded
 // optimizer (its events and host thread work beside the step) and evaluation steps (they copy the

@@ -63,15 +63,22 @@ module attributes {bert.train = #bert.train<batch = 0, epochs = 3, steps = 0, lr
 
 // -----
 
-// With host_bytes, the host-resident end of the arena [2048, 3264) holds only the master
-// weights and the optimizer state: the gradients may not be there.
+// With host_bytes, the host-resident end of the arena [2048, 3264) holds only the frozen
+// masters, the master weights and the optimizer state: the gradients may not be there.
 // expected-error@+1 {{#bert.plan region 'gradients' [2048, 2120) must lie before the host-resident end of the arena (from 2048)}}
 module attributes {bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [2048, 72], optimizer_state = [2304, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 768], gemm_workspace = [0, 0], lower_bound_bytes = 1984, loss = 1472, host_bytes = 1216>} {
 }
 
 // -----
 
-// The optimizer state must be in the host-resident end.
-// expected-error@+1 {{#bert.plan region 'optimizer_state' [768, 968) must lie in the host-resident end of the arena (from 2048)}}
-module attributes {bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [768, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 768], gemm_workspace = [0, 0], lower_bound_bytes = 1984, loss = 1472, host_bytes = 1216>} {
+// The optimizer state lies on the device or in host memory, not across the two.
+// expected-error@+1 {{#bert.plan region 'optimizer_state' [1984, 2184) must lie wholly before or wholly in the host-resident end of the arena (from 2048)}}
+module attributes {bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [1984, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 768], gemm_workspace = [0, 0], lower_bound_bytes = 1984, loss = 1472, host_bytes = 1216>} {
+}
+
+// -----
+
+// The frozen masters, which no step reads, are in the host-resident end.
+// expected-error@+1 {{#bert.plan region 'frozen_masters' [768, 968) must lie in the host-resident end of the arena (from 2048)}}
+module attributes {bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [2304, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 768], gemm_workspace = [0, 0], lower_bound_bytes = 1984, loss = 1472, host_bytes = 1216, frozen_masters = [768, 200]>} {
 }

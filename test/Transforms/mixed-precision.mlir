@@ -54,18 +54,21 @@
 // FP32: bert.fill 1.000000e+00 : tensor<f32>
 
 // The plan (batch 4, seq 8, alignment 64): bf16 working copies, fp32 masters for every
-// parameter (frozen ln.bias too, so a checkpoint keeps its exact fp32 values), fp32
-// gradients and moments for the trainable ones.
+// trainable parameter, fp32 gradients and moments for the trainable ones; the frozen
+// ln.bias's fp32 master (kept so that a checkpoint holds its exact fp32 values) in host
+// memory, after the device arena: no step reads it.
 //   parameters: emb 16*8*2 = 256 B @0, ln.weight 16 @256, ln.bias 16 @320, w 32 @384,
 //               b 4 @448                                         [0, 452)
-//   masters:    emb 512 @512, ln.weight 32 @1024, ln.bias 32 @1088, w 64 @1152, b 8 @1216
-//                                                                [512, 1224): 712 B
-//   gradients:  emb 512 @1280, ln.weight 32 @1792, w 64 @1856, b 8 @1920
-//                                                                [1280, 1928): 648 B
-// PLAN: parameters = [0, 452], master_weights = [512, 712], gradients = [1280, 648]
+//   masters:    emb 512 @512, ln.weight 32 @1024, w 64 @1088, b 8 @1152
+//                                                                [512, 1160): 648 B
+//   gradients:  emb 512 @1216, ln.weight 32 @1728, w 64 @1792, b 8 @1856
+//                                                                [1216, 1864): 648 B
+//   ... device arena 5632 B; host: ln.bias master 32 B @5632, host_bytes 64 (aligned)
+// PLAN: arena_bytes = 5696, parameters = [0, 452], master_weights = [512, 648], gradients = [1216, 648]
+// PLAN-SAME: host_bytes = 64, frozen_masters = [5632, 32]>
 // PLAN-LABEL: func.func @micro_step
-// PLAN: bert.param "emb" {arena.adam_m = 1984 : i64, arena.adam_v = 2688 : i64, arena.grad = 1280 : i64, arena.master = 512 : i64, arena.value = 0 : i64
-// PLAN: bert.param "ln.bias" {arena.master = 1088 : i64, arena.value = 320 : i64,
+// PLAN: bert.param "emb" {arena.adam_m = 1920 : i64, arena.adam_v = 2624 : i64, arena.grad = 1216 : i64, arena.master = 512 : i64, arena.value = 0 : i64
+// PLAN: bert.param "ln.bias" {arena.master = 5632 : i64, arena.value = 320 : i64,
 // PLAN-LABEL: func.func @optimizer_step
 // PLAN: bert.param "emb" {{{.*}}arena.master = 512 : i64, arena.value = 0 : i64
 module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.train = #bert.train<batch = 4, epochs = 1, steps = 0, lr = 1.0e-03, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "constant", warmup = 0.0, seed = 42, shuffle = false, num_labels = 2, initializer_range = 0.02, vocab = 16, type_vocab = 2, task = "classification", max_grad_norm = 0.0>} {

@@ -1,23 +1,25 @@
 // RUN: bertc-opt %s -split-input-file -verify-diagnostics -bertc-autodiff -bertc-insert-optimizer -bertc-mixed-precision="precision=bf16" -bertc-plan-buffers="alignment=64 offload-optimizer=true" -bertc-verify-budget | FileCheck %s
 
 // With offload-optimizer the fp32 masters and the AdamW moments, which only the host's
-// AdamW reads, move behind the device arena. Slots aligned to 64:
+// AdamW reads, move behind the device arena, followed by the frozen t's master, which no
+// step reads. Slots aligned to 64:
 //   parameters (bf16): t [16,64] 2048 B @0, w [64,64] 8192 B @2048, b [64] 128 B @10240
 //   gradients (fp32): w 16384 B @10368, b 256 B @26752             [10368, 27008)
 //   inputs @27008, activations [27200, 44612), no GEMM workspace: device arena 44672
-//   host: masters t 4096 B @44672, w 16384 B @48768, b 256 B @65152  [44672, 65408)
-//         moments: m w @65408, b @81792; v w @82048, b @98432        [65408, 98688)
+//   host: masters w 16384 B @44672, b 256 B @61056                 [44672, 61312)
+//         moments: m w @61312, b @77696; v w @77952, b @94336      [61312, 94592)
+//         frozen masters: t 4096 B @94592                          [94592, 98688)
 //   host_bytes = 98688 - 44672 = 54016
 // CHECK: bert.optimizer_on_host
-// CHECK-SAME: arena_bytes = 98688, parameters = [0, 10368], master_weights = [44672, 20736], gradients = [10368, 16640], optimizer_state = [65408, 33280]
-// CHECK-SAME: gemm_workspace = [44672, 0], lower_bound_bytes = 44612, loss = 44608, host_bytes = 54016>
+// CHECK-SAME: arena_bytes = 98688, parameters = [0, 10368], master_weights = [44672, 16640], gradients = [10368, 16640], optimizer_state = [61312, 33280]
+// CHECK-SAME: gemm_workspace = [44672, 0], lower_bound_bytes = 44612, loss = 44608, host_bytes = 54016, frozen_masters = [94592, 4096]>
 // CHECK-LABEL: func.func @micro_step
-// CHECK: bert.param "t" {arena.master = 44672 : i64, arena.value = 0 : i64
-// CHECK: bert.param "w" {arena.adam_m = 65408 : i64, arena.adam_v = 82048 : i64, arena.grad = 10368 : i64, arena.master = 48768 : i64, arena.value = 2048 : i64
-// CHECK: bert.param "b" {arena.adam_m = 81792 : i64, arena.adam_v = 98432 : i64, arena.grad = 26752 : i64, arena.master = 65152 : i64, arena.value = 10240 : i64
+// CHECK: bert.param "t" {arena.master = 94592 : i64, arena.value = 0 : i64
+// CHECK: bert.param "w" {arena.adam_m = 61312 : i64, arena.adam_v = 77952 : i64, arena.grad = 10368 : i64, arena.master = 44672 : i64, arena.value = 2048 : i64
+// CHECK: bert.param "b" {arena.adam_m = 77696 : i64, arena.adam_v = 94336 : i64, arena.grad = 26752 : i64, arena.master = 61056 : i64, arena.value = 10240 : i64
 // The optimizer step reads the same host slots.
 // CHECK-LABEL: func.func @optimizer_step
-// CHECK: bert.param "w" {arena.adam_m = 65408 : i64, arena.adam_v = 82048 : i64, arena.grad = 10368 : i64, arena.master = 48768 : i64
+// CHECK: bert.param "w" {arena.adam_m = 61312 : i64, arena.adam_v = 77952 : i64, arena.grad = 10368 : i64, arena.master = 44672 : i64
 module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.train = #bert.train<batch = 4, epochs = 1, steps = 0, lr = 1.0e-03, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "constant", warmup = 0.0, seed = 42, shuffle = false, num_labels = 64, initializer_range = 0.02, vocab = 16, type_vocab = 2, task = "classification", max_grad_norm = 0.0>} {
   func.func @micro_step() -> tensor<f32> {
     %ids = bert.input "input_ids" : tensor<?x?xi32>

@@ -149,9 +149,14 @@ bool streamsGradients(ModuleOp module) {
 }
 
 int64_t pinnedHostBytes(bert::PlanAttr plan) {
-  if (plan.getHostBytes() == 0)
+  // The host-resident end up to the frozen masters (which lie last): the offloaded
+  // optimizer's masters and state.
+  bert::ByteRange frozen = plan.getFrozenMasters();
+  int64_t optimizerBytes =
+      (frozen.bytes > 0 ? frozen.offset : plan.getArenaBytes()) - plan.getDeviceBytes();
+  if (optimizerBytes == 0)
     return 0;
-  return plan.getHostBytes() + plan.getGradients().bytes + plan.getParameters().bytes;
+  return optimizerBytes + plan.getGradients().bytes + plan.getParameters().bytes;
 }
 
 bool hasTf32Gemms(ModuleOp module) {

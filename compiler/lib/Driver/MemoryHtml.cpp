@@ -79,6 +79,9 @@ void renderHeader(const MemoryPicture &p, std::string &out) {
     card("Host", p.hostPinnedBytes,
          "pinned: master weights and AdamW state, gradient and parameter copies (AdamW runs "
          "on the host)");
+  if (p.hostFrozenMasterBytes > 0)
+    card("Host masters", p.hostFrozenMasterBytes,
+         "frozen parameters' fp32 values, for the checkpoint (the device holds 16-bit copies)");
   put(out, "</div></header>\n");
 }
 

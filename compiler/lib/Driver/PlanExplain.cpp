@@ -56,6 +56,7 @@ MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory, cons
   picture.lowerBoundBytes = plan.lowerBoundBytes;
   picture.peakBytes = plan.peakBytes();
   picture.hostPinnedBytes = plan.pinnedHostBytes;
+  picture.hostFrozenMasterBytes = plan.hostFrozenMasterBytes;
   picture.peakStep = memory.peakStep;
   picture.stepSeconds = plan.estimatedStepSeconds;
   picture.device = plan.device;

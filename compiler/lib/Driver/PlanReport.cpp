@@ -33,6 +33,7 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory, 
     s.optimizerStateBytes = plan->getOptimizerState().bytes;
   }
   s.pinnedHostBytes = pinnedHostBytes(*plan);
+  s.hostFrozenMasterBytes = plan->getFrozenMasters().bytes;
   // Kernel scratch (the CUDA kernels' row statistics included) and the GEMM library's.
   s.workspaceBytes = plan->getScratch().bytes + plan->getGemmWorkspace().bytes;
   s.activationBytes = plan->getInputs().bytes + memory.savedBytesAtPeak;
@@ -107,6 +108,7 @@ void writePlanJson(const PlanSummary &s, raw_ostream &os) {
       {"optimizer_on_host", s.optimizerOnHost},
       {"host", llvm::json::Object{{"master_weights", s.hostMasterWeightBytes},
                                   {"optimizer_state", s.hostOptimizerStateBytes},
+                                  {"frozen_master_weights", s.hostFrozenMasterBytes},
                                   {"pinned_bytes", s.pinnedHostBytes},
                                   {"host_ram_bytes", s.hostRamBytes},
                                   {"estimated_step_seconds", s.hostStepSeconds}}},
@@ -154,6 +156,10 @@ void printPlanSummary(const PlanSummary &s, raw_ostream &os) {
         formatBytes(s.hostMasterWeightBytes), formatBytes(s.hostOptimizerStateBytes),
         s.optimizerState == "8bit" ? " (8-bit)" : "", formatBytes(s.pinnedHostBytes),
         formatBytes(s.hostRamBytes), s.hostStepSeconds);
+  if (s.hostFrozenMasterBytes > 0)
+    os << llvm::formatv("  host    frozen parameters' fp32 masters {0} in host memory, for the "
+                        "checkpoint; the device holds their {1} copies\n",
+                        formatBytes(s.hostFrozenMasterBytes), s.precision);
   if (!s.recompute.empty())
     os << llvm::formatv("  remat   {0} op(s) recomputed in the backward: {1:F1} GFLOP per "
                         "step ({2:F1}% of the step)\n",

@@ -3,8 +3,9 @@
 // Lays out the arena (see Passes.td): fixed regions for parameters, gradients,
 // optimizer state, kernel scratch and inputs, then the activations of @micro_step
 // packed by liveness, then the CUDA runtime's workspace (target cuda: cuBLASLt's and the
-// optimizer's tables), then, with the optimizer offloaded, the host-resident masters and
-// optimizer state. Writes the offsets back into the IR as attributes.
+// optimizer's tables), then the host-resident end: with the optimizer offloaded, the
+// masters and optimizer state, and the fp32 masters of frozen 16-bit parameters. Writes
+// the offsets back into the IR as attributes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,7 +58,7 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     Builder b(ctx);
     auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
 
-    // 1. Parameters (in their storage type), the fp32 masters of 16-bit ones, fp32
+    // 1. Parameters (in their storage type), the fp32 masters of trainable 16-bit ones, fp32
     //    gradients and AdamW moments: contiguous regions in program order. In the
     //    optimizer state the fp32 moments (all m, then all v) come first, then each
     //    8-bit state as one slot: m codes, v codes, then (float-aligned) m's and v's
@@ -66,7 +67,8 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     //    CUDA AdamW finds all three at one offset from three bases). A parameter updated
     //    in the backward (-bertc-fuse-optimizer) has no gradient slot: its gradient is an
     //    activation that dies at its update. With offload-optimizer the masters and the
-    //    optimizer state are laid out last instead (step 6).
+    //    optimizer state are laid out last instead (step 6), as are frozen parameters'
+    //    masters always: no step reads them.
     SmallVector<ParamOp> params;
     microStep->walk([&](ParamOp p) { params.push_back(p); });
     eightBit = bertc::eightBitStateBlocks(module);
@@ -84,7 +86,7 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     }
     RegionCursor masters = values.next();
     if (!offloadOptimizer)
-      layoutMasters(params, masters);
+      layoutMasters(params, /*trainable=*/true, masters);
     RegionCursor grads = masters.next();
     for (bool eightBitState : {false, true})
       for (ParamOp p : params)
@@ -154,13 +156,18 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     }
     int64_t deviceBytes = bertc::alignTo(gemm.end, alignment);
     int64_t fixedBytes = activationsBegin + (gemm.end - gemm.begin);
-    // 6. Offloaded, the masters and the optimizer state: host memory, after the device arena.
+    // 6. Host memory, after the device arena: offloaded, the masters and the optimizer
+    //    state; then the frozen parameters' masters, which only initialisation and
+    //    checkpoints read (the steps read their 16-bit working copies).
+    RegionCursor frozenMasters{deviceBytes, deviceBytes, alignment};
     if (offloadOptimizer) {
-      masters = {deviceBytes, deviceBytes, alignment};
-      layoutMasters(params, masters);
+      masters = frozenMasters;
+      layoutMasters(params, /*trainable=*/true, masters);
       moments = masters.next();
       layoutMoments(params, moments);
+      frozenMasters = moments.next();
     }
+    layoutMasters(params, /*trainable=*/false, frozenMasters);
     // 7. The optimizer's parameter reads share the micro-step's slots.
     if (auto optimizerStep = module.lookupSymbol<func::FuncOp>(bertc::kOptimizerStep)) {
       llvm::StringMap<ParamOp> byName;
@@ -175,20 +182,23 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
       });
     }
 
-    int64_t arenaBytes = std::max(deviceBytes, bertc::alignTo(moments.end, alignment));
+    int64_t arenaBytes = std::max({deviceBytes, bertc::alignTo(moments.end, alignment),
+                                   bertc::alignTo(frozenMasters.end, alignment)});
+    ByteRange frozen = frozenMasters.range();
     module->setAttr("bert.plan",
                     PlanAttr::get(ctx, arenaBytes, values.range(), masters.range(), grads.range(),
                                   moments.range(), scratch.range(), inputs.range(),
                                   ByteRange{activationsBegin, packing.bytes}, gemm.range(),
                                   fixedBytes + bertc::maxLiveBytes(intervals), offsets[loss],
-                                  arenaBytes - deviceBytes));
+                                  arenaBytes - deviceBytes,
+                                  frozen.bytes > 0 ? frozen : ByteRange{}));
   }
 
-  /// The fp32 masters of the 16-bit parameters, in program order.
-  void layoutMasters(ArrayRef<ParamOp> params, RegionCursor &masters) {
+  /// The fp32 masters of the trainable (or the frozen) 16-bit parameters, in program order.
+  void layoutMasters(ArrayRef<ParamOp> params, bool trainable, RegionCursor &masters) {
     Builder b(&getContext());
     for (ParamOp p : params)
-      if (!p.getResult().getType().getElementType().isF32())
+      if (!p.getResult().getType().getElementType().isF32() && p.getTrainable() == trainable)
         p->setAttr("arena.master", b.getI64IntegerAttr(masters.take(fp32Bytes(p))));
   }
 

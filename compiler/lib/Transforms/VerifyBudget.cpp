@@ -212,9 +212,10 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
           else if (isMoment && isEightBit)
             slotBytes = count;
           auto offset = param->getAttrOfType<IntegerAttr>(key);
+          StringRef region = isMaster && !param.getTrainable() ? "frozen_masters" : regionName;
           if (offset)
             addSlot(&op, ("\"" + param.getName() + "\" " + key).str(), offset.getInt(), slotBytes,
-                    regionName, 0, lastStep);
+                    region, 0, lastStep);
           else if (needed) {
             op.emitError() << "'bert.param' \"" << param.getName() << "\" has no " << key;
             ok = false;

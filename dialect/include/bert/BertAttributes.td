@@ -22,6 +22,13 @@ def Bert_ByteRangeParameter : AttrParameter<"::mlir::bert::ByteRange",
   let parser = "::mlir::bert::parseByteRange($_parser)";
 }
 
+def Bert_OptionalByteRangeParameter : AttrParameter<"::mlir::bert::ByteRange",
+                                                    "[offset, bytes] of the arena, or none"> {
+  let printer = "$_printer << '[' << $_self.offset << \", \" << $_self.bytes << ']'";
+  let parser = "::mlir::bert::parseByteRange($_parser)";
+  let defaultValue = "::mlir::bert::ByteRange{}";
+}
+
 def Bert_TrainAttr : Bert_Attr<"Train", "train"> {
   let summary = "the [train] settings a trainer is compiled with";
   let description = [{
@@ -48,12 +55,13 @@ def Bert_PlanAttr : Bert_Attr<"Plan", "plan"> {
     `@micro_step` returns. That regions are disjoint and hold their slots is checked
     against the IR by `-bertc-verify-budget`.
 
-    With the optimizer offloaded to the host (`-bertc-plan-buffers`'s
-    offload-optimizer), the arena's last `host_bytes` live in host memory, not on the
-    device: exactly the master weights and the optimizer state, which only the host's
-    AdamW touches. The device holds the first `arena_bytes - host_bytes` (the device
-    arena); `lower_bound_bytes` and `loss` are of the device arena. Printed only when
-    not 0.
+    The arena's last `host_bytes` live in host memory, not on the device: the fp32
+    masters of frozen 16-bit parameters (`frozen_masters`), which only initialisation
+    and checkpoints touch, and, with the optimizer offloaded to the host
+    (`-bertc-plan-buffers`'s offload-optimizer), the master weights and the optimizer
+    state, which only the host's AdamW touches. The device holds the first
+    `arena_bytes - host_bytes` (the device arena); `lower_bound_bytes` and `loss` are of
+    the device arena. `host_bytes` and `frozen_masters` are printed only when not 0.
   }];
   let parameters = (ins
     "int64_t":$arena_bytes,
@@ -67,13 +75,14 @@ def Bert_PlanAttr : Bert_Attr<"Plan", "plan"> {
     Bert_ByteRangeParameter:$gemm_workspace,
     "int64_t":$lower_bound_bytes,
     "int64_t":$loss,
-    DefaultValuedParameter<"int64_t", "0">:$host_bytes
+    DefaultValuedParameter<"int64_t", "0">:$host_bytes,
+    Bert_OptionalByteRangeParameter:$frozen_masters
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// The regions with their names, in the arena's order.
-    llvm::SmallVector<std::pair<llvm::StringRef, ByteRange>, 8> getRegions() const;
+    llvm::SmallVector<std::pair<llvm::StringRef, ByteRange>, 9> getRegions() const;
     /// The bytes the device holds: the arena less its host-resident end.
     int64_t getDeviceBytes() const { return getArenaBytes() - getHostBytes(); }
   }];

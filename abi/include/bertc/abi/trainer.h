@@ -60,7 +60,8 @@ struct ParamSlot {
   bool weightDecay;   ///< false for biases and LayerNorm weights
   ParamInit init;
   StorageType storage; ///< of the value at `offset` (the working copy)
-  size_t masterOffset; ///< fp32 master (master_weights region); unused for F32 storage
+  size_t masterOffset; ///< fp32 master (master_weights region; host-resident when frozen);
+                       ///< unused for F32 storage
   /// 0: fp32 moments at adamMOffset and adamVOffset; else 8-bit state in blocks of this
   /// many values (adamw_8bit_state.h): codes at adamMOffset and adamVOffset, absmaxes at
   /// adamMAbsmaxOffset and adamVAbsmaxOffset.
@@ -134,12 +135,13 @@ struct TrainerPlan {
   TrainSettings train;
   JobDataSettings data;
   const char *hfConfigJson;  ///< the model's Hugging Face config.json text ("" when unknown)
-  ArenaRegion masterWeights; ///< fp32 masters of the 16-bit parameters, contiguous
+  ArenaRegion masterWeights; ///< fp32 masters of the trainable 16-bit parameters, contiguous
   bool lossScaling;          ///< fp16: dynamic loss scaling (loss_scaler.h) around each step
   bool planChecks;           ///< the steps report each tensor's use to StepContext::planCheck
-  /// With the optimizer offloaded (ZeRO-Offload): the arena's end, from the device arena's
-  /// size on, which lives in host memory only: the master weights and optimizer state,
-  /// which the host's AdamW alone touches. Empty otherwise.
+  /// The arena's end, from the device arena's size on, which lives in host memory only:
+  /// the fp32 masters of frozen 16-bit parameters, which only initialisation and
+  /// checkpoints touch, and with the optimizer offloaded (ZeRO-Offload) the master weights
+  /// and optimizer state, which the host's AdamW alone touches. Empty when neither.
   ArenaRegion hostResident;
   bool timesOps; ///< the steps report each op to StepContext::opTimer (bertc --time-ops)
 };

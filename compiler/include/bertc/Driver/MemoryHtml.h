@@ -46,6 +46,8 @@ struct MemoryPicture {
   /// Host memory an offloaded optimizer pins (its masters and state are not in the arena
   /// drawn); 0 when the optimizer is on the device.
   int64_t hostPinnedBytes = 0;
+  /// Frozen 16-bit parameters' fp32 masters, in host memory (not in the arena drawn).
+  int64_t hostFrozenMasterBytes = 0;
   int64_t peakStep = 0; ///< schedule position where the most bytes are live
   /// Bytes per category in display order ("parameters", "gradients", ..., "reserve").
   std::vector<std::pair<std::string, int64_t>> categories;

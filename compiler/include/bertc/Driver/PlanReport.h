@@ -50,6 +50,9 @@ struct PlanSummary {
   int64_t hostMasterWeightBytes = 0;
   int64_t hostOptimizerStateBytes = 0;
   int64_t pinnedHostBytes = 0;
+  /// The fp32 masters of frozen 16-bit parameters, in host memory (#bert.plan's
+  /// frozen_masters): the device holds only their 16-bit working copies.
+  int64_t hostFrozenMasterBytes = 0;
   /// The host memory the offloaded optimizer may pin (--host-ram), set by the driver.
   int64_t hostRamBytes = 0;
   /// Of estimatedStepSeconds, the offloaded optimizer's: PCIe transfers and host AdamW.

@@ -307,6 +307,11 @@ def PlanBuffers : Pass<"bertc-plan-buffers", "mlir::ModuleOp"> {
     attribute `bert.optimizer_on_host`, and the device's optimizer tables no AdamW
     chunks. Refused with updates in the backward (-bertc-fuse-optimizer), which run on
     the device.
+
+    The fp32 masters of frozen 16-bit parameters are never read by a step (the forward
+    reads their 16-bit working copies; nothing updates them): they lie last, in the
+    host-resident end, as `#bert.plan`'s `frozen_masters`, for initialisation and
+    checkpoints only.
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", "256",
@@ -326,7 +331,7 @@ def VerifyBudget : Pass<"bertc-verify-budget", "mlir::ModuleOp"> {
     Re-derives, from the planned IR alone, what `-bertc-plan-buffers` promises, without
     its liveness or packing code, so that a bug in the planner cannot certify itself:
       1. the regions of `bert.plan` (parameters, master weights, gradients, optimizer
-         state, scratch, inputs, activations, gemm workspace) lie inside `arena_bytes`
+         state, scratch, inputs, activations, gemm workspace, frozen masters) lie inside `arena_bytes`
          and are pairwise disjoint;
       2. every slot (each result's `arena.offsets`, a parameter's `arena.value`,
          `arena.master` (fp32, for a 16-bit parameter), `arena.grad`, `arena.adam_m`,
