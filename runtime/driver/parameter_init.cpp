@@ -49,6 +49,34 @@ std::vector<std::string> checkpointNames(const std::string &name) {
   return names;
 }
 
+/// The safetensors file `initPath` names: itself, or a folder's model.safetensors. A folder
+/// with only PyTorch's or another framework's weights is refused with the conversion.
+std::string checkpointFile(const std::string &initPath) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(initPath))
+    return initPath;
+  fs::path folder(initPath), file = folder / "model.safetensors";
+  if (fs::exists(file))
+    return file.string();
+  if (fs::exists(folder / "pytorch_model.bin"))
+    throw SafetensorsError(
+        file.string() +
+        ": not there; the folder holds pytorch_model.bin, which bertc does not "
+        "read (a pickle can run code). Convert it once, beside it: python3 -c \"import torch; "
+        "from safetensors.torch import save_file; d = '" +
+        initPath +
+        "'; s = torch.load(d + "
+        "'/pytorch_model.bin', map_location='cpu', weights_only=True); save_file({k: "
+        "v.contiguous().clone() for k, v in s.items()}, d + '/model.safetensors', "
+        "metadata={'format': 'pt'})\"");
+  for (const char *other : {"tf_model.h5", "flax_model.msgpack"})
+    if (fs::exists(folder / other))
+      throw SafetensorsError(file.string() + ": not there; the folder holds " + other +
+                             " only: save the model from transformers with "
+                             "save_pretrained(folder, safe_serialization=True)");
+  return file.string();
+}
+
 } // namespace
 
 /// Hugging Face's _init_weights for parameter `p`: normal(0, initializerRange), zeros or
@@ -81,9 +109,7 @@ void initializeParameter(const TrainerPlan &plan, std::byte *arena, size_t p, ui
 /// Tensors the model does not use are counted, not read.
 void loadParameters(const TrainerPlan &plan, std::byte *arena, const std::string &initPath,
                     uint64_t seed, const std::function<void(const std::string &)> &inform) {
-  std::string path = std::filesystem::is_directory(initPath)
-                         ? (std::filesystem::path(initPath) / "model.safetensors").string()
-                         : initPath;
+  std::string path = checkpointFile(initPath);
   SafetensorsReader reader(path);
   std::set<std::string> used;
   std::string freshHead;

@@ -147,6 +147,41 @@ TEST(TrainerDriver, InitErrorsNameTheTensor) {
                          ": tensor classifier.bias: file has [3], model expects [2]\n");
 }
 
+TEST(TrainerDriver, InitFolderWithoutSafetensorsSaysHowToConvert) {
+  ScratchDir dir;
+  std::string data = writeData(dir);
+  std::string folder = dir.file("hf");
+  std::filesystem::create_directory(folder);
+  testing::writeText(folder + "/tf_model.h5", "");
+  RunResult run = runTrainer(dir, "--data " + data + " --init " + folder);
+  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_EQ(run.err, "trainer: error: " + folder +
+                         "/model.safetensors: not there; the folder holds tf_model.h5 only: save "
+                         "the model from transformers with save_pretrained(folder, "
+                         "safe_serialization=True)\n");
+
+  testing::writeText(folder + "/pytorch_model.bin", "");
+  run = runTrainer(dir, "--data " + data + " --init " + folder);
+  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_EQ(run.err.rfind("trainer: error: " + folder +
+                              "/model.safetensors: not there; the folder holds "
+                              "pytorch_model.bin, which bertc does not read",
+                          0),
+            0u)
+      << run.err;
+  EXPECT_NE(run.err.find("d = '" + folder + "'; s = torch.load(d + '/pytorch_model.bin'"),
+            std::string::npos)
+      << run.err;
+
+  // Without another framework's weights, the file is simply missing.
+  std::filesystem::remove(folder + "/pytorch_model.bin");
+  std::filesystem::remove(folder + "/tf_model.h5");
+  run = runTrainer(dir, "--data " + data + " --init " + folder);
+  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_EQ(run.err.rfind("trainer: error: " + folder + "/model.safetensors: cannot open", 0), 0u)
+      << run.err;
+}
+
 TEST(TrainerDriver, DataErrorsExitWithOne) {
   ScratchDir dir;
   std::string missing = dir.file("absent.jsonl");
