@@ -205,6 +205,45 @@ SmallVector<std::pair<StringRef, ByteRange>, 9> PlanAttr::getRegions() const {
           {"frozen_masters", getFrozenMasters()}};
 }
 
+/// Which side of the device arena's end each region lies on: host memory holds what no
+/// device step touches, the frozen masters (last) and, when the host's AdamW alone touches
+/// them, the master weights and optimizer state (together); the device holds the rest.
+static LogicalResult verifyPlacement(function_ref<InFlightDiagnostic()> emitError,
+                                     ArrayRef<std::pair<StringRef, ByteRange>> regions,
+                                     int64_t deviceBytes) {
+  std::optional<bool> optimizerOnHost;
+  for (auto [name, range] : regions) {
+    if (range.bytes == 0)
+      continue;
+    bool onHost = range.offset >= deviceBytes, onDevice = range.end() <= deviceBytes;
+    auto misplaced = [&, name = name, range = range](StringRef where) {
+      return emitError() << "#bert.plan region '" << name << "' [" << range.offset << ", "
+                         << range.end() << ") must lie " << where
+                         << " the host-resident end of the arena (from " << deviceBytes << ")";
+    };
+    if (name == "frozen_masters") {
+      bool last = llvm::all_of(regions, [&](const std::pair<StringRef, ByteRange> &other) {
+        return other.first == name || other.second.bytes == 0 || other.second.end() <= range.offset;
+      });
+      if (!onHost || !last)
+        return misplaced("last, in");
+      continue;
+    }
+    bool optimizer = name == "master_weights" || name == "optimizer_state";
+    if (!optimizer && !onDevice)
+      return misplaced("before");
+    if (optimizer && !onHost && !onDevice)
+      return misplaced("wholly before or wholly in");
+    if (optimizer && optimizerOnHost && *optimizerOnHost != onHost)
+      return emitError() << "#bert.plan regions 'master_weights' and 'optimizer_state' must "
+                            "lie on the same side of the host-resident end of the arena (from "
+                         << deviceBytes << ")";
+    if (optimizer)
+      optimizerOnHost = onHost;
+  }
+  return success();
+}
+
 LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t arenaBytes,
                                ByteRange parameters, ByteRange masterWeights, ByteRange gradients,
                                ByteRange optimizerState, ByteRange scratch, ByteRange inputs,
@@ -232,21 +271,9 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, int
     if (range.offset < 0 || range.bytes < 0 || end > arenaBytes)
       return emitError() << "#bert.plan region '" << name << "' [" << range.offset << ", " << end
                          << ") is not inside the arena of " << arenaBytes << " bytes";
-    // Host memory holds what no device step touches: the frozen masters, and the masters
-    // and optimizer state when the host's AdamW alone touches them. The device the rest.
-    bool onHost = range.offset >= deviceBytes, onDevice = end <= deviceBytes;
-    if (range.bytes == 0 || (name == "frozen_masters" ? onHost : onDevice))
-      continue;
-    if (name == "frozen_masters")
-      return emitError() << "#bert.plan region 'frozen_masters' [" << range.offset << ", " << end
-                         << ") must lie in the host-resident end of the arena (from " << deviceBytes
-                         << ")";
-    bool eitherSide = name == "master_weights" || name == "optimizer_state";
-    if (!eitherSide || !onHost)
-      return emitError() << "#bert.plan region '" << name << "' [" << range.offset << ", " << end
-                         << ") must lie " << (eitherSide ? "wholly before or wholly in" : "before")
-                         << " the host-resident end of the arena (from " << deviceBytes << ")";
   }
+  if (failed(verifyPlacement(emitError, regions, deviceBytes)))
+    return failure();
   StringRef hostNote = hostBytes > 0 ? " before its host-resident end" : "";
   if (lowerBoundBytes < 0 || lowerBoundBytes > deviceBytes)
     return emitError() << "#bert.plan lower_bound_bytes " << lowerBoundBytes

@@ -79,6 +79,21 @@ module attributes {bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 5
 // -----
 
 // The frozen masters, which no step reads, are in the host-resident end.
-// expected-error@+1 {{#bert.plan region 'frozen_masters' [768, 968) must lie in the host-resident end of the arena (from 2048)}}
+// expected-error@+1 {{#bert.plan region 'frozen_masters' [768, 968) must lie last, in the host-resident end of the arena (from 2048)}}
 module attributes {bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [2304, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 768], gemm_workspace = [0, 0], lower_bound_bytes = 1984, loss = 1472, host_bytes = 1216, frozen_masters = [768, 200]>} {
+}
+
+// -----
+
+// ... and last, after an offloaded optimizer's masters and state.
+// expected-error@+1 {{#bert.plan region 'frozen_masters' [2048, 2248) must lie last, in the host-resident end of the arena (from 2048)}}
+module attributes {bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [2304, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 768], gemm_workspace = [0, 0], lower_bound_bytes = 1984, loss = 1472, host_bytes = 1216, frozen_masters = [2048, 200]>} {
+}
+
+// -----
+
+// The master weights and the optimizer state lie on the same side: the host's AdamW reads
+// both, or the device's.
+// expected-error@+1 {{#bert.plan regions 'master_weights' and 'optimizer_state' must lie on the same side of the host-resident end of the arena (from 2048)}}
+module attributes {bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [768, 200], gradients = [640, 72], optimizer_state = [2304, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 768], gemm_workspace = [0, 0], lower_bound_bytes = 1984, loss = 1472, host_bytes = 1216>} {
 }

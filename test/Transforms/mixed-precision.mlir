@@ -1,7 +1,8 @@
 // RUN: bertc-opt %s -split-input-file -bertc-mixed-precision=precision=bf16 | FileCheck %s
 // RUN: bertc-opt %s -split-input-file -bertc-mixed-precision=precision=fp16 | FileCheck %s --check-prefix=FP16
 // RUN: bertc-opt %s -split-input-file -bertc-mixed-precision=precision=fp32 | FileCheck %s --check-prefix=FP32
-// RUN: bertc-opt %s -split-input-file -bertc-mixed-precision=precision=bf16 -bertc-plan-buffers=alignment=64 | FileCheck %s --check-prefix=PLAN
+// RUN: bertc-opt %s -split-input-file -bertc-mixed-precision=precision=bf16 -bertc-plan-buffers="alignment=64 host-frozen-masters=true" | FileCheck %s --check-prefix=PLAN
+// RUN: bertc-opt %s -split-input-file -bertc-mixed-precision=precision=bf16 -bertc-plan-buffers=alignment=64 | FileCheck %s --check-prefix=PLAN-CPU
 
 // A train-stage module (embedding, LayerNorm with a frozen beta, the [CLS] token, a
 // classifier) as -bertc-autodiff and -bertc-insert-optimizer leave it, all fp32.
@@ -53,10 +54,10 @@
 // FP32-NOT: bert.cast
 // FP32: bert.fill 1.000000e+00 : tensor<f32>
 
-// The plan (batch 4, seq 8, alignment 64): bf16 working copies, fp32 masters for every
-// trainable parameter, fp32 gradients and moments for the trainable ones; the frozen
-// ln.bias's fp32 master (kept so that a checkpoint holds its exact fp32 values) in host
-// memory, after the device arena: no step reads it.
+// The plan (batch 4, seq 8, alignment 64) for a GPU (host-frozen-masters): bf16 working
+// copies, fp32 masters for every trainable parameter, fp32 gradients and moments for the
+// trainable ones; the frozen ln.bias's fp32 master (kept so that a checkpoint holds its
+// exact fp32 values) in host memory, after the device arena: no step reads it.
 //   parameters: emb 16*8*2 = 256 B @0, ln.weight 16 @256, ln.bias 16 @320, w 32 @384,
 //               b 4 @448                                         [0, 452)
 //   masters:    emb 512 @512, ln.weight 32 @1024, w 64 @1088, b 8 @1152
@@ -66,6 +67,12 @@
 //   ... device arena 5632 B; host: ln.bias master 32 B @5632, host_bytes 64 (aligned)
 // PLAN: arena_bytes = 5696, parameters = [0, 452], master_weights = [512, 648], gradients = [1216, 648]
 // PLAN-SAME: host_bytes = 64, frozen_masters = [5632, 32]>
+// For the CPU, whose arena is host memory, the frozen master lies among the others:
+//   masters:    emb 512 @512, ln.weight 32 @1024, ln.bias 32 @1088, w 64 @1152, b 8 @1216
+//                                                                [512, 1224): 712 B
+// PLAN-CPU: parameters = [0, 452], master_weights = [512, 712], gradients = [1280, 648]
+// PLAN-CPU-NOT: frozen_masters
+// PLAN-CPU: bert.param "ln.bias" {arena.master = 1088 : i64, arena.value = 320 : i64,
 // PLAN-LABEL: func.func @micro_step
 // PLAN: bert.param "emb" {arena.adam_m = 1920 : i64, arena.adam_v = 2624 : i64, arena.grad = 1216 : i64, arena.master = 512 : i64, arena.value = 0 : i64
 // PLAN: bert.param "ln.bias" {arena.master = 5632 : i64, arena.value = 320 : i64,

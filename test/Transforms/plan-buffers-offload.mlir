@@ -1,8 +1,8 @@
-// RUN: bertc-opt %s -split-input-file -verify-diagnostics -bertc-autodiff -bertc-insert-optimizer -bertc-mixed-precision="precision=bf16" -bertc-plan-buffers="alignment=64 offload-optimizer=true" -bertc-verify-budget | FileCheck %s
+// RUN: bertc-opt %s -split-input-file -verify-diagnostics -bertc-autodiff -bertc-insert-optimizer -bertc-mixed-precision="precision=bf16" -bertc-plan-buffers="alignment=64 offload-optimizer=true host-frozen-masters=true" -bertc-verify-budget | FileCheck %s
 
 // With offload-optimizer the fp32 masters and the AdamW moments, which only the host's
-// AdamW reads, move behind the device arena, followed by the frozen t's master, which no
-// step reads. Slots aligned to 64:
+// AdamW reads, move behind the device arena, followed (host-frozen-masters) by the frozen
+// t's master, which no step reads. Slots aligned to 64:
 //   parameters (bf16): t [16,64] 2048 B @0, w [64,64] 8192 B @2048, b [64] 128 B @10240
 //   gradients (fp32): w 16384 B @10368, b 256 B @26752             [10368, 27008)
 //   inputs @27008, activations [27200, 44612), no GEMM workspace: device arena 44672

@@ -401,3 +401,30 @@ module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan =
     return %9 : tensor<f32>
   }
 }
+
+// -----
+
+// The optimizer state in the host-resident end, but no bert.optimizer_on_host: the
+// device's AdamW would read bytes the device does not hold.
+// expected-error@+1 {{the master weights and optimizer state are in host memory, but the optimizer runs on the device}}
+module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.plan = #bert.plan<arena_bytes = 3520, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [3264, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 2048], gemm_workspace = [0, 0], lower_bound_bytes = 3264, loss = 1472, host_bytes = 256>, bert.train = #bert.train<batch = 4, epochs = 1, steps = 0, lr = 1.0e-03, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "constant", warmup = 0.0, seed = 42, shuffle = false, num_labels = 2, initializer_range = 0.02, vocab = 16, type_vocab = 2, task = "classification", max_grad_norm = 0.0>} {
+  func.func @micro_step() -> tensor<f32> {
+    %0 = bert.input "input_ids" {arena.offsets = array<i64: 1024>} : tensor<?x?xi32>
+    %1 = bert.input "labels" {arena.offsets = array<i64: 1152>} : tensor<?xi32>
+    %2 = bert.param "t" {arena.value = 0 : i64, decay = true, group = "embeddings", init = "normal", trainable = false} : tensor<16x8xf32>
+    %3 = bert.embedding %0, %2 {arena.offsets = array<i64: 1216>} : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+    %4 = bert.gelu %3 {arena.offsets = array<i64: 2240>} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+    %5 = bert.select_token %4 {arena.offsets = array<i64: 1216>, index = 0 : i64} : (tensor<?x?x8xf32>) -> tensor<?x8xf32>
+    %6 = bert.param "w" {arena.adam_m = 3264 : i64, arena.adam_v = 3392 : i64, arena.grad = 640 : i64, arena.value = 512 : i64, decay = true, group = "classifier", init = "normal", trainable = true} : tensor<2x8xf32>
+    %7 = bert.param "b" {arena.adam_m = 3328 : i64, arena.adam_v = 3456 : i64, arena.grad = 704 : i64, arena.value = 576 : i64, decay = false, group = "classifier", init = "zeros", trainable = true} : tensor<2xf32>
+    %8 = bert.linear %5, %6, %7 {arena.offsets = array<i64: 1344>} : (tensor<?x8xf32>, tensor<2x8xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+    %9 = bert.cross_entropy %8, %1 {arena.offsets = array<i64: 1472>} : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+    %10 = bert.fill 1.000000e+00 {arena.offsets = array<i64: 1536>} : tensor<f32>
+    %11 = bert.cross_entropy_grad %10, %8, %1 {arena.offsets = array<i64: 1408>} : (tensor<f32>, tensor<?x2xf32>, tensor<?xi32>) -> tensor<?x2xf32>
+    %12 = bert.linear_grad_weight %11, %5 {arena.offsets = array<i64: 1344>} : (tensor<?x2xf32>, tensor<?x8xf32>) -> tensor<2x8xf32>
+    %13 = bert.bias_grad %11 {arena.offsets = array<i64: 1216>} : (tensor<?x2xf32>) -> tensor<2xf32>
+    bert.accumulate_grad %6, %12 : tensor<2x8xf32>, tensor<2x8xf32>
+    bert.accumulate_grad %7, %13 : tensor<2xf32>, tensor<2xf32>
+    return %9 : tensor<f32>
+  }
+}

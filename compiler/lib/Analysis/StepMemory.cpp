@@ -7,6 +7,8 @@
 #include "bertc/Analysis/TrainModule.h"
 #include "bertc/abi/adamw_8bit_state.h"
 
+#include <limits>
+
 using namespace mlir;
 
 namespace bertc {
@@ -57,6 +59,9 @@ FailureOr<StepMemory> analyzeStepMemory(ModuleOp module) {
   for (Operation &op : body)
     memory.steps.push_back(op.getName().getStringRef().str());
   llvm::StringMap<int64_t> eightBit = eightBitStateBlocks(module);
+  // Slots from here on are in host memory (an offloaded optimizer's, frozen masters).
+  bert::PlanAttr plan = findPlan(module);
+  int64_t deviceBytes = plan ? plan.getDeviceBytes() : std::numeric_limits<int64_t>::max();
   microStep->walk([&](bert::ParamOp param) {
     PlannedParam planned;
     std::string locName;
@@ -87,7 +92,8 @@ FailureOr<StepMemory> analyzeStepMemory(ModuleOp module) {
       if (auto offset = param->getAttrOfType<IntegerAttr>(key)) {
         auto [bytes, dtype] = slotBytes(key);
         planned.slots.push_back({key.str(), offset.getInt(), bytes, dtype});
-        planned.totalBytes += bytes;
+        if (offset.getInt() < deviceBytes)
+          planned.totalBytes += bytes;
       }
     memory.params.push_back(std::move(planned));
   });

@@ -29,8 +29,8 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const Pipeline
     // Before anything prices the step: the kernels it is priced for, the CUDA trainer's
     // whenever there is a GPU to price them on.
     LowerToTargetOptions lowering;
-    lowering.target =
-        deviceModel(options.arch).target == mlir::bert::CostTarget::Cuda ? "cuda" : "cpu";
+    bool gpu = deviceModel(options.arch).target == mlir::bert::CostTarget::Cuda;
+    lowering.target = gpu ? "cuda" : "cpu";
     lowering.tf32 = options.tf32;
     lowering.attentionHeadChunk = options.attentionHeadChunk;
     pm.addPass(createLowerToTarget(lowering));
@@ -43,6 +43,7 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const Pipeline
       remat.gemmWorkspace = options.gemmWorkspaceBytes;
       remat.fuseOptimizer = options.fuseOptimizer;
       remat.offloadOptimizer = options.offloadOptimizer;
+      remat.hostFrozenMasters = gpu;
       pm.addPass(createRematerialize(remat));
     }
     // Before planning: the order decides how long tensors live, and so the peak.
@@ -58,6 +59,8 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const Pipeline
     PlanBuffersOptions planning;
     planning.gemmWorkspace = options.gemmWorkspaceBytes;
     planning.offloadOptimizer = options.offloadOptimizer;
+    // On a GPU, frozen parameters' fp32 masters wait in host memory for the checkpoint.
+    planning.hostFrozenMasters = gpu;
     pm.addPass(createPlanBuffers(planning));
   }
   if (to >= Stage::Planned) {

@@ -68,7 +68,7 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     //    in the backward (-bertc-fuse-optimizer) has no gradient slot: its gradient is an
     //    activation that dies at its update. With offload-optimizer the masters and the
     //    optimizer state are laid out last instead (step 6), as are frozen parameters'
-    //    masters always: no step reads them.
+    //    masters with host-frozen-masters: no step reads them.
     SmallVector<ParamOp> params;
     microStep->walk([&](ParamOp p) { params.push_back(p); });
     eightBit = bertc::eightBitStateBlocks(module);
@@ -86,7 +86,7 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     }
     RegionCursor masters = values.next();
     if (!offloadOptimizer)
-      layoutMasters(params, /*trainable=*/true, masters);
+      layoutMasters(params, hostFrozenMasters ? Masters::Trainable : Masters::All, masters);
     RegionCursor grads = masters.next();
     for (bool eightBitState : {false, true})
       for (ParamOp p : params)
@@ -157,17 +157,18 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     int64_t deviceBytes = bertc::alignTo(gemm.end, alignment);
     int64_t fixedBytes = activationsBegin + (gemm.end - gemm.begin);
     // 6. Host memory, after the device arena: offloaded, the masters and the optimizer
-    //    state; then the frozen parameters' masters, which only initialisation and
-    //    checkpoints read (the steps read their 16-bit working copies).
+    //    state; then, with host-frozen-masters, the frozen parameters' masters, which only
+    //    initialisation and checkpoints read (the steps read their 16-bit working copies).
     RegionCursor frozenMasters{deviceBytes, deviceBytes, alignment};
     if (offloadOptimizer) {
       masters = frozenMasters;
-      layoutMasters(params, /*trainable=*/true, masters);
+      layoutMasters(params, hostFrozenMasters ? Masters::Trainable : Masters::All, masters);
       moments = masters.next();
       layoutMoments(params, moments);
       frozenMasters = moments.next();
     }
-    layoutMasters(params, /*trainable=*/false, frozenMasters);
+    if (hostFrozenMasters)
+      layoutMasters(params, Masters::Frozen, frozenMasters);
     // 7. The optimizer's parameter reads share the micro-step's slots.
     if (auto optimizerStep = module.lookupSymbol<func::FuncOp>(bertc::kOptimizerStep)) {
       llvm::StringMap<ParamOp> byName;
@@ -194,12 +195,15 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
                                   frozen.bytes > 0 ? frozen : ByteRange{}));
   }
 
-  /// The fp32 masters of the trainable (or the frozen) 16-bit parameters, in program order.
-  void layoutMasters(ArrayRef<ParamOp> params, bool trainable, RegionCursor &masters) {
+  enum class Masters { All, Trainable, Frozen };
+  /// The fp32 masters of the 16-bit parameters `which` takes, in program order.
+  void layoutMasters(ArrayRef<ParamOp> params, Masters which, RegionCursor &masters) {
     Builder b(&getContext());
-    for (ParamOp p : params)
-      if (!p.getResult().getType().getElementType().isF32() && p.getTrainable() == trainable)
+    for (ParamOp p : params) {
+      bool taken = which == Masters::All || p.getTrainable() == (which == Masters::Trainable);
+      if (!p.getResult().getType().getElementType().isF32() && taken)
         p->setAttr("arena.master", b.getI64IntegerAttr(masters.take(fp32Bytes(p))));
+    }
   }
 
   /// The optimizer state: the fp32 moments (all m, then all v), then each 8-bit state as

@@ -189,6 +189,7 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
     bertc::PlanBuffersOptions planning;
     planning.gemmWorkspace = gemmWorkspace;
     planning.offloadOptimizer = offloadOptimizer;
+    planning.hostFrozenMasters = hostFrozenMasters;
     pipeline.addPass(bertc::createPlanBuffers(planning));
     LogicalResult planned = runPipeline(pipeline, copy);
     bert::PlanAttr plan = bertc::findPlan(copy);

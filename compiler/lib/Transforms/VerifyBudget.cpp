@@ -101,7 +101,19 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
     checkLiveOverlaps();
     checkOptimizerStep(module, *microStep);
     checkLoss(module, *microStep);
-    if (bertc::optimizerOnHost(module) && !updatedInBackward.empty()) {
+    // #bert.plan keeps the masters and the optimizer state together on one side of the
+    // device arena's end: the host's side exactly when the host runs the optimizer.
+    bool optimizerOnHost = bertc::optimizerOnHost(module);
+    for (ByteRange range : {plan.getMasterWeights(), plan.getOptimizerState()})
+      if (range.bytes > 0 && (range.offset >= plan.getDeviceBytes()) != optimizerOnHost) {
+        module.emitError() << "the master weights and optimizer state are in "
+                           << (optimizerOnHost ? "device" : "host")
+                           << " memory, but the optimizer runs on the "
+                           << (optimizerOnHost ? "host" : "device");
+        ok = false;
+        break;
+      }
+    if (optimizerOnHost && !updatedInBackward.empty()) {
       module.emitError("the optimizer runs on the host, but @micro_step updates parameters on "
                        "the device");
       ok = false;
@@ -212,7 +224,9 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
           else if (isMoment && isEightBit)
             slotBytes = count;
           auto offset = param->getAttrOfType<IntegerAttr>(key);
-          StringRef region = isMaster && !param.getTrainable() ? "frozen_masters" : regionName;
+          // A frozen parameter's master: in host memory when the plan keeps them there.
+          bool hostMaster = isMaster && !param.getTrainable() && plan.getFrozenMasters().bytes > 0;
+          StringRef region = hostMaster ? "frozen_masters" : regionName;
           if (offset)
             addSlot(&op, ("\"" + param.getName() + "\" " + key).str(), offset.getInt(), slotBytes,
                     region, 0, lastStep);

@@ -37,7 +37,7 @@ struct PlannedParam {
   std::string shape;
   std::string origin;
   int64_t bytes = 0;      ///< the value alone
-  int64_t totalBytes = 0; ///< value, master, gradient and AdamW state
+  int64_t totalBytes = 0; ///< value, master, gradient and AdamW state on the device
   /// One of its arena slots: "arena.value", "arena.master" when 16-bit, for a trainable one
   /// "arena.grad", "arena.adam_m", "arena.adam_v" and, with 8-bit state (whose moments are
   /// u8 codes), "arena.adam_m_absmax", "arena.adam_v_absmax".

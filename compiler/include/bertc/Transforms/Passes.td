@@ -163,6 +163,9 @@ def Rematerialize : Pass<"bertc-rematerialize", "mlir::ModuleOp"> {
            "whether the final plan keeps the optimizer in host memory (plan-buffers' "
            "offload-optimizer), which the trial plans then do too: the budget is the "
            "device arena's">,
+    Option<"hostFrozenMasters", "host-frozen-masters", "bool", "false",
+           "whether the final plan keeps frozen parameters' fp32 masters in host memory "
+           "(plan-buffers' host-frozen-masters), which the trial plans then do too">,
   ];
   let dependentDialects = ["mlir::bert::BertDialect"];
 }
@@ -309,9 +312,9 @@ def PlanBuffers : Pass<"bertc-plan-buffers", "mlir::ModuleOp"> {
     the device.
 
     The fp32 masters of frozen 16-bit parameters are never read by a step (the forward
-    reads their 16-bit working copies; nothing updates them): they lie last, in the
-    host-resident end, as `#bert.plan`'s `frozen_masters`, for initialisation and
-    checkpoints only.
+    reads their 16-bit working copies; nothing updates them): with `host-frozen-masters`
+    (a GPU target) they lie last, in the host-resident end, as `#bert.plan`'s
+    `frozen_masters`, for initialisation and checkpoints only; else among the others.
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", "256",
@@ -321,6 +324,9 @@ def PlanBuffers : Pass<"bertc-plan-buffers", "mlir::ModuleOp"> {
     Option<"offloadOptimizer", "offload-optimizer", "bool", "false",
            "keep the master weights and optimizer state in host memory, where "
            "@optimizer_step runs">,
+    Option<"hostFrozenMasters", "host-frozen-masters", "bool", "false",
+           "keep the fp32 masters of frozen 16-bit parameters in host memory, after the "
+           "device arena (a GPU target; on the CPU the arena is host memory already)">,
   ];
   let dependentDialects = ["mlir::bert::BertDialect"];
 }
