@@ -4,6 +4,7 @@
 
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/safetensors.h"
+#include "bertc/runtime/torch_checkpoint.h"
 
 #include <algorithm>
 #include <cmath>
@@ -49,8 +50,9 @@ std::vector<std::string> checkpointNames(const std::string &name) {
   return names;
 }
 
-/// The safetensors file `initPath` names: itself, or a folder's model.safetensors. A folder
-/// with only PyTorch's or another framework's weights is refused with the conversion.
+/// The checkpoint file `initPath` names: itself, or a folder's model.safetensors, else its
+/// pytorch_model.bin. A folder with only another framework's weights is refused with how to
+/// save them.
 std::string checkpointFile(const std::string &initPath) {
   namespace fs = std::filesystem;
   if (!fs::is_directory(initPath))
@@ -59,16 +61,7 @@ std::string checkpointFile(const std::string &initPath) {
   if (fs::exists(file))
     return file.string();
   if (fs::exists(folder / "pytorch_model.bin"))
-    throw SafetensorsError(
-        file.string() +
-        ": not there; the folder holds pytorch_model.bin, which bertc does not "
-        "read (a pickle can run code). Convert it once, beside it: python3 -c \"import torch; "
-        "from safetensors.torch import save_file; d = '" +
-        initPath +
-        "'; s = torch.load(d + "
-        "'/pytorch_model.bin', map_location='cpu', weights_only=True); save_file({k: "
-        "v.contiguous().clone() for k, v in s.items()}, d + '/model.safetensors', "
-        "metadata={'format': 'pt'})\"");
+    return (folder / "pytorch_model.bin").string();
   for (const char *other : {"tf_model.h5", "flax_model.msgpack"})
     if (fs::exists(folder / other))
       throw SafetensorsError(file.string() + ": not there; the folder holds " + other +
@@ -77,40 +70,10 @@ std::string checkpointFile(const std::string &initPath) {
   return file.string();
 }
 
-} // namespace
-
-/// Hugging Face's _init_weights for parameter `p`: normal(0, initializerRange), zeros or
-/// ones, and the word embeddings' padding row zeros. Element i is a Box–Muller transform of
-/// the counter-based uniforms (seed, p, 2i) and (seed, p, 2i+1), so each value depends on
-/// nothing but the seed and its position.
-void initializeParameter(const TrainerPlan &plan, std::byte *arena, size_t p, uint64_t seed) {
-  const double twoPi = 6.283185307179586;
-  const ParamSlot &param = plan.params[p];
-  float *values = valuesOf(arena, param);
-  for (int64_t i = 0; i < param.numel; ++i) {
-    if (param.init != ParamInit::Normal) {
-      values[i] = param.init == ParamInit::Ones ? 1.0f : 0.0f;
-      continue;
-    }
-    double u1 = 1.0 - counterUniform(seed, kInitRandomStep, uint32_t(p), 2 * uint64_t(i));
-    double u2 = counterUniform(seed, kInitRandomStep, uint32_t(p), 2 * uint64_t(i) + 1);
-    values[i] =
-        float(plan.train.initializerRange * std::sqrt(-2.0 * std::log(u1)) * std::cos(twoPi * u2));
-  }
-  if (std::strcmp(param.name, kWordEmbeddings) == 0 && param.rank == 2 &&
-      kPadTokenId < param.shape[0])
-    std::fill_n(values + kPadTokenId * param.shape[1], param.shape[1], 0.0f);
-}
-
-/// Loads the parameters from a safetensors file (or DIR/model.safetensors). Every encoder
-/// parameter ("bert.*" but the pooler) must be there; a task-head or pooler parameter the
-/// file lacks (a pretraining checkpoint has no classifier, a token-classification one no
-/// pooler) is initialised from the seed, as Hugging Face's from_pretrained does, and listed.
-/// Tensors the model does not use are counted, not read.
-void loadParameters(const TrainerPlan &plan, std::byte *arena, const std::string &initPath,
-                    uint64_t seed, const std::function<void(const std::string &)> &inform) {
-  std::string path = checkpointFile(initPath);
-  SafetensorsReader reader(path);
+/// loadParameters from an open checkpoint (SafetensorsReader or TorchCheckpointReader).
+template <class Reader>
+void loadFrom(Reader &reader, const std::string &path, const TrainerPlan &plan, std::byte *arena,
+              uint64_t seed, const std::function<void(const std::string &)> &inform) {
   std::set<std::string> used;
   std::string freshHead;
   for (size_t p = 0; p < plan.numParams; ++p) {
@@ -136,6 +99,49 @@ void loadParameters(const TrainerPlan &plan, std::byte *arena, const std::string
          " in the file not used by this model ignored");
   if (!freshHead.empty())
     inform("init: not in the checkpoint, initialised from the seed: " + freshHead);
+}
+} // namespace
+
+/// Hugging Face's _init_weights for parameter `p`: normal(0, initializerRange), zeros or
+/// ones, and the word embeddings' padding row zeros. Element i is a Box–Muller transform of
+/// the counter-based uniforms (seed, p, 2i) and (seed, p, 2i+1), so each value depends on
+/// nothing but the seed and its position.
+void initializeParameter(const TrainerPlan &plan, std::byte *arena, size_t p, uint64_t seed) {
+  const double twoPi = 6.283185307179586;
+  const ParamSlot &param = plan.params[p];
+  float *values = valuesOf(arena, param);
+  for (int64_t i = 0; i < param.numel; ++i) {
+    if (param.init != ParamInit::Normal) {
+      values[i] = param.init == ParamInit::Ones ? 1.0f : 0.0f;
+      continue;
+    }
+    double u1 = 1.0 - counterUniform(seed, kInitRandomStep, uint32_t(p), 2 * uint64_t(i));
+    double u2 = counterUniform(seed, kInitRandomStep, uint32_t(p), 2 * uint64_t(i) + 1);
+    values[i] =
+        float(plan.train.initializerRange * std::sqrt(-2.0 * std::log(u1)) * std::cos(twoPi * u2));
+  }
+  if (std::strcmp(param.name, kWordEmbeddings) == 0 && param.rank == 2 &&
+      kPadTokenId < param.shape[0])
+    std::fill_n(values + kPadTokenId * param.shape[1], param.shape[1], 0.0f);
+}
+
+/// Loads the parameters from a safetensors file, a PyTorch one (torch.save's, as
+/// pytorch_model.bin) or a folder holding either. Every encoder parameter ("bert.*" but the
+/// pooler) must be there; a task-head or pooler parameter the file lacks (a pretraining
+/// checkpoint has no classifier, a token-classification one no pooler) is initialised from
+/// the seed, as Hugging Face's from_pretrained does, and listed. Tensors the model does not
+/// use are counted, not read.
+void loadParameters(const TrainerPlan &plan, std::byte *arena, const std::string &initPath,
+                    uint64_t seed, const std::function<void(const std::string &)> &inform) {
+  std::string path = checkpointFile(initPath);
+  bool binary = path.size() >= 4 && path.compare(path.size() - 4, 4, ".bin") == 0;
+  if (binary || looksLikeTorchCheckpoint(path)) {
+    TorchCheckpointReader reader(path);
+    loadFrom(reader, path, plan, arena, seed, inform);
+  } else {
+    SafetensorsReader reader(path);
+    loadFrom(reader, path, plan, arena, seed, inform);
+  }
 }
 
 } // namespace bertc

@@ -6,6 +6,8 @@
 #include "bertc/runtime/input_files.h"
 #include "bertc/runtime/save_files.h"
 
+#include "half_floats.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -35,39 +37,6 @@ std::string formatShape(const std::vector<int64_t> &shape) {
   for (size_t i = 0; i < shape.size(); ++i)
     text += (i ? "," : "") + std::to_string(shape[i]);
   return text + "]";
-}
-
-float bf16ToFloat(uint16_t bits) {
-  uint32_t wide = uint32_t(bits) << 16;
-  float value;
-  std::memcpy(&value, &wide, sizeof value);
-  return value;
-}
-
-/// IEEE binary16 to binary32, exact for every input (subnormals, infinities, NaN).
-float f16ToFloat(uint16_t bits) {
-  uint32_t sign = uint32_t(bits & 0x8000u) << 16;
-  uint32_t exponent = (bits >> 10) & 0x1Fu;
-  uint32_t mantissa = bits & 0x3FFu;
-  uint32_t wide;
-  if (exponent == 0x1F) {
-    wide = sign | 0x7F800000u | (mantissa << 13);
-  } else if (exponent != 0) {
-    wide = sign | ((exponent + 112) << 23) | (mantissa << 13);
-  } else if (mantissa == 0) {
-    wide = sign;
-  } else {
-    // Subnormal half: shift the mantissa up until its leading 1 becomes the implicit bit.
-    exponent = 113;
-    while ((mantissa & 0x400u) == 0) {
-      mantissa <<= 1;
-      --exponent;
-    }
-    wide = sign | (exponent << 23) | ((mantissa & 0x3FFu) << 13);
-  }
-  float value;
-  std::memcpy(&value, &wide, sizeof value);
-  return value;
 }
 
 uint64_t readLittleEndian64(const unsigned char *bytes) {
