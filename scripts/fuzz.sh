@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all_targets=(toml_job hf_config safetensors jsonl_rows text_table squad token_classification
+all_targets=(toml_job hf_config safetensors torch_checkpoint jsonl_rows text_table squad token_classification
              vocab_tokenizer trainer_state)
 hours="" seconds="" runs=""
 targets=()

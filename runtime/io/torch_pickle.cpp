@@ -318,6 +318,8 @@ private:
       throw error("no MARK");
     size_t mark = marks_.back();
     marks_.pop_back();
+    if (mark > stack_.size())
+      throw error("a MARK's values popped before it ends");
     std::vector<ValuePtr> items(stack_.begin() + long(mark), stack_.end());
     stack_.resize(mark);
     return items;
