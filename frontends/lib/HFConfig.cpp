@@ -2,7 +2,8 @@
 //
 // `[model] from = "DIR"` starts the model from a Hugging Face checkpoint folder. Its
 // config.json (a BertConfig) supplies the dimensions and dropout rates; model.safetensors
-// and vocab.txt, when present, become the initial weights and the tokenizer vocabulary.
+// (else pytorch_model.bin) and vocab.txt, when present, become the initial weights and the
+// tokenizer vocabulary.
 // Every problem is reported at the `from` key, naming the file.
 //
 //===----------------------------------------------------------------------===//
@@ -189,6 +190,8 @@ mlir::LogicalResult bertc::readHuggingFaceFolder(StringRef folder, mlir::FileLin
   head.labelNames = labelNames(*config);
 
   model.initCheckpoint = existingFile(folder, "model.safetensors");
+  if (model.initCheckpoint.empty())
+    model.initCheckpoint = existingFile(folder, "pytorch_model.bin");
   model.vocabFile = existingFile(folder, "vocab.txt");
   return mlir::success();
 }

@@ -47,7 +47,8 @@ struct ModelSpec {
   std::string family = "bert";
   /// Absolute path of the Hugging Face folder named by `from`; empty without one.
   std::string from;
-  /// Absolute path of `from`/model.safetensors when it exists: the default initial weights.
+  /// Absolute path of `from`/model.safetensors when it exists, else of its
+  /// pytorch_model.bin: the default initial weights.
   std::string initCheckpoint;
   /// Absolute path of `from`/vocab.txt when it exists: the tokenizer's vocabulary.
   std::string vocabFile;

@@ -20,7 +20,8 @@ namespace bertc {
 mlir::FailureOr<JobSpec> parseJobFile(llvm::StringRef path, mlir::MLIRContext &ctx);
 
 /// Fills `model` (and `head.labels`, `head.dropout`) from the Hugging Face BertConfig
-/// at `folder`/config.json and records model.safetensors and vocab.txt when present.
+/// at `folder`/config.json and records model.safetensors (else pytorch_model.bin) and
+/// vocab.txt when present.
 /// Diagnostics go to `fromLoc`, the location of the `from` key. Used by parseJobFile.
 mlir::LogicalResult readHuggingFaceFolder(llvm::StringRef folder, mlir::FileLineColLoc fromLoc,
                                           ModelSpec &model, HeadSpec &head);
