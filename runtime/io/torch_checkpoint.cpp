@@ -12,14 +12,15 @@ namespace bertc {
 
 namespace {
 
-/// torch.save's older format starts with a pickle (protocol 2) of a LONG1 magic number.
-constexpr char kLegacyStart[] = {'\x80', '\x02', '\x8a'};
+/// torch.save's older format starts with a pickle's PROTO (2 by default, up to 5).
 constexpr char kZipStart[] = {'P', 'K', '\x03', '\x04'};
 
 int64_t elementBytes(const std::string &dtype) {
-  if (dtype == "F64" || dtype == "I64")
+  if (dtype == "C128")
+    return 16;
+  if (dtype == "F64" || dtype == "I64" || dtype == "C64")
     return 8;
-  if (dtype == "F32" || dtype == "I32")
+  if (dtype == "F32" || dtype == "I32" || dtype == "Q32")
     return 4;
   if (dtype == "F16" || dtype == "BF16" || dtype == "I16")
     return 2;
@@ -33,6 +34,10 @@ std::string formatShape(const std::vector<int64_t> &shape) {
   return text + "]";
 }
 
+bool isLegacyStart(const std::string &start) {
+  return start.size() >= 2 && start[0] == '\x80' && start[1] >= 2 && start[1] <= 5;
+}
+
 std::string startOf(const std::string &path, size_t bytes) {
   std::ifstream file(path, std::ios::binary);
   std::string start(bytes, '\0');
@@ -44,7 +49,7 @@ std::string startOf(const std::string &path, size_t bytes) {
 
 bool looksLikeTorchCheckpoint(const std::string &path) {
   std::string start = startOf(path, 4);
-  return start.compare(0, 3, kLegacyStart, 3) == 0 || start.compare(0, 4, kZipStart, 4) == 0;
+  return isLegacyStart(start) || start.compare(0, 4, kZipStart, 4) == 0;
 }
 
 TorchCheckpointReader::TorchCheckpointReader(const std::string &path)
@@ -54,7 +59,7 @@ TorchCheckpointReader::TorchCheckpointReader(const std::string &path)
   std::string start = startOf(path, 4);
   if (start.compare(0, 4, kZipStart, 4) == 0)
     openZip();
-  else if (start.compare(0, 3, kLegacyStart, 3) == 0)
+  else if (isLegacyStart(start))
     openLegacy();
   else
     throw TorchCheckpointError(path + ": not a PyTorch checkpoint (neither a zip archive nor "
@@ -75,7 +80,7 @@ void TorchCheckpointReader::openZip() {
     throw TorchCheckpointError(path_ + ": data.pkl is compressed, which torch.save never does");
   file_.clear();
   file_.seekg(std::streamoff(pickle->second.offset));
-  tensors_ = unpickleStateDict(file_, pickle->second.offset + pickle->second.bytes, path_);
+  tensors_ = unpickleStateDict(file_, pickle->second.offset + pickle->second.bytes, path_).tensors;
   for (const auto &[name, tensor] : tensors_) {
     auto found = entries.find(archive + "data/" + tensor.storageKey);
     if (found == entries.end() || !found->second.stored)
@@ -95,10 +100,9 @@ void TorchCheckpointReader::openLegacy() {
   file_.seekg(0);
   for (int header = 0; header < 3; ++header)
     skipPickle(file_, fileBytes, path_);
-  tensors_ = unpickleStateDict(file_, fileBytes, path_);
-  std::map<std::string, std::string> dtypes;
-  for (const auto &[name, tensor] : tensors_)
-    dtypes[tensor.storageKey] = tensor.dtype;
+  PickledStateDict pickled = unpickleStateDict(file_, fileBytes, path_);
+  tensors_ = std::move(pickled.tensors);
+  const std::map<std::string, std::string> &dtypes = pickled.storageDtypes;
   for (const std::string &key : unpickleStrings(file_, fileBytes, path_)) {
     unsigned char count[8];
     if (!file_.read(reinterpret_cast<char *>(count), 8))
@@ -107,11 +111,13 @@ void TorchCheckpointReader::openLegacy() {
     for (int i = 7; i >= 0; --i)
       elements = elements << 8 | count[i];
     auto dtype = dtypes.find(key);
-    if (dtype == dtypes.end())
-      throw TorchCheckpointError(path_ + ": storage " + key + ": no tensor uses it");
-    uint64_t offset = uint64_t(file_.tellg());
-    uint64_t bytes = elements * uint64_t(elementBytes(dtype->second));
-    if (offset + bytes > fileBytes)
+    if (dtype == dtypes.end() || dtype->second.empty())
+      throw TorchCheckpointError(path_ + ": storage " + key + ": " +
+                                 (dtype == dtypes.end() ? "the pickle does not name it"
+                                                        : "of a type whose size is not known"));
+    uint64_t offset = uint64_t(file_.tellg()), bytes;
+    if (__builtin_mul_overflow(elements, uint64_t(elementBytes(dtype->second)), &bytes) ||
+        offset > fileBytes || bytes > fileBytes - offset)
       throw TorchCheckpointError(path_ + ": storage " + key + ": truncated file");
     storages_[key] = {offset, bytes};
     file_.seekg(std::streamoff(offset + bytes));

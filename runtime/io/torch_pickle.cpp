@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <deque>
+#include <set>
 
 namespace bertc {
 
@@ -25,14 +26,26 @@ struct Value {
 /// The dtype a typed storage class holds, in safetensors' names; empty for another class.
 std::string storageDtype(const std::string &global) {
   static const std::map<std::string, std::string> dtypes = {
-      {"torch.FloatStorage", "F32"},     {"torch.HalfStorage", "F16"},
-      {"torch.BFloat16Storage", "BF16"}, {"torch.DoubleStorage", "F64"},
-      {"torch.LongStorage", "I64"},      {"torch.IntStorage", "I32"},
-      {"torch.ShortStorage", "I16"},     {"torch.CharStorage", "I8"},
-      {"torch.ByteStorage", "U8"},       {"torch.BoolStorage", "BOOL"}};
+      {"torch.FloatStorage", "F32"},        {"torch.HalfStorage", "F16"},
+      {"torch.BFloat16Storage", "BF16"},    {"torch.DoubleStorage", "F64"},
+      {"torch.LongStorage", "I64"},         {"torch.IntStorage", "I32"},
+      {"torch.ShortStorage", "I16"},        {"torch.CharStorage", "I8"},
+      {"torch.ByteStorage", "U8"},          {"torch.BoolStorage", "BOOL"},
+      {"torch.ComplexFloatStorage", "C64"}, {"torch.ComplexDoubleStorage", "C128"},
+      {"torch.QInt8Storage", "Q8"},         {"torch.QUInt8Storage", "QU8"},
+      {"torch.QInt32Storage", "Q32"}};
   auto found = dtypes.find(global);
   return found == dtypes.end() ? "" : found->second;
 }
+
+/// The functions that rebuild a tensor (or a Parameter around one), evaluated by REDUCE.
+const std::set<std::string> kRebuilders = {
+    "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor_v3",
+    "torch._utils._rebuild_parameter", "torch._utils._rebuild_parameter_with_state"};
+
+/// A bound on the values one pickle makes: a state dict makes tens per tensor, and each
+/// value costs about a hundred bytes.
+constexpr size_t kMaxValues = size_t(1) << 20;
 
 class Unpickler {
 public:
@@ -88,10 +101,19 @@ public:
         break; // BINUNICODE
       case 0x8c:
         pushString(number(1));
-        break; // SHORT_BINUNICODE
-      case 'c':
-        global();
+        break;    // SHORT_BINUNICODE
+      case 'c': { // GLOBAL "module\nname\n"
+        std::string module = line();
+        global(module, line());
         break;
+      }
+      case 0x93: { // STACK_GLOBAL (protocol 4): the module and name as strings
+        ValuePtr name = pop(), module = pop();
+        if (module->kind != Value::Kind::String || name->kind != Value::Kind::String)
+          throw error("STACK_GLOBAL of something other than two strings");
+        global(module->text, name->text);
+        break;
+      }
       case '(':
         marks_.push_back(stack_.size());
         break; // MARK
@@ -223,16 +245,16 @@ private:
     in_.read(value->text.data(), std::streamsize(length));
     push(value);
   }
-  /// GLOBAL "module\nname\n": only the names torch.save's state dicts use.
-  void global() {
-    std::string module = line(), name = line();
+  /// A global: only the names torch.save's state dicts use, the functions that rebuild
+  /// tensors and the torch module's own names (storage classes, dtypes), which stay names.
+  void global(const std::string &module, const std::string &name) {
     std::string full = module + "." + name;
-    bool allowed = full == "collections.OrderedDict" || full == "torch._utils._rebuild_tensor_v2" ||
-                   full == "torch._utils._rebuild_parameter" || !storageDtype(full).empty();
+    bool allowed = full == "collections.OrderedDict" || kRebuilders.count(full) ||
+                   (module == "torch" && name.find('.') == std::string::npos);
     if (!allowed)
       throw error("refers to " + full +
-                  ", which a state dict of tensors does not (only "
-                  "state dicts saved by torch.save are read)");
+                  ", which a state dict of tensors does not: save the "
+                  "state dict itself (torch.save(model.state_dict(), path))");
     ValuePtr value = make(Value::Kind::Global);
     value->text = full;
     push(value);
@@ -243,7 +265,8 @@ private:
       text += c;
     return text;
   }
-  /// BINPERSID: ('storage', StorageClass, key, location, numel[, view]) names a storage.
+  /// BINPERSID: ('storage', StorageClass or dtype, key, location, numel[, view]) names a
+  /// storage; its dtype stays unknown ("") unless a typed storage class names it.
   void persistent() {
     ValuePtr id = pop();
     if (id->kind != Value::Kind::Tuple || id->items.size() < 5 || id->items[0]->text != "storage" ||
@@ -253,6 +276,7 @@ private:
     ValuePtr storage = make(Value::Kind::Storage);
     storage->tensor.dtype = storageDtype(id->items[1]->text);
     storage->tensor.storageKey = id->items[2]->text;
+    storageDtypes[storage->tensor.storageKey] = storage->tensor.dtype;
     push(storage);
   }
   /// REDUCE: the calls a state dict makes, evaluated here.
@@ -263,18 +287,23 @@ private:
     const std::vector<ValuePtr> &args = arguments->items;
     if (callable->text == "collections.OrderedDict") {
       push(make(Value::Kind::Dict));
-    } else if (callable->text == "torch._utils._rebuild_parameter") {
+    } else if (callable->text == "torch._utils._rebuild_parameter" ||
+               callable->text == "torch._utils._rebuild_parameter_with_state") {
       if (args.empty() || args[0]->kind != Value::Kind::Tensor)
         throw error("_rebuild_parameter without a tensor");
       push(args[0]);
-    } else if (callable->text == "torch._utils._rebuild_tensor_v2") {
-      // (storage, storage_offset, size, stride, requires_grad, backward_hooks[, metadata])
+    } else if (kRebuilders.count(callable->text)) {
+      // _rebuild_tensor_v2 (storage, storage_offset, size, stride, requires_grad,
+      // backward_hooks[, metadata]); _rebuild_tensor_v3 the same with the dtype of an
+      // untyped storage before the metadata (a dtype not read here).
       if (args.size() < 4 || args[0]->kind != Value::Kind::Storage ||
           args[1]->kind != Value::Kind::Int || args[2]->kind != Value::Kind::Tuple ||
           args[3]->kind != Value::Kind::Tuple || args[2]->items.size() != args[3]->items.size())
         throw error("_rebuild_tensor_v2 with arguments torch.save does not write");
       ValuePtr tensor = make(Value::Kind::Tensor);
       tensor->tensor = args[0]->tensor;
+      if (callable->text == "torch._utils._rebuild_tensor_v3")
+        tensor->tensor.dtype = "";
       tensor->tensor.storageOffset = args[1]->integer;
       for (size_t d = 0; d < args[2]->items.size(); ++d) {
         tensor->tensor.shape.push_back(integerOf(args[2]->items[d]));
@@ -292,6 +321,9 @@ private:
   }
 
   ValuePtr make(Value::Kind kind) {
+    if (values_.size() == kMaxValues)
+      throw error("more than " + std::to_string(kMaxValues) +
+                  " values, far more than a state dict's pickle holds");
     values_.emplace_back();
     values_.back().kind = kind;
     return &values_.back();
@@ -345,22 +377,52 @@ private:
   std::vector<size_t> marks_;
   std::map<uint64_t, ValuePtr> memo_;
   std::deque<Value> values_; ///< every value made, at a stable address
+
+public:
+  /// The dtype of every storage the pickle named, by key ("" where unknown).
+  std::map<std::string, std::string> storageDtypes;
 };
 
 } // namespace
 
-std::map<std::string, TorchTensor> unpickleStateDict(std::istream &in, uint64_t end,
-                                                     const std::string &path) {
+namespace {
+
+/// The tensors of a dict's string keys.
+std::map<std::string, TorchTensor> tensorsOf(const Value &dict) {
+  std::map<std::string, TorchTensor> tensors;
+  for (size_t i = 0; i + 1 < dict.items.size(); i += 2)
+    if (dict.items[i]->kind == Value::Kind::String &&
+        dict.items[i + 1]->kind == Value::Kind::Tensor)
+      tensors[dict.items[i]->text] = dict.items[i + 1]->tensor;
+  return tensors;
+}
+
+} // namespace
+
+PickledStateDict unpickleStateDict(std::istream &in, uint64_t end, const std::string &path) {
   Unpickler unpickler(in, end, path);
   ValuePtr top = unpickler.run();
   if (top->kind != Value::Kind::Dict)
     throw TorchCheckpointError(path + ": holds no state dict (the pickle is not a dict)");
-  std::map<std::string, TorchTensor> tensors;
-  for (size_t i = 0; i + 1 < top->items.size(); i += 2)
-    if (top->items[i]->kind == Value::Kind::String &&
-        top->items[i + 1]->kind == Value::Kind::Tensor)
-      tensors[top->items[i]->text] = top->items[i + 1]->tensor;
-  return tensors;
+  PickledStateDict result{tensorsOf(*top), unpickler.storageDtypes};
+  if (!result.tensors.empty())
+    return result;
+  // A training script's checkpoint ({"model": state_dict, "epoch": 3, ...}): the one dict
+  // in it that holds tensors.
+  std::string keys;
+  const Value *nested = nullptr;
+  for (size_t i = 0; i + 1 < top->items.size(); i += 2) {
+    const Value &key = *top->items[i], &value = *top->items[i + 1];
+    keys += (keys.empty() ? "" : ", ") + (key.kind == Value::Kind::String ? key.text : "?");
+    if (value.kind == Value::Kind::Dict && !tensorsOf(value).empty())
+      nested = nested ? top : &value; // a second one: ambiguous
+  }
+  if (!nested || nested == top)
+    throw TorchCheckpointError(path + ": holds no state dict: its dict has no tensors" +
+                               (keys.empty() ? std::string() : " (keys: " + keys + ")") +
+                               (nested ? ", and more than one dict of tensors inside" : ""));
+  result.tensors = tensorsOf(*nested);
+  return result;
 }
 
 std::vector<std::string> unpickleStrings(std::istream &in, uint64_t end, const std::string &path) {

@@ -13,11 +13,18 @@
 
 namespace bertc {
 
-/// The tensors of the pickled state dict that starts at `in`'s position and ends before
-/// `end` (a file offset), by name; entries that are not tensors are left out. `path` is
-/// for messages. Throws TorchCheckpointError.
-std::map<std::string, TorchTensor> unpickleStateDict(std::istream &in, uint64_t end,
-                                                     const std::string &path);
+/// A pickled state dict: its tensors by name, and the dtype of every storage the pickle
+/// names (those of tensors left out too; "" where the storage's class is not a typed one).
+struct PickledStateDict {
+  std::map<std::string, TorchTensor> tensors;
+  std::map<std::string, std::string> storageDtypes;
+};
+
+/// The state dict pickled from `in`'s position to before `end` (a file offset): the
+/// top-level dict's tensors (entries that are not tensors are left out), or where it holds
+/// none, those of the one dict inside it that holds tensors (a training checkpoint's
+/// {"model": state_dict, ...}). `path` is for messages. Throws TorchCheckpointError.
+PickledStateDict unpickleStateDict(std::istream &in, uint64_t end, const std::string &path);
 
 /// A pickled list of strings (the older format's storage keys), read from `in`.
 std::vector<std::string> unpickleStrings(std::istream &in, uint64_t end, const std::string &path);

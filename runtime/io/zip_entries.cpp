@@ -77,7 +77,7 @@ std::map<std::string, ZipEntry> readZipEntries(std::ifstream &file, const std::s
     directoryBytes = zip64.get(40, 8);
     directoryOffset = zip64.get(48, 8);
   }
-  if (directoryOffset + directoryBytes > fileBytes)
+  if (directoryOffset > fileBytes || directoryBytes > fileBytes - directoryOffset)
     throw TorchCheckpointError(path + ": the zip directory lies past the end of the file");
   Fields directory = readAt(file, directoryOffset, directoryBytes, path);
   std::map<std::string, ZipEntry> entries;
@@ -107,11 +107,13 @@ std::map<std::string, ZipEntry> readZipEntries(std::ifstream &file, const std::s
       }
       extra += 4 + length;
     }
+    if (header > fileBytes || fileBytes - header < 30)
+      throw TorchCheckpointError(path + ": entry " + name + " lies past the end of the file");
     Fields local = readAt(file, header, 30, path);
     if (local.get(0, 4) != kLocalHeader)
       throw TorchCheckpointError(path + ": entry " + name + ": bad local header");
     uint64_t offset = header + 30 + local.get(26, 2) + local.get(28, 2);
-    if (offset + bytes > fileBytes)
+    if (offset > fileBytes || bytes > fileBytes - offset)
       throw TorchCheckpointError(path + ": entry " + name + " runs past the end of the file");
     entries[name] = {offset, bytes, method == 0};
     at += 46 + nameLength + extraLength + commentLength;

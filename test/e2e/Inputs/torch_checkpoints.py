@@ -9,7 +9,14 @@ check of what a trainer loaded from them.
                             the word embeddings shared with a tied decoder weight, and an
                             int64 position_ids buffer, as older transformers saved it
                     f16     every tensor in fp16, bf16 every tensor in bf16
+                    p4      pickle protocol 4 (STACK_GLOBAL, frames), p4legacy the same
+                            in the older format
+                    nested  a training script's checkpoint: {"model": state_dict,
+                            "epoch": 3}
+                    extras  with a complex64 tensor, a 0-dim one and an empty one, which
+                            the model does not use
   evil OUT FLAG     writes OUT: a torch.save file whose pickle would run `touch FLAG`
+  module OUT        writes OUT: torch.save of a whole nn.Module, not its state dict
   check SAVED SRC ROUND
                     whether SAVED holds SRC's tensors, each rounded to ROUND (none, f16,
                     bf16) and widened back, bit for bit; prints the count or exits 1
@@ -56,6 +63,13 @@ def make(src, outdir):
         "views": (views(tensors), {}),
         "f16": ({k: v.half() for k, v in tensors.items()}, {}),
         "bf16": ({k: v.bfloat16() for k, v in tensors.items()}, {}),
+        "p4": (tensors, {"pickle_protocol": 4}),
+        "p4legacy": (tensors, {"pickle_protocol": 4, "_use_new_zipfile_serialization": False}),
+        "nested": ({"model": tensors, "epoch": 3}, {}),
+        "extras": (collections.OrderedDict(
+            list(tensors.items()) + [("extra.complex", torch.zeros(2, dtype=torch.complex64)),
+                                     ("extra.scalar", torch.tensor(1.5)),
+                                     ("extra.empty", torch.zeros(0, 3))]), {}),
     }
     for name, (values, options) in variants.items():
         os.makedirs(os.path.join(outdir, name), exist_ok=True)
@@ -74,6 +88,10 @@ def evil(out, flag):
     torch.save({"bert.embeddings.word_embeddings.weight": Touch(flag)}, out)
 
 
+def module(out):
+    torch.save(torch.nn.Linear(2, 2), out)
+
+
 def check(saved, src, rounding):
     dtype = {"none": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[rounding]
     expected = {k: v.to(dtype).float() for k, v in state_dict(src).items()}
@@ -88,4 +106,4 @@ def check(saved, src, rounding):
 
 if __name__ == "__main__":
     command, *args = sys.argv[1:]
-    {"make": make, "evil": evil, "check": check}[command](*args)
+    {"make": make, "evil": evil, "module": module, "check": check}[command](*args)
