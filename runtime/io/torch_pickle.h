@@ -1,7 +1,7 @@
-// A restricted unpickler for torch.save's pickles: it interprets the opcodes a state dict
-// of tensors uses (protocol 2, as torch.save writes) and allows exactly the globals such a
-// pickle names (collections.OrderedDict, torch._utils._rebuild_tensor_v2 and
-// _rebuild_parameter, the typed storages); nothing is imported or called.
+// What torch.save's pickles mean, read on pickle_machine.h: the globals a state dict of
+// tensors names (collections.OrderedDict, torch._utils' functions that rebuild tensors and
+// Parameters, the torch module's storage classes and dtypes) are allowed, the rebuilding
+// functions evaluated here, storages named by persistent ids; nothing is imported or run.
 #pragma once
 
 #include "bertc/runtime/torch_checkpoint.h"
