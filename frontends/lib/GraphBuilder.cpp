@@ -265,6 +265,8 @@ Value ForwardBuilder::customHeadLoss(Value hidden) {
       x = builder.create<bert::TanhOp>(at(name, ll, "op"), x.getType(), x);
     } else if (layer.op == "dropout") {
       x = dropout(x, layer.rate, at(name, ll, "op"));
+    } else if (layer.op == "layernorm") {
+      x = layerNorm(x, name, "head", ll, "op");
     }
   }
   auto logits = cast<RankedTensorType>(x.getType());

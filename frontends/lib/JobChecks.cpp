@@ -58,10 +58,11 @@ void JobReader::requireChoice(const KeyLocations &locations, StringRef name, Str
     diag << "; did you mean '" << suggestion << "'?";
 }
 
-/// A custom head's linear layer names its parameters head.<name>.weight and .bias, which
-/// checkpoints and the generated trainer spell out: letters, digits and '_', one per layer.
-void JobReader::requireLinearName(const KeyLocations &locations, const std::string &name,
-                                  std::set<std::string> &taken) {
+/// A custom head's linear or layernorm layer names its parameters head.<name>.weight and
+/// .bias, which checkpoints and the generated trainer spell out: letters, digits and '_',
+/// one per layer.
+void JobReader::requireParamName(const KeyLocations &locations, const std::string &name,
+                                 std::set<std::string> &taken) {
   bool plain =
       !name.empty() && llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
   if (!plain) {
@@ -74,8 +75,8 @@ void JobReader::requireLinearName(const KeyLocations &locations, const std::stri
         << shown << "'";
   } else if (!taken.insert(name).second) {
     file.error(loc(locations, "name"))
-        << "two linear layers are named '" << name << "', so their parameters head." << name
-        << ".weight and .bias would be one: give each its own 'name'";
+        << "two layers with parameters are named '" << name << "', so their parameters head."
+        << name << ".weight and .bias would be one: give each its own 'name'";
   }
 }
 
@@ -234,7 +235,7 @@ void JobReader::checkRanges() {
     file.error(loc(hl, "layers")) << "a custom head may have at most " << limits::kHeadLayers
                                   << " [[head.layers]] tables (bertc's limit), got "
                                   << head.layers.size();
-  std::set<std::string> linearNames;
+  std::set<std::string> paramNames;
   for (const HeadLayer &layer : head.layers) {
     const KeyLocations &ll = layer.locations;
     if (layer.op.empty())
@@ -244,8 +245,9 @@ void JobReader::checkRanges() {
       requireChoice(ll, "head.layers.op", layer.op, kHeadLayerOps);
     if (layer.op == "linear") {
       requireCount(ll, "head.layers.out", layer.out, limits::kLabels);
-      requireLinearName(ll, layer.name, linearNames);
     }
+    if (layer.op == "linear" || layer.op == "layernorm")
+      requireParamName(ll, layer.name, paramNames);
     if (layer.op == "select_token" && (layer.index < 0 || layer.index >= spec.train.seqLen))
       file.error(loc(ll, "index"))
           << "key 'head.layers.index' (" << layer.index
@@ -303,11 +305,12 @@ void JobReader::checkRanges() {
       file.error(loc(tl, "freeze"))
           << "freeze group '" << group << "' names no parameter of a task = \"" << spec.head.task
           << "\" model, whose head is '" << llvm::join(headGroups, "' and '") << "'";
-  // A custom head without a linear layer has no parameters to train.
+  // A custom head without a linear or layernorm layer has no parameters to train.
   bool headFrozen =
       llvm::all_of(headGroups, [&](StringRef group) { return spec.isFrozen(group); }) ||
-      (custom && llvm::none_of(spec.head.layers,
-                               [](const HeadLayer &layer) { return layer.op == "linear"; }));
+      (custom && llvm::none_of(spec.head.layers, [](const HeadLayer &layer) {
+         return layer.op == "linear" || layer.op == "layernorm";
+       }));
   bool everythingFrozen =
       spec.isFrozen("embeddings") && spec.isFrozen("encoder.layer.0") && headFrozen;
   for (int64_t layer = 1; everythingFrozen && layer < std::min(model.layers, limits::kLayers);

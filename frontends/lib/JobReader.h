@@ -34,8 +34,8 @@ inline constexpr StringRef kModelKeys[] = {"family",
                                            "initializer_range"};
 inline constexpr StringRef kHeadKeys[] = {"task", "labels", "label_names", "dropout", "layers"};
 inline constexpr StringRef kHeadLayerKeys[] = {"op", "name", "out", "index", "rate"};
-inline constexpr StringRef kHeadLayerOps[] = {"flatten", "select_token", "linear",
-                                              "gelu",    "tanh",         "dropout"};
+inline constexpr StringRef kHeadLayerOps[] = {"flatten", "select_token", "linear",   "gelu",
+                                              "tanh",    "dropout",      "layernorm"};
 inline constexpr StringRef kTrainKeys[] = {"batch",    "seq_len",      "epochs",        "steps",
                                            "lr",       "weight_decay", "adam_betas",    "adam_eps",
                                            "schedule", "warmup",       "max_grad_norm", "precision",
@@ -110,8 +110,8 @@ private:
                     double high, bool highIncluded);
   void requireChoice(const KeyLocations &locations, StringRef name, StringRef value,
                      llvm::ArrayRef<StringRef> choices);
-  void requireLinearName(const KeyLocations &locations, const std::string &name,
-                         std::set<std::string> &taken);
+  void requireParamName(const KeyLocations &locations, const std::string &name,
+                        std::set<std::string> &taken);
 
   TomlFile &file;
   StringRef baseDir;

@@ -154,17 +154,19 @@ class BertPooler(nn.Module):
 
 
 class BertModel(nn.Module):
-    def __init__(self, config):
+    """The pooler's output, or without a pooler (add_pooling_layer=False) the last hidden states."""
+    def __init__(self, config, pooler=True):
         super().__init__()
         self.embeddings = BertEmbeddings(config)
         self.encoder = BertEncoder(config)
-        self.pooler = BertPooler(config)
+        self.pooler = BertPooler(config) if pooler else None
 
     def forward(self, input_ids, attention_mask, token_type_ids):
         hidden = self.embeddings(input_ids, token_type_ids)
         # HF's extended mask: 0 where attended, finfo.min where padded, broadcast over heads and queries.
         additive_mask = (1.0 - attention_mask[:, None, None, :].to(hidden.dtype)) * torch.finfo(hidden.dtype).min
-        return self.pooler(self.encoder(hidden, additive_mask))
+        hidden = self.encoder(hidden, additive_mask)
+        return self.pooler(hidden) if self.pooler else hidden
 
 
 class BertForSequenceClassification(nn.Module):
@@ -178,6 +180,24 @@ class BertForSequenceClassification(nn.Module):
     def forward(self, input_ids, attention_mask, token_type_ids):
         """Logits (B, num_labels)."""
         return self.classifier(self.dropout(self.bert(input_ids, attention_mask, token_type_ids)))
+
+
+class BertForTransformHead(nn.Module):
+    """A custom head as BertPredictionHeadTransform's, over [CLS] without the pooler: dense, GELU,
+    LayerNorm, then the labels' projection (bertc's [[head.layers]] select_token, linear "dense",
+    gelu, layernorm "norm", linear "out"; parameters head.<name>.*)."""
+    def __init__(self, config, width):
+        super().__init__()
+        self.bert = BertModel(config, pooler=False)
+        self.head = nn.ModuleDict({
+            "dense": nn.Linear(config.hidden_size, width),
+            "norm": nn.LayerNorm(width, eps=config.layer_norm_eps),
+            "out": nn.Linear(width, config.num_labels),
+        })
+
+    def forward(self, input_ids, attention_mask, token_type_ids):
+        cls = self.bert(input_ids, attention_mask, token_type_ids)[:, 0]
+        return self.head["out"](self.head["norm"](F.gelu(self.head["dense"](cls))))
 
 
 def classification_loss(logits, labels):
@@ -269,7 +289,8 @@ def parameter_groups(model, weight_decay):
     """The HF Trainer's groups: no decay for biases and LayerNorm weights, `weight_decay` for the rest."""
     decay, no_decay = [], []
     for name, param in model.named_parameters():
-        (no_decay if "bias" in name or "LayerNorm.weight" in name else decay).append(param)
+        layer_norm = "LayerNorm.weight" in name or name.startswith("head.norm.")
+        (no_decay if "bias" in name or layer_norm else decay).append(param)
     return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
 
 
@@ -289,7 +310,10 @@ def make_scheduler(optimizer, schedule, warmup_ratio, total_steps):
 
 def train(args, config):
     """Run args.steps optimizer steps over the data, cycling epochs; log the loss of each step."""
-    model = BertForSequenceClassification(config)
+    if args.transform_head:
+        model = BertForTransformHead(config, args.transform_head)
+    else:
+        model = BertForSequenceClassification(config)
     load_parameters(model, args.init)
     batches = make_batches(read_rows(args.data, config), args.batch, config.pad_token_id)
     optimizer = torch.optim.AdamW(parameter_groups(model, args.weight_decay), lr=args.lr,
@@ -341,6 +365,8 @@ def parse_args(argv):
     parser.add_argument("--warmup", type=float, default=0.0, help="warmup fraction of --steps (linear only)")
     parser.add_argument("--max-grad-norm", type=float, default=0.0,
                         help="clip the global gradient norm; 0 = off (the HF Trainer default is 1.0)")
+    parser.add_argument("--transform-head", type=int, metavar="WIDTH",
+                        help="train BertForTransformHead (a custom head of this width) instead")
     parser.add_argument("--log", help="JSONL metrics log, one {step, loss} line per optimizer step")
     parser.add_argument("--save", help="safetensors for the trained parameters")
     args = parser.parse_args(argv)

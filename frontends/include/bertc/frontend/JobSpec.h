@@ -69,9 +69,9 @@ struct ModelSpec {
 /// One `[[head.layers]]` entry of a custom head: an op applied to the previous output
 /// (the first to the encoder's [batch, seq, hidden] output).
 struct HeadLayer {
-  /// flatten | select_token | linear | gelu | tanh | dropout
+  /// flatten | select_token | linear | gelu | tanh | dropout | layernorm
   std::string op;
-  /// linear: the parameters are head.<name>.weight and head.<name>.bias.
+  /// linear, layernorm: the parameters are head.<name>.weight and head.<name>.bias.
   std::string name;
   int64_t out = 0;   ///< linear: output features
   int64_t index = 0; ///< select_token: which token
