@@ -96,6 +96,8 @@ LogicalResult LinearOp::verify() {
 LogicalResult GeluOp::verify() { return success(); }
 LogicalResult TanhOp::verify() { return success(); }
 
+LogicalResult ReluOp::verify() { return success(); }
+
 LogicalResult DropoutOp::verify() { return expectRate(*this, "rate", getRate().convertToFloat()); }
 
 /// Fails unless an attention op's head chunk is 0 (the fused kernel) or at most its heads,
@@ -263,6 +265,11 @@ LogicalResult GeluGradOp::verify() {
 }
 
 LogicalResult TanhGradOp::verify() {
+  return expectSameType(*this, getResultGrad(), "result gradient", getInputGrad(),
+                        "input gradient");
+}
+
+LogicalResult ReluGradOp::verify() {
   return expectSameType(*this, getResultGrad(), "result gradient", getInputGrad(),
                         "input gradient");
 }

@@ -59,6 +59,10 @@ SmallVector<Value> TanhOp::buildGradients(OpBuilder &b, ValueRange resultGrads, 
   return {b.create<TanhGradOp>(getLoc(), getType(), resultGrads[0], getResult())};
 }
 
+SmallVector<Value> ReluOp::buildGradients(OpBuilder &b, ValueRange resultGrads, ArrayRef<bool>) {
+  return {b.create<ReluGradOp>(getLoc(), getType(), resultGrads[0], getResult())};
+}
+
 SmallVector<Value> DropoutOp::buildGradients(OpBuilder &b, ValueRange resultGrads, ArrayRef<bool>) {
   return {
       b.create<DropoutGradOp>(getLoc(), getType(), resultGrads[0], getRateAttr(), getStreamAttr())};

@@ -263,6 +263,8 @@ Value ForwardBuilder::customHeadLoss(Value hidden) {
       x = builder.create<bert::GeluOp>(at(name, ll, "op"), x.getType(), x);
     } else if (layer.op == "tanh") {
       x = builder.create<bert::TanhOp>(at(name, ll, "op"), x.getType(), x);
+    } else if (layer.op == "relu") {
+      x = builder.create<bert::ReluOp>(at(name, ll, "op"), x.getType(), x);
     } else if (layer.op == "dropout") {
       x = dropout(x, layer.rate, at(name, ll, "op"));
     } else if (layer.op == "layernorm") {

@@ -1,4 +1,4 @@
-// Elementwise CPU kernels: add, GELU, tanh, counter-based dropout, the token selection a
+// Elementwise CPU kernels: add, GELU, tanh, ReLU, counter-based dropout, the token selection a
 // classification head uses (BERT's pooler reads token 0) and the flatten of a custom head.
 // Loops over contiguous arrays of the storage type, computing in fp32, split in fixed chunks
 // over the threads (parallel.h) but for tanh's, the pooler's few [batch, hidden] values;
@@ -62,6 +62,16 @@ template <typename T> void tanhBackward(const T *dy, const T *y, T *dx, int64_t 
     const float yi = toFloat(y[i]);
     dx[i] = fromFloat<T>(toFloat(dy[i]) * (1.0f - yi * yi));
   }
+}
+
+template <typename T> void reluForward(const T *x, T *y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = fromFloat<T>(std::max(toFloat(x[i]), 0.0f));
+}
+
+template <typename T> void reluBackward(const T *dy, const T *y, T *dx, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    dx[i] = fromFloat<T>(toFloat(y[i]) > 0.0f ? toFloat(dy[i]) : 0.0f);
 }
 
 // Calls apply(offset, factor, n) for spans of [rows, rowSize] that cover it: elements
@@ -172,6 +182,8 @@ void flattenBackward(const T *dy, T *dx, int64_t batch, int64_t seq, int64_t pad
   template void geluBackward(const T *, const T *, T *, int64_t);                                  \
   template void tanhForward(const T *, T *, int64_t);                                              \
   template void tanhBackward(const T *, const T *, T *, int64_t);                                  \
+  template void reluForward(const T *, T *, int64_t);                                              \
+  template void reluBackward(const T *, const T *, T *, int64_t);                                  \
   template void dropoutForward(const T *, T *, int64_t, int64_t, float, const DropoutKey &);       \
   template void dropoutBackward(const T *, T *, int64_t, int64_t, float, const DropoutKey &);      \
   template void dropoutAdd(const T *, const T *, T *, int64_t, int64_t, float,                     \

@@ -1,4 +1,4 @@
-// Elementwise CUDA kernels: add, erf GELU, tanh and gradient accumulation. Grid-stride
+// Elementwise CUDA kernels: add, erf GELU, tanh, ReLU and gradient accumulation. Grid-stride
 // loops over contiguous arrays, 16 bytes of the storage type a thread at a time, computing
 // in fp32 with the CPU twins' formulas (elementwise.cpp, precision.cpp).
 #include "bertc/runtime/cuda_check.h"
@@ -68,6 +68,15 @@ __global__ void tanhBackwardKernel(const T *dy, const T *y, T *dx, int64_t n) {
   mapPairs<kVectorValues<T>>(dy, y, dx, n, [](float g, float v) { return g * (1.0f - v * v); });
 }
 
+template <typename T> __global__ void reluForwardKernel(const T *x, T *y, int64_t n) {
+  mapValues<kVectorValues<T>>(x, y, n, [](float v) { return fmaxf(v, 0.0f); });
+}
+
+template <typename T>
+__global__ void reluBackwardKernel(const T *dy, const T *y, T *dx, int64_t n) {
+  mapPairs<kVectorValues<T>>(dy, y, dx, n, [](float g, float v) { return v > 0.0f ? g : 0.0f; });
+}
+
 /// Four elements a thread: 16 bytes of the fp32 gradient.
 constexpr int kAccumulateGroup = kVectorValues<float>;
 
@@ -103,6 +112,17 @@ void tanhBackward(const T *dy, const T *y, T *dx, int64_t n, cudaStream_t stream
                stream, dy, y, dx, n);
 }
 
+template <typename T> void reluForward(const T *x, T *y, int64_t n, cudaStream_t stream) {
+  BERTC_LAUNCH(reluForwardKernel, groupGridFor<kVectorValues<T>>(n), kElementwiseThreads, 0, stream,
+               x, y, n);
+}
+
+template <typename T>
+void reluBackward(const T *dy, const T *y, T *dx, int64_t n, cudaStream_t stream) {
+  BERTC_LAUNCH(reluBackwardKernel, groupGridFor<kVectorValues<T>>(n), kElementwiseThreads, 0,
+               stream, dy, y, dx, n);
+}
+
 template <typename G> void accumulate(const G *g, float *grad, int64_t n, cudaStream_t stream) {
   BERTC_LAUNCH(accumulateKernel, groupGridFor<kAccumulateGroup>(n), kElementwiseThreads, 0, stream,
                g, grad, n);
@@ -114,6 +134,8 @@ template <typename G> void accumulate(const G *g, float *grad, int64_t n, cudaSt
   template void geluBackward(const T *, const T *, T *, int64_t, cudaStream_t);                    \
   template void tanhForward(const T *, T *, int64_t, cudaStream_t);                                \
   template void tanhBackward(const T *, const T *, T *, int64_t, cudaStream_t);                    \
+  template void reluForward(const T *, T *, int64_t, cudaStream_t);                                \
+  template void reluBackward(const T *, const T *, T *, int64_t, cudaStream_t);                    \
   template void accumulate(const T *, float *, int64_t, cudaStream_t);
 BERTC_CUDA_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
 #undef INSTANTIATE

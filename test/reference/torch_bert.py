@@ -183,11 +183,12 @@ class BertForSequenceClassification(nn.Module):
 
 
 class BertForTransformHead(nn.Module):
-    """A custom head as BertPredictionHeadTransform's, over [CLS] without the pooler: dense, GELU,
-    LayerNorm, then the labels' projection (bertc's [[head.layers]] select_token, linear "dense",
-    gelu, layernorm "norm", linear "out"; parameters head.<name>.*)."""
-    def __init__(self, config, width):
+    """A custom head as BertPredictionHeadTransform's, over [CLS] without the pooler: dense, GELU
+    (or ReLU), LayerNorm, then the labels' projection (bertc's [[head.layers]] select_token,
+    linear "dense", gelu or relu, layernorm "norm", linear "out"; parameters head.<name>.*)."""
+    def __init__(self, config, width, activation):
         super().__init__()
+        self.activation = {"gelu": F.gelu, "relu": F.relu}[activation]
         self.bert = BertModel(config, pooler=False)
         self.head = nn.ModuleDict({
             "dense": nn.Linear(config.hidden_size, width),
@@ -197,7 +198,7 @@ class BertForTransformHead(nn.Module):
 
     def forward(self, input_ids, attention_mask, token_type_ids):
         cls = self.bert(input_ids, attention_mask, token_type_ids)[:, 0]
-        return self.head["out"](self.head["norm"](F.gelu(self.head["dense"](cls))))
+        return self.head["out"](self.head["norm"](self.activation(self.head["dense"](cls))))
 
 
 def classification_loss(logits, labels):
@@ -311,7 +312,7 @@ def make_scheduler(optimizer, schedule, warmup_ratio, total_steps):
 def train(args, config):
     """Run args.steps optimizer steps over the data, cycling epochs; log the loss of each step."""
     if args.transform_head:
-        model = BertForTransformHead(config, args.transform_head)
+        model = BertForTransformHead(config, args.transform_head, args.head_activation)
     else:
         model = BertForSequenceClassification(config)
     load_parameters(model, args.init)
@@ -367,6 +368,8 @@ def parse_args(argv):
                         help="clip the global gradient norm; 0 = off (the HF Trainer default is 1.0)")
     parser.add_argument("--transform-head", type=int, metavar="WIDTH",
                         help="train BertForTransformHead (a custom head of this width) instead")
+    parser.add_argument("--head-activation", choices=["gelu", "relu"], default="gelu",
+                        help="the transform head's activation")
     parser.add_argument("--log", help="JSONL metrics log, one {step, loss} line per optimizer step")
     parser.add_argument("--save", help="safetensors for the trained parameters")
     args = parser.parse_args(argv)

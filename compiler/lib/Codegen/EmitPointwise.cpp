@@ -277,6 +277,15 @@ std::optional<LogicalResult> emitPointwiseOp(Operation *op, EmitContext &ctx) {
                         t.getInputGrad());
         return success();
       })
+      .Case([&](ReluOp r) {
+        emitElementwise(ctx, "reluForward", {r.getInput(), r.getResult()}, r.getResult());
+        return success();
+      })
+      .Case([&](ReluGradOp r) {
+        emitElementwise(ctx, "reluBackward", {r.getResultGrad(), r.getResult(), r.getInputGrad()},
+                        r.getInputGrad());
+        return success();
+      })
       .Case([&](DropoutOp d) {
         os << ctx.call("dropoutForward") << ctx.name(d.getInput()) << ", "
            << ctx.name(d.getResult()) << ", "

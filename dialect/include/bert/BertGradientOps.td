@@ -72,6 +72,12 @@ def Bert_TanhGradOp : Bert_BackwardOp<"tanh_grad", [Bert_InPlaceOpInterface]> {
   let results = (outs Bert_FloatTensor:$inputGrad);
 }
 
+def Bert_ReluGradOp : Bert_BackwardOp<"relu_grad", [Bert_InPlaceOpInterface]> {
+  let summary = "d x = dy where y > 0, else 0, from the forward result y";
+  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$result);
+  let results = (outs Bert_FloatTensor:$inputGrad);
+}
+
 def Bert_DropoutGradOp : Bert_BackwardOp<"dropout_grad", [Bert_InPlaceOpInterface],
                                          ["estimateKernels"]> {
   let summary = "d x = dy * mask / (1 - rate), the mask regenerated from `stream`";

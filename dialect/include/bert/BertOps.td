@@ -217,6 +217,17 @@ def Bert_TanhOp : Bert_ForwardOp<"tanh", [SameOperandsAndResultType, Bert_InPlac
   let results = (outs Bert_FloatTensor:$result);
 }
 
+def Bert_ReluOp : Bert_ForwardOp<"relu", [SameOperandsAndResultType, Bert_InPlaceOpInterface]> {
+  let summary = "max(x, 0) (a custom head's activation)";
+  let description = [{
+    ```mlir
+    %y = bert.relu %x : (tensor<?x32xf32>) -> tensor<?x32xf32>
+    ```
+  }];
+  let arguments = (ins Bert_FloatTensor:$input);
+  let results = (outs Bert_FloatTensor:$result);
+}
+
 def Bert_DropoutOp : Bert_ForwardOp<"dropout", [SameOperandsAndResultType,
                                                 Bert_InPlaceOpInterface], ["estimateKernels"]> {
   let summary = "inverted dropout with a counter-based mask";

@@ -1,4 +1,4 @@
-// CUDA elementwise kernels (add, erf GELU, tanh, gradient accumulation) against their CPU
+// CUDA elementwise kernels (add, erf GELU, tanh, ReLU, gradient accumulation) against their CPU
 // twins on random inputs.
 #include "cuda_test_support.h"
 
@@ -48,6 +48,19 @@ TYPED_TEST(ElementwiseTest, TanhForwardAndBackwardMatchCpu) {
   cuda::tanhBackward(dDy.get(), dY.get(), dDx.get(), int64_t(kCount), nullptr);
   expectClose(dY.download(), y, Tolerance<T>::atol, Tolerance<T>::rtol, "tanh");
   expectClose(dDx.download(), dx, Tolerance<T>::atol, Tolerance<T>::rtol, "tanh grad");
+}
+
+TYPED_TEST(ElementwiseTest, ReluForwardAndBackwardMatchCpuBitForBit) {
+  using T = TypeParam;
+  const auto x = randomValues<T>(kCount, 9, -3.0f, 3.0f), dy = randomValues<T>(kCount, 10);
+  std::vector<T> y(kCount), dx(kCount);
+  cpu::reluForward(x.data(), y.data(), int64_t(kCount));
+  cpu::reluBackward(dy.data(), y.data(), dx.data(), int64_t(kCount));
+  DeviceArray<T> dX(x), dDy(dy), dY(kCount), dDx(kCount);
+  cuda::reluForward(dX.get(), dY.get(), int64_t(kCount), nullptr);
+  cuda::reluBackward(dDy.get(), dY.get(), dDx.get(), int64_t(kCount), nullptr);
+  expectBitIdentical(dY.download(), y, "relu");
+  expectBitIdentical(dDx.download(), dx, "relu grad");
 }
 
 TYPED_TEST(ElementwiseTest, AccumulateMatchesCpu) {

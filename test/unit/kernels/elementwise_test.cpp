@@ -80,6 +80,15 @@ TEST(Tanh, BackwardMatchesFiniteDifferences) {
   expectGradientNear(dx, numericGradient(x, dy, forward), "dx");
 }
 
+TEST(Relu, ForwardAndBackwardByHand) {
+  // The gradient passes where the output is positive; at x = 0 it is 0, as PyTorch's.
+  std::vector<float> x = {-2.0f, 0.0f, 0.5f, 3.0f}, y(4), dy = {1.0f, 2.0f, 3.0f, 4.0f}, dx(4);
+  reluForward(x.data(), y.data(), 4);
+  reluBackward(dy.data(), y.data(), dx.data(), 4);
+  EXPECT_EQ(y, (std::vector<float>{0.0f, 0.0f, 0.5f, 3.0f}));
+  EXPECT_EQ(dx, (std::vector<float>{0.0f, 0.0f, 3.0f, 4.0f}));
+}
+
 namespace {
 constexpr float kRate = 0.3f;
 constexpr bertc::DropoutKey kKey{1234, 7, 5, 0};

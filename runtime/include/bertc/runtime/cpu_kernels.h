@@ -83,6 +83,10 @@ template <typename T> void tanhForward(const T *x, T *y, int64_t n);
 /// dx = dy * (1 - y^2), from the forward output y.
 template <typename T> void tanhBackward(const T *dy, const T *y, T *dx, int64_t n);
 
+template <typename T> void reluForward(const T *x, T *y, int64_t n);
+/// dx = dy where y > 0, else 0, from the forward output y (0 at x = 0, as PyTorch).
+template <typename T> void reluBackward(const T *dy, const T *y, T *dx, int64_t n);
+
 /// Inverted dropout with a counter-based mask over [rows, rowSize]: element i of row r is
 /// kept when dropoutKeep(key, r, i, rate); kept values are scaled by 1 / (1 - rate).
 /// rate == 0 copies. The mask is never stored: the backward regenerates it.

@@ -55,6 +55,10 @@ template <typename T> void tanhForward(const T *x, T *y, int64_t n, cudaStream_t
 /// dx = dy * (1 - y^2), from the forward output y.
 template <typename T>
 void tanhBackward(const T *dy, const T *y, T *dx, int64_t n, cudaStream_t stream);
+template <typename T> void reluForward(const T *x, T *y, int64_t n, cudaStream_t stream);
+/// dx = dy where y > 0, else 0, from the forward output y (0 at x = 0, as PyTorch).
+template <typename T>
+void reluBackward(const T *dy, const T *y, T *dx, int64_t n, cudaStream_t stream);
 /// grad += g over n values (gradient accumulation into an fp32 gradient slot).
 template <typename G> void accumulate(const G *g, float *grad, int64_t n, cudaStream_t stream);
 
