@@ -303,6 +303,22 @@ LogicalResult AttentionGradOp::verify() {
   return expectRate(*this, "dropout", getDropout().convertToFloat());
 }
 
+LogicalResult MeanTokensOp::verify() {
+  if (failed(expectRank(*this, getInput(), "input", 3)) ||
+      failed(expectRank(*this, getMask(), "mask", 2)) ||
+      failed(expectRank(*this, getResult(), "result", 2)))
+    return failure();
+  return expectLastDim(*this, getResult(), "result", lastDim(getInput()));
+}
+
+LogicalResult MeanTokensGradOp::verify() {
+  if (failed(expectRank(*this, getResultGrad(), "result gradient", 2)) ||
+      failed(expectRank(*this, getMask(), "mask", 2)) ||
+      failed(expectRank(*this, getInputGrad(), "input gradient", 3)))
+    return failure();
+  return expectLastDim(*this, getInputGrad(), "input gradient", lastDim(getResultGrad()));
+}
+
 LogicalResult SelectTokenGradOp::verify() {
   if (failed(expectRank(*this, getResultGrad(), "result gradient", 2)) ||
       failed(expectRank(*this, getInputGrad(), "input gradient", 3)))

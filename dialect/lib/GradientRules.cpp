@@ -85,6 +85,12 @@ SmallVector<Value> SelectTokenOp::buildGradients(OpBuilder &b, ValueRange result
       b.create<SelectTokenGradOp>(getLoc(), getInput().getType(), resultGrads[0], getIndexAttr())};
 }
 
+SmallVector<Value> MeanTokensOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
+                                                ArrayRef<bool>) {
+  return {b.create<MeanTokensGradOp>(getLoc(), getInput().getType(), resultGrads[0], getMask()),
+          Value()};
+}
+
 SmallVector<Value> FlattenOp::buildGradients(OpBuilder &b, ValueRange resultGrads, ArrayRef<bool>) {
   return {b.create<FlattenGradOp>(getLoc(), getInput().getType(), resultGrads[0])};
 }

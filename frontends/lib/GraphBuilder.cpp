@@ -243,7 +243,8 @@ Value ForwardBuilder::customHeadLoss(Value hidden) {
     std::string name = "head." + layer.name;
     auto type = cast<RankedTensorType>(x.getType());
     bool isSequence = type.getRank() == 3;
-    if ((layer.op == "flatten" || layer.op == "select_token") && !isSequence) {
+    bool readsTokens = layer.op == "flatten" || layer.op == "select_token" || layer.op == "mean";
+    if (readsTokens && !isSequence) {
       emitError(ll.of("op", ctx)) << "head op '" << layer.op
                                   << "' needs a [batch, seq, features] input, got a "
                                   << "[batch, features] one";
@@ -257,6 +258,10 @@ Value ForwardBuilder::customHeadLoss(Value hidden) {
       auto token = RankedTensorType::get({ShapedType::kDynamic, type.getShape().back()}, f32);
       x = builder.create<bert::SelectTokenOp>(at(name, ll, "op"), token, x,
                                               builder.getI64IntegerAttr(layer.index));
+    } else if (layer.op == "mean") {
+      // Mean pooling over each row's real tokens (its attention mask).
+      auto pooled = RankedTensorType::get({ShapedType::kDynamic, type.getShape().back()}, f32);
+      x = builder.create<bert::MeanTokensOp>(at(name, ll, "op"), pooled, x, attentionMask);
     } else if (layer.op == "linear") {
       x = linear(x, name, layer.out, "head", ll, "op");
     } else if (layer.op == "gelu") {

@@ -34,8 +34,8 @@ inline constexpr StringRef kModelKeys[] = {"family",
                                            "initializer_range"};
 inline constexpr StringRef kHeadKeys[] = {"task", "labels", "label_names", "dropout", "layers"};
 inline constexpr StringRef kHeadLayerKeys[] = {"op", "name", "out", "index", "rate"};
-inline constexpr StringRef kHeadLayerOps[] = {"flatten", "select_token", "linear",  "gelu",
-                                              "tanh",    "relu",         "dropout", "layernorm"};
+inline constexpr StringRef kHeadLayerOps[] = {
+    "flatten", "select_token", "mean", "linear", "gelu", "tanh", "relu", "dropout", "layernorm"};
 inline constexpr StringRef kTrainKeys[] = {"batch",    "seq_len",      "epochs",        "steps",
                                            "lr",       "weight_decay", "adam_betas",    "adam_eps",
                                            "schedule", "warmup",       "max_grad_norm", "precision",

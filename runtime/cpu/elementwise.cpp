@@ -156,6 +156,44 @@ void selectTokenBackward(const T *dy, T *dx, int64_t batch, int64_t seq, int64_t
     std::memcpy(dx + (b * seq + index) * hidden, dy + b * hidden, size_t(hidden) * sizeof(T));
 }
 
+namespace {
+/// The count of a row's real tokens, at least 1 (a row without any averages to zeros).
+float realTokens(const int32_t *mask, int64_t seq) {
+  int64_t count = 0;
+  for (int64_t s = 0; s < seq; ++s)
+    count += mask[s] != 0;
+  return float(std::max<int64_t>(count, 1));
+}
+} // namespace
+
+template <typename T>
+void meanTokensForward(const T *x, const int32_t *mask, T *out, int64_t batch, int64_t seq,
+                       int64_t hidden) {
+  std::vector<float> sum(static_cast<size_t>(hidden));
+  for (int64_t b = 0; b < batch; ++b) {
+    std::fill(sum.begin(), sum.end(), 0.0f);
+    for (int64_t s = 0; s < seq; ++s)
+      if (mask[b * seq + s] != 0)
+        for (int64_t h = 0; h < hidden; ++h)
+          sum[size_t(h)] += toFloat(x[(b * seq + s) * hidden + h]);
+    const float count = realTokens(mask + b * seq, seq);
+    for (int64_t h = 0; h < hidden; ++h)
+      out[b * hidden + h] = fromFloat<T>(sum[size_t(h)] / count);
+  }
+}
+
+template <typename T>
+void meanTokensBackward(const T *dy, const int32_t *mask, T *dx, int64_t batch, int64_t seq,
+                        int64_t hidden) {
+  for (int64_t b = 0; b < batch; ++b) {
+    const float count = realTokens(mask + b * seq, seq);
+    for (int64_t s = 0; s < seq; ++s)
+      for (int64_t h = 0; h < hidden; ++h)
+        dx[(b * seq + s) * hidden + h] =
+            fromFloat<T>(mask[b * seq + s] != 0 ? toFloat(dy[b * hidden + h]) / count : 0.0f);
+  }
+}
+
 template <typename T>
 void flattenForward(const T *x, T *out, int64_t batch, int64_t seq, int64_t paddedSeq,
                     int64_t hidden) {
@@ -189,6 +227,8 @@ void flattenBackward(const T *dy, T *dx, int64_t batch, int64_t seq, int64_t pad
   template void dropoutAdd(const T *, const T *, T *, int64_t, int64_t, float,                     \
                            const DropoutKey &);                                                    \
   template void selectTokenForward(const T *, T *, int64_t, int64_t, int64_t, int64_t);            \
+  template void meanTokensForward(const T *, const int32_t *, T *, int64_t, int64_t, int64_t);     \
+  template void meanTokensBackward(const T *, const int32_t *, T *, int64_t, int64_t, int64_t);    \
   template void selectTokenBackward(const T *, T *, int64_t, int64_t, int64_t, int64_t);           \
   template void flattenForward(const T *, T *, int64_t, int64_t, int64_t, int64_t);                \
   template void flattenBackward(const T *, T *, int64_t, int64_t, int64_t, int64_t);

@@ -1,8 +1,9 @@
-// Selecting one token's vector per row ([CLS] for the pooler) and its gradient: grid-stride
-// loops over the output.
+// Selecting one token's vector per row ([CLS] for the pooler), the mean over a row's real
+// tokens (mean pooling), and their gradients: grid-stride loops over the output.
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
+#include "device_storage.cuh"
 #include "launch.cuh"
 
 namespace bertc::cuda {
@@ -26,7 +27,54 @@ __global__ void selectTokenBackwardKernel(const T *dout, T *dx, int64_t batch, i
   }
 }
 
+/// The count of a row's real tokens, at least 1 (cpu::meanTokensForward's).
+__device__ float realTokens(const int32_t *mask, int64_t seq) {
+  int64_t count = 0;
+  for (int64_t s = 0; s < seq; ++s)
+    count += mask[s] != 0;
+  return float(count > 1 ? count : 1);
+}
+
+// The same sum order as the CPU's, token after token, so the results are the same bits.
+template <typename T>
+__global__ void meanTokensForwardKernel(const T *x, const int32_t *mask, T *out, int64_t batch,
+                                        int64_t seq, int64_t hidden) {
+  for (int64_t i = gridStrideBegin(); i < batch * hidden; i += gridStride()) {
+    const int64_t b = i / hidden, h = i % hidden;
+    float sum = 0.0f;
+    for (int64_t s = 0; s < seq; ++s)
+      if (mask[b * seq + s] != 0)
+        sum += loadFloat(x + (b * seq + s) * hidden + h);
+    storeRounded(out + i, sum / realTokens(mask + b * seq, seq));
+  }
+}
+
+template <typename T>
+__global__ void meanTokensBackwardKernel(const T *dy, const int32_t *mask, T *dx, int64_t batch,
+                                         int64_t seq, int64_t hidden) {
+  for (int64_t i = gridStrideBegin(); i < batch * seq * hidden; i += gridStride()) {
+    const int64_t b = i / (seq * hidden), s = (i / hidden) % seq;
+    storeRounded(dx + i, mask[b * seq + s] != 0 ? loadFloat(dy + b * hidden + i % hidden) /
+                                                      realTokens(mask + b * seq, seq)
+                                                : 0.0f);
+  }
+}
+
 } // namespace
+
+template <typename T>
+void meanTokensForward(const T *x, const int32_t *mask, T *out, int64_t batch, int64_t seq,
+                       int64_t hidden, cudaStream_t stream) {
+  BERTC_LAUNCH(meanTokensForwardKernel, gridFor(batch * hidden), kElementwiseThreads, 0, stream, x,
+               mask, out, batch, seq, hidden);
+}
+
+template <typename T>
+void meanTokensBackward(const T *dy, const int32_t *mask, T *dx, int64_t batch, int64_t seq,
+                        int64_t hidden, cudaStream_t stream) {
+  BERTC_LAUNCH(meanTokensBackwardKernel, gridFor(batch * seq * hidden), kElementwiseThreads, 0,
+               stream, dy, mask, dx, batch, seq, hidden);
+}
 
 template <typename T>
 void selectTokenForward(const T *x, T *out, int64_t batch, int64_t seq, int64_t hidden,
@@ -46,7 +94,11 @@ void selectTokenBackward(const T *dout, T *dx, int64_t batch, int64_t seq, int64
   template void selectTokenForward(const T *, T *, int64_t, int64_t, int64_t, int64_t,             \
                                    cudaStream_t);                                                  \
   template void selectTokenBackward(const T *, T *, int64_t, int64_t, int64_t, int64_t,            \
-                                    cudaStream_t);
+                                    cudaStream_t);                                                 \
+  template void meanTokensForward(const T *, const int32_t *, T *, int64_t, int64_t, int64_t,      \
+                                  cudaStream_t);                                                   \
+  template void meanTokensBackward(const T *, const int32_t *, T *, int64_t, int64_t, int64_t,     \
+                                   cudaStream_t);
 INSTANTIATE(float)
 INSTANTIATE(bf16)
 INSTANTIATE(fp16)

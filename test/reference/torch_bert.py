@@ -183,12 +183,14 @@ class BertForSequenceClassification(nn.Module):
 
 
 class BertForTransformHead(nn.Module):
-    """A custom head as BertPredictionHeadTransform's, over [CLS] without the pooler: dense, GELU
-    (or ReLU), LayerNorm, then the labels' projection (bertc's [[head.layers]] select_token,
-    linear "dense", gelu or relu, layernorm "norm", linear "out"; parameters head.<name>.*)."""
-    def __init__(self, config, width, activation):
+    """A custom head as BertPredictionHeadTransform's, over [CLS] (or the real tokens' mean)
+    without the pooler: dense, GELU (or ReLU), LayerNorm, then the labels' projection (bertc's
+    [[head.layers]] select_token or mean, linear "dense", gelu or relu, layernorm "norm", linear
+    "out"; parameters head.<name>.*)."""
+    def __init__(self, config, width, activation, pooling):
         super().__init__()
         self.activation = {"gelu": F.gelu, "relu": F.relu}[activation]
+        self.pooling = pooling
         self.bert = BertModel(config, pooler=False)
         self.head = nn.ModuleDict({
             "dense": nn.Linear(config.hidden_size, width),
@@ -197,8 +199,13 @@ class BertForTransformHead(nn.Module):
         })
 
     def forward(self, input_ids, attention_mask, token_type_ids):
-        cls = self.bert(input_ids, attention_mask, token_type_ids)[:, 0]
-        return self.head["out"](self.head["norm"](self.activation(self.head["dense"](cls))))
+        hidden = self.bert(input_ids, attention_mask, token_type_ids)
+        if self.pooling == "mean":  # over the real tokens, as sentence-transformers' mean pooling
+            mask = attention_mask[..., None].to(hidden.dtype)
+            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
+        else:
+            pooled = hidden[:, 0]
+        return self.head["out"](self.head["norm"](self.activation(self.head["dense"](pooled))))
 
 
 def classification_loss(logits, labels):
@@ -312,7 +319,8 @@ def make_scheduler(optimizer, schedule, warmup_ratio, total_steps):
 def train(args, config):
     """Run args.steps optimizer steps over the data, cycling epochs; log the loss of each step."""
     if args.transform_head:
-        model = BertForTransformHead(config, args.transform_head, args.head_activation)
+        model = BertForTransformHead(config, args.transform_head, args.head_activation,
+                                     args.head_pooling)
     else:
         model = BertForSequenceClassification(config)
     load_parameters(model, args.init)
@@ -370,6 +378,8 @@ def parse_args(argv):
                         help="train BertForTransformHead (a custom head of this width) instead")
     parser.add_argument("--head-activation", choices=["gelu", "relu"], default="gelu",
                         help="the transform head's activation")
+    parser.add_argument("--head-pooling", choices=["cls", "mean"], default="cls",
+                        help="the transform head's input: [CLS], or the mean of the real tokens")
     parser.add_argument("--log", help="JSONL metrics log, one {step, loss} line per optimizer step")
     parser.add_argument("--save", help="safetensors for the trained parameters")
     args = parser.parse_args(argv)

@@ -324,6 +324,18 @@ std::optional<LogicalResult> emitPointwiseOp(Operation *op, EmitContext &ctx) {
            << ctx.end();
         return success();
       })
+      .Case([&](MeanTokensOp m) {
+        os << ctx.call("meanTokensForward") << ctx.name(m.getInput()) << ", "
+           << ctx.name(m.getMask()) << ", " << ctx.name(m.getResult()) << ", B, S, "
+           << EmitContext::features(m.getInput()) << ctx.end();
+        return success();
+      })
+      .Case([&](MeanTokensGradOp m) {
+        os << ctx.call("meanTokensBackward") << ctx.name(m.getResultGrad()) << ", "
+           << ctx.name(m.getMask()) << ", " << ctx.name(m.getInputGrad()) << ", B, S, "
+           << EmitContext::features(m.getInputGrad()) << ctx.end();
+        return success();
+      })
       .Case([&](FlattenOp f) {
         os << ctx.call("flattenForward") << ctx.name(f.getInput()) << ", "
            << ctx.name(f.getResult()) << ", " << flattenArgs(f.getInput(), f.getResult())

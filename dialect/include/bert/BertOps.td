@@ -290,6 +290,22 @@ def Bert_SelectTokenOp : Bert_ForwardOp<"select_token", [], ["estimateKernels"]>
   let results = (outs Bert_FloatTensor:$result);
 }
 
+def Bert_MeanTokensOp : Bert_ForwardOp<"mean_tokens"> {
+  let summary = "each row's mean over its real tokens (mask 1), as mean pooling";
+  let description = [{
+    `result[b, :]` = sum over `s` of `mask[b, s]` * `input[b, s, :]`, over the count of
+    tokens with `mask` 1 (a row without any gives zeros). Padding takes no part, so what a
+    row gives does not depend on the length it is padded to.
+
+    ```mlir
+    %pooled = bert.mean_tokens %h, %mask
+        : (tensor<?x?x32xf32>, tensor<?x?xi32>) -> tensor<?x32xf32>
+    ```
+  }];
+  let arguments = (ins Bert_FloatTensor:$input, Bert_IntTensor:$mask);
+  let results = (outs Bert_FloatTensor:$result);
+}
+
 def Bert_FlattenOp : Bert_ForwardOp<"flatten"> {
   let summary = "[batch, seq, features] -> [batch, max_seq * features], zero-padded";
   let description = [{

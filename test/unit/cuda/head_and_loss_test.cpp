@@ -1,5 +1,5 @@
 // The heads' and losses' launchers (the loss seed, the cross-entropy gradient alone, the
-// regression loss, token selection, flattening, transposition)
+// regression loss, token selection, mean pooling, flattening, transposition)
 // against their references: the CPU twins, or the fused kernels they split.
 #include "cuda_test_support.h"
 
@@ -26,6 +26,27 @@ TYPED_TEST(ExtraKernelsTest, SelectTokenMatchesCpu) {
   DeviceArray<T> dX(x), dOut(batch * hidden), dDout(dout), dDx(batch * seq * hidden);
   cuda::selectTokenForward(dX.get(), dOut.get(), batch, seq, hidden, index, nullptr);
   cuda::selectTokenBackward(dDout.get(), dDx.get(), batch, seq, hidden, index, nullptr);
+  expectBitIdentical(dOut.download(), out, "out");
+  expectBitIdentical(dDx.download(), dx, "dx");
+}
+
+// Mean pooling sums each value's tokens in the CPU's order: bit-identical to it.
+TYPED_TEST(ExtraKernelsTest, MeanTokensMatchesCpu) {
+  using T = TypeParam;
+  const int64_t batch = 4, seq = 9, hidden = 33;
+  const auto x = randomValues<T>(batch * seq * hidden, 9);
+  const auto dy = randomValues<T>(batch * hidden, 10);
+  std::vector<int32_t> mask(batch * seq);
+  for (int64_t b = 0; b < batch; ++b) // rows of 9, 5, 1 and 0 real tokens
+    for (int64_t s = 0; s < seq; ++s)
+      mask[b * seq + s] = s < std::vector<int64_t>{9, 5, 1, 0}[b];
+  std::vector<T> out(batch * hidden), dx(batch * seq * hidden);
+  cpu::meanTokensForward(x.data(), mask.data(), out.data(), batch, seq, hidden);
+  cpu::meanTokensBackward(dy.data(), mask.data(), dx.data(), batch, seq, hidden);
+  DeviceArray<T> dX(x), dOut(out.size()), dDy(dy), dDx(dx.size());
+  DeviceArray<int32_t> dMask(mask);
+  cuda::meanTokensForward(dX.get(), dMask.get(), dOut.get(), batch, seq, hidden, nullptr);
+  cuda::meanTokensBackward(dDy.get(), dMask.get(), dDx.get(), batch, seq, hidden, nullptr);
   expectBitIdentical(dOut.download(), out, "out");
   expectBitIdentical(dDx.download(), dx, "dx");
 }

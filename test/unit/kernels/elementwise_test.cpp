@@ -1,5 +1,5 @@
 // Tests of the elementwise kernels: add, accumulate, GELU, tanh, dropout (and dropoutAdd),
-// selectToken, flatten.
+// selectToken, meanTokens, flatten.
 // Forwards against closed-form values, backwards against finite differences, dropout's mask
 // against the counter RNG the header specifies.
 #include "bertc/runtime/counter_rng.h"
@@ -220,6 +220,35 @@ TEST(SelectToken, ForwardCopiesTheIndexedToken) {
   std::vector<float> x = {0, 1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15}, out(4);
   selectTokenForward(x.data(), out.data(), batch, seq, hidden, 1);
   EXPECT_EQ(out, (std::vector<float>{2, 3, 12, 13}));
+}
+
+TEST(MeanTokens, ForwardAveragesTheRealTokensByHand) {
+  // Row 0 has tokens 0 and 2 real: (0 + 4) / 2, (1 + 5) / 2; row 1 none: zeros; row 2 all
+  // three: (20 + 22 + 24) / 3, (21 + 23 + 25) / 3.
+  const int64_t batch = 3, seq = 3, hidden = 2;
+  std::vector<float> x = {0, 1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15, 20, 21, 22, 23, 24, 25};
+  std::vector<int32_t> mask = {1, 0, 1, 0, 0, 0, 1, 1, 1};
+  std::vector<float> out(batch * hidden);
+  meanTokensForward(x.data(), mask.data(), out.data(), batch, seq, hidden);
+  EXPECT_EQ(out, (std::vector<float>{2, 3, 0, 0, 22, 23}));
+}
+
+TEST(MeanTokens, BackwardMatchesFiniteDifferencesAndSkipsPadding) {
+  const int64_t batch = 2, seq = 4, hidden = 3;
+  std::vector<int32_t> mask = {1, 1, 1, 0, 1, 0, 0, 0};
+  std::vector<float> x = randomTensor(batch * seq * hidden, 12);
+  std::vector<float> dy = randomTensor(batch * hidden, 13), dx(batch * seq * hidden, 99.0f);
+  meanTokensBackward(dy.data(), mask.data(), dx.data(), batch, seq, hidden);
+  auto forward = [&] {
+    std::vector<float> out(batch * hidden);
+    meanTokensForward(x.data(), mask.data(), out.data(), batch, seq, hidden);
+    return out;
+  };
+  expectGradientNear(dx, numericGradient(x, dy, forward), "dx");
+  for (int64_t c = 0; c < hidden; ++c) {
+    EXPECT_EQ(dx[(0 * seq + 3) * hidden + c], 0.0f) << "padding gets no gradient";
+    EXPECT_EQ(dx[(1 * seq + 0) * hidden + c], dy[1 * hidden + c]) << "a row of one token";
+  }
 }
 
 TEST(SelectToken, BackwardMatchesFiniteDifferencesAndZeroesOtherTokens) {

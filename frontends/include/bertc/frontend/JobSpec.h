@@ -69,7 +69,7 @@ struct ModelSpec {
 /// One `[[head.layers]]` entry of a custom head: an op applied to the previous output
 /// (the first to the encoder's [batch, seq, hidden] output).
 struct HeadLayer {
-  /// flatten | select_token | linear | gelu | tanh | relu | dropout | layernorm
+  /// flatten | select_token | mean | linear | gelu | tanh | relu | dropout | layernorm
   std::string op;
   /// linear, layernorm: the parameters are head.<name>.weight and head.<name>.bias.
   std::string name;

@@ -148,6 +148,16 @@ template <typename T>
 void selectTokenBackward(const T *dy, T *dx, int64_t batch, int64_t seq, int64_t hidden,
                          int64_t index);
 
+/// out[b, :] = the mean of x[b, s, :] over the tokens with mask[b, s] = 1 (zeros for a row
+/// without any), for x [batch, seq, hidden] and mask [batch, seq]: mean pooling.
+template <typename T>
+void meanTokensForward(const T *x, const int32_t *mask, T *out, int64_t batch, int64_t seq,
+                       int64_t hidden);
+/// dx[b, s, :] = mask[b, s] * dy[b, :] / the row's count of real tokens.
+template <typename T>
+void meanTokensBackward(const T *dy, const int32_t *mask, T *dx, int64_t batch, int64_t seq,
+                        int64_t hidden);
+
 /// out[b, :] = x[b] laid out token after token, then zeros up to paddedSeq tokens:
 /// x [batch, seq, hidden] -> out [batch, paddedSeq * hidden], seq <= paddedSeq.
 template <typename T>
