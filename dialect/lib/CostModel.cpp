@@ -345,6 +345,17 @@ SmallVector<KernelWork, 1> AccumulateEmbeddingGradOp::estimateKernels(int64_t ba
   return {scatterAddRows(getIds(), getResultGrad(), batch, seq)};
 }
 
+// An add per input element (each row's tokens summed), every operand and result moved once.
+SmallVector<KernelWork, 1> MeanTokensOp::estimateKernels(int64_t batch, int64_t seq, CostTarget) {
+  return {pointwiseKernel(*this, getInput(), 1, batch, seq)};
+}
+
+// A divide per input gradient element (padding's zero), the same bytes.
+SmallVector<KernelWork, 1> MeanTokensGradOp::estimateKernels(int64_t batch, int64_t seq,
+                                                             CostTarget) {
+  return {pointwiseKernel(*this, getInputGrad(), 1, batch, seq)};
+}
+
 // One token's row per sequence, read and written.
 SmallVector<KernelWork, 1> SelectTokenOp::estimateKernels(int64_t batch, int64_t seq, CostTarget) {
   return {{ComputeUnit::Fp32Cores, 0, 2 * bytesOf(getResult(), batch, seq)}};

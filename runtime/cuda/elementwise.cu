@@ -69,7 +69,8 @@ __global__ void tanhBackwardKernel(const T *dy, const T *y, T *dx, int64_t n) {
 }
 
 template <typename T> __global__ void reluForwardKernel(const T *x, T *y, int64_t n) {
-  mapValues<kVectorValues<T>>(x, y, n, [](float v) { return fmaxf(v, 0.0f); });
+  // As the CPU's std::max(v, 0): NaN stays NaN (fmaxf would make it 0), -0 stays -0.
+  mapValues<kVectorValues<T>>(x, y, n, [](float v) { return v < 0.0f ? 0.0f : v; });
 }
 
 template <typename T>

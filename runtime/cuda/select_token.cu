@@ -1,5 +1,6 @@
 // Selecting one token's vector per row ([CLS] for the pooler), the mean over a row's real
-// tokens (mean pooling), and their gradients: grid-stride loops over the output.
+// tokens (mean pooling), and their gradients: grid-stride loops over the output, and for the
+// mean a block a row, which counts the row's tokens once.
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
@@ -27,37 +28,42 @@ __global__ void selectTokenBackwardKernel(const T *dout, T *dx, int64_t batch, i
   }
 }
 
-/// The count of a row's real tokens, at least 1 (cpu::meanTokensForward's).
+/// The count of a row's real tokens, at least 1 (cpu::meanTokensForward's), counted once by
+/// the block's threads together (every thread of the block must call it).
 __device__ float realTokens(const int32_t *mask, int64_t seq) {
   int64_t count = 0;
-  for (int64_t s = 0; s < seq; ++s)
-    count += mask[s] != 0;
+  for (int64_t first = 0; first < seq; first += blockDim.x) {
+    const int64_t s = first + threadIdx.x;
+    count += __syncthreads_count(s < seq && mask[s] != 0);
+  }
   return float(count > 1 ? count : 1);
 }
 
-// The same sum order as the CPU's, token after token, so the results are the same bits.
+// A block a row. The same sum order as the CPU's, token after token, so the results are the
+// same bits.
 template <typename T>
-__global__ void meanTokensForwardKernel(const T *x, const int32_t *mask, T *out, int64_t batch,
-                                        int64_t seq, int64_t hidden) {
-  for (int64_t i = gridStrideBegin(); i < batch * hidden; i += gridStride()) {
-    const int64_t b = i / hidden, h = i % hidden;
+__global__ void meanTokensForwardKernel(const T *x, const int32_t *mask, T *out, int64_t seq,
+                                        int64_t hidden) {
+  const int64_t b = blockIdx.x;
+  const float count = realTokens(mask + b * seq, seq);
+  for (int64_t h = threadIdx.x; h < hidden; h += blockDim.x) {
     float sum = 0.0f;
     for (int64_t s = 0; s < seq; ++s)
       if (mask[b * seq + s] != 0)
         sum += loadFloat(x + (b * seq + s) * hidden + h);
-    storeRounded(out + i, sum / realTokens(mask + b * seq, seq));
+    storeRounded(out + b * hidden + h, sum / count);
   }
 }
 
 template <typename T>
-__global__ void meanTokensBackwardKernel(const T *dy, const int32_t *mask, T *dx, int64_t batch,
-                                         int64_t seq, int64_t hidden) {
-  for (int64_t i = gridStrideBegin(); i < batch * seq * hidden; i += gridStride()) {
-    const int64_t b = i / (seq * hidden), s = (i / hidden) % seq;
-    storeRounded(dx + i, mask[b * seq + s] != 0 ? loadFloat(dy + b * hidden + i % hidden) /
-                                                      realTokens(mask + b * seq, seq)
+__global__ void meanTokensBackwardKernel(const T *dy, const int32_t *mask, T *dx, int64_t seq,
+                                         int64_t hidden) {
+  const int64_t b = blockIdx.x;
+  const float count = realTokens(mask + b * seq, seq);
+  for (int64_t i = threadIdx.x; i < seq * hidden; i += blockDim.x)
+    storeRounded(dx + b * seq * hidden + i, mask[b * seq + i / hidden] != 0
+                                                ? loadFloat(dy + b * hidden + i % hidden) / count
                                                 : 0.0f);
-  }
 }
 
 } // namespace
@@ -65,15 +71,17 @@ __global__ void meanTokensBackwardKernel(const T *dy, const int32_t *mask, T *dx
 template <typename T>
 void meanTokensForward(const T *x, const int32_t *mask, T *out, int64_t batch, int64_t seq,
                        int64_t hidden, cudaStream_t stream) {
-  BERTC_LAUNCH(meanTokensForwardKernel, gridFor(batch * hidden), kElementwiseThreads, 0, stream, x,
-               mask, out, batch, seq, hidden);
+  if (batch > 0)
+    BERTC_LAUNCH(meanTokensForwardKernel, unsigned(batch), kElementwiseThreads, 0, stream, x, mask,
+                 out, seq, hidden);
 }
 
 template <typename T>
 void meanTokensBackward(const T *dy, const int32_t *mask, T *dx, int64_t batch, int64_t seq,
                         int64_t hidden, cudaStream_t stream) {
-  BERTC_LAUNCH(meanTokensBackwardKernel, gridFor(batch * seq * hidden), kElementwiseThreads, 0,
-               stream, dy, mask, dx, batch, seq, hidden);
+  if (batch > 0)
+    BERTC_LAUNCH(meanTokensBackwardKernel, unsigned(batch), kElementwiseThreads, 0, stream, dy,
+                 mask, dx, seq, hidden);
 }
 
 template <typename T>

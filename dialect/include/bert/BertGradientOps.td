@@ -149,7 +149,7 @@ def Bert_SelectTokenGradOp : Bert_BackwardOp<"select_token_grad"> {
   let results = (outs Bert_FloatTensor:$inputGrad);
 }
 
-def Bert_MeanTokensGradOp : Bert_BackwardOp<"mean_tokens_grad"> {
+def Bert_MeanTokensGradOp : Bert_BackwardOp<"mean_tokens_grad", [], ["estimateKernels"]> {
   let summary = "d x[b, s, :] = mask[b, s] * dy[b, :] / the row's count of real tokens";
   let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_IntTensor:$mask);
   let results = (outs Bert_FloatTensor:$inputGrad);

@@ -290,7 +290,7 @@ def Bert_SelectTokenOp : Bert_ForwardOp<"select_token", [], ["estimateKernels"]>
   let results = (outs Bert_FloatTensor:$result);
 }
 
-def Bert_MeanTokensOp : Bert_ForwardOp<"mean_tokens"> {
+def Bert_MeanTokensOp : Bert_ForwardOp<"mean_tokens", [], ["estimateKernels"]> {
   let summary = "each row's mean over its real tokens (mask 1), as mean pooling";
   let description = [{
     `result[b, :]` = sum over `s` of `mask[b, s]` * `input[b, s, :]`, over the count of

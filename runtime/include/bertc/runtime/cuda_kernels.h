@@ -297,14 +297,14 @@ void mseLossBackward(const float *dloss, const float *predictions, const float *
 
 // ---- Token selection (select_token.cu) ----
 
-/// out[b, :] = x[b, index, :] for x [batch, seq, hidden].
-/// Mean pooling (cpu::meanTokensForward): a thread per output value.
+/// Mean pooling (cpu::meanTokensForward): a block a row.
 template <typename T>
 void meanTokensForward(const T *x, const int32_t *mask, T *out, int64_t batch, int64_t seq,
                        int64_t hidden, cudaStream_t stream);
 template <typename T>
 void meanTokensBackward(const T *dy, const int32_t *mask, T *dx, int64_t batch, int64_t seq,
                         int64_t hidden, cudaStream_t stream);
+/// out[b, :] = x[b, index, :] for x [batch, seq, hidden].
 template <typename T>
 void selectTokenForward(const T *x, T *out, int64_t batch, int64_t seq, int64_t hidden,
                         int64_t index, cudaStream_t stream);
