@@ -254,6 +254,13 @@ void JobReader::checkRanges() {
           << ") must be a token position below seq_len (" << spec.train.seqLen << ")";
     if (layer.op == "dropout")
       requireRange(ll, "head.layers.rate", layer.rate, 0, 1, false);
+    // A key only another op reads is a mistake (a layernorm's `out`, a relu's `rate`).
+    for (auto [key, owner] : {std::pair<StringRef, StringRef>{"out", "linear"},
+                              {"index", "select_token"},
+                              {"rate", "dropout"}})
+      if (ll.keys.count(key) && !layer.op.empty() && layer.op != owner)
+        file.error(loc(ll, key)) << "key 'head.layers." << key << "' has no effect on op '"
+                                 << layer.op << "': only " << owner << " reads it";
   }
   if (head.dropout)
     requireRange(hl, "head.dropout", *head.dropout, 0, 1, false);
