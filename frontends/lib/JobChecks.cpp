@@ -312,12 +312,16 @@ void JobReader::checkRanges() {
       file.error(loc(tl, "freeze"))
           << "freeze group '" << group << "' names no parameter of a task = \"" << spec.head.task
           << "\" model, whose head is '" << llvm::join(headGroups, "' and '") << "'";
-  // A custom head without a linear or layernorm layer has no parameters to train.
+  // A custom head without a linear or layernorm layer has no parameters to train (or freeze).
+  bool headWithoutParameters = custom && llvm::none_of(spec.head.layers, [](const HeadLayer &l) {
+                                 return l.op == "linear" || l.op == "layernorm";
+                               });
+  if (headWithoutParameters && spec.isFrozen("head"))
+    file.error(loc(tl, "freeze")) << "freeze group 'head' names no parameter: this custom head "
+                                     "has no linear or layernorm layer";
   bool headFrozen =
       llvm::all_of(headGroups, [&](StringRef group) { return spec.isFrozen(group); }) ||
-      (custom && llvm::none_of(spec.head.layers, [](const HeadLayer &layer) {
-         return layer.op == "linear" || layer.op == "layernorm";
-       }));
+      headWithoutParameters;
   bool everythingFrozen =
       spec.isFrozen("embeddings") && spec.isFrozen("encoder.layer.0") && headFrozen;
   for (int64_t layer = 1; everythingFrozen && layer < std::min(model.layers, limits::kLayers);
