@@ -7,6 +7,7 @@
 #include "bertc/runtime/save_files.h"
 
 #include "half_floats.h"
+#include "shape_text.h"
 
 #include <nlohmann/json.hpp>
 
@@ -29,14 +30,6 @@ uint64_t dtypeBytes(const std::string &dtype) {
       {"U32", 4},  {"F32", 4}, {"I64", 8}, {"U64", 8},     {"F64", 8}};
   auto it = sizes.find(dtype);
   return it == sizes.end() ? 0 : it->second;
-}
-
-/// "[a,b,c]": a shape as error messages print it.
-std::string formatShape(const std::vector<int64_t> &shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    text += (i ? "," : "") + std::to_string(shape[i]);
-  return text + "]";
 }
 
 uint64_t readLittleEndian64(const unsigned char *bytes) {

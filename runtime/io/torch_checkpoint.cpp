@@ -1,6 +1,7 @@
 #include "bertc/runtime/torch_checkpoint.h"
 
 #include "half_floats.h"
+#include "shape_text.h"
 #include "torch_pickle.h"
 #include "zip_entries.h"
 
@@ -12,9 +13,10 @@ namespace bertc {
 
 namespace {
 
-/// torch.save's older format starts with a pickle's PROTO (2 by default, up to 5).
+/// A zip archive's first local header: torch.save's format since 1.6.
 constexpr char kZipStart[] = {'P', 'K', '\x03', '\x04'};
 
+/// Bytes an element of `dtype` (the storage classes' dtypes, torch_pickle.cpp) takes.
 int64_t elementBytes(const std::string &dtype) {
   if (dtype == "C128")
     return 16;
@@ -27,13 +29,7 @@ int64_t elementBytes(const std::string &dtype) {
   return 1;
 }
 
-std::string formatShape(const std::vector<int64_t> &shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    text += (i ? "," : "") + std::to_string(shape[i]);
-  return text + "]";
-}
-
+/// torch.save's older format starts with a pickle's PROTO (2 by default, up to 5).
 bool isLegacyStart(const std::string &start) {
   return start.size() >= 2 && start[0] == '\x80' && start[1] >= 2 && start[1] <= 5;
 }
