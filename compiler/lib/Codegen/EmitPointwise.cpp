@@ -20,6 +20,9 @@ namespace bertc {
 
 namespace {
 
+/// The runtime's name of a tanh or ReLU (or its gradient): its kernels' prefix.
+std::string activationOf(Operation *op) { return isa<TanhOp, TanhGradOp>(op) ? "tanh" : "relu"; }
+
 /// "fn(a, b, ..., n" then the end of the call, for kernels over every element of `sized`.
 void emitElementwise(EmitContext &ctx, StringRef fn, ArrayRef<Value> args, Value sized) {
   ctx.os << ctx.call(fn);
@@ -268,22 +271,15 @@ std::optional<LogicalResult> emitPointwiseOp(Operation *op, EmitContext &ctx) {
             "geluBackwardBias", {dy, x, dx},
             EmitContext::rows(dx) + ", " + std::to_string(EmitContext::features(dx)));
       })
-      .Case([&](TanhOp t) {
-        emitElementwise(ctx, "tanhForward", {t.getInput(), t.getResult()}, t.getResult());
+      // The activations whose backward reads their output: tanhForward, reluBackward, ...
+      .Case<TanhOp, ReluOp>([&](auto a) {
+        emitElementwise(ctx, activationOf(op) + "Forward", {a.getInput(), a.getResult()},
+                        a.getResult());
         return success();
       })
-      .Case([&](TanhGradOp t) {
-        emitElementwise(ctx, "tanhBackward", {t.getResultGrad(), t.getResult(), t.getInputGrad()},
-                        t.getInputGrad());
-        return success();
-      })
-      .Case([&](ReluOp r) {
-        emitElementwise(ctx, "reluForward", {r.getInput(), r.getResult()}, r.getResult());
-        return success();
-      })
-      .Case([&](ReluGradOp r) {
-        emitElementwise(ctx, "reluBackward", {r.getResultGrad(), r.getResult(), r.getInputGrad()},
-                        r.getInputGrad());
+      .Case<TanhGradOp, ReluGradOp>([&](auto a) {
+        emitElementwise(ctx, activationOf(op) + "Backward",
+                        {a.getResultGrad(), a.getResult(), a.getInputGrad()}, a.getInputGrad());
         return success();
       })
       .Case([&](DropoutOp d) {
