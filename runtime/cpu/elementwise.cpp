@@ -169,16 +169,16 @@ float realTokens(const int32_t *mask, int64_t seq) {
 template <typename T>
 void meanTokensForward(const T *x, const int32_t *mask, T *out, int64_t batch, int64_t seq,
                        int64_t hidden) {
-  std::vector<float> sum(static_cast<size_t>(hidden));
+  // Each value's tokens summed in order, as the CUDA kernel sums them (the same bits).
   for (int64_t b = 0; b < batch; ++b) {
-    std::fill(sum.begin(), sum.end(), 0.0f);
-    for (int64_t s = 0; s < seq; ++s)
-      if (mask[b * seq + s] != 0)
-        for (int64_t h = 0; h < hidden; ++h)
-          sum[size_t(h)] += toFloat(x[(b * seq + s) * hidden + h]);
     const float count = realTokens(mask + b * seq, seq);
-    for (int64_t h = 0; h < hidden; ++h)
-      out[b * hidden + h] = fromFloat<T>(sum[size_t(h)] / count);
+    for (int64_t h = 0; h < hidden; ++h) {
+      float sum = 0.0f;
+      for (int64_t s = 0; s < seq; ++s)
+        if (mask[b * seq + s] != 0)
+          sum += toFloat(x[(b * seq + s) * hidden + h]);
+      out[b * hidden + h] = fromFloat<T>(sum / count);
+    }
   }
 }
 

@@ -68,6 +68,8 @@ TEST(NoAllocation, EveryKernelRunsWithoutOperatorNew) {
   geluBackward(dy.data(), x.data(), dx.data(), n);
   tanhForward(x.data(), y.data(), n);
   tanhBackward(dy.data(), y.data(), dx.data(), n);
+  reluForward(x.data(), y.data(), n);
+  reluBackward(dy.data(), y.data(), dx.data(), n);
   dropoutForward(x.data(), y.data(), batch, n / batch, 0.1f, {1, 1, 1, 0});
   dropoutBackward(dy.data(), dx.data(), batch, n / batch, 0.1f, {1, 1, 1, 0});
   attentionForward(q.data(), k.data(), v.data(), mask.data(), y.data(), lse.data(), scratch.data(),
@@ -83,6 +85,8 @@ TEST(NoAllocation, EveryKernelRunsWithoutOperatorNew) {
                            batch, seq, hidden, heads, 0.1f, {1, 1, 2, 0});
   selectTokenForward(x.data(), y.data(), batch, seq, hidden, 0);
   selectTokenBackward(dy.data(), dx.data(), batch, seq, hidden, 0);
+  meanTokensForward(x.data(), mask.data(), y.data(), batch, seq, hidden);
+  meanTokensBackward(dy.data(), mask.data(), dx.data(), batch, seq, hidden);
   crossEntropyForward(logits.data(), labels.data(), &loss, batch, classes, float(batch));
   crossEntropyBackward(&dloss, logits.data(), labels.data(), dlogits.data(), batch, classes,
                        float(batch));
