@@ -34,17 +34,19 @@ bool isLegacyStart(const std::string &start) {
   return start.size() >= 2 && start[0] == '\x80' && start[1] >= 2 && start[1] <= 5;
 }
 
-std::string startOf(const std::string &path, size_t bytes) {
-  std::ifstream file(path, std::ios::binary);
-  std::string start(bytes, '\0');
-  file.read(start.data(), std::streamsize(bytes));
+/// The first 4 bytes of `file`, or "" when it is shorter.
+std::string startOf(std::istream &file) {
+  std::string start(4, '\0');
+  file.seekg(0);
+  file.read(start.data(), 4);
   return file ? start : "";
 }
 
 } // namespace
 
 bool looksLikeTorchCheckpoint(const std::string &path) {
-  std::string start = startOf(path, 4);
+  std::ifstream file(path, std::ios::binary);
+  std::string start = startOf(file);
   return isLegacyStart(start) || start.compare(0, 4, kZipStart, 4) == 0;
 }
 
@@ -52,7 +54,7 @@ TorchCheckpointReader::TorchCheckpointReader(const std::string &path)
     : path_(path), file_(path, std::ios::binary) {
   if (!file_)
     throw TorchCheckpointError(path + ": cannot open: " + std::strerror(errno));
-  std::string start = startOf(path, 4);
+  std::string start = startOf(file_);
   if (start.compare(0, 4, kZipStart, 4) == 0)
     openZip();
   else if (isLegacyStart(start))
