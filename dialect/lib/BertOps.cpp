@@ -3,7 +3,8 @@
 // Each verifier checks what the kernels rely on: ranks, the feature dimensions that
 // must agree between activations and parameters, and attribute ranges. A diagnostic
 // names the operand and both sizes (VerifierChecks.h). The parameter updates' verifiers
-// are in ParameterUpdateOps.cpp.
+// are in ParameterUpdateOps.cpp, the token pooling and feature shaping ops' in
+// HeadShapeOps.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -139,47 +140,6 @@ LogicalResult AttentionOp::verify() {
   return expectLseShape(*this, getQuery(), getLse(), heads);
 }
 
-LogicalResult SelectTokenOp::verify() {
-  if (failed(expectRank(*this, getInput(), "input", 3)) ||
-      failed(expectRank(*this, getResult(), "result", 2)) ||
-      failed(expectLastDim(*this, getResult(), "result", lastDim(getInput()))))
-    return failure();
-  int64_t seq = tensorType(getInput()).getDimSize(1);
-  // Signed: the attribute's accessor is unsigned, which would hide a negative index.
-  const int64_t index = getIndexAttr().getInt();
-  if (index < 0 || (!ShapedType::isDynamic(seq) && index >= seq))
-    return emitOpError() << "token index " << index << " is outside the sequence";
-  return success();
-}
-
-/// The row width of a flattened [batch, seq, features] tensor must be a whole number of
-/// tokens, at least the input's static sequence length.
-static LogicalResult verifyFlattenWidth(Operation *op, Value sequence, Value flat) {
-  int64_t features = lastDim(sequence), width = lastDim(flat);
-  if (ShapedType::isDynamic(width) || width % features != 0)
-    return op->emitOpError() << "flattened width " << width
-                             << " is not a whole number of tokens of " << features << " features";
-  int64_t seq = tensorType(sequence).getDimSize(1);
-  if (!ShapedType::isDynamic(seq) && width / features < seq)
-    return op->emitOpError() << "flattened width " << width << " holds " << width / features
-                             << " tokens but the sequence has " << seq;
-  return success();
-}
-
-LogicalResult FlattenOp::verify() {
-  if (failed(expectRank(*this, getInput(), "input", 3)) ||
-      failed(expectRank(*this, getResult(), "result", 2)))
-    return failure();
-  return verifyFlattenWidth(*this, getInput(), getResult());
-}
-
-LogicalResult FlattenGradOp::verify() {
-  if (failed(expectRank(*this, getResultGrad(), "result gradient", 2)) ||
-      failed(expectRank(*this, getInputGrad(), "input gradient", 3)))
-    return failure();
-  return verifyFlattenWidth(*this, getInputGrad(), getResultGrad());
-}
-
 /// Logits [batch, classes] with labels [batch], or [batch, n, classes] with [batch, n];
 /// a positive scale.
 static LogicalResult verifyCrossEntropy(Operation *op, Value logits, Value labels, float scale) {
@@ -301,29 +261,6 @@ LogicalResult AttentionGradOp::verify() {
       failed(expectAttentionKernel(*this, getHeadChunk(), getHeads(), getTf32(), getQuery())))
     return failure();
   return expectRate(*this, "dropout", getDropout().convertToFloat());
-}
-
-LogicalResult MeanTokensOp::verify() {
-  if (failed(expectRank(*this, getInput(), "input", 3)) ||
-      failed(expectRank(*this, getMask(), "mask", 2)) ||
-      failed(expectRank(*this, getResult(), "result", 2)))
-    return failure();
-  return expectLastDim(*this, getResult(), "result", lastDim(getInput()));
-}
-
-LogicalResult MeanTokensGradOp::verify() {
-  if (failed(expectRank(*this, getResultGrad(), "result gradient", 2)) ||
-      failed(expectRank(*this, getMask(), "mask", 2)) ||
-      failed(expectRank(*this, getInputGrad(), "input gradient", 3)))
-    return failure();
-  return expectLastDim(*this, getInputGrad(), "input gradient", lastDim(getResultGrad()));
-}
-
-LogicalResult SelectTokenGradOp::verify() {
-  if (failed(expectRank(*this, getResultGrad(), "result gradient", 2)) ||
-      failed(expectRank(*this, getInputGrad(), "input gradient", 3)))
-    return failure();
-  return expectLastDim(*this, getInputGrad(), "input gradient", lastDim(getResultGrad()));
 }
 
 LogicalResult CrossEntropyGradOp::verify() {

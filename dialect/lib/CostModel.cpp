@@ -356,6 +356,17 @@ SmallVector<KernelWork, 1> MeanTokensGradOp::estimateKernels(int64_t batch, int6
   return {pointwiseKernel(*this, getInputGrad(), 1, batch, seq)};
 }
 
+// A compare per input element, every operand and result moved once.
+SmallVector<KernelWork, 1> MaxTokensOp::estimateKernels(int64_t batch, int64_t seq, CostTarget) {
+  return {pointwiseKernel(*this, getInput(), 1, batch, seq)};
+}
+
+// The maximum's token found again (a compare per input element), the gradient written there.
+SmallVector<KernelWork, 1> MaxTokensGradOp::estimateKernels(int64_t batch, int64_t seq,
+                                                            CostTarget) {
+  return {pointwiseKernel(*this, getInputGrad(), 1, batch, seq)};
+}
+
 // One token's row per sequence, read and written.
 SmallVector<KernelWork, 1> SelectTokenOp::estimateKernels(int64_t batch, int64_t seq, CostTarget) {
   return {{ComputeUnit::Fp32Cores, 0, 2 * bytesOf(getResult(), batch, seq)}};

@@ -91,6 +91,30 @@ SmallVector<Value> MeanTokensOp::buildGradients(OpBuilder &b, ValueRange resultG
           Value()};
 }
 
+SmallVector<Value> MaxTokensOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
+                                               ArrayRef<bool>) {
+  return {b.create<MaxTokensGradOp>(getLoc(), getInput().getType(), resultGrads[0], getInput(),
+                                    getMask()),
+          Value()};
+}
+
+SmallVector<Value> ConcatOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
+                                            ArrayRef<bool> needed) {
+  SmallVector<Value> grads;
+  int64_t start = 0;
+  for (auto [input, need] : llvm::zip_equal(getInputs(), needed)) {
+    grads.push_back(need ? b.create<ConcatGradOp>(getLoc(), input.getType(), resultGrads[0],
+                                                  b.getI64IntegerAttr(start))
+                         : Value());
+    start += cast<RankedTensorType>(input.getType()).getShape().back();
+  }
+  return grads;
+}
+
+SmallVector<Value> SliceOp::buildGradients(OpBuilder &b, ValueRange resultGrads, ArrayRef<bool>) {
+  return {b.create<SliceGradOp>(getLoc(), getInput().getType(), resultGrads[0], getStartAttr())};
+}
+
 SmallVector<Value> FlattenOp::buildGradients(OpBuilder &b, ValueRange resultGrads, ArrayRef<bool>) {
   return {b.create<FlattenGradOp>(getLoc(), getInput().getType(), resultGrads[0])};
 }

@@ -18,6 +18,8 @@
 #include "bertc/frontend/GraphBuilder.h"
 #include "bertc/frontend/HFConfigWriter.h"
 
+#include "ForwardBuilder.h"
+
 #include "bert/BertDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -26,70 +28,6 @@
 
 using namespace bertc;
 using namespace mlir;
-
-namespace {
-
-/// Emits the ops of @micro_step at the builder's insertion point.
-class ForwardBuilder {
-public:
-  ForwardBuilder(const JobSpec &spec, OpBuilder &builder)
-      : spec(spec), model(spec.model), builder(builder), ctx(*builder.getContext()),
-        f32(builder.getF32Type()) {}
-
-  /// Emits the whole forward pass; returns the loss.
-  Value buildLoss();
-
-private:
-  Value embeddings();
-  Value encoderLayer(Value hidden, Value mask, int64_t layer);
-  Value classifierLoss(Value hidden);
-  /// task = "span": BertForQuestionAnswering's qa_outputs and span loss.
-  Value spanLoss(Value hidden);
-  /// task = "token-classification": BertForTokenClassification's head and loss.
-  Value tokenClassificationLoss(Value hidden);
-  /// task = "custom": the [[head.layers]] ops, then cross-entropy; null after a diagnostic.
-  Value customHeadLoss(Value hidden);
-
-  /// `name` at the location of `key` in `locations`.
-  Location at(StringRef name, const KeyLocations &locations, StringRef key) {
-    return NameLoc::get(builder.getStringAttr(name), locations.of(key, ctx));
-  }
-  Value input(StringRef name, int64_t rank, Location loc);
-  /// The task's labels: classes [batch], regression targets f32 [batch], span positions
-  /// [batch, 2] or token classes [batch, seq].
-  Value labelsInput();
-  Value param(const Twine &name, ArrayRef<int64_t> shape, StringRef group, StringRef init,
-              bool decay, const KeyLocations &locations, StringRef key);
-  /// torch.nn.Linear `module` (weight [out, in], bias [out]) applied to `x`.
-  Value linear(Value x, const Twine &module, int64_t outFeatures, StringRef group,
-               const KeyLocations &locations, StringRef key);
-  /// torch.nn.LayerNorm `module` (weight = gamma, bias = beta) applied to `x`.
-  Value layerNorm(Value x, const Twine &module, StringRef group, const KeyLocations &locations,
-                  StringRef key);
-  Value dropout(Value x, double rate, Location loc);
-  Value add(Value lhs, Value rhs, Location loc) {
-    return builder.create<bert::AddOp>(loc, lhs.getType(), lhs, rhs);
-  }
-  /// [batch, seq, features].
-  RankedTensorType activationType(int64_t features) {
-    return RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic, features}, f32);
-  }
-  /// `x`'s type with the last dimension replaced by `features`.
-  RankedTensorType withLastDim(Value x, int64_t features) {
-    SmallVector<int64_t> shape(cast<RankedTensorType>(x.getType()).getShape());
-    shape.back() = features;
-    return RankedTensorType::get(shape, f32);
-  }
-  IntegerAttr nextStream() { return builder.getI32IntegerAttr(streamCount++); }
-
-  const JobSpec &spec;
-  const ModelSpec &model;
-  OpBuilder &builder;
-  MLIRContext &ctx;
-  Type f32;
-  Value positionIds, tokenTypeIds, inputIds, attentionMask, labels;
-  int32_t streamCount = 0;
-};
 
 Value ForwardBuilder::input(StringRef name, int64_t rank, Location loc) {
   SmallVector<int64_t> shape(rank, ShapedType::kDynamic);
@@ -236,62 +174,6 @@ Value ForwardBuilder::tokenClassificationLoss(Value hidden) {
                                               builder.getF32FloatAttr(1.0f));
 }
 
-Value ForwardBuilder::customHeadLoss(Value hidden) {
-  Value x = hidden;
-  for (const HeadLayer &layer : spec.head.layers) {
-    const KeyLocations &ll = layer.locations;
-    std::string name = "head." + layer.name;
-    auto type = cast<RankedTensorType>(x.getType());
-    bool isSequence = type.getRank() == 3;
-    bool readsTokens = layer.op == "flatten" || layer.op == "select_token" || layer.op == "mean";
-    if (readsTokens && !isSequence) {
-      emitError(ll.of("op", ctx)) << "head op '" << layer.op
-                                  << "' needs a [batch, seq, features] input, got a "
-                                  << "[batch, features] one";
-      return nullptr;
-    }
-    if (layer.op == "flatten") {
-      auto flat = RankedTensorType::get(
-          {ShapedType::kDynamic, spec.train.seqLen * type.getShape().back()}, f32);
-      x = builder.create<bert::FlattenOp>(at(name, ll, "op"), flat, x);
-    } else if (layer.op == "select_token") {
-      auto token = RankedTensorType::get({ShapedType::kDynamic, type.getShape().back()}, f32);
-      x = builder.create<bert::SelectTokenOp>(at(name, ll, "op"), token, x,
-                                              builder.getI64IntegerAttr(layer.index));
-    } else if (layer.op == "mean") {
-      // Mean pooling over each row's real tokens (its attention mask).
-      auto pooled = RankedTensorType::get({ShapedType::kDynamic, type.getShape().back()}, f32);
-      x = builder.create<bert::MeanTokensOp>(at(name, ll, "op"), pooled, x, attentionMask);
-    } else if (layer.op == "linear") {
-      x = linear(x, name, layer.out, "head", ll, "op");
-    } else if (layer.op == "gelu") {
-      x = builder.create<bert::GeluOp>(at(name, ll, "op"), x.getType(), x);
-    } else if (layer.op == "tanh") {
-      x = builder.create<bert::TanhOp>(at(name, ll, "op"), x.getType(), x);
-    } else if (layer.op == "relu") {
-      x = builder.create<bert::ReluOp>(at(name, ll, "op"), x.getType(), x);
-    } else if (layer.op == "dropout") {
-      x = dropout(x, layer.rate, at(name, ll, "op"));
-    } else if (layer.op == "layernorm") {
-      x = layerNorm(x, name, "head", ll, "op");
-    }
-  }
-  auto logits = cast<RankedTensorType>(x.getType());
-  if (logits.getRank() != 2 || logits.getShape().back() != spec.head.labels) {
-    const HeadLayer &last = spec.head.layers.back();
-    InFlightDiagnostic diag = emitError(last.locations.of("op", ctx));
-    diag << "the custom head must end in [batch, " << spec.head.labels
-         << "] logits (head.labels), but its last op gives [batch, ";
-    if (logits.getRank() == 3)
-      diag << "seq, ";
-    diag << logits.getShape().back() << "]";
-    return nullptr;
-  }
-  return builder.create<bert::CrossEntropyOp>(at("loss", spec.head.locations, "task"),
-                                              RankedTensorType::get({}, f32), x, labels,
-                                              builder.getF32FloatAttr(1.0f));
-}
-
 Value ForwardBuilder::buildLoss() {
   const KeyLocations &tl = spec.train.locations;
   Location seqLoc = tl.of("seq_len", ctx);
@@ -330,6 +212,8 @@ Value ForwardBuilder::labelsInput() {
 
 /// What the trainer's data and metrics follow: the TOML's task, with classification into
 /// one label called regression and a custom head's [batch, labels] logits classification.
+namespace {
+
 TaskKind taskKind(const HeadSpec &head) {
   if (head.task == "classification" && head.labels == 1)
     return TaskKind::Regression;

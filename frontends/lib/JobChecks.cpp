@@ -58,28 +58,6 @@ void JobReader::requireChoice(const KeyLocations &locations, StringRef name, Str
     diag << "; did you mean '" << suggestion << "'?";
 }
 
-/// A custom head's linear or layernorm layer names its parameters head.<name>.weight and
-/// .bias, which checkpoints and the generated trainer spell out: letters, digits and '_',
-/// one per layer.
-void JobReader::requireParamName(const KeyLocations &locations, const std::string &name,
-                                 std::set<std::string> &taken) {
-  bool plain =
-      !name.empty() && llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
-  if (!plain) {
-    std::string shown;
-    llvm::raw_string_ostream escaped(shown);
-    llvm::printEscapedString(name, escaped);
-    file.error(loc(locations, "name"))
-        << "key 'head.layers.name' must be letters, digits and '_' (it names the parameters "
-           "head.<name>.weight and .bias), got '"
-        << shown << "'";
-  } else if (!taken.insert(name).second) {
-    file.error(loc(locations, "name"))
-        << "two layers with parameters are named '" << name << "', so their parameters head."
-        << name << ".weight and .bias would be one: give each its own 'name'";
-  }
-}
-
 /// The rules of the span and token-classification heads: a span head has exactly two
 /// outputs (start, end) and reads SQuAD JSON; a token classifier needs two labels or more
 /// and reads JSONL rows of words and tags ([data] text and label default to "tokens" and
@@ -227,41 +205,7 @@ void JobReader::checkRanges() {
   requireChoice(hl, "head.task", head.task, kTasks);
   requireCount(hl, "head.labels", head.labels, limits::kLabels);
   checkTaskHead();
-  if (head.task == "custom" && head.layers.empty())
-    file.error(loc(hl, "task")) << "a custom head needs its ops: add [[head.layers]] tables";
-  if (head.task != "custom" && !head.layers.empty())
-    file.error(loc(hl, "layers")) << "key 'head.layers' is for task = \"custom\" only";
-  if (int64_t(head.layers.size()) > limits::kHeadLayers)
-    file.error(loc(hl, "layers")) << "a custom head may have at most " << limits::kHeadLayers
-                                  << " [[head.layers]] tables (bertc's limit), got "
-                                  << head.layers.size();
-  std::set<std::string> paramNames;
-  for (const HeadLayer &layer : head.layers) {
-    const KeyLocations &ll = layer.locations;
-    if (layer.op.empty())
-      file.error(loc(ll, "op")) << "a [[head.layers]] table needs 'op' ("
-                                << joinAlternatives(kHeadLayerOps) << ")";
-    else
-      requireChoice(ll, "head.layers.op", layer.op, kHeadLayerOps);
-    if (layer.op == "linear") {
-      requireCount(ll, "head.layers.out", layer.out, limits::kLabels);
-    }
-    if (layer.op == "linear" || layer.op == "layernorm")
-      requireParamName(ll, layer.name, paramNames);
-    if (layer.op == "select_token" && (layer.index < 0 || layer.index >= spec.train.seqLen))
-      file.error(loc(ll, "index"))
-          << "key 'head.layers.index' (" << layer.index
-          << ") must be a token position below seq_len (" << spec.train.seqLen << ")";
-    if (layer.op == "dropout")
-      requireRange(ll, "head.layers.rate", layer.rate, 0, 1, false);
-    // A key only another op reads is a mistake (a layernorm's `out`, a relu's `rate`).
-    for (auto [key, owner] : {std::pair<StringRef, StringRef>{"out", "linear"},
-                              {"index", "select_token"},
-                              {"rate", "dropout"}})
-      if (ll.keys.count(key) && !layer.op.empty() && layer.op != owner)
-        file.error(loc(ll, key)) << "key 'head.layers." << key << "' has no effect on op '"
-                                 << layer.op << "': only " << owner << " reads it";
-  }
+  checkCustomHead();
   if (head.dropout)
     requireRange(hl, "head.dropout", *head.dropout, 0, 1, false);
 

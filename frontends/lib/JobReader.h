@@ -8,6 +8,8 @@
 
 #include "TomlTable.h"
 
+#include "llvm/ADT/StringSet.h"
+
 #include "bertc/frontend/JobSpec.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -33,9 +35,11 @@ inline constexpr StringRef kModelKeys[] = {"family",
                                            "layer_norm_eps",
                                            "initializer_range"};
 inline constexpr StringRef kHeadKeys[] = {"task", "labels", "label_names", "dropout", "layers"};
-inline constexpr StringRef kHeadLayerKeys[] = {"op", "name", "out", "index", "rate"};
+inline constexpr StringRef kHeadLayerKeys[] = {"op", "name",  "out",    "index", "rate",
+                                               "as", "input", "inputs", "start", "end"};
 inline constexpr StringRef kHeadLayerOps[] = {
-    "flatten", "select_token", "mean", "linear", "gelu", "tanh", "relu", "dropout", "layernorm"};
+    "flatten", "select_token", "mean", "max",    "linear", "gelu",     "tanh",
+    "relu",    "dropout",      "add",  "concat", "slice",  "layernorm"};
 inline constexpr StringRef kTrainKeys[] = {"batch",    "seq_len",      "epochs",        "steps",
                                            "lr",       "weight_decay", "adam_betas",    "adam_eps",
                                            "schedule", "warmup",       "max_grad_norm", "precision",
@@ -100,6 +104,10 @@ public:
 
 private:
   void checkTaskHead();
+  void checkCustomHead();
+  /// The names a custom head's op reads (each an earlier op's, in `named`) and the one it
+  /// gives its output, added to `named`.
+  void checkHeadLayerInputs(const HeadLayer &layer, llvm::StringSet<> &named);
   void checkSquadData();
   void readFreezeGroup(TableReader &reader, const toml::node &entry);
   mlir::Location loc(const KeyLocations &locations, StringRef key) {

@@ -79,19 +79,7 @@ void JobReader::readHead(const toml::table *table) {
   TableReader reader(file, table, "head", kHeadKeys, head.locations);
   reader.readString("task", head.task);
   reader.readInteger("labels", head.labels);
-  if (const toml::node *names = reader.readNode("label_names")) {
-    std::vector<std::string> read;
-    const toml::array *entries = names->as_array();
-    bool strings = entries && llvm::all_of(*entries, [&](const toml::node &entry) {
-                     if (const auto *name = entry.as_string())
-                       read.push_back(name->get());
-                     return entry.is_string();
-                   });
-    if (strings)
-      head.labelNames = std::move(read);
-    else
-      reader.reportType("label_names", *names, "an array of strings");
-  }
+  reader.readStrings("label_names", head.labelNames);
   double dropout;
   if (reader.readNumber("dropout", dropout))
     head.dropout = dropout;
@@ -111,6 +99,11 @@ void JobReader::readHead(const toml::table *table) {
     layerReader.readInteger("out", layer.out);
     layerReader.readInteger("index", layer.index);
     layerReader.readNumber("rate", layer.rate);
+    layerReader.readString("as", layer.as);
+    layerReader.readString("input", layer.input);
+    layerReader.readStrings("inputs", layer.inputs);
+    layerReader.readInteger("start", layer.start);
+    layerReader.readInteger("end", layer.end);
     if (layer.name.empty())
       layer.name = "layer" + std::to_string(head.layers.size());
     head.layers.push_back(std::move(layer));

@@ -185,3 +185,22 @@ bool TableReader::readString(llvm::StringRef key, std::string &out) {
 bool TableReader::readBoolean(llvm::StringRef key, bool &out) {
   return readTyped(key, out, leafValue<bool, bool>, "a boolean");
 }
+
+bool TableReader::readStrings(llvm::StringRef key, std::vector<std::string> &out) {
+  return readTyped(
+      key, out,
+      [](const toml::node &value) -> std::optional<std::vector<std::string>> {
+        const toml::array *entries = value.as_array();
+        if (!entries)
+          return std::nullopt;
+        std::vector<std::string> strings;
+        for (const toml::node &entry : *entries) {
+          const auto *string = entry.as_string();
+          if (!string)
+            return std::nullopt;
+          strings.push_back(string->get());
+        }
+        return strings;
+      },
+      "an array of strings");
+}

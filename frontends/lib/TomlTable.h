@@ -66,6 +66,7 @@ public:
   bool readNumber(llvm::StringRef key, double &out);
   bool readString(llvm::StringRef key, std::string &out);
   bool readBoolean(llvm::StringRef key, bool &out);
+  bool readStrings(llvm::StringRef key, std::vector<std::string> &out);
   /// The value of `key` with its location recorded, for arrays; null when absent.
   const toml::node *readNode(llvm::StringRef key);
 

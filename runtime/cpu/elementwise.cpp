@@ -1,7 +1,6 @@
-// Elementwise CPU kernels: add, GELU, tanh, ReLU, counter-based dropout, the token selection a
-// classification head uses (BERT's pooler reads token 0) and the flatten of a custom head.
-// Loops over contiguous arrays of the storage type, computing in fp32, split in fixed chunks
-// over the threads (parallel.h) but for tanh's, the pooler's few [batch, hidden] values;
+// Elementwise CPU kernels: add, GELU, tanh, ReLU and counter-based dropout. Loops over
+// contiguous arrays of the storage type, computing in fp32, split in fixed chunks over the
+// threads (parallel.h) but for tanh's, the pooler's few [batch, hidden] values;
 // GELU's erf and exp are vector_math.h's, so its loops vectorise.
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/cpu_kernels.h"
@@ -141,79 +140,6 @@ void dropoutAdd(const T *x, const T *residual, T *sum, int64_t rows, int64_t row
   });
 }
 
-template <typename T>
-void selectTokenForward(const T *x, T *out, int64_t batch, int64_t seq, int64_t hidden,
-                        int64_t index) {
-  for (int64_t b = 0; b < batch; ++b)
-    std::memcpy(out + b * hidden, x + (b * seq + index) * hidden, size_t(hidden) * sizeof(T));
-}
-
-template <typename T>
-void selectTokenBackward(const T *dy, T *dx, int64_t batch, int64_t seq, int64_t hidden,
-                         int64_t index) {
-  std::memset(dx, 0, size_t(batch * seq * hidden) * sizeof(T));
-  for (int64_t b = 0; b < batch; ++b)
-    std::memcpy(dx + (b * seq + index) * hidden, dy + b * hidden, size_t(hidden) * sizeof(T));
-}
-
-namespace {
-/// The count of a row's real tokens, at least 1 (a row without any averages to zeros).
-float realTokens(const int32_t *mask, int64_t seq) {
-  int64_t count = 0;
-  for (int64_t s = 0; s < seq; ++s)
-    count += mask[s] != 0;
-  return float(std::max<int64_t>(count, 1));
-}
-} // namespace
-
-template <typename T>
-void meanTokensForward(const T *x, const int32_t *mask, T *out, int64_t batch, int64_t seq,
-                       int64_t hidden) {
-  // Each value's tokens summed in order, as the CUDA kernel sums them (the same bits).
-  for (int64_t b = 0; b < batch; ++b) {
-    const float count = realTokens(mask + b * seq, seq);
-    for (int64_t h = 0; h < hidden; ++h) {
-      float sum = 0.0f;
-      for (int64_t s = 0; s < seq; ++s)
-        if (mask[b * seq + s] != 0)
-          sum += toFloat(x[(b * seq + s) * hidden + h]);
-      out[b * hidden + h] = fromFloat<T>(sum / count);
-    }
-  }
-}
-
-template <typename T>
-void meanTokensBackward(const T *dy, const int32_t *mask, T *dx, int64_t batch, int64_t seq,
-                        int64_t hidden) {
-  for (int64_t b = 0; b < batch; ++b) {
-    const float count = realTokens(mask + b * seq, seq);
-    for (int64_t s = 0; s < seq; ++s)
-      for (int64_t h = 0; h < hidden; ++h)
-        dx[(b * seq + s) * hidden + h] =
-            fromFloat<T>(mask[b * seq + s] != 0 ? toFloat(dy[b * hidden + h]) / count : 0.0f);
-  }
-}
-
-template <typename T>
-void flattenForward(const T *x, T *out, int64_t batch, int64_t seq, int64_t paddedSeq,
-                    int64_t hidden) {
-  size_t rowBytes = size_t(seq * hidden) * sizeof(T);
-  size_t padBytes = size_t((paddedSeq - seq) * hidden) * sizeof(T);
-  for (int64_t b = 0; b < batch; ++b) {
-    T *row = out + b * paddedSeq * hidden;
-    std::memcpy(row, x + b * seq * hidden, rowBytes);
-    std::memset(row + seq * hidden, 0, padBytes);
-  }
-}
-
-template <typename T>
-void flattenBackward(const T *dy, T *dx, int64_t batch, int64_t seq, int64_t paddedSeq,
-                     int64_t hidden) {
-  for (int64_t b = 0; b < batch; ++b)
-    std::memcpy(dx + b * seq * hidden, dy + b * paddedSeq * hidden,
-                size_t(seq * hidden) * sizeof(T));
-}
-
 #define INSTANTIATE(T)                                                                             \
   template void add(const T *, const T *, T *, int64_t);                                           \
   template void geluForward(const T *, T *, int64_t);                                              \
@@ -224,14 +150,7 @@ void flattenBackward(const T *dy, T *dx, int64_t batch, int64_t seq, int64_t pad
   template void reluBackward(const T *, const T *, T *, int64_t);                                  \
   template void dropoutForward(const T *, T *, int64_t, int64_t, float, const DropoutKey &);       \
   template void dropoutBackward(const T *, T *, int64_t, int64_t, float, const DropoutKey &);      \
-  template void dropoutAdd(const T *, const T *, T *, int64_t, int64_t, float,                     \
-                           const DropoutKey &);                                                    \
-  template void selectTokenForward(const T *, T *, int64_t, int64_t, int64_t, int64_t);            \
-  template void meanTokensForward(const T *, const int32_t *, T *, int64_t, int64_t, int64_t);     \
-  template void meanTokensBackward(const T *, const int32_t *, T *, int64_t, int64_t, int64_t);    \
-  template void selectTokenBackward(const T *, T *, int64_t, int64_t, int64_t, int64_t);           \
-  template void flattenForward(const T *, T *, int64_t, int64_t, int64_t, int64_t);                \
-  template void flattenBackward(const T *, T *, int64_t, int64_t, int64_t, int64_t);
+  template void dropoutAdd(const T *, const T *, T *, int64_t, int64_t, float, const DropoutKey &);
 BERTC_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
 #undef INSTANTIATE
 

@@ -1,6 +1,7 @@
 // Layout changes of the custom and span heads: flattening the tokens of each row (padded to
-// the plan's sequence length) and transposing the last two dimensions. Grid-stride loops
-// over the output; values move unchanged.
+// the plan's sequence length), slices and concatenations of the last dimension, and
+// transposing the last two dimensions. Grid-stride loops over the output; values move
+// unchanged.
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
@@ -28,6 +29,29 @@ __global__ void flattenBackwardKernel(const T *dy, T *dx, int64_t batch, int64_t
     dx[i] = dy[(i / rowSize) * paddedSeq * hidden + i % rowSize];
 }
 
+template <typename T>
+__global__ void sliceColumnsKernel(const T *x, T *out, int64_t rows, int64_t inWidth, int64_t start,
+                                   int64_t width) {
+  for (int64_t i = gridStrideBegin(); i < rows * width; i += gridStride())
+    out[i] = x[(i / width) * inWidth + start + i % width];
+}
+
+template <typename T>
+__global__ void placeColumnsKernel(const T *x, T *out, int64_t rows, int64_t width,
+                                   int64_t outWidth, int64_t start) {
+  for (int64_t i = gridStrideBegin(); i < rows * width; i += gridStride())
+    out[(i / width) * outWidth + start + i % width] = x[i];
+}
+
+template <typename T>
+__global__ void padColumnsKernel(const T *x, T *out, int64_t rows, int64_t width, int64_t outWidth,
+                                 int64_t start) {
+  for (int64_t i = gridStrideBegin(); i < rows * outWidth; i += gridStride()) {
+    const int64_t column = i % outWidth - start;
+    out[i] = column >= 0 && column < width ? x[(i / outWidth) * width + column] : T{};
+  }
+}
+
 __global__ void transposeLastTwoKernel(const float *x, float *y, int64_t batch, int64_t m,
                                        int64_t n) {
   for (int64_t i = gridStrideBegin(); i < batch * m * n; i += gridStride()) {
@@ -53,6 +77,27 @@ void flattenBackward(const T *dy, T *dx, int64_t batch, int64_t seq, int64_t pad
                dy, dx, batch, seq, paddedSeq, hidden);
 }
 
+template <typename T>
+void sliceColumns(const T *x, T *out, int64_t rows, int64_t inWidth, int64_t start, int64_t width,
+                  cudaStream_t stream) {
+  BERTC_LAUNCH(sliceColumnsKernel, gridFor(rows * width), kElementwiseThreads, 0, stream, x, out,
+               rows, inWidth, start, width);
+}
+
+template <typename T>
+void placeColumns(const T *x, T *out, int64_t rows, int64_t width, int64_t outWidth, int64_t start,
+                  cudaStream_t stream) {
+  BERTC_LAUNCH(placeColumnsKernel, gridFor(rows * width), kElementwiseThreads, 0, stream, x, out,
+               rows, width, outWidth, start);
+}
+
+template <typename T>
+void padColumns(const T *x, T *out, int64_t rows, int64_t width, int64_t outWidth, int64_t start,
+                cudaStream_t stream) {
+  BERTC_LAUNCH(padColumnsKernel, gridFor(rows * outWidth), kElementwiseThreads, 0, stream, x, out,
+               rows, width, outWidth, start);
+}
+
 void transposeLastTwo(const float *x, float *y, int64_t batch, int64_t m, int64_t n,
                       cudaStream_t stream) {
   BERTC_LAUNCH(transposeLastTwoKernel, gridFor(batch * m * n), kElementwiseThreads, 0, stream, x, y,
@@ -61,7 +106,10 @@ void transposeLastTwo(const float *x, float *y, int64_t batch, int64_t m, int64_
 
 #define INSTANTIATE(T)                                                                             \
   template void flattenForward(const T *, T *, int64_t, int64_t, int64_t, int64_t, cudaStream_t);  \
-  template void flattenBackward(const T *, T *, int64_t, int64_t, int64_t, int64_t, cudaStream_t);
+  template void flattenBackward(const T *, T *, int64_t, int64_t, int64_t, int64_t, cudaStream_t); \
+  template void sliceColumns(const T *, T *, int64_t, int64_t, int64_t, int64_t, cudaStream_t);    \
+  template void placeColumns(const T *, T *, int64_t, int64_t, int64_t, int64_t, cudaStream_t);    \
+  template void padColumns(const T *, T *, int64_t, int64_t, int64_t, int64_t, cudaStream_t);
 INSTANTIATE(float)
 INSTANTIATE(bf16)
 INSTANTIATE(fp16)

@@ -200,12 +200,41 @@ class BertForTransformHead(nn.Module):
 
     def forward(self, input_ids, attention_mask, token_type_ids):
         hidden = self.bert(input_ids, attention_mask, token_type_ids)
-        if self.pooling == "mean":  # over the real tokens, as sentence-transformers' mean pooling
-            mask = attention_mask[..., None].to(hidden.dtype)
-            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
-        else:
-            pooled = hidden[:, 0]
+        pooled = mean_pool(hidden, attention_mask) if self.pooling == "mean" else hidden[:, 0]
         return self.head["out"](self.head["norm"](self.activation(self.head["dense"](pooled))))
+
+
+def mean_pool(hidden, attention_mask):
+    """The mean of each row's real tokens, as sentence-transformers' mean pooling."""
+    mask = attention_mask[..., None].to(hidden.dtype)
+    return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
+
+
+def max_pool(hidden, attention_mask):
+    """The maximum of each row's real tokens, as sentence-transformers' max pooling."""
+    return hidden.masked_fill(attention_mask[..., None] == 0, float("-inf")).max(1).values
+
+
+class BertForPoolingHead(nn.Module):
+    """A custom head that reads the encoder's output three ways (test/e2e/Inputs/pooling-head.toml):
+    [CLS], the mean and the maximum of the real tokens side by side, features [start, end) of
+    them, a dense layer with its tanh added back, then the labels' projection (bertc's
+    select_token, mean, max, concat, slice, linear "dense", tanh, add, linear "out")."""
+    def __init__(self, config, width, features):
+        super().__init__()
+        self.features = slice(*features)
+        self.bert = BertModel(config, pooler=False)
+        self.head = nn.ModuleDict({
+            "dense": nn.Linear(features[1] - features[0], width),
+            "out": nn.Linear(width, config.num_labels),
+        })
+
+    def forward(self, input_ids, attention_mask, token_type_ids):
+        hidden = self.bert(input_ids, attention_mask, token_type_ids)
+        pooled = torch.cat([hidden[:, 0], mean_pool(hidden, attention_mask),
+                            max_pool(hidden, attention_mask)], -1)
+        dense = self.head["dense"](pooled[:, self.features])
+        return self.head["out"](dense + torch.tanh(dense))
 
 
 def classification_loss(logits, labels):
@@ -321,6 +350,8 @@ def train(args, config):
     if args.transform_head:
         model = BertForTransformHead(config, args.transform_head, args.head_activation,
                                      args.head_pooling)
+    elif args.pooling_head:
+        model = BertForPoolingHead(config, args.pooling_head, args.head_slice)
     else:
         model = BertForSequenceClassification(config)
     load_parameters(model, args.init)
@@ -378,6 +409,10 @@ def parse_args(argv):
                         help="train BertForTransformHead (a custom head of this width) instead")
     parser.add_argument("--head-activation", choices=["gelu", "relu"], default="gelu",
                         help="the transform head's activation")
+    parser.add_argument("--pooling-head", type=int, metavar="WIDTH",
+                        help="train BertForPoolingHead (its dense layer this wide) instead")
+    parser.add_argument("--head-slice", type=int, nargs=2, metavar=("START", "END"), default=[40, 150],
+                        help="the pooling head's slice of its joined features")
     parser.add_argument("--head-pooling", choices=["cls", "mean"], default="cls",
                         help="the transform head's input: [CLS], or the mean of the real tokens")
     parser.add_argument("--log", help="JSONL metrics log, one {step, loss} line per optimizer step")

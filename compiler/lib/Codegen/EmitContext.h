@@ -104,6 +104,7 @@ using OpEmitter = std::optional<mlir::LogicalResult> (*)(mlir::Operation *op, Em
 
 std::optional<mlir::LogicalResult> emitGemmOp(mlir::Operation *op, EmitContext &ctx);
 std::optional<mlir::LogicalResult> emitPointwiseOp(mlir::Operation *op, EmitContext &ctx);
+std::optional<mlir::LogicalResult> emitHeadShapeOp(mlir::Operation *op, EmitContext &ctx);
 std::optional<mlir::LogicalResult> emitLossOptimizerOp(mlir::Operation *op, EmitContext &ctx);
 
 /// Success when the parameter of `adamw` (a bert.adamw) has every slot its update reads: the

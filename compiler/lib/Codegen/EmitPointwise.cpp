@@ -1,6 +1,7 @@
 //===- EmitPointwise.cpp - embeddings, norms, activations, dropout --------===//
 //
-// Everything elementwise or row-wise, and the heads' layout changes, for both targets:
+// Everything elementwise or row-wise for both targets (the heads' pooling and layout
+// changes are EmitHeadShape.cpp's):
 // the CUDA launchers take the CPU kernels' arguments and then the stream. Where they
 // differ (the loss seed lives on the device; the CUDA LayerNorm keeps its row statistics
 // in the op's kernel workspace; a backward fused with a bias gradient is one CUDA launch
@@ -46,26 +47,6 @@ void emitEmbeddingBackward(EmitContext &ctx, StringRef fn, Value ids, Value dy,
 std::string dropoutArgs(Value sized, float rate, uint32_t stream) {
   return "B, " + EmitContext::sampleSize(sized) + ", " + EmitContext::floatLiteral(rate) + ", " +
          EmitContext::dropoutKey(stream);
-}
-
-/// Dimension `i` of `value` as C++: the batch B, the sequence S, or a constant.
-std::string dimExpr(Value value, unsigned i) {
-  auto type = cast<RankedTensorType>(value.getType());
-  if (!type.isDynamicDim(i))
-    return std::to_string(type.getDimSize(i));
-  return type.getNumDynamicDims() > 1 && i > 0 ? "S" : "B";
-}
-
-/// "B, S, H, index" of a [B, S, H] tensor.
-std::string tokenArgs(Value sequence, int64_t index) {
-  return "B, S, " + std::to_string(EmitContext::features(sequence)) + ", " + std::to_string(index);
-}
-
-/// "B, S, tokens, H" of a flattening between [B, S, H] and [B, tokens * H].
-std::string flattenArgs(Value sequence, Value flat) {
-  int64_t features = EmitContext::features(sequence);
-  return "B, S, " + std::to_string(EmitContext::features(flat) / features) + ", " +
-         std::to_string(features);
 }
 
 /// The CUDA LayerNorm's "mean, rstd, " pointers: its workspace holds `rows` of each.
@@ -308,47 +289,6 @@ std::optional<LogicalResult> emitPointwiseOp(Operation *op, EmitContext &ctx) {
             "B, " + EmitContext::tokensPerSample(dx) + ", " +
                 std::to_string(EmitContext::features(dx)) + ", " + EmitContext::floatLiteral(rate) +
                 ", " + EmitContext::dropoutKey(d.getStream()));
-      })
-      .Case([&](SelectTokenOp s) {
-        os << ctx.call("selectTokenForward") << ctx.name(s.getInput()) << ", "
-           << ctx.name(s.getResult()) << ", " << tokenArgs(s.getInput(), s.getIndex()) << ctx.end();
-        return success();
-      })
-      .Case([&](SelectTokenGradOp s) {
-        os << ctx.call("selectTokenBackward") << ctx.name(s.getResultGrad()) << ", "
-           << ctx.name(s.getInputGrad()) << ", " << tokenArgs(s.getInputGrad(), s.getIndex())
-           << ctx.end();
-        return success();
-      })
-      .Case([&](MeanTokensOp m) {
-        os << ctx.call("meanTokensForward") << ctx.name(m.getInput()) << ", "
-           << ctx.name(m.getMask()) << ", " << ctx.name(m.getResult()) << ", B, S, "
-           << EmitContext::features(m.getInput()) << ctx.end();
-        return success();
-      })
-      .Case([&](MeanTokensGradOp m) {
-        os << ctx.call("meanTokensBackward") << ctx.name(m.getResultGrad()) << ", "
-           << ctx.name(m.getMask()) << ", " << ctx.name(m.getInputGrad()) << ", B, S, "
-           << EmitContext::features(m.getInputGrad()) << ctx.end();
-        return success();
-      })
-      .Case([&](FlattenOp f) {
-        os << ctx.call("flattenForward") << ctx.name(f.getInput()) << ", "
-           << ctx.name(f.getResult()) << ", " << flattenArgs(f.getInput(), f.getResult())
-           << ctx.end();
-        return success();
-      })
-      .Case([&](FlattenGradOp f) {
-        os << ctx.call("flattenBackward") << ctx.name(f.getResultGrad()) << ", "
-           << ctx.name(f.getInputGrad()) << ", " << flattenArgs(f.getInputGrad(), f.getResultGrad())
-           << ctx.end();
-        return success();
-      })
-      .Case([&](TransposeOp t) {
-        Value in = t.getInput();
-        os << ctx.call("transposeLastTwo") << ctx.name(in) << ", " << ctx.name(t.getResult())
-           << ", B, " << dimExpr(in, 1) << ", " << dimExpr(in, 2) << ctx.end();
-        return success();
       })
       .Default([](Operation *) { return std::nullopt; });
 }

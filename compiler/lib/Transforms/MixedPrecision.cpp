@@ -32,8 +32,9 @@ bool hasStorageKernels(Operation *op) {
   return isa<EmbeddingOp, EmbeddingGradOp, AddOp, LayerNormOp, LayerNormGradOp, LinearOp,
              LinearGradInputOp, LinearGradWeightOp, BiasGradOp, GeluOp, GeluGradOp, TanhOp,
              TanhGradOp, ReluOp, ReluGradOp, DropoutOp, DropoutGradOp, AttentionOp, AttentionGradOp,
-             SelectTokenOp, SelectTokenGradOp, MeanTokensOp, MeanTokensGradOp, FlattenOp,
-             FlattenGradOp, AccumulateGradOp>(op);
+             SelectTokenOp, SelectTokenGradOp, MeanTokensOp, MeanTokensGradOp, MaxTokensOp,
+             MaxTokensGradOp, FlattenOp, FlattenGradOp, ConcatOp, ConcatGradOp, SliceOp,
+             SliceGradOp, AccumulateGradOp>(op);
 }
 
 /// Results that stay fp32 whatever the storage type: a parameter's gradient, so that its

@@ -143,24 +143,6 @@ def Bert_AttentionGradOp : Bert_BackwardOp<"attention_grad", [], ["estimateKerne
                       Bert_FloatTensor:$valueGrad);
 }
 
-def Bert_SelectTokenGradOp : Bert_BackwardOp<"select_token_grad"> {
-  let summary = "d x: zero except the selected token, which gets dy";
-  let arguments = (ins Bert_FloatTensor:$resultGrad, I64Attr:$index);
-  let results = (outs Bert_FloatTensor:$inputGrad);
-}
-
-def Bert_MeanTokensGradOp : Bert_BackwardOp<"mean_tokens_grad", [], ["estimateKernels"]> {
-  let summary = "d x[b, s, :] = mask[b, s] * dy[b, :] / the row's count of real tokens";
-  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_IntTensor:$mask);
-  let results = (outs Bert_FloatTensor:$inputGrad);
-}
-
-def Bert_FlattenGradOp : Bert_BackwardOp<"flatten_grad"> {
-  let summary = "d x: each row's first seq * features gradients, back in [seq, features]";
-  let arguments = (ins Bert_FloatTensor:$resultGrad);
-  let results = (outs Bert_FloatTensor:$inputGrad);
-}
-
 def Bert_CrossEntropyGradOp : Bert_BackwardOp<"cross_entropy_grad"> {
   let summary = "d logits = d loss * scale * (softmax(logits) - onehot(labels)) / rows";
   let arguments = (ins Bert_Scalar:$resultGrad, Bert_FloatTensor:$logits,

@@ -278,49 +278,6 @@ def Bert_AttentionOp : Bert_ForwardOp<"attention", [], ["estimateKernels"]> {
   let results = (outs Bert_FloatTensor:$result, RankedTensorOf<[F32]>:$lse);
 }
 
-def Bert_SelectTokenOp : Bert_ForwardOp<"select_token", [], ["estimateKernels"]> {
-  let summary = "one token's vector per row ([CLS] for the pooler)";
-  let description = [{
-    ```mlir
-    %cls = bert.select_token %h {index = 0 : i64}
-        : (tensor<?x?x32xf32>) -> tensor<?x32xf32>
-    ```
-  }];
-  let arguments = (ins Bert_FloatTensor:$input, I64Attr:$index);
-  let results = (outs Bert_FloatTensor:$result);
-}
-
-def Bert_MeanTokensOp : Bert_ForwardOp<"mean_tokens", [], ["estimateKernels"]> {
-  let summary = "each row's mean over its real tokens (mask 1), as mean pooling";
-  let description = [{
-    `result[b, :]` = sum over `s` of `mask[b, s]` * `input[b, s, :]`, over the count of
-    tokens with `mask` 1 (a row without any gives zeros). Padding takes no part, so what a
-    row gives does not depend on the length it is padded to.
-
-    ```mlir
-    %pooled = bert.mean_tokens %h, %mask
-        : (tensor<?x?x32xf32>, tensor<?x?xi32>) -> tensor<?x32xf32>
-    ```
-  }];
-  let arguments = (ins Bert_FloatTensor:$input, Bert_IntTensor:$mask);
-  let results = (outs Bert_FloatTensor:$result);
-}
-
-def Bert_FlattenOp : Bert_ForwardOp<"flatten"> {
-  let summary = "[batch, seq, features] -> [batch, max_seq * features], zero-padded";
-  let description = [{
-    Each row's tokens laid end to end. The result's width is fixed by the longest
-    sequence the plan allows (`bert.max_seq`), so a batch of shorter rows is padded with
-    zeros: the same weights apply whatever the batch's length.
-
-    ```mlir
-    %f = bert.flatten %h : (tensor<?x?x32xf32>) -> tensor<?x256xf32>
-    ```
-  }];
-  let arguments = (ins Bert_FloatTensor:$input);
-  let results = (outs Bert_FloatTensor:$result);
-}
-
 def Bert_CrossEntropyOp : Bert_ForwardOp<"cross_entropy"> {
   let summary = "softmax cross-entropy over the last dimension, summed over rows";
   let description = [{
@@ -396,6 +353,8 @@ def Bert_MseLossOp : Bert_ForwardOp<"mse_loss"> {
 
 // The gradient of each forward op (their GradientOpInterface rules create them).
 include "bert/BertGradientOps.td"
+// Pooling tokens and shaping features: the pooler's [CLS] and a custom head's ops.
+include "bert/BertHeadShapeOps.td"
 // What writes the gradient slots and the parameters.
 include "bert/BertParameterUpdateOps.td"
 // What a trainer built with plan checks reports to its checker around each op.

@@ -24,8 +24,8 @@ public:
   KernelTarget kernels() const override { return KernelTarget::Cpu; }
 
   ArrayRef<OpEmitter> opEmitters() const override {
-    static const OpEmitter emitters[] = {emitGemmOp, emitAttentionOp, emitPointwiseOp,
-                                         emitLossOptimizerOp, emitPlanCheckOp};
+    static const OpEmitter emitters[] = {emitGemmOp,      emitAttentionOp,     emitPointwiseOp,
+                                         emitHeadShapeOp, emitLossOptimizerOp, emitPlanCheckOp};
     return emitters;
   }
 

@@ -282,7 +282,7 @@ public:
 
   ArrayRef<OpEmitter> opEmitters() const override {
     static const OpEmitter emitters[] = {emitGemmOp, emitCudaAttentionOp, emitPointwiseOp,
-                                         emitLossOptimizerOp};
+                                         emitHeadShapeOp, emitLossOptimizerOp};
     return emitters;
   }
 

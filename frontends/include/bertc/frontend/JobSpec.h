@@ -66,16 +66,27 @@ struct ModelSpec {
   KeyLocations locations;
 };
 
-/// One `[[head.layers]]` entry of a custom head: an op applied to the previous output
-/// (the first to the encoder's [batch, seq, hidden] output).
+/// The name by which a custom head's ops read the encoder's [batch, seq, hidden] output.
+inline constexpr char kEncoderOutput[] = "encoder";
+
+/// One `[[head.layers]]` entry of a custom head: an op applied to the previous output (the
+/// first to the encoder's [batch, seq, hidden] output), or to the outputs it names.
 struct HeadLayer {
-  /// flatten | select_token | mean | linear | gelu | tanh | relu | dropout | layernorm
+  /// flatten | select_token | mean | max | linear | gelu | tanh | relu | dropout | add |
+  /// concat | slice | layernorm
   std::string op;
   /// linear, layernorm: the parameters are head.<name>.weight and head.<name>.bias.
   std::string name;
   int64_t out = 0;   ///< linear: output features
   int64_t index = 0; ///< select_token: which token
   double rate = 0.1; ///< dropout
+  /// The name later layers read this one's output by; empty when only the next reads it.
+  std::string as;
+  /// A one-input op's input, by name ("encoder" or an earlier `as`); empty: the previous
+  /// layer's output.
+  std::string input;
+  std::vector<std::string> inputs; ///< add, concat: two or more names
+  int64_t start = 0, end = 0;      ///< slice: features [start, end) of the last dimension
   KeyLocations locations;
 };
 

@@ -158,6 +158,16 @@ template <typename T>
 void meanTokensBackward(const T *dy, const int32_t *mask, T *dx, int64_t batch, int64_t seq,
                         int64_t hidden);
 
+/// out[b, h] = the largest x[b, s, h] over the tokens with mask[b, s] = 1 (NaN when one of
+/// them is; zero for a row without any): max pooling.
+template <typename T>
+void maxTokensForward(const T *x, const int32_t *mask, T *out, int64_t batch, int64_t seq,
+                      int64_t hidden);
+/// dx = 0 except dx[b, s, h] = dy[b, h] at the first real token s holding that maximum.
+template <typename T>
+void maxTokensBackward(const T *dy, const T *x, const int32_t *mask, T *dx, int64_t batch,
+                       int64_t seq, int64_t hidden);
+
 /// out[b, :] = x[b] laid out token after token, then zeros up to paddedSeq tokens:
 /// x [batch, seq, hidden] -> out [batch, paddedSeq * hidden], seq <= paddedSeq.
 template <typename T>
@@ -167,6 +177,18 @@ void flattenForward(const T *x, T *out, int64_t batch, int64_t seq, int64_t padd
 template <typename T>
 void flattenBackward(const T *dy, T *dx, int64_t batch, int64_t seq, int64_t paddedSeq,
                      int64_t hidden);
+
+/// out[r, :] = x[r, start : start + width] for x [rows, inWidth]: a slice of the last
+/// dimension (and a concatenation's gradient of one input).
+template <typename T>
+void sliceColumns(const T *x, T *out, int64_t rows, int64_t inWidth, int64_t start, int64_t width);
+/// out[r, start : start + width] = x[r, :] for out [rows, outWidth], its other columns
+/// untouched: one input of a concatenation.
+template <typename T>
+void placeColumns(const T *x, T *out, int64_t rows, int64_t width, int64_t outWidth, int64_t start);
+/// The same with out's other columns zero: a slice's gradient.
+template <typename T>
+void padColumns(const T *x, T *out, int64_t rows, int64_t width, int64_t outWidth, int64_t start);
 
 /// *loss = sum over rows r of -log softmax(logits[r])[labels[r]], divided by normalizer
 /// (the effective batch size, so micro-batches add up to the mean over the whole batch).

@@ -295,7 +295,15 @@ void mseLossForward(const float *predictions, const float *targets, float *loss,
 void mseLossBackward(const float *dloss, const float *predictions, const float *targets,
                      float *dpredictions, int64_t rows, float normalizer, cudaStream_t stream);
 
-// ---- Token selection (select_token.cu) ----
+// ---- Token pooling (token_pooling.cu) ----
+
+/// Max pooling (cpu::maxTokensForward): a block a row.
+template <typename T>
+void maxTokensForward(const T *x, const int32_t *mask, T *out, int64_t batch, int64_t seq,
+                      int64_t hidden, cudaStream_t stream);
+template <typename T>
+void maxTokensBackward(const T *dy, const T *x, const int32_t *mask, T *dx, int64_t batch,
+                       int64_t seq, int64_t hidden, cudaStream_t stream);
 
 /// Mean pooling (cpu::meanTokensForward): a block a row.
 template <typename T>
@@ -324,6 +332,18 @@ void flattenForward(const T *x, T *out, int64_t batch, int64_t seq, int64_t padd
 template <typename T>
 void flattenBackward(const T *dy, T *dx, int64_t batch, int64_t seq, int64_t paddedSeq,
                      int64_t hidden, cudaStream_t stream);
+
+/// Slices and concatenations of the last dimension (cpu::sliceColumns, placeColumns,
+/// padColumns).
+template <typename T>
+void sliceColumns(const T *x, T *out, int64_t rows, int64_t inWidth, int64_t start, int64_t width,
+                  cudaStream_t stream);
+template <typename T>
+void placeColumns(const T *x, T *out, int64_t rows, int64_t width, int64_t outWidth, int64_t start,
+                  cudaStream_t stream);
+template <typename T>
+void padColumns(const T *x, T *out, int64_t rows, int64_t width, int64_t outWidth, int64_t start,
+                cudaStream_t stream);
 
 /// y[b, j, i] = x[b, i, j] for x [batch, m, n] (y must not alias x).
 void transposeLastTwo(const float *x, float *y, int64_t batch, int64_t m, int64_t n,

@@ -1,6 +1,6 @@
-// Selecting one token's vector per row ([CLS] for the pooler), the mean over a row's real
-// tokens (mean pooling), and their gradients: grid-stride loops over the output, and for the
-// mean a block a row, which counts the row's tokens once.
+// Selecting one token's vector per row ([CLS] for the pooler), the mean or the maximum over a
+// row's real tokens (mean and max pooling), and their gradients: grid-stride loops over the
+// output, and for the mean and maximum a block a row (the mean counts the row's tokens once).
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
@@ -66,7 +66,66 @@ __global__ void meanTokensBackwardKernel(const T *dy, const int32_t *mask, T *dx
                                                 : 0.0f);
 }
 
+/// The first of row b's real tokens holding the largest x[b, s, h], or the first NaN; -1
+/// for a row without real tokens (cpu::maxTokensForward's choice, token after token).
+template <typename T>
+__device__ int64_t maxToken(const T *x, const int32_t *mask, int64_t b, int64_t seq, int64_t hidden,
+                            int64_t h) {
+  int64_t best = -1;
+  float bestValue = 0.0f;
+  for (int64_t s = 0; s < seq; ++s) {
+    if (mask[b * seq + s] == 0)
+      continue;
+    const float value = loadFloat(x + (b * seq + s) * hidden + h);
+    const bool firstNaN = value != value && bestValue == bestValue;
+    if (best < 0 || value > bestValue || firstNaN) {
+      best = s;
+      bestValue = value;
+    }
+  }
+  return best;
+}
+
+template <typename T>
+__global__ void maxTokensForwardKernel(const T *x, const int32_t *mask, T *out, int64_t seq,
+                                       int64_t hidden) {
+  const int64_t b = blockIdx.x;
+  for (int64_t h = threadIdx.x; h < hidden; h += blockDim.x) {
+    const int64_t s = maxToken(x, mask, b, seq, hidden, h);
+    out[b * hidden + h] = s < 0 ? T{} : x[(b * seq + s) * hidden + h];
+  }
+}
+
+// Each thread finds its features' tokens, then writes their whole column of dx: zeros and
+// the one gradient.
+template <typename T>
+__global__ void maxTokensBackwardKernel(const T *dy, const T *x, const int32_t *mask, T *dx,
+                                        int64_t seq, int64_t hidden) {
+  const int64_t b = blockIdx.x;
+  for (int64_t h = threadIdx.x; h < hidden; h += blockDim.x) {
+    const int64_t best = maxToken(x, mask, b, seq, hidden, h);
+    for (int64_t s = 0; s < seq; ++s)
+      dx[(b * seq + s) * hidden + h] = s == best ? dy[b * hidden + h] : T{};
+  }
+}
+
 } // namespace
+
+template <typename T>
+void maxTokensForward(const T *x, const int32_t *mask, T *out, int64_t batch, int64_t seq,
+                      int64_t hidden, cudaStream_t stream) {
+  if (batch > 0)
+    BERTC_LAUNCH(maxTokensForwardKernel, unsigned(batch), kElementwiseThreads, 0, stream, x, mask,
+                 out, seq, hidden);
+}
+
+template <typename T>
+void maxTokensBackward(const T *dy, const T *x, const int32_t *mask, T *dx, int64_t batch,
+                       int64_t seq, int64_t hidden, cudaStream_t stream) {
+  if (batch > 0)
+    BERTC_LAUNCH(maxTokensBackwardKernel, unsigned(batch), kElementwiseThreads, 0, stream, dy, x,
+                 mask, dx, seq, hidden);
+}
 
 template <typename T>
 void meanTokensForward(const T *x, const int32_t *mask, T *out, int64_t batch, int64_t seq,
@@ -106,7 +165,11 @@ void selectTokenBackward(const T *dout, T *dx, int64_t batch, int64_t seq, int64
   template void meanTokensForward(const T *, const int32_t *, T *, int64_t, int64_t, int64_t,      \
                                   cudaStream_t);                                                   \
   template void meanTokensBackward(const T *, const int32_t *, T *, int64_t, int64_t, int64_t,     \
-                                   cudaStream_t);
+                                   cudaStream_t);                                                  \
+  template void maxTokensForward(const T *, const int32_t *, T *, int64_t, int64_t, int64_t,       \
+                                 cudaStream_t);                                                    \
+  template void maxTokensBackward(const T *, const T *, const int32_t *, T *, int64_t, int64_t,    \
+                                  int64_t, cudaStream_t);
 INSTANTIATE(float)
 INSTANTIATE(bf16)
 INSTANTIATE(fp16)

@@ -1,0 +1,39 @@
+"""Compares two safetensors checkpoints tensor by tensor: exits 1 when they hold different
+names or shapes, or when some value differs by more than --atol; else prints the tensor that
+differs most and by how much."""
+import argparse
+import sys
+
+from safetensors_io import read_safetensors
+
+
+def largest_difference(ours, reference):
+    """(difference, name) of the value farthest from its reference."""
+    if sorted(ours) != sorted(reference):
+        sys.exit(f"the checkpoints hold different tensors: {sorted(set(ours) ^ set(reference))}")
+    worst = (0.0, "")
+    for name, tensor in sorted(ours.items()):
+        expected = reference[name]
+        if tensor.shape != expected.shape:
+            sys.exit(f"{name}: shape {tensor.shape}, reference {expected.shape}")
+        difference = max((abs(a - b) for a, b in zip(tensor.data, expected.data)), default=0.0)
+        if not difference <= worst[0]:
+            worst = (difference, name)
+    return worst
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("ours")
+    parser.add_argument("reference")
+    parser.add_argument("--atol", type=float, required=True)
+    args = parser.parse_args()
+    difference, name = largest_difference(read_safetensors(args.ours),
+                                          read_safetensors(args.reference))
+    print(f"largest difference {difference:.3g} in {name}")
+    if not difference <= args.atol:
+        sys.exit(f"{name} differs by {difference:.3g} > {args.atol:g}")
+
+
+if __name__ == "__main__":
+    main()
