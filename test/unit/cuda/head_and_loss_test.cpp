@@ -1,10 +1,13 @@
 // The heads' and losses' launchers (the loss seed, the cross-entropy gradient alone, the
-// regression loss, token selection, mean pooling, flattening, transposition)
+// regression loss, token selection, mean and max pooling, flattening, slices and
+// concatenations, transposition)
 // against their references: the CPU twins, or the fused kernels they split.
 #include "cuda_test_support.h"
 
 #include "bertc/runtime/cpu_kernels.h"
 #include "bertc/runtime/cuda_kernels.h"
+
+#include <limits>
 
 namespace bertc::cuda::test {
 namespace {
@@ -49,6 +52,52 @@ TYPED_TEST(ExtraKernelsTest, MeanTokensMatchesCpu) {
   cuda::meanTokensBackward(dDy.get(), dMask.get(), dDx.get(), batch, seq, hidden, nullptr);
   expectBitIdentical(dOut.download(), out, "out");
   expectBitIdentical(dDx.download(), dx, "dx");
+}
+
+// Max pooling compares each value's tokens in the CPU's order (the first of equal maxima
+// wins): bit-identical to it, with ties, NaNs and a row without real tokens.
+TYPED_TEST(ExtraKernelsTest, MaxTokensMatchesCpu) {
+  using T = TypeParam;
+  const int64_t batch = 4, seq = 9, hidden = 33;
+  auto x = randomValues<T>(batch * seq * hidden, 11);
+  const auto dy = randomValues<T>(batch * hidden, 12);
+  x[(0 * seq + 4) * hidden + 3] = x[(0 * seq + 6) * hidden + 3]; // a tie
+  x[(1 * seq + 2) * hidden + 5] = fromFloat<T>(std::numeric_limits<float>::quiet_NaN());
+  std::vector<int32_t> mask(batch * seq);
+  for (int64_t b = 0; b < batch; ++b) // rows of 9, 5, 1 and 0 real tokens
+    for (int64_t s = 0; s < seq; ++s)
+      mask[b * seq + s] = s < std::vector<int64_t>{9, 5, 1, 0}[b];
+  std::vector<T> out(batch * hidden), dx(batch * seq * hidden);
+  cpu::maxTokensForward(x.data(), mask.data(), out.data(), batch, seq, hidden);
+  cpu::maxTokensBackward(dy.data(), x.data(), mask.data(), dx.data(), batch, seq, hidden);
+  DeviceArray<T> dX(x), dOut(out.size()), dDy(dy), dDx(dx.size());
+  DeviceArray<int32_t> dMask(mask);
+  cuda::maxTokensForward(dX.get(), dMask.get(), dOut.get(), batch, seq, hidden, nullptr);
+  cuda::maxTokensBackward(dDy.get(), dX.get(), dMask.get(), dDx.get(), batch, seq, hidden, nullptr);
+  expectBitIdentical(dOut.download(), out, "out");
+  expectBitIdentical(dDx.download(), dx, "dx");
+}
+
+// Slices and concatenations move values only: bit-identical to the CPU, over rows of
+// [batch, seq, features] (batch * seq of them).
+TYPED_TEST(ExtraKernelsTest, ColumnsMatchCpu) {
+  using T = TypeParam;
+  const int64_t rows = 3 * 5, width = 37, start = 9, kept = 20;
+  const auto x = randomValues<T>(rows * width, 13);
+  const auto part = randomValues<T>(rows * kept, 14);
+  std::vector<T> sliced(rows * kept), placed = randomValues<T>(rows * width, 15);
+  std::vector<T> padded(rows * width);
+  DeviceArray<T> dX(x), dPart(part), dSliced(sliced.size()), dPlaced(placed),
+      dPadded(padded.size());
+  cpu::sliceColumns(x.data(), sliced.data(), rows, width, start, kept);
+  cpu::placeColumns(part.data(), placed.data(), rows, kept, width, start);
+  cpu::padColumns(part.data(), padded.data(), rows, kept, width, start);
+  cuda::sliceColumns(dX.get(), dSliced.get(), rows, width, start, kept, nullptr);
+  cuda::placeColumns(dPart.get(), dPlaced.get(), rows, kept, width, start, nullptr);
+  cuda::padColumns(dPart.get(), dPadded.get(), rows, kept, width, start, nullptr);
+  expectBitIdentical(dSliced.download(), sliced, "sliced");
+  expectBitIdentical(dPlaced.download(), placed, "placed");
+  expectBitIdentical(dPadded.download(), padded, "padded");
 }
 
 // Flattening moves values only: bit-identical to the CPU, the padding zero.

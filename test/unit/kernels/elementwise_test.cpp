@@ -1,5 +1,5 @@
-// Tests of the elementwise kernels: add, accumulate, GELU, tanh, dropout (and dropoutAdd),
-// selectToken, meanTokens, flatten.
+// Tests of the elementwise kernels: add, accumulate, GELU, tanh, ReLU, dropout (and
+// dropoutAdd).
 // Forwards against closed-form values, backwards against finite differences, dropout's mask
 // against the counter RNG the header specifies.
 #include "bertc/runtime/counter_rng.h"
@@ -213,80 +213,4 @@ TEST(Dropout, MaskChangesWithSeedStepStreamAndRow) {
   EXPECT_EQ(base, maskWith(kKey));
   // Rows of one call differ from each other.
   EXPECT_FALSE(std::equal(base.begin(), base.begin() + rowSize, base.begin() + rowSize));
-}
-
-TEST(SelectToken, ForwardCopiesTheIndexedToken) {
-  const int64_t batch = 2, seq = 3, hidden = 2;
-  std::vector<float> x = {0, 1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15}, out(4);
-  selectTokenForward(x.data(), out.data(), batch, seq, hidden, 1);
-  EXPECT_EQ(out, (std::vector<float>{2, 3, 12, 13}));
-}
-
-TEST(MeanTokens, ForwardAveragesTheRealTokensByHand) {
-  // Row 0 has tokens 0 and 2 real: (0 + 4) / 2, (1 + 5) / 2; row 1 none: zeros; row 2 all
-  // three: (20 + 22 + 24) / 3, (21 + 23 + 25) / 3.
-  const int64_t batch = 3, seq = 3, hidden = 2;
-  std::vector<float> x = {0, 1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15, 20, 21, 22, 23, 24, 25};
-  std::vector<int32_t> mask = {1, 0, 1, 0, 0, 0, 1, 1, 1};
-  std::vector<float> out(batch * hidden);
-  meanTokensForward(x.data(), mask.data(), out.data(), batch, seq, hidden);
-  EXPECT_EQ(out, (std::vector<float>{2, 3, 0, 0, 22, 23}));
-}
-
-TEST(MeanTokens, BackwardMatchesFiniteDifferencesAndSkipsPadding) {
-  const int64_t batch = 2, seq = 4, hidden = 3;
-  std::vector<int32_t> mask = {1, 1, 1, 0, 1, 0, 0, 0};
-  std::vector<float> x = randomTensor(batch * seq * hidden, 12);
-  std::vector<float> dy = randomTensor(batch * hidden, 13), dx(batch * seq * hidden, 99.0f);
-  meanTokensBackward(dy.data(), mask.data(), dx.data(), batch, seq, hidden);
-  auto forward = [&] {
-    std::vector<float> out(batch * hidden);
-    meanTokensForward(x.data(), mask.data(), out.data(), batch, seq, hidden);
-    return out;
-  };
-  expectGradientNear(dx, numericGradient(x, dy, forward), "dx");
-  for (int64_t c = 0; c < hidden; ++c) {
-    EXPECT_EQ(dx[(0 * seq + 3) * hidden + c], 0.0f) << "padding gets no gradient";
-    EXPECT_EQ(dx[(1 * seq + 0) * hidden + c], dy[1 * hidden + c]) << "a row of one token";
-  }
-}
-
-TEST(SelectToken, BackwardMatchesFiniteDifferencesAndZeroesOtherTokens) {
-  const int64_t batch = 2, seq = 3, hidden = 4, index = 2;
-  std::vector<float> x = randomTensor(batch * seq * hidden, 10);
-  std::vector<float> dy = randomTensor(batch * hidden, 11);
-  std::vector<float> dx(batch * seq * hidden, 99.0f);
-  selectTokenBackward(dy.data(), dx.data(), batch, seq, hidden, index);
-  auto forward = [&] {
-    std::vector<float> out(batch * hidden);
-    selectTokenForward(x.data(), out.data(), batch, seq, hidden, index);
-    return out;
-  };
-  expectGradientNear(dx, numericGradient(x, dy, forward), "dx");
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t t = 0; t < seq; ++t)
-      for (int64_t c = 0; c < hidden; ++c)
-        EXPECT_EQ(dx[(b * seq + t) * hidden + c], t == index ? dy[b * hidden + c] : 0.0f);
-}
-
-TEST(Flatten, ForwardLaysTokensEndToEndAndZeroPads) {
-  // Two rows of 2 tokens x 2 features, padded to 3 tokens: 6 values per row.
-  const int64_t batch = 2, seq = 2, paddedSeq = 3, hidden = 2;
-  std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8}, out(batch * paddedSeq * hidden, 99.0f);
-  flattenForward(x.data(), out.data(), batch, seq, paddedSeq, hidden);
-  EXPECT_EQ(out, (std::vector<float>{1, 2, 3, 4, 0, 0, 5, 6, 7, 8, 0, 0}));
-}
-
-TEST(Flatten, BackwardMatchesFiniteDifferences) {
-  const int64_t batch = 2, seq = 3, paddedSeq = 5, hidden = 4;
-  std::vector<float> x = randomTensor(batch * seq * hidden, 12);
-  std::vector<float> dy = randomTensor(batch * paddedSeq * hidden, 13);
-  std::vector<float> dx(batch * seq * hidden, 99.0f);
-  flattenBackward(dy.data(), dx.data(), batch, seq, paddedSeq, hidden);
-  auto forward = [&] {
-    std::vector<float> out(batch * paddedSeq * hidden);
-    flattenForward(x.data(), out.data(), batch, seq, paddedSeq, hidden);
-    return out;
-  };
-  expectGradientNear(dx, numericGradient(x, dy, forward), "dx");
 }
