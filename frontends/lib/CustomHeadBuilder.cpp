@@ -1,8 +1,9 @@
 //===- CustomHeadBuilder.cpp - a custom head's ops into the forward graph -===//
 //
 // task = "custom": the [[head.layers]] ops in order, each over the previous op's output or
-// the outputs it names ("encoder", or an earlier op's `as`; CustomHeadChecks.cpp has checked
-// the names), then a softmax cross-entropy over the last op's [batch, labels] logits. The
+// the outputs it names ("encoder", "embeddings", "encoder.layer.N", or an earlier op's `as`;
+// CustomHeadChecks.cpp has checked the names), then a softmax cross-entropy over the last
+// op's [batch, labels] logits. The
 // shapes are checked here, each error at the op that cannot take its input.
 //
 //===----------------------------------------------------------------------===//
@@ -31,9 +32,12 @@ RankedTensorType withFeatures(Value first, int64_t features) {
 }
 } // namespace
 
-Value ForwardBuilder::customHeadLoss(Value hidden) {
-  llvm::StringMap<Value> outputs{{kEncoderOutput, hidden}};
-  Value x = hidden;
+Value ForwardBuilder::customHeadLoss(ArrayRef<Value> hiddenStates) {
+  llvm::StringMap<Value> outputs{{kEncoderOutput, hiddenStates.back()},
+                                 {kEmbeddingsOutput, hiddenStates.front()}};
+  for (auto [layer, state] : llvm::enumerate(hiddenStates.drop_front()))
+    outputs[kEncoderLayerOutput + std::to_string(layer)] = state;
+  Value x = hiddenStates.back();
   for (const HeadLayer &layer : spec.head.layers) {
     SmallVector<Value> operands;
     for (const std::string &name : layer.inputs)

@@ -2,7 +2,8 @@
 //
 // Part of step 4 of reading a job file (JobChecks.cpp): each [[head.layers]] op with the
 // keys it reads, parameters named once, and the head's dataflow: each name read is an
-// earlier output (or the encoder's), and every output but the last is read by a later op.
+// earlier op's output or one of the model's (the encoder's, the embeddings', a layer's), and
+// every output but the last is read by a later op.
 // The shapes are checked as the head is built (GraphBuilder.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -125,19 +126,29 @@ void JobReader::checkCustomHead() {
 
 void JobReader::checkHeadLayerInputs(const HeadLayer &layer, llvm::StringSet<> &named) {
   const KeyLocations &ll = layer.locations;
+  // "encoder", "embeddings", "encoder.layer.N" (N < layers, written as a number is).
+  auto isModelState = [&](StringRef name) {
+    unsigned layer;
+    if (name.consume_front(kEncoderLayerOutput))
+      return !name.getAsInteger(10, layer) && std::to_string(layer) == name &&
+             int64_t(layer) < spec.model.layers;
+    return name == kEncoderOutput || name == kEmbeddingsOutput;
+  };
   auto requireEarlier = [&](StringRef key, StringRef name) {
-    if (name == kEncoderOutput || named.contains(name))
+    if (isModelState(name) || named.contains(name))
       return;
     mlir::InFlightDiagnostic diag = file.error(loc(ll, key));
     diag << "key 'head.layers." << key << "' names '" << shown(name)
          << "', which no earlier [[head.layers]] op gives with 'as'";
-    std::vector<StringRef> candidates = {kEncoderOutput};
+    std::vector<StringRef> candidates = {kEncoderOutput, kEmbeddingsOutput};
     for (const auto &entry : named)
       candidates.push_back(entry.getKey());
     if (StringRef suggestion = closestMatch(name, candidates); !suggestion.empty())
       diag << "; did you mean '" << suggestion << "'?";
     else
-      diag << " (nor is it \"" << kEncoderOutput << "\", the encoder's output)";
+      diag << " (nor is it one of the model's: \"" << kEncoderOutput << "\", \""
+           << kEmbeddingsOutput << "\", or \"" << kEncoderLayerOutput << "N\" for N below "
+           << spec.model.layers << ")";
   };
   bool joins = joinsInputs(layer.op);
   if (joins && !ll.keys.count("inputs"))
@@ -160,10 +171,11 @@ void JobReader::checkHeadLayerInputs(const HeadLayer &layer, llvm::StringSet<> &
     requireEarlier("inputs", name);
   if (!ll.keys.count("as"))
     return;
-  if (!isPlainName(layer.as) || layer.as == kEncoderOutput)
-    file.error(loc(ll, "as")) << "key 'head.layers.as' must be letters, digits and '_', and not \""
-                              << kEncoderOutput << "\" (the encoder's output), got '"
-                              << shown(layer.as) << "'";
+  if (!isPlainName(layer.as) || isModelState(layer.as))
+    file.error(loc(ll, "as")) << "key 'head.layers.as' must be letters, digits and '_', and not "
+                              << "the name of one of the model's outputs (\"" << kEncoderOutput
+                              << "\", \"" << kEmbeddingsOutput << "\"), got '" << shown(layer.as)
+                              << "'";
   else if (!named.insert(layer.as).second)
     file.error(loc(ll, "as")) << "two [[head.layers]] ops give their output the name '" << layer.as
                               << "': give each its own 'as'";

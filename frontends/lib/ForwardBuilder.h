@@ -33,8 +33,9 @@ private:
   mlir::Value spanLoss(mlir::Value hidden);
   /// task = "token-classification": BertForTokenClassification's head and loss.
   mlir::Value tokenClassificationLoss(mlir::Value hidden);
-  /// task = "custom": the [[head.layers]] ops, then cross-entropy; null after a diagnostic.
-  mlir::Value customHeadLoss(mlir::Value hidden);
+  /// task = "custom": the [[head.layers]] ops over the hidden states (the embeddings'
+  /// output, then each encoder layer's), then cross-entropy; null after a diagnostic.
+  mlir::Value customHeadLoss(llvm::ArrayRef<mlir::Value> hiddenStates);
   /// One [[head.layers]] op over `operands` (its input, or add's and concat's inputs); null
   /// after a diagnostic.
   mlir::Value customHeadOp(const HeadLayer &layer, llvm::ArrayRef<mlir::Value> operands);

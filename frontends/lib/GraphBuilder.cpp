@@ -183,12 +183,14 @@ Value ForwardBuilder::buildLoss() {
   attentionMask = input("attention_mask", 2, seqLoc);
   labels = labelsInput();
 
-  Value hidden = embeddings();
+  // Hugging Face's hidden_states: the embeddings' output, then each layer's.
+  SmallVector<Value> hiddenStates = {embeddings()};
   for (int64_t layer = 0; layer < model.layers; ++layer)
-    hidden = encoderLayer(hidden, attentionMask, layer);
+    hiddenStates.push_back(encoderLayer(hiddenStates.back(), attentionMask, layer));
+  Value hidden = hiddenStates.back();
   const std::string &task = spec.head.task;
   if (task == "custom")
-    return customHeadLoss(hidden);
+    return customHeadLoss(hiddenStates);
   if (task == "span")
     return spanLoss(hidden);
   if (task == "token-classification")

@@ -138,11 +138,6 @@ class BertEncoder(nn.Module):
         super().__init__()
         self.layer = nn.ModuleList(BertLayer(config) for _ in range(config.num_hidden_layers))
 
-    def forward(self, hidden, additive_mask):
-        for layer in self.layer:
-            hidden = layer(hidden, additive_mask)
-        return hidden
-
 
 class BertPooler(nn.Module):
     def __init__(self, config):
@@ -162,11 +157,18 @@ class BertModel(nn.Module):
         self.pooler = BertPooler(config) if pooler else None
 
     def forward(self, input_ids, attention_mask, token_type_ids):
-        hidden = self.embeddings(input_ids, token_type_ids)
-        # HF's extended mask: 0 where attended, finfo.min where padded, broadcast over heads and queries.
-        additive_mask = (1.0 - attention_mask[:, None, None, :].to(hidden.dtype)) * torch.finfo(hidden.dtype).min
-        hidden = self.encoder(hidden, additive_mask)
+        hidden = self.hidden_states(input_ids, attention_mask, token_type_ids)[-1]
         return self.pooler(hidden) if self.pooler else hidden
+
+    def hidden_states(self, input_ids, attention_mask, token_type_ids):
+        """HF's output_hidden_states: the embeddings' output, then each layer's."""
+        states = [self.embeddings(input_ids, token_type_ids)]
+        # HF's extended mask: 0 where attended, finfo.min where padded, broadcast over heads and queries.
+        dtype = states[0].dtype
+        additive_mask = (1.0 - attention_mask[:, None, None, :].to(dtype)) * torch.finfo(dtype).min
+        for layer in self.encoder.layer:
+            states.append(layer(states[-1], additive_mask))
+        return states
 
 
 class BertForSequenceClassification(nn.Module):
@@ -235,6 +237,21 @@ class BertForPoolingHead(nn.Module):
                             max_pool(hidden, attention_mask)], -1)
         dense = self.head["dense"](pooled[:, self.features])
         return self.head["out"](dense + torch.tanh(dense))
+
+
+class BertForLayersHead(nn.Module):
+    """A custom head over the [CLS] token of every hidden state (test/e2e/Inputs/layers-head.toml):
+    the embeddings' and each layer's side by side, then the labels' projection (bertc's
+    select_token of "embeddings" and "encoder.layer.N", concat, linear "out")."""
+    def __init__(self, config):
+        super().__init__()
+        self.bert = BertModel(config, pooler=False)
+        states = config.num_hidden_layers + 1
+        self.head = nn.ModuleDict({"out": nn.Linear(states * config.hidden_size, config.num_labels)})
+
+    def forward(self, input_ids, attention_mask, token_type_ids):
+        states = self.bert.hidden_states(input_ids, attention_mask, token_type_ids)
+        return self.head["out"](torch.cat([state[:, 0] for state in states], -1))
 
 
 def classification_loss(logits, labels):
@@ -350,6 +367,8 @@ def train(args, config):
     if args.transform_head:
         model = BertForTransformHead(config, args.transform_head, args.head_activation,
                                      args.head_pooling)
+    elif args.layers_head:
+        model = BertForLayersHead(config)
     elif args.pooling_head:
         model = BertForPoolingHead(config, args.pooling_head, args.head_slice)
     else:
@@ -411,6 +430,8 @@ def parse_args(argv):
                         help="the transform head's activation")
     parser.add_argument("--pooling-head", type=int, metavar="WIDTH",
                         help="train BertForPoolingHead (its dense layer this wide) instead")
+    parser.add_argument("--layers-head", action="store_true",
+                        help="train BertForLayersHead (over every hidden state's [CLS]) instead")
     parser.add_argument("--head-slice", type=int, nargs=2, metavar=("START", "END"), default=[40, 150],
                         help="the pooling head's slice of its joined features")
     parser.add_argument("--head-pooling", choices=["cls", "mean"], default="cls",

@@ -66,8 +66,11 @@ struct ModelSpec {
   KeyLocations locations;
 };
 
-/// The name by which a custom head's ops read the encoder's [batch, seq, hidden] output.
+/// The names by which a custom head's ops read the model's [batch, seq, hidden] states: the
+/// encoder's output, the embeddings' output, and layer N's output ("encoder.layer.N").
 inline constexpr char kEncoderOutput[] = "encoder";
+inline constexpr char kEmbeddingsOutput[] = "embeddings";
+inline constexpr char kEncoderLayerOutput[] = "encoder.layer.";
 
 /// One `[[head.layers]]` entry of a custom head: an op applied to the previous output (the
 /// first to the encoder's [batch, seq, hidden] output), or to the outputs it names.
