@@ -64,7 +64,9 @@ Value ForwardBuilder::customHeadLoss(ArrayRef<Value> hiddenStates) {
 
 Value ForwardBuilder::customHeadOp(const HeadLayer &layer, ArrayRef<Value> operands) {
   const KeyLocations &ll = layer.locations;
-  Location loc = at("head." + layer.name, ll, "op");
+  // Reports name the op's tensors by its parameters' name, else by its output's.
+  const std::string &shown = ll.keys.count("name") || layer.as.empty() ? layer.name : layer.as;
+  Location loc = at("head." + shown, ll, "op");
   Value x = operands.front();
   auto type = cast<RankedTensorType>(x.getType());
   auto pooled = [&] {
