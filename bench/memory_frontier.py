@@ -6,8 +6,8 @@ effective batch 32, planned for the CUDA target on a T4 (--arch sm_75: fp16; the
 512 MiB of the budget for the process), every number read from plan.json:
   1. what each technique saves at micro-batch 32, nothing recomputed (--vram 80GB): the
      fixed bytes on the device (parameters, fp32 masters, gradients, AdamW moments), the
-     activations, the arena and the host memory pinned, for fp32 moments, 8-bit moments
-     (--optimizer-state 8bit), the embeddings frozen, both, and the optimizer in host
+     activations, the arena and the offloaded optimizer's host memory, for fp32 moments,
+     8-bit moments (--optimizer-state 8bit), the embeddings frozen, both, and the optimizer in host
      memory (--offload-optimizer on, ZeRO-Offload);
   2. what the fit driver plans at 4, 6, 8 and 12 GB with fp32 moments (the default), with
      --optimizer-state auto (8-bit moments an axis of the search) and with the optimizer's
@@ -71,7 +71,7 @@ def savings(tmp):
                      ["--micro-batch", "32", "--remat", "none", *flags])
             fixed = sum(p["categories"][key] for key in FIXED)
             rows.append([model, label, gb(fixed), gb(p["categories"]["activations"]),
-                         gb(p["arena_bytes"]), gb(p["host"]["pinned_bytes"]),
+                         gb(p["arena_bytes"]), gb(p["host"]["bytes"]),
                          f"{p['estimated_step_seconds']:.3f}"])
     print_table(header, rows)
 
@@ -90,7 +90,7 @@ def in_backward(tmp):
                      ["--micro-batch", "32", "--remat", "none", *flags], arch=BF16_ARCH)
             fixed = sum(p["categories"][key] for key in FIXED)
             rows.append([model, label, gb(fixed), gb(p["categories"]["gradients"]),
-                         gb(p["arena_bytes"]), gb(p["host"]["pinned_bytes"]),
+                         gb(p["arena_bytes"]), gb(p["host"]["bytes"]),
                          f"{p['estimated_step_seconds']:.3f}"])
     print_table(header, rows)
 

@@ -148,15 +148,21 @@ bool streamsGradients(ModuleOp module) {
          !(train && train.getValues().maxGradNorm > 0);
 }
 
-int64_t pinnedHostBytes(bert::PlanAttr plan) {
-  // The host-resident end up to the frozen masters (which lie last): the offloaded
-  // optimizer's masters and state.
+/// The host-resident end up to the frozen masters (which lie last): the offloaded
+/// optimizer's masters and state.
+static int64_t hostOptimizerBytes(bert::PlanAttr plan) {
   bert::ByteRange frozen = plan.getFrozenMasters();
-  int64_t optimizerBytes =
-      (frozen.bytes > 0 ? frozen.offset : plan.getArenaBytes()) - plan.getDeviceBytes();
-  if (optimizerBytes == 0)
+  return (frozen.bytes > 0 ? frozen.offset : plan.getArenaBytes()) - plan.getDeviceBytes();
+}
+
+int64_t offloadPinnedBytes(bert::PlanAttr plan) {
+  if (hostOptimizerBytes(plan) == 0)
     return 0;
-  return optimizerBytes + plan.getGradients().bytes + plan.getParameters().bytes;
+  return plan.getGradients().bytes + plan.getParameters().bytes;
+}
+
+int64_t offloadHostBytes(bert::PlanAttr plan) {
+  return hostOptimizerBytes(plan) + offloadPinnedBytes(plan);
 }
 
 bool hasTf32Gemms(ModuleOp module) {

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "bertc/Driver/MemoryHtml.h"
+#include "bertc/Driver/ByteSize.h"
 
 #include "HtmlText.h"
 
@@ -75,10 +76,10 @@ void renderHeader(const MemoryPicture &p, std::string &out) {
   card("Peak", p.peakBytes, percentOf(p.peakBytes, p.budgetBytes) + " of budget &#183; " + fit);
   card("Arena", p.arenaBytes, "one allocation holds every tensor");
   card("Lower bound", p.lowerBoundBytes, "max bytes live at once; " + packing);
-  if (p.hostPinnedBytes > 0)
-    card("Host", p.hostPinnedBytes,
-         "pinned: master weights and AdamW state, gradient and parameter copies (AdamW runs "
-         "on the host)");
+  if (p.hostBytes > 0)
+    card("Host", p.hostBytes,
+         "master weights and AdamW state, gradient and parameter copies (" +
+             formatBytes(p.hostPinnedBytes) + " of them pinned; AdamW runs on the host)");
   if (p.hostFrozenMasterBytes > 0)
     card("Host masters", p.hostFrozenMasterBytes,
          "frozen parameters' fp32 values, for the checkpoint (the device holds 16-bit copies)");

@@ -47,15 +47,16 @@ MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory, cons
       llvm::formatv("micro-batch {0} x {1}, seq {2}, {3}, {4} AdamW state{5}{6}", plan.microBatch,
                     plan.accumulationSteps, plan.seqLen, plan.precisionLabel(), plan.optimizerState,
                     plan.optimizerInBackward ? ", AdamW in the backward" : "",
-                    plan.optimizerOnHost ? ", optimizer in host memory (" +
-                                               formatBytes(plan.pinnedHostBytes) + " pinned)"
-                                         : "")
+                    plan.optimizerOnHost
+                        ? ", optimizer in host memory (" + formatBytes(plan.offloadHostBytes) + ")"
+                        : "")
           .str();
   picture.budgetBytes = plan.budgetBytes;
   picture.arenaBytes = plan.arenaBytes;
   picture.lowerBoundBytes = plan.lowerBoundBytes;
   picture.peakBytes = plan.peakBytes();
-  picture.hostPinnedBytes = plan.pinnedHostBytes;
+  picture.hostBytes = plan.offloadHostBytes;
+  picture.hostPinnedBytes = plan.offloadPinnedBytes;
   picture.hostFrozenMasterBytes = plan.hostFrozenMasterBytes;
   picture.peakStep = memory.peakStep;
   picture.stepSeconds = plan.estimatedStepSeconds;

@@ -32,7 +32,8 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory, 
     s.masterWeightBytes = plan->getMasterWeights().bytes;
     s.optimizerStateBytes = plan->getOptimizerState().bytes;
   }
-  s.pinnedHostBytes = pinnedHostBytes(*plan);
+  s.offloadHostBytes = offloadHostBytes(*plan);
+  s.offloadPinnedBytes = offloadPinnedBytes(*plan);
   s.hostFrozenMasterBytes = plan->getFrozenMasters().bytes;
   // Kernel scratch (the CUDA kernels' row statistics included) and the GEMM library's.
   s.workspaceBytes = plan->getScratch().bytes + plan->getGemmWorkspace().bytes;
@@ -109,7 +110,8 @@ void writePlanJson(const PlanSummary &s, raw_ostream &os) {
       {"host", llvm::json::Object{{"master_weights", s.hostMasterWeightBytes},
                                   {"optimizer_state", s.hostOptimizerStateBytes},
                                   {"frozen_master_weights", s.hostFrozenMasterBytes},
-                                  {"pinned_bytes", s.pinnedHostBytes},
+                                  {"bytes", s.offloadHostBytes},
+                                  {"pinned_bytes", s.offloadPinnedBytes},
                                   {"host_ram_bytes", s.hostRamBytes},
                                   {"estimated_step_seconds", s.hostStepSeconds}}},
       {"recompute", std::move(recompute)},
@@ -150,12 +152,12 @@ void printPlanSummary(const PlanSummary &s, raw_ostream &os) {
                       formatBytes(s.arenaBytes), formatBytes(s.lowerBoundBytes));
   if (s.optimizerOnHost)
     os << llvm::formatv(
-        "  host    optimizer in pinned host memory: master weights {0}, "
-        "optimizer {1}{2}; {3} pinned with the gradient and parameter copies "
-        "(--host-ram {4}); AdamW and PCIe about {5:F2} s of the step\n",
+        "  host    optimizer in host memory: master weights {0}, optimizer {1}{2}; {3} with "
+        "the gradient and parameter copies, {4} of them pinned (--host-ram {5}); AdamW and "
+        "PCIe about {6:F2} s of the step\n",
         formatBytes(s.hostMasterWeightBytes), formatBytes(s.hostOptimizerStateBytes),
-        s.optimizerState == "8bit" ? " (8-bit)" : "", formatBytes(s.pinnedHostBytes),
-        formatBytes(s.hostRamBytes), s.hostStepSeconds);
+        s.optimizerState == "8bit" ? " (8-bit)" : "", formatBytes(s.offloadHostBytes),
+        formatBytes(s.offloadPinnedBytes), formatBytes(s.hostRamBytes), s.hostStepSeconds);
   if (s.hostFrozenMasterBytes > 0)
     os << llvm::formatv("  host    frozen parameters' fp32 masters {0} in host memory, for the "
                         "checkpoint; the device holds their {1} copies\n",

@@ -37,7 +37,7 @@ FailureOr<PlanOutcome> planJob(const JobSpec &spec, const PlanPoint &point,
   if (failed(pm.run(*module)))
     return failure();
   bert::PlanAttr plan = findPlan(*module);
-  return PlanOutcome{plan.getDeviceBytes(), pinnedHostBytes(plan),
+  return PlanOutcome{plan.getDeviceBytes(), offloadHostBytes(plan),
                      estimateStepCost(*module, device)};
 }
 
@@ -251,7 +251,7 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
     PipelineOptions onHost = options;
     onHost.offloadOptimizer = true;
     adviseAlone(onHost, "--offload-optimizer on",
-                "master weights and AdamW state in pinned host memory, as ZeRO-Offload");
+                "master weights and AdamW state in host memory, as ZeRO-Offload");
   }
   if (Fitting seq = largestFittingSeqLen(spec, plan.microBatch, arenaBudget, options, ctx);
       seq.value > 0) {

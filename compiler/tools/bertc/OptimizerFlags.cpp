@@ -37,12 +37,12 @@ cl::opt<std::string> fuseOptimizer(
 cl::opt<std::string> offloadOptimizer(
     "offload-optimizer",
     cl::desc("where the fp32 master weights and AdamW state live: off (on the device, "
-             "default), on (in pinned host memory, where AdamW runs after the backward, as "
+             "default), on (in host memory, where AdamW runs after the backward, as "
              "ZeRO-Offload: gradients go down and parameters up over PCIe each step) or auto "
              "(whichever gives the fastest plan that fits)"),
     cl::init("off"), cl::cat(bertcOptions()));
 cl::opt<std::string> hostRam("host-ram",
-                             cl::desc("host memory an offloaded optimizer may pin, e.g. "
+                             cl::desc("host memory an offloaded optimizer may take, e.g. "
                                       "16GB (default: what the machine has available)"),
                              cl::value_desc("SIZE"), cl::cat(bertcOptions()));
 

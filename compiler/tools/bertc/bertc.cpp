@@ -304,9 +304,9 @@ int main(int argc, char **argv) {
     return printPlannedStage();
   if (plan->optimizerOnHost) {
     plan->hostRamBytes = bertc::hostRamBudget();
-    if (plan->pinnedHostBytes > plan->hostRamBytes) {
+    if (plan->offloadHostBytes > plan->hostRamBytes) {
       llvm::WithColor::error(llvm::errs(), "bertc")
-          << "the optimizer in host memory pins " << bertc::formatBytes(plan->pinnedHostBytes)
+          << "the optimizer in host memory takes " << bertc::formatBytes(plan->offloadHostBytes)
           << " but --host-ram is " << bertc::formatBytes(plan->hostRamBytes) << "\n";
       bertc::printPlanSummary(*plan, llvm::errs());
       return kOverBudget;

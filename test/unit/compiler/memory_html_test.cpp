@@ -230,10 +230,12 @@ TEST(MemoryHtml, AHostCardOnlyWhenTheOptimizerIsOnTheHost) {
   MemoryPicture p = smallPicture();
   std::string onDevice = elementWith(renderMemoryHtml(p), "<header>", "</header>");
   EXPECT_EQ(onDevice.find(">Host<"), std::string::npos);
-  p.hostPinnedBytes = int64_t(6) << 30; // 6 GiB pinned
+  p.hostBytes = int64_t(6) << 30;       // 6 GiB in host memory,
+  p.hostPinnedBytes = int64_t(2) << 30; // 2 GiB of it page-locked
   std::string header = elementWith(renderMemoryHtml(p), "<header>", "</header>");
   EXPECT_NE(header.find(">Host</div><div class=\"v\"><span title=\"6,442,450,944 bytes\">6.00 "
-                        "GiB</span></div><div class=\"d\">pinned: master weights and AdamW state"),
+                        "GiB</span></div><div class=\"d\">master weights and AdamW state, "
+                        "gradient and parameter copies (2.15 GB of them pinned;"),
             std::string::npos)
       << header;
 }

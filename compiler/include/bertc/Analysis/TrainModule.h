@@ -92,10 +92,13 @@ bool usesLossScaling(mlir::ModuleOp module);
 /// backward, each as it completes: when no update depends on every gradient (no loss
 /// scaling, no clipping).
 bool streamsGradients(mlir::ModuleOp module);
-/// Host memory a trainer pins for an offloaded optimizer: the host-resident masters and
+/// Host memory a trainer takes for an offloaded optimizer: the host-resident masters and
 /// optimizer state, and the host copies of the gradients and parameters it moves each
 /// step (0 when the optimizer is on the device).
-int64_t pinnedHostBytes(mlir::bert::PlanAttr plan);
+int64_t offloadHostBytes(mlir::bert::PlanAttr plan);
+/// The part of offloadHostBytes the trainer page-locks, so that the copies between device
+/// and host run asynchronously: the gradients' and parameters' host copies.
+int64_t offloadPinnedBytes(mlir::bert::PlanAttr plan);
 /// Whether the module's GEMMs run in TF32: some linear op or gradient carries `tf32`
 /// (-bertc-lower-to-target).
 bool hasTf32Gemms(mlir::ModuleOp module);

@@ -43,8 +43,9 @@ struct MemoryPicture {
   int64_t arenaBytes = 0;
   int64_t lowerBoundBytes = 0;
   int64_t peakBytes = 0; ///< what the budget must cover: arena + workspace + reserve
-  /// Host memory an offloaded optimizer pins (its masters and state are not in the arena
-  /// drawn); 0 when the optimizer is on the device.
+  /// Host memory an offloaded optimizer takes (its masters and state are not in the arena
+  /// drawn), and the page-locked part of it; 0 when the optimizer is on the device.
+  int64_t hostBytes = 0;
   int64_t hostPinnedBytes = 0;
   /// Frozen 16-bit parameters' fp32 masters, in host memory (not in the arena drawn).
   int64_t hostFrozenMasterBytes = 0;

@@ -45,15 +45,17 @@ struct PlanSummary {
   /// is no gradient region.
   bool optimizerInBackward = false;
   /// Whether the master weights and optimizer state are in host memory, where AdamW runs
-  /// (bert.optimizer_on_host), and what the trainer pins there (pinnedHostBytes).
+  /// (bert.optimizer_on_host), what the trainer takes there (offloadHostBytes) and what of
+  /// it is page-locked (offloadPinnedBytes).
   bool optimizerOnHost = false;
   int64_t hostMasterWeightBytes = 0;
   int64_t hostOptimizerStateBytes = 0;
-  int64_t pinnedHostBytes = 0;
+  int64_t offloadHostBytes = 0;
+  int64_t offloadPinnedBytes = 0;
   /// The fp32 masters of frozen 16-bit parameters, in host memory (#bert.plan's
   /// frozen_masters): the device holds only their 16-bit working copies.
   int64_t hostFrozenMasterBytes = 0;
-  /// The host memory the offloaded optimizer may pin (--host-ram), set by the driver.
+  /// The host memory the offloaded optimizer may take (--host-ram), set by the driver.
   int64_t hostRamBytes = 0;
   /// Of estimatedStepSeconds, the offloaded optimizer's: PCIe transfers and host AdamW.
   double hostStepSeconds = 0;

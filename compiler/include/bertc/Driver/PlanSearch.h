@@ -30,7 +30,7 @@ struct PlanPoint {
 /// What planning a variation gives.
 struct PlanOutcome {
   int64_t arenaBytes = 0; ///< of the device arena (the whole arena unless offloaded)
-  int64_t hostBytes = 0;  ///< pinned host memory of an offloaded optimizer (pinnedHostBytes)
+  int64_t hostBytes = 0;  ///< host memory of an offloaded optimizer (offloadHostBytes)
   StepCost cost;          ///< one optimizer step on the device model planned for
 };
 
