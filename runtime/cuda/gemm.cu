@@ -41,10 +41,12 @@ struct LinearGemms::State {
       cublasLtDestroy(handle);
   }
 
-  const GemmPlan &planFor(const GemmShape &shape) {
+  /// `shape`'s plan, made at its first call (with that call's bias pointer, of the shape's
+  /// bias alignment).
+  const GemmPlan &planFor(const GemmShape &shape, const void *bias = nullptr) {
     if (auto known = plans.find(shape); known != plans.end())
       return known->second;
-    return plans.emplace(shape, makeGemmPlan(handle, shape)).first->second;
+    return plans.emplace(shape, makeGemmPlan(handle, shape, bias)).first->second;
   }
 
   /// d = a b (+ bias), queued on the stream; with `beta` 1, d = a b + c, c being d itself
@@ -52,7 +54,7 @@ struct LinearGemms::State {
   /// pointer-array shape, a, b and d are the arrays.
   void run(const GemmShape &shape, const void *a, const void *b, void *d, const void *bias,
            float beta = 0.0f, const void *c = nullptr) {
-    const GemmPlan &plan = planFor(shape);
+    const GemmPlan &plan = planFor(shape, bias);
     if (shape.bias)
       setBiasPointer(plan, bias);
     const float alpha = 1.0f;
@@ -179,21 +181,22 @@ void LinearGemms::linearForward(const T *x, const T *w, const T *b, T *y, int64_
                                 int64_t out, GemmMath math) {
   if (rows == 0)
     return;
-  const GemmShape shape{out,
-                        rows,
-                        in,
-                        in,
-                        in,
-                        out,
-                        CUBLAS_OP_T,
-                        CUBLAS_OP_N,
-                        dataType<T>(),
-                        dataType<T>(),
-                        computeType<T>(math),
-                        b != nullptr,
-                        alignmentOf(w),
-                        alignmentOf(x),
-                        alignmentOf(y)};
+  GemmShape shape{out,
+                  rows,
+                  in,
+                  in,
+                  in,
+                  out,
+                  CUBLAS_OP_T,
+                  CUBLAS_OP_N,
+                  dataType<T>(),
+                  dataType<T>(),
+                  computeType<T>(math),
+                  b != nullptr,
+                  alignmentOf(w),
+                  alignmentOf(x),
+                  alignmentOf(y)};
+  shape.alignBias = b ? alignmentOf(b) : 0;
   state->run(shape, w, x, y, b);
 }
 

@@ -73,19 +73,23 @@ std::optional<cublasLtMatmulAlgo_t> chooseAlgorithm(cublasLtHandle_t handle, con
     status = cublasLtMatmulAlgoGetHeuristic(handle, plan.desc, plan.a, plan.b, plan.d, plan.d,
                                             preference, 1, &result, &algorithms);
   cublasLtMatmulPreferenceDestroy(preference);
-  // "Not supported" is cuBLASLt's way of saying no algorithm fits.
-  if (status != CUBLAS_STATUS_NOT_SUPPORTED)
+  // "Not supported" is cuBLASLt's way of saying no algorithm fits; for pointer arrays any
+  // refusal is (a library may reject the batch mode itself), and their callers fall back
+  // to strided-batched calls.
+  if (status != CUBLAS_STATUS_NOT_SUPPORTED && !shape.pointerArrays)
     BERTC_CUBLAS_CHECK(status);
-  if (status == CUBLAS_STATUS_NOT_SUPPORTED || algorithms == 0)
+  if (status != CUBLAS_STATUS_SUCCESS || algorithms == 0)
     return std::nullopt;
   return result.algo;
 }
 } // namespace
 
-GemmPlan makeGemmPlan(cublasLtHandle_t handle, const GemmShape &shape) {
+GemmPlan makeGemmPlan(cublasLtHandle_t handle, const GemmShape &shape, const void *bias) {
   GemmPlan plan;
   try {
     describe(shape, plan);
+    if (shape.bias)
+      setBiasPointer(plan, bias);
     plan.algo = chooseAlgorithm(handle, shape, plan);
     if (!plan.algo && !shape.pointerArrays)
       throw CudaError("cuBLASLt has no algorithm for a " + std::to_string(shape.m) + "x" +

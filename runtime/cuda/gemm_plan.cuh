@@ -32,10 +32,14 @@ struct GemmShape {
   int64_t batches = 1, strideA = 0, strideB = 0, strideD = 0;
   /// The batches' matrices are named by pointer arrays (the strides are unused).
   bool pointerArrays = false;
+  /// With `bias`: the bias pointer's alignment, which cuBLASLt's heuristic reads from the
+  /// pointer the plan's descriptor holds when it chooses the algorithm.
+  uint32_t alignBias = 0;
 
   auto tie() const {
     return std::tie(m, n, k, lda, ldb, ldd, transA, transB, inputType, outputType, compute, bias,
-                    alignA, alignB, alignD, batches, strideA, strideB, strideD, pointerArrays);
+                    alignA, alignB, alignD, batches, strideA, strideB, strideD, pointerArrays,
+                    alignBias);
   }
   bool operator<(const GemmShape &other) const { return tie() < other.tie(); }
 };
@@ -49,9 +53,10 @@ struct GemmPlan {
 };
 
 /// The plan of `shape`: its descriptor and layouts, and cuBLASLt's first choice of algorithm
-/// within kGemmWorkspaceBytes and the shape's alignments. Throws CudaError where cuBLASLt has
-/// no algorithm, except for a pointer-array shape, whose plan then has none.
-GemmPlan makeGemmPlan(cublasLtHandle_t handle, const GemmShape &shape);
+/// within kGemmWorkspaceBytes and the shape's alignments (the bias's from `bias`, a pointer
+/// of shape.alignBias's alignment). Throws CudaError where cuBLASLt has no algorithm, except
+/// for a pointer-array shape, whose plan then has none.
+GemmPlan makeGemmPlan(cublasLtHandle_t handle, const GemmShape &shape, const void *bias = nullptr);
 
 /// Releases whatever of the plan exists (statuses ignored: this runs on error paths too).
 void destroyGemmPlan(GemmPlan &plan);

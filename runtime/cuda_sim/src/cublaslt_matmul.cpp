@@ -12,6 +12,7 @@
 #include "bertc/cuda_sim/device_memory.h"
 #include "bertc/cuda_sim/faults.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <sstream>
@@ -27,6 +28,9 @@ struct AlgoRecord {
   uint64_t types;        ///< typeSignature of the problem it was chosen for
   uint64_t alignment[4]; ///< bytes A, B, C and D must be aligned to
   uint64_t workspaceBytes;
+  /// Bytes the bias must be aligned to: what the descriptor's bias pointer had when the
+  /// heuristic ran (a null pointer counts as aligned to anything), as cuBLASLt infers it.
+  uint64_t biasAlignment;
 };
 static_assert(sizeof(AlgoRecord) <= sizeof(cublasLtMatmulAlgo_t));
 constexpr uint64_t kAlgoTag = 0x6274632d73696d31; // "btc-sim1"
@@ -181,6 +185,15 @@ uint64_t workspaceFor(const MatmulProblem &problem, uint64_t maxBytes) {
   return bytes;
 }
 
+/// The largest power of two up to 256 that divides `pointer`'s address; 256 for null.
+uint64_t pointerAlignment(const void *pointer) {
+  const uintptr_t address = reinterpret_cast<uintptr_t>(pointer);
+  uint64_t alignment = 256;
+  while (address % alignment != 0)
+    alignment /= 2;
+  return alignment;
+}
+
 /// Null or misaligned: INVALID_VALUE, which NVIDIA returns for arguments "in conflict".
 bool isAligned(const void *pointer, uint64_t alignment) {
   return pointer && reinterpret_cast<uintptr_t>(pointer) % alignment == 0;
@@ -216,7 +229,7 @@ cublasStatus_t checkOperands(const MatmulProblem &problem, const AlgoRecord &alg
     return CUBLAS_STATUS_INVALID_VALUE;
   if ((operands.c && !isAligned(operands.c, algo.alignment[2])) ||
       !isAligned(operands.d, algo.alignment[3]) ||
-      (hasBias && !isAligned(operands.bias, biasBytes)) ||
+      (hasBias && !isAligned(operands.bias, std::max<uint64_t>(biasBytes, algo.biasAlignment))) ||
       (hasAux && !isAligned(operands.aux, outputBytes)))
     return CUBLAS_STATUS_INVALID_VALUE;
   // In place (C == D) only with one layout for both.
@@ -336,6 +349,7 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
     algo.alignment[operand] = alignment;
   }
   algo.workspaceBytes = workspaceFor(problem, limits.maxWorkspaceBytes);
+  algo.biasAlignment = pointerAlignment(desc.biasPointer);
 
   cublasLtMatmulHeuristicResult_t &result = heuristicResultsArray[0];
   result = {};

@@ -126,6 +126,26 @@ TEST_F(CublasLtTest, MissingHandleOrBiasPointerIsRefused) {
   EXPECT_EQ(run(matrixA.get(), matrixB.get(), matrixD.get()), CUBLAS_STATUS_INVALID_VALUE);
 }
 
+// cuBLASLt's heuristic infers the bias's alignment from the pointer the descriptor holds
+// then (none: any alignment), so a bias less aligned than that one at the call is refused.
+TEST_F(CublasLtTest, BiasMustHaveTheAlignmentOfThePointerTheAlgorithmWasChosenWith) {
+  describe(2, 2, 3, CUDA_R_32F, CUDA_R_32F);
+  setDesc(CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(CUBLASLT_EPILOGUE_BIAS));
+  DeviceBuffer<float> matrixA(kStoredA), matrixB(kStoredB), matrixD(std::vector<float>(4));
+  DeviceBuffer<float> biases(std::vector<float>{0, 10, 20}); // 256-byte aligned, then +4
+  const float *shifted = biases.get() + 1;
+  ASSERT_EQ(chooseAlgorithm(), CUBLAS_STATUS_SUCCESS); // with no bias pointer yet
+  setDesc(CUBLASLT_MATMUL_DESC_BIAS_POINTER, shifted);
+  EXPECT_EQ(run(matrixA.get(), matrixB.get(), matrixD.get()), CUBLAS_STATUS_INVALID_VALUE);
+
+  ASSERT_EQ(chooseAlgorithm(), CUBLAS_STATUS_SUCCESS); // with the shifted bias
+  ASSERT_EQ(run(matrixA.get(), matrixB.get(), matrixD.get()), CUBLAS_STATUS_SUCCESS);
+  std::vector<float> withBias = kProduct;
+  for (size_t i = 0; i < withBias.size(); ++i)
+    withBias[i] += i % 2 == 0 ? 10.0f : 20.0f; // bias[row] of column-major [2, 2]
+  EXPECT_EQ(matrixD.download(), withBias);
+}
+
 TEST_F(CublasLtTest, OperandsOutsideDeviceMemoryFaultTheDevice) {
   describe(2, 2, 3, CUDA_R_32F, CUDA_R_32F);
   ASSERT_EQ(chooseAlgorithm(), CUBLAS_STATUS_SUCCESS);
