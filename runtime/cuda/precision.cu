@@ -25,8 +25,9 @@ __global__ void unscaleGradientsKernel(float *grad, int64_t n, float inverseScal
     grad[i] = scaled;
     finite &= isfinite(scaled);
   }
+  // Any number of threads may find one; each sets the flag atomically.
   if (!finite)
-    *nonFinite = 1;
+    atomicExch(nonFinite, 1);
 }
 } // namespace
 

@@ -71,6 +71,14 @@ TEST_F(PrecisionTest, UnscaleFlagsNonFiniteValues) {
     cuda::unscaleGradients(dGrads.get(), int64_t(bad.size()), scale, flag.get(), nullptr);
     EXPECT_EQ(flag.download()[0], 1) << "value " << value << ", scale " << scale;
   }
+  // Non-finite values in many threads and blocks all raise the one flag.
+  std::vector<float> overflowing = grads;
+  for (size_t i = 0; i < overflowing.size(); i += 7)
+    overflowing[i] = std::numeric_limits<float>::infinity();
+  DeviceArray<float> dGrads(overflowing);
+  cuda::unscaleGradients(dGrads.get(), int64_t(overflowing.size()), inverseScale, flag.get(),
+                         nullptr);
+  EXPECT_EQ(flag.download()[0], 1);
 }
 
 } // namespace

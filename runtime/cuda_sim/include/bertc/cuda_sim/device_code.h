@@ -100,6 +100,10 @@ inline unsigned atomicAdd(unsigned *address, unsigned value) {
 inline unsigned atomicExch(unsigned *address, unsigned value) {
   return bertc::sim::atomicExchangeWord(address, value);
 }
+inline int atomicExch(int *address, int value) {
+  return int(
+      bertc::sim::atomicExchangeWord(reinterpret_cast<unsigned *>(address), unsigned(value)));
+}
 inline void __threadfence() {}
 template <typename T> inline T __ldcg(const T *address) { return *address; }
 
