@@ -367,6 +367,15 @@ SmallVector<KernelWork, 1> MaxTokensGradOp::estimateKernels(int64_t batch, int64
   return {pointwiseKernel(*this, getInputGrad(), 1, batch, seq)};
 }
 
+// A copy per input into its columns of the result: each input read and its part written,
+// in a launch of its own.
+SmallVector<KernelWork, 1> ConcatOp::estimateKernels(int64_t batch, int64_t seq, CostTarget) {
+  KernelWork copies{ComputeUnit::Fp32Cores, 0, 0, int(getInputs().size())};
+  for (Value input : getInputs())
+    copies.bytes += 2 * bytesOf(input, batch, seq);
+  return {copies};
+}
+
 // One token's row per sequence, read and written.
 SmallVector<KernelWork, 1> SelectTokenOp::estimateKernels(int64_t batch, int64_t seq, CostTarget) {
   return {{ComputeUnit::Fp32Cores, 0, 2 * bytesOf(getResult(), batch, seq)}};

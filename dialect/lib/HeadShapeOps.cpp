@@ -101,9 +101,10 @@ static LogicalResult verifyFeatureRange(Operation *op, Value whole, StringRef wh
   int64_t width = lastDim(part), wholeWidth = lastDim(whole);
   if (ShapedType::isDynamic(width) || ShapedType::isDynamic(wholeWidth))
     return op->emitOpError() << "needs static feature sizes";
-  if (start < 0 || width < 1 || start + width > wholeWidth)
-    return op->emitOpError() << "features [" << start << ", " << start + width
-                             << ") are outside the " << wholeWidth << " of " << wholeWhat;
+  // Compared without forming start + width, which a huge start would overflow.
+  if (start < 0 || width < 1 || start > wholeWidth || width > wholeWidth - start)
+    return op->emitOpError() << "features " << width << " from " << start << " are outside the "
+                             << wholeWidth << " of " << wholeWhat;
   return success();
 }
 

@@ -23,13 +23,6 @@ std::string shapeText(Value value) {
   return text + std::to_string(type.getShape().back()) + "]";
 }
 
-/// `first`'s type with the last dimension `features`.
-RankedTensorType withFeatures(Value first, int64_t features) {
-  auto type = cast<RankedTensorType>(first.getType());
-  SmallVector<int64_t> shape(type.getShape());
-  shape.back() = features;
-  return RankedTensorType::get(shape, type.getElementType());
-}
 } // namespace
 
 Value ForwardBuilder::customHeadLoss(ArrayRef<Value> hiddenStates) {
@@ -47,6 +40,14 @@ Value ForwardBuilder::customHeadLoss(ArrayRef<Value> hiddenStates) {
     x = customHeadOp(layer, operands);
     if (!x)
       return nullptr;
+    // Each op's inputs are within the limit, so its width is far from overflowing.
+    if (int64_t features = cast<RankedTensorType>(x.getType()).getShape().back();
+        features > kMaxHeadFeatures) {
+      emitError(layer.locations.of("op", ctx))
+          << "op '" << layer.op << "' would give " << features << " features, more than "
+          << kMaxHeadFeatures << " (bertc's limit: the widest flatten of the largest model)";
+      return nullptr;
+    }
     if (!layer.as.empty())
       outputs[layer.as] = x;
   }
@@ -112,7 +113,7 @@ Value ForwardBuilder::customHeadOp(const HeadLayer &layer, ArrayRef<Value> opera
           << shapeText(x) << " input";
       return nullptr;
     }
-    return builder.create<bert::SliceOp>(loc, withFeatures(x, layer.end - layer.start), x,
+    return builder.create<bert::SliceOp>(loc, withLastDim(x, layer.end - layer.start), x,
                                          builder.getI64IntegerAttr(layer.start));
   }
   // add and concat: inputs of one shape, or of one rank and leading dimensions.
@@ -138,5 +139,5 @@ Value ForwardBuilder::customHeadOp(const HeadLayer &layer, ArrayRef<Value> opera
       sum = add(sum, operand, loc);
     return sum;
   }
-  return builder.create<bert::ConcatOp>(loc, withFeatures(x, features), operands);
+  return builder.create<bert::ConcatOp>(loc, withLastDim(x, features), operands);
 }

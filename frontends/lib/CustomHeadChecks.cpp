@@ -4,7 +4,7 @@
 // keys it reads, parameters named once, and the head's dataflow: each name read is an
 // earlier op's output or one of the model's (the encoder's, the embeddings', a layer's), and
 // every output but the last is read by a later op.
-// The shapes are checked as the head is built (GraphBuilder.cpp).
+// The shapes are checked as the head is built (CustomHeadBuilder.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,12 +28,12 @@ bool isPlainName(StringRef name) {
 /// Whether a later op reads the output of layers[i]: the next by default, or any by its name.
 bool isReadLater(const std::vector<HeadLayer> &layers, size_t i) {
   const HeadLayer &next = layers[i + 1];
-  if (!next.locations.keys.count("input") && !joinsInputs(next.op))
+  if (next.malformed || (!next.locations.keys.count("input") && !joinsInputs(next.op)))
     return true;
   const std::string &name = layers[i].as;
   return !name.empty() &&
          std::any_of(layers.begin() + i + 1, layers.end(), [&](const HeadLayer &later) {
-           return later.input == name || llvm::is_contained(later.inputs, name);
+           return later.malformed || later.input == name || llvm::is_contained(later.inputs, name);
          });
 }
 
@@ -79,6 +79,10 @@ void JobReader::checkCustomHead() {
   for (size_t i = 0; i < head.layers.size(); ++i) {
     const HeadLayer &layer = head.layers[i];
     const KeyLocations &ll = layer.locations;
+    if (layer.malformed) {
+      checkHeadLayerInputs(layer, named); // only gives its name
+      continue;
+    }
     if (layer.op.empty())
       file.error(loc(ll, "op")) << "a [[head.layers]] table needs 'op' ("
                                 << joinAlternatives(kHeadLayerOps) << ")";
@@ -115,12 +119,16 @@ void JobReader::checkCustomHead() {
                                  << layer.op << "': only " << owner << " reads it";
     checkHeadLayerInputs(layer, named);
     // An output nothing reads would be computed for nothing, its parameters never trained.
-    if (i + 1 < head.layers.size() && !isReadLater(head.layers, i))
-      file.error(loc(ll, "op")) << "nothing reads the output of this op '" << layer.op
-                                << "': the next op reads its 'input"
-                                << (joinsInputs(head.layers[i + 1].op) ? "s" : "")
-                                << "'; name this output with 'as' and read it there, or remove "
-                                   "the op";
+    if (i + 1 < head.layers.size() && !isReadLater(head.layers, i)) {
+      mlir::InFlightDiagnostic diag = file.error(loc(ll, "op"));
+      diag << "nothing reads the output of this op '" << layer.op
+           << "': the next op reads its 'input" << (joinsInputs(head.layers[i + 1].op) ? "s" : "")
+           << "'; ";
+      if (layer.as.empty())
+        diag << "name this output with 'as' and read it there, or remove the op";
+      else
+        diag << "read '" << layer.as << "' there, or remove the op";
+    }
   }
 }
 
@@ -150,6 +158,11 @@ void JobReader::checkHeadLayerInputs(const HeadLayer &layer, llvm::StringSet<> &
            << kEmbeddingsOutput << "\", or \"" << kEncoderLayerOutput << "N\" for N below "
            << spec.model.layers << ")";
   };
+  if (layer.malformed) {
+    if (isPlainName(layer.as))
+      named.insert(layer.as);
+    return;
+  }
   bool joins = joinsInputs(layer.op);
   if (joins && !ll.keys.count("inputs"))
     file.error(loc(ll, "op")) << "op '" << layer.op << "' needs 'inputs': the names of two or "
@@ -157,6 +170,10 @@ void JobReader::checkHeadLayerInputs(const HeadLayer &layer, llvm::StringSet<> &
                               << "\")";
   else if (joins && layer.inputs.size() < 2)
     file.error(loc(ll, "inputs")) << "op '" << layer.op << "' needs two or more 'inputs', got "
+                                  << layer.inputs.size();
+  else if (joins && int64_t(layer.inputs.size()) > limits::kHeadInputs)
+    file.error(loc(ll, "inputs")) << "op '" << layer.op << "' may read at most "
+                                  << limits::kHeadInputs << " 'inputs' (bertc's limit), got "
                                   << layer.inputs.size();
   if (!joins && ll.keys.count("inputs") && !layer.op.empty())
     file.error(loc(ll, "inputs")) << "key 'head.layers.inputs' has no effect on op '" << layer.op

@@ -81,6 +81,7 @@ inline constexpr int64_t kMaxPosition = 8192; ///< seq_len too, which must not e
 inline constexpr int64_t kTypeVocab = 1024;
 inline constexpr int64_t kLabels = 65536;  ///< head.labels and a custom linear's out
 inline constexpr int64_t kHeadLayers = 64; ///< [[head.layers]] tables
+inline constexpr int64_t kHeadInputs = 64; ///< the outputs an add or concat reads
 inline constexpr int64_t kBatch = 4096;
 inline constexpr int64_t kEpochs = 100000;
 inline constexpr int64_t kSteps = 1000000000;

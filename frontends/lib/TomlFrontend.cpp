@@ -94,16 +94,21 @@ void JobReader::readHead(const toml::table *table) {
   for (const toml::node &entry : *entries) {
     HeadLayer layer;
     TableReader layerReader(file, entry.as_table(), "head.layers", kHeadLayerKeys, layer.locations);
-    layerReader.readString("op", layer.op);
-    layerReader.readString("name", layer.name);
-    layerReader.readInteger("out", layer.out);
-    layerReader.readInteger("index", layer.index);
-    layerReader.readNumber("rate", layer.rate);
-    layerReader.readString("as", layer.as);
-    layerReader.readString("input", layer.input);
-    layerReader.readStrings("inputs", layer.inputs);
-    layerReader.readInteger("start", layer.start);
-    layerReader.readInteger("end", layer.end);
+    // A key written with a value of the wrong type (reported as read) makes the layer
+    // malformed: its other rules would judge a value the file does not hold.
+    auto note = [&](bool read, StringRef key) {
+      layer.malformed |= !read && layer.locations.keys.count(key);
+    };
+    note(layerReader.readString("op", layer.op), "op");
+    note(layerReader.readString("name", layer.name), "name");
+    note(layerReader.readInteger("out", layer.out), "out");
+    note(layerReader.readInteger("index", layer.index), "index");
+    note(layerReader.readNumber("rate", layer.rate), "rate");
+    note(layerReader.readString("as", layer.as), "as");
+    note(layerReader.readString("input", layer.input), "input");
+    note(layerReader.readStrings("inputs", layer.inputs), "inputs");
+    note(layerReader.readInteger("start", layer.start), "start");
+    note(layerReader.readInteger("end", layer.end), "end");
     if (layer.name.empty())
       layer.name = "layer" + std::to_string(head.layers.size());
     head.layers.push_back(std::move(layer));

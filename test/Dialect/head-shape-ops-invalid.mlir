@@ -51,7 +51,7 @@ func.func @concat_element_types(%a: tensor<?x8xf32>, %b: tensor<?x4xbf16>) {
 // -----
 
 func.func @slice_past_the_end(%x: tensor<?x16xf32>) {
-  // expected-error @+1 {{features [12, 18) are outside the 16 of input}}
+  // expected-error @+1 {{features 6 from 12 are outside the 16 of input}}
   %s = bert.slice %x {start = 12 : i64} : (tensor<?x16xf32>) -> tensor<?x6xf32>
   return
 }
@@ -59,7 +59,7 @@ func.func @slice_past_the_end(%x: tensor<?x16xf32>) {
 // -----
 
 func.func @slice_negative_start(%x: tensor<?x16xf32>) {
-  // expected-error @+1 {{features [-1, 5) are outside the 16 of input}}
+  // expected-error @+1 {{features 6 from -1 are outside the 16 of input}}
   %s = bert.slice %x {start = -1 : i64} : (tensor<?x16xf32>) -> tensor<?x6xf32>
   return
 }
@@ -67,15 +67,23 @@ func.func @slice_negative_start(%x: tensor<?x16xf32>) {
 // -----
 
 func.func @slice_grad_width(%dy: tensor<?x6xf32>) {
-  // expected-error @+1 {{features [12, 18) are outside the 16 of input gradient}}
+  // expected-error @+1 {{features 6 from 12 are outside the 16 of input gradient}}
   %dx = bert.slice_grad %dy {start = 12 : i64} : (tensor<?x6xf32>) -> tensor<?x16xf32>
   return
 }
 
 // -----
 
+func.func @slice_start_past_int64(%x: tensor<?x16xf32>) {
+  // expected-error @+1 {{features 6 from 9223372036854775800 are outside the 16 of input}}
+  %s = bert.slice %x {start = 9223372036854775800 : i64} : (tensor<?x16xf32>) -> tensor<?x6xf32>
+  return
+}
+
+// -----
+
 func.func @concat_grad_past_the_end(%dy: tensor<?x16xf32>) {
-  // expected-error @+1 {{features [10, 18) are outside the 16 of result gradient}}
+  // expected-error @+1 {{features 8 from 10 are outside the 16 of result gradient}}
   %dx = bert.concat_grad %dy {start = 10 : i64} : (tensor<?x16xf32>) -> tensor<?x8xf32>
   return
 }

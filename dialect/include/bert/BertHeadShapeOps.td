@@ -65,7 +65,7 @@ def Bert_FlattenOp : Bert_ForwardOp<"flatten"> {
   let results = (outs Bert_FloatTensor:$result);
 }
 
-def Bert_ConcatOp : Bert_ForwardOp<"concat"> {
+def Bert_ConcatOp : Bert_ForwardOp<"concat", [], ["estimateKernels"]> {
   let summary = "the inputs side by side along the last dimension";
   let description = [{
     Two or more inputs of one element type and the same leading dimensions; the result's

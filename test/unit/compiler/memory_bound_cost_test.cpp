@@ -204,6 +204,30 @@ TEST(StepCost, DropoutPaysForItsMaskDraws) {
   EXPECT_EQ(kernels[0].bytes, 4 * 3145728.0);
 }
 
+TEST(StepCost, ConcatCopiesEachInputInALaunchOfItsOwn) {
+  Ops ops("%a: tensor<?x768xbf16>, %b: tensor<?x768xbf16>, %c: tensor<?x64xbf16>", R"mlir(
+  %j = bert.concat %a, %b, %c : (tensor<?x768xbf16>, tensor<?x768xbf16>, tensor<?x64xbf16>) -> tensor<?x1600xbf16>
+)mlir");
+  // 32 rows of 768, 768 and 64 bf16 (49,152, 49,152 and 4,096 B), each read and written.
+  auto kernels = estimateOpKernels(ops.op("bert.concat"), kBatch, 128, CostTarget::Cuda);
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(kernels[0].bytes, 2 * (49152.0 + 49152.0 + 4096.0));
+  EXPECT_EQ(kernels[0].flops, 0.0);
+  EXPECT_EQ(kernels[0].launches, 3);
+}
+
+TEST(StepCost, MaxPoolingComparesEachTokenOnce) {
+  Ops ops("%h: tensor<?x?x768xbf16>, %mask: tensor<?x?xi32>", R"mlir(
+  %p = bert.max_tokens %h, %mask : (tensor<?x?x768xbf16>, tensor<?x?xi32>) -> tensor<?x768xbf16>
+)mlir");
+  // 32 x 128 x 768 = 3,145,728 compares; the input (6,291,456 B), the mask (16,384) and the
+  // result (49,152) moved once.
+  auto kernels = estimateOpKernels(ops.op("bert.max_tokens"), kBatch, 128, CostTarget::Cuda);
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(kernels[0].flops, 3145728.0);
+  EXPECT_EQ(kernels[0].bytes, 6291456.0 + 16384.0 + 49152.0);
+}
+
 TEST(StepCost, EmbeddingReadsOnlyTheRowsItLooksUp) {
   Ops ops("%ids: tensor<?x?xi32>, %table: tensor<28996x768xbf16>, %dy: tensor<?x?x768xbf16>",
           R"mlir(

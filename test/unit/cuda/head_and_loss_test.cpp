@@ -61,7 +61,8 @@ TYPED_TEST(ExtraKernelsTest, MaxTokensMatchesCpu) {
   const int64_t batch = 4, seq = 9, hidden = 33;
   auto x = randomValues<T>(batch * seq * hidden, 11);
   const auto dy = randomValues<T>(batch * hidden, 12);
-  x[(0 * seq + 4) * hidden + 3] = x[(0 * seq + 6) * hidden + 3]; // a tie
+  // A tie at the maximum (the values lie in [-1, 1)): the gradient goes to token 4.
+  x[(0 * seq + 4) * hidden + 3] = x[(0 * seq + 6) * hidden + 3] = fromFloat<T>(2.0f);
   x[(1 * seq + 2) * hidden + 5] = fromFloat<T>(std::numeric_limits<float>::quiet_NaN());
   std::vector<int32_t> mask(batch * seq);
   for (int64_t b = 0; b < batch; ++b) // rows of 9, 5, 1 and 0 real tokens
@@ -76,6 +77,8 @@ TYPED_TEST(ExtraKernelsTest, MaxTokensMatchesCpu) {
   cuda::maxTokensBackward(dDy.get(), dX.get(), dMask.get(), dDx.get(), batch, seq, hidden, nullptr);
   expectBitIdentical(dOut.download(), out, "out");
   expectBitIdentical(dDx.download(), dx, "dx");
+  EXPECT_EQ(toFloat(dx[(0 * seq + 4) * hidden + 3]), toFloat(dy[3]));
+  EXPECT_EQ(toFloat(dx[(0 * seq + 6) * hidden + 3]), 0.0f);
 }
 
 // Slices and concatenations move values only: bit-identical to the CPU, over rows of

@@ -71,6 +71,9 @@ struct ModelSpec {
 inline constexpr char kEncoderOutput[] = "encoder";
 inline constexpr char kEmbeddingsOutput[] = "embeddings";
 inline constexpr char kEncoderLayerOutput[] = "encoder.layer.";
+/// The most features a custom head's op may give: the widest flatten ([batch, seq, hidden] at
+/// the largest seq_len and hidden, 8192 x 32768), so that no plan's tensor reaches 2^48 bytes.
+inline constexpr int64_t kMaxHeadFeatures = int64_t(1) << 28;
 
 /// One `[[head.layers]]` entry of a custom head: an op applied to the previous output (the
 /// first to the encoder's [batch, seq, hidden] output), or to the outputs it names.
@@ -90,6 +93,9 @@ struct HeadLayer {
   std::string input;
   std::vector<std::string> inputs; ///< add, concat: two or more names
   int64_t start = 0, end = 0;      ///< slice: features [start, end) of the last dimension
+  /// Some key's value had the wrong type (reported where it is read): the layer's other
+  /// rules are not checked, and it counts as reading whatever a name could give it.
+  bool malformed = false;
   KeyLocations locations;
 };
 
