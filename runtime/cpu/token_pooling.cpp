@@ -3,11 +3,11 @@
 // The loops visit a value's tokens in order, as the CUDA kernels do, so both give the same
 // bits.
 #include "bertc/runtime/cpu_kernels.h"
+#include "bertc/runtime/max_token.h"
 
 #include "storage_types.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 
 namespace bertc::cpu {
@@ -64,27 +64,6 @@ void meanTokensBackward(const T *dy, const int32_t *mask, T *dx, int64_t batch, 
             fromFloat<T>(mask[b * seq + s] != 0 ? toFloat(dy[b * hidden + h]) / count : 0.0f);
   }
 }
-
-namespace {
-/// The first of row b's real tokens holding the largest x[b, s, h] (the first NaN, when
-/// there is one, as PyTorch's max gives NaN); -1 for a row without real tokens.
-template <typename T>
-int64_t maxToken(const T *x, const int32_t *mask, int64_t b, int64_t seq, int64_t hidden,
-                 int64_t h) {
-  int64_t best = -1;
-  float bestValue = 0.0f;
-  for (int64_t s = 0; s < seq; ++s) {
-    if (mask[b * seq + s] == 0)
-      continue;
-    const float value = toFloat(x[(b * seq + s) * hidden + h]);
-    if (best < 0 || value > bestValue || (std::isnan(value) && !std::isnan(bestValue))) {
-      best = s;
-      bestValue = value;
-    }
-  }
-  return best;
-}
-} // namespace
 
 template <typename T>
 void maxTokensForward(const T *x, const int32_t *mask, T *out, int64_t batch, int64_t seq,

@@ -3,6 +3,7 @@
 // output, and for the mean and maximum a block a row (the mean counts the row's tokens once).
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
+#include "bertc/runtime/max_token.h"
 
 #include "device_storage.cuh"
 #include "launch.cuh"
@@ -64,26 +65,6 @@ __global__ void meanTokensBackwardKernel(const T *dy, const int32_t *mask, T *dx
     storeRounded(dx + b * seq * hidden + i, mask[b * seq + i / hidden] != 0
                                                 ? loadFloat(dy + b * hidden + i % hidden) / count
                                                 : 0.0f);
-}
-
-/// The first of row b's real tokens holding the largest x[b, s, h], or the first NaN; -1
-/// for a row without real tokens (cpu::maxTokensForward's choice, token after token).
-template <typename T>
-__device__ int64_t maxToken(const T *x, const int32_t *mask, int64_t b, int64_t seq, int64_t hidden,
-                            int64_t h) {
-  int64_t best = -1;
-  float bestValue = 0.0f;
-  for (int64_t s = 0; s < seq; ++s) {
-    if (mask[b * seq + s] == 0)
-      continue;
-    const float value = loadFloat(x + (b * seq + s) * hidden + h);
-    const bool firstNaN = value != value && bestValue == bestValue;
-    if (best < 0 || value > bestValue || firstNaN) {
-      best = s;
-      bestValue = value;
-    }
-  }
-  return best;
 }
 
 template <typename T>
