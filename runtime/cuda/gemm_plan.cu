@@ -65,20 +65,23 @@ std::optional<cublasLtMatmulAlgo_t> chooseAlgorithm(cublasLtHandle_t handle, con
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &shape.alignD, sizeof shape.alignD}};
   cublasLtMatmulHeuristicResult_t result{};
   int algorithms = 0;
-  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+  cublasStatus_t status = CUBLAS_STATUS_SUCCESS, heuristic = CUBLAS_STATUS_SUCCESS;
   for (const auto &[attribute, value, bytes] : preferences)
     if (status == CUBLAS_STATUS_SUCCESS)
       status = cublasLtMatmulPreferenceSetAttribute(preference, attribute, value, bytes);
   if (status == CUBLAS_STATUS_SUCCESS)
-    status = cublasLtMatmulAlgoGetHeuristic(handle, plan.desc, plan.a, plan.b, plan.d, plan.d,
-                                            preference, 1, &result, &algorithms);
+    heuristic = cublasLtMatmulAlgoGetHeuristic(handle, plan.desc, plan.a, plan.b, plan.d, plan.d,
+                                               preference, 1, &result, &algorithms);
   cublasLtMatmulPreferenceDestroy(preference);
-  // "Not supported" is cuBLASLt's way of saying no algorithm fits; for pointer arrays any
-  // refusal is (a library may reject the batch mode itself), and their callers fall back
-  // to strided-batched calls.
-  if (status != CUBLAS_STATUS_NOT_SUPPORTED && !shape.pointerArrays)
-    BERTC_CUBLAS_CHECK(status);
-  if (status != CUBLAS_STATUS_SUCCESS || algorithms == 0)
+  BERTC_CUBLAS_CHECK(status);
+  // "Not supported" is cuBLASLt's way of saying no algorithm fits. For pointer arrays an
+  // invalid value is too (a library may reject the batch mode itself): their callers fall
+  // back to strided-batched calls.
+  const bool refused = heuristic == CUBLAS_STATUS_NOT_SUPPORTED ||
+                       (shape.pointerArrays && heuristic == CUBLAS_STATUS_INVALID_VALUE);
+  if (!refused)
+    BERTC_CUBLAS_CHECK(heuristic);
+  if (refused || algorithms == 0)
     return std::nullopt;
   return result.algo;
 }

@@ -155,14 +155,14 @@ static int64_t hostOptimizerBytes(bert::PlanAttr plan) {
   return (frozen.bytes > 0 ? frozen.offset : plan.getArenaBytes()) - plan.getDeviceBytes();
 }
 
-int64_t offloadPinnedBytes(bert::PlanAttr plan) {
-  if (hostOptimizerBytes(plan) == 0)
+int64_t offloadPinnedBytes(bert::PlanAttr plan, bool hostCopies) {
+  if (!hostCopies || hostOptimizerBytes(plan) == 0)
     return 0;
   return plan.getGradients().bytes + plan.getParameters().bytes;
 }
 
-int64_t offloadHostBytes(bert::PlanAttr plan) {
-  return hostOptimizerBytes(plan) + offloadPinnedBytes(plan);
+int64_t offloadHostBytes(bert::PlanAttr plan, bool hostCopies) {
+  return hostOptimizerBytes(plan) + offloadPinnedBytes(plan, hostCopies);
 }
 
 bool hasTf32Gemms(ModuleOp module) {

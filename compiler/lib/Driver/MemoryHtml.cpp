@@ -9,7 +9,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "bertc/Driver/MemoryHtml.h"
-#include "bertc/Driver/ByteSize.h"
 
 #include "HtmlText.h"
 
@@ -79,7 +78,8 @@ void renderHeader(const MemoryPicture &p, std::string &out) {
   if (p.hostBytes > 0)
     card("Host", p.hostBytes,
          "master weights and AdamW state, gradient and parameter copies (" +
-             formatBytes(p.hostPinnedBytes) + " of them pinned; AdamW runs on the host)");
+             (p.hostPinnedBytes > 0 ? binaryBytes(p.hostPinnedBytes) + " of them pinned; " : "") +
+             "AdamW runs on the host)");
   if (p.hostFrozenMasterBytes > 0)
     card("Host masters", p.hostFrozenMasterBytes,
          "frozen parameters' fp32 values, for the checkpoint (the device holds 16-bit copies)");

@@ -32,8 +32,9 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory, 
     s.masterWeightBytes = plan->getMasterWeights().bytes;
     s.optimizerStateBytes = plan->getOptimizerState().bytes;
   }
-  s.offloadHostBytes = offloadHostBytes(*plan);
-  s.offloadPinnedBytes = offloadPinnedBytes(*plan);
+  const bool hostCopies = device.target == bert::CostTarget::Cuda;
+  s.offloadHostBytes = offloadHostBytes(*plan, hostCopies);
+  s.offloadPinnedBytes = offloadPinnedBytes(*plan, hostCopies);
   s.hostFrozenMasterBytes = plan->getFrozenMasters().bytes;
   // Kernel scratch (the CUDA kernels' row statistics included) and the GEMM library's.
   s.workspaceBytes = plan->getScratch().bytes + plan->getGemmWorkspace().bytes;
@@ -150,14 +151,17 @@ void printPlanSummary(const PlanSummary &s, raw_ostream &os) {
                       s.optimizerInBackward ? " (AdamW in the backward)" : "");
   os << llvm::formatv("  arena   {0} (never less than {1} live at once)\n",
                       formatBytes(s.arenaBytes), formatBytes(s.lowerBoundBytes));
-  if (s.optimizerOnHost)
-    os << llvm::formatv(
-        "  host    optimizer in host memory: master weights {0}, optimizer {1}{2}; {3} with "
-        "the gradient and parameter copies, {4} of them pinned (--host-ram {5}); AdamW and "
-        "PCIe about {6:F2} s of the step\n",
-        formatBytes(s.hostMasterWeightBytes), formatBytes(s.hostOptimizerStateBytes),
-        s.optimizerState == "8bit" ? " (8-bit)" : "", formatBytes(s.offloadHostBytes),
-        formatBytes(s.offloadPinnedBytes), formatBytes(s.hostRamBytes), s.hostStepSeconds);
+  if (s.optimizerOnHost) {
+    os << llvm::formatv("  host    optimizer in host memory: master weights {0}, optimizer {1}{2}",
+                        formatBytes(s.hostMasterWeightBytes),
+                        formatBytes(s.hostOptimizerStateBytes),
+                        s.optimizerState == "8bit" ? " (8-bit)" : "");
+    if (s.offloadPinnedBytes > 0)
+      os << llvm::formatv("; {0} with the gradient and parameter copies, {1} of them pinned",
+                          formatBytes(s.offloadHostBytes), formatBytes(s.offloadPinnedBytes));
+    os << llvm::formatv(" (--host-ram {0}); AdamW and PCIe about {1:F2} s of the step\n",
+                        formatBytes(s.hostRamBytes), s.hostStepSeconds);
+  }
   if (s.hostFrozenMasterBytes > 0)
     os << llvm::formatv("  host    frozen parameters' fp32 masters {0} in host memory, for the "
                         "checkpoint; the device holds their {1} copies\n",

@@ -37,7 +37,8 @@ FailureOr<PlanOutcome> planJob(const JobSpec &spec, const PlanPoint &point,
   if (failed(pm.run(*module)))
     return failure();
   bert::PlanAttr plan = findPlan(*module);
-  return PlanOutcome{plan.getDeviceBytes(), offloadHostBytes(plan),
+  return PlanOutcome{plan.getDeviceBytes(),
+                     offloadHostBytes(plan, device.target == bert::CostTarget::Cuda),
                      estimateStepCost(*module, device)};
 }
 

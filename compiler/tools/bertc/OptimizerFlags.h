@@ -37,7 +37,7 @@ bool fuseOptimizerPinned();
 /// Whether --offload-optimizer on pins the optimizer in host memory.
 bool offloadOptimizerPinned();
 
-/// The host memory an offloaded optimizer may pin: --host-ram, else what the machine has
+/// The host memory an offloaded optimizer may take: --host-ram, else what the machine has
 /// available now (/proc/meminfo's MemAvailable).
 int64_t hostRamBudget();
 

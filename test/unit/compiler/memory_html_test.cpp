@@ -235,7 +235,7 @@ TEST(MemoryHtml, AHostCardOnlyWhenTheOptimizerIsOnTheHost) {
   std::string header = elementWith(renderMemoryHtml(p), "<header>", "</header>");
   EXPECT_NE(header.find(">Host</div><div class=\"v\"><span title=\"6,442,450,944 bytes\">6.00 "
                         "GiB</span></div><div class=\"d\">master weights and AdamW state, "
-                        "gradient and parameter copies (2.15 GB of them pinned;"),
+                        "gradient and parameter copies (2.00 GiB of them pinned;"),
             std::string::npos)
       << header;
 }

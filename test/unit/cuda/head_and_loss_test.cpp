@@ -79,6 +79,7 @@ TYPED_TEST(ExtraKernelsTest, MaxTokensMatchesCpu) {
   expectBitIdentical(dDx.download(), dx, "dx");
   EXPECT_EQ(toFloat(dx[(0 * seq + 4) * hidden + 3]), toFloat(dy[3]));
   EXPECT_EQ(toFloat(dx[(0 * seq + 6) * hidden + 3]), 0.0f);
+  EXPECT_EQ(toFloat(dx[(1 * seq + 2) * hidden + 5]), toFloat(dy[hidden + 5])) << "the NaN's token";
 }
 
 // Slices and concatenations move values only: bit-identical to the CPU, over rows of

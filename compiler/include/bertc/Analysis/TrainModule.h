@@ -93,12 +93,13 @@ bool usesLossScaling(mlir::ModuleOp module);
 /// scaling, no clipping).
 bool streamsGradients(mlir::ModuleOp module);
 /// Host memory a trainer takes for an offloaded optimizer: the host-resident masters and
-/// optimizer state, and the host copies of the gradients and parameters it moves each
-/// step (0 when the optimizer is on the device).
-int64_t offloadHostBytes(mlir::bert::PlanAttr plan);
+/// optimizer state, and with `hostCopies` (a CUDA trainer's; a CPU trainer's arena is host
+/// memory) the host copies of the gradients and parameters it moves each step (0 when the
+/// optimizer is on the device).
+int64_t offloadHostBytes(mlir::bert::PlanAttr plan, bool hostCopies);
 /// The part of offloadHostBytes the trainer page-locks, so that the copies between device
-/// and host run asynchronously: the gradients' and parameters' host copies.
-int64_t offloadPinnedBytes(mlir::bert::PlanAttr plan);
+/// and host run asynchronously: the host copies (none without `hostCopies`).
+int64_t offloadPinnedBytes(mlir::bert::PlanAttr plan, bool hostCopies);
 /// Whether the module's GEMMs run in TF32: some linear op or gradient carries `tf32`
 /// (-bertc-lower-to-target).
 bool hasTf32Gemms(mlir::ModuleOp module);

@@ -38,7 +38,7 @@ struct FitRequest {
   /// PipelineOptions::offloadOptimizer candidates, the preferred first (on equal
   /// estimates). Never with an update in the backward.
   std::vector<bool> offloadOptimizer = {false};
-  /// Host memory an offloaded optimizer may pin (PlanOutcome::hostBytes).
+  /// Host memory an offloaded optimizer may take (PlanOutcome::hostBytes).
   int64_t hostRamBudget = 0;
 
   /// PipelineOptions::attentionHeadChunk candidates, the most heads at a time first. The
@@ -78,8 +78,8 @@ std::optional<std::string> fuseOptimizerError(const JobSpec &spec, int64_t micro
 
 /// Every candidate that fits, the fastest first (ties: the preferred optimizer state, then
 /// the preferred update placement, then the preferred optimizer memory, then the smaller
-/// arena); empty when nothing fits. An offloaded candidate fits when its pinned host
-/// memory does too. Only the
+/// arena); empty when nothing fits. An offloaded candidate fits when its host memory does
+/// too. Only the
 /// largest fitting micro-batch of each (precision, recompute) pair is kept without recomputation,
 /// as a smaller one only adds steps.
 std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitRequest &request,

@@ -72,7 +72,8 @@ inline constexpr char kEncoderOutput[] = "encoder";
 inline constexpr char kEmbeddingsOutput[] = "embeddings";
 inline constexpr char kEncoderLayerOutput[] = "encoder.layer.";
 /// The most features a custom head's op may give: the widest flatten ([batch, seq, hidden] at
-/// the largest seq_len and hidden, 8192 x 32768), so that no plan's tensor reaches 2^48 bytes.
+/// the largest seq_len and hidden, 8192 x 32768). Widths stay far from overflowing; a tensor
+/// past 2^48 bytes at the plan's bounds is the planner's error.
 inline constexpr int64_t kMaxHeadFeatures = int64_t(1) << 28;
 
 /// One `[[head.layers]]` entry of a custom head: an op applied to the previous output (the
