@@ -159,8 +159,10 @@ void printPlanSummary(const PlanSummary &s, raw_ostream &os) {
     if (s.offloadPinnedBytes > 0)
       os << llvm::formatv("; {0} with the gradient and parameter copies, {1} of them pinned",
                           formatBytes(s.offloadHostBytes), formatBytes(s.offloadPinnedBytes));
-    os << llvm::formatv(" (--host-ram {0}); AdamW and PCIe about {1:F2} s of the step\n",
-                        formatBytes(s.hostRamBytes), s.hostStepSeconds);
+    // A CPU trainer's host AdamW reads the arena in place: no transfers.
+    os << llvm::formatv(" (--host-ram {0}); AdamW{1} about {2:F2} s of the step\n",
+                        formatBytes(s.hostRamBytes), s.offloadPinnedBytes > 0 ? " and PCIe" : "",
+                        s.hostStepSeconds);
   }
   if (s.hostFrozenMasterBytes > 0)
     os << llvm::formatv("  host    frozen parameters' fp32 masters {0} in host memory, for the "
