@@ -79,8 +79,9 @@ void JobReader::checkCustomHead() {
   for (size_t i = 0; i < head.layers.size(); ++i) {
     const HeadLayer &layer = head.layers[i];
     const KeyLocations &ll = layer.locations;
-    if (layer.malformed) {
-      checkHeadLayerInputs(layer, named); // only gives its name
+    if (layer.malformed) { // its value's type error is its one error; it still gives its name
+      if (isPlainName(layer.as))
+        named.insert(layer.as);
       continue;
     }
     if (layer.op.empty())
@@ -158,11 +159,6 @@ void JobReader::checkHeadLayerInputs(const HeadLayer &layer, llvm::StringSet<> &
            << kEmbeddingsOutput << "\", or \"" << kEncoderLayerOutput << "N\" for N below "
            << spec.model.layers << ")";
   };
-  if (layer.malformed) {
-    if (isPlainName(layer.as))
-      named.insert(layer.as);
-    return;
-  }
   bool joins = joinsInputs(layer.op);
   if (joins && !ll.keys.count("inputs"))
     file.error(loc(ll, "op")) << "op '" << layer.op << "' needs 'inputs': the names of two or "

@@ -62,22 +62,17 @@ std::optional<LogicalResult> emitHeadShapeOp(Operation *op, EmitContext &ctx) {
            << ctx.end();
         return success();
       })
-      .Case([&](MeanTokensOp m) {
-        os << ctx.call("meanTokensForward") << ctx.name(m.getInput()) << ", "
-           << ctx.name(m.getMask()) << ", " << ctx.name(m.getResult()) << ", B, S, "
-           << EmitContext::features(m.getInput()) << ctx.end();
+      .Case<MeanTokensOp, MaxTokensOp>([&](auto m) {
+        os << ctx.call(isa<MeanTokensOp>(op) ? "meanTokensForward" : "maxTokensForward")
+           << ctx.name(m.getInput()) << ", " << ctx.name(m.getMask()) << ", "
+           << ctx.name(m.getResult()) << ", B, S, " << EmitContext::features(m.getInput())
+           << ctx.end();
         return success();
       })
       .Case([&](MeanTokensGradOp m) {
         os << ctx.call("meanTokensBackward") << ctx.name(m.getResultGrad()) << ", "
            << ctx.name(m.getMask()) << ", " << ctx.name(m.getInputGrad()) << ", B, S, "
            << EmitContext::features(m.getInputGrad()) << ctx.end();
-        return success();
-      })
-      .Case([&](MaxTokensOp m) {
-        os << ctx.call("maxTokensForward") << ctx.name(m.getInput()) << ", "
-           << ctx.name(m.getMask()) << ", " << ctx.name(m.getResult()) << ", B, S, "
-           << EmitContext::features(m.getInput()) << ctx.end();
         return success();
       })
       .Case([&](MaxTokensGradOp m) {

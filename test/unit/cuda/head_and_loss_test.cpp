@@ -17,6 +17,16 @@ TYPED_TEST_SUITE(ExtraKernelsTest, StorageTypes, StorageTypeNames);
 
 class FillAndLossTest : public CudaTest {};
 
+/// The pooling tests' attention mask: four rows of `seq` (9) tokens, 9, 5, 1 and 0 of them real.
+std::vector<int32_t> poolingMask(int64_t seq) {
+  const int64_t real[] = {9, 5, 1, 0};
+  std::vector<int32_t> mask(4 * seq);
+  for (int64_t b = 0; b < 4; ++b)
+    for (int64_t s = 0; s < seq; ++s)
+      mask[b * seq + s] = s < real[b];
+  return mask;
+}
+
 // Selecting a token and its gradient move values only: bit-identical to the CPU.
 TYPED_TEST(ExtraKernelsTest, SelectTokenMatchesCpu) {
   using T = TypeParam;
@@ -39,10 +49,7 @@ TYPED_TEST(ExtraKernelsTest, MeanTokensMatchesCpu) {
   const int64_t batch = 4, seq = 9, hidden = 33;
   const auto x = randomValues<T>(batch * seq * hidden, 9);
   const auto dy = randomValues<T>(batch * hidden, 10);
-  std::vector<int32_t> mask(batch * seq);
-  for (int64_t b = 0; b < batch; ++b) // rows of 9, 5, 1 and 0 real tokens
-    for (int64_t s = 0; s < seq; ++s)
-      mask[b * seq + s] = s < std::vector<int64_t>{9, 5, 1, 0}[b];
+  const std::vector<int32_t> mask = poolingMask(seq);
   std::vector<T> out(batch * hidden), dx(batch * seq * hidden);
   cpu::meanTokensForward(x.data(), mask.data(), out.data(), batch, seq, hidden);
   cpu::meanTokensBackward(dy.data(), mask.data(), dx.data(), batch, seq, hidden);
@@ -64,10 +71,7 @@ TYPED_TEST(ExtraKernelsTest, MaxTokensMatchesCpu) {
   // A tie at the maximum (the values lie in [-1, 1)): the gradient goes to token 4.
   x[(0 * seq + 4) * hidden + 3] = x[(0 * seq + 6) * hidden + 3] = fromFloat<T>(2.0f);
   x[(1 * seq + 2) * hidden + 5] = fromFloat<T>(std::numeric_limits<float>::quiet_NaN());
-  std::vector<int32_t> mask(batch * seq);
-  for (int64_t b = 0; b < batch; ++b) // rows of 9, 5, 1 and 0 real tokens
-    for (int64_t s = 0; s < seq; ++s)
-      mask[b * seq + s] = s < std::vector<int64_t>{9, 5, 1, 0}[b];
+  const std::vector<int32_t> mask = poolingMask(seq);
   std::vector<T> out(batch * hidden), dx(batch * seq * hidden);
   cpu::maxTokensForward(x.data(), mask.data(), out.data(), batch, seq, hidden);
   cpu::maxTokensBackward(dy.data(), x.data(), mask.data(), dx.data(), batch, seq, hidden);
