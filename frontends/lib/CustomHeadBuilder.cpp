@@ -58,9 +58,7 @@ Value ForwardBuilder::customHeadLoss(ArrayRef<Value> hiddenStates) {
         << "] logits (head.labels), but its last op gives " << shapeText(x);
     return nullptr;
   }
-  return builder.create<bert::CrossEntropyOp>(at("loss", spec.head.locations, "task"),
-                                              RankedTensorType::get({}, f32), x, labels,
-                                              builder.getF32FloatAttr(1.0f));
+  return crossEntropyLoss(x, at("loss", spec.head.locations, "task"));
 }
 
 Value ForwardBuilder::customHeadOp(const HeadLayer &layer, ArrayRef<Value> operands) {
@@ -91,9 +89,9 @@ Value ForwardBuilder::customHeadOp(const HeadLayer &layer, ArrayRef<Value> opera
                                                builder.getI64IntegerAttr(layer.index));
   // Mean and max pooling over each row's real tokens (its attention mask).
   if (layer.op == "mean")
-    return builder.create<bert::MeanTokensOp>(loc, pooled(), x, attentionMask);
+    return builder.create<bert::MeanTokensOp>(loc, pooled(), x, modelInput("attention_mask"));
   if (layer.op == "max")
-    return builder.create<bert::MaxTokensOp>(loc, pooled(), x, attentionMask);
+    return builder.create<bert::MaxTokensOp>(loc, pooled(), x, modelInput("attention_mask"));
   if (layer.op == "linear")
     return linear(x, "head." + layer.name, layer.out, "head", ll, "op");
   if (layer.op == "gelu")

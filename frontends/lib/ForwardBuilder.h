@@ -1,53 +1,58 @@
 //===- ForwardBuilder.h - emits a job's forward graph -----------*- C++ -*-===//
 //
-// Internal to the frontend library: the builder of @micro_step that GraphBuilder.cpp
-// drives (the model and task heads) and CustomHeadBuilder.cpp extends (a custom head's
-// ops).
+// Internal to the frontend library: the builder of @micro_step. GraphBuilder.cpp drives it
+// (the step's inputs, then the family's model and task head); a model family
+// (ModelFamily.h) builds with its blocks (parameters, linear, LayerNorm, dropout); the task
+// heads every family shares are here too (TaskHeads.cpp, and CustomHeadBuilder.cpp for a
+// custom head's ops).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
+
+#include "ModelFamily.h"
 
 #include "bertc/frontend/JobSpec.h"
 
 #include "bert/BertDialect.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace bertc {
 
 /// Emits the ops of @micro_step at the builder's insertion point.
 class ForwardBuilder {
 public:
-  ForwardBuilder(const JobSpec &spec, mlir::OpBuilder &builder)
-      : spec(spec), model(spec.model), builder(builder), ctx(*builder.getContext()),
+  ForwardBuilder(const JobSpec &spec, const ModelFamily &family, mlir::OpBuilder &builder)
+      : spec(spec), model(spec.model), family(family), builder(builder), ctx(*builder.getContext()),
         f32(builder.getF32Type()) {}
 
-  /// Emits the whole forward pass; returns the loss.
+  /// Emits the whole forward pass; returns the loss, or null after a diagnostic.
   mlir::Value buildLoss();
 
-private:
-  mlir::Value embeddings();
-  mlir::Value encoderLayer(mlir::Value hidden, mlir::Value mask, int64_t layer);
-  mlir::Value classifierLoss(mlir::Value hidden);
-  /// task = "span": BertForQuestionAnswering's qa_outputs and span loss.
+  const JobSpec &job() const { return spec; }
+  mlir::OpBuilder &opBuilder() { return builder; }
+  mlir::MLIRContext &context() { return ctx; }
+  /// The step's input `name` (one of the family's inputs()).
+  mlir::Value modelInput(llvm::StringRef name) const { return inputs.lookup(name); }
+  /// The task's labels: classes [batch], regression targets f32 [batch], span positions
+  /// [batch, 2] or token classes [batch, seq].
+  mlir::Value labelsInput() const { return labels; }
+
+  /// The heads every family shares, each over the last hidden state: task = "span" (a
+  /// qa_outputs projection and the span loss, as *ForQuestionAnswering) and
+  /// "token-classification" (dropout, classifier and per-token loss, as
+  /// *ForTokenClassification).
   mlir::Value spanLoss(mlir::Value hidden);
-  /// task = "token-classification": BertForTokenClassification's head and loss.
   mlir::Value tokenClassificationLoss(mlir::Value hidden);
   /// task = "custom": the [[head.layers]] ops over the hidden states (the embeddings'
-  /// output, then each encoder layer's), then cross-entropy; null after a diagnostic.
+  /// output, then each layer's), then cross-entropy; null after a diagnostic.
   mlir::Value customHeadLoss(llvm::ArrayRef<mlir::Value> hiddenStates);
-  /// One [[head.layers]] op over `operands` (its input, or add's and concat's inputs); null
-  /// after a diagnostic.
-  mlir::Value customHeadOp(const HeadLayer &layer, llvm::ArrayRef<mlir::Value> operands);
 
   /// `name` at the location of `key` in `locations`.
   mlir::Location at(llvm::StringRef name, const KeyLocations &locations, llvm::StringRef key) {
     return mlir::NameLoc::get(builder.getStringAttr(name), locations.of(key, ctx));
   }
-  mlir::Value input(llvm::StringRef name, int64_t rank, mlir::Location loc);
-  /// The task's labels: classes [batch], regression targets f32 [batch], span positions
-  /// [batch, 2] or token classes [batch, seq].
-  mlir::Value labelsInput();
   mlir::Value param(const llvm::Twine &name, llvm::ArrayRef<int64_t> shape, llvm::StringRef group,
                     llvm::StringRef init, bool decay, const KeyLocations &locations,
                     llvm::StringRef key);
@@ -72,14 +77,27 @@ private:
     shape.back() = features;
     return mlir::RankedTensorType::get(shape, f32);
   }
+  /// The next counter-based random stream (dropout and attention get 0, 1, 2, ... in
+  /// program order).
   mlir::IntegerAttr nextStream() { return builder.getI32IntegerAttr(streamCount++); }
+  /// The cross-entropy of `logits` against the labels, as the loss.
+  mlir::Value crossEntropyLoss(mlir::Value logits, mlir::Location loc, float scale = 1.0f);
+
+private:
+  /// One [[head.layers]] op over `operands` (its input, or add's and concat's inputs); null
+  /// after a diagnostic.
+  mlir::Value customHeadOp(const HeadLayer &layer, llvm::ArrayRef<mlir::Value> operands);
+  mlir::Value input(llvm::StringRef name, int64_t rank, mlir::Location loc);
+  mlir::Value buildLabelsInput();
 
   const JobSpec &spec;
   const ModelSpec &model;
+  const ModelFamily &family;
   mlir::OpBuilder &builder;
   mlir::MLIRContext &ctx;
   mlir::Type f32;
-  mlir::Value positionIds, tokenTypeIds, inputIds, attentionMask, labels;
+  llvm::StringMap<mlir::Value> inputs;
+  mlir::Value labels;
   int32_t streamCount = 0;
 };
 

@@ -1,7 +1,8 @@
 //===- HFConfig.cpp - a Hugging Face BERT folder into a ModelSpec ---------===//
 //
 // `[model] from = "DIR"` starts the model from a Hugging Face checkpoint folder. Its
-// config.json (a BertConfig) supplies the dimensions and dropout rates; model.safetensors
+// config.json's model_type names the family, which reads the dimensions and dropout rates
+// (ModelFamily::readConfig); the labels are read here; model.safetensors
 // (else pytorch_model.bin) and vocab.txt, when present, become the initial weights and the
 // tokenizer vocabulary.
 // Every problem is reported at the `from` key, naming the file.
@@ -9,12 +10,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "BoundedFile.h"
+#include "ConfigReader.h"
+#include "ModelFamily.h"
 
-#include "bertc/abi/trainer.h"
 #include "bertc/frontend/TomlFrontend.h"
 #include "bertc/runtime/json_limits.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
@@ -39,82 +42,29 @@ std::vector<std::string> labelNames(const llvm::json::Object &config) {
   return names;
 }
 
-/// Copies BertConfig fields into spec fields, recording the `from` key as their location.
-class ConfigReader {
-public:
-  ConfigReader(const llvm::json::Object &config, StringRef configPath, mlir::FileLineColLoc fromLoc)
-      : config(config), configPath(configPath), fromLoc(fromLoc) {}
-
-  /// Reads the integer `field` into `out` when present; `dslKey` names it in `locations`.
-  void readInteger(StringRef field, int64_t &out, StringRef dslKey, KeyLocations &locations) {
-    const llvm::json::Value *value = config.get(field);
-    if (!value)
-      return;
-    if (std::optional<int64_t> integer = value->getAsInteger()) {
-      out = *integer;
-      locations.keys[dslKey] = fromLoc;
-      locations.configFields[dslKey] = field.str();
-    } else {
-      error() << "'" << field << "' must be an integer";
-    }
-  }
-
-  /// Reads the number `field` into `out` when present and not null; true if it did.
-  bool readNumber(StringRef field, double &out, StringRef dslKey, KeyLocations &locations) {
-    const llvm::json::Value *value = config.get(field);
-    if (!value || value->kind() == llvm::json::Value::Null)
-      return false;
-    std::optional<double> number = value->getAsNumber();
-    if (!number) {
-      error() << "'" << field << "' must be a number";
-      return false;
-    }
-    out = *number;
-    locations.keys[dslKey] = fromLoc;
-    locations.configFields[dslKey] = field.str();
-    return true;
-  }
-
-  /// Fails unless the string `field` is absent or `expected` (an architecture bertc builds).
-  void requireString(StringRef field, StringRef expected) {
-    const llvm::json::Value *value = config.get(field);
-    if (!value)
-      return;
-    std::optional<StringRef> actual = value->getAsString();
-    if (actual && *actual == expected)
-      return;
+/// The family that reads `config`: its model_type's, which must be `[model] family` where
+/// that is written; without a model_type, `[model] family`'s. Null after a diagnostic.
+const ModelFamily *familyOf(ConfigReader &reader, ModelSpec &model) {
+  const llvm::json::Value *modelType = reader.fields().get("model_type");
+  if (!modelType)
+    return findModelFamily(model.family);
+  std::optional<StringRef> type = modelType->getAsString();
+  const ModelFamily *family = type ? findFamilyOfModelType(*type) : nullptr;
+  if (!family) {
     std::string written;
-    llvm::raw_string_ostream(written) << *value;
-    error() << "'" << field << "' must be \"" << expected
-            << "\" (the architecture bertc builds), got " << written;
+    llvm::raw_string_ostream(written) << *modelType;
+    reader.error() << "'model_type' " << written << " is not an architecture bertc builds ("
+                   << llvm::join(modelFamilyNames(), ", ") << ")";
+    return nullptr;
   }
-
-  /// A field that must hold `expected` when present: a setting bertc has one value of.
-  void requireInteger(StringRef field, int64_t expected, StringRef why) {
-    const llvm::json::Value *value = config.get(field);
-    if (!value || value->getAsInteger() == expected)
-      return;
-    std::string written;
-    llvm::raw_string_ostream(written) << *value;
-    error() << "'" << field << "' must be " << expected << " (" << why << "), got " << written;
+  if (model.locations.keys.count("family") && family->name() != model.family) {
+    reader.error() << "'model_type' \"" << *type << "\" is the '" << family->name()
+                   << "' family, but 'model.family' is '" << model.family << "'";
+    return nullptr;
   }
-
-  /// Reports a problem with config.json at the `from` key.
-  mlir::InFlightDiagnostic error() {
-    failed = true;
-    mlir::InFlightDiagnostic diag = mlir::emitError(fromLoc);
-    diag << "in '" << configPath << "': ";
-    return diag;
-  }
-
-  bool hasErrors() const { return failed; }
-
-private:
-  const llvm::json::Object &config;
-  StringRef configPath;
-  mlir::FileLineColLoc fromLoc;
-  bool failed = false;
-};
+  model.family = family->name().str();
+  return family;
+}
 
 /// `folder`/`name` when that file exists, else an empty string.
 std::string existingFile(StringRef folder, StringRef name) {
@@ -149,30 +99,13 @@ mlir::LogicalResult bertc::readHuggingFaceFolder(StringRef folder, mlir::FileLin
   const llvm::json::Object *config = parsed->getAsObject();
   if (!config)
     return mlir::emitError(fromLoc)
-           << "malformed '" << configPath << "': expected a JSON object (a BertConfig)";
+           << "malformed '" << configPath << "': expected a JSON object (a model's config)";
 
   ConfigReader reader(*config, configPath, fromLoc);
-  reader.requireString("model_type", "bert");
-  reader.requireString("hidden_act", "gelu");
-  reader.requireString("position_embedding_type", "absolute");
-  reader.requireInteger("pad_token_id", kPadTokenId,
-                        "bertc pads batches with [PAD], id " + std::to_string(kPadTokenId));
-  KeyLocations &locations = model.locations;
-  reader.readInteger("hidden_size", model.hidden, "hidden", locations);
-  reader.readInteger("num_hidden_layers", model.layers, "layers", locations);
-  reader.readInteger("num_attention_heads", model.heads, "heads", locations);
-  reader.readInteger("intermediate_size", model.intermediate, "intermediate", locations);
-  reader.readInteger("vocab_size", model.vocab, "vocab", locations);
-  reader.readInteger("max_position_embeddings", model.maxPosition, "max_position", locations);
-  reader.readInteger("type_vocab_size", model.typeVocab, "type_vocab", locations);
-  reader.readNumber("hidden_dropout_prob", model.dropout, "dropout", locations);
-  reader.readNumber("attention_probs_dropout_prob", model.attentionDropout, "attention_dropout",
-                    locations);
-  reader.readNumber("layer_norm_eps", model.layerNormEps, "layer_norm_eps", locations);
-  reader.readNumber("initializer_range", model.initializerRange, "initializer_range", locations);
-  double classifierDropout;
-  if (reader.readNumber("classifier_dropout", classifierDropout, "dropout", head.locations))
-    head.dropout = classifierDropout;
+  const ModelFamily *family = familyOf(reader, model);
+  if (!family)
+    return mlir::failure();
+  family->readConfig(reader, model, head);
   // HF derives num_labels from id2label when only the latter is saved.
   if (config->get("num_labels")) {
     reader.readInteger("num_labels", head.labels, "labels", head.locations);

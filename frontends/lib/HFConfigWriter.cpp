@@ -1,32 +1,20 @@
 //===- HFConfigWriter.cpp - a job's model as a Hugging Face config --------===//
+//
+// The fields every family shares (the labels' names, the head's dropout, the problem
+// type); the family adds its own (ModelFamily::writeConfig).
+//
+//===----------------------------------------------------------------------===//
 
 #include "bertc/frontend/HFConfigWriter.h"
 
-#include "bertc/abi/trainer.h"
+#include "ModelFamily.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
 namespace bertc {
 
-namespace {
-
-/// The transformers class that holds `task`'s head. A custom head is no transformers class:
-/// its folder loads as the encoder alone (BertModel, whose pooler it lacks), head.* aside.
-const char *architectureOf(const std::string &task) {
-  if (task == "custom")
-    return "BertModel";
-  if (task == "span")
-    return "BertForQuestionAnswering";
-  if (task == "token-classification")
-    return "BertForTokenClassification";
-  return "BertForSequenceClassification";
-}
-
-} // namespace
-
 std::string huggingFaceConfigJson(const JobSpec &spec) {
-  const ModelSpec &m = spec.model;
   // The names of the `from` folder's classes where they are as many, else HF's defaults.
   const std::vector<std::string> &names = spec.head.labelNames;
   bool named = int64_t(names.size()) == spec.head.labels;
@@ -37,25 +25,10 @@ std::string huggingFaceConfigJson(const JobSpec &spec) {
     label2id[name] = i;
   }
   llvm::json::Object config{
-      {"architectures", llvm::json::Array{architectureOf(spec.head.task)}},
-      {"model_type", "bert"},
-      {"hidden_size", m.hidden},
-      {"num_hidden_layers", m.layers},
-      {"num_attention_heads", m.heads},
-      {"intermediate_size", m.intermediate},
-      {"hidden_act", "gelu"},
-      {"vocab_size", m.vocab},
-      {"max_position_embeddings", m.maxPosition},
-      {"type_vocab_size", m.typeVocab},
-      {"hidden_dropout_prob", m.dropout},
-      {"attention_probs_dropout_prob", m.attentionDropout},
-      {"layer_norm_eps", m.layerNormEps},
-      {"initializer_range", m.initializerRange},
-      {"position_embedding_type", "absolute"},
-      {"pad_token_id", kPadTokenId},
       {"id2label", std::move(id2label)},
       {"label2id", std::move(label2id)},
   };
+  findModelFamily(spec.model.family)->writeConfig(spec, config);
   if (spec.head.dropout)
     config["classifier_dropout"] = *spec.head.dropout;
   if (spec.head.task == "classification" && spec.head.labels == 1)

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "JobReader.h"
+#include "ModelFamily.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -178,7 +179,7 @@ void JobReader::checkSquadData() {
 void JobReader::checkRanges() {
   const ModelSpec &model = spec.model;
   const KeyLocations &ml = model.locations;
-  requireChoice(ml, "model.family", model.family, {"bert"});
+  requireChoice(ml, "model.family", model.family, modelFamilyNames());
   requireCount(ml, "model.hidden", model.hidden, limits::kHidden);
   requireCount(ml, "model.layers", model.layers, limits::kLayers);
   requireCount(ml, "model.heads", model.heads, limits::kHeads);

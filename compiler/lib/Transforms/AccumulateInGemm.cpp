@@ -132,20 +132,11 @@ struct AccumulateInGemmPass : bertc::impl::AccumulateInGemmBase<AccumulateInGemm
       Operation *grad = accumulation.getGrad().getDefiningOp();
       if (!grad || !grad->hasOneUse())
         continue;
-      OpBuilder builder(grad);
-      if (auto gemm = dyn_cast<LinearGradWeightOp>(grad))
-        builder.create<AccumulateLinearGradWeightOp>(gemm.getLoc(), accumulation.getParam(),
-                                                     gemm.getResultGrad(), gemm.getInput(),
-                                                     gemm.getTf32());
-      else if (auto sum = dyn_cast<BiasGradOp>(grad))
-        builder.create<AccumulateBiasGradOp>(sum.getLoc(), accumulation.getParam(),
-                                             sum.getResultGrad());
-      else if (auto table = dyn_cast<EmbeddingGradOp>(grad))
-        builder.create<AccumulateEmbeddingGradOp>(table.getLoc(), accumulation.getParam(),
-                                                  table.getResultGrad(), table.getIds(),
-                                                  table.getPaddingIdxAttr());
-      else
+      auto accumulable = dyn_cast<SlotAccumulableOpInterface>(grad);
+      if (!accumulable)
         continue;
+      OpBuilder builder(grad);
+      accumulable.buildSlotAccumulation(builder, accumulation.getParam());
       accumulation.erase();
       grad->erase();
     }

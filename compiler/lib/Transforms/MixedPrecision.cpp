@@ -2,11 +2,12 @@
 //
 // Retypes a training module for bf16 or fp16 storage (see Passes.td):
 //   1. every parameter, in both step functions, becomes a 16-bit working copy;
-//   2. @micro_step is walked in program order. An op with 16-bit kernels gets its float
-//      operands cast to the storage type (or to f32 for an `add` of two f32 values) and
-//      its results retyped, weight gradients and attention's lse staying f32. Any other
-//      op keeps computing in f32: its 16-bit operands are cast to f32 and its results
-//      left as they are;
+//   2. @micro_step is walked in program order. An op with 16-bit kernels (the
+//      StorageTypedOpInterface) gets its float operands cast to the type it computes in
+//      (the storage type, or f32 where the op says so) and its results retyped, except
+//      the operands and results the op keeps in their own type or in f32 (weight
+//      gradients, attention's lse). Any other op keeps computing in f32: its 16-bit
+//      operands are cast to f32 and its results left as they are;
 //   3. with fp16, the backward's seed is marked `loss_scaled`;
 //   4. the module records `bert.precision`.
 // Producers come before their readers, so every operand already has its final type when
@@ -26,32 +27,6 @@ using namespace mlir;
 using namespace mlir::bert;
 
 namespace {
-
-/// Ops whose CPU kernels are templated on the storage type.
-bool hasStorageKernels(Operation *op) {
-  return isa<EmbeddingOp, EmbeddingGradOp, AddOp, LayerNormOp, LayerNormGradOp, LinearOp,
-             LinearGradInputOp, LinearGradWeightOp, BiasGradOp, GeluOp, GeluGradOp, TanhOp,
-             TanhGradOp, ReluOp, ReluGradOp, DropoutOp, DropoutGradOp, AttentionOp, AttentionGradOp,
-             SelectTokenOp, SelectTokenGradOp, MeanTokensOp, MeanTokensGradOp, MaxTokensOp,
-             MaxTokensGradOp, FlattenOp, FlattenGradOp, ConcatOp, ConcatGradOp, SliceOp,
-             SliceGradOp, AccumulateGradOp>(op);
-}
-
-/// Results that stay fp32 whatever the storage type: a parameter's gradient, so that its
-/// accumulation over micro-batches rounds as little as possible, and attention's softmax
-/// statistics (its lse), which the backward exponentiates.
-bool staysF32(OpResult result) {
-  Operation *op = result.getOwner();
-  if (isa<LinearGradWeightOp, BiasGradOp, EmbeddingGradOp>(op))
-    return true;
-  return isa<LayerNormGradOp, AttentionOp>(op) && result.getResultNumber() > 0;
-}
-
-/// Operands an op with 16-bit kernels reads in fp32: attention_grad's lse.
-bool readsF32(OpOperand &operand) {
-  auto grad = dyn_cast<AttentionGradOp>(operand.getOwner());
-  return grad && operand.get() == grad.getLse();
-}
 
 bool isFloatTensor(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
@@ -76,34 +51,27 @@ public:
         castOperand(op, operand, type);
       return;
     }
-    if (!hasStorageKernels(op)) {
+    auto typed = dyn_cast<StorageTypedOpInterface>(op);
+    if (!typed) {
       for (OpOperand &operand : op->getOpOperands())
         if (isFloatTensor(operand.get().getType()))
           castOperand(op, operand, withElementType(operand.get().getType(), f32));
       return;
     }
-    Type compute = computeType(op);
+    Type compute = typed.computesInF32() ? f32 : storage;
     for (OpOperand &operand : op->getOpOperands()) {
-      if (!isFloatTensor(operand.get().getType()) || isa<AccumulateGradOp>(op) || readsF32(operand))
+      if (!isFloatTensor(operand.get().getType()) ||
+          typed.readsOperandAsIs(operand.getOperandNumber()))
         continue;
       castOperand(op, operand, withElementType(operand.get().getType(), compute));
     }
     for (OpResult result : op->getResults())
       if (isFloatTensor(result.getType()))
-        result.setType(withElementType(result.getType(), staysF32(result) ? f32 : compute));
+        result.setType(withElementType(
+            result.getType(), typed.keepsF32Result(result.getResultNumber()) ? f32 : compute));
   }
 
 private:
-  /// The storage type an op with 16-bit kernels computes from: 16-bit, except for an
-  /// `add` of two f32 values (two weight gradients of a parameter used twice).
-  Type computeType(Operation *op) const {
-    if (isa<AddOp>(op) && llvm::all_of(op->getOperandTypes(), [&](Type type) {
-          return cast<RankedTensorType>(type).getElementType() == f32;
-        }))
-      return f32;
-    return storage;
-  }
-
   /// Makes `operand` of `user` have `type`, through a cast shared by all readers of the
   /// same value at the same type, created before the first of them.
   void castOperand(Operation *user, OpOperand &operand, Type type) {

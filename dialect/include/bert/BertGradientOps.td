@@ -5,7 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-def Bert_EmbeddingGradOp : Bert_BackwardOp<"embedding_grad", [], ["estimateKernels"]> {
+def Bert_EmbeddingGradOp : Bert_BackwardOp<"embedding_grad",
+    [Bert_StorageTypedWith<["keepsF32Result"]>, Bert_SlotAccumulable],
+    ["estimateKernels"]> {
   let summary = "d table: scatter-add of the output gradient rows by id";
   let description = [{
     The row `padding_idx`, when given, stays zero (its tokens add nothing).
@@ -15,7 +17,8 @@ def Bert_EmbeddingGradOp : Bert_BackwardOp<"embedding_grad", [], ["estimateKerne
   let results = (outs Bert_FloatTensor:$tableGrad);
 }
 
-def Bert_LayerNormGradOp : Bert_BackwardOp<"layernorm_grad", [], ["estimateKernels"]> {
+def Bert_LayerNormGradOp : Bert_BackwardOp<"layernorm_grad",
+    [Bert_StorageTypedWith<["keepsF32Result"]>], ["estimateKernels"]> {
   let summary = "d input, d gamma, d beta of LayerNorm (statistics recomputed)";
   let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$input,
                        Bert_FloatTensor:$gamma, F32Attr:$epsilon);
@@ -23,7 +26,8 @@ def Bert_LayerNormGradOp : Bert_BackwardOp<"layernorm_grad", [], ["estimateKerne
                       Bert_FloatTensor:$betaGrad);
 }
 
-def Bert_LinearGradInputOp : Bert_BackwardOp<"linear_grad_input", [], ["estimateKernels"]> {
+def Bert_LinearGradInputOp : Bert_BackwardOp<"linear_grad_input",
+    [Bert_StorageTyped], ["estimateKernels"]> {
   let summary = "d x = dy W (`tf32` as bert.linear's)";
   let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$weight,
                        UnitAttr:$tf32);
@@ -46,40 +50,43 @@ def Bert_LinearGradInputAddOp : Bert_BackwardOp<"linear_grad_input_add",
   let results = (outs Bert_FloatTensor:$inputGrad);
 }
 
-def Bert_LinearGradWeightOp : Bert_BackwardOp<"linear_grad_weight", [], ["estimateKernels"]> {
+def Bert_LinearGradWeightOp : Bert_BackwardOp<"linear_grad_weight",
+    [Bert_StorageTypedWith<["keepsF32Result"]>, Bert_SlotAccumulable],
+    ["estimateKernels"]> {
   let summary = "d W = dy^T x, summed over every row (`tf32` as bert.linear's)";
   let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$input,
                        UnitAttr:$tf32);
   let results = (outs Bert_FloatTensor:$weightGrad);
 }
 
-def Bert_BiasGradOp : Bert_BackwardOp<"bias_grad"> {
+def Bert_BiasGradOp : Bert_BackwardOp<"bias_grad",
+    [Bert_StorageTypedWith<["keepsF32Result"]>, Bert_SlotAccumulable]> {
   let summary = "d b = dy summed over every row";
   let arguments = (ins Bert_FloatTensor:$resultGrad);
   let results = (outs Bert_FloatTensor:$biasGrad);
 }
 
-def Bert_GeluGradOp : Bert_BackwardOp<"gelu_grad", [Bert_InPlaceOpInterface],
+def Bert_GeluGradOp : Bert_BackwardOp<"gelu_grad", [Bert_StorageTyped, Bert_InPlaceOpInterface],
                                       ["estimateKernels"]> {
   let summary = "d x = dy * gelu'(x)";
   let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$input);
   let results = (outs Bert_FloatTensor:$inputGrad);
 }
 
-def Bert_TanhGradOp : Bert_BackwardOp<"tanh_grad", [Bert_InPlaceOpInterface]> {
+def Bert_TanhGradOp : Bert_BackwardOp<"tanh_grad", [Bert_StorageTyped, Bert_InPlaceOpInterface]> {
   let summary = "d x = dy * (1 - y^2), from the forward result y";
   let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$result);
   let results = (outs Bert_FloatTensor:$inputGrad);
 }
 
-def Bert_ReluGradOp : Bert_BackwardOp<"relu_grad", [Bert_InPlaceOpInterface]> {
+def Bert_ReluGradOp : Bert_BackwardOp<"relu_grad", [Bert_StorageTyped, Bert_InPlaceOpInterface]> {
   let summary = "d x = dy where y > 0, else 0, from the forward result y";
   let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$result);
   let results = (outs Bert_FloatTensor:$inputGrad);
 }
 
-def Bert_DropoutGradOp : Bert_BackwardOp<"dropout_grad", [Bert_InPlaceOpInterface],
-                                         ["estimateKernels"]> {
+def Bert_DropoutGradOp : Bert_BackwardOp<"dropout_grad",
+    [Bert_StorageTyped, Bert_InPlaceOpInterface], ["estimateKernels"]> {
   let summary = "d x = dy * mask / (1 - rate), the mask regenerated from `stream`";
   let arguments = (ins Bert_FloatTensor:$resultGrad, F32Attr:$rate, I32Attr:$stream);
   let results = (outs Bert_FloatTensor:$inputGrad);
@@ -115,7 +122,8 @@ def Bert_DropoutGradBiasOp : Bert_BackwardOp<"dropout_grad_bias", [Bert_InPlaceO
   let results = (outs Bert_FloatTensor:$inputGrad, Bert_FloatTensor:$biasGrad);
 }
 
-def Bert_AttentionGradOp : Bert_BackwardOp<"attention_grad", [], ["estimateKernels"]> {
+def Bert_AttentionGradOp : Bert_BackwardOp<"attention_grad",
+    [Bert_StorageTypedWith<["readsOperandAsIs"]>], ["estimateKernels"]> {
   let summary = "d q, d k, d v of fused attention (probabilities from the saved lse)";
   let description = [{
     The forward's probabilities are not kept: the kernels recompute them from the scores

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-def Bert_SelectTokenOp : Bert_ForwardOp<"select_token", [], ["estimateKernels"]> {
+def Bert_SelectTokenOp : Bert_ForwardOp<"select_token", [Bert_StorageTyped], ["estimateKernels"]> {
   let summary = "one token's vector per row ([CLS] for the pooler)";
   let description = [{
     ```mlir
@@ -19,7 +19,7 @@ def Bert_SelectTokenOp : Bert_ForwardOp<"select_token", [], ["estimateKernels"]>
   let results = (outs Bert_FloatTensor:$result);
 }
 
-def Bert_MeanTokensOp : Bert_ForwardOp<"mean_tokens", [], ["estimateKernels"]> {
+def Bert_MeanTokensOp : Bert_ForwardOp<"mean_tokens", [Bert_StorageTyped], ["estimateKernels"]> {
   let summary = "each row's mean over its real tokens (mask 1), as mean pooling";
   let description = [{
     `result[b, :]` = sum over `s` of `mask[b, s]` * `input[b, s, :]`, over the count of
@@ -35,7 +35,7 @@ def Bert_MeanTokensOp : Bert_ForwardOp<"mean_tokens", [], ["estimateKernels"]> {
   let results = (outs Bert_FloatTensor:$result);
 }
 
-def Bert_MaxTokensOp : Bert_ForwardOp<"max_tokens", [], ["estimateKernels"]> {
+def Bert_MaxTokensOp : Bert_ForwardOp<"max_tokens", [Bert_StorageTyped], ["estimateKernels"]> {
   let summary = "each row's maximum over its real tokens (mask 1), as max pooling";
   let description = [{
     `result[b, h]` = the largest `input[b, s, h]` over the tokens with `mask[b, s]` 1 (a
@@ -50,7 +50,7 @@ def Bert_MaxTokensOp : Bert_ForwardOp<"max_tokens", [], ["estimateKernels"]> {
   let results = (outs Bert_FloatTensor:$result);
 }
 
-def Bert_FlattenOp : Bert_ForwardOp<"flatten"> {
+def Bert_FlattenOp : Bert_ForwardOp<"flatten", [Bert_StorageTyped]> {
   let summary = "[batch, seq, features] -> [batch, max_seq * features], zero-padded";
   let description = [{
     Each row's tokens laid end to end. The result's width is fixed by the longest
@@ -65,7 +65,7 @@ def Bert_FlattenOp : Bert_ForwardOp<"flatten"> {
   let results = (outs Bert_FloatTensor:$result);
 }
 
-def Bert_ConcatOp : Bert_ForwardOp<"concat", [], ["estimateKernels"]> {
+def Bert_ConcatOp : Bert_ForwardOp<"concat", [Bert_StorageTyped], ["estimateKernels"]> {
   let summary = "the inputs side by side along the last dimension";
   let description = [{
     Two or more inputs of one element type and the same leading dimensions; the result's
@@ -80,7 +80,7 @@ def Bert_ConcatOp : Bert_ForwardOp<"concat", [], ["estimateKernels"]> {
   let results = (outs Bert_FloatTensor:$result);
 }
 
-def Bert_SliceOp : Bert_ForwardOp<"slice"> {
+def Bert_SliceOp : Bert_ForwardOp<"slice", [Bert_StorageTyped]> {
   let summary = "features [start, start + width) of the last dimension";
   let description = [{
     The result's last dimension is the width; the leading dimensions are the input's.
@@ -93,38 +93,40 @@ def Bert_SliceOp : Bert_ForwardOp<"slice"> {
   let results = (outs Bert_FloatTensor:$result);
 }
 
-def Bert_SelectTokenGradOp : Bert_BackwardOp<"select_token_grad"> {
+def Bert_SelectTokenGradOp : Bert_BackwardOp<"select_token_grad", [Bert_StorageTyped]> {
   let summary = "d x: zero except the selected token, which gets dy";
   let arguments = (ins Bert_FloatTensor:$resultGrad, I64Attr:$index);
   let results = (outs Bert_FloatTensor:$inputGrad);
 }
 
-def Bert_MeanTokensGradOp : Bert_BackwardOp<"mean_tokens_grad", [], ["estimateKernels"]> {
+def Bert_MeanTokensGradOp : Bert_BackwardOp<"mean_tokens_grad",
+    [Bert_StorageTyped], ["estimateKernels"]> {
   let summary = "d x[b, s, :] = mask[b, s] * dy[b, :] / the row's count of real tokens";
   let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_IntTensor:$mask);
   let results = (outs Bert_FloatTensor:$inputGrad);
 }
 
-def Bert_MaxTokensGradOp : Bert_BackwardOp<"max_tokens_grad", [], ["estimateKernels"]> {
+def Bert_MaxTokensGradOp : Bert_BackwardOp<"max_tokens_grad",
+    [Bert_StorageTyped], ["estimateKernels"]> {
   let summary = "d x[b, s, h] = dy[b, h] at the first real token holding the maximum, else 0";
   let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$input,
                        Bert_IntTensor:$mask);
   let results = (outs Bert_FloatTensor:$inputGrad);
 }
 
-def Bert_FlattenGradOp : Bert_BackwardOp<"flatten_grad"> {
+def Bert_FlattenGradOp : Bert_BackwardOp<"flatten_grad", [Bert_StorageTyped]> {
   let summary = "d x: each row's first seq * features gradients, back in [seq, features]";
   let arguments = (ins Bert_FloatTensor:$resultGrad);
   let results = (outs Bert_FloatTensor:$inputGrad);
 }
 
-def Bert_ConcatGradOp : Bert_BackwardOp<"concat_grad"> {
+def Bert_ConcatGradOp : Bert_BackwardOp<"concat_grad", [Bert_StorageTyped]> {
   let summary = "one input's gradient: dy's features [start, start + the input's width)";
   let arguments = (ins Bert_FloatTensor:$resultGrad, I64Attr:$start);
   let results = (outs Bert_FloatTensor:$inputGrad);
 }
 
-def Bert_SliceGradOp : Bert_BackwardOp<"slice_grad"> {
+def Bert_SliceGradOp : Bert_BackwardOp<"slice_grad", [Bert_StorageTyped]> {
   let summary = "d x: dy at features [start, start + dy's width), zeros elsewhere";
   let arguments = (ins Bert_FloatTensor:$resultGrad, I64Attr:$start);
   let results = (outs Bert_FloatTensor:$inputGrad);

@@ -66,4 +66,58 @@ def Bert_CostOpInterface : OpInterface<"CostOpInterface"> {
   ];
 }
 
+def Bert_StorageTypedOpInterface : OpInterface<"StorageTypedOpInterface"> {
+  let cppNamespace = "::mlir::bert";
+  let description = [{
+    An op whose kernels are templated on the storage type (f32, bf16, f16).
+    `-bertc-mixed-precision` gives its float operands and results the 16-bit storage type,
+    except where the methods below keep fp32; an op without this interface computes in
+    fp32, with casts around it.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Whether result `index` stays fp32 whatever the storage type: a parameter's gradient
+        (accumulated over micro-batches, rounded as little as possible) or statistics the
+        backward exponentiates.
+      }],
+      "bool", "keepsF32Result", (ins "unsigned":$index),
+      /*methodBody=*/"", /*defaultImplementation=*/"return false;">,
+    InterfaceMethod<[{
+        Whether operand `index` is read in its own type, never cast: an fp32 statistic, or
+        a gradient added into an fp32 slot.
+      }],
+      "bool", "readsOperandAsIs", (ins "unsigned":$index),
+      /*methodBody=*/"", /*defaultImplementation=*/"return false;">,
+    InterfaceMethod<[{
+        Whether this instance computes in fp32 although the storage type is 16-bit (an
+        `add` of two fp32 gradients of a parameter used twice).
+      }],
+      "bool", "computesInF32", (ins),
+      /*methodBody=*/"", /*defaultImplementation=*/"return false;">
+  ];
+}
+
+// The StorageTypedOpInterface in an op's traits: plain, or defining the listed methods.
+defvar Bert_StorageTyped = Bert_StorageTypedOpInterface;
+class Bert_StorageTypedWith<list<string> methods>
+    : DeclareOpInterfaceMethods<Bert_StorageTypedOpInterface, methods>;
+
+def Bert_SlotAccumulableOpInterface : OpInterface<"SlotAccumulableOpInterface"> {
+  let cppNamespace = "::mlir::bert";
+  let description = [{
+    A parameter-gradient op with a variant that adds its result straight into the
+    parameter's gradient slot (`-bertc-accumulate-in-gemm`): a GEMM with beta = 1, a column
+    sum or a scatter added in place, with no tensor for the gradient.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Creates, at the builder's insertion point, the op that adds this op's result into
+        `param`'s gradient slot. The caller erases this op and the accumulation it replaces.
+      }],
+      "::mlir::Operation *", "buildSlotAccumulation",
+      (ins "::mlir::OpBuilder &":$builder, "::mlir::Value":$param)>
+  ];
+}
+defvar Bert_SlotAccumulable = DeclareOpInterfaceMethods<Bert_SlotAccumulableOpInterface>;
+
 #endif // BERT_INTERFACES

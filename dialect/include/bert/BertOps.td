@@ -108,7 +108,7 @@ def Bert_FillOp : Bert_Op<"fill", [Pure]> {
 // Forward ops
 //===----------------------------------------------------------------------===//
 
-def Bert_EmbeddingOp : Bert_ForwardOp<"embedding", [], ["estimateKernels"]> {
+def Bert_EmbeddingOp : Bert_ForwardOp<"embedding", [Bert_StorageTyped], ["estimateKernels"]> {
   let summary = "table lookup: out[b, s, :] = table[ids[b, s], :]";
   let description = [{
     ```mlir
@@ -123,7 +123,8 @@ def Bert_EmbeddingOp : Bert_ForwardOp<"embedding", [], ["estimateKernels"]> {
   let results = (outs Bert_FloatTensor:$result);
 }
 
-def Bert_AddOp : Bert_ForwardOp<"add", [SameOperandsAndResultType,
+def Bert_AddOp : Bert_ForwardOp<"add",
+    [Bert_StorageTypedWith<["computesInF32"]>, SameOperandsAndResultType,
     DeclareOpInterfaceMethods<Bert_InPlaceOpInterface, ["getReusableOperands"]>]> {
   let summary = "elementwise sum (residual connections, embedding sums)";
   let description = [{
@@ -135,7 +136,7 @@ def Bert_AddOp : Bert_ForwardOp<"add", [SameOperandsAndResultType,
   let results = (outs Bert_FloatTensor:$result);
 }
 
-def Bert_LayerNormOp : Bert_ForwardOp<"layernorm", [], ["estimateKernels"]> {
+def Bert_LayerNormOp : Bert_ForwardOp<"layernorm", [Bert_StorageTyped], ["estimateKernels"]> {
   let summary = "LayerNorm over the last dimension";
   let description = [{
     ```mlir
@@ -177,7 +178,7 @@ def Bert_AddLayerNormOp : Bert_Op<"add_layernorm", [Pure,
   let hasVerifier = 1;
 }
 
-def Bert_LinearOp : Bert_ForwardOp<"linear", [], ["estimateKernels"]> {
+def Bert_LinearOp : Bert_ForwardOp<"linear", [Bert_StorageTyped], ["estimateKernels"]> {
   let summary = "y = x W^T + b over the last dimension (torch.nn.Linear layout)";
   let description = [{
     With `tf32` (fp32 operands only, set by `-bertc-lower-to-target`), the GEMM's
@@ -194,8 +195,9 @@ def Bert_LinearOp : Bert_ForwardOp<"linear", [], ["estimateKernels"]> {
   let results = (outs Bert_FloatTensor:$result);
 }
 
-def Bert_GeluOp : Bert_ForwardOp<"gelu", [SameOperandsAndResultType, Bert_InPlaceOpInterface],
-                                 ["estimateKernels"]> {
+def Bert_GeluOp : Bert_ForwardOp<"gelu",
+    [Bert_StorageTyped, SameOperandsAndResultType, Bert_InPlaceOpInterface],
+    ["estimateKernels"]> {
   let summary = "exact (erf) GELU";
   let description = [{
     ```mlir
@@ -206,7 +208,8 @@ def Bert_GeluOp : Bert_ForwardOp<"gelu", [SameOperandsAndResultType, Bert_InPlac
   let results = (outs Bert_FloatTensor:$result);
 }
 
-def Bert_TanhOp : Bert_ForwardOp<"tanh", [SameOperandsAndResultType, Bert_InPlaceOpInterface]> {
+def Bert_TanhOp : Bert_ForwardOp<"tanh",
+    [Bert_StorageTyped, SameOperandsAndResultType, Bert_InPlaceOpInterface]> {
   let summary = "tanh (the pooler's activation)";
   let description = [{
     ```mlir
@@ -217,7 +220,8 @@ def Bert_TanhOp : Bert_ForwardOp<"tanh", [SameOperandsAndResultType, Bert_InPlac
   let results = (outs Bert_FloatTensor:$result);
 }
 
-def Bert_ReluOp : Bert_ForwardOp<"relu", [SameOperandsAndResultType, Bert_InPlaceOpInterface]> {
+def Bert_ReluOp : Bert_ForwardOp<"relu",
+    [Bert_StorageTyped, SameOperandsAndResultType, Bert_InPlaceOpInterface]> {
   let summary = "max(x, 0) (a custom head's activation)";
   let description = [{
     ```mlir
@@ -228,7 +232,7 @@ def Bert_ReluOp : Bert_ForwardOp<"relu", [SameOperandsAndResultType, Bert_InPlac
   let results = (outs Bert_FloatTensor:$result);
 }
 
-def Bert_DropoutOp : Bert_ForwardOp<"dropout", [SameOperandsAndResultType,
+def Bert_DropoutOp : Bert_ForwardOp<"dropout", [Bert_StorageTyped, SameOperandsAndResultType,
                                                 Bert_InPlaceOpInterface], ["estimateKernels"]> {
   let summary = "inverted dropout with a counter-based mask";
   let description = [{
@@ -245,7 +249,8 @@ def Bert_DropoutOp : Bert_ForwardOp<"dropout", [SameOperandsAndResultType,
   let results = (outs Bert_FloatTensor:$result);
 }
 
-def Bert_AttentionOp : Bert_ForwardOp<"attention", [], ["estimateKernels"]> {
+def Bert_AttentionOp : Bert_ForwardOp<"attention",
+    [Bert_StorageTypedWith<["keepsF32Result"]>], ["estimateKernels"]> {
   let summary = "fused multi-head self-attention with a padding mask";
   let description = [{
     ctx = dropout(softmax(q k^T / sqrt(d) + mask_bias)) v for each of `heads` heads of

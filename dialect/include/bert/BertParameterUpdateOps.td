@@ -7,7 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-def Bert_AccumulateGradOp : Bert_Op<"accumulate_grad", [MemoryEffects<[MemWrite]>,
+def Bert_AccumulateGradOp : Bert_Op<"accumulate_grad",
+    [Bert_StorageTypedWith<["readsOperandAsIs"]>, MemoryEffects<[MemWrite]>,
     DeclareOpInterfaceMethods<Bert_CostOpInterface, ["estimateKernels"]>]> {
   let summary = "adds a gradient into its parameter's gradient slot";
   let description = [{

@@ -71,8 +71,10 @@ def MixedPrecision : Pass<"bertc-mixed-precision", "mlir::ModuleOp"> {
       - every other float tensor of `@micro_step` is 16-bit: ops with 16-bit kernels
         load it, compute in fp32 (GEMM accumulation, LayerNorm statistics, softmax)
         and round once when they store.
-    Ops without a 16-bit kernel (the loss, and any op this pass does not know, such
-    as ones added later) keep running in fp32: their 16-bit operands are cast to f32
+    The pass knows no op: an op's `StorageTypedOpInterface` says that it has 16-bit
+    kernels and which of its operands and results stay as they are or fp32.
+    Ops without a 16-bit kernel (the loss, and any op without the interface) keep
+    running in fp32: their 16-bit operands are cast to f32
     with `bert.cast`, and a 16-bit op reading an f32 result gets a cast back. Casts of
     one value to one type are shared by all its readers.
     With fp16, the backward's seed (`bert.fill`) gets `loss_scaled`: the runtime

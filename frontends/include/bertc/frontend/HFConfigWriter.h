@@ -12,7 +12,7 @@
 
 namespace bertc {
 
-/// A BertConfig for `spec`'s model and head, as JSON text.
+/// The Hugging Face config of `spec`'s model and head (a BertConfig, ...), as JSON text.
 std::string huggingFaceConfigJson(const JobSpec &spec);
 
 } // namespace bertc

@@ -1,0 +1,49 @@
+//===- StorageRules.cpp - what each op keeps in fp32, how a gradient joins its slot -===//
+//
+// The StorageTypedOpInterface methods that differ from the defaults (every float operand
+// and result in the storage type), which -bertc-mixed-precision asks, and the
+// SlotAccumulableOpInterface rules that -bertc-accumulate-in-gemm asks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "bert/BertDialect.h"
+
+using namespace mlir;
+using namespace mlir::bert;
+
+namespace {
+
+bool isF32(Type type) { return cast<RankedTensorType>(type).getElementType().isF32(); }
+
+} // namespace
+
+// A parameter's gradient stays fp32, so that its accumulation over micro-batches rounds as
+// little as possible.
+bool EmbeddingGradOp::keepsF32Result(unsigned) { return true; }
+bool LinearGradWeightOp::keepsF32Result(unsigned) { return true; }
+bool BiasGradOp::keepsF32Result(unsigned) { return true; }
+// LayerNorm's gamma and beta gradients.
+bool LayerNormGradOp::keepsF32Result(unsigned index) { return index > 0; }
+// The softmax statistics (lse), which the backward exponentiates.
+bool AttentionOp::keepsF32Result(unsigned index) { return index > 0; }
+
+bool AttentionGradOp::readsOperandAsIs(unsigned index) { return getOperand(index) == getLse(); }
+// The gradient is added into an fp32 slot in its own type.
+bool AccumulateGradOp::readsOperandAsIs(unsigned) { return true; }
+
+// Two gradients of a parameter used twice (tied weights) are fp32 already.
+bool AddOp::computesInF32() { return isF32(getLhs().getType()) && isF32(getRhs().getType()); }
+
+Operation *LinearGradWeightOp::buildSlotAccumulation(OpBuilder &builder, Value param) {
+  return builder.create<AccumulateLinearGradWeightOp>(getLoc(), param, getResultGrad(), getInput(),
+                                                      getTf32());
+}
+
+Operation *BiasGradOp::buildSlotAccumulation(OpBuilder &builder, Value param) {
+  return builder.create<AccumulateBiasGradOp>(getLoc(), param, getResultGrad());
+}
+
+Operation *EmbeddingGradOp::buildSlotAccumulation(OpBuilder &builder, Value param) {
+  return builder.create<AccumulateEmbeddingGradOp>(getLoc(), param, getResultGrad(), getIds(),
+                                                   getPaddingIdxAttr());
+}

@@ -1,0 +1,100 @@
+//===- ConfigReader.h - fields of a Hugging Face config.json ----*- C++ -*-===//
+//
+// Internal to the frontend library: the reader through which HFConfig.cpp and each model
+// family read a `from` folder's config.json into the job's spec, every problem reported at
+// the `from` key, naming the file and the field.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "bertc/frontend/JobSpec.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/JSON.h"
+
+namespace bertc {
+
+using llvm::StringRef;
+
+/// Copies a config.json's fields into spec fields, recording the `from` key as their
+/// location.
+class ConfigReader {
+public:
+  ConfigReader(const llvm::json::Object &config, StringRef configPath, mlir::FileLineColLoc fromLoc)
+      : config(config), configPath(configPath), fromLoc(fromLoc) {}
+
+  /// Reads the integer `field` into `out` when present; `dslKey` names it in `locations`.
+  void readInteger(StringRef field, int64_t &out, StringRef dslKey, KeyLocations &locations) {
+    const llvm::json::Value *value = config.get(field);
+    if (!value)
+      return;
+    if (std::optional<int64_t> integer = value->getAsInteger()) {
+      out = *integer;
+      locations.keys[dslKey] = fromLoc;
+      locations.configFields[dslKey] = field.str();
+    } else {
+      error() << "'" << field << "' must be an integer";
+    }
+  }
+
+  /// Reads the number `field` into `out` when present and not null; true if it did.
+  bool readNumber(StringRef field, double &out, StringRef dslKey, KeyLocations &locations) {
+    const llvm::json::Value *value = config.get(field);
+    if (!value || value->kind() == llvm::json::Value::Null)
+      return false;
+    std::optional<double> number = value->getAsNumber();
+    if (!number) {
+      error() << "'" << field << "' must be a number";
+      return false;
+    }
+    out = *number;
+    locations.keys[dslKey] = fromLoc;
+    locations.configFields[dslKey] = field.str();
+    return true;
+  }
+
+  /// Fails unless the string `field` is absent or `expected` (the one value bertc builds).
+  void requireString(StringRef field, StringRef expected) {
+    const llvm::json::Value *value = config.get(field);
+    if (!value)
+      return;
+    std::optional<StringRef> actual = value->getAsString();
+    if (actual && *actual == expected)
+      return;
+    std::string written;
+    llvm::raw_string_ostream(written) << *value;
+    error() << "'" << field << "' must be \"" << expected
+            << "\" (the architecture bertc builds), got " << written;
+  }
+
+  /// A field that must hold `expected` when present: a setting bertc has one value of.
+  void requireInteger(StringRef field, int64_t expected, StringRef why) {
+    const llvm::json::Value *value = config.get(field);
+    if (!value || value->getAsInteger() == expected)
+      return;
+    std::string written;
+    llvm::raw_string_ostream(written) << *value;
+    error() << "'" << field << "' must be " << expected << " (" << why << "), got " << written;
+  }
+
+  /// Reports a problem with config.json at the `from` key.
+  mlir::InFlightDiagnostic error() {
+    failed = true;
+    mlir::InFlightDiagnostic diag = mlir::emitError(fromLoc);
+    diag << "in '" << configPath << "': ";
+    return diag;
+  }
+
+  bool hasErrors() const { return failed; }
+
+  /// The whole config.json.
+  const llvm::json::Object &fields() const { return config; }
+
+private:
+  const llvm::json::Object &config;
+  StringRef configPath;
+  mlir::FileLineColLoc fromLoc;
+  bool failed = false;
+};
+
+} // namespace bertc

@@ -1,0 +1,85 @@
+//===- ForwardBuilder.cpp - the step's inputs and the blocks families build with -===//
+//
+// @micro_step in its order:
+//   1. the family's inputs, then the task's labels;
+//   2. the family's model, which gives the hidden states;
+//   3. the family's head for the task, and its loss.
+// Each bert.param is emitted right before its first use; dropout and attention ops get
+// streams 0, 1, 2, ... in program order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ForwardBuilder.h"
+
+using namespace bertc;
+using namespace mlir;
+
+Value ForwardBuilder::buildLoss() {
+  Location seqLoc = spec.train.locations.of("seq_len", ctx);
+  for (StringRef name : family.inputs())
+    inputs[name] = input(name, 2, seqLoc);
+  labels = buildLabelsInput();
+  SmallVector<Value> hiddenStates = family.buildModel(*this);
+  return family.buildTaskLoss(*this, hiddenStates);
+}
+
+Value ForwardBuilder::input(StringRef name, int64_t rank, Location loc) {
+  SmallVector<int64_t> shape(rank, ShapedType::kDynamic);
+  auto type = RankedTensorType::get(shape, builder.getI32Type());
+  return builder.create<bert::InputOp>(NameLoc::get(builder.getStringAttr(name), loc), type, name);
+}
+
+Value ForwardBuilder::buildLabelsInput() {
+  const HeadSpec &head = spec.head;
+  Location loc = NameLoc::get(builder.getStringAttr("labels"), head.locations.of("labels", ctx));
+  int64_t rows = ShapedType::kDynamic;
+  RankedTensorType type = RankedTensorType::get({rows}, builder.getI32Type());
+  if (head.task == "span")
+    type = RankedTensorType::get({rows, 2}, builder.getI32Type());
+  else if (head.task == "token-classification")
+    type = RankedTensorType::get({rows, ShapedType::kDynamic}, builder.getI32Type());
+  else if (head.task == "classification" && head.labels == 1)
+    type = RankedTensorType::get({rows}, f32);
+  return builder.create<bert::InputOp>(loc, type, "labels");
+}
+
+Value ForwardBuilder::param(const Twine &name, ArrayRef<int64_t> shape, StringRef group,
+                            StringRef init, bool decay, const KeyLocations &locations,
+                            StringRef key) {
+  std::string fullName = name.str();
+  return builder.create<bert::ParamOp>(at(fullName, locations, key),
+                                       RankedTensorType::get(shape, f32), fullName, group,
+                                       !spec.isFrozen(group), decay, init);
+}
+
+Value ForwardBuilder::linear(Value x, const Twine &module, int64_t outFeatures, StringRef group,
+                             const KeyLocations &locations, StringRef key) {
+  std::string name = module.str();
+  int64_t inFeatures = cast<RankedTensorType>(x.getType()).getShape().back();
+  Value weight = param(name + ".weight", {outFeatures, inFeatures}, group, "normal",
+                       /*decay=*/true, locations, key);
+  Value bias =
+      param(name + ".bias", {outFeatures}, group, "zeros", /*decay=*/false, locations, key);
+  return builder.create<bert::LinearOp>(at(name, locations, key), withLastDim(x, outFeatures), x,
+                                        weight, bias);
+}
+
+Value ForwardBuilder::layerNorm(Value x, const Twine &module, StringRef group,
+                                const KeyLocations &locations, StringRef key) {
+  std::string name = module.str();
+  int64_t features = cast<RankedTensorType>(x.getType()).getShape().back();
+  Value gamma = param(name + ".weight", {features}, group, "ones", /*decay=*/false, locations, key);
+  Value beta = param(name + ".bias", {features}, group, "zeros", /*decay=*/false, locations, key);
+  return builder.create<bert::LayerNormOp>(at(name, locations, key), x.getType(), x, gamma, beta,
+                                           builder.getF32FloatAttr(model.layerNormEps));
+}
+
+Value ForwardBuilder::dropout(Value x, double rate, Location loc) {
+  return builder.create<bert::DropoutOp>(loc, x.getType(), x, builder.getF32FloatAttr(rate),
+                                         nextStream());
+}
+
+Value ForwardBuilder::crossEntropyLoss(Value logits, Location loc, float scale) {
+  return builder.create<bert::CrossEntropyOp>(loc, RankedTensorType::get({}, f32), logits, labels,
+                                              builder.getF32FloatAttr(scale));
+}

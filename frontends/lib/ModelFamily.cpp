@@ -1,0 +1,36 @@
+//===- ModelFamily.cpp - the frontend's model families, by name ----------===//
+
+#include "ModelFamily.h"
+
+using namespace bertc;
+
+namespace {
+
+/// Every family, in the order `[model] family`'s choices list them.
+llvm::ArrayRef<const ModelFamily *> families() {
+  static const ModelFamily *all[] = {&bertFamily()};
+  return all;
+}
+
+} // namespace
+
+const ModelFamily *bertc::findModelFamily(llvm::StringRef name) {
+  for (const ModelFamily *family : families())
+    if (family->name() == name)
+      return family;
+  return nullptr;
+}
+
+const ModelFamily *bertc::findFamilyOfModelType(llvm::StringRef modelType) {
+  for (const ModelFamily *family : families())
+    if (llvm::is_contained(family->modelTypes(), modelType))
+      return family;
+  return nullptr;
+}
+
+llvm::SmallVector<llvm::StringRef> bertc::modelFamilyNames() {
+  llvm::SmallVector<llvm::StringRef> names;
+  for (const ModelFamily *family : families())
+    names.push_back(family->name());
+  return names;
+}
