@@ -14,8 +14,6 @@
 #include "ConfigReader.h"
 #include "ForwardBuilder.h"
 
-#include "bertc/abi/trainer.h"
-
 using namespace bertc;
 using namespace mlir;
 
@@ -47,8 +45,8 @@ private:
 void BertFamily::readConfig(ConfigReader &reader, ModelSpec &model, HeadSpec &head) const {
   reader.requireString("hidden_act", "gelu");
   reader.requireString("position_embedding_type", "absolute");
-  reader.requireInteger("pad_token_id", kPadTokenId,
-                        "bertc pads batches with [PAD], id " + std::to_string(kPadTokenId));
+  reader.requireInteger("pad_token_id", model.padTokenId,
+                        "bertc pads batches with [PAD], id " + std::to_string(model.padTokenId));
   KeyLocations &locations = model.locations;
   reader.readInteger("hidden_size", model.hidden, "hidden", locations);
   reader.readInteger("num_hidden_layers", model.layers, "layers", locations);
@@ -96,7 +94,7 @@ void BertFamily::writeConfig(const JobSpec &spec, llvm::json::Object &config) co
   config["layer_norm_eps"] = m.layerNormEps;
   config["initializer_range"] = m.initializerRange;
   config["position_embedding_type"] = "absolute";
-  config["pad_token_id"] = kPadTokenId;
+  config["pad_token_id"] = m.padTokenId;
 }
 
 SmallVector<Value> BertFamily::buildModel(ForwardBuilder &forward) const {
@@ -133,7 +131,7 @@ Value BertFamily::embeddings(ForwardBuilder &forward) const {
   // HF: inputs_embeds + token_type_embeddings, then += position_embeddings. The word
   // embeddings' [PAD] row gets no gradient, as in HF's nn.Embedding(padding_idx=pad_token_id).
   Value words = lookup("input_ids", "word_embeddings", model.vocab, "vocab",
-                       builder.getI64IntegerAttr(kPadTokenId));
+                       builder.getI64IntegerAttr(model.padTokenId));
   Value tokenTypes =
       lookup("token_type_ids", "token_type_embeddings", model.typeVocab, "type_vocab");
   Value sum = forward.add(words, tokenTypes, forward.at("bert.embeddings", ml, "hidden"));

@@ -74,6 +74,7 @@ JobDataSettings bertc::jobDataSettings(const JobSpec &spec) {
   settings.padToSeqLen = llvm::any_of(spec.head.layers, [](const HeadLayer &layer) {
     return layer.op == "flatten" || (layer.op == "select_token" && layer.index > 0);
   });
+  settings.padTokenId = spec.model.padTokenId;
   settings.textField = data.text.c_str();
   settings.textPairField = data.textPair.c_str();
   settings.labelField = data.label.c_str();

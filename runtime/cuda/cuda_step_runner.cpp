@@ -321,9 +321,10 @@ private:
   void uploadInputs(const StepContext &ctx) {
     const InputSlots &slots = plan_.inputs;
     size_t tokens = size_t(ctx.batch * ctx.seq) * sizeof(int32_t);
-    for (size_t offset :
-         {slots.inputIds, slots.tokenTypeIds, slots.positionIds, slots.attentionMask})
+    for (size_t i = 0; i < slots.numModel; ++i) {
+      size_t offset = slots.model[i].offset;
       copy(arena_ + offset, host_.data() + offset, tokens, cudaMemcpyHostToDevice);
+    }
     copy(arena_ + slots.labels, host_.data() + slots.labels,
          labelBytes(plan_.train.task, ctx.batch, ctx.seq), cudaMemcpyHostToDevice);
   }

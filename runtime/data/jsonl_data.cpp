@@ -130,7 +130,36 @@ void parseRow(std::string_view line, const std::string &where, const DataLimits 
   example.label = int32_t(label);
 }
 
+/// The model inputs a batcher fills, by InputSlot name.
+enum class ModelInput : uint8_t { InputIds, TokenTypeIds, PositionIds, AttentionMask };
+
+std::optional<ModelInput> modelInputNamed(std::string_view name) {
+  if (name == "input_ids")
+    return ModelInput::InputIds;
+  if (name == "token_type_ids")
+    return ModelInput::TokenTypeIds;
+  if (name == "position_ids")
+    return ModelInput::PositionIds;
+  if (name == "attention_mask")
+    return ModelInput::AttentionMask;
+  return std::nullopt;
+}
+
+ModelInput knownInput(const InputSlot &slot) {
+  std::optional<ModelInput> input = modelInputNamed(slot.name);
+  if (!input)
+    throw DataError(std::string("the trainer reads an input named '") + slot.name +
+                    "', which this runtime does not fill: build the trainer and the runtime "
+                    "from one bertc");
+  return *input;
+}
+
 } // namespace
+
+void requireKnownInputs(const InputSlots &slots) {
+  for (size_t i = 0; i < slots.numModel; ++i)
+    knownInput(slots.model[i]);
+}
 
 Dataset loadJsonlDataset(const std::string &path, const DataLimits &limits) {
   std::string text = readWholeFile<DataError>(path, kDataFileLimit);
@@ -298,24 +327,34 @@ MicroBatch Batcher::next(std::byte *arena, const InputSlots &slots) {
   }
   tokens_ += TokenCounts{int64_t(realTokens), int64_t(count * seq)};
 
-  auto slot = [&](size_t offset) { return reinterpret_cast<int32_t *>(arena + offset); };
-  int32_t *inputIds = slot(slots.inputIds);
-  int32_t *tokenTypes = slot(slots.tokenTypeIds);
-  int32_t *positions = slot(slots.positionIds);
-  int32_t *mask = slot(slots.attentionMask);
-  for (size_t r = 0; r < count; ++r) {
-    const Example &example = data_.rows[order_[first + r]];
-    size_t length = example.inputIds.size();
-    for (size_t t = 0; t < seq; ++t) {
-      size_t at = r * seq + t;
-      bool real = t < length;
-      inputIds[at] = real ? example.inputIds[t] : kPadTokenId;
-      tokenTypes[at] = real ? example.tokenTypeIds[t] : 0;
-      positions[at] = int32_t(t);
-      mask[at] = real ? 1 : 0;
+  for (size_t i = 0; i < slots.numModel; ++i) {
+    ModelInput input = knownInput(slots.model[i]);
+    auto *values = reinterpret_cast<int32_t *>(arena + slots.model[i].offset);
+    for (size_t r = 0; r < count; ++r) {
+      const Example &example = data_.rows[order_[first + r]];
+      size_t length = example.inputIds.size();
+      for (size_t t = 0; t < seq; ++t) {
+        bool real = t < length;
+        int32_t &value = values[r * seq + t];
+        switch (input) {
+        case ModelInput::InputIds:
+          value = real ? example.inputIds[t] : data_.padId;
+          break;
+        case ModelInput::TokenTypeIds:
+          value = real ? example.tokenTypeIds[t] : 0;
+          break;
+        case ModelInput::PositionIds:
+          value = int32_t(t);
+          break;
+        case ModelInput::AttentionMask:
+          value = real ? 1 : 0;
+          break;
+        }
+      }
     }
-    writeLabels(example, data_.labels, arena + slots.labels, r, seq);
   }
+  for (size_t r = 0; r < count; ++r)
+    writeLabels(data_.rows[order_[first + r]], data_.labels, arena + slots.labels, r, seq);
   return MicroBatch{int64_t(count), int64_t(seq), epoch_, cursor_ >= order_.size(),
                     int64_t(realTokens)};
 }

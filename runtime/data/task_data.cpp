@@ -25,12 +25,12 @@ Tokenizer loadDataTokenizer(const std::string &dataPath, const TokenizerSource &
                     " ([model] vocab): its ids would fall outside the model");
   TokenizerSettings settings = resolveTokenizerSettings(vocab, source.job);
   Tokenizer tokenizer(std::move(vocab), settings);
-  // The batches are padded with kPadTokenId, whose embedding row the model keeps fixed.
-  if (tokenizer.padId() != kPadTokenId)
+  // The batches are padded with the model's pad id, whose embedding row it keeps fixed.
+  if (tokenizer.padId() != limits.padId)
     throw DataError(vocabPath + ":" + std::to_string(tokenizer.padId() + 1) +
-                    ": [PAD] must be the vocabulary's token " + std::to_string(kPadTokenId) +
-                    " (line " + std::to_string(kPadTokenId + 1) +
-                    "), as in BERT's: bertc pads batches with that id");
+                    ": [PAD] must be the vocabulary's token " + std::to_string(limits.padId) +
+                    " (line " + std::to_string(limits.padId + 1) +
+                    "), the model's pad_token_id: bertc pads batches with that id");
   return tokenizer;
 }
 
@@ -139,8 +139,10 @@ Dataset loadTaggedWords(const std::string &path, const DataLimits &limits, const
   return data;
 }
 
-TaskData loadTaskData(TaskKind task, const std::string &path, const DataLimits &limits,
-                      const DataSettings &settings) {
+namespace {
+
+TaskData loadRows(TaskKind task, const std::string &path, const DataLimits &limits,
+                  const DataSettings &settings) {
   if (task == TaskKind::Span)
     return loadSquadRows(path, limits, settings);
   if (task == TaskKind::TokenClassification) {
@@ -160,6 +162,15 @@ TaskData loadTaskData(TaskKind task, const std::string &path, const DataLimits &
     result.tokenizer = training.tokenization->settings;
   result.data = std::move(training.data);
   result.data.paddedLength = settings.paddedLength;
+  return result;
+}
+
+} // namespace
+
+TaskData loadTaskData(TaskKind task, const std::string &path, const DataLimits &limits,
+                      const DataSettings &settings) {
+  TaskData result = loadRows(task, path, limits, settings);
+  result.data.padId = int32_t(limits.padId);
   return result;
 }
 

@@ -27,9 +27,6 @@ float *valuesOf(std::byte *arena, const ParamSlot &param) {
   return reinterpret_cast<float *>(arena + fp32ValueOffset(param));
 }
 
-/// The table whose row kPadTokenId HF's nn.Embedding(padding_idx) starts at zero.
-constexpr const char *kWordEmbeddings = "bert.embeddings.word_embeddings.weight";
-
 /// Step counter of the initialisation's random numbers: dropout keys by the 1-based
 /// optimizer step, so step 0 never collides with it.
 constexpr uint64_t kInitRandomStep = 0;
@@ -103,7 +100,7 @@ void loadFrom(Reader &reader, const std::string &path, const TrainerPlan &plan, 
 } // namespace
 
 /// Hugging Face's _init_weights for parameter `p`: normal(0, initializerRange), zeros or
-/// ones, and the word embeddings' padding row zeros. Element i is a Box–Muller transform of
+/// ones, and an embedding table's padding row (ParamSlot::zeroRow) zeros. Element i is a Box–Muller transform of
 /// the counter-based uniforms (seed, p, 2i) and (seed, p, 2i+1), so each value depends on
 /// nothing but the seed and its position.
 void initializeParameter(const TrainerPlan &plan, std::byte *arena, size_t p, uint64_t seed) {
@@ -120,9 +117,8 @@ void initializeParameter(const TrainerPlan &plan, std::byte *arena, size_t p, ui
     values[i] =
         float(plan.train.initializerRange * std::sqrt(-2.0 * std::log(u1)) * std::cos(twoPi * u2));
   }
-  if (std::strcmp(param.name, kWordEmbeddings) == 0 && param.rank == 2 &&
-      kPadTokenId < param.shape[0])
-    std::fill_n(values + kPadTokenId * param.shape[1], param.shape[1], 0.0f);
+  if (param.zeroRow >= 0 && param.rank == 2 && param.zeroRow < param.shape[0])
+    std::fill_n(values + param.zeroRow * param.shape[1], param.shape[1], 0.0f);
 }
 
 /// Loads the parameters from a safetensors file, a PyTorch one (torch.save's, as

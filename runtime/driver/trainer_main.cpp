@@ -299,7 +299,9 @@ int run(const Trainer &trainer, int argc, char **argv) {
       std::printf("%s\n", message.c_str());
   };
   const TrainSettings &settings = plan.train;
-  DataLimits limits{settings.seqLen, settings.numLabels, settings.vocab, settings.typeVocab};
+  requireKnownInputs(plan.inputs);
+  DataLimits limits{settings.seqLen, settings.numLabels, settings.vocab, settings.typeVocab,
+                    plan.data.padTokenId};
   const DataSettings loading = dataSettings(plan.data, options.vocab, settings.seqLen);
   TaskData training = loadTaskData(settings.task, options.data, limits, loading);
   inform(training.summary);

@@ -108,23 +108,29 @@ std::string storageKind(Type elementType) {
   return "StorageType::F32";
 }
 
-/// The offset of input `name`, or failure when @micro_step reads no such input.
-FailureOr<int64_t> inputOffset(func::FuncOp microStep, StringRef name) {
-  int64_t offset = -1;
-  microStep.walk([&](InputOp input) {
-    if (input.getName() == name)
-      if (auto attr = input->getAttrOfType<DenseI64ArrayAttr>("arena.offsets"))
-        offset = attr[0];
+/// The offset of `input`, or failure when it has none.
+FailureOr<int64_t> inputOffset(InputOp input) {
+  if (auto attr = input->getAttrOfType<DenseI64ArrayAttr>("arena.offsets"))
+    return attr[0];
+  return input.emitError() << "input '" << input.getName() << "' has no planned offset";
+}
+
+/// The padding row of each embedding table a padding_idx names, by parameter.
+llvm::DenseMap<Operation *, int64_t> zeroRows(func::FuncOp microStep) {
+  llvm::DenseMap<Operation *, int64_t> rows;
+  microStep.walk([&](EmbeddingOp embedding) {
+    if (auto param = embedding.getTable().getDefiningOp<ParamOp>())
+      if (std::optional<uint64_t> row = embedding.getPaddingIdx())
+        rows[param] = int64_t(*row);
   });
-  if (offset < 0)
-    return microStep.emitError() << "@micro_step reads no planned input '" << name << "'";
-  return offset;
+  return rows;
 }
 
 } // namespace
 
 void emitParamTable(func::FuncOp microStep, raw_ostream &os) {
   llvm::StringMap<int64_t> blocks = eightBitStateBlocks(microStep->getParentOfType<ModuleOp>());
+  llvm::DenseMap<Operation *, int64_t> paddingRows = zeroRows(microStep);
   os << "const ParamSlot kParams[] = {\n";
   microStep.walk([&](ParamOp param) {
     auto shape = param.getResult().getType().getShape();
@@ -137,9 +143,13 @@ void emitParamTable(func::FuncOp microStep, raw_ostream &os) {
        << ", " << initKind(param.getInit()) << ", "
        << storageKind(param.getResult().getType().getElementType()) << ", "
        << slotOrZero(param, "arena.master");
-    if (int64_t block = blocks.lookup(param.getName()))
+    int64_t block = blocks.lookup(param.getName());
+    auto zeroRow = paddingRows.find(param.getOperation());
+    if (block || zeroRow != paddingRows.end())
       os << ", " << block << ", " << slotOrZero(param, "arena.adam_m_absmax") << ", "
          << slotOrZero(param, "arena.adam_v_absmax");
+    if (zeroRow != paddingRows.end())
+      os << ", " << zeroRow->second;
     os << "},\n";
   });
   os << "};\n\n";
@@ -159,14 +169,27 @@ LogicalResult emitPlan(ModuleOp module, func::FuncOp microStep, const JobDataSet
   FailureOr<PlanAttr> plan = getPlan(module);
   if (failed(bounds) || failed(train) || failed(plan))
     return failure();
-  SmallVector<int64_t> inputs;
-  for (StringRef name :
-       {"input_ids", "token_type_ids", "position_ids", "attention_mask", "labels"}) {
-    FailureOr<int64_t> offset = inputOffset(microStep, name);
+  // The model's inputs in the order @micro_step reads them; the labels apart.
+  std::string modelInputs;
+  std::optional<int64_t> labels;
+  size_t numModelInputs = 0;
+  WalkResult walked = microStep.walk([&](InputOp input) {
+    FailureOr<int64_t> offset = inputOffset(input);
     if (failed(offset))
-      return failure();
-    inputs.push_back(*offset);
-  }
+      return WalkResult::interrupt();
+    if (input.getName() == "labels") {
+      labels = *offset;
+    } else {
+      modelInputs += "    {" + cppString(input.getName()) + ", " + std::to_string(*offset) + "},\n";
+      ++numModelInputs;
+    }
+    return WalkResult::advance();
+  });
+  if (walked.wasInterrupted())
+    return failure();
+  if (!labels)
+    return microStep.emitError() << "@micro_step reads no labels";
+  os << "const InputSlot kInputs[] = {\n" << modelInputs << "};\n\n";
   PlannedSettings planned{bounds->maxBatch, accumulationSteps(module, *bounds), bounds->maxSeq};
   auto hfConfig = module->getAttrOfType<StringAttr>("bert.hf_config");
   os << "const TrainerPlan kPlan = {\n"
@@ -177,8 +200,8 @@ LogicalResult emitPlan(ModuleOp module, func::FuncOp microStep, const JobDataSet
      << "    .gradients = " << regionLiteral(plan->getGradients()) << ",\n"
      << "    .optimizerState = " << regionLiteral(plan->getOptimizerState()) << ",\n"
      << "    .scratch = " << regionLiteral(plan->getScratch()) << ",\n"
-     << "    .inputs = {" << inputs[0] << ", " << inputs[1] << ", " << inputs[2] << ", "
-     << inputs[3] << ", " << inputs[4] << ", " << plan->getLoss() << "},\n"
+     << "    .inputs = {kInputs, " << numModelInputs << ", " << *labels << ", " << plan->getLoss()
+     << "},\n"
      << "    .train = {\n"
      << trainSettingsInit(train->getValues(), planned) << "    },\n"
      << "    .data = {\n"

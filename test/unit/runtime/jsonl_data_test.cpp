@@ -24,8 +24,14 @@ constexpr DataLimits kLimits = {/*seqLen=*/6, /*numLabels=*/3, /*vocab=*/200,
 /// An arena holding the batcher's inputs for up to 32 rows of 32 tokens, and its slots.
 struct InputArena {
   static constexpr size_t kTokens = 32 * 32 * sizeof(int32_t);
+  static constexpr size_t inputIds = 0, tokenTypeIds = kTokens, positionIds = 2 * kTokens,
+                          attentionMask = 3 * kTokens, labels = 4 * kTokens;
+  static constexpr InputSlot kInputs[] = {{"input_ids", inputIds},
+                                          {"token_type_ids", tokenTypeIds},
+                                          {"position_ids", positionIds},
+                                          {"attention_mask", attentionMask}};
   std::vector<std::byte> bytes = std::vector<std::byte>(5 * kTokens);
-  InputSlots slots{0, kTokens, 2 * kTokens, 3 * kTokens, 4 * kTokens, 0};
+  InputSlots slots{kInputs, 4, labels, 0};
 
   std::vector<int32_t> read(size_t offset, size_t count) const {
     const auto *values = reinterpret_cast<const int32_t *>(bytes.data() + offset);
@@ -188,13 +194,13 @@ TEST(Batcher, PadsToTheLongestRowOfTheBatch) {
   EXPECT_EQ(batch.epoch, 1);
   EXPECT_TRUE(batch.endsEpoch);
   // Dense [3 rows, 5 tokens]: each row padded with id 0, mask 0, type 0.
-  EXPECT_EQ(arena.read(arena.slots.inputIds, 15),
+  EXPECT_EQ(arena.read(arena.inputIds, 15),
             (std::vector<int32_t>{101, 5, 102, 0, 0, 101, 6, 7, 8, 102, 101, 102, 0, 0, 0}));
-  EXPECT_EQ(arena.read(arena.slots.attentionMask, 15),
+  EXPECT_EQ(arena.read(arena.attentionMask, 15),
             (std::vector<int32_t>{1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0}));
-  EXPECT_EQ(arena.read(arena.slots.tokenTypeIds, 15),
+  EXPECT_EQ(arena.read(arena.tokenTypeIds, 15),
             (std::vector<int32_t>{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0}));
-  EXPECT_EQ(arena.read(arena.slots.positionIds, 15),
+  EXPECT_EQ(arena.read(arena.positionIds, 15),
             (std::vector<int32_t>{0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2, 3, 4}));
   EXPECT_EQ(arena.read(arena.slots.labels, 3), (std::vector<int32_t>{1, 2, 0}));
   // 3 + 5 + 2 real tokens of 3 x 5 computed.
@@ -202,6 +208,40 @@ TEST(Batcher, PadsToTheLongestRowOfTheBatch) {
   EXPECT_EQ(batcher.state().tokens.real, 10);
   EXPECT_EQ(batcher.state().tokens.computed, 15);
   EXPECT_DOUBLE_EQ(batcher.state().tokens.padFraction(), 5.0 / 15.0);
+}
+
+// A model reads the inputs its family names, in any order: the batcher fills those alone
+// (a decoder has no token types) and pads the ids with the dataset's pad id.
+TEST(Batcher, FillsTheInputsTheModelNamesAndPadsWithItsPadId) {
+  ScratchDir dir;
+  std::string path = dir.file("train.jsonl");
+  testing::writeText(path, R"({"input_ids": [11, 12, 13], "label": 1})"
+                           "\n"
+                           R"({"input_ids": [21], "label": 0})");
+  Dataset data = loadJsonlDataset(path, kLimits);
+  data.padId = 7;
+  Batcher batcher(data, /*microBatch=*/2, /*shuffle=*/false, /*seed=*/0);
+  InputArena arena;
+  std::fill(arena.bytes.begin(), arena.bytes.end(), std::byte{0x55});
+  const InputSlot decoderInputs[] = {{"attention_mask", InputArena::attentionMask},
+                                     {"input_ids", InputArena::inputIds}};
+  InputSlots slots{decoderInputs, 2, InputArena::labels, 0};
+  batcher.next(arena.bytes.data(), slots);
+  EXPECT_EQ(arena.read(arena.inputIds, 6), (std::vector<int32_t>{11, 12, 13, 21, 7, 7}));
+  EXPECT_EQ(arena.read(arena.attentionMask, 6), (std::vector<int32_t>{1, 1, 1, 1, 0, 0}));
+  EXPECT_EQ(arena.read(arena.slots.labels, 2), (std::vector<int32_t>{1, 0}));
+  // The inputs the model does not read keep their bytes.
+  EXPECT_EQ(arena.read(arena.tokenTypeIds, 1), (std::vector<int32_t>{0x55555555}));
+  EXPECT_EQ(arena.read(arena.positionIds, 1), (std::vector<int32_t>{0x55555555}));
+}
+
+// A trainer reading an input no batcher fills is refused before its first step.
+TEST(Batcher, RefusesAnInputItDoesNotFill) {
+  const InputSlot inputs[] = {{"input_ids", 0}, {"pixel_values", 64}};
+  EXPECT_NO_THROW(requireKnownInputs(InputSlots{inputs, 1, 128, 0}));
+  EXPECT_EQ(errorOf([&] { requireKnownInputs(InputSlots{inputs, 2, 128, 0}); }),
+            "the trainer reads an input named 'pixel_values', which this runtime does not fill: "
+            "build the trainer and the runtime from one bertc");
 }
 
 // A dataset with a padded length (span rows, padded to seq_len) pads every micro-batch to it.
@@ -219,7 +259,7 @@ TEST(Batcher, PadsToTheDatasetsPaddedLengthWhereItHasOne) {
        {std::vector<int32_t>{101, 5, 102, 0}, std::vector<int32_t>{101, 102, 0, 0}}) {
     MicroBatch batch = batcher.next(arena.bytes.data(), arena.slots);
     EXPECT_EQ(batch.seq, 4);
-    EXPECT_EQ(arena.read(arena.slots.inputIds, 4), ids);
+    EXPECT_EQ(arena.read(arena.inputIds, 4), ids);
   }
 }
 
@@ -352,12 +392,12 @@ TEST(Batcher, RestoringAStateContinuesTheSameStream) {
       EXPECT_EQ(resumed.rowsInNext(3), reference.rowsInNext(3));
       for (int i = 0; i < 10; ++i) {
         MicroBatch expected = reference.next(arena.bytes.data(), arena.slots);
-        std::vector<int32_t> expectedIds = arena.read(arena.slots.inputIds, 4 * 32);
+        std::vector<int32_t> expectedIds = arena.read(arena.inputIds, 4 * 32);
         MicroBatch actual = resumed.next(arena.bytes.data(), arena.slots);
         EXPECT_EQ(actual.epoch, expected.epoch);
         EXPECT_EQ(actual.rows, expected.rows);
         EXPECT_EQ(actual.seq, expected.seq);
-        EXPECT_EQ(arena.read(arena.slots.inputIds, 4 * 32), expectedIds) << "stop " << stop;
+        EXPECT_EQ(arena.read(arena.inputIds, 4 * 32), expectedIds) << "stop " << stop;
       }
       EXPECT_EQ(resumed.state().tokens.computed, reference.state().tokens.computed);
     }

@@ -65,6 +65,11 @@ const ParamSlot kParams[] = {
     {"bert.embeddings.LayerNorm.weight", 1, {1}, 1, kScale, false, 0, 0, 0, false, ParamInit::Ones},
 };
 
+const InputSlot kInputs[] = {{"input_ids", kInputIds},
+                              {"token_type_ids", kTokenTypes},
+                              {"position_ids", kPositions},
+                              {"attention_mask", kMask}};
+
 template <class T> T *slot(const StepContext &ctx, size_t offset) {
   return reinterpret_cast<T *>(ctx.arena + offset);
 }
@@ -77,7 +82,7 @@ const TrainerPlan kPlan = {
     .gradients = {192, 128},
     .optimizerState = {320, 256},
     .scratch = {kScratch, 0},
-    .inputs = {kInputIds, kTokenTypes, kPositions, kMask, kLabels, kLoss},
+    .inputs = {kInputs, 4, kLabels, kLoss},
     .train = {.batch = kBatch,
               .microBatch = kMicroBatch,
               .accumulation = kAccumulation,

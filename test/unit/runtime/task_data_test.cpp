@@ -292,13 +292,29 @@ TEST(TaskData, DataTokenizerWithoutAVocabularySaysToPassVocab) {
                    "folder holding vocab.txt");
 }
 
-TEST(TaskData, DataTokenizerRefusesAPadTokenOtherThanTheFirst) {
+// The rows of every task carry the model's pad id, which the batcher pads them with.
+TEST(TaskData, RowsCarryTheModelsPadId) {
+  TaskFiles files;
+  DataLimits limits = kLimits;
+  limits.padId = 5;
+  TaskData rows = loadTaskData(TaskKind::Classification,
+                               files.write("ids.jsonl", R"({"input_ids": [2, 7, 3], "label": 1})"
+                                                        "\n"),
+                               limits, {});
+  EXPECT_EQ(rows.data.padId, 5);
+}
+
+// The tokenizer's [PAD] must be the model's pad id, which the batches are padded with.
+TEST(TaskData, DataTokenizerRefusesAPadTokenOtherThanTheModels) {
   TaskFiles files;
   std::string vocab = files.dir.file("unk-first.txt");
   testing::writeText(vocab, "[UNK]\n[PAD]\n[CLS]\n[SEP]\n[MASK]\n");
   EXPECT_EQ(errorOf([&] { loadDataTokenizer(files.dir.file("train.jsonl"), {vocab}, kLimits); }),
-            vocab + ":2: [PAD] must be the vocabulary's token 0 (line 1), as in BERT's: bertc "
-                    "pads batches with that id");
+            vocab + ":2: [PAD] must be the vocabulary's token 0 (line 1), the model's "
+                    "pad_token_id: bertc pads batches with that id");
+  DataLimits padOne = kLimits;
+  padOne.padId = 1;
+  EXPECT_EQ(loadDataTokenizer(files.dir.file("train.jsonl"), {vocab}, padOne).padId(), 1);
 }
 
 TEST(TaskData, DataTokenizerRefusesAVocabularyLargerThanTheModel) {

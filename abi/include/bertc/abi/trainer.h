@@ -34,11 +34,7 @@ inline constexpr const char *kTimedGradientZeroing = "gradient zeroing";
 /// The driver's optimizer step: loss unscaling, clipping and AdamW, timed whole.
 inline constexpr const char *kTimedOptimizerStep = "optimizer step";
 
-/// The input id of a batch's padding: [PAD] in BERT's vocabularies, Hugging Face's
-/// pad_token_id. The word embeddings' row of this id gets no gradient.
-inline constexpr int32_t kPadTokenId = 0;
-
-/// How a parameter is initialised when no checkpoint provides it (Hugging Face BERT's
+/// How a parameter is initialised when no checkpoint provides it (Hugging Face's
 /// _init_weights: normal(0, initializer_range) for matrices and embeddings, LayerNorm
 /// weight 1, biases and LayerNorm bias 0).
 enum class ParamInit : uint8_t { Normal, Zeros, Ones };
@@ -68,6 +64,9 @@ struct ParamSlot {
   int32_t stateBlock = 0;
   size_t adamMAbsmaxOffset = 0;
   size_t adamVAbsmaxOffset = 0;
+  /// An embedding table's padding row (nn.Embedding's padding_idx), which starts at zero;
+  /// -1 for none.
+  int64_t zeroRow = -1;
 };
 
 /// Where a parameter's fp32 values live: its master when stored in 16 bits, else its value.
@@ -82,15 +81,21 @@ struct ArenaRegion {
   size_t bytes;
 };
 
+/// One of the step's int32 [batch, seq] inputs, by the name its model family gives it:
+/// input_ids, token_type_ids, position_ids or attention_mask (1 for real tokens, 0 for
+/// padding).
+struct InputSlot {
+  const char *name;
+  size_t offset;
+};
+
 /// Where the step reads its inputs from and writes its loss to.
 struct InputSlots {
-  size_t inputIds;      ///< int32 [batch, seq]
-  size_t tokenTypeIds;  ///< int32 [batch, seq]
-  size_t positionIds;   ///< int32 [batch, seq]
-  size_t attentionMask; ///< int32 [batch, seq], 1 for real tokens, 0 for padding
-  size_t labels;        ///< by TaskKind: int32 [batch] classes, fp32 [batch] targets,
-                        ///< int32 [batch, 2] span start/end, int32 [batch, seq] token classes
-  size_t loss;          ///< fp32 scalar: the micro-batch's share of the batch's mean loss
+  const InputSlot *model; ///< the model family's inputs
+  size_t numModel;
+  size_t labels; ///< by TaskKind: int32 [batch] classes, fp32 [batch] targets,
+                 ///< int32 [batch, 2] span start/end, int32 [batch, seq] token classes
+  size_t loss;   ///< fp32 scalar: the micro-batch's share of the batch's mean loss
 };
 
 enum class LrSchedule : uint8_t { Constant, Linear };
@@ -221,8 +226,9 @@ struct CudaSteps {
 };
 
 /// Changes whenever this header or kernel_workspace.h changes what either side reads, or
-/// the runtime's functions that generated steps call change (9: JobDataSettings::padToSeqLen).
-inline constexpr uint32_t kTrainerAbiVersion = 9;
+/// the runtime's functions that generated steps call change (10: InputSlots by name,
+/// ParamSlot::zeroRow, JobDataSettings::padTokenId).
+inline constexpr uint32_t kTrainerAbiVersion = 10;
 
 /// A compiled trainer: its plan and the steps of the target it was built for (the other
 /// target's are null).

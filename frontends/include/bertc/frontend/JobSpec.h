@@ -63,6 +63,9 @@ struct ModelSpec {
   double attentionDropout = 0.1;  // attention_probs_dropout_prob
   double layerNormEps = 1e-12;    // layer_norm_eps
   double initializerRange = 0.02; // initializer_range
+  /// The input id batches are padded with (pad_token_id: [PAD] in BERT's vocabularies),
+  /// whose embedding row gets no gradient.
+  int64_t padTokenId = 0;
   KeyLocations locations;
 };
 

@@ -30,6 +30,9 @@ struct DataLimits {
   int64_t numLabels;
   int64_t vocab;
   int64_t typeVocab;
+  /// The input id batches are padded with (the model's pad_token_id): a tokenizer's [PAD]
+  /// must be this id.
+  int64_t padId = 0;
 };
 
 /// Which of an Example's labels a dataset fills, and so what the batcher writes into the
@@ -64,6 +67,8 @@ struct Dataset {
   /// span rows are padded to seq_len, as run_qa.py pads them, and a row's loss does not
   /// depend on the rows it shares a micro-batch with.
   int64_t paddedLength = 0;
+  /// The input id of padding (DataLimits::padId).
+  int32_t padId = 0;
 };
 
 /// Reads every row of the JSONL file at `path` (blank lines are skipped). Throws DataError
@@ -100,6 +105,9 @@ struct TokenCounts {
   }
 };
 
+/// Throws DataError when `slots` names a model input no Batcher fills.
+void requireKnownInputs(const InputSlots &slots);
+
 /// Where a batcher stands: enough to rebuild it exactly, since an epoch's order is a
 /// function of (seed, epoch).
 struct BatcherState {
@@ -125,11 +133,12 @@ public:
   /// mega_batch_mult).
   static constexpr int64_t kMegaBatchFactor = 50;
 
-  /// Writes the next micro-batch into the arena at `slots`, densely as [rows, seq] int32:
-  /// input ids (0 for padding), token types (0 for padding), position ids 0..seq-1,
-  /// attention mask (1 for real tokens, 0 for padding) and the labels the dataset's
-  /// LabelKind names: classes [rows], targets [rows], (start, end) [rows, 2] or token
-  /// classes [rows, seq] (kIgnoredLabel for padding).
+  /// Writes the next micro-batch into the arena at `slots`, densely as [rows, seq] int32,
+  /// each of the model's inputs by its name: input ids (the dataset's padId for padding),
+  /// token types (0 for padding), position ids 0..seq-1, attention mask (1 for real
+  /// tokens, 0 for padding); and the labels the dataset's LabelKind names: classes [rows],
+  /// targets [rows], (start, end) [rows, 2] or token classes [rows, seq] (kIgnoredLabel
+  /// for padding). Throws DataError for an input it does not know (requireKnownInputs).
   MicroBatch next(std::byte *arena, const InputSlots &slots);
 
   /// Rows the next `microBatches` calls of next() will yield, stopping at the end of the
