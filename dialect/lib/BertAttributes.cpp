@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "bert/BertDialect.h"
+#include "bert/Placement.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -295,8 +296,40 @@ void BertDialect::registerAttributes() {
       >();
 }
 
+LogicalResult ParamSlotsAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t value,
+                                     std::optional<int64_t> master, std::optional<int64_t> grad,
+                                     std::optional<int64_t> adamM, std::optional<int64_t> adamV,
+                                     std::optional<int64_t> adamMAbsmax,
+                                     std::optional<int64_t> adamVAbsmax) {
+  for (std::optional<int64_t> offset :
+       {std::optional(value), master, grad, adamM, adamV, adamMAbsmax, adamVAbsmax})
+    if (offset && *offset < 0)
+      return emitError() << "a parameter's slot must be at an offset of at least 0, got "
+                         << *offset;
+  return success();
+}
+
 LogicalResult BertDialect::verifyOperationAttribute(Operation *op, NamedAttribute attribute) {
   StringRef name = attribute.getName().getValue();
+  if (failed(verifyPlacementAttribute(op, attribute)))
+    return failure();
+  Attribute value = attribute.getValue();
+  // The module's bounds and choices, each of one kind.
+  if (name == "bert.max_batch" || name == "bert.max_seq") {
+    auto bound = dyn_cast<IntegerAttr>(value);
+    if (!bound || !bound.getType().isInteger(64) || bound.getInt() < 1)
+      return op->emitError() << "'" << name << "' must be an i64 of at least 1";
+  }
+  if (name == "bert.precision") {
+    auto precision = dyn_cast<StringAttr>(value);
+    if (!precision || !llvm::is_contained({"fp32", "bf16", "fp16"}, precision.getValue()))
+      return op->emitError() << "'" << name << "' must be \"fp32\", \"bf16\" or \"fp16\"";
+  }
+  if ((name == "bert.optimizer_on_host" || name == "bert.time_ops" || name == "bert.recomputed") &&
+      !isa<UnitAttr>(value))
+    return op->emitError() << "'" << name << "' must be a unit attribute";
+  if (name == "bert.hf_config" && !isa<StringAttr>(value))
+    return op->emitError() << "'" << name << "' must be a string (config.json's text)";
   if (name == "bert.train" && !isa<TrainAttr>(attribute.getValue()))
     return op->emitError("'bert.train' must be a #bert.train attribute");
   if (name == "bert.plan" && !isa<PlanAttr>(attribute.getValue()))

@@ -100,9 +100,9 @@ void loadFrom(Reader &reader, const std::string &path, const TrainerPlan &plan, 
 } // namespace
 
 /// Hugging Face's _init_weights for parameter `p`: normal(0, initializerRange), zeros or
-/// ones, and an embedding table's padding row (ParamSlot::zeroRow) zeros. Element i is a Box–Muller transform of
-/// the counter-based uniforms (seed, p, 2i) and (seed, p, 2i+1), so each value depends on
-/// nothing but the seed and its position.
+/// ones, and an embedding table's padding row (ParamSlot::zeroRow) zeros. Element i is a Box–Muller
+/// transform of the counter-based uniforms (seed, p, 2i) and (seed, p, 2i+1), so each value depends
+/// on nothing but the seed and its position.
 void initializeParameter(const TrainerPlan &plan, std::byte *arena, size_t p, uint64_t seed) {
   const double twoPi = 6.283185307179586;
   const ParamSlot &param = plan.params[p];

@@ -97,3 +97,28 @@ module attributes {bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 5
 // expected-error@+1 {{#bert.plan regions 'master_weights' and 'optimizer_state' must lie on the same side of the host-resident end of the arena (from 2048)}}
 module attributes {bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [768, 200], gradients = [640, 72], optimizer_state = [2304, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 768], gemm_workspace = [0, 0], lower_bound_bytes = 1984, loss = 1472, host_bytes = 1216>} {
 }
+
+// -----
+
+// The plan's bounds are counts of rows and tokens.
+// expected-error@+1 {{'bert.max_batch' must be an i64 of at least 1}}
+module attributes {bert.max_batch = 0 : i64} {
+}
+
+// -----
+
+// expected-error@+1 {{'bert.max_seq' must be an i64 of at least 1}}
+module attributes {bert.max_seq = "128"} {
+}
+
+// -----
+
+// expected-error@+1 {{'bert.precision' must be "fp32", "bf16" or "fp16"}}
+module attributes {bert.precision = "int4"} {
+}
+
+// -----
+
+// expected-error@+1 {{'bert.optimizer_on_host' must be a unit attribute}}
+module attributes {bert.optimizer_on_host = true} {
+}

@@ -19,8 +19,8 @@
 
 // Planned: the fused GEMM writes its result over its addend, which dies there.
 // PLAN: bert.select_token_grad
-// PLAN: bert.add %{{[0-9]+}}, %{{[0-9]+}} {arena.offsets = array<i64: [[SUM:[0-9]+]]>}
-// PLAN-NEXT: bert.linear_grad_input_add %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} {arena.offsets = array<i64: [[SUM]]>}
+// PLAN: bert.add %{{[0-9]+}}, %{{[0-9]+}} {bert.offsets = array<i64: [[SUM:[0-9]+]]>}
+// PLAN-NEXT: bert.linear_grad_input_add %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} {bert.offsets = array<i64: [[SUM]]>}
 
 module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.train = #bert.train<batch = 4, epochs = 1, steps = 0, lr = 1.0e-03, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "constant", warmup = 0.0, seed = 42, shuffle = false, num_labels = 8, initializer_range = 0.02, vocab = 64, type_vocab = 2, task = "classification", max_grad_norm = 0.0>} {
   func.func @micro_step() -> tensor<f32> {

@@ -17,9 +17,9 @@
 
 // Planned: the fused op gets the LayerNorm backward's kernel workspace; g and b keep their
 // gradient slots.
-// PLAN: bert.param "g" {arena.adam_m = {{[0-9]+}} : i64, arena.adam_v = {{[0-9]+}} : i64, arena.grad = {{[0-9]+}} : i64
-// PLAN: bert.param "b" {arena.adam_m = {{[0-9]+}} : i64, arena.adam_v = {{[0-9]+}} : i64, arena.grad = {{[0-9]+}} : i64
-// PLAN: bert.accumulate_layernorm_grad {{.*}}arena.workspace = {{[0-9]+}} : i64
+// PLAN: bert.param "g" {bert.slots = #bert.param_slots<{{.*}}grad = {{[0-9]+}}{{.*}}adam_m = {{[0-9]+}}{{.*}}adam_v = {{[0-9]+}}{{.*}}>
+// PLAN: bert.param "b" {bert.slots = #bert.param_slots<{{.*}}grad = {{[0-9]+}}{{.*}}adam_m = {{[0-9]+}}{{.*}}adam_v = {{[0-9]+}}{{.*}}>
+// PLAN: bert.accumulate_layernorm_grad {{.*}}bert.workspace = {{[0-9]+}} : i64
 
 module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.train = #bert.train<batch = 4, epochs = 1, steps = 0, lr = 1.0e-03, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "constant", warmup = 0.0, seed = 42, shuffle = false, num_labels = 8, initializer_range = 0.02, vocab = 64, type_vocab = 2, task = "classification", max_grad_norm = 0.0>} {
   func.func @micro_step() -> tensor<f32> {

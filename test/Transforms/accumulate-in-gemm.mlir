@@ -23,7 +23,7 @@
 // CHECK: bert.accumulate_embedding_grad %[[T]], %{{.*}}, %{{.*}} {padding_idx = 3 : i64} : tensor<64x16xf32>, tensor<?x?x16xf32>, tensor<?x?xi32>
 
 // Planned and checked: the GEMMs write the weights' gradient slots, which the planner keeps.
-// PLAN: bert.param "w" {arena.adam_m = {{[0-9]+}} : i64, arena.adam_v = {{[0-9]+}} : i64, arena.grad = {{[0-9]+}} : i64
+// PLAN: bert.param "w" {bert.slots = #bert.param_slots<{{.*}}grad = {{[0-9]+}}{{.*}}adam_m = {{[0-9]+}}{{.*}}adam_v = {{[0-9]+}}{{.*}}>
 // PLAN: bert.accumulate_bias_grad %{{[0-9]+}}, %{{[0-9]+}} : tensor<16xf32>
 // PLAN: bert.accumulate_linear_grad_weight %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} : tensor<16x16xf32>
 // PLAN: bert.accumulate_embedding_grad %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} {padding_idx = 3 : i64} : tensor<64x16xf32>

@@ -5,11 +5,11 @@
 // The forward ops the loss depends on, in the training step's order, at its offsets: the
 // offsets captured in @micro_step must reappear unchanged in @eval_step.
 // CHECK-LABEL: func.func @micro_step() -> tensor<f32>
-// CHECK: bert.embedding {{.*}}arena.offsets = array<i64: [[$EMB:[0-9]+]]>
-// CHECK: bert.dropout {{.*}}arena.offsets = array<i64: [[$DROP:[0-9]+]]>, rate = 1.000000e-01 : f32, stream = 0 : i32
-// CHECK: bert.attention {{.*}}arena.offsets = array<i64: [[$ATT:[0-9]+]], [[$LSE:[0-9]+]]>, dropout = 1.000000e-01 : f32
-// CHECK: bert.linear {{.*}}arena.offsets = array<i64: [[$LOGITS:[0-9]+]]>
-// CHECK: bert.cross_entropy {{.*}}arena.offsets = array<i64: [[$LOSS:[0-9]+]]>
+// CHECK: bert.embedding {{.*}}bert.offsets = array<i64: [[$EMB:[0-9]+]]>
+// CHECK: bert.dropout {{.*}}bert.offsets = array<i64: [[$DROP:[0-9]+]]>, rate = 1.000000e-01 : f32, stream = 0 : i32
+// CHECK: bert.attention {{.*}}bert.offsets = array<i64: [[$ATT:[0-9]+]], [[$LSE:[0-9]+]]>, dropout = 1.000000e-01 : f32
+// CHECK: bert.linear {{.*}}bert.offsets = array<i64: [[$LOGITS:[0-9]+]]>
+// CHECK: bert.cross_entropy {{.*}}bert.offsets = array<i64: [[$LOSS:[0-9]+]]>
 // CHECK: bert.attention_grad
 // CHECK-LABEL: func.func @optimizer_step()
 
@@ -20,14 +20,14 @@
 // CHECK-NEXT: %[[MASK:.*]] = bert.input "attention_mask"
 // CHECK-NEXT: %[[LABELS:.*]] = bert.input "labels"
 // CHECK-NEXT: %[[T:.*]] = bert.param "t"
-// CHECK-NEXT: %[[E:.*]] = bert.embedding %[[IDS]], %[[T]] {arena.offsets = array<i64: [[$EMB]]>}
-// CHECK-NEXT: %[[D:.*]] = bert.dropout %[[E]] {arena.offsets = array<i64: [[$DROP]]>, rate = 0.000000e+00 : f32, stream = 0 : i32}
-// CHECK-NEXT: %[[A:[^,]*]], %{{[^ ]*}} = bert.attention %[[D]], %[[D]], %[[D]], %[[MASK]] {arena.offsets = array<i64: [[$ATT]], [[$LSE]]>, dropout = 0.000000e+00 : f32, heads = 2 : i64, stream = 1 : i32}
+// CHECK-NEXT: %[[E:.*]] = bert.embedding %[[IDS]], %[[T]] {bert.offsets = array<i64: [[$EMB]]>}
+// CHECK-NEXT: %[[D:.*]] = bert.dropout %[[E]] {bert.offsets = array<i64: [[$DROP]]>, rate = 0.000000e+00 : f32, stream = 0 : i32}
+// CHECK-NEXT: %[[A:[^,]*]], %{{[^ ]*}} = bert.attention %[[D]], %[[D]], %[[D]], %[[MASK]] {bert.offsets = array<i64: [[$ATT]], [[$LSE]]>, dropout = 0.000000e+00 : f32, heads = 2 : i64, stream = 1 : i32}
 // CHECK-NEXT: %[[CLS:.*]] = bert.select_token %[[A]] 
 // CHECK-NEXT: %[[W:.*]] = bert.param "w"
 // CHECK-NEXT: %[[B:.*]] = bert.param "b"
-// CHECK-NEXT: %[[Y:.*]] = bert.linear %[[CLS]], %[[W]], %[[B]] {arena.offsets = array<i64: [[$LOGITS]]>}
-// CHECK-NEXT: %[[L:.*]] = bert.cross_entropy %[[Y]], %[[LABELS]] {arena.offsets = array<i64: [[$LOSS]]>}
+// CHECK-NEXT: %[[Y:.*]] = bert.linear %[[CLS]], %[[W]], %[[B]] {bert.offsets = array<i64: [[$LOGITS]]>}
+// CHECK-NEXT: %[[L:.*]] = bert.cross_entropy %[[Y]], %[[LABELS]] {bert.offsets = array<i64: [[$LOSS]]>}
 // CHECK-NEXT: return %[[L]], %[[Y]] : tensor<f32>, tensor<?x2xf32>
 // CHECK-NEXT: }
 

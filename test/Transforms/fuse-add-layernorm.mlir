@@ -16,8 +16,8 @@
 
 // Planned: the sum takes over the bytes of the addend that dies there (%h), the output
 // gets its own, and the op its LayerNorm statistics' workspace.
-// PLAN: %[[H:.*]] = bert.add {{.*}}arena.offsets = array<i64: [[HOFF:[0-9]+]]>
-// PLAN: bert.add_layernorm %[[H]], {{.*}}arena.offsets = array<i64: [[HOFF]], {{[0-9]+}}>, arena.workspace = {{[0-9]+}} : i64
+// PLAN: %[[H:.*]] = bert.add {{.*}}bert.offsets = array<i64: [[HOFF:[0-9]+]]>
+// PLAN: bert.add_layernorm %[[H]], {{.*}}bert.offsets = array<i64: [[HOFF]], {{[0-9]+}}>, bert.workspace = {{[0-9]+}} : i64
 
 module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.train = #bert.train<batch = 4, epochs = 1, steps = 0, lr = 1.0e-03, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "constant", warmup = 0.0, seed = 42, shuffle = false, num_labels = 8, initializer_range = 0.02, vocab = 64, type_vocab = 2, task = "classification", max_grad_norm = 0.0>} {
   func.func @micro_step() -> tensor<f32> {

@@ -20,7 +20,7 @@
 // The evaluation step keeps the fused op without its dropout (a rate of 0, the default, is
 // not printed).
 // EVAL-LABEL: func.func @eval_step
-// EVAL: bert.add_layernorm {{.*}} {arena.offsets = {{.*}}, epsilon = {{[^,]*}}, stream = 3 : i32}
+// EVAL: bert.add_layernorm {{.*}} {bert.offsets = {{.*}}, epsilon = {{[^,]*}}, stream = 3 : i32}
 // EVAL: bert.dropout {{.*}}rate = 0.000000e+00 : f32
 
 module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.train = #bert.train<batch = 4, epochs = 1, steps = 0, lr = 1.0e-03, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "constant", warmup = 0.0, seed = 42, shuffle = false, num_labels = 8, initializer_range = 0.02, vocab = 64, type_vocab = 2, task = "classification", max_grad_norm = 0.0>} {

@@ -8,10 +8,10 @@
 // CHECK-LABEL: func.func @micro_step()
 // CHECK: %[[IDS:.*]] = bert.input "input_ids"
 // CHECK-NOT: bert.plan_check
-// CHECK: %[[E:.*]] = bert.embedding %[[IDS]], %{{.*}} {arena.offsets = array<i64: [[IN_PLACE:[0-9]+]]>}
+// CHECK: %[[E:.*]] = bert.embedding %[[IDS]], %{{.*}} {bert.offsets = array<i64: [[IN_PLACE:[0-9]+]]>}
 // CHECK-NEXT: bert.plan_check_define %[[E]] : tensor<?x?x8xf32>
 // CHECK-NEXT: bert.plan_check_read %[[E]] for "bert.dropout" : tensor<?x?x8xf32>
-// CHECK-NEXT: %[[D:.*]] = bert.dropout %[[E]] {arena.offsets = array<i64: [[IN_PLACE]]>
+// CHECK-NEXT: %[[D:.*]] = bert.dropout %[[E]] {bert.offsets = array<i64: [[IN_PLACE]]>
 // The dropout ran in place (both at one offset): the embedding's bytes are the dropout's
 // now, so they are not released.
 // CHECK-NEXT: bert.plan_check_define %[[D]]

@@ -72,12 +72,12 @@
 //                                                                [512, 1224): 712 B
 // PLAN-CPU: parameters = [0, 452], master_weights = [512, 712], gradients = [1280, 648]
 // PLAN-CPU-NOT: frozen_masters
-// PLAN-CPU: bert.param "ln.bias" {arena.master = 1088 : i64, arena.value = 320 : i64,
+// PLAN-CPU: bert.param "ln.bias" {bert.slots = #bert.param_slots<{{.*}}value = 320{{.*}}master = 1088{{.*}}>,
 // PLAN-LABEL: func.func @micro_step
-// PLAN: bert.param "emb" {arena.adam_m = 1920 : i64, arena.adam_v = 2624 : i64, arena.grad = 1216 : i64, arena.master = 512 : i64, arena.value = 0 : i64
-// PLAN: bert.param "ln.bias" {arena.master = 5632 : i64, arena.value = 320 : i64,
+// PLAN: bert.param "emb" {bert.slots = #bert.param_slots<{{.*}}value = 0{{.*}}master = 512{{.*}}grad = 1216{{.*}}adam_m = 1920{{.*}}adam_v = 2624{{.*}}>
+// PLAN: bert.param "ln.bias" {bert.slots = #bert.param_slots<{{.*}}value = 320{{.*}}master = 5632{{.*}}>,
 // PLAN-LABEL: func.func @optimizer_step
-// PLAN: bert.param "emb" {{{.*}}arena.master = 512 : i64, arena.value = 0 : i64
+// PLAN: bert.param "emb" {{{.*}}bert.slots = #bert.param_slots<{{.*}}value = 0{{.*}}master = 512{{.*}}>
 module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.train = #bert.train<batch = 4, epochs = 1, steps = 0, lr = 1.0e-03, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "constant", warmup = 0.0, seed = 42, shuffle = false, num_labels = 2, initializer_range = 0.02, vocab = 16, type_vocab = 2, task = "classification", max_grad_norm = 0.0>} {
   func.func @micro_step() -> tensor<f32> {
     %0 = bert.input "input_ids" : tensor<?x?xi32>

@@ -11,10 +11,10 @@
 //   optimizer_state [37376, 46096): 8720 B = 2*256 + 8208 (fp32 moments: 2*16384 + 2*256)
 // CHECK: optimizer_state = [37376, 8720]
 // CHECK-LABEL: func.func @micro_step
-// CHECK: bert.param "w" {arena.adam_m = 37888 : i64, arena.adam_m_absmax = 46080 : i64, arena.adam_v = 41984 : i64, arena.adam_v_absmax = 46088 : i64, arena.grad = 20992 : i64, arena.value = 4096 : i64
-// CHECK: bert.param "b" {arena.adam_m = 37376 : i64, arena.adam_v = 37632 : i64, arena.grad = 20736 : i64, arena.value = 20480 : i64
+// CHECK: bert.param "w" {bert.slots = #bert.param_slots<{{.*}}value = 4096{{.*}}grad = 20992{{.*}}adam_m = 37888{{.*}}adam_v = 41984{{.*}}adam_m_absmax = 46080{{.*}}adam_v_absmax = 46088{{.*}}>
+// CHECK: bert.param "b" {bert.slots = #bert.param_slots<{{.*}}value = 20480{{.*}}grad = 20736{{.*}}adam_m = 37376{{.*}}adam_v = 37632{{.*}}>
 // CHECK-LABEL: func.func @optimizer_step
-// CHECK: bert.param "w" {arena.adam_m = 37888 : i64, arena.adam_m_absmax = 46080 : i64, arena.adam_v = 41984 : i64, arena.adam_v_absmax = 46088 : i64
+// CHECK: bert.param "w" {bert.slots = #bert.param_slots<{{.*}}adam_m = 37888{{.*}}adam_v = 41984{{.*}}adam_m_absmax = 46080{{.*}}adam_v_absmax = 46088{{.*}}>
 // CHECK: bert.adamw {{.*}}state_block = 2048 : i64{{.*}} : tensor<64x64xf32>
 // CHECK: bert.param "b"
 // CHECK-NOT: state_block

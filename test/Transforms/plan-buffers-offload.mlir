@@ -14,12 +14,12 @@
 // CHECK-SAME: arena_bytes = 98688, parameters = [0, 10368], master_weights = [44672, 16640], gradients = [10368, 16640], optimizer_state = [61312, 33280]
 // CHECK-SAME: gemm_workspace = [44672, 0], lower_bound_bytes = 44612, loss = 44608, host_bytes = 54016, frozen_masters = [94592, 4096]>
 // CHECK-LABEL: func.func @micro_step
-// CHECK: bert.param "t" {arena.master = 94592 : i64, arena.value = 0 : i64
-// CHECK: bert.param "w" {arena.adam_m = 61312 : i64, arena.adam_v = 77952 : i64, arena.grad = 10368 : i64, arena.master = 44672 : i64, arena.value = 2048 : i64
-// CHECK: bert.param "b" {arena.adam_m = 77696 : i64, arena.adam_v = 94336 : i64, arena.grad = 26752 : i64, arena.master = 61056 : i64, arena.value = 10240 : i64
+// CHECK: bert.param "t" {bert.slots = #bert.param_slots<{{.*}}value = 0{{.*}}master = 94592{{.*}}>
+// CHECK: bert.param "w" {bert.slots = #bert.param_slots<{{.*}}value = 2048{{.*}}master = 44672{{.*}}grad = 10368{{.*}}adam_m = 61312{{.*}}adam_v = 77952{{.*}}>
+// CHECK: bert.param "b" {bert.slots = #bert.param_slots<{{.*}}value = 10240{{.*}}master = 61056{{.*}}grad = 26752{{.*}}adam_m = 77696{{.*}}adam_v = 94336{{.*}}>
 // The optimizer step reads the same host slots.
 // CHECK-LABEL: func.func @optimizer_step
-// CHECK: bert.param "w" {arena.adam_m = 61312 : i64, arena.adam_v = 77952 : i64, arena.grad = 10368 : i64, arena.master = 44672 : i64
+// CHECK: bert.param "w" {bert.slots = #bert.param_slots<{{.*}}master = 44672{{.*}}grad = 10368{{.*}}adam_m = 61312{{.*}}adam_v = 77952{{.*}}>
 module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.train = #bert.train<batch = 4, epochs = 1, steps = 0, lr = 1.0e-03, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "constant", warmup = 0.0, seed = 42, shuffle = false, num_labels = 64, initializer_range = 0.02, vocab = 16, type_vocab = 2, task = "classification", max_grad_norm = 0.0>} {
   func.func @micro_step() -> tensor<f32> {
     %ids = bert.input "input_ids" : tensor<?x?xi32>

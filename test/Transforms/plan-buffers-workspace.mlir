@@ -11,8 +11,8 @@
 // AdamW chunk each (4 x 32 B), 1024 partial sums (8192 B), the norm and the overflow flag
 // (4 B each) = 8328 B, ending at 12168 -> 12224.
 // CHECK-SAME: gemm_workspace = [2816, 9352],
-// CHECK: bert.layernorm {{.*}}arena.workspace = 1536 : i64
-// CHECK: bert.layernorm_grad {{.*}}arena.workspace = 1536 : i64
+// CHECK: bert.layernorm {{.*}}bert.workspace = 1536 : i64
+// CHECK: bert.layernorm_grad {{.*}}bert.workspace = 1536 : i64
 
 // Without it (the CPU target) every other offset is the same and the arena ends at 2816.
 // CPU: bert.plan = #bert.plan<arena_bytes = 2816,

@@ -12,20 +12,20 @@
 // CHECK-SAME: scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 1152],
 // CHECK-SAME: gemm_workspace = [2368, 0], lower_bound_bytes = 2368, loss = 1408>
 // CHECK-LABEL: func.func @micro_step
-// CHECK: bert.input "input_ids" {arena.offsets = array<i64: 1024>}
-// CHECK: bert.input "labels" {arena.offsets = array<i64: 1152>}
+// CHECK: bert.input "input_ids" {bert.offsets = array<i64: 1024>}
+// CHECK: bert.input "labels" {bert.offsets = array<i64: 1152>}
 // The frozen table has a value slot only.
-// CHECK: bert.param "t" {arena.value = 0 : i64,
+// CHECK: bert.param "t" {bert.slots = #bert.param_slots<value = 0>,
 // e = [4,8,8] f32 = 1024 B. The table is frozen, so no backward reads e: it dies at the
 // gelu, which runs in place and takes over its bytes.
-// CHECK: bert.embedding {{.*}}arena.offsets = array<i64: 1216>
-// CHECK: bert.gelu {{.*}}arena.offsets = array<i64: 1216>
+// CHECK: bert.embedding {{.*}}bert.offsets = array<i64: 1216>
+// CHECK: bert.gelu {{.*}}bert.offsets = array<i64: 1216>
 // select_token is not in place: the [4,8] CLS rows (128 B) go after gelu(e): 1216 + 1024.
-// CHECK: bert.select_token {{.*}}arena.offsets = array<i64: 2240>
-// CHECK: bert.param "w" {arena.adam_m = 768 : i64, arena.adam_v = 896 : i64, arena.grad = 640 : i64, arena.value = 512 : i64
-// CHECK: bert.param "b" {arena.adam_m = 832 : i64, arena.adam_v = 960 : i64, arena.grad = 704 : i64, arena.value = 576 : i64
+// CHECK: bert.select_token {{.*}}bert.offsets = array<i64: 2240>
+// CHECK: bert.param "w" {bert.slots = #bert.param_slots<value = 512, grad = 640, adam_m = 768, adam_v = 896>
+// CHECK: bert.param "b" {bert.slots = #bert.param_slots<value = 576, grad = 704, adam_m = 832, adam_v = 960>
 // gelu(e) is dead once the CLS rows are taken: logits [4,2] = 32 B reuse 1216.
-// CHECK: bert.linear {{.*}}arena.offsets = array<i64: 1216>
+// CHECK: bert.linear {{.*}}bert.offsets = array<i64: 1216>
 // Packing is largest first, at the lowest 64-aligned offset (relative to 1216) free for
 // the buffer's steps (0 ids .. 8 logits, 9 loss, 10 seed, 11 d logits, 12 d w, 13 d b,
 // 14-15 accumulate, 16 return):
@@ -34,13 +34,13 @@
 //   d b     8 B [13,15]: meets d w +0 and d logits +64                -> +128 = 1344
 //   loss    4 B [9,16]: meets logits +0, d logits +64, d b +128       -> +192 = 1408
 //   seed    4 B [10,11]: meets logits +0, d logits +64, loss +192     -> +128 = 1344
-// CHECK: bert.cross_entropy {{.*}}arena.offsets = array<i64: 1408>
-// CHECK: bert.fill {{.*}}arena.offsets = array<i64: 1344>
-// CHECK: bert.cross_entropy_grad {{.*}}arena.offsets = array<i64: 1280>
-// CHECK: bert.linear_grad_weight {{.*}}arena.offsets = array<i64: 1216>
-// CHECK: bert.bias_grad {{.*}}arena.offsets = array<i64: 1344>
+// CHECK: bert.cross_entropy {{.*}}bert.offsets = array<i64: 1408>
+// CHECK: bert.fill {{.*}}bert.offsets = array<i64: 1344>
+// CHECK: bert.cross_entropy_grad {{.*}}bert.offsets = array<i64: 1280>
+// CHECK: bert.linear_grad_weight {{.*}}bert.offsets = array<i64: 1216>
+// CHECK: bert.bias_grad {{.*}}bert.offsets = array<i64: 1344>
 // CHECK-LABEL: func.func @optimizer_step
-// CHECK: bert.param "w" {arena.adam_m = 768 : i64, arena.adam_v = 896 : i64, arena.grad = 640 : i64, arena.value = 512 : i64
+// CHECK: bert.param "w" {bert.slots = #bert.param_slots<value = 512, grad = 640, adam_m = 768, adam_v = 896>
 module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.train = #bert.train<batch = 4, epochs = 1, steps = 0, lr = 1.0e-03, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "constant", warmup = 0.0, seed = 42, shuffle = false, num_labels = 2, initializer_range = 0.02, vocab = 16, type_vocab = 2, task = "classification", max_grad_norm = 0.0>} {
   func.func @micro_step() -> tensor<f32> {
     %ids = bert.input "input_ids" : tensor<?x?xi32>

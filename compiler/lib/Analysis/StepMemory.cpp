@@ -10,6 +10,10 @@
 #include <limits>
 
 using namespace mlir;
+using mlir::bert::getParamSlot;
+using mlir::bert::getResultOffset;
+using mlir::bert::kParamSlots;
+using mlir::bert::ParamSlotKind;
 
 namespace bertc {
 
@@ -78,21 +82,20 @@ FailureOr<StepMemory> analyzeStepMemory(ModuleOp module) {
     int64_t blocks = eightBit.count(param.getName())
                          ? quantBlockCount(count, QuantBlockSize(eightBit.lookup(param.getName())))
                          : 0;
-    auto slotBytes = [&](StringRef key) -> std::pair<int64_t, std::string> {
-      if (key == "arena.value")
+    auto slotBytes = [&](ParamSlotKind slot) -> std::pair<int64_t, std::string> {
+      if (slot == ParamSlotKind::Value)
         return {planned.bytes, element.isF32() ? "f32" : element.isBF16() ? "bf16" : "f16"};
-      if ((key == "arena.adam_m" || key == "arena.adam_v") && blocks > 0)
+      if ((slot == ParamSlotKind::AdamM || slot == ParamSlotKind::AdamV) && blocks > 0)
         return {count, "u8"};
-      if (key == "arena.adam_m_absmax" || key == "arena.adam_v_absmax")
+      if (slot == ParamSlotKind::AdamMAbsmax || slot == ParamSlotKind::AdamVAbsmax)
         return {blocks * 4, "f32"};
       return {fp32Bytes, "f32"};
     };
-    for (StringRef key : {"arena.value", "arena.master", "arena.grad", "arena.adam_m",
-                          "arena.adam_v", "arena.adam_m_absmax", "arena.adam_v_absmax"})
-      if (auto offset = param->getAttrOfType<IntegerAttr>(key)) {
-        auto [bytes, dtype] = slotBytes(key);
-        planned.slots.push_back({key.str(), offset.getInt(), bytes, dtype});
-        if (offset.getInt() < deviceBytes)
+    for (ParamSlotKind slot : kParamSlots)
+      if (FailureOr<int64_t> offset = getParamSlot(param, slot); succeeded(offset)) {
+        auto [bytes, dtype] = slotBytes(slot);
+        planned.slots.push_back({slot, *offset, bytes, dtype});
+        if (*offset < deviceBytes)
           planned.totalBytes += bytes;
       }
     memory.params.push_back(std::move(planned));
@@ -105,8 +108,8 @@ FailureOr<StepMemory> analyzeStepMemory(ModuleOp module) {
   for (const TensorLife &life : lives) {
     auto result = cast<OpResult>(life.value);
     Operation *def = result.getOwner();
-    auto offsets = def->getAttrOfType<DenseI64ArrayAttr>("arena.offsets");
-    if (!offsets || offsets.size() <= int64_t(result.getResultNumber()))
+    FailureOr<int64_t> offset = getResultOffset(result);
+    if (failed(offset))
       return def->emitError("op has no arena slots: run -bertc-plan-buffers first");
     PlannedTensor tensor;
     describeLocation(def->getLoc(), tensor.name, tensor.origin);
@@ -125,7 +128,7 @@ FailureOr<StepMemory> analyzeStepMemory(ModuleOp module) {
     tensor.shape = shapeText(type, *bounds);
     tensor.dtype = dtypeText(type.getElementType());
     tensor.producer = def->getName().getStringRef().str();
-    tensor.offset = offsets[result.getResultNumber()];
+    tensor.offset = *offset;
     tensor.bytes = life.interval.bytes;
     tensor.firstStep = life.interval.begin;
     tensor.lastStep = life.interval.end;

@@ -54,16 +54,18 @@ LogicalResult EmitContext::declareResults(Operation *op) {
   SmallVector<int64_t> offsets;
   std::string label = op->getName().getStringRef().str();
   if (auto param = dyn_cast<bert::ParamOp>(op)) {
-    auto offset = op->getAttrOfType<IntegerAttr>("arena.value");
-    if (!offset)
+    FailureOr<int64_t> offset = bert::getParamSlot(param, bert::ParamSlotKind::Value);
+    if (failed(offset))
       return op->emitError("parameter has no arena slot: run -bertc-plan-buffers first");
-    offsets.push_back(offset.getInt());
+    offsets.push_back(*offset);
     label = param.getName().str();
   } else if (op->getNumResults() > 0) {
-    auto attr = op->getAttrOfType<DenseI64ArrayAttr>("arena.offsets");
-    if (!attr || attr.size() != int64_t(op->getNumResults()))
-      return op->emitError("op has no arena slots: run -bertc-plan-buffers first");
-    offsets.append(attr.asArrayRef().begin(), attr.asArrayRef().end());
+    for (OpResult result : op->getResults()) {
+      FailureOr<int64_t> offset = bert::getResultOffset(result);
+      if (failed(offset))
+        return op->emitError("op has no arena slots: run -bertc-plan-buffers first");
+      offsets.push_back(*offset);
+    }
   }
   for (auto [index, result, offset] : llvm::enumerate(op->getResults(), offsets)) {
     std::string type = cppType(cast<ShapedType>(result.getType()).getElementType());
@@ -79,14 +81,14 @@ LogicalResult EmitContext::declareResults(Operation *op) {
 }
 
 FailureOr<std::string> kernelWorkspace(Operation *op) {
-  auto offset = op->getAttrOfType<IntegerAttr>("arena.workspace");
-  if (!offset)
+  FailureOr<int64_t> offset = bert::getWorkspaceOffset(op);
+  if (failed(offset))
     return op->emitError("op has no kernel workspace: run -bertc-plan-buffers");
-  return "reinterpret_cast<float *>(arena + " + std::to_string(offset.getInt()) + ")";
+  return "reinterpret_cast<float *>(arena + " + std::to_string(*offset) + ")";
 }
 
 std::string kernelWorkspaceOrNull(Operation *op) {
-  if (!op->hasAttr("arena.workspace"))
+  if (!bert::hasWorkspace(op))
     return "nullptr";
   return *kernelWorkspace(op);
 }
@@ -96,10 +98,10 @@ std::string columnSumScratch(Operation *op) {
 }
 
 FailureOr<std::string> gradientSlot(Operation *op, Value param) {
-  Operation *def = param.getDefiningOp();
-  if (!def || !def->hasAttr("arena.grad"))
+  auto def = param.getDefiningOp<bert::ParamOp>();
+  if (!def || !bert::hasParamSlot(def, bert::ParamSlotKind::Grad))
     return op->emitError("parameter has no gradient slot: run -bertc-plan-buffers");
-  return EmitContext::paramSlot(param, "arena.grad");
+  return EmitContext::paramSlot(param, bert::ParamSlotKind::Grad);
 }
 
 std::string EmitContext::call(StringRef kernel) const {
@@ -123,10 +125,10 @@ std::string EmitContext::bytes(Value value) {
 
 std::string EmitContext::numel(Value value) { return product(dimExprs(value)); }
 
-std::string EmitContext::paramSlot(Value param, StringRef slot, StringRef element) {
+std::string EmitContext::paramSlot(Value param, bert::ParamSlotKind slot, StringRef element) {
   auto op = param.getDefiningOp<bert::ParamOp>();
-  auto offset = op ? op->getAttrOfType<IntegerAttr>(slot) : IntegerAttr();
-  return ("reinterpret_cast<" + element + " *>(arena + " + Twine(offset ? offset.getInt() : -1) +
+  FailureOr<int64_t> offset = op ? bert::getParamSlot(op, slot) : FailureOr<int64_t>(failure());
+  return ("reinterpret_cast<" + element + " *>(arena + " + Twine(succeeded(offset) ? *offset : -1) +
           ")")
       .str();
 }

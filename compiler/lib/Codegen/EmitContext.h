@@ -9,6 +9,8 @@
 
 #include "SlotNames.h"
 
+#include "bert/Placement.h"
+
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
@@ -36,7 +38,7 @@ public:
   /// The end of a kernel call: ");\n", or ", dev.stream);\n" for a CUDA launch.
   llvm::StringRef end() const;
 
-  /// Declares the pointers of `op`'s results (at their `arena.offsets`) and, for a
+  /// Declares the pointers of `op`'s results (at their `bert.offsets`) and, for a
   /// parameter, its value slot; afterwards name() answers for them.
   mlir::LogicalResult declareResults(mlir::Operation *op);
 
@@ -67,9 +69,9 @@ public:
   static std::string floatLiteral(float value);
   /// The C++ literal of a double value that reads back exactly ("0.999").
   static std::string doubleLiteral(double value);
-  /// The pointer to one of a parameter's fixed slots (`arena.grad`, `arena.adam_m`, ...) as
+  /// The pointer to one of a parameter's fixed slots (its gradient, AdamW moments, ...) as
   /// `element *`; the callers check that the slot is there.
-  static std::string paramSlot(mlir::Value param, llvm::StringRef slot,
+  static std::string paramSlot(mlir::Value param, mlir::bert::ParamSlotKind slot,
                                llvm::StringRef element = "float");
 
 private:
@@ -80,7 +82,7 @@ private:
   unsigned nextId = 0;
 };
 
-/// The pointer to `op`'s kernel workspace (`arena.workspace`, KernelWorkspace.h) as
+/// The pointer to `op`'s kernel workspace (`bert.workspace`, KernelWorkspace.h) as
 /// `float *`, or failure with a diagnostic when it has none.
 mlir::FailureOr<std::string> kernelWorkspace(mlir::Operation *op);
 /// The same, or `nullptr` when the plan gave `op` none, for a kernel that needs a workspace

@@ -69,10 +69,10 @@ std::optional<LogicalResult> emitLossOptimizerOp(Operation *op, EmitContext &ctx
       })
       .Case([&](AccumulateGradOp acc) -> LogicalResult {
         auto param = acc.getParam().getDefiningOp<ParamOp>();
-        if (!param || !param->hasAttr("arena.grad"))
+        if (!param || !bert::hasParamSlot(param, bert::ParamSlotKind::Grad))
           return acc.emitError("parameter has no gradient slot: run -bertc-plan-buffers");
         os << ctx.call("accumulate") << ctx.name(acc.getGrad()) << ", "
-           << EmitContext::paramSlot(acc.getParam(), "arena.grad") << ", "
+           << EmitContext::paramSlot(acc.getParam(), bert::ParamSlotKind::Grad) << ", "
            << EmitContext::numel(acc.getGrad()) << ctx.end();
         return success();
       })
@@ -86,8 +86,9 @@ std::optional<LogicalResult> emitLossOptimizerOp(Operation *op, EmitContext &ctx
         if (failed(checkAdamWSlots(adamw)))
           return failure();
         Value param = adamw.getParam();
-        std::string grad = adamw.getGrad() ? ctx.name(adamw.getGrad())
-                                           : EmitContext::paramSlot(param, "arena.grad");
+        std::string grad = adamw.getGrad()
+                               ? ctx.name(adamw.getGrad())
+                               : EmitContext::paramSlot(param, bert::ParamSlotKind::Grad);
         // A 16-bit parameter: AdamW updates its fp32 master and rounds each updated value
         // into the working copy in the same pass.
         bool sixteenBit = !cast<RankedTensorType>(param.getType()).getElementType().isF32();
@@ -99,8 +100,8 @@ std::optional<LogicalResult> emitLossOptimizerOp(Operation *op, EmitContext &ctx
              << ", QuantBlockSize(" << *block << "), ";
         else
           os << ctx.call("adamwUpdate") << master << ", " << grad << ", "
-             << EmitContext::paramSlot(param, "arena.adam_m") << ", "
-             << EmitContext::paramSlot(param, "arena.adam_v") << ", " << working
+             << EmitContext::paramSlot(param, bert::ParamSlotKind::AdamM) << ", "
+             << EmitContext::paramSlot(param, bert::ParamSlotKind::AdamV) << ", " << working
              << EmitContext::numel(param) << ", ";
         os << adamwConfigArgument(adamw, adamw.getWeightDecay().convertToDouble()) << ctx.end();
         return success();
@@ -111,15 +112,16 @@ std::optional<LogicalResult> emitLossOptimizerOp(Operation *op, EmitContext &ctx
 LogicalResult checkAdamWSlots(Operation *op) {
   auto adamw = cast<AdamWOp>(op);
   auto param = adamw.getParam().getDefiningOp<ParamOp>();
-  if (!param || !param->hasAttr("arena.value") ||
-      (!adamw.getGrad() && !param->hasAttr("arena.grad")) || !param->hasAttr("arena.adam_m") ||
-      !param->hasAttr("arena.adam_v"))
+  if (!param || !bert::hasParamSlot(param, bert::ParamSlotKind::Value) ||
+      (!adamw.getGrad() && !bert::hasParamSlot(param, bert::ParamSlotKind::Grad)) ||
+      !bert::hasParamSlot(param, bert::ParamSlotKind::AdamM) ||
+      !bert::hasParamSlot(param, bert::ParamSlotKind::AdamV))
     return adamw.emitError("parameter has no optimizer slots: run -bertc-plan-buffers");
   if (!cast<RankedTensorType>(adamw.getParam().getType()).getElementType().isF32() &&
-      !param->hasAttr("arena.master"))
+      !bert::hasParamSlot(param, bert::ParamSlotKind::Master))
     return adamw.emitError("16-bit parameter has no master slot: run -bertc-plan-buffers");
-  if (adamw.getStateBlock() &&
-      (!param->hasAttr("arena.adam_m_absmax") || !param->hasAttr("arena.adam_v_absmax")))
+  if (adamw.getStateBlock() && (!bert::hasParamSlot(param, bert::ParamSlotKind::AdamMAbsmax) ||
+                                !bert::hasParamSlot(param, bert::ParamSlotKind::AdamVAbsmax)))
     return adamw.emitError("8-bit state has no absmax slots: run -bertc-plan-buffers");
   return success();
 }
@@ -127,14 +129,14 @@ LogicalResult checkAdamWSlots(Operation *op) {
 std::string adamwValues(Value param, StringRef values) {
   return cast<RankedTensorType>(param.getType()).getElementType().isF32()
              ? values.str()
-             : EmitContext::paramSlot(param, "arena.master");
+             : EmitContext::paramSlot(param, bert::ParamSlotKind::Master);
 }
 
 std::string eightBitStateArgument(Value param) {
-  return "{" + EmitContext::paramSlot(param, "arena.adam_m", "uint8_t") + ", " +
-         EmitContext::paramSlot(param, "arena.adam_v", "uint8_t") + ", " +
-         EmitContext::paramSlot(param, "arena.adam_m_absmax") + ", " +
-         EmitContext::paramSlot(param, "arena.adam_v_absmax") + "}";
+  return "{" + EmitContext::paramSlot(param, bert::ParamSlotKind::AdamM, "uint8_t") + ", " +
+         EmitContext::paramSlot(param, bert::ParamSlotKind::AdamV, "uint8_t") + ", " +
+         EmitContext::paramSlot(param, bert::ParamSlotKind::AdamMAbsmax) + ", " +
+         EmitContext::paramSlot(param, bert::ParamSlotKind::AdamVAbsmax) + "}";
 }
 
 std::string adamwConfigArgument(Operation *op, double weightDecay) {

@@ -4,6 +4,7 @@
 
 #include "EmitContext.h"
 #include "bert/BertDialect.h"
+#include "bert/Placement.h"
 #include "bertc/Analysis/TrainModule.h"
 #include "bertc/abi/trainer.h"
 
@@ -94,9 +95,11 @@ std::string initKind(StringRef init) {
   return "ParamInit::Normal";
 }
 
-int64_t slotOrZero(ParamOp param, StringRef slot) {
-  auto attr = param->getAttrOfType<IntegerAttr>(slot);
-  return attr ? attr.getInt() : 0;
+/// A slot's offset in the trainer's ParamSlot, where 0 stands for a slot the parameter
+/// does not have (trainer.h: "unused when frozen", "unused for F32 storage").
+int64_t slotField(ParamOp param, ParamSlotKind slot) {
+  FailureOr<int64_t> offset = getParamSlot(param, slot);
+  return succeeded(offset) ? *offset : 0;
 }
 
 /// The StorageType enumerator of a parameter's element type.
@@ -110,8 +113,8 @@ std::string storageKind(Type elementType) {
 
 /// The offset of `input`, or failure when it has none.
 FailureOr<int64_t> inputOffset(InputOp input) {
-  if (auto attr = input->getAttrOfType<DenseI64ArrayAttr>("arena.offsets"))
-    return attr[0];
+  if (FailureOr<int64_t> offset = getResultOffset(input->getResult(0)); succeeded(offset))
+    return *offset;
   return input.emitError() << "input '" << input.getName() << "' has no planned offset";
 }
 
@@ -137,17 +140,18 @@ void emitParamTable(func::FuncOp microStep, raw_ostream &os) {
     os << "    {\"" << param.getName() << "\", " << shape.size() << ", {";
     llvm::interleaveComma(shape, os);
     os << "}, " << param.getResult().getType().getNumElements() << ", "
-       << slotOrZero(param, "arena.value") << ", " << (param.getTrainable() ? "true" : "false")
-       << ", " << slotOrZero(param, "arena.grad") << ", " << slotOrZero(param, "arena.adam_m")
-       << ", " << slotOrZero(param, "arena.adam_v") << ", " << (param.getDecay() ? "true" : "false")
+       << slotField(param, ParamSlotKind::Value) << ", "
+       << (param.getTrainable() ? "true" : "false") << ", " << slotField(param, ParamSlotKind::Grad)
+       << ", " << slotField(param, ParamSlotKind::AdamM) << ", "
+       << slotField(param, ParamSlotKind::AdamV) << ", " << (param.getDecay() ? "true" : "false")
        << ", " << initKind(param.getInit()) << ", "
        << storageKind(param.getResult().getType().getElementType()) << ", "
-       << slotOrZero(param, "arena.master");
+       << slotField(param, ParamSlotKind::Master);
     int64_t block = blocks.lookup(param.getName());
     auto zeroRow = paddingRows.find(param.getOperation());
     if (block || zeroRow != paddingRows.end())
-      os << ", " << block << ", " << slotOrZero(param, "arena.adam_m_absmax") << ", "
-         << slotOrZero(param, "arena.adam_v_absmax");
+      os << ", " << block << ", " << slotField(param, ParamSlotKind::AdamMAbsmax) << ", "
+         << slotField(param, ParamSlotKind::AdamVAbsmax);
     if (zeroRow != paddingRows.end())
       os << ", " << zeroRow->second;
     os << "},\n";

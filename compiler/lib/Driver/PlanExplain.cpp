@@ -3,7 +3,6 @@
 #include "bertc/Driver/PlanExplain.h"
 
 #include "bertc/Driver/ByteSize.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -38,6 +37,32 @@ void printExplanation(const StepMemory &memory, const PlanSummary &plan, unsigne
                                                       : 0.0,
                         int64_t(op.launches), op.flops / 1e9, op.op);
 }
+
+namespace {
+
+/// How memory.html names and files a parameter's slot: the suffix after its name and its
+/// category.
+std::pair<const char *, const char *> slotPicture(bert::ParamSlotKind slot) {
+  switch (slot) {
+  case bert::ParamSlotKind::Value:
+    return {"", "parameters"};
+  case bert::ParamSlotKind::Master:
+    return {" (master)", "master_weights"};
+  case bert::ParamSlotKind::Grad:
+    return {" (gradient)", "gradients"};
+  case bert::ParamSlotKind::AdamM:
+    return {" (Adam m)", "optimizer_state"};
+  case bert::ParamSlotKind::AdamV:
+    return {" (Adam v)", "optimizer_state"};
+  case bert::ParamSlotKind::AdamMAbsmax:
+    return {" (Adam m absmax)", "optimizer_state"};
+  case bert::ParamSlotKind::AdamVAbsmax:
+    return {" (Adam v absmax)", "optimizer_state"};
+  }
+  llvm_unreachable("a parameter slot without a picture");
+}
+
+} // namespace
 
 MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory, const PlanSummary &plan,
                                  StringRef title) {
@@ -78,26 +103,19 @@ MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory, cons
     for (const PlannedParam::Slot &slot : param.slots) {
       if (slot.offset >= plan.arenaBytes)
         continue; // in host memory (an offloaded optimizer), not the device arena drawn
-      auto [suffix, category] =
-          llvm::StringSwitch<std::pair<const char *, const char *>>(slot.key)
-              .Case("arena.master", {" (master)", "master_weights"})
-              .Case("arena.grad", {" (gradient)", "gradients"})
-              .Case("arena.adam_m", {" (Adam m)", "optimizer_state"})
-              .Case("arena.adam_v", {" (Adam v)", "optimizer_state"})
-              .Case("arena.adam_m_absmax", {" (Adam m absmax)", "optimizer_state"})
-              .Case("arena.adam_v_absmax", {" (Adam v absmax)", "optimizer_state"})
-              .Default({"", "parameters"});
+      auto [suffix, category] = slotPicture(slot.kind);
+      bool absmax = slot.kind == bert::ParamSlotKind::AdamMAbsmax ||
+                    slot.kind == bert::ParamSlotKind::AdamVAbsmax;
       whole(param.name + suffix, category,
-            StringRef(slot.key).ends_with("absmax") ? "[" + std::to_string(slot.bytes / 4) + "]"
-                                                    : param.shape,
-            slot.dtype, slot.offset, slot.bytes);
+            absmax ? "[" + std::to_string(slot.bytes / 4) + "]" : param.shape, slot.dtype,
+            slot.offset, slot.bytes);
     }
   FailureOr<func::FuncOp> microStep = getMicroStep(module);
   FailureOr<DimBounds> bounds = getDimBounds(module);
   if (succeeded(microStep) && succeeded(bounds))
     microStep->walk([&](bert::InputOp input) {
-      if (auto offsets = input->getAttrOfType<DenseI64ArrayAttr>("arena.offsets"))
-        whole(("input " + input.getName()).str(), "activations", "", "i32", offsets[0],
+      if (FailureOr<int64_t> offset = bert::getResultOffset(input->getResult(0)); succeeded(offset))
+        whole(("input " + input.getName()).str(), "activations", "", "i32", *offset,
               boundedBytes(input.getResult().getType(), *bounds));
     });
   if (bert::PlanAttr plan = findPlan(module))

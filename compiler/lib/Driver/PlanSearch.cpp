@@ -170,7 +170,7 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
   // The dtype of a parameter's value: its working copy's.
   auto valueDtype = [](const PlannedParam &param) -> StringRef {
     for (const PlannedParam::Slot &slot : param.slots)
-      if (slot.key == "arena.value")
+      if (slot.kind == bert::ParamSlotKind::Value)
         return slot.dtype;
     return "f32";
   };

@@ -4,7 +4,7 @@
 //   1. mark the ops of @micro_step that its returned loss depends on (a walk over
 //      operands from the loss);
 //   2. clone the marked ops in program order into @eval_step; the clones keep every
-//      attribute, so their `arena.offsets` and parameter slots are the training step's;
+//      attribute, so their `bert.offsets` and parameter slots are the training step's;
 //   3. set every dropout rate to 0 and return (loss, logits).
 //
 //===----------------------------------------------------------------------===//

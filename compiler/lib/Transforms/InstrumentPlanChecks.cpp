@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "bert/Placement.h"
 #include "bertc/Analysis/StepLiveness.h"
 #include "bertc/Analysis/TrainModule.h"
 #include "bertc/Transforms/Passes.h"
@@ -33,9 +34,8 @@ constexpr llvm::StringLiteral kLogitsReader = "evalStep";
 /// The arena offset of an op result, -1 for parameters and inputs.
 int64_t arenaOffset(Value value) {
   auto result = dyn_cast<OpResult>(value);
-  auto offsets =
-      result ? result.getOwner()->getAttrOfType<DenseI64ArrayAttr>("arena.offsets") : nullptr;
-  return offsets && bertc::isPlannedActivation(value) ? offsets[result.getResultNumber()] : -1;
+  FailureOr<int64_t> offset = result ? getResultOffset(result) : FailureOr<int64_t>(failure());
+  return succeeded(offset) && bertc::isPlannedActivation(value) ? *offset : -1;
 }
 
 /// The last op of `block` that uses each planned activation (its definer if none).

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "bert/Placement.h"
 #include "bertc/Analysis/ArenaPacker.h"
 #include "bertc/Analysis/KernelWorkspace.h"
 #include "bertc/Analysis/StepLiveness.h"
@@ -56,7 +57,6 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
       return signalPassFailure();
     MLIRContext *ctx = &getContext();
     Builder b(ctx);
-    auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
 
     // 1. Parameters (in their storage type), the fp32 masters of trainable 16-bit ones, fp32
     //    gradients and AdamW moments: contiguous regions in program order. In the
@@ -74,7 +74,7 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     eightBit = bertc::eightBitStateBlocks(module);
     RegionCursor values{0, 0, alignment};
     for (ParamOp p : params)
-      p->setAttr("arena.value", i64(values.take(bytesOf(p.getResult(), *bounds))));
+      setParamSlot(p, ParamSlotKind::Value, values.take(bytesOf(p.getResult(), *bounds)));
     llvm::StringSet<> inBackward = bertc::updatesInBackward(module);
     if (offloadOptimizer) {
       if (!inBackward.empty()) {
@@ -92,7 +92,7 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
       for (ParamOp p : params)
         if (p.getTrainable() && !inBackward.contains(p.getName()) &&
             eightBit.count(p.getName()) == eightBitState)
-          p->setAttr("arena.grad", i64(grads.take(fp32Bytes(p))));
+          setParamSlot(p, ParamSlotKind::Grad, grads.take(fp32Bytes(p)));
     RegionCursor moments = grads.next();
     if (!offloadOptimizer)
       layoutMoments(params, moments);
@@ -115,13 +115,12 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
       int64_t offset = scratch.take(kernelWorkspace);
       microStep->walk([&](Operation *op) {
         if (bertc::kernelWorkspaceBytes(op, *bounds) > 0)
-          op->setAttr("arena.workspace", i64(offset));
+          setWorkspaceOffset(op, offset);
       });
     }
     RegionCursor inputs = scratch.next();
     microStep->walk([&](InputOp input) {
-      input->setAttr("arena.offsets",
-                     b.getDenseI64ArrayAttr({inputs.take(bytesOf(input.getResult(), *bounds))}));
+      setResultOffsets(input, {inputs.take(bytesOf(input.getResult(), *bounds))});
     });
 
     // 3. Activations: live intervals over the program order, in-place chains as one
@@ -142,7 +141,7 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
       SmallVector<int64_t> resultOffsets;
       for (Value result : op.getResults())
         resultOffsets.push_back(offsets[result]);
-      op.setAttr("arena.offsets", b.getDenseI64ArrayAttr(resultOffsets));
+      setResultOffsets(&op, resultOffsets);
     }
     Value loss = body.getTerminator()->getOperand(0);
 
@@ -175,11 +174,8 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
       for (ParamOp p : params)
         byName[p.getName()] = p;
       optimizerStep.walk([&](ParamOp p) {
-        ParamOp original = byName.lookup(p.getName());
-        for (StringRef key : {"arena.value", "arena.master", "arena.grad", "arena.adam_m",
-                              "arena.adam_v", "arena.adam_m_absmax", "arena.adam_v_absmax"})
-          if (Attribute attr = original ? original->getAttr(key) : Attribute())
-            p->setAttr(key, attr);
+        if (ParamOp original = byName.lookup(p.getName()))
+          copyParamSlots(p, original);
       });
     }
 
@@ -198,11 +194,10 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
   enum class Masters { All, Trainable, Frozen };
   /// The fp32 masters of the 16-bit parameters `which` takes, in program order.
   void layoutMasters(ArrayRef<ParamOp> params, Masters which, RegionCursor &masters) {
-    Builder b(&getContext());
     for (ParamOp p : params) {
       bool taken = which == Masters::All || p.getTrainable() == (which == Masters::Trainable);
       if (!p.getResult().getType().getElementType().isF32() && taken)
-        p->setAttr("arena.master", b.getI64IntegerAttr(masters.take(fp32Bytes(p))));
+        setParamSlot(p, ParamSlotKind::Master, masters.take(fp32Bytes(p)));
     }
   }
 
@@ -210,12 +205,10 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
   /// one slot: m codes, v codes, then (float-aligned) m's and v's absmaxes
   /// (abi/adamw_8bit_state.h).
   void layoutMoments(ArrayRef<ParamOp> params, RegionCursor &moments) {
-    Builder b(&getContext());
-    auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
-    for (StringRef moment : {"arena.adam_m", "arena.adam_v"})
+    for (ParamSlotKind moment : {ParamSlotKind::AdamM, ParamSlotKind::AdamV})
       for (ParamOp p : params)
         if (p.getTrainable() && !eightBit.count(p.getName()))
-          p->setAttr(moment, i64(moments.take(fp32Bytes(p))));
+          setParamSlot(p, moment, moments.take(fp32Bytes(p)));
     for (ParamOp p : params) {
       if (!p.getTrainable() || !eightBit.count(p.getName()))
         continue;
@@ -224,10 +217,10 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
       int64_t codesBytes = bertc::alignTo(2 * count, int64_t(sizeof(float)));
       int64_t absmaxBytes = bertc::quantBlockCount(count, block) * int64_t(sizeof(float));
       int64_t offset = moments.take(codesBytes + 2 * absmaxBytes);
-      p->setAttr("arena.adam_m", i64(offset));
-      p->setAttr("arena.adam_v", i64(offset + count));
-      p->setAttr("arena.adam_m_absmax", i64(offset + codesBytes));
-      p->setAttr("arena.adam_v_absmax", i64(offset + codesBytes + absmaxBytes));
+      setParamSlot(p, ParamSlotKind::AdamM, offset);
+      setParamSlot(p, ParamSlotKind::AdamV, offset + count);
+      setParamSlot(p, ParamSlotKind::AdamMAbsmax, offset + codesBytes);
+      setParamSlot(p, ParamSlotKind::AdamVAbsmax, offset + codesBytes + absmaxBytes);
     }
   }
 

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "bert/Placement.h"
 #include "bertc/Analysis/KernelWorkspace.h"
 #include "bertc/Analysis/TrainModule.h"
 #include "bertc/Transforms/Passes.h"
@@ -43,7 +44,7 @@ struct Region {
 /// Bytes some op owns from step `firstStep` to `lastStep` (inclusive) of @micro_step.
 struct Slot {
   Operation *op;
-  std::string what; // "result 0", or a parameter's name and attribute: "\"w\" arena.grad"
+  std::string what; // "result 0", "workspace", or a parameter's name and slot: "\"w\" grad"
   int64_t begin;
   int64_t end;
   int64_t firstStep;
@@ -57,15 +58,19 @@ std::string describe(const Slot &slot) {
       .str();
 }
 
-/// The arena attributes of a parameter and the region each one lies in.
-constexpr std::pair<StringLiteral, StringLiteral> kParamSlots[] = {
-    {"arena.value", "parameters"},
-    {"arena.master", "master_weights"},
-    {"arena.grad", "gradients"},
-    {"arena.adam_m", "optimizer_state"},
-    {"arena.adam_v", "optimizer_state"},
-    {"arena.adam_m_absmax", "optimizer_state"},
-    {"arena.adam_v_absmax", "optimizer_state"}};
+/// The region a parameter's slot lies in.
+StringLiteral regionOf(ParamSlotKind slot) {
+  switch (slot) {
+  case ParamSlotKind::Value:
+    return "parameters";
+  case ParamSlotKind::Master:
+    return "master_weights";
+  case ParamSlotKind::Grad:
+    return "gradients";
+  default:
+    return "optimizer_state";
+  }
+}
 
 struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
   using VerifyBudgetBase::VerifyBudgetBase;
@@ -75,7 +80,7 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
   // 2. Walk @micro_step in program order, numbering its ops (steps). Every parameter
   //    attribute and every input is a slot alive at all steps; every other result is
   //    alive from its op to its last user (the return is the last op, so the loss lives
-  //    to the end); an op's `arena.workspace` (KernelWorkspace.h) is alive at its own
+  //    to the end); an op's `bert.workspace` (KernelWorkspace.h) is alive at its own
   //    step. Each slot must lie inside the arena, then inside its region.
   // 3. Sweep the slots by first step, dropping those whose last step has passed, and
   //    keep the live ones in a map by offset. Live slots are pairwise disjoint, so a new
@@ -206,13 +211,14 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
         int64_t count = param.getResult().getType().getNumElements();
         auto block = eightBit.find(param.getName());
         bool isEightBit = block != eightBit.end();
-        for (auto [key, regionName] : kParamSlots) {
-          bool isValue = key == "arena.value", isMaster = key == "arena.master";
-          bool isAbsmax = key.ends_with("_absmax"), isMoment = key.starts_with("arena.adam");
+        for (ParamSlotKind slot : kParamSlots) {
+          bool isValue = slot == ParamSlotKind::Value, isMaster = slot == ParamSlotKind::Master;
+          bool isAbsmax = slot == ParamSlotKind::AdamMAbsmax || slot == ParamSlotKind::AdamVAbsmax;
+          bool isMoment = isAbsmax || slot == ParamSlotKind::AdamM || slot == ParamSlotKind::AdamV;
           bool needed = isValue || ((isMaster ? sixteenBit : param.getTrainable()) &&
                                     (!isAbsmax || isEightBit));
           // An update in the backward reads its gradient from an activation.
-          if (key == "arena.grad" && updatedInBackward.contains(param.getName()))
+          if (slot == ParamSlotKind::Grad && updatedInBackward.contains(param.getName()))
             needed = false;
           int64_t slotBytes = 4 * count;
           if (isValue)
@@ -223,15 +229,16 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
                            : 0;
           else if (isMoment && isEightBit)
             slotBytes = count;
-          auto offset = param->getAttrOfType<IntegerAttr>(key);
+          FailureOr<int64_t> offset = getParamSlot(param, slot);
           // A frozen parameter's master: in host memory when the plan keeps them there.
           bool hostMaster = isMaster && !param.getTrainable() && plan.getFrozenMasters().bytes > 0;
-          StringRef region = hostMaster ? "frozen_masters" : regionName;
-          if (offset)
-            addSlot(&op, ("\"" + param.getName() + "\" " + key).str(), offset.getInt(), slotBytes,
-                    region, 0, lastStep);
+          StringRef region = hostMaster ? "frozen_masters" : regionOf(slot);
+          if (succeeded(offset))
+            addSlot(&op, ("\"" + param.getName() + "\" " + slotName(slot)).str(), *offset,
+                    slotBytes, region, 0, lastStep);
           else if (needed) {
-            op.emitError() << "'bert.param' \"" << param.getName() << "\" has no " << key;
+            op.emitError() << "'bert.param' \"" << param.getName() << "\" has no " << slotName(slot)
+                           << " slot";
             ok = false;
           }
         }
@@ -239,19 +246,21 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
       }
       // A kernel's workspace is its own while it runs (a slot of the scratch region).
       if (int64_t workspace = bertc::kernelWorkspaceBytes(&op, bounds); workspace > 0) {
-        if (auto offset = op.getAttrOfType<IntegerAttr>("arena.workspace")) {
-          addSlot(&op, "arena.workspace", offset.getInt(), workspace, "scratch", step[&op],
-                  step[&op]);
+        if (FailureOr<int64_t> offset = getWorkspaceOffset(&op); succeeded(offset)) {
+          addSlot(&op, "workspace", *offset, workspace, "scratch", step[&op], step[&op]);
         } else {
-          op.emitError() << "'" << op.getName() << "' has no arena.workspace";
+          op.emitError() << "'" << op.getName() << "' has no workspace slot (bert.workspace)";
           ok = false;
         }
       }
       if (op.getNumResults() == 0)
         continue;
-      auto offsets = op.getAttrOfType<DenseI64ArrayAttr>("arena.offsets");
-      if (!offsets || offsets.size() != int64_t(op.getNumResults())) {
-        op.emitError() << "'" << op.getName() << "' needs arena.offsets with one offset per "
+      SmallVector<int64_t> offsets;
+      for (OpResult result : op.getResults())
+        if (FailureOr<int64_t> offset = getResultOffset(result); succeeded(offset))
+          offsets.push_back(*offset);
+      if (offsets.size() != op.getNumResults()) {
+        op.emitError() << "'" << op.getName() << "' needs bert.offsets with one offset per "
                        << "result (" << op.getNumResults() << ")";
         ok = false;
         continue;
@@ -344,11 +353,13 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
         ok = false;
         return;
       }
-      for (StringRef key : llvm::make_first_range(kParamSlots)) {
-        if (p->getAttr(key) == original->getAttr(key))
+      for (ParamSlotKind slot : kParamSlots) {
+        FailureOr<int64_t> offset = getParamSlot(p, slot);
+        FailureOr<int64_t> planned = getParamSlot(original, slot);
+        if (succeeded(offset) == succeeded(planned) && (failed(offset) || *offset == *planned))
           continue;
-        p.emitError() << "'bert.param' \"" << p.getName() << "\" " << key
-                      << " differs from @micro_step's";
+        p.emitError() << "'bert.param' \"" << p.getName() << "\" " << slotName(slot)
+                      << " slot differs from @micro_step's";
         ok = false;
       }
     });
@@ -358,10 +369,8 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
   void checkLoss(ModuleOp module, func::FuncOp microStep) {
     Operation *ret = microStep.getBody().front().getTerminator();
     auto loss = ret->getNumOperands() == 1 ? dyn_cast<OpResult>(ret->getOperand(0)) : nullptr;
-    auto offsets =
-        loss ? loss.getOwner()->getAttrOfType<DenseI64ArrayAttr>("arena.offsets") : nullptr;
-    if (!offsets || offsets.size() <= int64_t(loss.getResultNumber()) ||
-        offsets[loss.getResultNumber()] != plan.getLoss()) {
+    FailureOr<int64_t> offset = loss ? getResultOffset(loss) : FailureOr<int64_t>(failure());
+    if (failed(offset) || *offset != plan.getLoss()) {
       module.emitError("bert.plan 'loss' is not the offset of the value @micro_step returns");
       ok = false;
     }

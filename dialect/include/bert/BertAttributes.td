@@ -1,8 +1,8 @@
 //===- BertAttributes.td - the bert dialect's attributes ----*- tablegen -*-===//
 //
-// The module-level facts a training module carries between passes and into codegen, as
-// typed attributes with verifiers: the [train] settings (`bert.train`) and the memory plan
-// (`bert.plan`).
+// The facts a training module carries between passes and into codegen, as typed
+// attributes with verifiers: the [train] settings (`bert.train`), the memory plan
+// (`bert.plan`) and each parameter's slots in it (`bert.slots`).
 //
 //===----------------------------------------------------------------------===//
 
@@ -86,6 +86,32 @@ def Bert_PlanAttr : Bert_Attr<"Plan", "plan"> {
     /// The bytes the device holds: the arena less its host-resident end.
     int64_t getDeviceBytes() const { return getArenaBytes() - getHostBytes(); }
   }];
+}
+
+def Bert_ParamSlotsAttr : Bert_Attr<"ParamSlots", "param_slots"> {
+  let summary = "a parameter's slots in the arena";
+  let description = [{
+    Written by `-bertc-plan-buffers` on each `bert.param` as its `bert.slots`: the byte
+    offset of its value (in its storage type), of its fp32 master when stored in 16 bits,
+    and, when trainable, of its fp32 gradient and its AdamW moments (with 8-bit state,
+    the moments' u8 codes and their absmaxes). Read through `bert/Placement.h`.
+
+    ```mlir
+    %w = bert.param "classifier.weight" {bert.slots = #bert.param_slots<value = 0,
+        grad = 512, adam_m = 1024, adam_v = 1536>, ...} : tensor<2x64xf32>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$value,
+    OptionalParameter<"std::optional<int64_t>">:$master,
+    OptionalParameter<"std::optional<int64_t>">:$grad,
+    OptionalParameter<"std::optional<int64_t>">:$adam_m,
+    OptionalParameter<"std::optional<int64_t>">:$adam_v,
+    OptionalParameter<"std::optional<int64_t>">:$adam_m_absmax,
+    OptionalParameter<"std::optional<int64_t>">:$adam_v_absmax
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
 }
 
 #endif // BERT_ATTRIBUTES

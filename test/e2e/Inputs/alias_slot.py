@@ -12,13 +12,13 @@ def main(argv):
     lines = sys.stdin.read().split("\n")
     offsets = {}
     for i, line in enumerate(lines):
-        defined = re.match(r"\s*(%\w+) = .*arena\.offsets = array<i64: (\d+)>", line)
+        defined = re.match(r"\s*(%\w+) = .*bert\.offsets = array<i64: (\d+)>", line)
         if defined:
             offsets[defined.group(1)] = defined.group(2)
         use = re.match(r"\s*%\w+ = " + re.escape(args.op) + r" (%\w+)", line)
         if use and use.group(1) in offsets:
-            lines[i] = re.sub(r"arena\.offsets = array<i64: \d+>",
-                              f"arena.offsets = array<i64: {offsets[use.group(1)]}>", line)
+            lines[i] = re.sub(r"bert\.offsets = array<i64: \d+>",
+                              f"bert.offsets = array<i64: {offsets[use.group(1)]}>", line)
             break
     else:
         sys.exit(f"no {args.op} whose operand has a planned offset")

@@ -66,9 +66,9 @@ const ParamSlot kParams[] = {
 };
 
 const InputSlot kInputs[] = {{"input_ids", kInputIds},
-                              {"token_type_ids", kTokenTypes},
-                              {"position_ids", kPositions},
-                              {"attention_mask", kMask}};
+                             {"token_type_ids", kTokenTypes},
+                             {"position_ids", kPositions},
+                             {"attention_mask", kMask}};
 
 template <class T> T *slot(const StepContext &ctx, size_t offset) {
   return reinterpret_cast<T *>(ctx.arena + offset);

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "bert/Placement.h"
 #include "bertc/Analysis/TrainModule.h"
 
 #include <string>
@@ -38,11 +39,11 @@ struct PlannedParam {
   std::string origin;
   int64_t bytes = 0;      ///< the value alone
   int64_t totalBytes = 0; ///< value, master, gradient and AdamW state on the device
-  /// One of its arena slots: "arena.value", "arena.master" when 16-bit, for a trainable one
-  /// "arena.grad", "arena.adam_m", "arena.adam_v" and, with 8-bit state (whose moments are
-  /// u8 codes), "arena.adam_m_absmax", "arena.adam_v_absmax".
+  /// One of its arena slots: its value, its master when 16-bit, for a trainable one its
+  /// gradient and AdamW moments and, with 8-bit state (whose moments are u8 codes), their
+  /// absmaxes.
   struct Slot {
-    std::string key;
+    mlir::bert::ParamSlotKind kind;
     int64_t offset;
     int64_t bytes;
     std::string dtype; ///< "f32", "bf16", "f16" or "u8"

@@ -291,19 +291,20 @@ def PlanBuffers : Pass<"bertc-plan-buffers", "mlir::ModuleOp"> {
 
     Scratch holds the CPU attention's tiles and one slot the CUDA kernels' per-op
     workspace (LayerNorm row statistics, the attention backward's row term) shares:
-    every op that needs it gets its offset as `arena.workspace`. Both targets plan it,
+    every op that needs it gets its offset as `bert.workspace`. Both targets plan it,
     so both run at the same offsets. The CUDA runtime's workspace comes last, so it
     moves no other slot: with `gemm-workspace`
     bytes (the cuBLASLt workspace of target cuda), those and then the optimizer's device
     tables (the AdamW chunk table, the gradient norm's partial sums; abi/kernel_workspace.h),
     together the `gemm_workspace` region.
 
-    Results: `arena.offsets` (one byte offset per result) on ops, `arena.value`,
-    `arena.master` (16-bit parameters), `arena.grad`, `arena.adam_m`, `arena.adam_v`
-    on parameters (with 8-bit state, whose `bert.adamw` has `state_block`: the code
-    arrays, one byte per value, and `arena.adam_m_absmax`, `arena.adam_v_absmax`, one
-    float per block; the fp32 moments first, then each 8-bit state), and the module
-    attribute `bert.plan`: a `#bert.plan` with `arena_bytes`, the regions and the loss.
+    Results (bert/Placement.h, verified by the dialect): `bert.offsets` (one byte offset
+    per result) on ops; on parameters `bert.slots`, a `#bert.param_slots` with `value`,
+    `master` (16-bit parameters), `grad`, `adam_m`, `adam_v` (with 8-bit state, whose
+    `bert.adamw` has `state_block`: the code arrays, one byte per value, and
+    `adam_m_absmax`, `adam_v_absmax`, one float per block; the fp32 moments first, then
+    each 8-bit state); and the module attribute `bert.plan`: a `#bert.plan` with
+    `arena_bytes`, the regions and the loss.
 
     With `offload-optimizer` (ZeRO-Offload), `@optimizer_step` runs on the host: the
     master weights and the optimizer state, which nothing else reads, move to the
@@ -341,10 +342,10 @@ def VerifyBudget : Pass<"bertc-verify-budget", "mlir::ModuleOp"> {
       1. the regions of `bert.plan` (parameters, master weights, gradients, optimizer
          state, scratch, inputs, activations, gemm workspace, frozen masters) lie inside `arena_bytes`
          and are pairwise disjoint;
-      2. every slot (each result's `arena.offsets`, a parameter's `arena.value`,
-         `arena.master` (fp32, for a 16-bit parameter), `arena.grad`, `arena.adam_m`,
-         `arena.adam_v` (one byte per value with 8-bit state, whose absmaxes
-         `arena.adam_m_absmax`, `arena.adam_v_absmax` take a float per block), the `arena.workspace` every attention and LayerNorm op needs,
+      2. every slot (each result's `bert.offsets`, a parameter's `bert.slots`: its value,
+         its master (fp32, for a 16-bit parameter), gradient and AdamW moments (one byte
+         per value with 8-bit state, whose absmaxes take a float per block), the
+         `bert.workspace` every attention and LayerNorm op needs,
          alive at its own step) lies inside the arena and inside its region; `@optimizer_step` updates the slots `@micro_step` uses, and the
          plan's `loss` is the slot of the value `@micro_step` returns;
       3. no two slots alive at a common step of `@micro_step` share a byte: a result
@@ -372,7 +373,7 @@ def DeriveEvalStep : Pass<"bertc-derive-eval-step", "mlir::ModuleOp"> {
     Evaluation runs `@micro_step`'s forward with dropout off. This pass derives it from
     the planned step rather than planning it again: `@eval_step` clones, in program
     order, the ops of `@micro_step` that its returned loss depends on, every attribute
-    kept (so their `arena.offsets` and parameter slots are the training step's), sets
+    kept (so their `bert.offsets` and parameter slots are the training step's), sets
     every dropout rate (`bert.dropout`'s and attention's) to 0, and returns the loss and
     the logits (the loss op's first operand).
 
@@ -407,7 +408,7 @@ def InstrumentPlanChecks : Pass<"bertc-instrument-plan-checks", "mlir::ModuleOp"
     `@eval_step` also reads its logits before it returns: the trainer's evalStep
     copies them out.
 
-    The checks read the plan (`arena.offsets`), so the pass runs last, after
+    The checks read the plan (`bert.offsets`), so the pass runs last, after
     `-bertc-derive-eval-step`, and only for trainers built with plan checks (the CPU
     target's); the analyses of the plan never see them. A module that already holds
     plan checks is left as it is.

@@ -43,10 +43,8 @@ namespace bertc {
 
 namespace {
 
-/// The arena offset `key` of `param` (the callers check that it is there).
-int64_t slot(ParamOp param, StringRef key) {
-  return param->getAttrOfType<IntegerAttr>(key).getInt();
-}
+/// The arena offset of `param`'s `kind` slot (the callers check that it is there).
+int64_t slot(ParamOp param, bert::ParamSlotKind kind) { return *bert::getParamSlot(param, kind); }
 
 /// Where the AdamW launch's gradient and moment arrays start: the slots of the first
 /// trainable parameter. -bertc-plan-buffers lays gradients, first and second moments out
@@ -71,7 +69,8 @@ StringRef newerGpuMath(ModuleOp module) {
 
 AdamWBases adamwBases(AdamWOp first) {
   auto param = first.getParam().getDefiningOp<ParamOp>();
-  return {slot(param, "arena.grad"), slot(param, "arena.adam_m"), slot(param, "arena.adam_v")};
+  return {slot(param, bert::ParamSlotKind::Grad), slot(param, bert::ParamSlotKind::AdamM),
+          slot(param, bert::ParamSlotKind::AdamV)};
 }
 
 /// The updates of @optimizer_step that keep fp32 moments: the chunk table's, in order.
@@ -104,16 +103,18 @@ FailureOr<int64_t> emitAdamWTable(func::FuncOp optimizerStep, raw_ostream &os) {
   for (AdamWOp adamw : updates) {
     auto param = adamw.getParam().getDefiningOp<ParamOp>();
     bool sixteenBit = param && !param.getResult().getType().getElementType().isF32();
-    if (!param || !param->hasAttr("arena.grad") || (sixteenBit && !param->hasAttr("arena.master")))
+    if (!param || !bert::hasParamSlot(param, bert::ParamSlotKind::Grad) ||
+        (sixteenBit && !bert::hasParamSlot(param, bert::ParamSlotKind::Master)))
       return adamw.emitError("parameter has no optimizer slots: run -bertc-plan-buffers");
     if (!bases)
       bases = adamwBases(adamw);
-    int64_t state = slot(param, "arena.grad") - bases->grad;
-    if (slot(param, "arena.adam_m") - bases->m != state ||
-        slot(param, "arena.adam_v") - bases->v != state)
+    int64_t state = slot(param, bert::ParamSlotKind::Grad) - bases->grad;
+    if (slot(param, bert::ParamSlotKind::AdamM) - bases->m != state ||
+        slot(param, bert::ParamSlotKind::AdamV) - bases->v != state)
       return adamw.emitError("the gradient and moment slots are not laid out alike, as the "
                              "cuda target's AdamW needs");
-    int64_t values = slot(param, sixteenBit ? "arena.master" : "arena.value");
+    int64_t values =
+        slot(param, sixteenBit ? bert::ParamSlotKind::Master : bert::ParamSlotKind::Value);
     os << "    {" << values / 4 << ", " << state / 4 << ", "
        << param.getResult().getType().getNumElements() << ", "
        << (adamw.getWeightDecay().convertToDouble() != 0.0 ? "true" : "false") << "}, // "
@@ -208,9 +209,10 @@ LogicalResult emitEightBitGroup(ArrayRef<AdamWOp> updates, AdamWOp first, double
       return failure();
     auto param = adamw.getParam().getDefiningOp<ParamOp>();
     bool sixteenBit = !param.getType().getElementType().isF32();
-    os << "      {" << adamwValues(param, EmitContext::paramSlot(param, "arena.value")) << ", "
-       << EmitContext::paramSlot(param, "arena.grad") << ", " << eightBitStateArgument(param)
-       << ", " << (sixteenBit ? EmitContext::paramSlot(param, "arena.value", type) : "nullptr")
+    os << "      {" << adamwValues(param, EmitContext::paramSlot(param, bert::ParamSlotKind::Value))
+       << ", " << EmitContext::paramSlot(param, bert::ParamSlotKind::Grad) << ", "
+       << eightBitStateArgument(param) << ", "
+       << (sixteenBit ? EmitContext::paramSlot(param, bert::ParamSlotKind::Value, type) : "nullptr")
        << ", " << EmitContext::numel(param) << ", "
        << (adamw.getWeightDecay().convertToDouble() != 0.0 ? "true" : "false") << "}, // "
        << param.getName() << "\n";
