@@ -8,6 +8,24 @@
 
 namespace bertc {
 
+void addPlanningPasses(mlir::OpPassManager &pm, const PlanningOptions &options) {
+  // Before planning: the order decides how long tensors live, and so the peak.
+  pm.addPass(createScheduleForMemory());
+  // In that order, each update right after its parameter's last reader: the planner
+  // then sees each gradient die at its update.
+  if (options.fuseOptimizer)
+    pm.addPass(createFuseOptimizer());
+  // Whatever is still accumulated: each linear weight's gradient by its own GEMM.
+  pm.addPass(createAccumulateInGemm());
+  pm.addPass(createFuseAddLayerNorm());
+  // Last: every tensor the step will ever touch is known only now.
+  PlanBuffersOptions planning;
+  planning.gemmWorkspace = options.gemmWorkspaceBytes;
+  planning.offloadOptimizer = options.offloadOptimizer;
+  planning.hostFrozenMasters = options.hostFrozenMasters;
+  pm.addPass(createPlanBuffers(planning));
+}
+
 void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const PipelineOptions &options) {
   if (from < Stage::Train && to >= Stage::Train) {
     // The whole micro-step: the backward pass is derived, never written by hand.
@@ -46,22 +64,9 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const Pipeline
       remat.hostFrozenMasters = gpu;
       pm.addPass(createRematerialize(remat));
     }
-    // Before planning: the order decides how long tensors live, and so the peak.
-    pm.addPass(createScheduleForMemory());
-    // In that order, each update right after its parameter's last reader: the planner
-    // then sees each gradient die at its update.
-    if (options.fuseOptimizer)
-      pm.addPass(createFuseOptimizer());
-    // Whatever is still accumulated: each linear weight's gradient by its own GEMM.
-    pm.addPass(createAccumulateInGemm());
-    pm.addPass(createFuseAddLayerNorm());
-    // Last: every tensor the step will ever touch is known only now.
-    PlanBuffersOptions planning;
-    planning.gemmWorkspace = options.gemmWorkspaceBytes;
-    planning.offloadOptimizer = options.offloadOptimizer;
     // On a GPU, frozen parameters' fp32 masters wait in host memory for the checkpoint.
-    planning.hostFrozenMasters = gpu;
-    pm.addPass(createPlanBuffers(planning));
+    addPlanningPasses(pm, {options.fuseOptimizer, options.gemmWorkspaceBytes,
+                           options.offloadOptimizer, /*hostFrozenMasters=*/gpu});
   }
   if (to >= Stage::Planned) {
     // An independent second check of the plan (budget 0: the driver checks the whole process).

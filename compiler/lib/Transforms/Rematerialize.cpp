@@ -10,6 +10,7 @@
 #include "bertc/Analysis/StepMemory.h"
 #include "bertc/Analysis/TrainModule.h"
 #include "bertc/Transforms/Passes.h"
+#include "bertc/Transforms/Pipeline.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Pass/PassManager.h"
@@ -181,16 +182,8 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
     Block &body = (*bertc::getMicroStep(copy)).getBody().front();
     cloneIntoBackward(body, copiedValues);
     OpPassManager pipeline(ModuleOp::getOperationName());
-    pipeline.addPass(bertc::createScheduleForMemory());
-    if (fuseOptimizer)
-      pipeline.addPass(bertc::createFuseOptimizer());
-    pipeline.addPass(bertc::createAccumulateInGemm());
-    pipeline.addPass(bertc::createFuseAddLayerNorm());
-    bertc::PlanBuffersOptions planning;
-    planning.gemmWorkspace = gemmWorkspace;
-    planning.offloadOptimizer = offloadOptimizer;
-    planning.hostFrozenMasters = hostFrozenMasters;
-    pipeline.addPass(bertc::createPlanBuffers(planning));
+    bertc::addPlanningPasses(pipeline,
+                             {fuseOptimizer, gemmWorkspace, offloadOptimizer, hostFrozenMasters});
     LogicalResult planned = runPipeline(pipeline, copy);
     bert::PlanAttr plan = bertc::findPlan(copy);
     copy.erase();

@@ -45,6 +45,19 @@ struct PipelineOptions {
   int64_t attentionHeadChunk = 0;
 };
 
+/// What the passes after recomputation need to plan a step's memory.
+struct PlanningOptions {
+  bool fuseOptimizer = false;     ///< -bertc-fuse-optimizer: updates in the backward
+  int64_t gemmWorkspaceBytes = 0; ///< -bertc-plan-buffers's gemm-workspace
+  bool offloadOptimizer = false;  ///< -bertc-plan-buffers's offload-optimizer
+  bool hostFrozenMasters = false; ///< -bertc-plan-buffers's host-frozen-masters (a GPU plan)
+};
+
+/// Adds the tail of the pipeline, from a step whose recomputation is decided to its memory
+/// plan: the schedule, the updates in the backward, the gradient and LayerNorm fusions, the
+/// buffer plan. The pipeline and -bertc-rematerialize's trial plans run these same passes.
+void addPlanningPasses(mlir::OpPassManager &pm, const PlanningOptions &options);
+
 /// Adds the passes that take a module from `from` to `to` (from <= to). A plan is always
 /// checked by -bertc-verify-budget, also one read back (from == to == Planned).
 void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to,
