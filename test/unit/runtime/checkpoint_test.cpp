@@ -8,6 +8,7 @@
 #include "bertc/runtime/save_files.h"
 #include "bertc/runtime/tokenizer_config.h"
 
+#include "fifo_input.h"
 #include "scratch_dir.h"
 
 #include <gtest/gtest.h>
@@ -194,11 +195,21 @@ TEST(Checkpoint, TrainerStateFieldsAreCheckedOneByOne) {
 TEST(Checkpoint, AStateFileIsReadUpToItsLimit) {
   ScratchDir dir;
   fs::create_directories(dir.file("checkpoint-1"));
-  fs::create_symlink("/dev/zero", dir.file("checkpoint-1/trainer_state.json"));
+  std::string path = dir.file("checkpoint-1/trainer_state.json");
+  testing::writeText(path, "");
+  fs::resize_file(path, (1 << 20) + 1);
   TrainerPlan plan{};
   EXPECT_EQ(errorOf([&] { loadCheckpoint(dir.file("checkpoint-1"), plan, nullptr); }),
-            dir.file("checkpoint-1/trainer_state.json") +
-                ": larger than 1 MiB, the limit for a checkpoint's JSON file");
+            path + ": larger than 1 MiB, the limit for a checkpoint's JSON file");
+  // A device or a FIFO is no state file (a FIFO's open() would wait for a writer).
+  fs::remove(path);
+  fs::create_symlink("/dev/zero", path);
+  EXPECT_EQ(errorOf([&] { loadCheckpoint(dir.file("checkpoint-1"), plan, nullptr); }),
+            path + ": is a character device, not a regular file");
+  fs::remove(path);
+  testing::FifoInput fifo(path);
+  EXPECT_EQ(errorOf([&] { loadCheckpoint(dir.file("checkpoint-1"), plan, nullptr); }),
+            path + ": is a FIFO, not a regular file");
 }
 
 TEST(Checkpoint, ResumeChecksListEveryDifference) {
