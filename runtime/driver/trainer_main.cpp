@@ -199,7 +199,7 @@ using Inform = std::function<void(const std::string &)>;
 
 /// What this run would have saved at the step `saved` was saved at: its settings, warmup
 /// over the checkpoint's schedule, and the data position and token counts of a batcher
-/// moved past that many steps.
+/// moved past that many steps (a pass over the rows those steps read, without the model).
 TrainerState expectedCheckpoint(const TrainerPlan &plan, const Dataset &data, const RunSetup &setup,
                                 const TrainerState &saved) {
   const TrainSettings &train = plan.train;
