@@ -15,6 +15,11 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
 namespace bertc::job {
 
 namespace {
@@ -23,6 +28,17 @@ std::string configOrigin(const KeyLocations &locations, StringRef name) {
   auto field = locations.configFields.find(name.rsplit('.').second);
   return field == locations.configFields.end() ? std::string()
                                                : " (config.json's '" + field->second + "')";
+}
+
+/// `value` in the fewest digits that read back as it: 1e-320, 0.99999999999 (where
+/// formatNumber's six digits give 9.99989e-321 and 1).
+std::string shortestNumber(double value) {
+  char text[32];
+  for (int digits = 1;; ++digits) {
+    std::snprintf(text, sizeof(text), "%.*g", digits, value);
+    if (digits >= 17 || std::strtod(text, nullptr) == value)
+      return text;
+  }
 }
 } // namespace
 
@@ -40,12 +56,37 @@ void JobReader::requireCount(const KeyLocations &locations, StringRef name, int6
 
 void JobReader::requireRange(const KeyLocations &locations, StringRef name, double value,
                              double low, double high, bool highIncluded) {
-  if (value >= low && (highIncluded ? value <= high : value < high))
+  auto inRange = [&](double x) { return x >= low && (highIncluded ? x <= high : x < high); };
+  // The trainer holds the value as a float: 0.99999999999 is 1 there. (A value in range
+  // converts without overflow.)
+  float held = inRange(value) ? float(value) : 0.0f;
+  if (inRange(value) && inRange(held)) {
+    requireFloat(locations, name, value, /*zeroAllowed=*/low <= 0);
     return;
-  file.error(loc(locations, name.rsplit('.').second))
-      << "key '" << name << "'" << configOrigin(locations, name) << " must be in ["
-      << formatNumber(low) << ", " << formatNumber(high) << (highIncluded ? "]" : ")") << ", got "
-      << formatNumber(value);
+  }
+  mlir::InFlightDiagnostic diag = file.error(loc(locations, name.rsplit('.').second));
+  diag << "key '" << name << "'" << configOrigin(locations, name) << " must be in ["
+       << formatNumber(low) << ", " << formatNumber(high) << (highIncluded ? "]" : ")") << ", got "
+       << shortestNumber(value);
+  if (inRange(value))
+    diag << ", which is " << formatNumber(held) << " as the float the trainer holds it in";
+}
+
+void JobReader::requireFloat(const KeyLocations &locations, StringRef name, double value,
+                             bool zeroAllowed) {
+  constexpr double kLargest = std::numeric_limits<float>::max();
+  constexpr double kSmallestNormal = std::numeric_limits<float>::min();
+  double magnitude = std::fabs(value);
+  if (magnitude <= kLargest && (magnitude >= kSmallestNormal || value == 0))
+    return;
+  mlir::InFlightDiagnostic diag = file.error(loc(locations, name.rsplit('.').second));
+  diag << "key '" << name << "'" << configOrigin(locations, name);
+  if (magnitude > kLargest)
+    diag << " must be at most " << formatNumber(kLargest) << ", the largest float";
+  else
+    diag << " must be " << (zeroAllowed ? "0 or " : "") << "at least "
+         << formatNumber(kSmallestNormal) << ", the smallest normal float";
+  diag << " (the trainer's type for it), got " << shortestNumber(value);
 }
 
 void JobReader::requireChoice(const KeyLocations &locations, StringRef name, StringRef value,
@@ -198,8 +239,12 @@ void JobReader::checkRanges() {
     requireRange(ml, "model.attention_dropout", model.attentionDropout, 0, 1, false);
   if (model.layerNormEps <= 0)
     file.error(loc(ml, "layer_norm_eps")) << "key 'model.layer_norm_eps' must be positive";
+  else
+    requireFloat(ml, "model.layer_norm_eps", model.layerNormEps, /*zeroAllowed=*/false);
   if (model.initializerRange <= 0)
     file.error(loc(ml, "initializer_range")) << "key 'model.initializer_range' must be positive";
+  else
+    requireFloat(ml, "model.initializer_range", model.initializerRange, /*zeroAllowed=*/false);
 
   const HeadSpec &head = spec.head;
   const KeyLocations &hl = head.locations;
@@ -225,12 +270,18 @@ void JobReader::checkRanges() {
     requireCount(tl, "train.steps", train.steps, limits::kSteps);
   if (train.lr <= 0)
     file.error(loc(tl, "lr")) << "key 'train.lr' must be positive, got " << formatNumber(train.lr);
+  else
+    requireFloat(tl, "train.lr", train.lr, /*zeroAllowed=*/false);
   if (train.weightDecay < 0)
     file.error(loc(tl, "weight_decay")) << "key 'train.weight_decay' must not be negative";
+  else
+    requireFloat(tl, "train.weight_decay", train.weightDecay, /*zeroAllowed=*/true);
   requireRange(tl, "train.adam_betas", train.beta1, 0, 1, false);
   requireRange(tl, "train.adam_betas", train.beta2, 0, 1, false);
   if (train.adamEps <= 0)
     file.error(loc(tl, "adam_eps")) << "key 'train.adam_eps' must be positive";
+  else
+    requireFloat(tl, "train.adam_eps", train.adamEps, /*zeroAllowed=*/false);
   requireChoice(tl, "train.schedule", train.schedule, kSchedules);
   requireRange(tl, "train.warmup", train.warmup, 0, 1, true);
   if (train.schedule == "constant" && train.warmup > 0)
@@ -241,6 +292,8 @@ void JobReader::checkRanges() {
     file.error(loc(tl, "max_grad_norm"))
         << "key 'train.max_grad_norm' must not be negative (0 turns clipping off), got "
         << formatNumber(train.maxGradNorm);
+  else
+    requireFloat(tl, "train.max_grad_norm", train.maxGradNorm, /*zeroAllowed=*/true);
   requireChoice(tl, "train.precision", train.precision, kPrecisions);
   if (train.seed < 0)
     file.error(loc(tl, "seed")) << "key 'train.seed' must not be negative";

@@ -115,8 +115,14 @@ private:
     return locations.of(key, file.context());
   }
   void requireCount(const KeyLocations &locations, StringRef name, int64_t value, int64_t maximum);
+  /// Reports `value` outside [low, high] (or [low, high)), as written or as the float the
+  /// trainer holds it in, and a value in range that requireFloat refuses.
   void requireRange(const KeyLocations &locations, StringRef name, double value, double low,
                     double high, bool highIncluded);
+  /// Reports a value the trainer's float cannot hold as written: beyond float's largest, or
+  /// nonzero below its smallest normal (0 or a subnormal as a float: an adam_eps of 1e-320
+  /// would divide by 0). `zeroAllowed` says whether the message offers 0.
+  void requireFloat(const KeyLocations &locations, StringRef name, double value, bool zeroAllowed);
   void requireChoice(const KeyLocations &locations, StringRef name, StringRef value,
                      llvm::ArrayRef<StringRef> choices);
   void requireParamName(const KeyLocations &locations, const std::string &name,

@@ -17,6 +17,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string written = bertc::formatTrainerState(state);
   if (bertc::formatTrainerState(bertc::parseTrainerState(written, "written.json")) != written)
     __builtin_trap();
-  bertc::checkResumable(state, state, "trainer_state.json");
+  bertc::checkResumable(state, state, /*lossScaling=*/true, "trainer_state.json");
   return 0;
 }

@@ -313,7 +313,7 @@ static void writeLabels(const Example &example, LabelKind kind, std::byte *slot,
   }
 }
 
-MicroBatch Batcher::next(std::byte *arena, const InputSlots &slots) {
+MicroBatch Batcher::take() {
   if (cursor_ >= order_.size())
     startEpoch(epoch_ + 1);
   size_t first = cursor_;
@@ -326,7 +326,20 @@ MicroBatch Batcher::next(std::byte *arena, const InputSlots &slots) {
     realTokens += data_.rows[order_[first + r]].inputIds.size();
   }
   tokens_ += TokenCounts{int64_t(realTokens), int64_t(count * seq)};
+  return MicroBatch{int64_t(count), int64_t(seq), epoch_, cursor_ >= order_.size(),
+                    int64_t(realTokens)};
+}
 
+void Batcher::skipSteps(int64_t steps, int64_t accumulation) {
+  for (int64_t step = 0; step < steps; ++step)
+    for (int64_t micro = 0; micro < accumulation; ++micro)
+      if (take().endsEpoch)
+        break;
+}
+
+MicroBatch Batcher::next(std::byte *arena, const InputSlots &slots) {
+  MicroBatch batch = take();
+  size_t count = size_t(batch.rows), seq = size_t(batch.seq), first = cursor_ - count;
   for (size_t i = 0; i < slots.numModel; ++i) {
     ModelInput input = knownInput(slots.model[i]);
     auto *values = reinterpret_cast<int32_t *>(arena + slots.model[i].offset);
@@ -355,8 +368,7 @@ MicroBatch Batcher::next(std::byte *arena, const InputSlots &slots) {
   }
   for (size_t r = 0; r < count; ++r)
     writeLabels(data_.rows[order_[first + r]], data_.labels, arena + slots.labels, r, seq);
-  return MicroBatch{int64_t(count), int64_t(seq), epoch_, cursor_ >= order_.size(),
-                    int64_t(realTokens)};
+  return batch;
 }
 
 } // namespace bertc

@@ -197,10 +197,27 @@ int64_t stepsForEpochs(const TrainSettings &train, int64_t epochs, size_t rows) 
 
 using Inform = std::function<void(const std::string &)>;
 
+/// What this run would have saved at the step `saved` was saved at: its settings, warmup
+/// over the checkpoint's schedule, and the data position and token counts of a batcher
+/// moved past that many steps (a pass over the rows those steps read, without the model).
+TrainerState expectedCheckpoint(const TrainerPlan &plan, const Dataset &data, const RunSetup &setup,
+                                const TrainerState &saved) {
+  const TrainSettings &train = plan.train;
+  TrainerState expected = setup.checkpoint;
+  expected.maxSteps = saved.maxSteps;
+  expected.warmupSteps = warmupSteps(train.warmup, saved.maxSteps);
+  expected.globalStep = saved.globalStep;
+  Batcher replay(data, train.microBatch, train.shuffle, setup.seed,
+                 setup.groupByLength ? train.batch : 0);
+  replay.skipSteps(saved.globalStep, train.accumulation);
+  expected.data = replay.state();
+  return expected;
+}
+
 /// Decides where training starts and fills the arena's parameters and moments for it:
 /// 1. the total steps: --steps, else --epochs, else the resumed run's, else the plan's;
-/// 2. with a checkpoint (`resumeDir`), its parameters, moments, step and data position, and
-///    its seed and length grouping unless the flags name them; its settings must match;
+/// 2. with a checkpoint (`resumeDir`), its parameters, moments, step and data position; the
+///    rest of its state must be what this run (its job and flags) would have saved there;
 /// 3. otherwise step 0, with the parameters of --init or drawn from the seed.
 RunSetup startRun(const TrainerOptions &options, const Dataset &data, const std::string &resumeDir,
                   StepRunner &runner, const Inform &inform) {
@@ -212,9 +229,8 @@ RunSetup startRun(const TrainerOptions &options, const Dataset &data, const std:
   if (!resumeDir.empty())
     resumed = loadCheckpoint(resumeDir, plan, arena);
   RunSetup setup{};
-  setup.seed = options.seed.value_or(resumed ? resumed->seed : settings.seed);
-  setup.groupByLength =
-      options.groupByLength || plan.data.groupByLength || (resumed && resumed->groupByLength);
+  setup.seed = options.seed.value_or(settings.seed);
+  setup.groupByLength = options.groupByLength || plan.data.groupByLength;
   setup.totalSteps = options.steps    ? *options.steps
                      : options.epochs ? stepsForEpochs(settings, *options.epochs, data.rows.size())
                      : resumed        ? resumed->maxSteps
@@ -223,7 +239,8 @@ RunSetup startRun(const TrainerOptions &options, const Dataset &data, const std:
                          : stepsForEpochs(settings, settings.epochs, data.rows.size());
   setup.checkpoint = checkpointSettings(settings, options, data, setup);
   if (resumed) {
-    checkResumable(*resumed, setup.checkpoint, resumeDir);
+    checkResumable(*resumed, expectedCheckpoint(plan, data, setup, *resumed), plan.lossScaling,
+                   resumeDir);
     if (resumed->globalStep > setup.totalSteps)
       throw std::runtime_error(resumeDir + ": the checkpoint is at step " +
                                std::to_string(resumed->globalStep) + ", past the run's " +

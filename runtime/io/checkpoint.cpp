@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -128,15 +129,45 @@ void readExactly(const std::string &path, const std::string &dir, const TensorSl
   }
 }
 
+/// Hugging Face's fractional epoch of a data position: completed epochs plus the share of
+/// the current one.
+double fractionalEpoch(const BatcherState &data, int64_t rows) {
+  return data.epoch == 0
+             ? 0.0
+             : double(data.epoch - 1) + double(data.cursor) / double(std::max<int64_t>(rows, 1));
+}
+
+/// "scale 1024, 3 good steps in a row, 2 skipped": a loss scaler's state in a message.
+std::string formatLossScaler(const DynamicLossScaler::State &scaler) {
+  char scale[32];
+  std::snprintf(scale, sizeof scale, "%.9g", double(scaler.scale));
+  return "scale " + std::string(scale) + ", " + std::to_string(scaler.goodStepsInRow) +
+         " good steps in a row, " + std::to_string(scaler.skipped) + " skipped";
+}
+
+/// Whether `scaler` is a state DynamicLossScaler reaches in `steps` steps: its skipped
+/// steps and the good ones since the last skip or growth within them, and its scale the
+/// initial one halved per skipped step and doubled per growth interval of good steps.
+bool reachableLossScaler(const DynamicLossScaler::State &scaler, int64_t steps) {
+  int64_t good = steps - scaler.skipped; // steps whose gradients were finite
+  if (scaler.goodStepsInRow >= DynamicLossScaler::kGrowthInterval || scaler.goodStepsInRow > good)
+    return false;
+  int exponent;
+  if (std::frexp(double(scaler.scale), &exponent) != 0.5)
+    return false; // not a power of two
+  // scale = initial * 2^(growths - skipped), with `growths` whole intervals of good steps.
+  int initialExponent;
+  std::frexp(double(DynamicLossScaler::kInitialScale), &initialExponent);
+  int64_t growths = int64_t(exponent - initialExponent) + scaler.skipped;
+  return growths >= 0 &&
+         growths <= (good - scaler.goodStepsInRow) / DynamicLossScaler::kGrowthInterval;
+}
+
 } // namespace
 
 std::string formatTrainerState(const TrainerState &state) {
   const BatcherState &data = state.data;
-  // Hugging Face's fractional epoch: completed epochs plus the share of the current one.
-  double epochs = data.epoch == 0
-                      ? 0.0
-                      : double(data.epoch - 1) +
-                            double(data.cursor) / double(std::max<int64_t>(state.dataRows, 1));
+  double epochs = fractionalEpoch(data, state.dataRows);
   char fingerprint[17];
   std::snprintf(fingerprint, sizeof fingerprint, "%016llx",
                 static_cast<unsigned long long>(state.dataFingerprint));
@@ -239,17 +270,45 @@ TrainerState parseTrainerState(const std::string &text, const std::string &path)
       fingerprint.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
     throw CheckpointError(path + ": 'data/fingerprint' must be hexadecimal (16 digits)");
   state.dataFingerprint = std::strtoull(fingerprint.c_str(), nullptr, 16);
-  state.data.epoch = integer("data_position/epoch", 0);
-  state.data.cursor = integer("data_position/cursor", 0, state.data.epoch ? state.dataRows : 0);
-  state.data.tokens.computed = integer("tokens/computed", 0);
+  // Every step reads at least one row of one epoch: after a step, the epoch is at most the
+  // step count and its cursor past its first row.
+  bool started = state.globalStep > 0;
+  state.data.epoch = integer("data_position/epoch", started ? 1 : 0, state.globalStep);
+  state.data.cursor =
+      integer("data_position/cursor", started ? 1 : 0, started ? state.dataRows : 0);
+  double epoch = field("epoch", &nlohmann::json::is_number, "a number").get<double>();
+  if (epoch != fractionalEpoch(state.data, state.dataRows))
+    throw CheckpointError(path + ": 'epoch' must be " +
+                          nlohmann::json(fractionalEpoch(state.data, state.dataRows)).dump() +
+                          " (data_position's epoch " + std::to_string(state.data.epoch) + ", row " +
+                          std::to_string(state.data.cursor) + " of " +
+                          std::to_string(state.dataRows) + "), got " +
+                          nlohmann::json(epoch).dump());
+  // The rows read so far, each computed at seq_len tokens or fewer.
+  int64_t rowsRead = 0, tokensMost = 0;
+  if (__builtin_mul_overflow(started ? state.data.epoch - 1 : 0, state.dataRows, &rowsRead) ||
+      __builtin_add_overflow(rowsRead, state.data.cursor, &rowsRead) ||
+      __builtin_mul_overflow(rowsRead, state.seqLen, &tokensMost))
+    tokensMost = INT64_MAX;
+  state.data.tokens.computed = integer("tokens/computed", 0, tokensMost);
   state.data.tokens.real = integer("tokens/real", 0, state.data.tokens.computed);
   state.lossScaler.scale = positiveFloat("loss_scaler/scale");
-  state.lossScaler.goodStepsInRow = integer("loss_scaler/good_steps_in_row", 0, state.globalStep);
   state.lossScaler.skipped = integer("loss_scaler/skipped_steps", 0, state.globalStep);
+  state.lossScaler.goodStepsInRow = integer("loss_scaler/good_steps_in_row", 0,
+                                            std::min(state.globalStep - state.lossScaler.skipped,
+                                                     DynamicLossScaler::kGrowthInterval - 1));
+  if (!reachableLossScaler(state.lossScaler, state.globalStep))
+    throw CheckpointError(path + ": 'loss_scaler/scale' must be " +
+                          std::to_string(int64_t(DynamicLossScaler::kInitialScale)) +
+                          " halved once per skipped step and doubled once per " +
+                          std::to_string(DynamicLossScaler::kGrowthInterval) +
+                          " good steps in a row, which " + std::to_string(state.globalStep) +
+                          " steps with " + std::to_string(state.lossScaler.skipped) +
+                          " skipped cannot make " + nlohmann::json(state.lossScaler.scale).dump());
   return state;
 }
 
-void checkResumable(const TrainerState &saved, const TrainerState &current,
+void checkResumable(const TrainerState &saved, const TrainerState &current, bool lossScaling,
                     const std::string &where) {
   std::vector<std::string> differences;
   auto compare = [&](const char *what, const std::string &savedValue,
@@ -259,6 +318,7 @@ void checkResumable(const TrainerState &saved, const TrainerState &current,
                             currentValue + " here");
   };
   auto onOff = [](bool value) { return std::string(value ? "on" : "off"); };
+  auto decimal = [](float value) { return nlohmann::json(shortestDecimal(value)).dump(); };
   compare("seed", std::to_string(saved.seed), std::to_string(current.seed));
   compare("batch", std::to_string(saved.batch), std::to_string(current.batch));
   compare("micro-batch", std::to_string(saved.microBatch), std::to_string(current.microBatch));
@@ -266,9 +326,39 @@ void checkResumable(const TrainerState &saved, const TrainerState &current,
   compare("seq_len", std::to_string(saved.seqLen), std::to_string(current.seqLen));
   compare("shuffle", onOff(saved.shuffle), onOff(current.shuffle));
   compare("group_by_length", onOff(saved.groupByLength), onOff(current.groupByLength));
+  compare("learning_rate", decimal(saved.lr), decimal(current.lr));
+  auto scheduleName = [](LrSchedule schedule) {
+    return std::string(schedule == LrSchedule::Linear ? "linear" : "constant");
+  };
+  compare("lr_schedule", scheduleName(saved.schedule), scheduleName(current.schedule));
+  compare("warmup_steps", std::to_string(saved.warmupSteps), std::to_string(current.warmupSteps));
   compare("data rows", std::to_string(saved.dataRows), std::to_string(current.dataRows));
   if (saved.dataRows == current.dataRows && saved.dataFingerprint != current.dataFingerprint)
     differences.push_back("the training data's content differs from " + saved.dataPath);
+  DynamicLossScaler::State untouched;
+  bool scalerUntouched = saved.lossScaler.scale == untouched.scale &&
+                         saved.lossScaler.goodStepsInRow == untouched.goodStepsInRow &&
+                         saved.lossScaler.skipped == untouched.skipped;
+  if (!lossScaling && !scalerUntouched)
+    differences.push_back("loss_scaler " + formatLossScaler(saved.lossScaler) +
+                          " in the checkpoint, but this run does not scale its loss");
+  // Where the data stands follows from the settings: compared once they agree.
+  if (differences.empty()) {
+    auto position = [](const BatcherState &data) {
+      return "epoch " + std::to_string(data.epoch) + ", row " + std::to_string(data.cursor);
+    };
+    auto tokens = [](const TokenCounts &counts) {
+      return std::to_string(counts.real) + " real of " + std::to_string(counts.computed);
+    };
+    std::string after = " after step " + std::to_string(saved.globalStep) + " here";
+    if (saved.data.epoch != current.data.epoch || saved.data.cursor != current.data.cursor)
+      differences.push_back("data_position " + position(saved.data) + " in the checkpoint, " +
+                            position(current.data) + after);
+    else if (saved.data.tokens.real != current.data.tokens.real ||
+             saved.data.tokens.computed != current.data.tokens.computed)
+      differences.push_back("tokens " + tokens(saved.data.tokens) + " in the checkpoint, " +
+                            tokens(current.data.tokens) + after);
+  }
   if (differences.empty())
     return;
   std::string list;

@@ -1,5 +1,6 @@
 #include "pickle_machine.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace bertc {
@@ -45,9 +46,13 @@ enum Opcode : uint8_t {
   kFrame = 0x95,
 };
 
-/// A bound on the values one pickle makes: a state dict makes tens per tensor, and each
-/// value costs about a hundred bytes.
+/// A bound on what one pickle makes the machine hold: values, MARKs, memo entries and memo
+/// values pushed again. A state dict makes tens per tensor; each costs at most a value's
+/// two hundred bytes.
 constexpr size_t kMaxValues = size_t(1) << 20;
+
+/// The bytes read from the stream at a time.
+constexpr size_t kChunkBytes = size_t(64) << 10;
 
 std::string hex(uint8_t op) {
   const char *digits = "0123456789abcdef";
@@ -57,7 +62,10 @@ std::string hex(uint8_t op) {
 } // namespace
 
 PickleMachine::PickleMachine(std::istream &in, uint64_t end, const std::string &path)
-    : in_(in), end_(end), path_(path) {}
+    : in_(in), end_(end), path_(path), buffer_(kChunkBytes) {
+  std::streampos at = in.tellg();
+  streamAt_ = at < 0 ? end : uint64_t(at); // a stream that cannot tell reads as truncated
+}
 
 PickleValue *PickleMachine::run() {
   for (;;) {
@@ -69,8 +77,12 @@ PickleValue *PickleMachine::run() {
     case kFrame:
       number(8);
       break;
-    case kStop:
-      return pop();
+    case kStop: {
+      PickleValue *result = pop();
+      in_.clear();
+      in_.seekg(std::streamoff(streamAt_ - (filled_ - next_)));
+      return result;
+    }
     case kNone:
       push(make(PickleValue::Kind::None));
       break;
@@ -112,6 +124,7 @@ PickleValue *PickleMachine::run() {
       break;
     }
     case kMark:
+      count();
       marks_.push_back(stack_.size());
       break;
     case kEmptyTuple:
@@ -132,18 +145,20 @@ PickleValue *PickleMachine::run() {
       push(tuple(popLast(size_t(op - kTuple1 + 1))));
       break;
     case kBinPut:
-      memo_[number(1)] = top();
+      memoize(number(1));
       break;
     case kLongBinPut:
-      memo_[number(4)] = top();
+      memoize(number(4));
       break;
     case kMemoize:
-      memo_[memo_.size()] = top();
+      memoize(memo_.size());
       break;
     case kBinGet:
+      count();
       push(memo(number(1)));
       break;
     case kLongBinGet:
+      count();
       push(memo(number(4)));
       break;
     case kAppend:
@@ -177,20 +192,58 @@ TorchCheckpointError PickleMachine::error(const std::string &message) const {
   return TorchCheckpointError(path_ + ": pickle: " + message);
 }
 
-PickleValue *PickleMachine::make(PickleValue::Kind kind) {
-  if (values_.size() == kMaxValues)
+void PickleMachine::count() {
+  if (++counted_ > kMaxValues)
     throw error("more than " + std::to_string(kMaxValues) +
-                " values, far more than a state dict's pickle holds");
+                " values, MARKs and memo entries, far more than a state dict's pickle holds");
+}
+
+PickleValue *PickleMachine::make(PickleValue::Kind kind) {
+  count();
   values_.emplace_back();
   values_.back().kind = kind;
   return &values_.back();
 }
 
-uint8_t PickleMachine::byte() {
-  char c;
-  if (uint64_t(in_.tellg()) >= end_ || !in_.get(c))
+void PickleMachine::refill() {
+  uint64_t left = end_ > streamAt_ ? end_ - streamAt_ : 0;
+  std::streamsize got = 0;
+  if (left > 0) {
+    in_.read(buffer_.data(), std::streamsize(std::min<uint64_t>(left, buffer_.size())));
+    got = in_.gcount();
+  }
+  if (got <= 0)
     throw error("truncated (no STOP)");
-  return uint8_t(c);
+  next_ = 0;
+  filled_ = size_t(got);
+  streamAt_ += uint64_t(got);
+}
+
+uint8_t PickleMachine::byte() {
+  if (next_ == filled_)
+    refill();
+  return uint8_t(buffer_[next_++]);
+}
+
+/// `length` bytes into `out`: the buffered ones, then a long remainder straight from the
+/// stream. The caller has checked that they lie before `end_`.
+void PickleMachine::bytes(char *out, uint64_t length) {
+  while (length > 0) {
+    if (next_ == filled_ && length >= buffer_.size()) {
+      in_.read(out, std::streamsize(length));
+      if (uint64_t(in_.gcount()) != length)
+        throw error("truncated string");
+      streamAt_ += length;
+      return;
+    }
+    if (next_ == filled_)
+      refill();
+    size_t chunk = size_t(std::min<uint64_t>(length, filled_ - next_));
+    std::memcpy(out, buffer_.data() + next_, chunk);
+    next_ += chunk;
+    out += chunk;
+    length -= chunk;
+  }
 }
 
 /// An unsigned little-endian number of `width` bytes.
@@ -224,26 +277,34 @@ void PickleMachine::pushFloat() {
   push(value);
 }
 
-/// LONG1: a little-endian two's-complement integer of `width` bytes.
+/// LONG1: a little-endian two's-complement integer of `width` bytes. Bytes past the eighth
+/// that only extend the sign keep it an int64; any other makes it `wide` (torch.load
+/// refuses such a number as a size, stride or offset: it overflows its int64).
 void PickleMachine::pushLong(size_t width) {
   uint64_t bits = 0;
-  uint8_t last = 0;
+  bool fits = true;
   for (size_t i = 0; i < width; ++i) {
-    last = byte();
+    uint8_t next = byte();
     if (i < 8)
-      bits |= uint64_t(last) << (8 * i);
+      bits |= uint64_t(next) << (8 * i);
+    else
+      fits &= next == (int64_t(bits) < 0 ? 0xff : 0x00);
   }
-  if (width > 0 && width < 8 && (last & 0x80))
+  if (width > 0 && width < 8 && ((bits >> (8 * width - 1)) & 1))
     bits |= ~uint64_t(0) << (8 * width); // sign-extend
-  pushInt(width > 8 ? 0 : int64_t(bits));
+  PickleValue *value = make(PickleValue::Kind::Int);
+  value->integer = fits ? int64_t(bits) : 0;
+  value->wide = !fits;
+  push(value);
 }
 
 void PickleMachine::pushString(uint64_t length) {
-  if (uint64_t(in_.tellg()) + length > end_)
+  uint64_t at = streamAt_ - (filled_ - next_);
+  if (length > end_ - at)
     throw error("truncated string");
   PickleValue *value = make(PickleValue::Kind::String);
   value->text.resize(length);
-  in_.read(value->text.data(), std::streamsize(length));
+  bytes(value->text.data(), length);
   push(value);
 }
 
@@ -306,6 +367,15 @@ std::vector<PickleValue *> PickleMachine::popLast(size_t count) {
   std::vector<PickleValue *> items(stack_.end() - long(count), stack_.end());
   stack_.resize(stack_.size() - count);
   return items;
+}
+
+/// BINPUT, LONG_BINPUT and MEMOIZE: the top value remembered at `index`; a new entry is
+/// counted.
+void PickleMachine::memoize(uint64_t index) {
+  PickleValue *value = top();
+  if (!memo_.count(index))
+    count();
+  memo_[index] = value;
 }
 
 PickleValue *PickleMachine::memo(uint64_t index) const {

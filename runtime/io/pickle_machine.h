@@ -6,6 +6,7 @@
 
 #include "bertc/runtime/torch_checkpoint.h"
 
+#include <cstdint>
 #include <deque>
 #include <istream>
 #include <map>
@@ -19,11 +20,14 @@ namespace bertc {
 struct PickleValue {
   enum class Kind { None, Bool, Int, Float, String, Tuple, List, Dict, Global, Storage, Tensor };
   Kind kind = Kind::None;
-  int64_t integer = 0;              ///< Bool, Int (an Int too wide for 64 bits is kept as 0)
+  bool wide = false;                ///< Int: a LONG1 beyond int64 (`integer` is 0 then)
+  int64_t integer = 0;              ///< Bool, Int
   double real = 0;                  ///< Float
-  std::string text;                 ///< String; Global as "module.name"
+  std::string text;                 ///< String; Global as "module.name"; Tensor: see below
   std::vector<PickleValue *> items; ///< Tuple, List; Dict as key, value, key, value, ...
   TorchTensor tensor;               ///< Tensor; Storage: its dtype and storageKey
+  // A Tensor's `text` says why torch.load would refuse it ("" when it would not), which
+  // the reader reports with the tensor's name once the dict names it.
 };
 
 class PickleMachine {
@@ -33,7 +37,8 @@ public:
   PickleMachine(std::istream &in, uint64_t end, const std::string &path);
   virtual ~PickleMachine() = default;
 
-  /// Runs the pickle to its STOP and returns its value; throws TorchCheckpointError.
+  /// Runs the pickle to its STOP and returns its value, leaving `in` just past the STOP;
+  /// throws TorchCheckpointError.
   PickleValue *run();
 
 protected:
@@ -46,14 +51,21 @@ protected:
                             const std::vector<PickleValue *> &args) = 0;
 
   TorchCheckpointError error(const std::string &message) const;
-  /// A new value of `kind`; an error past a bound no state dict's pickle comes near.
+  /// A new value of `kind`, counted against the machine's bound (count()).
   PickleValue *make(PickleValue::Kind kind);
 
 private:
+  /// Counts one more of what the machine holds (a value made, a MARK, a memo entry, a memo
+  /// value pushed again); an error past a bound no state dict's pickle comes near.
+  void count();
+  /// Reads the next chunk of the pickle (at most 64 KiB, never past `end_`) into buffer_.
+  void refill();
   uint8_t byte();
+  void bytes(char *out, uint64_t length);
   uint64_t number(int width);
   std::string line();
   void pushInt(int64_t integer, PickleValue::Kind kind = PickleValue::Kind::Int);
+  void memoize(uint64_t index);
   void pushFloat();
   void pushLong(size_t width);
   void pushString(uint64_t length);
@@ -71,6 +83,13 @@ private:
   std::istream &in_;
   uint64_t end_;
   std::string path_;
+  /// The pickle's bytes are read a chunk at a time (a read of the stream per byte costs a
+  /// seek each): buffer_[next_, filled_) are the unread ones, and `streamAt_` is the file
+  /// offset of buffer_[filled_], where the stream stands.
+  std::vector<char> buffer_;
+  size_t next_ = 0, filled_ = 0;
+  uint64_t streamAt_ = 0;
+  size_t counted_ = 0; ///< what count() has counted
   std::vector<PickleValue *> stack_;
   std::vector<size_t> marks_;
   std::map<uint64_t, PickleValue *> memo_;

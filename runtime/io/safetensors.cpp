@@ -130,8 +130,9 @@ void checkDataLayout(const std::string &path,
 
 } // namespace
 
-SafetensorsReader::SafetensorsReader(const std::string &path)
-    : path_(path), file_(path, std::ios::binary) {
+SafetensorsReader::SafetensorsReader(const std::string &path) : path_(path) {
+  requireInputFile<SafetensorsError>(path);
+  file_.open(path, std::ios::binary);
   if (!file_)
     throw SafetensorsError(path + ": cannot open: " + std::strerror(errno));
   file_.seekg(0, std::ios::end);

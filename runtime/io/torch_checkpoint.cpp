@@ -1,5 +1,7 @@
 #include "bertc/runtime/torch_checkpoint.h"
 
+#include "bertc/runtime/input_files.h"
+
 #include "half_floats.h"
 #include "shape_text.h"
 #include "torch_pickle.h"
@@ -45,13 +47,16 @@ std::string startOf(std::istream &file) {
 } // namespace
 
 bool looksLikeTorchCheckpoint(const std::string &path) {
-  std::ifstream file(path, std::ios::binary);
-  std::string start = startOf(file);
-  return isLegacyStart(start) || start.compare(0, 4, kZipStart, 4) == 0;
+  int fd = openInputFile<TorchCheckpointError>(path);
+  std::string start(4, '\0');
+  ssize_t read = ::pread(fd, start.data(), 4, 0);
+  ::close(fd);
+  return read == 4 && (isLegacyStart(start) || start.compare(0, 4, kZipStart, 4) == 0);
 }
 
-TorchCheckpointReader::TorchCheckpointReader(const std::string &path)
-    : path_(path), file_(path, std::ios::binary) {
+TorchCheckpointReader::TorchCheckpointReader(const std::string &path) : path_(path) {
+  requireInputFile<TorchCheckpointError>(path);
+  file_.open(path, std::ios::binary);
   if (!file_)
     throw TorchCheckpointError(path + ": cannot open: " + std::strerror(errno));
   std::string start = startOf(file_);

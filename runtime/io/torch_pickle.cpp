@@ -92,27 +92,40 @@ protected:
     if (name == "torch._utils._rebuild_tensor_v3")
       tensor->tensor.dtype = "";
     tensor->tensor.storageOffset = args[1]->integer;
+    if (args[1]->wide)
+      tensor->text = "its storage offset does not fit in 64 bits";
     for (size_t d = 0; d < args[2]->items.size(); ++d) {
-      tensor->tensor.shape.push_back(integerOf(*args[2]->items[d]));
-      tensor->tensor.stride.push_back(integerOf(*args[3]->items[d]));
+      tensor->tensor.shape.push_back(integerOf(*args[2]->items[d], "size", d, *tensor));
+      tensor->tensor.stride.push_back(integerOf(*args[3]->items[d], "stride", d, *tensor));
     }
     return tensor;
   }
 
 private:
-  int64_t integerOf(const PickleValue &value) const {
+  /// A size or stride of `tensor`; one beyond int64 becomes the tensor's flaw.
+  int64_t integerOf(const PickleValue &value, const char *what, size_t dim,
+                    PickleValue &tensor) const {
     if (value.kind != Kind::Int)
       throw error("a tensor's size or stride is not an integer");
+    if (value.wide && tensor.text.empty())
+      tensor.text = "its " + std::string(what) + " in dimension " + std::to_string(dim) +
+                    " does not fit in 64 bits";
     return value.integer;
   }
 };
 
-/// The tensors of a dict's string keys.
-std::map<std::string, TorchTensor> tensorsOf(const PickleValue &dict) {
+/// The tensors of a dict's string keys. A tensor torch.load would refuse (a size, stride
+/// or offset beyond int64) is an error naming it.
+std::map<std::string, TorchTensor> tensorsOf(const PickleValue &dict, const std::string &path) {
   std::map<std::string, TorchTensor> tensors;
-  for (size_t i = 0; i + 1 < dict.items.size(); i += 2)
-    if (dict.items[i]->kind == Kind::String && dict.items[i + 1]->kind == Kind::Tensor)
-      tensors[dict.items[i]->text] = dict.items[i + 1]->tensor;
+  for (size_t i = 0; i + 1 < dict.items.size(); i += 2) {
+    const PickleValue &key = *dict.items[i], &value = *dict.items[i + 1];
+    if (key.kind != Kind::String || value.kind != Kind::Tensor)
+      continue;
+    if (!value.text.empty())
+      throw TorchCheckpointError(path + ": tensor " + key.text + ": " + value.text);
+    tensors[key.text] = value.tensor;
+  }
   return tensors;
 }
 
@@ -123,7 +136,7 @@ PickledStateDict unpickleStateDict(std::istream &in, uint64_t end, const std::st
   PickleValue *top = unpickler.run();
   if (top->kind != Kind::Dict)
     throw TorchCheckpointError(path + ": holds no state dict (the pickle is not a dict)");
-  PickledStateDict result{tensorsOf(*top), unpickler.storageDtypes};
+  PickledStateDict result{tensorsOf(*top, path), unpickler.storageDtypes};
   if (!result.tensors.empty())
     return result;
   // A training script's checkpoint ({"model": state_dict, "epoch": 3, ...}): the one dict
@@ -133,14 +146,14 @@ PickledStateDict unpickleStateDict(std::istream &in, uint64_t end, const std::st
   for (size_t i = 0; i + 1 < top->items.size(); i += 2) {
     const PickleValue &key = *top->items[i], &value = *top->items[i + 1];
     keys += (keys.empty() ? "" : ", ") + (key.kind == Kind::String ? key.text : "?");
-    if (value.kind == Kind::Dict && !tensorsOf(value).empty())
+    if (value.kind == Kind::Dict && !tensorsOf(value, path).empty())
       nested = nested ? top : &value; // a second one: ambiguous
   }
   if (!nested || nested == top)
     throw TorchCheckpointError(path + ": holds no state dict: its dict has no tensors" +
                                (keys.empty() ? std::string() : " (keys: " + keys + ")") +
                                (nested ? ", and more than one dict of tensors inside" : ""));
-  result.tensors = tensorsOf(*nested);
+  result.tensors = tensorsOf(*nested, path);
   return result;
 }
 

@@ -43,5 +43,22 @@ TEST_F(GradientNormTest, ClipScalesOnlyAboveTheMaximum) {
   }
 }
 
+// Below a norm of 16 clip_grad_norm_'s + 1e-6 changes the coefficient's float: norm 13
+// and max 6.5 give 0.5 - 2^-25, not 0.5, and [3, 4, 0, -12] becomes [1.5, 2, 0, -6] each
+// one float nearer 0 (GradientClipping.ScalesDownToTheMaximumNorm derives them). The
+// squared norm 169 is the device's own, exact.
+TEST_F(GradientNormTest, ClipAddsTheEpsilonToTheNorm) {
+  const std::vector<float> grads = {3.0f, 4.0f, 0.0f, -12.0f};
+  DeviceArray<float> dGrads(grads), squared(1);
+  DeviceArray<double> partials(kSquaredNormPartials);
+  squaredNorm(dGrads.get(), 4, partials.get(), squared.get(), nullptr);
+  EXPECT_EQ(squared.download()[0], 169.0f);
+  clipByGlobalNorm(dGrads.get(), 4, squared.get(), 6.5f, nullptr);
+  expectBitIdentical(
+      dGrads.download(),
+      {std::nextafter(1.5f, 0.0f), std::nextafter(2.0f, 0.0f), 0.0f, -std::nextafter(6.0f, 0.0f)},
+      "clipped to 6.5");
+}
+
 } // namespace
 } // namespace bertc::cuda::test

@@ -141,16 +141,18 @@ TEST(GradientClipping, SquaredNormSumsSquares) {
   EXPECT_FLOAT_EQ(squaredNorm(grad.data(), 0), 0.0f);
 }
 
-// max norm 6.5 against norm 13: coefficient 6.5 / (13 + 1e-6) = 0.49999996..., so
-// [3, 4, 0, -12] becomes about [1.5, 2, 0, -6], whose norm is 6.5.
+// max norm 6.5 against norm 13, in float as torch.nn.utils.clip_grad_norm_ computes it:
+// 13 + 1e-6 is 13 + 2^-20 (the nearest float), and 6.5 / (13 + 2^-20) = 0.5 - 1.23 x 2^-25
+// rounds to the coefficient 0.5 - 2^-25. So [3, 4, 0, -12] becomes
+//   3 x (0.5 - 2^-25) = 1.5 - 0.75 x 2^-23   -> 1.5 - 2^-23 (floats in [1, 2) are 2^-23 apart)
+//   4 x (0.5 - 2^-25) = 2 - 2^-23            (exact: one float below 2)
+//   12 x (0.5 - 2^-25) = 6 - 0.75 x 2^-21    -> 6 - 2^-21 (floats in [4, 8) are 2^-21 apart)
+// each one float below the 1.5, 2 and 6 a coefficient of 0.5 (no + 1e-6) gives.
 TEST(GradientClipping, ScalesDownToTheMaximumNorm) {
   std::vector<float> grad = {3.0f, 4.0f, 0.0f, -12.0f};
   clipByGlobalNorm(grad.data(), 4, 169.0f, 6.5f);
-  EXPECT_NEAR(grad[0], 1.5f, 1e-6);
-  EXPECT_NEAR(grad[1], 2.0f, 1e-6);
-  EXPECT_EQ(grad[2], 0.0f);
-  EXPECT_NEAR(grad[3], -6.0f, 1e-6);
-  EXPECT_NEAR(std::sqrt(squaredNorm(grad.data(), 4)), 6.5f, 1e-5);
+  EXPECT_EQ(grad, (std::vector<float>{std::nextafter(1.5f, 0.0f), std::nextafter(2.0f, 0.0f), 0.0f,
+                                      -std::nextafter(6.0f, 0.0f)}));
 }
 
 // A norm already within the maximum leaves the gradients exactly as they were (coefficient

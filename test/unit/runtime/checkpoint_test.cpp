@@ -8,6 +8,7 @@
 #include "bertc/runtime/save_files.h"
 #include "bertc/runtime/tokenizer_config.h"
 
+#include "fifo_input.h"
 #include "scratch_dir.h"
 
 #include <gtest/gtest.h>
@@ -162,8 +163,17 @@ TEST(Checkpoint, TrainerStateFieldsAreCheckedOneByOne) {
       {"/max_steps", -1, "'max_steps' must be an integer in [0, 9223372036854775807], got -1"},
       {"/loss_scaler/skipped_steps", 18446744073709551615u,
        "'loss_scaler/skipped_steps' must be an integer in [0, 12], got 18446744073709551615"},
-      {"/loss_scaler/good_steps_in_row", 13,
-       "'loss_scaler/good_steps_in_row' must be an integer in [0, 12], got 13"},
+      // At most the 12 - 5 steps that were not skipped, all since the last skip.
+      {"/loss_scaler/good_steps_in_row", 8,
+       "'loss_scaler/good_steps_in_row' must be an integer in [0, 7], got 8"},
+      // 2048 is 65536 halved 5 times; no doubling can follow a skip within 7 good steps,
+      // and a scale is a power of two.
+      {"/loss_scaler/scale", 4096,
+       "'loss_scaler/scale' must be 65536 halved once per skipped step and doubled once per "
+       "2000 good steps in a row, which 12 steps with 5 skipped cannot make 4096.0"},
+      {"/loss_scaler/scale", 2047.5,
+       "'loss_scaler/scale' must be 65536 halved once per skipped step and doubled once per "
+       "2000 good steps in a row, which 12 steps with 5 skipped cannot make 2047.5"},
       {"/loss_scaler/scale", 1e300, "'loss_scaler/scale' must be a positive float, got 1e+300"},
       {"/loss_scaler/scale", 0, "'loss_scaler/scale' must be a positive float, got 0"},
       {"/learning_rate", -0.5, "'learning_rate' must be a positive float, got -0.5"},
@@ -178,9 +188,15 @@ TEST(Checkpoint, TrainerStateFieldsAreCheckedOneByOne) {
       {"/data/rows", 0, "'data/rows' must be an integer in [1, 9223372036854775807], got 0"},
       {"/data/fingerprint", "-1", "'data/fingerprint' must be hexadecimal (16 digits)"},
       {"/data_position/cursor", 301,
-       "'data_position/cursor' must be an integer in [0, 300], got 301"},
-      {"/data_position/epoch", -1,
-       "'data_position/epoch' must be an integer in [0, 9223372036854775807], got -1"},
+       "'data_position/cursor' must be an integer in [1, 300], got 301"},
+      {"/data_position/cursor", 0, "'data_position/cursor' must be an integer in [1, 300], got 0"},
+      {"/data_position/epoch", -1, "'data_position/epoch' must be an integer in [1, 12], got -1"},
+      // Each step reads rows of one epoch: 12 steps reach epoch 12 at most.
+      {"/data_position/epoch", 9223372036854775807,
+       "'data_position/epoch' must be an integer in [1, 12], got 9223372036854775807"},
+      {"/epoch", 0.5, "'epoch' must be 1.32 (data_position's epoch 2, row 96 of 300), got 0.5"},
+      // 300 + 96 rows read, at most 128 tokens each.
+      {"/tokens/computed", 50689, "'tokens/computed' must be an integer in [0, 50688], got 50689"},
       {"/tokens/real", 2000, "'tokens/real' must be an integer in [0, 1536], got 2000"},
   };
   for (const Case &c : cases) {
@@ -191,33 +207,86 @@ TEST(Checkpoint, TrainerStateFieldsAreCheckedOneByOne) {
   }
 }
 
+// Before step 1 no data was read: the position and the token counts are 0.
+TEST(Checkpoint, AStateBeforeTheFirstStepHasReadNothing) {
+  TrainerState state = sampleState();
+  state.globalStep = 0;
+  state.data = {};
+  state.lossScaler = {};
+  EXPECT_NO_THROW(parseTrainerState(formatTrainerState(state), "s.json"));
+  nlohmann::json json = nlohmann::json::parse(formatTrainerState(state));
+  json["tokens"]["computed"] = 1;
+  EXPECT_EQ(errorOf([&] { parseTrainerState(json.dump(), "s.json"); }),
+            "s.json: 'tokens/computed' must be an integer in [0, 0], got 1");
+}
+
 TEST(Checkpoint, AStateFileIsReadUpToItsLimit) {
   ScratchDir dir;
   fs::create_directories(dir.file("checkpoint-1"));
-  fs::create_symlink("/dev/zero", dir.file("checkpoint-1/trainer_state.json"));
+  std::string path = dir.file("checkpoint-1/trainer_state.json");
+  testing::writeText(path, "");
+  fs::resize_file(path, (1 << 20) + 1);
   TrainerPlan plan{};
   EXPECT_EQ(errorOf([&] { loadCheckpoint(dir.file("checkpoint-1"), plan, nullptr); }),
-            dir.file("checkpoint-1/trainer_state.json") +
-                ": larger than 1 MiB, the limit for a checkpoint's JSON file");
+            path + ": larger than 1 MiB, the limit for a checkpoint's JSON file");
+  // A device or a FIFO is no state file (a FIFO's open() would wait for a writer).
+  fs::remove(path);
+  fs::create_symlink("/dev/zero", path);
+  EXPECT_EQ(errorOf([&] { loadCheckpoint(dir.file("checkpoint-1"), plan, nullptr); }),
+            path + ": is a character device, not a regular file");
+  fs::remove(path);
+  testing::FifoInput fifo(path);
+  EXPECT_EQ(errorOf([&] { loadCheckpoint(dir.file("checkpoint-1"), plan, nullptr); }),
+            path + ": is a FIFO, not a regular file");
 }
 
 TEST(Checkpoint, ResumeChecksListEveryDifference) {
   TrainerState saved = sampleState(), current = sampleState();
   current.globalStep = 0; // where training stands is not a setting
   current.maxSteps = 99;
-  EXPECT_NO_THROW(checkResumable(saved, current, "ckpt"));
+  EXPECT_NO_THROW(checkResumable(saved, current, /*lossScaling=*/true, "ckpt"));
   current.seed = 7;
   current.microBatch = 4;
   current.groupByLength = false;
-  EXPECT_EQ(errorOf([&] { checkResumable(saved, current, "ckpt"); }),
+  current.lr = 5e-5f;
+  current.schedule = LrSchedule::Constant;
+  current.warmupSteps = 0;
+  EXPECT_EQ(errorOf([&] { checkResumable(saved, current, true, "ckpt"); }),
             "ckpt: cannot resume exactly: seed 18446744073709551614 in the checkpoint, 7 "
             "here; micro-batch 8 in the checkpoint, 4 here; group_by_length on in the "
-            "checkpoint, off here");
+            "checkpoint, off here; learning_rate 2e-05 in the checkpoint, 5e-05 here; "
+            "lr_schedule linear in the checkpoint, constant here; warmup_steps 3 in the "
+            "checkpoint, 0 here");
   current = sampleState();
   current.dataFingerprint ^= 1;
-  EXPECT_EQ(errorOf([&] { checkResumable(saved, current, "ckpt"); }),
+  EXPECT_EQ(errorOf([&] { checkResumable(saved, current, true, "ckpt"); }),
             "ckpt: cannot resume exactly: the training data's content differs from "
             "data/train.jsonl");
+}
+
+// Where the data stands after the checkpoint's step follows from the settings (the caller
+// replays its batcher), and so does the loss scaler of a run that does not scale its loss.
+TEST(Checkpoint, ResumeChecksTheDataPositionAndTheLossScaler) {
+  TrainerState saved = sampleState(), current = sampleState();
+  current.data.cursor = 64;
+  EXPECT_EQ(errorOf([&] { checkResumable(saved, current, true, "ckpt"); }),
+            "ckpt: cannot resume exactly: data_position epoch 2, row 96 in the checkpoint, "
+            "epoch 2, row 64 after step 12 here");
+  current = sampleState();
+  current.data.tokens.computed = 1600;
+  EXPECT_EQ(errorOf([&] { checkResumable(saved, current, true, "ckpt"); }),
+            "ckpt: cannot resume exactly: tokens 1000 real of 1536 in the checkpoint, 1000 "
+            "real of 1600 after step 12 here");
+  // The position is compared only once the settings agree: it follows from them.
+  current.seed = 7;
+  EXPECT_EQ(errorOf([&] { checkResumable(saved, current, true, "ckpt"); }),
+            "ckpt: cannot resume exactly: seed 18446744073709551614 in the checkpoint, 7 here");
+  current = sampleState();
+  EXPECT_EQ(errorOf([&] { checkResumable(saved, current, /*lossScaling=*/false, "ckpt"); }),
+            "ckpt: cannot resume exactly: loss_scaler scale 2048, 7 good steps in a row, 5 "
+            "skipped in the checkpoint, but this run does not scale its loss");
+  saved.lossScaler = {};
+  EXPECT_NO_THROW(checkResumable(saved, current, false, "ckpt"));
 }
 
 /// A small plan: a trainable [2, 3] weight and [2] bias, a frozen [3] LayerNorm weight, and

@@ -136,6 +136,25 @@ TEST(SquadData, AnswerStraddlingWindowsIsLabelledWhereItIsWhole) {
   EXPECT_EQ(features.features[7].firstContextToken, 6u);
 }
 
+// An answer that starts in a window's last context token is labelled there; run_qa.py's
+// search for its start runs on past that token (the [SEP] and padding have offsets (0, 0))
+// and labels the row's last position.
+TEST(SquadData, AnAnswerStartingInAWindowsLastContextTokenIsLabelledThere) {
+  ScratchDir dir;
+  Tokenizer tokenizer = makeTokenizer(dir);
+  SquadDataset data = load(dir, R"({"data": [{"title": "Letters", "paragraphs": [
+      {"context": "a b c d e f g h i j", "qas": [
+        {"id": "d", "question": "q", "answers": [{"text": "d", "answer_start": 6}]}]}]}]})");
+  SquadOptions options;
+  options.docStride = 1;
+  SquadFeatures features = buildSquadFeatures(data, tokenizer, 8, options);
+  const SquadFeature &first = features.features.at(0);
+  EXPECT_EQ(tokensOf(tokenizer, first.inputIds),
+            (Strings{"[CLS]", "q", "[SEP]", "a", "b", "c", "d", "[SEP]"}));
+  EXPECT_EQ(first.startPosition, 6);
+  EXPECT_EQ(first.endPosition, 6);
+}
+
 /// Adds a question with one answer, located by its first occurrence in the context.
 void addQuestion(nlohmann::json &qas, const std::string &context, const std::string &question,
                  const std::string &answer) {

@@ -202,8 +202,8 @@ TEST(TextTable, MissingAndUnreadableFilesNameTheFile) {
   EXPECT_EQ(error.rfind(missing + ": cannot open", 0), 0u) << error;
   std::string directory = dir.file("folder.tsv");
   std::filesystem::create_directory(directory);
-  error = errorOf([&] { loadTextTable(directory); });
-  EXPECT_EQ(error.rfind(directory + ": cannot read", 0), 0u) << error;
+  EXPECT_EQ(errorOf([&] { loadTextTable(directory); }),
+            directory + ": is a directory, not a regular file");
 }
 
 TEST(TextTable, SkipsAByteOrderMarkInEveryFormat) {

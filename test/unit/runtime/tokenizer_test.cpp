@@ -348,9 +348,13 @@ TEST(Vocab, ErrorsNameTheFile) {
   std::string missing = dir.file("missing.txt");
   EXPECT_EQ(errorOf([&] { Vocab::load(missing); }),
             missing + ": cannot open: No such file or directory");
-  // A device without an end is read only up to the vocabulary's limit.
+  // Only a regular file is read, and only up to the vocabulary's limit.
   EXPECT_EQ(errorOf([&] { Vocab::load("/dev/zero"); }),
-            "/dev/zero: larger than 64 MiB, the limit for a vocabulary");
+            "/dev/zero: is a character device, not a regular file");
+  writeText(dir.file("huge.txt"), "");
+  std::filesystem::resize_file(dir.file("huge.txt"), (uint64_t(64) << 20) + 1);
+  EXPECT_EQ(errorOf([&] { Vocab::load(dir.file("huge.txt")); }),
+            dir.file("huge.txt") + ": larger than 64 MiB, the limit for a vocabulary");
   writeText(dir.file("empty.txt"), "");
   EXPECT_EQ(errorOf([&] { Vocab::load(dir.file("empty.txt")); }),
             dir.file("empty.txt") + ": the vocabulary is empty");

@@ -1,6 +1,7 @@
 // End-to-end tests of the trainer driver (see trainer_runner.h for the stand-in): its log,
 // determinism, loading and saving parameters, progress output, and exit codes and messages.
 // Checkpoints and resuming are trainer_resume_test.cpp's.
+#include "fifo_input.h"
 #include "trainer_runner.h"
 
 #include "bertc/abi/trainer.h"
@@ -176,6 +177,24 @@ TEST(TrainerDriver, InitFolderWithAnotherFrameworksWeights) {
   EXPECT_EQ(run.exitCode, 1);
   EXPECT_EQ(run.err.rfind("trainer: error: " + folder + "/model.safetensors: cannot open", 0), 0u)
       << run.err;
+}
+
+// A FIFO as the data or as an --init folder's weights is refused at once (open() of a FIFO
+// waits for a writer: the trainer hung before its first line).
+TEST(TrainerDriver, AFifoGivenAsAnInputIsRefusedWithoutWaiting) {
+  ScratchDir dir;
+  std::string data = writeData(dir);
+  {
+    testing::FifoInput fifo(dir.file("fifo.jsonl"));
+    RunResult run = runTrainer(dir, "--data " + fifo.path());
+    EXPECT_EQ(run.exitCode, 1);
+    EXPECT_EQ(run.err, "trainer: error: " + fifo.path() + ": is a FIFO, not a regular file\n");
+  }
+  std::filesystem::create_directory(dir.file("hf"));
+  testing::FifoInput weights(dir.file("hf/pytorch_model.bin"));
+  RunResult run = runTrainer(dir, "--data " + data + " --init " + dir.file("hf"));
+  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_EQ(run.err, "trainer: error: " + weights.path() + ": is a FIFO, not a regular file\n");
 }
 
 TEST(TrainerDriver, DataErrorsExitWithOne) {

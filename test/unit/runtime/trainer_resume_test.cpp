@@ -59,7 +59,7 @@ TEST(TrainerResume, AResumedRunRepeatsTheUninterruptedLossesBitForBit) {
     EXPECT_EQ(readLog(dir.file("saving.jsonl")), full) << "saving changes nothing";
 
     // From checkpoint-4 with the steps given again; from checkpoint-8 with the checkpoint's
-    // step count and (for the grouped run) its length grouping, no flags needed.
+    // step count (the run's other settings, its length grouping too, must be given again).
     RunResult resumed = runTrainer(dir, run + " --resume out/checkpoint-4 --log from4.jsonl"
                                               " --save from4/");
     ASSERT_EQ(resumed.exitCode, 0) << resumed.err;
@@ -72,7 +72,8 @@ TEST(TrainerResume, AResumedRunRepeatsTheUninterruptedLossesBitForBit) {
     EXPECT_EQ(readLog(dir.file("from4.jsonl")), steps(full, 5, 10));
     EXPECT_TRUE(
         sameTensors(dir.file("from4/model.safetensors"), dir.file("full/model.safetensors")));
-    resumed = runTrainer(dir, "--data " + data + " --resume out/checkpoint-8 --log from8.jsonl");
+    resumed = runTrainer(dir, "--data " + data + grouping +
+                                  " --resume out/checkpoint-8 --log from8.jsonl");
     ASSERT_EQ(resumed.exitCode, 0) << resumed.err;
     EXPECT_EQ(readLog(dir.file("from8.jsonl")), steps(full, 9, 10));
     std::filesystem::remove_all(dir.file("out"));
@@ -182,6 +183,72 @@ TEST(TrainerResume, BadResumesAreRefusedWithTheReason) {
                            "folder: pass --save DIR (not a .safetensors file)\n",
                            0),
             0u);
+}
+
+// A checkpoint's state must be what this run (its job and flags) would have saved at the
+// checkpoint's step: a field edited by hand, or a flag the run was started with and not
+// given again, is refused by name. (Each of these resumed before, from a state that did
+// not match the run.)
+TEST(TrainerResume, AStateThatIsNotThisRunsIsRefusedNamingTheField) {
+  ScratchDir dir;
+  std::string data = writeData(dir);
+  std::string run = "--data " + data + " --steps 8";
+  ASSERT_EQ(runTrainer(dir, run + " --save-every 4 --save out").exitCode, 0);
+  std::string statePath = dir.file("out/checkpoint-4/trainer_state.json");
+  const std::string saved = readText(statePath);
+  nlohmann::json tokens = nlohmann::json::parse(saved)["tokens"];
+  int64_t real = tokens["real"], computed = tokens["computed"];
+  std::string mismatch = "trainer: error: out/checkpoint-4: cannot resume exactly: ";
+  std::string invalid = "trainer: error: out/checkpoint-4/trainer_state.json: ";
+  // 20 rows in micro-batches of 4, 2 a step: epoch 1 is steps 1-3, step 4 reads 8 rows of
+  // epoch 2. The stand-in trains in fp32 with lr 0.1, linear, warmup ceil(0.1 x 8) steps.
+  struct Edit {
+    const char *pointer;
+    nlohmann::json value;
+    std::string expected;
+    double epoch = 1.4; ///< the fractional epoch, which follows data_position
+  } edits[] = {
+      {"/group_by_length", true, mismatch + "group_by_length on in the checkpoint, off here"},
+      {"/seed", 8, mismatch + "seed 8 in the checkpoint, 7 here"},
+      {"/learning_rate", 0.2, mismatch + "learning_rate 0.2 in the checkpoint, 0.1 here"},
+      {"/lr_schedule", "constant",
+       mismatch + "lr_schedule constant in the checkpoint, linear here"},
+      {"/warmup_steps", 0, mismatch + "warmup_steps 0 in the checkpoint, 1 here"},
+      {"/data_position/cursor", 12,
+       mismatch + "data_position epoch 2, row 12 in the checkpoint, epoch 2, row 8 after step 4 "
+                  "here",
+       1.6},
+      {"/global_step", 3,
+       mismatch + "data_position epoch 2, row 8 in the checkpoint, epoch 1, row 20 after step 3 "
+                  "here"},
+      {"/tokens/real", real - 1,
+       mismatch + "tokens " + std::to_string(real - 1) + " real of " + std::to_string(computed) +
+           " in the checkpoint, " + std::to_string(real) + " real of " + std::to_string(computed) +
+           " after step 4 here"},
+      {"/loss_scaler",
+       {{"scale", 32768.0}, {"good_steps_in_row", 0}, {"skipped_steps", 1}},
+       mismatch + "loss_scaler scale 32768, 0 good steps in a row, 1 skipped in the checkpoint, "
+                  "but this run does not scale its loss"},
+      {"/data_position/epoch", INT64_MAX,
+       invalid + "'data_position/epoch' must be an integer in [1, 4], got 9223372036854775807"},
+      {"/data_position/cursor", 4,
+       invalid + "'epoch' must be 1.2 (data_position's epoch 2, row 4 of 20), got 1.4"},
+  };
+  for (const Edit &edit : edits) {
+    nlohmann::json state = nlohmann::json::parse(saved);
+    state["epoch"] = edit.epoch;
+    state[nlohmann::json::json_pointer(edit.pointer)] = edit.value;
+    testing::writeText(statePath, state.dump(2));
+    RunResult resumed = runTrainer(dir, run + " --resume out/checkpoint-4");
+    EXPECT_EQ(resumed.exitCode, 1) << edit.pointer;
+    EXPECT_EQ(resumed.err, edit.expected + "\n") << edit.pointer;
+  }
+  // A run started with a flag resumes only with it.
+  ASSERT_EQ(runTrainer(dir, run + " --seed 8 --save-every 4 --save seeded").exitCode, 0);
+  EXPECT_EQ(runTrainer(dir, run + " --resume seeded/checkpoint-4").err,
+            "trainer: error: seeded/checkpoint-4: cannot resume exactly: seed 8 in the "
+            "checkpoint, 7 here\n");
+  EXPECT_EQ(runTrainer(dir, run + " --seed 8 --resume seeded/checkpoint-4").exitCode, 0);
 }
 
 // A crash while checkpoint-8 was being saved again can leave it only as .checkpoint-8.old:

@@ -1,7 +1,8 @@
 // Reading the files a run is given (tables, SQuAD JSON, a checkpoint's trainer_state.json):
-// a whole file as text up to its kind's size limit, its lines, and JSON parsed within
-// bertc's limits (json_limits.h) with located errors. Each caller throws its own error
-// type. Private to the runtime.
+// every input opened without blocking and only when it is a regular file, a whole file as
+// text up to its kind's size limit, its lines, and JSON parsed within bertc's limits
+// (json_limits.h) with located errors. Each caller throws its own error type. Private to
+// the runtime.
 #pragma once
 
 #include "bertc/runtime/json_limits.h"
@@ -14,6 +15,7 @@
 #include <fcntl.h>
 #include <string>
 #include <string_view>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace bertc {
@@ -35,14 +37,65 @@ inline std::string formatLimit(uint64_t bytes) {
                                       : std::to_string(bytes >> 20) + " MiB";
 }
 
-/// The bytes of the file at `path`. Throws Error "PATH: cannot open: REASON" when it cannot
-/// be opened, "PATH: cannot read: REASON" when reading it fails (a directory), and
-/// "PATH: larger than 1 MiB, the limit for KIND" past `limit` (a device such as /dev/zero
-/// included: reading stops one chunk past the limit).
-template <class Error> std::string readWholeFile(const std::string &path, FileLimit limit) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+/// "a FIFO", "a directory": what a file of mode `mode` (st_mode) that is not regular is.
+inline const char *specialFileKind(mode_t mode) {
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "not a regular file";
+}
+
+/// Opens the input file `path` for reading, as every input of a run is opened: with
+/// O_NONBLOCK, so that open() returns at once where a FIFO would wait for a writer forever,
+/// then only a regular file is kept, in blocking mode again. Sets `*bytes` to its size when
+/// given. Throws Error "PATH: cannot open: REASON", or "PATH: is a FIFO, not a regular file"
+/// (a directory, a device, a socket likewise).
+template <class Error> int openInputFile(const std::string &path, uint64_t *bytes = nullptr) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     throw Error(path + ": cannot open: " + std::strerror(errno));
+  struct stat status;
+  std::string problem;
+  if (::fstat(fd, &status) != 0)
+    problem = ": cannot open: " + std::string(std::strerror(errno));
+  else if (!S_ISREG(status.st_mode))
+    problem = ": is " + std::string(specialFileKind(status.st_mode)) + ", not a regular file";
+  else if (int flags = ::fcntl(fd, F_GETFL); flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK))
+    problem = ": cannot open: " + std::string(std::strerror(errno));
+  if (!problem.empty()) {
+    ::close(fd);
+    throw Error(path + problem);
+  }
+  if (bytes)
+    *bytes = uint64_t(status.st_size);
+  return fd;
+}
+
+/// Checks that `path` opens as openInputFile opens it, for a reader that then opens it as a
+/// stream (std::ifstream has no non-blocking open); throws Error as openInputFile does.
+template <class Error> void requireInputFile(const std::string &path) {
+  ::close(openInputFile<Error>(path));
+}
+
+/// The bytes of the file at `path` (openInputFile's). Throws Error "PATH: cannot open:
+/// REASON" or "PATH: is a FIFO, not a regular file" as openInputFile does, "PATH: cannot
+/// read: REASON" when reading it fails, and "PATH: larger than 1 MiB, the limit for KIND"
+/// past `limit` (by its size, or where it grows while read, one chunk past the limit).
+template <class Error> std::string readWholeFile(const std::string &path, FileLimit limit) {
+  uint64_t size = 0;
+  int fd = openInputFile<Error>(path, &size);
+  if (size > limit.bytes) {
+    ::close(fd);
+    throw Error(path + ": larger than " + formatLimit(limit.bytes) + ", the limit for " +
+                limit.kind);
+  }
   std::string bytes;
   char chunk[64 * 1024];
   while (true) {

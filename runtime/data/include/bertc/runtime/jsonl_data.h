@@ -141,6 +141,11 @@ public:
   /// for padding). Throws DataError for an input it does not know (requireKnownInputs).
   MicroBatch next(std::byte *arena, const InputSlots &slots);
 
+  /// Moves past `steps` optimizer steps as the trainer takes them (`accumulation`
+  /// micro-batches each, a step ending early at the end of an epoch), counting their tokens
+  /// without writing a batch: where a run stands after those steps.
+  void skipSteps(int64_t steps, int64_t accumulation);
+
   /// Rows the next `microBatches` calls of next() will yield, stopping at the end of the
   /// epoch: the loss normalizer of an optimizer step, known before its first micro-batch.
   int64_t rowsInNext(int64_t microBatches) const;
@@ -162,6 +167,8 @@ public:
   void restore(const BatcherState &state);
 
 private:
+  /// Moves past the next micro-batch and counts its tokens: next() without the writes.
+  MicroBatch take();
   void startEpoch(int64_t epoch);
   void groupByLength();
 

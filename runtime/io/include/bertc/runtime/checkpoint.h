@@ -53,10 +53,14 @@ std::string formatTrainerState(const TrainerState &state);
 /// Parses trainer_state.json text; throws CheckpointError naming `path` and the key.
 TrainerState parseTrainerState(const std::string &text, const std::string &path);
 
-/// Throws CheckpointError, naming `where` and every difference, when `saved` and `current`
-/// differ in a setting an exact resume depends on: seed, batch, micro-batch, accumulation,
-/// sequence length, shuffling, length grouping, or the data (rows and fingerprint).
-void checkResumable(const TrainerState &saved, const TrainerState &current,
+/// Throws CheckpointError, naming `where` and every difference by its field, when `saved`
+/// is not what this run would have saved at its step. `current` is that: this run's
+/// settings (seed, batch, micro-batch, accumulation, sequence length, shuffling, length
+/// grouping, learning rate, schedule, warmup steps over the checkpoint's max_steps, the data's
+/// rows and fingerprint) and, once those agree, the data position and token counts its
+/// batcher reaches by the checkpoint's step. Without `lossScaling` the checkpoint's loss
+/// scaler must be untouched.
+void checkResumable(const TrainerState &saved, const TrainerState &current, bool lossScaling,
                     const std::string &where);
 
 /// Writes every parameter of `plan`, by its Hugging Face name, as an F32 safetensors file.

@@ -31,6 +31,7 @@ struct TorchTensor {
 };
 
 /// Whether `path` starts as a PyTorch checkpoint does (a zip archive or the older format).
+/// Throws TorchCheckpointError when it cannot be opened or is not a regular file.
 bool looksLikeTorchCheckpoint(const std::string &path);
 
 /// An open PyTorch checkpoint: the state dict's pickle is read on construction, tensor data

@@ -1,9 +1,9 @@
 // Answers from a span head's logits as Hugging Face's run_qa.py post-processes them
-// (utils_qa.py's postprocess_qa_predictions): spans ranked by start + end logit over all
-// windows of a question, the v2.0 "no answer" against the best of them, the n best with
-// their probabilities. One difference, on purpose: every valid span of a window is ranked,
-// where run_qa.py pairs only the n_best highest start logits with the n_best highest end
-// logits and can miss the best valid span.
+// (utils_qa.py's postprocess_qa_predictions): in each window the n_best highest start
+// logits paired with the n_best highest end logits, the valid pairs ranked by start + end
+// logit over all windows of a question, the v2.0 "no answer" against the best of them, the
+// n best with their probabilities. As in run_qa.py, a valid span whose start or end is not
+// among its window's n_best logits is not considered.
 #pragma once
 
 #include "bertc/runtime/squad_data.h"
