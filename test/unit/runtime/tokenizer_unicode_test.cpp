@@ -113,7 +113,20 @@ TEST(TokenizerUnicode, NormalizesWithTheLibrarysUnicodeVersions) {
   EXPECT_EQ(unicode::lowerText(U"\uA7CB\u1C89"), U"\uA7CB\u1C89");
 }
 
-// Cased, the library's Unicode 9.0 categories: U+166D (Po then, So since Unicode 12) is
+// Uncased, NFD puts U+1D165 (class 216) before U+1D16D (class 226), and each takes the span
+// of the place it moves to, as the library's alignments go by position: ##𝅥 bytes 1-5 (where
+// U+1D16D was), ##𝅭 bytes 5-9.
+TEST(TokenizerUnicode, ReorderedMarksTakeTheSpansOfTheirPlaces) {
+  ScratchDir dir;
+  Tokenizer uncased(vocab(dir, "[PAD]\n[UNK]\n[CLS]\n[SEP]\na\n##\U0001D165\n##\U0001D16D\n"), {});
+  std::vector<std::tuple<std::string, size_t, size_t>> tokens;
+  for (const Token &token : uncased.tokenize("a\U0001D16D\U0001D165"))
+    tokens.emplace_back(token.text, token.begin, token.end);
+  EXPECT_EQ(tokens,
+            (decltype(tokens){{"a", 0, 1}, {"##\U0001D165", 1, 5}, {"##\U0001D16D", 5, 9}}));
+}
+
+// Cased, the library's Unicode 8.0 categories: U+166D (Po then, So since Unicode 12) is
 // punctuation, U+2E5D (a dash of Unicode 14) is not; uncased, U+1734 (Mn then, Mc since
 // Unicode 14) is stripped and U+0898 (a mark of Unicode 14) stays.
 TEST(TokenizerUnicode, ClassifiesWithTheLibrarysUnicodeVersions) {

@@ -2,7 +2,7 @@
 // character classes of its BertNormalizer and BertPreTokenizer, its per-character
 // lower-casing and its NFD, over tables generated from the library itself
 // (tokenizer_unicode_tables.inc; scripts/gen_unicode_tables.py says which Unicode version
-// each comes from). Each character keeps the byte span of the original it came from.
+// each comes from). Each character carries a byte span of the original text.
 #pragma once
 
 #include "bertc/runtime/unicode_text.h"
@@ -25,8 +25,10 @@ bool isChineseChar(char32_t codePoint);
 /// gives σ.
 void appendLower(const Char &c, std::vector<Char> &out);
 
-/// NFD: full canonical decomposition (each part keeps its character's span), then each run
-/// of non-starters stably sorted by combining class (the canonical ordering algorithm).
+/// NFD: full canonical decomposition, then each run of non-starters stably sorted by
+/// combining class (the canonical ordering algorithm). Spans go by position as the
+/// tokenizers library's alignments do: the parts of a character keep its span unless sorting
+/// moves a mark, which then takes the span of the place it moves to.
 std::vector<Char> decomposeCanonical(const std::vector<Char> &chars);
 
 } // namespace bertc::unicode
