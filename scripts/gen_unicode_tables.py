@@ -26,7 +26,10 @@ library's normalizers and pre-tokenizer on every code point once. Canonical comb
 classes are not visible one character at a time, but which characters are non-starters is
 (NFD reorders them): those get Python's class, which Unicode never changes once assigned.
 With these tables bertc tokenizes "ab" + c + "cd" as the library does for every code point c,
-cased and uncased (test/tokenizer/every-code-point.test).
+cased and uncased (test/tokenizer/every-code-point.test). What remains is that lower-casing
+follows the Rust that built the library: a build of it by a Rust whose Unicode is older
+than 17.0 (a Python wheel of the same release may be one) leaves the capitals added since
+as they are, which bertc lower-cases.
 
 The build never runs this script; rerun it by hand from the repository root and commit the
 result:
