@@ -95,7 +95,7 @@ TEST(TokenizerUnicode, EveryCodePointBetweenWordsAsTheTokenizersLibrary) {
   EXPECT_EQ(differ, 0u) << "code points whose outcome differs from the library's";
 }
 
-// Uncased, "A" + U+1D165 U+16FF0 + Ꟃ + U+11938 + Ჹ normalizes as the library does it:
+// Uncased, "A" U+1D165 U+16FF0 U+A7CB U+11938 U+1C89 normalizes as the library does it:
 // U+16FF0 (Unicode 13, class 6) is a starter to its Unicode 9.0 NFD, so it does not move
 // before U+1D165 (class 216); U+11938 (Unicode 13) does not decompose to U+11935 U+11930;
 // and Rust's lower-casing (Unicode 17) maps U+A7CB to U+0264 and U+1C89 to U+1C8A, which
