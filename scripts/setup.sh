@@ -19,6 +19,8 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Node.js and npm, for the tokenizers reference below, unless some install already has them.
+command -v npm >/dev/null || missing+=(nodejs npm)
 
 if ((${#missing[@]})); then
   echo "bertc setup: installing ${missing[*]}"
@@ -26,4 +28,16 @@ if ((${#missing[@]})); then
   [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Hugging Face's tokenizers library through its Node binding, the reference of test/tokenizer/
+# and of scripts/gen_unicode_tables.py: installed from npm as its package-lock.json pins it,
+# once (npm ls finds it installed), from npm's cache when that has it. Without the registry
+# the install gives up within seconds (one retry) and the tests that need it report
+# themselves unsupported.
+reference="$(dirname "$0")/../test/reference/hf_tokenizers"
+if ! npm ls --prefix "$reference" >/dev/null 2>&1; then
+  npm ci --prefix "$reference" --prefer-offline --no-audit --no-fund --loglevel=error \
+    --fetch-retries=1 --fetch-retry-mintimeout=2000 --fetch-retry-maxtimeout=5000 ||
+    echo "bertc setup: npm could not install $reference: the tokenizer tests will be unsupported" >&2
 fi

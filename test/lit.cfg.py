@@ -46,6 +46,20 @@ if torch_found or os.environ.get("CI") == "true":
     config.available_features.add("torch")
 config.substitutions.append(("%torch_python", "/usr/bin/python3"))
 
+# Hugging Face's tokenizers library, through the Node binding that scripts/setup.sh installs
+# with npm into test/reference/hf_tokenizers, is the reference of test/tokenizer/: where node
+# cannot load it those tests report themselves unsupported, except under CI=true, as above.
+hf_tokenizers_dir = os.path.join(config.bertc_source_dir, "test", "reference", "hf_tokenizers")
+hf_tokenizers_found = shutil.which("node") is not None and subprocess.call(
+    ["node", "-e", "require('@anush008/tokenizers')"], cwd=hf_tokenizers_dir,
+    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0
+if not hf_tokenizers_found and os.environ.get("CI") == "true":
+    lit_config.warning("CI=true but node cannot load @anush008/tokenizers: the tokenizer tests "
+                       "will fail (scripts/setup.sh installs it)")
+if hf_tokenizers_found or os.environ.get("CI") == "true":
+    config.available_features.add("hf-tokenizers")
+config.substitutions.append(("%hf_tokenizers", hf_tokenizers_dir))
+
 # Flags for every trainer bertc builds (a sanitizer build passes -fsanitize=... this way).
 if "BERTC_TRAINER_CXXFLAGS" in os.environ:
     config.environment["BERTC_TRAINER_CXXFLAGS"] = os.environ["BERTC_TRAINER_CXXFLAGS"]

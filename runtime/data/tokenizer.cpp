@@ -1,11 +1,11 @@
 // BertTokenizerFast in C++: special tokens split out, the tokenizers library's
-// BertNormalizer and BertPreTokenizer (over the Unicode of unicode_text.h), WordPiece, and
+// BertNormalizer and BertPreTokenizer (over the Unicode of tokenizer_unicode.h), WordPiece, and
 // the [CLS]/[SEP] framing with LongestFirst truncation. Each character carries the byte span
 // of the original character it came from through every step.
 #include "bertc/runtime/tokenizer.h"
 
 #include "bertc/runtime/input_files.h"
-#include "bertc/runtime/unicode_text.h"
+#include "bertc/runtime/tokenizer_unicode.h"
 
 #include <algorithm>
 
