@@ -25,11 +25,6 @@ struct Decomposition {
 
 #include "tokenizer_unicode_tables.inc"
 
-uint8_t combiningClass(char32_t codePoint) {
-  const CombiningClassRange *range = findRange(kCombiningClassRanges, codePoint);
-  return range ? range->combiningClass : 0;
-}
-
 // Hangul syllables decompose arithmetically (Unicode 3.12).
 constexpr char32_t kHangulBase = 0xAC00, kLeadBase = 0x1100, kVowelBase = 0x1161,
                    kTrailBase = 0x11A7;
@@ -62,6 +57,11 @@ void appendDecomposed(char32_t codePoint, std::vector<Part> &out) {
 }
 
 } // namespace
+
+uint8_t combiningClass(char32_t codePoint) {
+  const CombiningClassRange *range = findRange(kCombiningClassRanges, codePoint);
+  return range ? range->combiningClass : 0;
+}
 
 CharClass charClass(char32_t codePoint) {
   const CharClassRange *range = findRange(kCharClassRanges, codePoint);

@@ -25,10 +25,20 @@ bool isChineseChar(char32_t codePoint);
 /// gives σ.
 void appendLower(const Char &c, std::vector<Char> &out);
 
+/// The canonical combining class of a character (0 for a starter), as the tokenizers
+/// library's NFD has it.
+uint8_t combiningClass(char32_t codePoint);
+
 /// NFD: full canonical decomposition, then each run of non-starters stably sorted by
 /// combining class (the canonical ordering algorithm). Spans go by position as the
 /// tokenizers library's alignments do: the parts of a character keep its span unless sorting
 /// moves a mark, which then takes the span of the place it moves to.
 std::vector<Char> decomposeCanonical(const std::vector<Char> &chars);
+
+/// NFC: NFD, then each character composed with the last starter before it where nothing
+/// between them blocks it (Unicode's canonical composition algorithm, Hangul arithmetically).
+/// A composed character keeps its starter's span, as the tokenizers library's alignments
+/// do (the marks composed into it leave no trace in the offsets).
+std::vector<Char> composeCanonical(const std::vector<Char> &chars);
 
 } // namespace bertc::unicode
