@@ -1,6 +1,6 @@
 """Compares two safetensors checkpoints tensor by tensor: exits 1 when they hold different
 names or shapes, or when some value differs by more than --atol; else prints the tensor that
-differs most and by how much."""
+differs most and by how much. --only compares the tensors whose names start with a prefix."""
 import argparse
 import sys
 
@@ -27,9 +27,16 @@ def main():
     parser.add_argument("ours")
     parser.add_argument("reference")
     parser.add_argument("--atol", type=float, required=True)
+    parser.add_argument("--only", default="", metavar="PREFIX",
+                        help="compare only the tensors whose names start with PREFIX")
     args = parser.parse_args()
-    difference, name = largest_difference(read_safetensors(args.ours),
-                                          read_safetensors(args.reference))
+    ours, reference = read_safetensors(args.ours), read_safetensors(args.reference)
+    if args.only:
+        ours = {name: t for name, t in ours.items() if name.startswith(args.only)}
+        reference = {name: t for name, t in reference.items() if name.startswith(args.only)}
+        if not ours:
+            sys.exit(f"no tensor starts with {args.only}")
+    difference, name = largest_difference(ours, reference)
     print(f"largest difference {difference:.3g} in {name}")
     if not difference <= args.atol:
         sys.exit(f"{name} differs by {difference:.3g} > {args.atol:g}")

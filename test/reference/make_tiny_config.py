@@ -31,9 +31,11 @@ TINY_CONFIG = {
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="config.json to write")
+    parser.add_argument("--layers", type=int, default=TINY_CONFIG["num_hidden_layers"],
+                        help="encoder layers (default 2)")
     args = parser.parse_args(argv)
     with open(args.out, "w") as f:
-        json.dump(TINY_CONFIG, f, indent=2)
+        json.dump({**TINY_CONFIG, "num_hidden_layers": args.layers}, f, indent=2)
         f.write("\n")
 
 

@@ -155,8 +155,8 @@ def train(args, config):
     if args.transform_head:
         model = BertForTransformHead(config, args.transform_head, args.head_activation,
                                      args.head_pooling)
-    elif args.layers_head:
-        model = BertForLayersHead(config)
+    elif args.layers_head is not None:
+        model = BertForLayersHead(config, args.layers_head)
     elif args.pooling_head:
         model = BertForPoolingHead(config, args.pooling_head, args.head_slice)
     else:
@@ -218,8 +218,9 @@ def parse_args(argv):
                         help="the transform head's activation")
     parser.add_argument("--pooling-head", type=int, metavar="WIDTH",
                         help="train BertForPoolingHead (its dense layer this wide) instead")
-    parser.add_argument("--layers-head", action="store_true",
-                        help="train BertForLayersHead (over every hidden state's [CLS]) instead")
+    parser.add_argument("--layers-head", type=int, nargs="?", const=0, metavar="STATES",
+                        help="train BertForLayersHead (over the [CLS] of the first STATES hidden "
+                             "states, default every one) instead")
     parser.add_argument("--head-slice", type=int, nargs=2, metavar=("START", "END"), default=[40, 150],
                         help="the pooling head's slice of its joined features")
     parser.add_argument("--head-pooling", choices=["cls", "mean"], default="cls",

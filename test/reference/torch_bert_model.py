@@ -208,15 +208,17 @@ class BertForPoolingHead(nn.Module):
 
 
 class BertForLayersHead(nn.Module):
-    """A custom head over the [CLS] token of every hidden state (test/e2e/Inputs/layers-head.toml):
-    the embeddings' and each layer's side by side, then the labels' projection (bertc's
-    select_token of "embeddings" and "encoder.layer.N", concat, linear "out")."""
-    def __init__(self, config):
+    """A custom head over the [CLS] token of the first `states` hidden states (0: every one;
+    test/e2e/Inputs/layers-head.toml): the embeddings' and each layer's side by side, then the
+    labels' projection (bertc's select_token of "embeddings" and "encoder.layer.N", concat,
+    linear "out"). Layers past those states run but reach no loss: their grads stay None."""
+    def __init__(self, config, states=0):
         super().__init__()
         self.bert = BertModel(config, pooler=False)
-        states = config.num_hidden_layers + 1
-        self.head = nn.ModuleDict({"out": nn.Linear(states * config.hidden_size, config.num_labels)})
+        self.states = states or config.num_hidden_layers + 1
+        self.head = nn.ModuleDict(
+            {"out": nn.Linear(self.states * config.hidden_size, config.num_labels)})
 
     def forward(self, input_ids, attention_mask, token_type_ids):
         states = self.bert.hidden_states(input_ids, attention_mask, token_type_ids)
-        return self.head["out"](torch.cat([state[:, 0] for state in states], -1))
+        return self.head["out"](torch.cat([state[:, 0] for state in states[:self.states]], -1))

@@ -8,6 +8,7 @@
 #include "bertc/Transforms/Passes.h"
 
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace bertc {
 #define GEN_PASS_DEF_AUTODIFF
@@ -87,10 +88,24 @@ struct AutodiffPass : bertc::impl::AutodiffBase<AutodiffPass> {
       }
     }
 
-    for (Operation *op : forward)
-      if (auto param = dyn_cast<ParamOp>(op))
-        if (Value grad = grads.lookup(param.getResult()))
-          builder.create<AccumulateGradOp>(param.getLoc(), param.getResult(), grad);
+    // A trainable parameter without a path to the loss gets no gradient: it is frozen, as
+    // PyTorch's AdamW skips a parameter whose grad stays None (no decay, no state). One
+    // warning per group says so.
+    llvm::StringSet<> unreachableGroups;
+    for (Operation *op : forward) {
+      auto param = dyn_cast<ParamOp>(op);
+      if (!param || !param.getTrainable())
+        continue;
+      if (Value grad = grads.lookup(param.getResult())) {
+        builder.create<AccumulateGradOp>(param.getLoc(), param.getResult(), grad);
+        continue;
+      }
+      param.setTrainable(false);
+      if (unreachableGroups.insert(param.getGroup()).second)
+        param.emitWarning() << "parameter '" << param.getName() << "' (group '" << param.getGroup()
+                            << "') has no path to the loss: it gets no gradient and no optimizer "
+                               "state and keeps its starting value, as in PyTorch";
+    }
     return success();
   }
 };
