@@ -47,17 +47,18 @@ TYPED_TEST(DecoderTest, SiluForwardAndBackwardMatchCpu) {
 // weight gradient, an fp32 sum over the rows in the same order on both.
 TYPED_TEST(DecoderTest, RmsNormForwardAndBackwardMatchCpu) {
   using T = TypeParam;
-  const int64_t rows = 300, cols = 77;
+  constexpr int64_t rows = 300, cols = 77;
+  constexpr size_t elements = size_t(rows * cols);
   const float eps = 1e-6f;
-  const auto x = randomValues<T>(size_t(rows * cols), 5, -2.0f, 2.0f);
-  const auto w = randomValues<T>(size_t(cols), 6, 0.5f, 1.5f);
-  const auto dy = randomValues<T>(size_t(rows * cols), 7);
-  std::vector<T> y(size_t(rows * cols)), dx(size_t(rows * cols));
-  std::vector<float> dw(size_t(cols));
+  const auto x = randomValues<T>(elements, 5, -2.0f, 2.0f);
+  const auto w = randomValues<T>(size_t{cols}, 6, 0.5f, 1.5f);
+  const auto dy = randomValues<T>(elements, 7);
+  std::vector<T> y(elements), dx(elements);
+  std::vector<float> dw(size_t{cols});
   cpu::rmsNormForward(x.data(), w.data(), y.data(), rows, cols, eps);
   cpu::rmsNormBackward(dy.data(), x.data(), w.data(), dx.data(), dw.data(), rows, cols, eps);
-  DeviceArray<T> dX(x), dW(w), dDy(dy), dY(size_t(rows * cols)), dDx(size_t(rows * cols));
-  DeviceArray<float> dDw(size_t(cols)), rstd(size_t(rows));
+  DeviceArray<T> dX(x), dW(w), dDy(dy), dY(elements), dDx(elements);
+  DeviceArray<float> dDw(size_t{cols}), rstd(size_t{rows});
   cuda::rmsNormForward(dX.get(), dW.get(), dY.get(), rows, cols, eps, nullptr);
   cuda::rmsNormBackward(dDy.get(), dX.get(), dW.get(), dDx.get(), dDw.get(), rstd.get(), rows, cols,
                         eps, nullptr);
@@ -70,19 +71,20 @@ TYPED_TEST(DecoderTest, RmsNormForwardAndBackwardMatchCpu) {
 // at most 1, times |x| <= 1); 16-bit within one rounding step of T.
 TYPED_TEST(DecoderTest, RopeForwardAndBackwardMatchCpu) {
   using T = TypeParam;
-  const int64_t tokens = 37, heads = 3, headDim = 16, cols = heads * headDim;
-  std::vector<int32_t> positions(static_cast<size_t>(tokens));
+  constexpr int64_t tokens = 37, heads = 3, headDim = 16, cols = heads * headDim;
+  constexpr size_t elements = size_t(tokens * cols);
+  std::vector<int32_t> positions(size_t{tokens});
   for (int64_t t = 0; t < tokens; ++t)
     positions[size_t(t)] = int32_t((t * 7) % 23); // packed: positions restart, repeat
-  std::vector<float> invFreq(size_t(headDim / 2));
+  std::vector<float> invFreq(size_t{headDim / 2});
   for (size_t i = 0; i < invFreq.size(); ++i)
     invFreq[i] = float(std::pow(10000.0, -2.0 * double(i) / double(headDim)));
-  const auto x = randomValues<T>(size_t(tokens * cols), 8);
-  const auto dy = randomValues<T>(size_t(tokens * cols), 9);
-  std::vector<T> y(size_t(tokens * cols)), dx(size_t(tokens * cols));
+  const auto x = randomValues<T>(elements, 8);
+  const auto dy = randomValues<T>(elements, 9);
+  std::vector<T> y(elements), dx(elements);
   cpu::ropeForward(x.data(), positions.data(), y.data(), tokens, heads, headDim, invFreq.data());
   cpu::ropeBackward(dy.data(), positions.data(), dx.data(), tokens, heads, headDim, invFreq.data());
-  DeviceArray<T> dX(x), dDy(dy), dY(size_t(tokens * cols)), dDx(size_t(tokens * cols));
+  DeviceArray<T> dX(x), dDy(dy), dY(elements), dDx(elements);
   DeviceArray<int32_t> dPositions(positions);
   cuda::ropeForward(dX.get(), dPositions.get(), dY.get(), tokens, heads, headDim, invFreq.data(),
                     nullptr);
