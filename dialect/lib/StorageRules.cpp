@@ -22,8 +22,9 @@ bool isF32(Type type) { return cast<RankedTensorType>(type).getElementType().isF
 bool EmbeddingGradOp::keepsF32Result(unsigned) { return true; }
 bool LinearGradWeightOp::keepsF32Result(unsigned) { return true; }
 bool BiasGradOp::keepsF32Result(unsigned) { return true; }
-// LayerNorm's gamma and beta gradients.
+// LayerNorm's gamma and beta gradients, RMSNorm's weight gradient.
 bool LayerNormGradOp::keepsF32Result(unsigned index) { return index > 0; }
+bool RmsNormGradOp::keepsF32Result(unsigned index) { return index > 0; }
 // The softmax statistics (lse), which the backward exponentiates.
 bool AttentionOp::keepsF32Result(unsigned index) { return index > 0; }
 

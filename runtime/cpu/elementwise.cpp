@@ -1,4 +1,4 @@
-// Elementwise CPU kernels: add, GELU, tanh, ReLU and counter-based dropout. Loops over
+// Elementwise CPU kernels: add, mul, GELU, SiLU, tanh, ReLU and counter-based dropout. Loops over
 // contiguous arrays of the storage type, computing in fp32, split in fixed chunks over the
 // threads (parallel.h) but for tanh's, the pooler's few [batch, hidden] values;
 // GELU's erf and exp are vector_math.h's, so its loops vectorise.
@@ -25,6 +25,33 @@ template <typename T> void add(const T *a, const T *b, T *out, int64_t n) {
   forEachChunk(n, kElementwiseChunk, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i)
       out[i] = fromFloat<T>(toFloat(a[i]) + toFloat(b[i]));
+  });
+}
+
+template <typename T> void mul(const T *a, const T *b, T *out, int64_t n) {
+  forEachChunk(n, kElementwiseChunk, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      out[i] = fromFloat<T>(toFloat(a[i]) * toFloat(b[i]));
+  });
+}
+
+template <typename T> void siluForward(const T *x, T *y, int64_t n) {
+  forEachChunk(n, kElementwiseChunk, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const float xi = toFloat(x[i]);
+      y[i] = fromFloat<T>(xi / (1.0f + std::exp(-xi)));
+    }
+  });
+}
+
+// d/dx [x s(x)] = s + x s (1 - s) = s (1 + x (1 - s)), s the logistic sigmoid.
+template <typename T> void siluBackward(const T *dy, const T *x, T *dx, int64_t n) {
+  forEachChunk(n, kElementwiseChunk, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const float xi = toFloat(x[i]);
+      const float s = 1.0f / (1.0f + std::exp(-xi));
+      dx[i] = fromFloat<T>(toFloat(dy[i]) * (s * (1.0f + xi * (1.0f - s))));
+    }
   });
 }
 
@@ -142,6 +169,9 @@ void dropoutAdd(const T *x, const T *residual, T *sum, int64_t rows, int64_t row
 
 #define INSTANTIATE(T)                                                                             \
   template void add(const T *, const T *, T *, int64_t);                                           \
+  template void mul(const T *, const T *, T *, int64_t);                                           \
+  template void siluForward(const T *, T *, int64_t);                                              \
+  template void siluBackward(const T *, const T *, T *, int64_t);                                  \
   template void geluForward(const T *, T *, int64_t);                                              \
   template void geluBackward(const T *, const T *, T *, int64_t);                                  \
   template void tanhForward(const T *, T *, int64_t);                                              \

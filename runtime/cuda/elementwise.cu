@@ -1,6 +1,6 @@
-// Elementwise CUDA kernels: add, erf GELU, tanh, ReLU and gradient accumulation. Grid-stride
-// loops over contiguous arrays, 16 bytes of the storage type a thread at a time, computing
-// in fp32 with the CPU twins' formulas (elementwise.cpp, precision.cpp).
+// Elementwise CUDA kernels: add, mul, erf GELU, SiLU, tanh, ReLU and gradient accumulation.
+// Grid-stride loops over contiguous arrays, 16 bytes of the storage type a thread at a time,
+// computing in fp32 with the CPU twins' formulas (elementwise.cpp, precision.cpp).
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
@@ -49,6 +49,22 @@ template <typename T> __global__ void addKernel(const T *a, const T *b, T *out, 
   mapPairs<kVectorValues<T>>(a, b, out, n, [](float x, float y) { return x + y; });
 }
 
+template <typename T> __global__ void mulKernel(const T *a, const T *b, T *out, int64_t n) {
+  mapPairs<kVectorValues<T>>(a, b, out, n, [](float x, float y) { return x * y; });
+}
+
+template <typename T> __global__ void siluForwardKernel(const T *x, T *y, int64_t n) {
+  mapValues<kVectorValues<T>>(x, y, n, [](float v) { return v / (1.0f + expf(-v)); });
+}
+
+template <typename T>
+__global__ void siluBackwardKernel(const T *dy, const T *x, T *dx, int64_t n) {
+  mapPairs<kVectorValues<T>>(dy, x, dx, n, [](float g, float v) {
+    const float s = 1.0f / (1.0f + expf(-v));
+    return g * (s * (1.0f + v * (1.0f - s)));
+  });
+}
+
 template <typename T> __global__ void geluForwardKernel(const T *x, T *y, int64_t n) {
   mapValues<kVectorValues<T>>(x, y, n,
                               [](float v) { return v * 0.5f * (1.0f + erff(v * kInvSqrt2)); });
@@ -91,6 +107,22 @@ template <typename T> void add(const T *a, const T *b, T *out, int64_t n, cudaSt
                out, n);
 }
 
+template <typename T> void mul(const T *a, const T *b, T *out, int64_t n, cudaStream_t stream) {
+  BERTC_LAUNCH(mulKernel, groupGridFor<kVectorValues<T>>(n), kElementwiseThreads, 0, stream, a, b,
+               out, n);
+}
+
+template <typename T> void siluForward(const T *x, T *y, int64_t n, cudaStream_t stream) {
+  BERTC_LAUNCH(siluForwardKernel, groupGridFor<kVectorValues<T>>(n), kElementwiseThreads, 0, stream,
+               x, y, n);
+}
+
+template <typename T>
+void siluBackward(const T *dy, const T *x, T *dx, int64_t n, cudaStream_t stream) {
+  BERTC_LAUNCH(siluBackwardKernel, groupGridFor<kVectorValues<T>>(n), kElementwiseThreads, 0,
+               stream, dy, x, dx, n);
+}
+
 template <typename T> void geluForward(const T *x, T *y, int64_t n, cudaStream_t stream) {
   BERTC_LAUNCH(geluForwardKernel, groupGridFor<kVectorValues<T>>(n), kElementwiseThreads, 0, stream,
                x, y, n);
@@ -131,6 +163,9 @@ template <typename G> void accumulate(const G *g, float *grad, int64_t n, cudaSt
 
 #define INSTANTIATE(T)                                                                             \
   template void add(const T *, const T *, T *, int64_t, cudaStream_t);                             \
+  template void mul(const T *, const T *, T *, int64_t, cudaStream_t);                             \
+  template void siluForward(const T *, T *, int64_t, cudaStream_t);                                \
+  template void siluBackward(const T *, const T *, T *, int64_t, cudaStream_t);                    \
   template void geluForward(const T *, T *, int64_t, cudaStream_t);                                \
   template void geluBackward(const T *, const T *, T *, int64_t, cudaStream_t);                    \
   template void tanhForward(const T *, T *, int64_t, cudaStream_t);                                \

@@ -61,6 +61,10 @@ int64_t kernelWorkspaceBytes(Operation *op, DimBounds bounds) {
         return (2 * rows + cuda::layerNormBackwardWorkspaceFloats(rows, features(ln.getInput()))) *
                int64_t(sizeof(float));
       })
+      // The CUDA RMSNorm backward's r of each row, between its row and column kernels.
+      .Case([&](RmsNormGradOp grad) {
+        return boundedRows(grad.getInput(), bounds) * int64_t(sizeof(float));
+      })
       .Case<BiasGradOp, AccumulateBiasGradOp, GeluGradAccumulateBiasOp, DropoutGradAccumulateBiasOp,
             GeluGradBiasOp, DropoutGradBiasOp>([&](auto grad) {
         return cuda::biasBackwardWorkspaceFloats(boundedRows(grad.getResultGrad(), bounds),

@@ -106,6 +106,7 @@ using OpEmitter = std::optional<mlir::LogicalResult> (*)(mlir::Operation *op, Em
 
 std::optional<mlir::LogicalResult> emitGemmOp(mlir::Operation *op, EmitContext &ctx);
 std::optional<mlir::LogicalResult> emitPointwiseOp(mlir::Operation *op, EmitContext &ctx);
+std::optional<mlir::LogicalResult> emitDecoderOp(mlir::Operation *op, EmitContext &ctx);
 std::optional<mlir::LogicalResult> emitHeadShapeOp(mlir::Operation *op, EmitContext &ctx);
 std::optional<mlir::LogicalResult> emitLossOptimizerOp(mlir::Operation *op, EmitContext &ctx);
 

@@ -358,6 +358,8 @@ def Bert_MseLossOp : Bert_ForwardOp<"mse_loss"> {
 
 // The gradient of each forward op (their GradientOpInterface rules create them).
 include "bert/BertGradientOps.td"
+// RMSNorm, SiLU, mul and rotary embeddings, with their gradients: Llama-family decoders.
+include "bert/BertDecoderOps.td"
 // Pooling tokens and shaping features: the pooler's [CLS] and a custom head's ops.
 include "bert/BertHeadShapeOps.td"
 // What writes the gradient slots and the parameters.

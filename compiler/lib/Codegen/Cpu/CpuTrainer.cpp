@@ -24,8 +24,9 @@ public:
   KernelTarget kernels() const override { return KernelTarget::Cpu; }
 
   ArrayRef<OpEmitter> opEmitters() const override {
-    static const OpEmitter emitters[] = {emitGemmOp,      emitAttentionOp,     emitPointwiseOp,
-                                         emitHeadShapeOp, emitLossOptimizerOp, emitPlanCheckOp};
+    static const OpEmitter emitters[] = {emitGemmOp,     emitAttentionOp, emitPointwiseOp,
+                                         emitDecoderOp,  emitHeadShapeOp, emitLossOptimizerOp,
+                                         emitPlanCheckOp};
     return emitters;
   }
 

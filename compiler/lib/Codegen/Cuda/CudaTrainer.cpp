@@ -283,8 +283,8 @@ public:
   KernelTarget kernels() const override { return KernelTarget::Cuda; }
 
   ArrayRef<OpEmitter> opEmitters() const override {
-    static const OpEmitter emitters[] = {emitGemmOp, emitCudaAttentionOp, emitPointwiseOp,
-                                         emitHeadShapeOp, emitLossOptimizerOp};
+    static const OpEmitter emitters[] = {emitGemmOp,    emitCudaAttentionOp, emitPointwiseOp,
+                                         emitDecoderOp, emitHeadShapeOp,     emitLossOptimizerOp};
     return emitters;
   }
 

@@ -75,6 +75,36 @@ template <typename T> void biasBackward(const T *dy, float *db, int64_t rows, in
 template <typename T>
 void biasBackwardAccumulate(const T *dy, float *db, int64_t rows, int64_t out);
 
+/// out = a * b, elementwise over n values (out may alias a or b).
+template <typename T> void mul(const T *a, const T *b, T *out, int64_t n);
+
+/// SiLU, y = x * sigmoid(x) = x / (1 + e^-x), as torch.nn.functional.silu.
+template <typename T> void siluForward(const T *x, T *y, int64_t n);
+/// dx = dy * s * (1 + x * (1 - s)) with s = sigmoid(x) (dx may be dy).
+template <typename T> void siluBackward(const T *dy, const T *x, T *dx, int64_t n);
+
+/// RMSNorm over the last dim, as transformers' LlamaRMSNorm: y = weight * round(x * r) with
+/// r = 1 / sqrt(mean(x^2) + eps) per row (in double) and round() to T.
+template <typename T>
+void rmsNormForward(const T *x, const T *weight, T *y, int64_t rows, int64_t cols, float eps);
+/// Writes dx = r (w dy - x r^2 mean(w dy x)) and dweight (overwritten, fp32) = the sum over
+/// rows of dy * round(x * r), r recomputed from x.
+template <typename T>
+void rmsNormBackward(const T *dy, const T *x, const T *weight, T *dx, float *dweight, int64_t rows,
+                     int64_t cols, float eps);
+
+/// Rotary embedding of [tokens, heads * headDim] x at positions[tokens], as transformers'
+/// apply_rotary_pos_emb with rotate_half: in each head, for i < headDim / 2 and the angle
+/// a = float(position) * invFreq[i] (fp32), y[i] = x[i] cos a - x[i + headDim/2] sin a and
+/// y[i + headDim/2] = x[i + headDim/2] cos a + x[i] sin a, in fp32 rounded once (y may be x).
+template <typename T>
+void ropeForward(const T *x, const int32_t *positions, T *y, int64_t tokens, int64_t heads,
+                 int64_t headDim, const float *invFreq);
+/// dx = the rotation of dy by -a (dx may be dy).
+template <typename T>
+void ropeBackward(const T *dy, const int32_t *positions, T *dx, int64_t tokens, int64_t heads,
+                  int64_t headDim, const float *invFreq);
+
 /// Exact (erf) GELU, as torch.nn.functional.gelu.
 template <typename T> void geluForward(const T *x, T *y, int64_t n);
 template <typename T> void geluBackward(const T *dy, const T *x, T *dx, int64_t n);

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "bertc/abi/kernel_workspace.h"
+#include "bertc/abi/rope.h"
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/cpu_kernels.h"
 #include "bertc/runtime/half_types.h"
@@ -47,6 +48,12 @@ void embeddingBackwardAccumulate(const int32_t *ids, const T *dout, float *dtabl
 
 /// out = a + b over n values (out may alias a or b).
 template <typename T> void add(const T *a, const T *b, T *out, int64_t n, cudaStream_t stream);
+/// out = a * b (out may alias a or b).
+template <typename T> void mul(const T *a, const T *b, T *out, int64_t n, cudaStream_t stream);
+/// SiLU and its gradient, as cpu::siluForward and cpu::siluBackward.
+template <typename T> void siluForward(const T *x, T *y, int64_t n, cudaStream_t stream);
+template <typename T>
+void siluBackward(const T *dy, const T *x, T *dx, int64_t n, cudaStream_t stream);
 /// Exact (erf) GELU, as torch.nn.functional.gelu.
 template <typename T> void geluForward(const T *x, T *y, int64_t n, cudaStream_t stream);
 template <typename T>
@@ -117,6 +124,26 @@ void dropoutForward(const T *x, T *y, int64_t rows, int64_t rowSize, float rate,
 template <typename T>
 void dropoutBackward(const T *dy, T *dx, int64_t rows, int64_t rowSize, float rate,
                      const DropoutKey &key, cudaStream_t stream);
+
+// ---- RMSNorm (rms_norm.cu) and rotary embeddings (rope.cu) ----
+
+/// As cpu::rmsNormForward.
+template <typename T>
+void rmsNormForward(const T *x, const T *weight, T *y, int64_t rows, int64_t cols, float eps,
+                    cudaStream_t stream);
+/// As cpu::rmsNormBackward, the row kernel leaving each row's r in `rstd` ([rows] floats,
+/// the op's kernel workspace) for the column sums of dweight (overwritten, fp32).
+template <typename T>
+void rmsNormBackward(const T *dy, const T *x, const T *weight, T *dx, float *dweight, float *rstd,
+                     int64_t rows, int64_t cols, float eps, cudaStream_t stream);
+/// As cpu::ropeForward and cpu::ropeBackward; invFreq (headDim / 2 values, at most
+/// kRopeMaxFrequencies) is host memory, passed to the kernel by value.
+template <typename T>
+void ropeForward(const T *x, const int32_t *positions, T *y, int64_t tokens, int64_t heads,
+                 int64_t headDim, const float *invFreq, cudaStream_t stream);
+template <typename T>
+void ropeBackward(const T *dy, const int32_t *positions, T *dx, int64_t tokens, int64_t heads,
+                  int64_t headDim, const float *invFreq, cudaStream_t stream);
 
 // ---- LayerNorm (layernorm.cu) ----
 
