@@ -8,7 +8,9 @@ import lit.formats
 config.name = "bertc"
 config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".mlir", ".toml", ".test"]
-config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+# node_modules: the npm packages scripts/setup.sh installs under test/reference hold .toml
+# files of their own.
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "node_modules"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.bertc_build_dir, "test")
 # lit starts the slowest tests first by the times it recorded in the build tree's
