@@ -1,6 +1,6 @@
-//===- BertFamily.cpp - BERT: config.json, the encoder and its pooler head -===//
+//===- BertFamily.cpp - BERT: the encoder and its pooler head ------------===//
 //
-// Hugging Face's BERT (BertConfig, modeling_bert.py):
+// Hugging Face's BERT (modeling_bert.py; its config.json is BertConfig.cpp's):
 //   1. inputs: input_ids, token_type_ids, position_ids, attention_mask;
 //   2. embeddings: (word + token_type) + position, LayerNorm, dropout;
 //   3. per layer: q, k, v, attention, output dense + dropout + residual + LayerNorm,
@@ -11,7 +11,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ConfigReader.h"
 #include "ForwardBuilder.h"
 
 using namespace bertc;
@@ -22,17 +21,11 @@ namespace {
 class BertFamily final : public ModelFamily {
 public:
   StringRef name() const override { return "bert"; }
-  ArrayRef<StringRef> modelTypes() const override {
-    static const StringRef types[] = {"bert"};
-    return types;
-  }
   ArrayRef<StringRef> inputs() const override {
     static const StringRef names[] = {"input_ids", "token_type_ids", "position_ids",
                                       "attention_mask"};
     return names;
   }
-  void readConfig(ConfigReader &reader, ModelSpec &model, HeadSpec &head) const override;
-  void writeConfig(const JobSpec &spec, llvm::json::Object &config) const override;
   SmallVector<Value> buildModel(ForwardBuilder &forward) const override;
   Value buildTaskLoss(ForwardBuilder &forward, ArrayRef<Value> hiddenStates) const override;
 
@@ -41,61 +34,6 @@ private:
   Value encoderLayer(ForwardBuilder &forward, Value hidden, int64_t layer) const;
   Value classifierLoss(ForwardBuilder &forward, Value hidden) const;
 };
-
-void BertFamily::readConfig(ConfigReader &reader, ModelSpec &model, HeadSpec &head) const {
-  reader.requireString("hidden_act", "gelu");
-  reader.requireString("position_embedding_type", "absolute");
-  reader.requireInteger("pad_token_id", model.padTokenId,
-                        "bertc pads batches with [PAD], id " + std::to_string(model.padTokenId));
-  KeyLocations &locations = model.locations;
-  reader.readInteger("hidden_size", model.hidden, "hidden", locations);
-  reader.readInteger("num_hidden_layers", model.layers, "layers", locations);
-  reader.readInteger("num_attention_heads", model.heads, "heads", locations);
-  reader.readInteger("intermediate_size", model.intermediate, "intermediate", locations);
-  reader.readInteger("vocab_size", model.vocab, "vocab", locations);
-  reader.readInteger("max_position_embeddings", model.maxPosition, "max_position", locations);
-  reader.readInteger("type_vocab_size", model.typeVocab, "type_vocab", locations);
-  reader.readNumber("hidden_dropout_prob", model.dropout, "dropout", locations);
-  reader.readNumber("attention_probs_dropout_prob", model.attentionDropout, "attention_dropout",
-                    locations);
-  reader.readNumber("layer_norm_eps", model.layerNormEps, "layer_norm_eps", locations);
-  reader.readNumber("initializer_range", model.initializerRange, "initializer_range", locations);
-  double classifierDropout;
-  if (reader.readNumber("classifier_dropout", classifierDropout, "dropout", head.locations))
-    head.dropout = classifierDropout;
-}
-
-/// The transformers class that holds `task`'s head. A custom head is no transformers class:
-/// its folder loads as the encoder alone (BertModel, whose pooler it lacks), head.* aside.
-const char *architectureOf(const std::string &task) {
-  if (task == "custom")
-    return "BertModel";
-  if (task == "span")
-    return "BertForQuestionAnswering";
-  if (task == "token-classification")
-    return "BertForTokenClassification";
-  return "BertForSequenceClassification";
-}
-
-void BertFamily::writeConfig(const JobSpec &spec, llvm::json::Object &config) const {
-  const ModelSpec &m = spec.model;
-  config["architectures"] = llvm::json::Array{architectureOf(spec.head.task)};
-  config["model_type"] = "bert";
-  config["hidden_size"] = m.hidden;
-  config["num_hidden_layers"] = m.layers;
-  config["num_attention_heads"] = m.heads;
-  config["intermediate_size"] = m.intermediate;
-  config["hidden_act"] = "gelu";
-  config["vocab_size"] = m.vocab;
-  config["max_position_embeddings"] = m.maxPosition;
-  config["type_vocab_size"] = m.typeVocab;
-  config["hidden_dropout_prob"] = m.dropout;
-  config["attention_probs_dropout_prob"] = m.attentionDropout;
-  config["layer_norm_eps"] = m.layerNormEps;
-  config["initializer_range"] = m.initializerRange;
-  config["position_embedding_type"] = "absolute";
-  config["pad_token_id"] = m.padTokenId;
-}
 
 SmallVector<Value> BertFamily::buildModel(ForwardBuilder &forward) const {
   SmallVector<Value> hiddenStates = {embeddings(forward)};

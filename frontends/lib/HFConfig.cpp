@@ -2,7 +2,7 @@
 //
 // `[model] from = "DIR"` starts the model from a Hugging Face checkpoint folder. Its
 // config.json's model_type names the family, which reads the dimensions and dropout rates
-// (ModelFamily::readConfig); the labels are read here; model.safetensors
+// (FamilyConfig::readConfig); the labels are read here; model.safetensors
 // (else pytorch_model.bin) and vocab.txt, when present, become the initial weights and the
 // tokenizer vocabulary.
 // Every problem is reported at the `from` key, naming the file.
@@ -11,7 +11,7 @@
 
 #include "BoundedFile.h"
 #include "ConfigReader.h"
-#include "ModelFamily.h"
+#include "FamilyConfig.h"
 
 #include "bertc/frontend/TomlFrontend.h"
 #include "bertc/runtime/json_limits.h"
@@ -44,12 +44,18 @@ std::vector<std::string> labelNames(const llvm::json::Object &config) {
 
 /// The family that reads `config`: its model_type's, which must be `[model] family` where
 /// that is written; without a model_type, `[model] family`'s. Null after a diagnostic.
-const ModelFamily *familyOf(ConfigReader &reader, ModelSpec &model) {
+const FamilyConfig *familyOf(ConfigReader &reader, ModelSpec &model) {
   const llvm::json::Value *modelType = reader.fields().get("model_type");
-  if (!modelType)
-    return findModelFamily(model.family);
+  if (!modelType) {
+    const FamilyConfig *family = findFamilyConfig(model.family);
+    if (!family)
+      reader.error() << "has no 'model_type', and 'model.family' '" << model.family
+                     << "' is not a family bertc builds (" << llvm::join(modelFamilyNames(), ", ")
+                     << ")";
+    return family;
+  }
   std::optional<StringRef> type = modelType->getAsString();
-  const ModelFamily *family = type ? findFamilyOfModelType(*type) : nullptr;
+  const FamilyConfig *family = type ? findFamilyConfigOfModelType(*type) : nullptr;
   if (!family) {
     std::string written;
     llvm::raw_string_ostream(written) << *modelType;
@@ -57,12 +63,12 @@ const ModelFamily *familyOf(ConfigReader &reader, ModelSpec &model) {
                    << llvm::join(modelFamilyNames(), ", ") << ")";
     return nullptr;
   }
-  if (model.locations.keys.count("family") && family->name() != model.family) {
-    reader.error() << "'model_type' \"" << *type << "\" is the '" << family->name()
+  if (model.locations.keys.count("family") && family->name != model.family) {
+    reader.error() << "'model_type' \"" << *type << "\" is the '" << family->name
                    << "' family, but 'model.family' is '" << model.family << "'";
     return nullptr;
   }
-  model.family = family->name().str();
+  model.family = family->name.str();
   return family;
 }
 
@@ -102,7 +108,7 @@ mlir::LogicalResult bertc::readHuggingFaceFolder(StringRef folder, mlir::FileLin
            << "malformed '" << configPath << "': expected a JSON object (a model's config)";
 
   ConfigReader reader(*config, configPath, fromLoc);
-  const ModelFamily *family = familyOf(reader, model);
+  const FamilyConfig *family = familyOf(reader, model);
   if (!family)
     return mlir::failure();
   family->readConfig(reader, model, head);

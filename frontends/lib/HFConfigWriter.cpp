@@ -1,13 +1,13 @@
 //===- HFConfigWriter.cpp - a job's model as a Hugging Face config --------===//
 //
 // The fields every family shares (the labels' names, the head's dropout, the problem
-// type); the family adds its own (ModelFamily::writeConfig).
+// type); the family adds its own (FamilyConfig::writeConfig).
 //
 //===----------------------------------------------------------------------===//
 
 #include "bertc/frontend/HFConfigWriter.h"
 
-#include "ModelFamily.h"
+#include "FamilyConfig.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -28,7 +28,7 @@ std::string huggingFaceConfigJson(const JobSpec &spec) {
       {"id2label", std::move(id2label)},
       {"label2id", std::move(label2id)},
   };
-  findModelFamily(spec.model.family)->writeConfig(spec, config);
+  findFamilyConfig(spec.model.family)->writeConfig(spec, config);
   if (spec.head.dropout)
     config["classifier_dropout"] = *spec.head.dropout;
   if (spec.head.task == "classification" && spec.head.labels == 1)

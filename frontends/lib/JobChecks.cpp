@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FamilyConfig.h"
 #include "JobReader.h"
-#include "ModelFamily.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"

@@ -20,17 +20,3 @@ const ModelFamily *bertc::findModelFamily(llvm::StringRef name) {
       return family;
   return nullptr;
 }
-
-const ModelFamily *bertc::findFamilyOfModelType(llvm::StringRef modelType) {
-  for (const ModelFamily *family : families())
-    if (llvm::is_contained(family->modelTypes(), modelType))
-      return family;
-  return nullptr;
-}
-
-llvm::SmallVector<llvm::StringRef> bertc::modelFamilyNames() {
-  llvm::SmallVector<llvm::StringRef> names;
-  for (const ModelFamily *family : families())
-    names.push_back(family->name());
-  return names;
-}
