@@ -301,11 +301,11 @@ LogicalResult ParamSlotsAttr::verify(function_ref<InFlightDiagnostic()> emitErro
                                      std::optional<int64_t> adamM, std::optional<int64_t> adamV,
                                      std::optional<int64_t> adamMAbsmax,
                                      std::optional<int64_t> adamVAbsmax) {
-  for (std::optional<int64_t> offset :
-       {std::optional(value), master, grad, adamM, adamV, adamMAbsmax, adamVAbsmax})
+  std::optional<int64_t> offsets[] = {value, master, grad, adamM, adamV, adamMAbsmax, adamVAbsmax};
+  for (auto [slot, offset] : llvm::zip_equal(kParamSlots, offsets))
     if (offset && *offset < 0)
-      return emitError() << "a parameter's slot must be at an offset of at least 0, got "
-                         << *offset;
+      return emitError() << "a parameter's " << slotName(slot)
+                         << " slot must be at an offset of at least 0, got " << *offset;
   return success();
 }
 

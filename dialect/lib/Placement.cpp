@@ -33,6 +33,7 @@ FailureOr<int64_t> mlir::bert::getParamSlot(ParamOp param, ParamSlotKind slot) {
 
 void mlir::bert::setParamSlot(ParamOp param, ParamSlotKind slot, int64_t offset) {
   auto attr = param->getAttrOfType<ParamSlotsAttr>(kParamSlotsAttr);
+  assert((attr || slot == ParamSlotKind::Value) && "a parameter's value is placed first");
   auto slots = attr ? slotsOf(attr) : decltype(slotsOf(attr)){};
   slots[size_t(slot)] = offset;
   param->setAttr(kParamSlotsAttr,

@@ -20,7 +20,7 @@ func.func @slots_that_are_no_param_slots() {
 // -----
 
 func.func @a_slot_before_the_arena() {
-  // expected-error@+1 {{a parameter's slot must be at an offset of at least 0, got -64}}
+  // expected-error@+1 {{a parameter's grad slot must be at an offset of at least 0, got -64}}
   %0 = bert.param "w" {bert.slots = #bert.param_slots<value = 0, grad = -64>, decay = true, group = "classifier", init = "normal", trainable = true} : tensor<2x8xf32>
   return
 }

@@ -118,6 +118,18 @@ FailureOr<int64_t> inputOffset(InputOp input) {
   return input.emitError() << "input '" << input.getName() << "' has no planned offset";
 }
 
+/// The padding_idx of the embedding that reads the input ids, if it has one: the id the
+/// model keeps fixed, which the batches must be padded with.
+std::optional<int64_t> inputIdsPadding(func::FuncOp microStep) {
+  std::optional<int64_t> padding;
+  microStep.walk([&](EmbeddingOp embedding) {
+    auto ids = embedding.getIds().getDefiningOp<InputOp>();
+    if (ids && ids.getName() == "input_ids" && embedding.getPaddingIdx())
+      padding = int64_t(*embedding.getPaddingIdx());
+  });
+  return padding;
+}
+
 /// The padding row of each embedding table a padding_idx names, by parameter.
 llvm::DenseMap<Operation *, int64_t> zeroRows(func::FuncOp microStep) {
   llvm::DenseMap<Operation *, int64_t> rows;
@@ -194,6 +206,10 @@ LogicalResult emitPlan(ModuleOp module, func::FuncOp microStep, const JobDataSet
   if (!labels)
     return microStep.emitError() << "@micro_step reads no labels";
   os << "const InputSlot kInputs[] = {\n" << modelInputs << "};\n\n";
+  // The model's pad id is its IR's (a stage read back from .mlir has no job to give it).
+  JobDataSettings padded = data;
+  if (std::optional<int64_t> padding = inputIdsPadding(microStep))
+    padded.padTokenId = *padding;
   PlannedSettings planned{bounds->maxBatch, accumulationSteps(module, *bounds), bounds->maxSeq};
   auto hfConfig = module->getAttrOfType<StringAttr>("bert.hf_config");
   os << "const TrainerPlan kPlan = {\n"
@@ -209,7 +225,7 @@ LogicalResult emitPlan(ModuleOp module, func::FuncOp microStep, const JobDataSet
      << "    .train = {\n"
      << trainSettingsInit(train->getValues(), planned) << "    },\n"
      << "    .data = {\n"
-     << dataSettingsInit(data) << "    },\n"
+     << dataSettingsInit(padded) << "    },\n"
      << "    .hfConfigJson = " << cppString(hfConfig ? hfConfig.getValue() : "") << ",\n"
      << "    .masterWeights = " << regionLiteral(plan->getMasterWeights()) << ",\n"
      << "    .lossScaling = " << (usesLossScaling(module) ? "true" : "false") << ",\n"
