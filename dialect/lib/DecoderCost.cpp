@@ -1,8 +1,8 @@
 //===- DecoderCost.cpp - the kernels of the decoder ops --------------------===//
 //
 // CostOpInterface for RMSNorm, SiLU and rotary embeddings (bert.mul is the default: one
-// flop per element, every byte once). The rules follow runtime/cpu/decoder.cpp and
-// runtime/cuda/rms_norm.cu, decoder.cu: where the targets' kernels differ, the rule says so.
+// flop per element, every byte once). The rules follow the kernels of runtime/cpu and
+// runtime/cuda (rms_norm, rope, elementwise): where the targets' kernels differ, the rule says so.
 //
 //===----------------------------------------------------------------------===//
 

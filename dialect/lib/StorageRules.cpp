@@ -6,16 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "bert/BertDialect.h"
+#include "VerifierChecks.h"
 
 using namespace mlir;
 using namespace mlir::bert;
-
-namespace {
-
-bool isF32(Type type) { return cast<RankedTensorType>(type).getElementType().isF32(); }
-
-} // namespace
 
 // A parameter's gradient stays fp32, so that its accumulation over micro-batches rounds as
 // little as possible.
@@ -33,7 +27,10 @@ bool AttentionGradOp::readsOperandAsIs(unsigned index) { return getOperand(index
 bool AccumulateGradOp::readsOperandAsIs(unsigned) { return true; }
 
 // Two gradients of a parameter used twice (tied weights) are fp32 already.
-bool AddOp::computesInF32() { return isF32(getLhs().getType()) && isF32(getRhs().getType()); }
+bool AddOp::computesInF32() {
+  return verify::tensorType(getLhs()).getElementType().isF32() &&
+         verify::tensorType(getRhs()).getElementType().isF32();
+}
 
 Operation *LinearGradWeightOp::buildSlotAccumulation(OpBuilder &builder, Value param) {
   return builder.create<AccumulateLinearGradWeightOp>(getLoc(), param, getResultGrad(), getInput(),
