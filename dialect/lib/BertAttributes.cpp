@@ -38,7 +38,8 @@ constexpr std::pair<bertc::TaskKind, StringLiteral> kTasks[] = {
     {bertc::TaskKind::Classification, "classification"},
     {bertc::TaskKind::Regression, "regression"},
     {bertc::TaskKind::Span, "span"},
-    {bertc::TaskKind::TokenClassification, "token-classification"}};
+    {bertc::TaskKind::TokenClassification, "token-classification"},
+    {bertc::TaskKind::CausalLM, "causal_lm"}};
 
 template <typename E, size_t N>
 StringRef spellingIn(const std::pair<E, StringLiteral> (&names)[N], E value) {

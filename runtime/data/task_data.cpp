@@ -3,7 +3,9 @@
 // word's first piece).
 #include "bertc/runtime/task_data.h"
 
+#include "bertc/runtime/causal_lm_data.h"
 #include "bertc/runtime/input_files.h"
+#include "bertc/runtime/tokenizer_json.h"
 
 #include <nlohmann/json.hpp>
 
@@ -141,8 +143,36 @@ Dataset loadTaggedWords(const std::string &path, const DataLimits &limits, const
 
 namespace {
 
+/// A causal LM's rows, text tokenized with the tokenizer.json the run was given (a
+/// vocab.txt is a WordPiece encoder's, which no causal LM reads).
+TaskData loadCausalLmRows(const std::string &path, const DataLimits &limits,
+                          const DataSettings &settings) {
+  const std::string &tokenizerPath = settings.tokenizer.vocabPath;
+  std::optional<HfTokenizer> tokenizer;
+  if (!tokenizerPath.empty()) {
+    if (!isTokenizerJson(tokenizerPath))
+      throw DataError(tokenizerPath + ": a causal LM's text is tokenized with the model's "
+                                      "tokenizer.json, not a WordPiece vocabulary");
+    tokenizer = loadHfTokenizer(tokenizerPath);
+  }
+  CausalLmData rows =
+      loadCausalLmData(path, limits, settings.fields.text, tokenizer ? &*tokenizer : nullptr);
+  TaskData result;
+  result.summary = "data: " + std::to_string(rows.data.rows.size()) + " rows from " + path +
+                   (tokenizer ? ", text tokenized with " + tokenizerPath : std::string()) + ", " +
+                   std::to_string(rows.targetTokens) + " target tokens";
+  if (rows.truncatedRows)
+    result.summary += ", " + std::to_string(rows.truncatedRows) + " rows truncated to " +
+                      std::to_string(limits.seqLen) + " tokens";
+  result.data = std::move(rows.data);
+  result.data.paddedLength = settings.paddedLength;
+  return result;
+}
+
 TaskData loadRows(TaskKind task, const std::string &path, const DataLimits &limits,
                   const DataSettings &settings) {
+  if (task == TaskKind::CausalLM)
+    return loadCausalLmRows(path, limits, settings);
   if (task == TaskKind::Span)
     return loadSquadRows(path, limits, settings);
   if (task == TaskKind::TokenClassification) {

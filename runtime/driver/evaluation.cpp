@@ -17,9 +17,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// Logits per row the eval step writes at most (see bertcEvalStep).
+/// Logits per row the eval step writes at most (see bertcEvalStep): none for a causal LM.
 size_t logitsPerRow(const TrainSettings &train) {
   switch (train.task) {
+  case TaskKind::CausalLM:
+    return 0;
   case TaskKind::Span:
     return 2 * size_t(train.seqLen);
   case TaskKind::TokenClassification:
@@ -43,12 +45,14 @@ std::vector<float> rowLogits(const TrainSettings &train, const float *logits, in
     const float *first = logits + r * seq * train.numLabels;
     return std::vector<float>(first, first + tokens * size_t(train.numLabels));
   }
+  case TaskKind::CausalLM:
+    return {};
   default:
     return std::vector<float>(logits + r * train.numLabels, logits + (r + 1) * train.numLabels);
   }
 }
 
-/// Labelled tokens of rows [first, first + count) (token classification's loss normalizer).
+/// Labelled tokens of rows [first, first + count) (the loss normalizer of per-token labels).
 int64_t labelledTokens(const Dataset &data, size_t first, size_t count) {
   int64_t labelled = 0;
   for (size_t r = first; r < first + count; ++r)
@@ -75,9 +79,12 @@ std::vector<std::string> labelNames(const TrainerPlan &plan) {
   return names;
 }
 
-EvalScores score(const TrainerPlan &plan, const RowLogits &logits, const TaskData &data) {
+EvalScores score(const TrainerPlan &plan, const RowLogits &logits, const TaskData &data,
+                 double loss) {
   const TrainSettings &train = plan.train;
   switch (train.task) {
+  case TaskKind::CausalLM:
+    return scoreLanguageModel(loss);
   case TaskKind::Regression:
     return scoreRegression(logits, data.data);
   case TaskKind::Span:
@@ -132,7 +139,8 @@ EvalOutcome evaluate(StepRunner &runner, const TaskData &data, int64_t step, uin
       rows.push_back(rowLogits(train, logits.data(), r, batch.seq,
                                data.data.rows[first + size_t(r)].inputIds.size()));
   }
-  return {score(runner.plan(), rows, data), lossItems > 0 ? lossSum / lossItems : 0.0};
+  double loss = lossItems > 0 ? lossSum / lossItems : 0.0;
+  return {score(runner.plan(), rows, data, loss), loss};
 }
 
 TrainingEvaluator::TrainingEvaluator(TaskData data, EvalSettings settings)

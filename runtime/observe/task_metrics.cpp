@@ -8,6 +8,7 @@
 #include "bertc/runtime/squad_answers.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace bertc {
@@ -107,6 +108,11 @@ EvalScores scoreSpans(const RowLogits &logits, const TaskData &data) {
           true,
           {{"predictions.json", predictionsJson(squad, predictions)},
            {"nbest_predictions.json", nBestPredictionsJson(squad, predictions)}}};
+}
+
+EvalScores scoreLanguageModel(double loss) {
+  // exp overflows to inf past a loss of about 709, as math.exp raises in run_clm.py.
+  return {{{"perplexity", std::exp(loss)}}, false};
 }
 
 } // namespace bertc

@@ -49,6 +49,8 @@ std::string literal(TaskKind value) {
     return "TaskKind::Span";
   case TaskKind::TokenClassification:
     return "TaskKind::TokenClassification";
+  case TaskKind::CausalLM:
+    return "TaskKind::CausalLM";
   }
   llvm_unreachable("a TaskKind without a literal");
 }

@@ -5,7 +5,9 @@
 //      operands from the loss);
 //   2. clone the marked ops in program order into @eval_step; the clones keep every
 //      attribute, so their `bert.offsets` and parameter slots are the training step's;
-//   3. set every dropout rate to 0 and return (loss, logits).
+//   3. set every dropout rate to 0 and return (loss, logits), or the loss alone for a
+//      causal LM, whose evaluation is its loss (and perplexity) and whose logits, a
+//      [tokens, vocab] matrix, are never kept.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,8 +51,15 @@ LogicalResult buildEvalStep(func::FuncOp microStep, OpBuilder &builder) {
     return microStep.emitError("@micro_step must return the result of a loss op "
                                "(bert.cross_entropy or bert.mse_loss) to be evaluated");
   Value loss = lossOp->getResult(0), logits = lossOp->getOperand(0);
+  FailureOr<TrainAttr> train = bertc::getTrainSettings(microStep->getParentOfType<ModuleOp>());
+  if (failed(train))
+    return failure();
+  bool returnsLogits = train->getValues().task != bertc::TaskKind::CausalLM;
+  SmallVector<Type, 2> results = {loss.getType()};
+  if (returnsLogits)
+    results.push_back(logits.getType());
 
-  auto type = builder.getFunctionType({}, {loss.getType(), logits.getType()});
+  auto type = builder.getFunctionType({}, results);
   auto eval = builder.create<func::FuncOp>(microStep.getLoc(), bertc::kEvalStep, type);
   builder.setInsertionPointToStart(eval.addEntryBlock());
   llvm::SetVector<Operation *> needed = lossDependencies(loss);
@@ -66,8 +75,10 @@ LogicalResult buildEvalStep(func::FuncOp microStep, OpBuilder &builder) {
     if (auto addNorm = dyn_cast<AddLayerNormOp>(clone))
       addNorm.setDropoutAttr(builder.getF32FloatAttr(0.0f));
   }
-  builder.create<func::ReturnOp>(terminator->getLoc(),
-                                 ValueRange{mapping.lookup(loss), mapping.lookup(logits)});
+  SmallVector<Value, 2> returned = {mapping.lookup(loss)};
+  if (returnsLogits)
+    returned.push_back(mapping.lookup(logits));
+  builder.create<func::ReturnOp>(terminator->getLoc(), returned);
   return success();
 }
 

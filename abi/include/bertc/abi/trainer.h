@@ -95,6 +95,7 @@ struct InputSlots {
   size_t numModel;
   size_t labels; ///< by TaskKind: int32 [batch] classes, fp32 [batch] targets,
                  ///< int32 [batch, 2] span start/end, int32 [batch, seq] token classes
+                 ///< or next tokens
   size_t loss;   ///< fp32 scalar: the micro-batch's share of the batch's mean loss
 };
 
@@ -106,6 +107,7 @@ enum class TaskKind : uint8_t {
   Regression,          ///< one number per row (classification with labels = 1)
   Span,                ///< an answer's start and end token (SQuAD)
   TokenClassification, ///< one class per token, -100 where none
+  CausalLM,            ///< the next token at each position, -100 where none
 };
 
 /// The [train] settings compiled into the trainer (flags can override some): the fields of
@@ -228,7 +230,7 @@ struct CudaSteps {
 /// Changes whenever this header or kernel_workspace.h changes what either side reads, or
 /// the runtime's functions that generated steps call change (10: InputSlots by name,
 /// ParamSlot::zeroRow, JobDataSettings::padTokenId).
-inline constexpr uint32_t kTrainerAbiVersion = 10;
+inline constexpr uint32_t kTrainerAbiVersion = 11;
 
 /// A compiled trainer: its plan and the steps of the target it was built for (the other
 /// target's are null).

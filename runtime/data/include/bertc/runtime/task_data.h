@@ -39,7 +39,9 @@ struct TaskData {
 ///  - Span: a SQuAD v1.1/v2.0 JSON file, tokenized with settings.tokenizer, one row per
 ///    window (buildSquadFeatures at limits.seqLen with settings.squad) labelled with the
 ///    answer's start and end token ([CLS] when the window does not hold it);
-///  - TokenClassification: loadTaggedWords.
+///  - TokenClassification: loadTaggedWords;
+///  - CausalLM: loadCausalLmData, text tokenized with settings.tokenizer's file, which must
+///    be a tokenizer.json.
 /// Throws DataError (or SquadError, TokenizerError) naming the file, and line or JSON path.
 TaskData loadTaskData(TaskKind task, const std::string &path, const DataLimits &limits,
                       const DataSettings &settings);

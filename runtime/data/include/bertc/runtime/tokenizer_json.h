@@ -20,4 +20,10 @@ HfTokenizer loadHfTokenizer(const std::string &path);
 /// The tokenizer of the tokenizer.json text `json`; `path` names it in errors.
 HfTokenizer parseHfTokenizer(std::string_view json, const std::string &path);
 
+/// Whether the tokenizer file at `path` is a tokenizer.json (its name ends in ".json"),
+/// rather than a WordPiece vocab.txt.
+inline bool isTokenizerJson(std::string_view path) {
+  return path.size() >= 5 && path.substr(path.size() - 5) == ".json";
+}
+
 } // namespace bertc

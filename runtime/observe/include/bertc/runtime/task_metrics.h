@@ -46,4 +46,8 @@ EvalScores scoreTokenClassification(const RowLogits &logits, const Dataset &data
 /// predictions.json and nbest_predictions.json.
 EvalScores scoreSpans(const RowLogits &logits, const TaskData &data);
 
+/// "perplexity" (main, lower is better) of a causal LM whose mean next-token loss over the
+/// labelled tokens is `loss`: exp(loss), as run_clm.py reports it.
+EvalScores scoreLanguageModel(double loss);
+
 } // namespace bertc

@@ -36,6 +36,7 @@ inline size_t labelBytes(TaskKind task, int64_t rows, int64_t seq) {
   case TaskKind::Span:
     return size_t(2 * rows) * 4;
   case TaskKind::TokenClassification:
+  case TaskKind::CausalLM:
     return size_t(rows * seq) * 4;
   default:
     return size_t(rows) * 4; // an int32 class or an fp32 target per row

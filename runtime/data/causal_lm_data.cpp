@@ -1,0 +1,108 @@
+// Reading a causal LM's rows (causal_lm_data.h): token ids or text, then next-token labels.
+#include "bertc/runtime/causal_lm_data.h"
+
+#include "bertc/runtime/input_files.h"
+
+#include <nlohmann/json.hpp>
+
+namespace bertc {
+namespace {
+
+/// The integers of `values` (a JSON array), each in [low, high) or `allowed`; `key` and
+/// `where` name them in errors.
+std::vector<int32_t> readIds(const nlohmann::json &values, const std::string &key,
+                             const std::string &where, int64_t high,
+                             std::optional<int32_t> allowed = std::nullopt) {
+  if (!values.is_array())
+    throw DataError(where + ": '" + key + "' must be an array of integers, got " +
+                    values.type_name());
+  std::vector<int32_t> ids;
+  ids.reserve(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    const nlohmann::json &value = values[i];
+    bool integer = value.is_number_integer();
+    int64_t id = integer ? value.get<int64_t>() : 0;
+    if (!integer || ((id < 0 || id >= high) && !(allowed && id == *allowed)))
+      throw DataError(where + ": '" + key + "'[" + std::to_string(i) +
+                      "] must be an integer in [0, " + std::to_string(high) + ")" +
+                      (allowed ? " or " + std::to_string(*allowed) : std::string()) + ", got " +
+                      value.dump());
+    ids.push_back(int32_t(id));
+  }
+  return ids;
+}
+
+/// A row's ids and labels (its own, or the ids).
+struct TokenRow {
+  std::vector<int32_t> ids, labels;
+};
+
+TokenRow readRow(std::string_view line, const std::string &where, const DataLimits &limits,
+                 const std::string &textField, const HfTokenizer *tokenizer) {
+  nlohmann::json row = parseJsonLine<DataError>(line, where);
+  if (!row.is_object())
+    throw DataError(where + ": a row must be a JSON object, got " + std::string(row.type_name()));
+  TokenRow tokens;
+  if (row.contains("input_ids")) {
+    tokens.ids = readIds(row["input_ids"], "input_ids", where, limits.vocab);
+    tokens.labels = tokens.ids;
+    if (row.contains("labels")) {
+      tokens.labels = readIds(row["labels"], "labels", where, limits.vocab, kIgnoredLabel);
+      if (tokens.labels.size() != tokens.ids.size())
+        throw DataError(where + ": 'labels' has " + std::to_string(tokens.labels.size()) +
+                        " entries but 'input_ids' has " + std::to_string(tokens.ids.size()));
+    }
+    return tokens;
+  }
+  if (!row.contains(textField))
+    throw DataError(where + ": a row needs 'input_ids' or '" + textField + "'");
+  const nlohmann::json &text = row[textField];
+  if (!text.is_string())
+    throw DataError(where + ": '" + textField + "' must be a string, got " + text.type_name());
+  if (!tokenizer)
+    throw DataError(where + ": text rows need the model's tokenizer.json: pass the trainer "
+                            "--vocab FILE (a tokenizer.json), or compile the model with [model] "
+                            "from = a Hugging Face folder holding tokenizer.json");
+  for (const Token &token : tokenizer->encode(text.get<std::string>(), /*addSpecialTokens=*/true)) {
+    if (token.id < 0 || token.id >= limits.vocab)
+      throw DataError(where + ": the tokenizer gives id " + std::to_string(token.id) +
+                      ", outside the model's vocabulary of " + std::to_string(limits.vocab));
+    tokens.ids.push_back(token.id);
+  }
+  tokens.labels = tokens.ids;
+  return tokens;
+}
+
+} // namespace
+
+CausalLmData loadCausalLmData(const std::string &path, const DataLimits &limits,
+                              const std::string &textField, const HfTokenizer *tokenizer) {
+  std::string text = readWholeFile<DataError>(path, kDataFileLimit);
+  CausalLmData result;
+  result.data = Dataset{path, {}, LabelKind::TokenClass};
+  forEachLine(text, [&](int64_t lineNumber, std::string_view line) {
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos)
+      return;
+    TokenRow row =
+        readRow(line, path + ":" + std::to_string(lineNumber), limits, textField, tokenizer);
+    if (int64_t(row.ids.size()) > limits.seqLen) {
+      row.ids.resize(size_t(limits.seqLen));
+      row.labels.resize(size_t(limits.seqLen));
+      ++result.truncatedRows;
+    }
+    if (row.ids.empty())
+      throw DataError(path + ":" + std::to_string(lineNumber) + ": a row needs at least one token");
+    Example example{row.ids, std::vector<int32_t>(row.ids.size(), 0), 0};
+    example.tokenLabels.assign(row.ids.size(), kIgnoredLabel);
+    for (size_t t = 0; t + 1 < row.labels.size(); ++t)
+      example.tokenLabels[t] = row.labels[t + 1];
+    for (int32_t label : example.tokenLabels)
+      result.targetTokens += label != kIgnoredLabel;
+    result.data.rows.push_back(std::move(example));
+  });
+  if (result.data.rows.empty())
+    throw DataError(path + ": no rows");
+  return result;
+}
+
+} // namespace bertc

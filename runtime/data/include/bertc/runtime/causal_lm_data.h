@@ -1,0 +1,36 @@
+// A causal LM's training rows: JSONL token ids (optionally with their own labels) or text
+// tokenized with the model's tokenizer.json, each labelled with its next tokens.
+#pragma once
+
+#include "bertc/runtime/hf_tokenizer.h"
+#include "bertc/runtime/jsonl_data.h"
+
+#include <optional>
+#include <string>
+
+namespace bertc {
+
+/// A causal LM's rows and how they were read.
+struct CausalLmData {
+  Dataset data;
+  int64_t truncatedRows = 0; ///< rows longer than seq_len, cut to it
+  int64_t targetTokens = 0;  ///< labelled next tokens over every row
+};
+
+/// Reads the JSONL file at `path`, one row per line, either
+///  - {"input_ids": [...], "labels": [...] (optional)}: ids in [0, limits.vocab), labels
+///    the same length, each an id or -100 (no loss there); without labels every id is its
+///    own label, as Hugging Face's causal LMs take labels = input_ids;
+///  - {"<textField>": "..."}: the text encoded with `tokenizer` and its special tokens
+///    (the post-processor's BOS), every token labelled.
+/// A row is cut to limits.seqLen tokens (counted in truncatedRows). Its labels are shifted
+/// as the model's loss shifts them: position t is labelled with label t + 1, the last
+/// position with -100, so Dataset rows carry next-token labels (LabelKind::TokenClass) and
+/// their count is the step's loss normalizer (the Trainer's num_items_in_batch).
+/// Text rows without a tokenizer are an error naming the file and line, as are malformed
+/// and empty rows, ids out of range and labels of another length; a file without rows
+/// names the file.
+CausalLmData loadCausalLmData(const std::string &path, const DataLimits &limits,
+                              const std::string &textField, const HfTokenizer *tokenizer);
+
+} // namespace bertc

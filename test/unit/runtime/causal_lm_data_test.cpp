@@ -1,0 +1,140 @@
+// A causal LM's rows: next-token labels shifted from the ids or from the row's own labels
+// (-100 kept), truncation at seq_len, text through a small hand-made tokenizer.json whose
+// ids are derived by hand, the target-token count that normalizes the loss, and one test
+// per refusal, each naming FILE:LINE (or the file when it holds no rows).
+#include "bertc/runtime/causal_lm_data.h"
+#include "bertc/runtime/task_data.h"
+#include "bertc/runtime/tokenizer_json.h"
+
+#include "scratch_dir.h"
+
+#include <gtest/gtest.h>
+
+namespace bertc {
+namespace {
+
+using testing::errorOf;
+using testing::ScratchDir;
+using Ids = std::vector<int32_t>;
+
+constexpr int32_t kIgnored = -100;
+/// seq_len 6, no classes, a vocabulary of 50.
+constexpr DataLimits kLimits{6, 0, 50, 1};
+
+class CausalLmFiles {
+public:
+  std::string write(const std::string &name, const std::string &text) const {
+    testing::writeText(dir.file(name), text);
+    return dir.file(name);
+  }
+  CausalLmData load(const std::string &rows, const HfTokenizer *tokenizer = nullptr) const {
+    return loadCausalLmData(write("train.jsonl", rows), kLimits, "text", tokenizer);
+  }
+  std::string refusal(const std::string &rows) const {
+    return errorOf([&] { load(rows); });
+  }
+  std::string path() const { return dir.file("train.jsonl"); }
+
+private:
+  ScratchDir dir;
+};
+
+TEST(CausalLmData, IdsAreTheirOwnLabelsShiftedToTheNextToken) {
+  CausalLmFiles files;
+  CausalLmData rows = files.load("{\"input_ids\": [7, 8, 9, 10]}\n\n{\"input_ids\": [3]}\n");
+  ASSERT_EQ(rows.data.rows.size(), 2u);
+  EXPECT_EQ(rows.data.labels, LabelKind::TokenClass);
+  EXPECT_EQ(rows.data.rows[0].inputIds, (Ids{7, 8, 9, 10}));
+  EXPECT_EQ(rows.data.rows[0].tokenLabels, (Ids{8, 9, 10, kIgnored}));
+  EXPECT_EQ(rows.data.rows[0].tokenTypeIds, (Ids{0, 0, 0, 0}));
+  // A one-token row has nothing to predict.
+  EXPECT_EQ(rows.data.rows[1].tokenLabels, (Ids{kIgnored}));
+  EXPECT_EQ(rows.targetTokens, 3);
+  EXPECT_EQ(rows.truncatedRows, 0);
+}
+
+TEST(CausalLmData, ARowsOwnLabelsAreShiftedAndTheirIgnoredOnesKept) {
+  CausalLmFiles files;
+  // A prompt (7, 8) whose completion (9, 10) alone is learned.
+  CausalLmData rows =
+      files.load("{\"input_ids\": [7, 8, 9, 10], \"labels\": [-100, -100, 9, 10]}\n");
+  EXPECT_EQ(rows.data.rows[0].tokenLabels, (Ids{kIgnored, 9, 10, kIgnored}));
+  EXPECT_EQ(rows.targetTokens, 2);
+}
+
+TEST(CausalLmData, LongRowsAreCutToSeqLenAndCounted) {
+  CausalLmFiles files;
+  CausalLmData rows = files.load("{\"input_ids\": [1, 2, 3, 4, 5, 6, 7, 8]}\n"
+                                 "{\"input_ids\": [1, 2, 3, 4, 5, 6]}\n");
+  EXPECT_EQ(rows.data.rows[0].inputIds, (Ids{1, 2, 3, 4, 5, 6}));
+  // The cut row's last kept token is not labelled with the token that was cut away.
+  EXPECT_EQ(rows.data.rows[0].tokenLabels, (Ids{2, 3, 4, 5, 6, kIgnored}));
+  EXPECT_EQ(rows.truncatedRows, 1);
+  EXPECT_EQ(rows.targetTokens, 10);
+}
+
+// A byte-level tokenizer of the letters a-c with the merge "a b" and a BOS template.
+HfTokenizer letterTokenizer() {
+  return parseHfTokenizer(R"({
+    "added_tokens": [{"id": 9, "content": "<s>", "single_word": false, "lstrip": false,
+                      "rstrip": false, "normalized": false, "special": true}],
+    "normalizer": null,
+    "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true,
+                      "use_regex": false},
+    "post_processor": {"type": "TemplateProcessing",
+      "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A"}}],
+      "special_tokens": {"<s>": {"id": "<s>", "ids": [9], "tokens": ["<s>"]}}},
+    "decoder": {"type": "ByteLevel"},
+    "model": {"type": "BPE", "vocab": {"a": 1, "b": 2, "c": 3, "ab": 4},
+              "merges": ["a b"]}})",
+                          "tokenizer.json");
+}
+
+TEST(CausalLmData, TextIsTokenizedWithTheTemplatesBos) {
+  CausalLmFiles files;
+  HfTokenizer tokenizer = letterTokenizer();
+  CausalLmData rows = files.load("{\"text\": \"abcab\"}\n", &tokenizer);
+  // <s> ab c ab
+  EXPECT_EQ(rows.data.rows[0].inputIds, (Ids{9, 4, 3, 4}));
+  EXPECT_EQ(rows.data.rows[0].tokenLabels, (Ids{4, 3, 4, kIgnored}));
+}
+
+TEST(CausalLmData, TaskDataRefusesAWordPieceVocabularyForACausalLm) {
+  CausalLmFiles files;
+  std::string vocab = files.write("vocab.txt", "[PAD]\n[UNK]\n");
+  DataSettings settings;
+  settings.tokenizer.vocabPath = vocab;
+  std::string error = errorOf([&] {
+    loadTaskData(TaskKind::CausalLM, files.write("train.jsonl", "{\"text\": \"a\"}\n"), kLimits,
+                 settings);
+  });
+  EXPECT_EQ(error, vocab + ": a causal LM's text is tokenized with the model's tokenizer.json, "
+                           "not a WordPiece vocabulary");
+}
+
+TEST(CausalLmData, RefusalsNameTheLine) {
+  CausalLmFiles files;
+  const std::string at = files.path() + ":2: ";
+  const std::string first = "{\"input_ids\": [1]}\n";
+  EXPECT_EQ(files.refusal(first + "[1, 2]\n"), at + "a row must be a JSON object, got array");
+  EXPECT_EQ(files.refusal(first + "{\"input_ids\": [1, 50]}\n"),
+            at + "'input_ids'[1] must be an integer in [0, 50), got 50");
+  EXPECT_EQ(files.refusal(first + "{\"input_ids\": [1, -100]}\n"),
+            at + "'input_ids'[1] must be an integer in [0, 50), got -100");
+  EXPECT_EQ(files.refusal(first + "{\"input_ids\": [1, 2], \"labels\": [2, -1]}\n"),
+            at + "'labels'[1] must be an integer in [0, 50) or -100, got -1");
+  EXPECT_EQ(files.refusal(first + "{\"input_ids\": [1, 2], \"labels\": [2]}\n"),
+            at + "'labels' has 1 entries but 'input_ids' has 2");
+  EXPECT_EQ(files.refusal(first + "{\"input_ids\": []}\n"), at + "a row needs at least one token");
+  EXPECT_EQ(files.refusal(first + "{\"words\": \"a\"}\n"),
+            at + "a row needs 'input_ids' or 'text'");
+  EXPECT_EQ(files.refusal(first + "{\"text\": 3}\n"), at + "'text' must be a string, got number");
+  EXPECT_EQ(files.refusal(first + "{\"text\": \"a\"}\n"),
+            at + "text rows need the model's tokenizer.json: pass the trainer --vocab FILE (a "
+                 "tokenizer.json), or compile the model with [model] from = a Hugging Face "
+                 "folder holding tokenizer.json");
+  EXPECT_EQ(files.refusal("\n \n"), files.path() + ": no rows");
+}
+
+} // namespace
+} // namespace bertc
