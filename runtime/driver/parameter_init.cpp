@@ -47,6 +47,15 @@ std::vector<std::string> checkpointNames(const std::string &name) {
   return names;
 }
 
+/// Whether a checkpoint must hold `name`: a base model's parameter ("bert.*" but the
+/// pooler, which is the sequence-classification head's first layer and which a
+/// token-classification or span checkpoint lacks; a decoder's "model.*"), not a task
+/// head's (a classifier, a custom head, an untied LM head).
+bool isBaseModelParameter(const std::string &name) {
+  auto startsWith = [&](const char *prefix) { return name.rfind(prefix, 0) == 0; };
+  return (startsWith("bert.") && !startsWith("bert.pooler.")) || startsWith("model.");
+}
+
 /// The checkpoint file `initPath` names: itself, or a folder's model.safetensors, else its
 /// pytorch_model.bin. A folder with only another framework's weights is refused with how to
 /// save them.
@@ -78,11 +87,7 @@ void loadFrom(Reader &reader, const std::string &path, const TrainerPlan &plan, 
     std::vector<std::string> names = checkpointNames(param.name);
     auto found = std::find_if(names.begin(), names.end(),
                               [&](const std::string &name) { return reader.contains(name); });
-    // The pooler is the sequence-classification head's first layer, which a
-    // token-classification or span checkpoint lacks.
-    const std::string name = param.name;
-    bool isEncoder = name.rfind("bert.", 0) == 0 && name.rfind("bert.pooler.", 0) != 0;
-    if (found == names.end() && !isEncoder) {
+    if (found == names.end() && !isBaseModelParameter(param.name)) {
       initializeParameter(plan, arena, p, seed);
       freshHead += (freshHead.empty() ? "" : ", ") + std::string(param.name);
       continue;
@@ -122,10 +127,10 @@ void initializeParameter(const TrainerPlan &plan, std::byte *arena, size_t p, ui
 }
 
 /// Loads the parameters from a safetensors file, a PyTorch one (torch.save's, as
-/// pytorch_model.bin) or a folder holding either. Every encoder parameter ("bert.*" but the
-/// pooler) must be there; a task-head or pooler parameter the file lacks (a pretraining
-/// checkpoint has no classifier, a token-classification one no pooler) is initialised from
-/// the seed, as Hugging Face's from_pretrained does, and listed. Tensors the model does not
+/// pytorch_model.bin) or a folder holding either. Every base model parameter
+/// (isBaseModelParameter) must be there; a task-head or pooler parameter the file lacks (a
+/// pretraining checkpoint has no classifier, a token-classification one no pooler) is initialised
+/// from the seed, as Hugging Face's from_pretrained does, and listed. Tensors the model does not
 /// use are counted, not read.
 void loadParameters(const TrainerPlan &plan, std::byte *arena, const std::string &initPath,
                     uint64_t seed, const std::function<void(const std::string &)> &inform) {

@@ -9,6 +9,7 @@
 #include "bertc/runtime/safetensors.h"
 #include "bertc/runtime/save_files.h"
 #include "bertc/runtime/tokenizer_config.h"
+#include "bertc/runtime/tokenizer_json.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -134,19 +135,32 @@ std::vector<std::string> writeModelFolder(const std::string &dir, const TrainerP
     writeTextFileAtomically((folder / "config.json").string(), config);
     written.push_back("config.json");
   }
-  if (!vocab.empty() && fs::is_regular_file(vocab)) {
-    writeFileAtomically((folder / "vocab.txt").string(), [&](const std::string &temporary) {
+  auto copy = [&](const fs::path &from, const std::string &name) {
+    writeFileAtomically((folder / name).string(), [&](const std::string &temporary) {
       std::error_code copyError;
-      fs::copy_file(vocab, temporary, fs::copy_options::overwrite_existing, copyError);
+      fs::copy_file(from, temporary, fs::copy_options::overwrite_existing, copyError);
       if (copyError)
-        throw CheckpointError(vocab + ": cannot copy to " + temporary + ": " + copyError.message());
+        throw CheckpointError(from.string() + ": cannot copy to " + temporary + ": " +
+                              copyError.message());
     });
-    written.push_back("vocab.txt");
-    if (tokenizer.settings) {
-      writeTextFileAtomically((folder / "tokenizer_config.json").string(),
-                              formatTokenizerConfig(*tokenizer.settings));
-      written.push_back("tokenizer_config.json");
-    }
+    written.push_back(name);
+  };
+  if (vocab.empty() || !fs::is_regular_file(vocab))
+    return written;
+  if (isTokenizerJson(vocab)) {
+    // A decoder's tokenizer and the files transformers reads beside it.
+    copy(vocab, "tokenizer.json");
+    for (const char *sibling :
+         {"tokenizer_config.json", "special_tokens_map.json", "generation_config.json"})
+      if (fs::path file = fs::path(vocab).parent_path() / sibling; fs::is_regular_file(file))
+        copy(file, sibling);
+    return written;
+  }
+  copy(vocab, "vocab.txt");
+  if (tokenizer.settings) {
+    writeTextFileAtomically((folder / "tokenizer_config.json").string(),
+                            formatTokenizerConfig(*tokenizer.settings));
+    written.push_back("tokenizer_config.json");
   }
   return written;
 }

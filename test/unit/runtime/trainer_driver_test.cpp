@@ -392,9 +392,7 @@ TEST(TrainerDriver, HelpPrintsUsage) {
             std::string::npos)
       << run.out;
   EXPECT_NE(run.out.find("(0: load and save only)\n"), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("--vocab FILE      WordPiece vocab.txt that tokenizes text data "
-                         "(default: standin-vocab.txt)"),
-            std::string::npos)
+  EXPECT_NE(run.out.find("LM's tokenizer.json (default: standin-vocab.txt)"), std::string::npos)
       << run.out;
   EXPECT_TRUE(run.err.empty());
 }

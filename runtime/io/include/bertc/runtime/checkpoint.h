@@ -69,14 +69,16 @@ void writeParameters(const std::string &path, const TrainerPlan &plan, const std
 /// The tokenizer a model folder is saved with: the run's vocabulary and, when the run
 /// tokenized text, the settings it used.
 struct TokenizerFiles {
-  std::string vocabPath;                     ///< "" when the run has none
+  std::string vocabPath; ///< vocab.txt or tokenizer.json; "" when the run has none
   std::optional<TokenizerSettings> settings; ///< none for pre-tokenized data
 };
 
 /// Writes a Hugging Face model folder `dir` (created if needed): model.safetensors,
-/// config.json when the plan has one, a copy of tokenizer.vocabPath as vocab.txt when that
-/// file exists, and beside it, with tokenizer.settings, tokenizer_config.json
-/// (formatTokenizerConfig). Returns the names of the files written.
+/// config.json when the plan has one, a copy of tokenizer.vocabPath when that file exists:
+/// as vocab.txt, and beside it, with tokenizer.settings, tokenizer_config.json
+/// (formatTokenizerConfig); or a tokenizer.json, with the tokenizer_config.json,
+/// special_tokens_map.json and generation_config.json of its folder. Returns the names of
+/// the files written.
 std::vector<std::string> writeModelFolder(const std::string &dir, const TrainerPlan &plan,
                                           const std::byte *arena, const TokenizerFiles &tokenizer);
 
