@@ -69,7 +69,10 @@ void writeBertConfig(const JobSpec &spec, llvm::json::Object &config) {
 }
 
 const llvm::StringRef kBertModelTypes[] = {"bert"};
+const llvm::StringRef kBertTasks[] = {"classification", "span", "token-classification", "custom"};
 
 } // namespace
 
-const FamilyConfig bertc::kBertConfig = {"bert", kBertModelTypes, readBertConfig, writeBertConfig};
+const FamilyConfig bertc::kBertConfig = {"bert",         kBertModelTypes,   "vocab.txt",
+                                         kBertTasks,     /*decoder=*/false, readBertConfig,
+                                         writeBertConfig};

@@ -24,6 +24,13 @@ struct FamilyConfig {
   llvm::StringRef name;
   /// The config.json `model_type` values it reads.
   llvm::ArrayRef<llvm::StringRef> modelTypes;
+  /// The file of a Hugging Face folder its text is tokenized with: "vocab.txt" (WordPiece)
+  /// or "tokenizer.json".
+  llvm::StringRef tokenizerFile;
+  /// The task heads it builds ([head] task values).
+  llvm::ArrayRef<llvm::StringRef> tasks;
+  /// A decoder (causal attention, rotary positions): the [model] decoder keys are its.
+  bool decoder;
   /// Reads the family's fields of a `from` folder's config.json into the spec.
   void (*readConfig)(ConfigReader &reader, ModelSpec &model, HeadSpec &head);
   /// Adds the family's fields (model_type, architectures, dimensions) to the config.json
@@ -40,5 +47,7 @@ llvm::SmallVector<llvm::StringRef> modelFamilyNames();
 
 /// The families' configs (each in its family's *Config.cpp).
 extern const FamilyConfig kBertConfig;
+extern const FamilyConfig kLlamaConfig;
+extern const FamilyConfig kQwen2Config;
 
 } // namespace bertc

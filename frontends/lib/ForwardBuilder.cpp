@@ -36,7 +36,7 @@ Value ForwardBuilder::buildLabelsInput() {
   RankedTensorType type = RankedTensorType::get({rows}, builder.getI32Type());
   if (head.task == "span")
     type = RankedTensorType::get({rows, 2}, builder.getI32Type());
-  else if (head.task == "token-classification")
+  else if (head.task == "token-classification" || head.task == "causal_lm")
     type = RankedTensorType::get({rows, ShapedType::kDynamic}, builder.getI32Type());
   else if (head.task == "classification" && head.labels == 1)
     type = RankedTensorType::get({rows}, f32);
@@ -47,19 +47,23 @@ Value ForwardBuilder::param(const Twine &name, ArrayRef<int64_t> shape, StringRe
                             StringRef init, bool decay, const KeyLocations &locations,
                             StringRef key) {
   std::string fullName = name.str();
-  return builder.create<bert::ParamOp>(at(fullName, locations, key),
-                                       RankedTensorType::get(shape, f32), fullName, group,
-                                       !spec.isFrozen(group), decay, init);
+  Value &existing = params[fullName];
+  if (!existing)
+    existing = builder.create<bert::ParamOp>(at(fullName, locations, key),
+                                             RankedTensorType::get(shape, f32), fullName, group,
+                                             !spec.isFrozen(group), decay, init);
+  return existing;
 }
 
 Value ForwardBuilder::linear(Value x, const Twine &module, int64_t outFeatures, StringRef group,
-                             const KeyLocations &locations, StringRef key) {
+                             const KeyLocations &locations, StringRef key, bool withBias) {
   std::string name = module.str();
   int64_t inFeatures = cast<RankedTensorType>(x.getType()).getShape().back();
   Value weight = param(name + ".weight", {outFeatures, inFeatures}, group, "normal",
                        /*decay=*/true, locations, key);
-  Value bias =
-      param(name + ".bias", {outFeatures}, group, "zeros", /*decay=*/false, locations, key);
+  Value bias = withBias ? param(name + ".bias", {outFeatures}, group, "zeros", /*decay=*/false,
+                                locations, key)
+                        : Value();
   return builder.create<bert::LinearOp>(at(name, locations, key), withLastDim(x, outFeatures), x,
                                         weight, bias);
 }
@@ -74,6 +78,16 @@ Value ForwardBuilder::layerNorm(Value x, const Twine &module, StringRef group,
                                            builder.getF32FloatAttr(model.layerNormEps));
 }
 
+Value ForwardBuilder::rmsNorm(Value x, const Twine &module, StringRef group,
+                              const KeyLocations &locations, StringRef key) {
+  std::string name = module.str();
+  int64_t features = cast<RankedTensorType>(x.getType()).getShape().back();
+  Value weight =
+      param(name + ".weight", {features}, group, "ones", /*decay=*/false, locations, key);
+  return builder.create<bert::RmsNormOp>(at(name, locations, key), x.getType(), x, weight,
+                                         builder.getF32FloatAttr(model.layerNormEps));
+}
+
 Value ForwardBuilder::dropout(Value x, double rate, Location loc) {
   return builder.create<bert::DropoutOp>(loc, x.getType(), x, builder.getF32FloatAttr(rate),
                                          nextStream());
@@ -82,4 +96,11 @@ Value ForwardBuilder::dropout(Value x, double rate, Location loc) {
 Value ForwardBuilder::crossEntropyLoss(Value logits, Location loc, float scale) {
   return builder.create<bert::CrossEntropyOp>(loc, RankedTensorType::get({}, f32), logits, labels,
                                               builder.getF32FloatAttr(scale));
+}
+
+Value ForwardBuilder::languageModelLoss(Value hidden, Value weight, Location loc) {
+  int64_t vocab = cast<RankedTensorType>(weight.getType()).getShape().front();
+  Value logits =
+      builder.create<bert::LinearOp>(loc, withLastDim(hidden, vocab), hidden, weight, Value());
+  return crossEntropyLoss(logits, loc);
 }

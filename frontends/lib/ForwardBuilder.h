@@ -53,15 +53,22 @@ public:
   mlir::Location at(llvm::StringRef name, const KeyLocations &locations, llvm::StringRef key) {
     return mlir::NameLoc::get(builder.getStringAttr(name), locations.of(key, ctx));
   }
+  /// The parameter `name`: a new bert.param, or the one of that name emitted before (a
+  /// tied weight read twice).
   mlir::Value param(const llvm::Twine &name, llvm::ArrayRef<int64_t> shape, llvm::StringRef group,
                     llvm::StringRef init, bool decay, const KeyLocations &locations,
                     llvm::StringRef key);
-  /// torch.nn.Linear `module` (weight [out, in], bias [out]) applied to `x`.
+  /// torch.nn.Linear `module` (weight [out, in], bias [out] unless `bias` is false) applied
+  /// to `x`.
   mlir::Value linear(mlir::Value x, const llvm::Twine &module, int64_t outFeatures,
-                     llvm::StringRef group, const KeyLocations &locations, llvm::StringRef key);
+                     llvm::StringRef group, const KeyLocations &locations, llvm::StringRef key,
+                     bool bias = true);
   /// torch.nn.LayerNorm `module` (weight = gamma, bias = beta) applied to `x`.
   mlir::Value layerNorm(mlir::Value x, const llvm::Twine &module, llvm::StringRef group,
                         const KeyLocations &locations, llvm::StringRef key);
+  /// An RMSNorm `module` (weight only; LlamaRMSNorm) applied to `x`.
+  mlir::Value rmsNorm(mlir::Value x, const llvm::Twine &module, llvm::StringRef group,
+                      const KeyLocations &locations, llvm::StringRef key);
   mlir::Value dropout(mlir::Value x, double rate, mlir::Location loc);
   mlir::Value add(mlir::Value lhs, mlir::Value rhs, mlir::Location loc) {
     return builder.create<mlir::bert::AddOp>(loc, lhs.getType(), lhs, rhs);
@@ -82,6 +89,9 @@ public:
   mlir::IntegerAttr nextStream() { return builder.getI32IntegerAttr(streamCount++); }
   /// The cross-entropy of `logits` against the labels, as the loss.
   mlir::Value crossEntropyLoss(mlir::Value logits, mlir::Location loc, float scale = 1.0f);
+  /// A causal LM's loss: the LM head `weight` ([vocab, hidden]) over `hidden`, then the
+  /// cross-entropy of each token against its next-token label.
+  mlir::Value languageModelLoss(mlir::Value hidden, mlir::Value weight, mlir::Location loc);
 
 private:
   /// One [[head.layers]] op over `operands` (its input, or add's and concat's inputs); null
@@ -97,6 +107,7 @@ private:
   mlir::MLIRContext &ctx;
   mlir::Type f32;
   llvm::StringMap<mlir::Value> inputs;
+  llvm::StringMap<mlir::Value> params;
   mlir::Value labels;
   int32_t streamCount = 0;
 };

@@ -131,6 +131,6 @@ mlir::LogicalResult bertc::readHuggingFaceFolder(StringRef folder, mlir::FileLin
   model.initCheckpoint = existingFile(folder, "model.safetensors");
   if (model.initCheckpoint.empty())
     model.initCheckpoint = existingFile(folder, "pytorch_model.bin");
-  model.vocabFile = existingFile(folder, "vocab.txt");
+  model.vocabFile = existingFile(folder, family->tokenizerFile);
   return mlir::success();
 }

@@ -165,6 +165,61 @@ void JobReader::checkTaskHead() {
   }
 }
 
+void JobReader::checkDecoder() {
+  const ModelSpec &model = spec.model;
+  const KeyLocations &ml = model.locations;
+  const FamilyConfig *family = findFamilyConfig(model.family);
+  if (!family)
+    return; // reported as an unknown family
+  const HeadSpec &head = spec.head;
+  if (llvm::is_contained(kTasks, head.task) && !llvm::is_contained(family->tasks, head.task))
+    file.error(loc(head.locations, "task"))
+        << "task = \"" << head.task << "\" is not a head of the '" << model.family
+        << "' family, whose tasks are \"" << llvm::join(family->tasks, "\", \"") << "\"";
+  if (!family->decoder) {
+    for (StringRef key : kDecoderModelKeys)
+      if (ml.keys.count(key))
+        file.error(loc(ml, key)) << "key 'model." << key << "' is a decoder's (family \"llama\" "
+                                 << "or \"qwen2\"), not the '" << model.family << "' family's";
+    return;
+  }
+  requireCount(ml, "model.kv_heads", model.keyValueHeads(), limits::kHeads);
+  if (model.heads > 0 && model.keyValueHeads() > 0 && model.heads % model.keyValueHeads() != 0)
+    file.error(loc(ml, "kv_heads"))
+        << "key 'model.heads' (" << model.heads << ") must be divisible by 'model.kv_heads' ("
+        << model.keyValueHeads() << "): each key/value head serves a group of query heads"
+        << configOrigin(ml, "model.kv_heads");
+  if (ml.keys.count("head_dim") || model.headDim != 0) {
+    requireCount(ml, "model.head_dim", model.headDim, limits::kHidden);
+    if (model.headDim % 2 != 0)
+      file.error(loc(ml, "head_dim")) << "key 'model.head_dim' must be even (rotary embeddings "
+                                         "turn pairs of dimensions), got "
+                                      << model.headDim << configOrigin(ml, "model.head_dim");
+  } else if (model.attentionHeadDim() % 2 != 0) {
+    file.error(loc(ml, "heads")) << "the head dimension 'model.hidden' / 'model.heads' ("
+                                 << model.attentionHeadDim()
+                                 << ") must be even (rotary embeddings turn pairs of dimensions)";
+  }
+  if (model.ropeTheta <= 0)
+    file.error(loc(ml, "rope_theta"))
+        << "key 'model.rope_theta' must be positive" << configOrigin(ml, "model.rope_theta");
+  else
+    requireFloat(ml, "model.rope_theta", model.ropeTheta, /*zeroAllowed=*/false);
+  const TrainSpec &train = spec.train;
+  if (model.slidingWindow > 0 && train.seqLen > model.slidingWindow)
+    file.error(loc(train.locations, "seq_len"))
+        << "key 'train.seq_len' (" << train.seqLen << ") exceeds the model's sliding_window ("
+        << model.slidingWindow << ", config.json's 'sliding_window'): bertc's attention sees "
+        << "every earlier token, so the window must not be active";
+  if (head.task == "causal_lm" && spec.head.locations.keys.count("labels"))
+    file.error(loc(head.locations, "labels"))
+        << "key 'head.labels' has no meaning for task = \"causal_lm\", whose classes are the "
+           "vocabulary";
+  if (head.task == "causal_lm" && spec.head.dropout)
+    file.error(loc(head.locations, "dropout"))
+        << "key 'head.dropout' has no effect for task = \"causal_lm\" (the LM head has no dropout)";
+}
+
 /// The SQuAD keys of [data]: for a span head only, and windows that fit seq_len. A window
 /// holds seq_len - 3 - (question tokens) context tokens, and doc_stride of them must be
 /// left for the next window to advance: doc_stride < seq_len - 3 - max_query_length (or
@@ -228,7 +283,7 @@ void JobReader::checkRanges() {
   requireCount(ml, "model.vocab", model.vocab, limits::kVocab);
   requireCount(ml, "model.max_position", model.maxPosition, limits::kMaxPosition);
   requireCount(ml, "model.type_vocab", model.typeVocab, limits::kTypeVocab);
-  if (model.hidden > 0 && model.heads > 0 && model.hidden % model.heads != 0)
+  if (model.hidden > 0 && model.heads > 0 && model.hidden % model.heads != 0 && model.headDim == 0)
     file.error(loc(ml, "heads")) << "key 'model.hidden' (" << model.hidden
                                  << ") must be divisible by 'model.heads' (" << model.heads << ")";
   requireRange(ml, "model.dropout", model.dropout, 0, 1, false);
@@ -250,6 +305,7 @@ void JobReader::checkRanges() {
   const KeyLocations &hl = head.locations;
   requireChoice(hl, "head.task", head.task, kTasks);
   requireCount(hl, "head.labels", head.labels, limits::kLabels);
+  checkDecoder();
   checkTaskHead();
   checkCustomHead();
   if (head.dropout)

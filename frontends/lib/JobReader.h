@@ -33,7 +33,14 @@ inline constexpr StringRef kModelKeys[] = {"family",
                                            "dropout",
                                            "attention_dropout",
                                            "layer_norm_eps",
-                                           "initializer_range"};
+                                           "initializer_range",
+                                           "kv_heads",
+                                           "head_dim",
+                                           "rope_theta",
+                                           "tie_embeddings"};
+/// The [model] keys of the decoder families only.
+inline constexpr StringRef kDecoderModelKeys[] = {"kv_heads", "head_dim", "rope_theta",
+                                                  "tie_embeddings"};
 inline constexpr StringRef kHeadKeys[] = {"task", "labels", "label_names", "dropout", "layers"};
 inline constexpr StringRef kHeadLayerKeys[] = {"op", "name",  "out",    "index", "rate",
                                                "as", "input", "inputs", "start", "end"};
@@ -61,12 +68,13 @@ inline constexpr StringRef kDataKeys[] = {"train",
 inline constexpr StringRef kSpanDataKeys[] = {"doc_stride", "max_query_length", "max_answer_length",
                                               "n_best"};
 
-inline constexpr StringRef kTasks[] = {"classification", "span", "token-classification", "custom"};
+inline constexpr StringRef kTasks[] = {"classification", "span", "token-classification", "custom",
+                                       "causal_lm"};
 inline constexpr StringRef kSchedules[] = {"linear", "constant"};
 inline constexpr StringRef kPrecisions[] = {"auto", "fp32", "bf16", "fp16"};
 inline constexpr StringRef kFreezeGroups[] = {
     "embeddings", "encoder", "encoder.layer.N", "encoder.layer.A-B", "pooler",
-    "classifier", "head"};
+    "classifier", "head",    "lm_head"};
 
 /// The largest value of each size and count (README, "The DSL"). With them every tensor of
 /// a plan stays below 2^48 bytes and the whole plan below 2^62, so the planner's int64 byte
@@ -77,7 +85,7 @@ inline constexpr int64_t kLayers = 256;
 inline constexpr int64_t kHeads = 256;
 inline constexpr int64_t kIntermediate = 131072;
 inline constexpr int64_t kVocab = 1048576;
-inline constexpr int64_t kMaxPosition = 8192; ///< seq_len too, which must not exceed it
+inline constexpr int64_t kMaxPosition = 131072; ///< seq_len too, which must not exceed it
 inline constexpr int64_t kTypeVocab = 1024;
 inline constexpr int64_t kLabels = 65536;  ///< head.labels and a custom linear's out
 inline constexpr int64_t kHeadLayers = 64; ///< [[head.layers]] tables
@@ -105,6 +113,8 @@ public:
 
 private:
   void checkTaskHead();
+  /// The rules of a decoder family's model and of task = "causal_lm".
+  void checkDecoder();
   void checkCustomHead();
   /// The names a custom head's op reads (each an earlier op's, in `named`) and the one it
   /// gives its output, added to `named`.

@@ -44,5 +44,7 @@ const ModelFamily *findModelFamily(llvm::StringRef name);
 
 /// The families (each defined in its own file).
 const ModelFamily &bertFamily();
+const ModelFamily &llamaFamily();
+const ModelFamily &qwen2Family();
 
 } // namespace bertc

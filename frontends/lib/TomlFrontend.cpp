@@ -72,6 +72,10 @@ void JobReader::readModel(const toml::table *table) {
   reader.readNumber("attention_dropout", model.attentionDropout);
   reader.readNumber("layer_norm_eps", model.layerNormEps);
   reader.readNumber("initializer_range", model.initializerRange);
+  reader.readInteger("kv_heads", model.kvHeads);
+  reader.readInteger("head_dim", model.headDim);
+  reader.readNumber("rope_theta", model.ropeTheta);
+  reader.readBoolean("tie_embeddings", model.tieEmbeddings);
 }
 
 void JobReader::readHead(const toml::table *table) {

@@ -1,24 +1,28 @@
 """Compares two safetensors checkpoints tensor by tensor: exits 1 when they hold different
-names or shapes, or when some value differs by more than --atol; else prints the tensor that
-differs most and by how much. --only compares the tensors whose names start with a prefix."""
+names or shapes, or when some value differs from its reference by more than --atol plus
+--rtol times the reference's magnitude; else prints the tensor that differs most and by how
+much. --only compares the tensors whose names start with a prefix."""
 import argparse
 import sys
 
 from safetensors_io import read_safetensors
 
 
-def largest_difference(ours, reference):
-    """(difference, name) of the value farthest from its reference."""
+def largest_difference(ours, reference, atol, rtol):
+    """(excess, difference, name) of the value farthest from its reference: its difference
+    over the tolerance it is allowed (above 1 fails)."""
     if sorted(ours) != sorted(reference):
         sys.exit(f"the checkpoints hold different tensors: {sorted(set(ours) ^ set(reference))}")
-    worst = (0.0, "")
+    worst = (0.0, 0.0, "")
     for name, tensor in sorted(ours.items()):
         expected = reference[name]
         if tensor.shape != expected.shape:
             sys.exit(f"{name}: shape {tensor.shape}, reference {expected.shape}")
-        difference = max((abs(a - b) for a, b in zip(tensor.data, expected.data)), default=0.0)
-        if not difference <= worst[0]:
-            worst = (difference, name)
+        for a, b in zip(tensor.data, expected.data):
+            difference = abs(a - b)
+            excess = difference / (atol + rtol * abs(b))
+            if not excess <= worst[0]:
+                worst = (excess, difference, name)
     return worst
 
 
@@ -27,6 +31,7 @@ def main():
     parser.add_argument("ours")
     parser.add_argument("reference")
     parser.add_argument("--atol", type=float, required=True)
+    parser.add_argument("--rtol", type=float, default=0.0)
     parser.add_argument("--only", default="", metavar="PREFIX",
                         help="compare only the tensors whose names start with PREFIX")
     args = parser.parse_args()
@@ -36,10 +41,10 @@ def main():
         reference = {name: t for name, t in reference.items() if name.startswith(args.only)}
         if not ours:
             sys.exit(f"no tensor starts with {args.only}")
-    difference, name = largest_difference(ours, reference)
+    excess, difference, name = largest_difference(ours, reference, args.atol, args.rtol)
     print(f"largest difference {difference:.3g} in {name}")
-    if not difference <= args.atol:
-        sys.exit(f"{name} differs by {difference:.3g} > {args.atol:g}")
+    if not excess <= 1:
+        sys.exit(f"{name} differs by {difference:.3g}, beyond atol {args.atol:g} + rtol {args.rtol:g}")
 
 
 if __name__ == "__main__":

@@ -42,6 +42,16 @@ struct KeyLocations {
   }
 };
 
+/// rope_scaling: how rotary frequencies are stretched for contexts beyond pretraining
+/// (transformers' ROPE_INIT_FUNCTIONS of the same names).
+struct RopeScaling {
+  std::string type = "default"; ///< default | linear | llama3
+  double factor = 1.0;
+  double lowFreqFactor = 1.0;                ///< llama3
+  double highFreqFactor = 4.0;               ///< llama3
+  int64_t originalMaxPositionEmbeddings = 0; ///< llama3
+};
+
 /// [model]: the encoder's dimensions and regularization (HF BertConfig names in comments).
 struct ModelSpec {
   std::string family = "bert";
@@ -50,7 +60,8 @@ struct ModelSpec {
   /// Absolute path of `from`/model.safetensors when it exists, else of its
   /// pytorch_model.bin: the default initial weights.
   std::string initCheckpoint;
-  /// Absolute path of `from`/vocab.txt when it exists: the tokenizer's vocabulary.
+  /// Absolute path of `from`/vocab.txt (BERT) or `from`/tokenizer.json (the decoders) when it
+  /// exists: the tokenizer of text data.
   std::string vocabFile;
   int64_t hidden = 768;           // hidden_size
   int64_t layers = 12;            // num_hidden_layers
@@ -64,9 +75,32 @@ struct ModelSpec {
   double layerNormEps = 1e-12;    // layer_norm_eps
   double initializerRange = 0.02; // initializer_range
   /// The input id batches are padded with (pad_token_id: [PAD] in BERT's vocabularies),
-  /// whose embedding row gets no gradient.
+  /// whose embedding row gets no gradient when `padRowFixed`.
   int64_t padTokenId = 0;
+  /// Whether the word embeddings keep the pad id's row fixed (nn.Embedding's padding_idx):
+  /// a decoder without a pad_token_id pads with id 0 but trains its row.
+  bool padRowFixed = true;
+
+  /// The decoder families' settings (Hugging Face LlamaConfig / Qwen2Config names).
+  int64_t kvHeads = 0;        // num_key_value_heads; 0: heads
+  int64_t headDim = 0;        // head_dim; 0: hidden / heads
+  double ropeTheta = 10000.0; // rope_theta
+  RopeScaling ropeScaling;    // rope_scaling
+  bool tieEmbeddings = false; // tie_word_embeddings: the LM head reads the word embeddings
+  bool qkvBias = false;       // q, k, v projections with a bias (Qwen2; Llama's attention_bias)
+  bool outputBias = false;    // the attention's output projection with one (attention_bias)
+  bool mlpBias = false;       // gate, up and down projections with one (mlp_bias)
+  /// sliding_window when the model has an active one (Mistral's): seq_len must not exceed
+  /// it, since bertc's attention sees every earlier token; 0: none.
+  int64_t slidingWindow = 0;
   KeyLocations locations;
+
+  /// The key/value heads (grouped-query attention shares each among heads / kvHeads).
+  int64_t keyValueHeads() const { return kvHeads > 0 ? kvHeads : heads; }
+  /// The width of one attention head.
+  int64_t attentionHeadDim() const {
+    return headDim > 0 ? headDim : heads > 0 ? hidden / heads : 0;
+  }
 };
 
 /// The names by which a custom head's ops read the model's [batch, seq, hidden] states: the

@@ -1,0 +1,208 @@
+//===- LlamaConfig.cpp - Llama's and Qwen2's config.json, read and written -===//
+//
+// The fields of Hugging Face's LlamaConfig (model_type "llama", and "mistral", whose
+// MistralConfig has the same fields) and Qwen2Config that bertc reads from a `from` folder,
+// the values it must hold (SiLU, a supported rope_scaling, no active sliding window), and
+// the config.json saved with a trained model. Qwen2 differs in its q/k/v biases and its
+// sliding-window switch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConfigReader.h"
+#include "FamilyConfig.h"
+
+using namespace bertc;
+
+namespace {
+
+/// A boolean field, when present and not null.
+void readBool(ConfigReader &reader, StringRef field, bool &out) {
+  const llvm::json::Value *value = reader.fields().get(field);
+  if (!value || value->kind() == llvm::json::Value::Null)
+    return;
+  if (std::optional<bool> flag = value->getAsBoolean())
+    out = *flag;
+  else
+    reader.error() << "'" << field << "' must be true or false";
+}
+
+/// rope_scaling: null, or {"rope_type" (or the older "type"): "default" | "linear" |
+/// "llama3", "factor", ...}; another type is an error naming it.
+void readRopeScaling(ConfigReader &reader, ModelSpec &model) {
+  const llvm::json::Value *value = reader.fields().get("rope_scaling");
+  if (!value || value->kind() == llvm::json::Value::Null)
+    return;
+  const llvm::json::Object *scaling = value->getAsObject();
+  if (!scaling) {
+    reader.error() << "'rope_scaling' must be an object or null";
+    return;
+  }
+  std::optional<StringRef> type = scaling->getString("rope_type");
+  if (!type)
+    type = scaling->getString("type");
+  if (!type || (*type != "default" && *type != "linear" && *type != "llama3")) {
+    reader.error() << "'rope_scaling.rope_type' must be \"default\", \"linear\" or \"llama3\" "
+                      "(the rotary scalings bertc builds), got "
+                   << (type ? "\"" + type->str() + "\"" : std::string("none"));
+    return;
+  }
+  RopeScaling &out = model.ropeScaling;
+  out.type = type->str();
+  if (out.type == "default")
+    return;
+  auto number = [&](StringRef field, double &into, bool required) {
+    std::optional<double> read = scaling->getNumber(field);
+    if (read)
+      into = *read;
+    else if (required || scaling->get(field))
+      reader.error() << "'rope_scaling." << field << "' must be a number";
+  };
+  number("factor", out.factor, /*required=*/true);
+  if (out.factor < 1)
+    reader.error() << "'rope_scaling.factor' must be at least 1, got " << out.factor;
+  if (out.type != "llama3")
+    return;
+  number("low_freq_factor", out.lowFreqFactor, true);
+  number("high_freq_factor", out.highFreqFactor, true);
+  std::optional<int64_t> original = scaling->getInteger("original_max_position_embeddings");
+  if (!original || *original < 1)
+    reader.error() << "'rope_scaling.original_max_position_embeddings' must be a positive "
+                      "integer";
+  else
+    out.originalMaxPositionEmbeddings = *original;
+  if (out.highFreqFactor <= out.lowFreqFactor)
+    reader.error() << "'rope_scaling.high_freq_factor' must exceed 'low_freq_factor'";
+}
+
+/// A token id field: an integer, a list of them (the first is taken), or null.
+std::optional<int64_t> readTokenId(ConfigReader &reader, StringRef field) {
+  const llvm::json::Value *value = reader.fields().get(field);
+  if (!value || value->kind() == llvm::json::Value::Null)
+    return std::nullopt;
+  if (std::optional<int64_t> id = value->getAsInteger())
+    return id;
+  const llvm::json::Array *ids = value->getAsArray();
+  if (ids && !ids->empty() && (*ids)[0].getAsInteger())
+    return (*ids)[0].getAsInteger();
+  reader.error() << "'" << field << "' must be a token id or a list of them";
+  return std::nullopt;
+}
+
+/// The fields Llama, Mistral and Qwen2 share.
+void readDecoderConfig(ConfigReader &reader, ModelSpec &model) {
+  reader.requireString("hidden_act", "silu");
+  for (StringRef moe : {"num_local_experts", "num_experts", "num_experts_per_tok"})
+    if (const llvm::json::Value *experts = reader.fields().get(moe))
+      if (experts->kind() != llvm::json::Value::Null && experts->getAsInteger() != 0)
+        reader.error() << "'" << moe << "': mixture-of-experts models are not supported";
+  KeyLocations &locations = model.locations;
+  reader.readInteger("hidden_size", model.hidden, "hidden", locations);
+  reader.readInteger("num_hidden_layers", model.layers, "layers", locations);
+  reader.readInteger("num_attention_heads", model.heads, "heads", locations);
+  model.kvHeads = model.heads;
+  reader.readInteger("num_key_value_heads", model.kvHeads, "kv_heads", locations);
+  if (const llvm::json::Value *headDim = reader.fields().get("head_dim");
+      headDim && headDim->kind() != llvm::json::Value::Null)
+    reader.readInteger("head_dim", model.headDim, "head_dim", locations);
+  reader.readInteger("intermediate_size", model.intermediate, "intermediate", locations);
+  reader.readInteger("vocab_size", model.vocab, "vocab", locations);
+  reader.readInteger("max_position_embeddings", model.maxPosition, "max_position", locations);
+  reader.readNumber("rms_norm_eps", model.layerNormEps, "layer_norm_eps", locations);
+  reader.readNumber("rope_theta", model.ropeTheta, "rope_theta", locations);
+  reader.readNumber("initializer_range", model.initializerRange, "initializer_range", locations);
+  reader.readNumber("attention_dropout", model.attentionDropout, "attention_dropout", locations);
+  readBool(reader, "tie_word_embeddings", model.tieEmbeddings);
+  readRopeScaling(reader, model);
+  // No pad_token_id: batches are padded with id 0, whose row trains (padding positions
+  // never reach the loss).
+  std::optional<int64_t> pad = readTokenId(reader, "pad_token_id");
+  model.padTokenId = pad.value_or(0);
+  model.padRowFixed = pad.has_value();
+}
+
+void readLlamaConfig(ConfigReader &reader, ModelSpec &model, HeadSpec &) {
+  model.dropout = 0.0;
+  model.attentionDropout = 0.0;
+  model.layerNormEps = 1e-6;
+  readDecoderConfig(reader, model);
+  readBool(reader, "attention_bias", model.qkvBias);
+  model.outputBias = model.qkvBias;
+  readBool(reader, "mlp_bias", model.mlpBias);
+  // Mistral's window: attention sees at most sliding_window earlier tokens.
+  if (const llvm::json::Value *window = reader.fields().get("sliding_window");
+      window && window->kind() != llvm::json::Value::Null)
+    reader.readInteger("sliding_window", model.slidingWindow, "sliding_window", model.locations);
+}
+
+void readQwen2Config(ConfigReader &reader, ModelSpec &model, HeadSpec &) {
+  model.dropout = 0.0;
+  model.attentionDropout = 0.0;
+  model.layerNormEps = 1e-6;
+  readDecoderConfig(reader, model);
+  model.qkvBias = true;
+  bool slidingWindow = false;
+  readBool(reader, "use_sliding_window", slidingWindow);
+  if (slidingWindow)
+    reader.error() << "'use_sliding_window': sliding-window attention is not supported";
+}
+
+/// The fields of both, as transformers saves them.
+void writeDecoderConfig(const JobSpec &spec, llvm::json::Object &config) {
+  const ModelSpec &m = spec.model;
+  config["hidden_size"] = m.hidden;
+  config["num_hidden_layers"] = m.layers;
+  config["num_attention_heads"] = m.heads;
+  config["num_key_value_heads"] = m.keyValueHeads();
+  config["head_dim"] = m.attentionHeadDim();
+  config["intermediate_size"] = m.intermediate;
+  config["hidden_act"] = "silu";
+  config["vocab_size"] = m.vocab;
+  config["max_position_embeddings"] = m.maxPosition;
+  config["rms_norm_eps"] = m.layerNormEps;
+  config["rope_theta"] = m.ropeTheta;
+  config["initializer_range"] = m.initializerRange;
+  config["attention_dropout"] = m.attentionDropout;
+  config["tie_word_embeddings"] = m.tieEmbeddings;
+  if (m.padRowFixed)
+    config["pad_token_id"] = m.padTokenId;
+  const RopeScaling &scaling = m.ropeScaling;
+  if (scaling.type == "default") {
+    config["rope_scaling"] = nullptr;
+  } else {
+    llvm::json::Object rope{{"rope_type", scaling.type}, {"factor", scaling.factor}};
+    if (scaling.type == "llama3") {
+      rope["low_freq_factor"] = scaling.lowFreqFactor;
+      rope["high_freq_factor"] = scaling.highFreqFactor;
+      rope["original_max_position_embeddings"] = scaling.originalMaxPositionEmbeddings;
+    }
+    config["rope_scaling"] = std::move(rope);
+  }
+}
+
+void writeLlamaConfig(const JobSpec &spec, llvm::json::Object &config) {
+  config["architectures"] = llvm::json::Array{"LlamaForCausalLM"};
+  config["model_type"] = "llama";
+  writeDecoderConfig(spec, config);
+  config["attention_bias"] = spec.model.qkvBias;
+  config["mlp_bias"] = spec.model.mlpBias;
+}
+
+void writeQwen2Config(const JobSpec &spec, llvm::json::Object &config) {
+  config["architectures"] = llvm::json::Array{"Qwen2ForCausalLM"};
+  config["model_type"] = "qwen2";
+  writeDecoderConfig(spec, config);
+  config["use_sliding_window"] = false;
+}
+
+const llvm::StringRef kLlamaModelTypes[] = {"llama", "mistral"};
+const llvm::StringRef kQwen2ModelTypes[] = {"qwen2"};
+const llvm::StringRef kDecoderTasks[] = {"causal_lm"};
+
+} // namespace
+
+const FamilyConfig bertc::kLlamaConfig = {"llama",         kLlamaModelTypes, "tokenizer.json",
+                                          kDecoderTasks,   /*decoder=*/true, readLlamaConfig,
+                                          writeLlamaConfig};
+const FamilyConfig bertc::kQwen2Config = {"qwen2",         kQwen2ModelTypes, "tokenizer.json",
+                                          kDecoderTasks,   /*decoder=*/true, readQwen2Config,
+                                          writeQwen2Config};

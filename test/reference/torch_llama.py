@@ -1,0 +1,176 @@
+"""Independent plain-PyTorch reference for Hugging Face causal-LM fine-tuning of Llama,
+Mistral and Qwen2.
+
+Trains the model of torch_llama_model.py with torch.optim.AdamW, the HF Trainer's parameter
+groups and schedules and its num_items_in_batch loss normalization, and writes a per-step
+loss log that bertc's generated trainer is compared against. Needs only torch.
+"""
+import argparse
+import json
+import sys
+from types import SimpleNamespace
+
+import torch
+
+from torch_bert import load_parameters, make_scheduler, save_parameters
+from torch_llama_model import ForCausalLM, causal_lm_loss
+
+LLAMA_DEFAULTS = {  # transformers' LlamaConfig defaults
+    "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
+    "num_attention_heads": 32, "num_key_value_heads": None, "hidden_act": "silu",
+    "max_position_embeddings": 2048, "initializer_range": 0.02, "rms_norm_eps": 1e-6,
+    "pad_token_id": None, "tie_word_embeddings": False, "rope_theta": 10000.0, "rope_scaling": None,
+    "attention_bias": False, "attention_dropout": 0.0, "mlp_bias": False, "head_dim": None,
+}
+QWEN2_DEFAULTS = {**LLAMA_DEFAULTS, "vocab_size": 151936, "intermediate_size": 22016,
+                  "max_position_embeddings": 32768}
+
+
+def load_config(path):
+    """config.json as a namespace with the derived fields the model reads."""
+    with open(path) as f:
+        raw = json.load(f)
+    model_type = raw.get("model_type")
+    if model_type not in ("llama", "mistral", "qwen2"):
+        sys.exit(f"{path}: model_type must be llama, mistral or qwen2, got {model_type}")
+    config = SimpleNamespace(**{**(QWEN2_DEFAULTS if model_type == "qwen2" else LLAMA_DEFAULTS), **raw})
+    if config.hidden_act != "silu":
+        sys.exit(f"{path}: only hidden_act 'silu' is supported")
+    if config.num_key_value_heads is None:
+        config.num_key_value_heads = config.num_attention_heads
+    if config.head_dim is None:
+        config.head_dim = config.hidden_size // config.num_attention_heads
+    qwen2 = model_type == "qwen2"
+    config.qkv_bias = True if qwen2 else config.attention_bias
+    config.output_bias = False if qwen2 else config.attention_bias
+    config.mlp_bias = False if qwen2 else config.mlp_bias
+    return config
+
+
+def init_weights(model, config):
+    """LlamaPreTrainedModel._init_weights: normal(0, initializer_range) matrices and
+    embeddings (the padding row zero), zero biases, RMSNorm weights one."""
+    for module in model.modules():
+        if isinstance(module, torch.nn.Linear):
+            module.weight.data.normal_(mean=0.0, std=config.initializer_range)
+            if module.bias is not None:
+                module.bias.data.zero_()
+        elif isinstance(module, torch.nn.Embedding):
+            module.weight.data.normal_(mean=0.0, std=config.initializer_range)
+            if module.padding_idx is not None:
+                module.weight.data[module.padding_idx].zero_()
+
+
+def read_rows(path, seq_len):
+    """(input_ids, labels) per JSONL row, cut to seq_len; labels default to the ids."""
+    rows = []
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                row = json.loads(line)
+                ids = row["input_ids"][:seq_len]
+                rows.append((ids, row.get("labels", row["input_ids"])[:seq_len]))
+    return rows
+
+
+def make_batches(rows, batch_size, pad_id):
+    """File order, `batch_size` rows each, padded to the batch's longest row: pad ids, mask
+    0, labels -100; positions 0..seq-1 on every row."""
+    batches = []
+    for start in range(0, len(rows), batch_size):
+        chunk = rows[start:start + batch_size]
+        seq = max(len(ids) for ids, _ in chunk)
+        pads = [seq - len(ids) for ids, _ in chunk]
+        labels = torch.tensor([lab + [-100] * n for (_, lab), n in zip(chunk, pads)])
+        batches.append({
+            "input_ids": torch.tensor([ids + [pad_id] * n for (ids, _), n in zip(chunk, pads)]),
+            "attention_mask": torch.tensor([[1] * len(ids) + [0] * n for (ids, _), n in zip(chunk, pads)]),
+            "position_ids": torch.arange(seq).repeat(len(chunk), 1),
+            "labels": labels,
+            "num_items_in_batch": int((labels[:, 1:] != -100).sum()),
+        })
+    return batches
+
+
+def parameter_groups(model, weight_decay):
+    """The HF Trainer's groups: no decay for biases and norm weights."""
+    decay, no_decay = [], []
+    for name, param in model.named_parameters():
+        (no_decay if "bias" in name or "norm" in name else decay).append(param)
+    return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+
+
+def train(args, config):
+    model = ForCausalLM(config)
+    load_parameters(model, args.init)
+    pad_id = config.pad_token_id if config.pad_token_id is not None else 0
+    batches = make_batches(read_rows(args.data, args.seq_len), args.batch, pad_id)
+    optimizer = torch.optim.AdamW(parameter_groups(model, args.weight_decay), lr=args.lr,
+                                  betas=tuple(args.betas), eps=args.eps)
+    scheduler = make_scheduler(optimizer, args.schedule, args.warmup, args.steps)
+    model.train()
+    with open(args.log, "w") as log:
+        for step in range(1, args.steps + 1):
+            batch = batches[(step - 1) % len(batches)]
+            logits = model(batch["input_ids"], batch["attention_mask"], batch["position_ids"])
+            loss = causal_lm_loss(logits, batch["labels"], max(batch["num_items_in_batch"], 1))
+            optimizer.zero_grad()
+            loss.backward()
+            if args.max_grad_norm > 0:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+            optimizer.step()
+            scheduler.step()
+            line = json.dumps({"step": step, "loss": loss.item()})
+            log.write(line + "\n")
+            print(line)
+    if args.save:
+        save_parameters(model, args.save)
+
+
+def make_init(args, config):
+    """A fresh model with HF's initialisation under torch.manual_seed(args.seed)."""
+    torch.manual_seed(args.seed)
+    model = ForCausalLM(config)
+    init_weights(model, config)
+    save_parameters(model, args.make_init)
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     epilog="Defaults are those of HF TrainingArguments.")
+    parser.add_argument("--config", required=True, help="HF config.json (LlamaConfig / Qwen2Config keys)")
+    parser.add_argument("--make-init", metavar="OUT", help="write a random HF-style init to OUT and exit")
+    parser.add_argument("--seed", type=int, default=42, help="init seed with --make-init")
+    parser.add_argument("--init", help="safetensors to start training from")
+    parser.add_argument("--data", help="pre-tokenized JSONL: input_ids, optional labels")
+    parser.add_argument("--seq-len", type=int, default=1 << 30, help="rows are cut to this many tokens")
+    parser.add_argument("--batch", type=int, default=8, help="rows per optimizer step")
+    parser.add_argument("--steps", type=int, help="optimizer steps; epochs repeat the file")
+    parser.add_argument("--lr", type=float, default=5e-5)
+    parser.add_argument("--weight-decay", type=float, default=0.0)
+    parser.add_argument("--betas", type=float, nargs=2, default=[0.9, 0.999])
+    parser.add_argument("--eps", type=float, default=1e-8)
+    parser.add_argument("--schedule", choices=["linear", "constant"], default="linear")
+    parser.add_argument("--warmup", type=float, default=0.0, help="warmup fraction of --steps (linear only)")
+    parser.add_argument("--max-grad-norm", type=float, default=0.0, help="clip the global gradient norm; 0 = off")
+    parser.add_argument("--log", help="JSONL metrics log, one {step, loss} line per optimizer step")
+    parser.add_argument("--save", help="safetensors for the trained parameters")
+    args = parser.parse_args(argv)
+    if not args.make_init and None in (args.init, args.data, args.steps, args.log):
+        parser.error("training needs --init, --data, --steps and --log (or use --make-init)")
+    return args
+
+
+def main(argv):
+    args = parse_args(argv)
+    torch.set_num_threads(2)
+    torch.use_deterministic_algorithms(True)
+    config = load_config(args.config)
+    if args.make_init:
+        make_init(args, config)
+    else:
+        train(args, config)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
