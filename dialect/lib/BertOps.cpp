@@ -83,12 +83,13 @@ LogicalResult LayerNormOp::verify() {
 }
 
 LogicalResult LinearOp::verify() {
+  Value bias = getBias();
   if (failed(expectRank(*this, getWeight(), "weight", 2)) ||
-      failed(expectRank(*this, getBias(), "bias", 1)))
+      (bias && failed(expectRank(*this, bias, "bias", 1))))
     return failure();
   auto weight = tensorType(getWeight()).getShape();
   if (failed(expectLastDim(*this, getInput(), "input", weight[1])) ||
-      failed(expectLastDim(*this, getBias(), "bias", weight[0])) ||
+      (bias && failed(expectLastDim(*this, bias, "bias", weight[0]))) ||
       failed(expectTf32Operand(*this, getTf32(), getInput())))
     return failure();
   return expectLinearResult(*this, getInput(), getResult(), weight[0]);

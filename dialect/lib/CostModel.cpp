@@ -87,12 +87,13 @@ constexpr double kGeluGradFlops = 24;
 // GEMMs: one OpenBLAS or cuBLASLt call at the operands' precision
 //===----------------------------------------------------------------------===//
 
-// x W^T plus the bias, which cuBLASLt adds in its epilogue and the CPU as sgemm's beta C
-// over rows filled with it.
+// x W^T plus the bias, if any, which cuBLASLt adds in its epilogue and the CPU as sgemm's
+// beta C over rows filled with it.
 SmallVector<KernelWork, 1> LinearOp::estimateKernels(int64_t batch, int64_t seq, CostTarget) {
   double rows = rowsAt(getInput(), batch, seq);
   double out = features(getResult());
-  return {{gemmUnit(getInput(), getTf32()), gemmFlops(rows, features(getInput()), out) + rows * out,
+  double biasFlops = getBias() ? rows * out : 0.0;
+  return {{gemmUnit(getInput(), getTf32()), gemmFlops(rows, features(getInput()), out) + biasFlops,
            operandAndResultBytes(*this, batch, seq)}};
 }
 

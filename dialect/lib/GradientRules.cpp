@@ -41,12 +41,13 @@ SmallVector<Value> LayerNormOp::buildGradients(OpBuilder &b, ValueRange resultGr
 SmallVector<Value> LinearOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
                                             ArrayRef<bool> needed) {
   Value dy = resultGrads[0];
-  SmallVector<Value> grads(3);
+  SmallVector<Value> grads(needed.size());
   if (needed[0])
     grads[0] = b.create<LinearGradInputOp>(getLoc(), getInput().getType(), dy, getWeight());
   if (needed[1])
     grads[1] = b.create<LinearGradWeightOp>(getLoc(), getWeight().getType(), dy, getInput());
-  if (needed[2])
+  // A linear without bias has no third operand, and so no column sum of dy.
+  if (getBias() && needed[2])
     grads[2] = b.create<BiasGradOp>(getLoc(), getBias().getType(), dy);
   return grads;
 }

@@ -56,16 +56,16 @@ Value ForwardBuilder::param(const Twine &name, ArrayRef<int64_t> shape, StringRe
 }
 
 Value ForwardBuilder::linear(Value x, const Twine &module, int64_t outFeatures, StringRef group,
-                             const KeyLocations &locations, StringRef key, bool withBias) {
+                             const KeyLocations &locations, StringRef key, bool bias) {
   std::string name = module.str();
   int64_t inFeatures = cast<RankedTensorType>(x.getType()).getShape().back();
   Value weight = param(name + ".weight", {outFeatures, inFeatures}, group, "normal",
                        /*decay=*/true, locations, key);
-  Value bias = withBias ? param(name + ".bias", {outFeatures}, group, "zeros", /*decay=*/false,
-                                locations, key)
-                        : Value();
+  Value biasParam =
+      bias ? param(name + ".bias", {outFeatures}, group, "zeros", /*decay=*/false, locations, key)
+           : Value();
   return builder.create<bert::LinearOp>(at(name, locations, key), withLastDim(x, outFeatures), x,
-                                        weight, bias);
+                                        weight, biasParam);
 }
 
 Value ForwardBuilder::layerNorm(Value x, const Twine &module, StringRef group,

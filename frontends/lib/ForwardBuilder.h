@@ -58,8 +58,8 @@ public:
   mlir::Value param(const llvm::Twine &name, llvm::ArrayRef<int64_t> shape, llvm::StringRef group,
                     llvm::StringRef init, bool decay, const KeyLocations &locations,
                     llvm::StringRef key);
-  /// torch.nn.Linear `module` (weight [out, in], bias [out] unless `bias` is false) applied
-  /// to `x`.
+  /// torch.nn.Linear `module` (weight [out, in], bias [out]) applied to `x`; without
+  /// `bias`, torch.nn.Linear(bias=False): the weight alone (a decoder's projections).
   mlir::Value linear(mlir::Value x, const llvm::Twine &module, int64_t outFeatures,
                      llvm::StringRef group, const KeyLocations &locations, llvm::StringRef key,
                      bool bias = true);

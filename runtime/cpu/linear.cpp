@@ -43,14 +43,16 @@ void splitGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float 
 }
 } // namespace
 
-// y is first filled with the bias rows, then the GEMM adds x w^T onto it (beta = 1); the
-// bias is representable in T, so 16-bit storage still rounds once, at the end.
+// With a bias, y is first filled with the bias rows, then the GEMM adds x w^T onto it
+// (beta = 1); the bias is representable in T, so 16-bit storage still rounds once, at the
+// end. Without one, the GEMM overwrites y (beta = 0).
 template <typename T>
 void linearForward(const T *x, const T *w, const T *b, T *y, int64_t rows, int64_t in,
                    int64_t out) {
-  for (int64_t r = 0; r < rows; ++r)
-    std::memcpy(y + r * out, b, size_t(out) * sizeof(T));
-  splitGemm(false, true, rows, out, in, 1.0f, x, in, w, in, 1.0f, y, out);
+  if (b)
+    for (int64_t r = 0; r < rows; ++r)
+      std::memcpy(y + r * out, b, size_t(out) * sizeof(T));
+  splitGemm(false, true, rows, out, in, 1.0f, x, in, w, in, b ? 1.0f : 0.0f, y, out);
 }
 
 template <typename T>

@@ -114,6 +114,13 @@ StringRef EmitContext::end() const {
 
 std::string EmitContext::name(Value value) const { return names.lookup(value); }
 
+std::string EmitContext::nameOrNull(Value value, Value like) const {
+  if (value)
+    return name(value);
+  return "static_cast<const " + cppType(cast<ShapedType>(like.getType()).getElementType()) +
+         " *>(nullptr)";
+}
+
 unsigned EmitContext::id(Value value) const { return ids.lookup(value); }
 
 std::string EmitContext::describe(Value value) const { return descriptions.lookup(value); }

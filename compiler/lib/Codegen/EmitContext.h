@@ -44,6 +44,10 @@ public:
 
   /// The C++ pointer expression of `value` (SlotNames.h: "l0_ffn_gelu").
   std::string name(mlir::Value value) const;
+  /// The name of an optional operand, or where it is absent a null pointer of `like`'s
+  /// element type ("static_cast<const bf16 *>(nullptr)"), which a templated kernel's
+  /// argument deduction accepts.
+  std::string nameOrNull(mlir::Value value, mlir::Value like) const;
   /// `value`'s number, in the order the function defines its values: its id for plan
   /// checking.
   unsigned id(mlir::Value value) const;

@@ -1,7 +1,7 @@
 //===- EmitGemm.cpp - linear layers and their gradients -------------------===//
 //
 // Linear layers and their gradients for both targets: OpenBLAS GEMMs on the CPU, cuBLASLt
-// GEMMs on CUDA (`dev.gemms`, on the step's stream, the bias as the forward's epilogue,
+// GEMMs on CUDA (`dev.gemms`, on the step's stream, a bias as the forward's epilogue,
 // TF32 for an op marked `tf32`); the bias gradient is a column sum (on CUDA in one launch
 // through the op's workspace and the run's tickets, `dev.columnSumTickets`). The
 // accumulating forms (-bertc-accumulate-in-gemm) add into the parameter's gradient slot.
@@ -30,12 +30,13 @@ std::optional<LogicalResult> emitGemmOp(Operation *op, EmitContext &ctx) {
   const StringRef math = tf32 ? ", cuda::GemmMath::Tf32" : "";
   return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
       .Case([&](LinearOp linear) {
+        Value bias = linear.getBias();
         os << gemm("linearForward") << ctx.name(linear.getInput()) << ", "
-           << ctx.name(linear.getWeight()) << ", " << ctx.name(linear.getBias()) << ", "
-           << ctx.name(linear.getResult()) << ", " << EmitContext::rows(linear.getInput()) << ", "
-           << EmitContext::features(linear.getInput()) << ", "
+           << ctx.name(linear.getWeight()) << ", " << ctx.nameOrNull(bias, linear.getWeight())
+           << ", " << ctx.name(linear.getResult()) << ", " << EmitContext::rows(linear.getInput())
+           << ", " << EmitContext::features(linear.getInput()) << ", "
            << EmitContext::features(linear.getResult()) << math
-           << (cuda ? "); // bias epilogue\n" : ");\n");
+           << (cuda && bias ? "); // bias epilogue\n" : ");\n");
         return success();
       })
       .Case([&](LinearGradInputOp grad) {

@@ -179,19 +179,22 @@ def Bert_AddLayerNormOp : Bert_Op<"add_layernorm", [Pure,
 }
 
 def Bert_LinearOp : Bert_ForwardOp<"linear", [Bert_StorageTyped], ["estimateKernels"]> {
-  let summary = "y = x W^T + b over the last dimension (torch.nn.Linear layout)";
+  let summary = "y = x W^T (+ b) over the last dimension (torch.nn.Linear layout)";
   let description = [{
-    With `tf32` (fp32 operands only, set by `-bertc-lower-to-target`), the GEMM's
-    multiplies take its operands rounded to TF32 (10 mantissa bits) on tensor cores and
-    accumulate in fp32; so do its gradient ops'.
+    The bias is optional: decoder projections and LM heads have none
+    (torch.nn.Linear(bias=False)), and then neither the forward's epilogue nor the
+    backward's column sum exists. With `tf32` (fp32 operands only, set by
+    `-bertc-lower-to-target`), the GEMM's multiplies take its operands rounded to TF32
+    (10 mantissa bits) on tensor cores and accumulate in fp32; so do its gradient ops'.
 
     ```mlir
     %y = bert.linear %x, %w, %b
         : (tensor<?x?x32xf32>, tensor<64x32xf32>, tensor<64xf32>) -> tensor<?x?x64xf32>
+    %q = bert.linear %x, %wq : (tensor<?x?x32xf32>, tensor<32x32xf32>) -> tensor<?x?x32xf32>
     ```
   }];
   let arguments = (ins Bert_FloatTensor:$input, Bert_FloatTensor:$weight,
-                       Bert_FloatTensor:$bias, UnitAttr:$tf32);
+                       Optional<Bert_FloatTensor>:$bias, UnitAttr:$tf32);
   let results = (outs Bert_FloatTensor:$result);
 }
 

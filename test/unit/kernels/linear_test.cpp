@@ -1,5 +1,6 @@
 // Tests of the linear kernels (torch.nn.Linear layout, w [out, in]): the forward on a
-// hand-computed product, the three backward kernels against finite differences.
+// hand-computed product (with and without a bias), the three backward kernels against
+// finite differences.
 #include "bertc/runtime/cpu_kernels.h"
 #include "gradient_check.h"
 
@@ -18,6 +19,16 @@ TEST(Linear, ForwardMatchesHandComputedProduct) {
   std::vector<float> y(4);
   linearForward(x.data(), w.data(), b.data(), y.data(), 2, 3, 2);
   EXPECT_EQ(y, (std::vector<float>{-1.5f, 4.5f, -2.5f, -2.0f}));
+}
+
+// Without a bias (torch.nn.Linear(bias=False)) the same x and w give the product alone,
+// whatever y held before (beta = 0):
+//   y00 = 1 - 3 = -2    y01 = 2 + 2 + 1.5 = 5.5    y10 = -1 - 2 = -3    y11 = -2 + 1 = -1
+TEST(Linear, ForwardWithoutBiasIsTheProductAlone) {
+  std::vector<float> x = {1, 2, 3, -1, 0, 2}, w = {1, 0, -1, 2, 1, 0.5f};
+  std::vector<float> y(4, 99.0f);
+  linearForward(x.data(), w.data(), static_cast<const float *>(nullptr), y.data(), 2, 3, 2);
+  EXPECT_EQ(y, (std::vector<float>{-2.0f, 5.5f, -3.0f, -1.0f}));
 }
 
 // dx = dy w, dw = dy^T x, db = column sums of dy, on the same numbers as above with
@@ -95,4 +106,22 @@ TEST(Linear, BackwardMatchesFiniteDifferences) {
   expectGradientNear(dx, numericGradient(x, dy, forward), "dx");
   expectGradientNear(dw, numericGradient(w, dy, forward), "dw");
   expectGradientNear(db, numericGradient(b, dy, forward), "db");
+}
+
+// A bias-less linear's gradients are the same two GEMMs, checked against the forward
+// without bias; sizes past one thread block (kGemmBlock, 128 rows) split the GEMMs.
+TEST(Linear, BackwardWithoutBiasMatchesFiniteDifferences) {
+  const int64_t rows = 130, in = 3, out = 4;
+  std::vector<float> x = randomTensor(rows * in, 50), w = randomTensor(out * in, 51);
+  std::vector<float> dy = randomTensor(rows * out, 52);
+  std::vector<float> dx(rows * in), dw(out * in);
+  linearBackwardInput(dy.data(), w.data(), dx.data(), rows, in, out);
+  linearBackwardWeight(dy.data(), x.data(), dw.data(), rows, in, out);
+  auto forward = [&] {
+    std::vector<float> y(rows * out, 99.0f);
+    linearForward(x.data(), w.data(), static_cast<const float *>(nullptr), y.data(), rows, in, out);
+    return y;
+  };
+  expectGradientNear(dx, numericGradient(x, dy, forward), "dx");
+  expectGradientNear(dw, numericGradient(w, dy, forward), "dw");
 }

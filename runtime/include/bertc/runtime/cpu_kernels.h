@@ -50,7 +50,8 @@ template <typename T>
 void layerNormBackwardAccumulate(const T *dy, const T *x, const T *gamma, T *dx, float *dgamma,
                                  float *dbeta, int64_t rows, int64_t cols, float eps);
 
-/// y[rows, out] = x[rows, in] * w[out, in]^T + b[out]  (torch.nn.Linear layout).
+/// y[rows, out] = x[rows, in] * w[out, in]^T + b[out]  (torch.nn.Linear layout); b may be
+/// null (a linear without bias).
 template <typename T>
 void linearForward(const T *x, const T *w, const T *b, T *y, int64_t rows, int64_t in, int64_t out);
 /// dx[rows, in] = dy[rows, out] * w[out, in].
