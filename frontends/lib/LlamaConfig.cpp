@@ -74,18 +74,31 @@ void readRopeScaling(ConfigReader &reader, ModelSpec &model) {
     reader.error() << "'rope_scaling.high_freq_factor' must exceed 'low_freq_factor'";
 }
 
-/// A token id field: an integer, a list of them (the first is taken), or null.
-std::optional<int64_t> readTokenId(ConfigReader &reader, StringRef field) {
+/// A token id field: an integer or a list of them; none when absent or null.
+std::vector<int64_t> readTokenIds(ConfigReader &reader, StringRef field) {
   const llvm::json::Value *value = reader.fields().get(field);
   if (!value || value->kind() == llvm::json::Value::Null)
-    return std::nullopt;
+    return {};
   if (std::optional<int64_t> id = value->getAsInteger())
-    return id;
-  const llvm::json::Array *ids = value->getAsArray();
-  if (ids && !ids->empty() && (*ids)[0].getAsInteger())
-    return (*ids)[0].getAsInteger();
-  reader.error() << "'" << field << "' must be a token id or a list of them";
-  return std::nullopt;
+    return {*id};
+  std::vector<int64_t> ids;
+  if (const llvm::json::Array *list = value->getAsArray())
+    for (const llvm::json::Value &entry : *list)
+      if (std::optional<int64_t> id = entry.getAsInteger())
+        ids.push_back(*id);
+  if (ids.empty() || ids.size() != value->getAsArray()->size()) {
+    reader.error() << "'" << field << "' must be a token id or a list of them";
+    return {};
+  }
+  return ids;
+}
+
+/// A token id field that holds one id.
+std::optional<int64_t> readTokenId(ConfigReader &reader, StringRef field) {
+  std::vector<int64_t> ids = readTokenIds(reader, field);
+  if (ids.size() > 1)
+    reader.error() << "'" << field << "' must be one token id";
+  return ids.empty() ? std::nullopt : std::optional<int64_t>(ids.front());
 }
 
 /// The fields Llama, Mistral and Qwen2 share.
@@ -115,6 +128,8 @@ void readDecoderConfig(ConfigReader &reader, ModelSpec &model) {
   readRopeScaling(reader, model);
   // No pad_token_id: batches are padded with id 0, whose row trains (padding positions
   // never reach the loss).
+  model.bosTokenId = readTokenId(reader, "bos_token_id");
+  model.eosTokenIds = readTokenIds(reader, "eos_token_id");
   std::optional<int64_t> pad = readTokenId(reader, "pad_token_id");
   model.padTokenId = pad.value_or(0);
   model.padRowFixed = pad.has_value();
@@ -165,6 +180,12 @@ void writeDecoderConfig(const JobSpec &spec, llvm::json::Object &config) {
   config["tie_word_embeddings"] = m.tieEmbeddings;
   if (m.padRowFixed)
     config["pad_token_id"] = m.padTokenId;
+  if (m.bosTokenId)
+    config["bos_token_id"] = *m.bosTokenId;
+  if (m.eosTokenIds.size() == 1)
+    config["eos_token_id"] = m.eosTokenIds.front();
+  else if (!m.eosTokenIds.empty())
+    config["eos_token_id"] = llvm::json::Array(m.eosTokenIds);
   const RopeScaling &scaling = m.ropeScaling;
   if (scaling.type == "default") {
     config["rope_scaling"] = nullptr;

@@ -93,6 +93,9 @@ struct ModelSpec {
   /// sliding_window when the model has an active one (Mistral's): seq_len must not exceed
   /// it, since bertc's attention sees every earlier token; 0: none.
   int64_t slidingWindow = 0;
+  /// bos_token_id and eos_token_id (one id, or several for eos), written back as read.
+  std::optional<int64_t> bosTokenId;
+  std::vector<int64_t> eosTokenIds;
   KeyLocations locations;
 
   /// The key/value heads (grouped-query attention shares each among heads / kvHeads).
