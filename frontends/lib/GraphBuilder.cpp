@@ -75,6 +75,7 @@ JobDataSettings bertc::jobDataSettings(const JobSpec &spec) {
     return layer.op == "flatten" || (layer.op == "select_token" && layer.index > 0);
   });
   settings.padTokenId = spec.model.padTokenId;
+  settings.packing = data.packing;
   settings.textField = data.text.c_str();
   settings.textPairField = data.textPair.c_str();
   settings.labelField = data.label.c_str();

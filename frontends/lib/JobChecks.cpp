@@ -176,6 +176,10 @@ void JobReader::checkDecoder() {
     file.error(loc(head.locations, "task"))
         << "task = \"" << head.task << "\" is not a head of the '" << model.family
         << "' family, whose tasks are \"" << llvm::join(family->tasks, "\", \"") << "\"";
+  if (spec.data.packing && head.task != "causal_lm")
+    file.error(loc(spec.data.locations, "packing"))
+        << "key 'data.packing' packs a causal LM's rows: task = \"" << head.task
+        << "\" reads one example per row";
   if (!family->decoder) {
     for (StringRef key : kDecoderModelKeys)
       if (ml.keys.count(key))

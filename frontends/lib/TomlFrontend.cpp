@@ -238,6 +238,7 @@ void JobReader::readData(const toml::table *table) {
     if (reader.readString(key, *field) && field->empty())
       file.error(loc(data.locations, key)) << "key 'data." << key << "' must name a field";
   reader.readBoolean("group_by_length", data.groupByLength);
+  reader.readBoolean("packing", data.packing);
   for (auto [key, setting] :
        {std::pair<StringRef, std::optional<bool> *>{"do_lower_case", &data.doLowerCase},
         {"strip_accents", &data.stripAccents},

@@ -105,4 +105,24 @@ CausalLmData loadCausalLmData(const std::string &path, const DataLimits &limits,
   return result;
 }
 
+Dataset packRows(const Dataset &data, int64_t seqLen) {
+  Dataset packed{data.path, {}, data.labels, data.paddedLength, data.padId};
+  for (const Example &row : data.rows) {
+    if (packed.rows.empty() ||
+        int64_t(packed.rows.back().inputIds.size() + row.inputIds.size()) > seqLen)
+      packed.rows.emplace_back();
+    Example &into = packed.rows.back();
+    int32_t document = into.documentIds.empty() ? 1 : into.documentIds.back() + 1;
+    into.inputIds.insert(into.inputIds.end(), row.inputIds.begin(), row.inputIds.end());
+    into.tokenTypeIds.insert(into.tokenTypeIds.end(), row.tokenTypeIds.begin(),
+                             row.tokenTypeIds.end());
+    into.tokenLabels.insert(into.tokenLabels.end(), row.tokenLabels.begin(), row.tokenLabels.end());
+    for (size_t t = 0; t < row.inputIds.size(); ++t) {
+      into.positionIds.push_back(int32_t(t));
+      into.documentIds.push_back(document);
+    }
+  }
+  return packed;
+}
+
 } // namespace bertc

@@ -357,10 +357,10 @@ MicroBatch Batcher::next(std::byte *arena, const InputSlots &slots) {
           value = real ? example.tokenTypeIds[t] : 0;
           break;
         case ModelInput::PositionIds:
-          value = int32_t(t);
+          value = real && !example.positionIds.empty() ? example.positionIds[t] : int32_t(t);
           break;
         case ModelInput::AttentionMask:
-          value = real ? 1 : 0;
+          value = !real ? 0 : example.documentIds.empty() ? 1 : example.documentIds[t];
           break;
         }
       }

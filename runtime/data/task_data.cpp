@@ -164,6 +164,11 @@ TaskData loadCausalLmRows(const std::string &path, const DataLimits &limits,
   if (rows.truncatedRows)
     result.summary += ", " + std::to_string(rows.truncatedRows) + " rows truncated to " +
                       std::to_string(limits.seqLen) + " tokens";
+  if (settings.packing) {
+    rows.data = packRows(rows.data, limits.seqLen);
+    result.summary += ", packed into " + std::to_string(rows.data.rows.size()) + " rows of up to " +
+                      std::to_string(limits.seqLen) + " tokens";
+  }
   result.data = std::move(rows.data);
   result.data.paddedLength = settings.paddedLength;
   return result;

@@ -280,6 +280,7 @@ DataSettings dataSettings(const JobDataSettings &settings, const std::string &vo
   data.squad.maxAnswerLength = size_t(settings.maxAnswerLength);
   data.squad.nBest = size_t(settings.nBest);
   data.paddedLength = settings.padToSeqLen ? seqLen : 0;
+  data.packing = settings.packing;
   return data;
 }
 

@@ -1,7 +1,8 @@
 // A causal LM's rows: next-token labels shifted from the ids or from the row's own labels
 // (-100 kept), truncation at seq_len, text through a small hand-made tokenizer.json whose
-// ids are derived by hand, the target-token count that normalizes the loss, and one test
-// per refusal, each naming FILE:LINE (or the file when it holds no rows).
+// ids are derived by hand, the target-token count that normalizes the loss, packing (and
+// what the batcher writes of a packed row), and one test per refusal, each naming FILE:LINE
+// (or the file when it holds no rows).
 #include "bertc/runtime/causal_lm_data.h"
 #include "bertc/runtime/task_data.h"
 #include "bertc/runtime/tokenizer_json.h"
@@ -110,6 +111,50 @@ TEST(CausalLmData, TaskDataRefusesAWordPieceVocabularyForACausalLm) {
   });
   EXPECT_EQ(error, vocab + ": a causal LM's text is tokenized with the model's tokenizer.json, "
                            "not a WordPiece vocabulary");
+}
+
+TEST(CausalLmData, PackedRowsKeepEachRowsPositionsLabelsAndDocument) {
+  CausalLmFiles files;
+  // seq_len 6: rows of 3, 2, 4 and 6 tokens pack as [3 + 2], [4], [6].
+  CausalLmData rows = files.load("{\"input_ids\": [1, 2, 3]}\n{\"input_ids\": [4, 5]}\n"
+                                 "{\"input_ids\": [6, 7, 8, 9]}\n"
+                                 "{\"input_ids\": [10, 11, 12, 13, 14, 15]}\n");
+  Dataset packed = packRows(rows.data, kLimits.seqLen);
+  ASSERT_EQ(packed.rows.size(), 3u);
+  EXPECT_EQ(packed.labels, LabelKind::TokenClass);
+  EXPECT_EQ(packed.rows[0].inputIds, (Ids{1, 2, 3, 4, 5}));
+  // The first row's last token does not predict the second row's first.
+  EXPECT_EQ(packed.rows[0].tokenLabels, (Ids{2, 3, kIgnored, 5, kIgnored}));
+  EXPECT_EQ(packed.rows[0].positionIds, (Ids{0, 1, 2, 0, 1}));
+  EXPECT_EQ(packed.rows[0].documentIds, (Ids{1, 1, 1, 2, 2}));
+  EXPECT_EQ(packed.rows[1].documentIds, (Ids{1, 1, 1, 1}));
+  EXPECT_EQ(packed.rows[2].inputIds, (Ids{10, 11, 12, 13, 14, 15}));
+  EXPECT_EQ(packed.rows[2].positionIds, (Ids{0, 1, 2, 3, 4, 5}));
+}
+
+TEST(CausalLmData, TheBatcherWritesAPackedRowsPositionsAndDocumentIds) {
+  CausalLmFiles files;
+  Dataset packed = packRows(
+      files.load("{\"input_ids\": [1, 2, 3]}\n{\"input_ids\": [4, 5]}\n{\"input_ids\": [6]}\n")
+          .data,
+      kLimits.seqLen);
+  // One packed row of 6 tokens: ids, positions, mask, labels, each [1, 6] int32.
+  ASSERT_EQ(packed.rows.size(), 1u);
+  const InputSlot model[] = {{"input_ids", 0}, {"position_ids", 24}, {"attention_mask", 48}};
+  InputSlots slots{model, 3, 72, 96};
+  std::vector<std::byte> arena(100);
+  Batcher batcher(packed, 1, /*shuffle=*/false, 0);
+  MicroBatch batch = batcher.next(arena.data(), slots);
+  ASSERT_EQ(batch.seq, 6);
+  auto slot = [&](size_t offset) {
+    const auto *values = reinterpret_cast<const int32_t *>(arena.data() + offset);
+    return Ids(values, values + 6);
+  };
+  EXPECT_EQ(slot(0), (Ids{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(slot(24), (Ids{0, 1, 2, 0, 1, 0}));
+  EXPECT_EQ(slot(48), (Ids{1, 1, 1, 2, 2, 3}));
+  EXPECT_EQ(slot(72), (Ids{2, 3, kIgnored, 5, kIgnored, kIgnored}));
+  EXPECT_EQ(batcher.lossItemsInNext(1), 3);
 }
 
 TEST(CausalLmData, RefusalsNameTheLine) {

@@ -197,6 +197,9 @@ struct DataSpec {
   std::string label = "label";
   /// Batch rows of similar length together (shuffled buckets) so fewer pads are computed.
   bool groupByLength = false;
+  /// task = "causal_lm": rows packed into seq_len rows, each row's tokens attending only to
+  /// its own (fewer pads computed).
+  bool packing = false;
   /// The tokenizer's settings (BertTokenizerFast's and tokenizer_config.json's keys
   /// do_lower_case, strip_accents, tokenize_chinese_chars). One not given is left to the
   /// tokenizer_config.json beside the vocabulary when the trainer runs, then to a default.

@@ -33,4 +33,12 @@ struct CausalLmData {
 CausalLmData loadCausalLmData(const std::string &path, const DataLimits &limits,
                               const std::string &textField, const HfTokenizer *tokenizer);
 
+/// `data`'s rows packed into rows of at most `seqLen` tokens ([data] packing): in order,
+/// each row joins the current packed row while it fits, else starts the next one, so no
+/// row is split and none crosses into another's positions. A packed row's tokens keep
+/// their row's positions (restarting at 0 per row) and carry their row's 1-based index
+/// within it as document id, so that causal attention never crosses rows; each row's
+/// labels stay its own (its last token predicts nothing).
+Dataset packRows(const Dataset &data, int64_t seqLen);
+
 } // namespace bertc

@@ -55,6 +55,11 @@ struct Example {
   int32_t endPosition = 0;           ///< a span's end position
   float target = 0.0f;               ///< a regression target
   std::vector<int32_t> tokenLabels;  ///< a class per token (kIgnoredLabel where none)
+  /// A packed row of several documents: each token's position in its document and its
+  /// document's 1-based index (the attention mask a causal model reads as document ids).
+  /// Empty for a row of one document (positions 0.., mask 1).
+  std::vector<int32_t> positionIds;
+  std::vector<int32_t> documentIds;
 };
 
 /// A loaded dataset.
@@ -136,7 +141,8 @@ public:
   /// Writes the next micro-batch into the arena at `slots`, densely as [rows, seq] int32,
   /// each of the model's inputs by its name: input ids (the dataset's padId for padding),
   /// token types (0 for padding), position ids 0..seq-1, attention mask (1 for real
-  /// tokens, 0 for padding); and the labels the dataset's LabelKind names: classes [rows],
+  /// tokens, 0 for padding), a packed row's positions and document ids as its Example
+  /// holds them; and the labels the dataset's LabelKind names: classes [rows],
   /// targets [rows], (start, end) [rows, 2] or token classes [rows, seq] (kIgnoredLabel
   /// for padding). Throws DataError for an input it does not know (requireKnownInputs).
   MicroBatch next(std::byte *arena, const InputSlots &slots);

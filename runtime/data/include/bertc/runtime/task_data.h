@@ -20,6 +20,7 @@ struct DataSettings {
   TokenizerSource tokenizer;
   SquadOptions squad;       ///< Span only
   int64_t paddedLength = 0; ///< every row padded to this (Dataset::paddedLength); 0: none
+  bool packing = false;     ///< CausalLM: rows packed into seq_len rows (packRows)
 };
 
 /// One data file of a task, as rows and as what they came from.
