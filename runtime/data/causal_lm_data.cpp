@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace bertc {
 namespace {
 
@@ -37,8 +39,51 @@ struct TokenRow {
   std::vector<int32_t> ids, labels;
 };
 
+/// The string `field` of `row`.
+std::string stringField(const nlohmann::json &row, const std::string &field,
+                        const std::string &where) {
+  const nlohmann::json &value = row[field];
+  if (!value.is_string())
+    throw DataError(where + ": '" + field + "' must be a string, got " + value.type_name());
+  return value.get<std::string>();
+}
+
+/// The ids of `text` with the tokenizer's special tokens, each checked against the vocabulary.
+std::vector<int32_t> encode(const std::string &text, const CausalLmText &source,
+                            const DataLimits &limits, const std::string &where) {
+  if (!source.tokenizer)
+    throw DataError(where + ": text rows need the model's tokenizer.json: pass the trainer "
+                            "--vocab FILE (a tokenizer.json), or compile the model with [model] "
+                            "from = a Hugging Face folder holding tokenizer.json");
+  std::vector<int32_t> ids;
+  for (const Token &token : source.tokenizer->encode(text, /*addSpecialTokens=*/true)) {
+    if (token.id < 0 || token.id >= limits.vocab)
+      throw DataError(where + ": the tokenizer gives id " + std::to_string(token.id) +
+                      ", outside the model's vocabulary of " + std::to_string(limits.vocab));
+    ids.push_back(token.id);
+  }
+  return ids;
+}
+
+/// A prompt/completion row as TRL's SFTTrainer builds it: prompt + completion tokenized
+/// together, the end-of-sequence token appended, the loss on what follows the prompt's
+/// own tokens only.
+TokenRow promptCompletion(const nlohmann::json &row, const CausalLmText &source,
+                          const DataLimits &limits, const std::string &where) {
+  std::string prompt = stringField(row, "prompt", where);
+  std::string completion = stringField(row, "completion", where);
+  size_t promptTokens = encode(prompt, source, limits, where).size();
+  TokenRow tokens;
+  tokens.ids = encode(prompt + completion, source, limits, where);
+  if (source.eosId >= 0 && source.eosId < limits.vocab)
+    tokens.ids.push_back(int32_t(source.eosId));
+  tokens.labels = tokens.ids;
+  std::fill_n(tokens.labels.begin(), std::min(promptTokens, tokens.labels.size()), kIgnoredLabel);
+  return tokens;
+}
+
 TokenRow readRow(std::string_view line, const std::string &where, const DataLimits &limits,
-                 const std::string &textField, const HfTokenizer *tokenizer) {
+                 const CausalLmText &source) {
   nlohmann::json row = parseJsonLine<DataError>(line, where);
   if (!row.is_object())
     throw DataError(where + ": a row must be a JSON object, got " + std::string(row.type_name()));
@@ -54,21 +99,15 @@ TokenRow readRow(std::string_view line, const std::string &where, const DataLimi
     }
     return tokens;
   }
-  if (!row.contains(textField))
-    throw DataError(where + ": a row needs 'input_ids' or '" + textField + "'");
-  const nlohmann::json &text = row[textField];
-  if (!text.is_string())
-    throw DataError(where + ": '" + textField + "' must be a string, got " + text.type_name());
-  if (!tokenizer)
-    throw DataError(where + ": text rows need the model's tokenizer.json: pass the trainer "
-                            "--vocab FILE (a tokenizer.json), or compile the model with [model] "
-                            "from = a Hugging Face folder holding tokenizer.json");
-  for (const Token &token : tokenizer->encode(text.get<std::string>(), /*addSpecialTokens=*/true)) {
-    if (token.id < 0 || token.id >= limits.vocab)
-      throw DataError(where + ": the tokenizer gives id " + std::to_string(token.id) +
-                      ", outside the model's vocabulary of " + std::to_string(limits.vocab));
-    tokens.ids.push_back(token.id);
+  if (row.contains("prompt") || row.contains("completion")) {
+    if (!row.contains("prompt") || !row.contains("completion"))
+      throw DataError(where + ": a prompt/completion row needs both 'prompt' and 'completion'");
+    return promptCompletion(row, source, limits, where);
   }
+  if (!row.contains(source.textField))
+    throw DataError(where + ": a row needs 'input_ids', '" + source.textField +
+                    "', or 'prompt' and 'completion'");
+  tokens.ids = encode(stringField(row, source.textField, where), source, limits, where);
   tokens.labels = tokens.ids;
   return tokens;
 }
@@ -76,15 +115,14 @@ TokenRow readRow(std::string_view line, const std::string &where, const DataLimi
 } // namespace
 
 CausalLmData loadCausalLmData(const std::string &path, const DataLimits &limits,
-                              const std::string &textField, const HfTokenizer *tokenizer) {
+                              const CausalLmText &source) {
   std::string text = readWholeFile<DataError>(path, kDataFileLimit);
   CausalLmData result;
   result.data = Dataset{path, {}, LabelKind::TokenClass};
   forEachLine(text, [&](int64_t lineNumber, std::string_view line) {
     if (line.find_first_not_of(" \t\r") == std::string_view::npos)
       return;
-    TokenRow row =
-        readRow(line, path + ":" + std::to_string(lineNumber), limits, textField, tokenizer);
+    TokenRow row = readRow(line, path + ":" + std::to_string(lineNumber), limits, source);
     if (int64_t(row.ids.size()) > limits.seqLen) {
       row.ids.resize(size_t(limits.seqLen));
       row.labels.resize(size_t(limits.seqLen));

@@ -155,8 +155,8 @@ TaskData loadCausalLmRows(const std::string &path, const DataLimits &limits,
                                       "tokenizer.json, not a WordPiece vocabulary");
     tokenizer = loadHfTokenizer(tokenizerPath);
   }
-  CausalLmData rows =
-      loadCausalLmData(path, limits, settings.fields.text, tokenizer ? &*tokenizer : nullptr);
+  CausalLmData rows = loadCausalLmData(
+      path, limits, {settings.fields.text, tokenizer ? &*tokenizer : nullptr, settings.eosId});
   TaskData result;
   result.summary = "data: " + std::to_string(rows.data.rows.size()) + " rows from " + path +
                    (tokenizer ? ", text tokenized with " + tokenizerPath : std::string()) + ", " +

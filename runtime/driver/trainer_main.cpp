@@ -281,6 +281,7 @@ DataSettings dataSettings(const JobDataSettings &settings, const std::string &vo
   data.squad.nBest = size_t(settings.nBest);
   data.paddedLength = settings.padToSeqLen ? seqLen : 0;
   data.packing = settings.packing;
+  data.eosId = settings.eosTokenId;
   return data;
 }
 

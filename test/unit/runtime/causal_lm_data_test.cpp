@@ -29,7 +29,7 @@ public:
     return dir.file(name);
   }
   CausalLmData load(const std::string &rows, const HfTokenizer *tokenizer = nullptr) const {
-    return loadCausalLmData(write("train.jsonl", rows), kLimits, "text", tokenizer);
+    return loadCausalLmData(write("train.jsonl", rows), kLimits, {"text", tokenizer, 7});
   }
   std::string refusal(const std::string &rows) const {
     return errorOf([&] { load(rows); });
@@ -98,6 +98,18 @@ TEST(CausalLmData, TextIsTokenizedWithTheTemplatesBos) {
   // <s> ab c ab
   EXPECT_EQ(rows.data.rows[0].inputIds, (Ids{9, 4, 3, 4}));
   EXPECT_EQ(rows.data.rows[0].tokenLabels, (Ids{4, 3, 4, kIgnored}));
+}
+
+TEST(CausalLmData, ACompletionAloneIsLearnedAndEndsWithEos) {
+  CausalLmFiles files;
+  HfTokenizer tokenizer = letterTokenizer();
+  // <s> ab | c ab <eos 7>: the prompt "ab" encodes as <s> ab (2 tokens, no loss); "abcab"
+  // as <s> ab c ab.
+  CausalLmData rows = files.load("{\"prompt\": \"ab\", \"completion\": \"cab\"}\n", &tokenizer);
+  EXPECT_EQ(rows.data.rows[0].inputIds, (Ids{9, 4, 3, 4, 7}));
+  // Shifted: position 1 (ab) predicts c, the first completion token.
+  EXPECT_EQ(rows.data.rows[0].tokenLabels, (Ids{kIgnored, 3, 4, 7, kIgnored}));
+  EXPECT_EQ(rows.targetTokens, 3);
 }
 
 TEST(CausalLmData, TaskDataRefusesAWordPieceVocabularyForACausalLm) {
@@ -172,7 +184,11 @@ TEST(CausalLmData, RefusalsNameTheLine) {
             at + "'labels' has 1 entries but 'input_ids' has 2");
   EXPECT_EQ(files.refusal(first + "{\"input_ids\": []}\n"), at + "a row needs at least one token");
   EXPECT_EQ(files.refusal(first + "{\"words\": \"a\"}\n"),
-            at + "a row needs 'input_ids' or 'text'");
+            at + "a row needs 'input_ids', 'text', or 'prompt' and 'completion'");
+  EXPECT_EQ(files.refusal(first + "{\"prompt\": \"a\"}\n"),
+            at + "a prompt/completion row needs both 'prompt' and 'completion'");
+  EXPECT_EQ(files.refusal(first + "{\"prompt\": \"a\", \"completion\": 2}\n"),
+            at + "'completion' must be a string, got number");
   EXPECT_EQ(files.refusal(first + "{\"text\": 3}\n"), at + "'text' must be a string, got number");
   EXPECT_EQ(files.refusal(first + "{\"text\": \"a\"}\n"),
             at + "text rows need the model's tokenizer.json: pass the trainer --vocab FILE (a "

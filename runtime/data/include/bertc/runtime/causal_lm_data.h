@@ -17,11 +17,21 @@ struct CausalLmData {
   int64_t targetTokens = 0;  ///< labelled next tokens over every row
 };
 
+/// How a causal LM's text rows become tokens.
+struct CausalLmText {
+  std::string textField = "text";         ///< [data] text: the field of plain-text rows
+  const HfTokenizer *tokenizer = nullptr; ///< the model's tokenizer.json; none: ids only
+  int64_t eosId = -1;                     ///< end of sequence after a completion; -1: none
+};
+
 /// Reads the JSONL file at `path`, one row per line, either
 ///  - {"input_ids": [...], "labels": [...] (optional)}: ids in [0, limits.vocab), labels
 ///    the same length, each an id or -100 (no loss there); without labels every id is its
 ///    own label, as Hugging Face's causal LMs take labels = input_ids;
-///  - {"<textField>": "..."}: the text encoded with `tokenizer` and its special tokens
+///  - {"prompt": "...", "completion": "..."}: as TRL's SFTTrainer, prompt + completion
+///    encoded with the tokenizer's special tokens, then the end-of-sequence id; the loss
+///    only on the tokens after the prompt's own encoding;
+///  - {"<textField>": "..."}: the text encoded with the tokenizer and its special tokens
 ///    (the post-processor's BOS), every token labelled.
 /// A row is cut to limits.seqLen tokens (counted in truncatedRows). Its labels are shifted
 /// as the model's loss shifts them: position t is labelled with label t + 1, the last
@@ -31,7 +41,7 @@ struct CausalLmData {
 /// and empty rows, ids out of range and labels of another length; a file without rows
 /// names the file.
 CausalLmData loadCausalLmData(const std::string &path, const DataLimits &limits,
-                              const std::string &textField, const HfTokenizer *tokenizer);
+                              const CausalLmText &source);
 
 /// `data`'s rows packed into rows of at most `seqLen` tokens ([data] packing): in order,
 /// each row joins the current packed row while it fits, else starts the next one, so no

@@ -21,6 +21,7 @@ struct DataSettings {
   SquadOptions squad;       ///< Span only
   int64_t paddedLength = 0; ///< every row padded to this (Dataset::paddedLength); 0: none
   bool packing = false;     ///< CausalLM: rows packed into seq_len rows (packRows)
+  int64_t eosId = -1;       ///< CausalLM: the id a completion ends with; -1: none
 };
 
 /// One data file of a task, as rows and as what they came from.
