@@ -18,14 +18,15 @@ namespace bertc {
 
 namespace {
 
-/// The module's @eval_step, which returns (loss, logits); a diagnostic and failure when it
-/// has none.
+/// The module's @eval_step, which returns (loss, logits), or the loss alone where the loss
+/// has no logits (bert.lm_head_loss); a diagnostic and failure when it has none.
 FailureOr<func::FuncOp> getEvalStep(ModuleOp module) {
   auto eval = module.lookupSymbol<func::FuncOp>(kEvalStep);
   if (!eval)
     return module.emitError("module has no @eval_step: run -bertc-derive-eval-step");
-  if (eval.getFunctionType().getNumResults() != 2)
-    return eval.emitError("@eval_step must return the loss and the logits");
+  unsigned results = eval.getFunctionType().getNumResults();
+  if (results != 1 && results != 2)
+    return eval.emitError("@eval_step must return the loss and the logits, or the loss");
   return eval;
 }
 
@@ -109,8 +110,10 @@ LogicalResult emitTrainer(ModuleOp module, const JobDataSettings &data, TrainerT
   EmitContext ctx(os, target.kernels());
   if (failed(emitStepBody(*evalStep, ctx, target.opEmitters())))
     return failure();
-  Value logits = evalStep->getBody().front().getTerminator()->getOperand(1);
-  if (failed(target.emitLogitsCopy(logits, ctx)))
+  Operation *evalReturn = evalStep->getBody().front().getTerminator();
+  if (evalReturn->getNumOperands() < 2)
+    os << "  (void)logits; // the loss has no logits to copy\n";
+  else if (failed(target.emitLogitsCopy(evalReturn->getOperand(1), ctx)))
     return failure();
   os << "}\n\n";
 

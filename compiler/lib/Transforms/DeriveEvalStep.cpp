@@ -5,7 +5,8 @@
 //      operands from the loss);
 //   2. clone the marked ops in program order into @eval_step; the clones keep every
 //      attribute, so their `bert.offsets` and parameter slots are the training step's;
-//   3. set every dropout rate to 0 and return (loss, logits).
+//   3. set every dropout rate to 0 and return (loss, logits), or the loss alone for a loss
+//      that has no logits (bert.lm_head_loss).
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,12 +46,17 @@ LogicalResult buildEvalStep(func::FuncOp microStep, OpBuilder &builder) {
   Operation *terminator = body.getTerminator();
   Operation *lossOp =
       terminator->getNumOperands() == 1 ? terminator->getOperand(0).getDefiningOp() : nullptr;
-  if (!lossOp || !isa<CrossEntropyOp, MseLossOp>(lossOp))
+  if (!lossOp || !isa<CrossEntropyOp, MseLossOp, LmHeadLossOp>(lossOp))
     return microStep.emitError("@micro_step must return the result of a loss op "
-                               "(bert.cross_entropy or bert.mse_loss) to be evaluated");
-  Value loss = lossOp->getResult(0), logits = lossOp->getOperand(0);
+                               "(bert.cross_entropy, bert.mse_loss or bert.lm_head_loss) to be "
+                               "evaluated");
+  Value loss = lossOp->getResult(0);
+  Value logits = isa<LmHeadLossOp>(lossOp) ? Value() : lossOp->getOperand(0);
+  SmallVector<Type, 2> results = {loss.getType()};
+  if (logits)
+    results.push_back(logits.getType());
 
-  auto type = builder.getFunctionType({}, {loss.getType(), logits.getType()});
+  auto type = builder.getFunctionType({}, results);
   auto eval = builder.create<func::FuncOp>(microStep.getLoc(), bertc::kEvalStep, type);
   builder.setInsertionPointToStart(eval.addEntryBlock());
   llvm::SetVector<Operation *> needed = lossDependencies(loss);
@@ -66,8 +72,10 @@ LogicalResult buildEvalStep(func::FuncOp microStep, OpBuilder &builder) {
     if (auto addNorm = dyn_cast<AddLayerNormOp>(clone))
       addNorm.setDropoutAttr(builder.getF32FloatAttr(0.0f));
   }
-  builder.create<func::ReturnOp>(terminator->getLoc(),
-                                 ValueRange{mapping.lookup(loss), mapping.lookup(logits)});
+  SmallVector<Value, 2> returned = {mapping.lookup(loss)};
+  if (logits)
+    returned.push_back(mapping.lookup(logits));
+  builder.create<func::ReturnOp>(terminator->getLoc(), returned);
   return success();
 }
 
