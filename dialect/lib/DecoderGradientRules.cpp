@@ -1,7 +1,7 @@
 //===- DecoderGradientRules.cpp - the decoder ops' vector-Jacobian products -===//
 //
-// GradientOpInterface for RMSNorm, SiLU, mul and rotary embeddings: each rule builds only
-// the gradients needed, at the forward op's location.
+// GradientOpInterface for RMSNorm, SiLU, mul, rotary embeddings and the LM head loss: each
+// rule builds only the gradients needed, at the forward op's location.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,4 +35,15 @@ SmallVector<Value> RopeOp::buildGradients(OpBuilder &b, ValueRange resultGrads, 
   return {b.create<RopeGradOp>(getLoc(), getType(), resultGrads[0], getPositions(), getHeadsAttr(),
                                getInvFreqAttr()),
           Value()};
+}
+
+// One backward op for both gradients, as both come from the same recomputed logits; a
+// frozen weight gets no [vocab, hidden] gradient. The labels get none.
+SmallVector<Value> LmHeadLossOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
+                                                ArrayRef<bool> needed) {
+  Type weightGrad = needed[1] ? getWeight().getType() : Type();
+  auto grad = b.create<LmHeadLossGradOp>(getLoc(), getHidden().getType(), weightGrad,
+                                         resultGrads[0], getHidden(), getWeight(), getLabels(),
+                                         getTokenChunkAttr(), getScaleAttr());
+  return {needed[0] ? grad.getHiddenGrad() : Value(), grad.getWeightGrad(), Value()};
 }

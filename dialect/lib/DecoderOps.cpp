@@ -1,7 +1,7 @@
 //===- DecoderOps.cpp - verifiers of the decoder ops ----------------------===//
 //
-// RMSNorm, SiLU, mul and rotary embeddings (BertDecoderOps.td): what their kernels rely
-// on, each diagnostic naming the operand and both sizes (VerifierChecks.h).
+// RMSNorm, SiLU, mul, rotary embeddings and the LM head loss (BertDecoderOps.td): what
+// their kernels rely on, each diagnostic naming the operand and both sizes (VerifierChecks.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,6 +51,31 @@ static LogicalResult verifyRope(Operation *op, Value input, Value positions, int
   return success();
 }
 
+/// Fails unless `hidden` is [batch, seq, width], `labels` its [batch, seq], `weight` a
+/// static [vocab, width] of hidden's storage type, `tokenChunk` not negative (0: not chosen
+/// yet) and `scale` positive.
+static LogicalResult verifyLmHeadLoss(Operation *op, Value hidden, Value weight, Value labels,
+                                      int64_t tokenChunk, float scale) {
+  if (failed(expectRank(op, hidden, "hidden", 3)) || failed(expectRank(op, weight, "weight", 2)) ||
+      failed(expectRank(op, labels, "labels", 2)) ||
+      failed(expectLastDim(op, weight, "weight", lastDim(hidden))))
+    return failure();
+  auto h = tensorType(hidden).getShape(), l = tensorType(labels).getShape();
+  if (h[0] != l[0] || h[1] != l[1])
+    return op->emitOpError() << "labels " << labels.getType()
+                             << " must be the [batch, seq] of hidden " << hidden.getType();
+  if (!tensorType(weight).hasStaticShape())
+    return op->emitOpError() << "weight " << weight.getType() << " must have a static shape";
+  if (tensorType(weight).getElementType() != tensorType(hidden).getElementType())
+    return op->emitOpError() << "weight " << weight.getType() << " and hidden " << hidden.getType()
+                             << " must share a storage type";
+  if (tokenChunk < 0)
+    return op->emitOpError() << "token_chunk must not be negative, got " << tokenChunk;
+  if (!(scale > 0.0f))
+    return op->emitOpError() << "scale must be positive, got " << scale;
+  return success();
+}
+
 LogicalResult RmsNormOp::verify() {
   if (failed(expectSameType(*this, getInput(), "input", getResult(), "result")))
     return failure();
@@ -87,6 +112,29 @@ LogicalResult RopeGradOp::verify() {
                             "input gradient")))
     return failure();
   return verifyRope(*this, getResultGrad(), getPositions(), getHeads(), getInvFreq());
+}
+
+LogicalResult LmHeadLossOp::verify() {
+  return verifyLmHeadLoss(*this, getHidden(), getWeight(), getLabels(), getTokenChunk(),
+                          getScale().convertToFloat());
+}
+
+LogicalResult LmHeadLossGradOp::verify() {
+  if (failed(expectSameType(*this, getHidden(), "hidden", getHiddenGrad(), "hidden gradient")) ||
+      (getWeightGrad() &&
+       failed(expectSameShape(*this, getWeight(), "weight", getWeightGrad(), "weight gradient"))))
+    return failure();
+  return verifyLmHeadLoss(*this, getHidden(), getWeight(), getLabels(), getTokenChunk(),
+                          getScale().convertToFloat());
+}
+
+// The parameter is the weight the logits are made from.
+LogicalResult AccumulateLmHeadLossGradOp::verify() {
+  if (failed(expectTrainableParam(*this, getParam())) ||
+      failed(expectSameType(*this, getHidden(), "hidden", getHiddenGrad(), "hidden gradient")))
+    return failure();
+  return verifyLmHeadLoss(*this, getHidden(), getParam(), getLabels(), getTokenChunk(),
+                          getScale().convertToFloat());
 }
 
 // Both factors are read at the index the product is written to.

@@ -21,6 +21,10 @@ bool LayerNormGradOp::keepsF32Result(unsigned index) { return index > 0; }
 bool RmsNormGradOp::keepsF32Result(unsigned index) { return index > 0; }
 // The softmax statistics (lse), which the backward exponentiates.
 bool AttentionOp::keepsF32Result(unsigned index) { return index > 0; }
+// The loss; the LM head's weight gradient; the loss's gradient, a scalar read as it is.
+bool LmHeadLossOp::keepsF32Result(unsigned) { return true; }
+bool LmHeadLossGradOp::keepsF32Result(unsigned index) { return index == 1; }
+bool LmHeadLossGradOp::readsOperandAsIs(unsigned index) { return index == 0; }
 
 bool AttentionGradOp::readsOperandAsIs(unsigned index) { return getOperand(index) == getLse(); }
 // The gradient is added into an fp32 slot in its own type.

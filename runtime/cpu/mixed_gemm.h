@@ -6,9 +6,12 @@
 //      and cblas_sgemm adds their product onto the accumulator;
 //   3. the accumulator is rounded once into C.
 // The tiles are fixed-size thread-local arrays, so the kernels still allocate nothing.
+// splitGemm shares a large GEMM's blocks of C among the threads.
 #pragma once
 
 #include "bertc/runtime/half_types.h"
+
+#include "parallel.h"
 
 #include <algorithm>
 #include <cblas.h>
@@ -60,6 +63,32 @@ void mixedGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float 
             c[(i0 + i) * ldc + j0 + j] = fromFloat<TC>(accumulator[i * cols + j]);
       }
     }
+  }
+}
+
+/// Rows (or columns) of C one thread multiplies at a time, in a GEMM of at least
+/// kSplitGemmWork multiply-adds (smaller ones are one call).
+constexpr int64_t kGemmBlock = 128, kSplitGemmWork = int64_t(1) << 21;
+
+/// mixedGemm with C split in blocks of kGemmBlock rows (of columns when C has more columns
+/// than rows) that the threads share. The blocks depend on the shape alone, and each block
+/// is a whole GEMM over all of k, so the result does not depend on the thread count.
+template <typename TA, typename TB, typename TC>
+void splitGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const TA *a,
+               int64_t lda, const TB *b, int64_t ldb, float beta, TC *c, int64_t ldc) {
+  if (m * n * k < kSplitGemmWork) {
+    mixedGemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  } else if (m >= n) {
+    forEachChunk(m, kGemmBlock, [&](int64_t rowBegin, int64_t rowEnd) {
+      mixedGemm(transA, transB, rowEnd - rowBegin, n, k, alpha,
+                transA ? a + rowBegin : a + rowBegin * lda, lda, b, ldb, beta, c + rowBegin * ldc,
+                ldc);
+    });
+  } else {
+    forEachChunk(n, kGemmBlock, [&](int64_t colBegin, int64_t colEnd) {
+      mixedGemm(transA, transB, m, colEnd - colBegin, k, alpha, a, lda,
+                transB ? b + colBegin * ldb : b + colBegin, ldb, beta, c + colBegin, ldc);
+    });
   }
 }
 

@@ -285,6 +285,18 @@ void LinearGemms::linearBackwardWeightAccumulate(const T *dy, const T *x, float 
 }
 
 template <typename T, typename OutT>
+void LinearGemms::gemm(const BatchedOperand<T> &a, const BatchedOperand<T> &b,
+                       const BatchedOutput<OutT> &d, int64_t m, int64_t n, int64_t k, float beta,
+                       GemmMath math) {
+  const GroupedCall call = groupedCall<T, OutT>({{a, b, d}}, m, n, k, 1, 1, math);
+  if (call.empty)
+    return;
+  const GroupedProducts &operands = call.products;
+  state->run(call.shape, operands.a[0].base, operands.b[0].base,
+             const_cast<char *>(operands.d[0].base), nullptr, beta);
+}
+
+template <typename T, typename OutT>
 void LinearGemms::batchedGemms(std::initializer_list<BatchedProduct<T, OutT>> products, int64_t m,
                                int64_t n, int64_t k, int64_t count, int64_t groups, GemmMath math) {
   state->runCall(groupedCall(products, m, n, k, count, groups, math));
@@ -338,6 +350,9 @@ cudaStream_t LinearGemms::stream() const { return state->stream; }
                                                             int64_t, int64_t, int64_t, GemmMath);  \
   INSTANTIATE_BATCHED(T, T)
 #define INSTANTIATE_BATCHED(T, OutT)                                                               \
+  template void LinearGemms::gemm(const BatchedOperand<T> &, const BatchedOperand<T> &,            \
+                                  const BatchedOutput<OutT> &, int64_t, int64_t, int64_t, float,   \
+                                  GemmMath);                                                       \
   template void LinearGemms::batchedGemm(const BatchedOperand<T> &, const BatchedOperand<T> &,     \
                                          const BatchedOutput<OutT> &, int64_t, int64_t, int64_t,   \
                                          int64_t, int64_t, GemmMath);                              \

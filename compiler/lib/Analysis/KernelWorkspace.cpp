@@ -5,6 +5,7 @@
 #include "bert/BertDialect.h"
 #include "bertc/Analysis/ArenaPacker.h"
 #include "bertc/abi/kernel_workspace.h"
+#include "bertc/abi/lm_head_loss.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -31,6 +32,9 @@ namespace {
 
 /// Features (the last dimension) of a tensor.
 int64_t features(Value value) { return cast<RankedTensorType>(value.getType()).getShape().back(); }
+
+/// Rows of an LM head's [vocab, width] weight.
+int64_t vocabOf(Value weight) { return cast<RankedTensorType>(weight.getType()).getShape()[0]; }
 
 /// Rows of a [..., features] tensor at the plan's bounds.
 int64_t boundedRows(Value value, DimBounds bounds) {
@@ -64,6 +68,18 @@ int64_t kernelWorkspaceBytes(Operation *op, DimBounds bounds) {
       // The CUDA RMSNorm backward's r of each row, between its row and column kernels.
       .Case([&](RmsNormGradOp grad) {
         return boundedRows(grad.getInput(), bounds) * int64_t(sizeof(float));
+      })
+      // The LM head loss's [token_chunk, vocab] logits block (and the forward's per-token
+      // losses).
+      .Case([&](LmHeadLossOp loss) {
+        return lmHeadLossForwardWorkspaceBytes(loss.getTokenChunk(), vocabOf(loss.getWeight()),
+                                               boundedRows(loss.getHidden(), bounds));
+      })
+      .Case([&](LmHeadLossGradOp grad) {
+        return lmHeadLossBackwardWorkspaceBytes(grad.getTokenChunk(), vocabOf(grad.getWeight()));
+      })
+      .Case([&](AccumulateLmHeadLossGradOp grad) {
+        return lmHeadLossBackwardWorkspaceBytes(grad.getTokenChunk(), vocabOf(grad.getParam()));
       })
       .Case<BiasGradOp, AccumulateBiasGradOp, GeluGradAccumulateBiasOp, DropoutGradAccumulateBiasOp,
             GeluGradBiasOp, DropoutGradBiasOp>([&](auto grad) {

@@ -93,6 +93,12 @@ std::string kernelWorkspaceOrNull(Operation *op) {
   return *kernelWorkspace(op);
 }
 
+std::string lossNormalizer(float scale) {
+  if (scale == 1.0f)
+    return "ctx.lossNormalizer";
+  return "(ctx.lossNormalizer / " + EmitContext::floatLiteral(scale) + ")";
+}
+
 std::string columnSumScratch(Operation *op) {
   return kernelWorkspaceOrNull(op) + ", " + kColumnSumTicketsArgument + ", ";
 }

@@ -94,6 +94,10 @@ mlir::FailureOr<std::string> kernelWorkspace(mlir::Operation *op);
 /// size).
 std::string kernelWorkspaceOrNull(mlir::Operation *op);
 
+/// The loss normalizer of a loss with `scale` (bert.cross_entropy, bert.lm_head_loss): the
+/// runtime's, divided by the scale (the span loss's 1/2 doubles it).
+std::string lossNormalizer(float scale);
+
 /// The CUDA step's column-sum tickets (cuda::StepDevice::columnSumTickets).
 inline constexpr const char *kColumnSumTicketsArgument = "dev.columnSumTickets";
 /// A CUDA column sum's scratch arguments, "workspace, tickets, ": `op`'s workspace, which it

@@ -2,7 +2,8 @@
 //
 // The decoder ops' kernel calls for both targets: the CUDA launchers take the CPU kernels'
 // arguments and then the stream, but for the RMSNorm backward, whose CUDA row kernel leaves
-// each row's r in the op's kernel workspace for its weight-gradient kernel.
+// each row's r in the op's kernel workspace for its weight-gradient kernel, and the LM head
+// loss, whose CUDA launchers take the trainer's GEMMs first and queue on their stream.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,6 +39,27 @@ void emitRope(EmitContext &ctx, StringRef fn, Value in, Value positions, Value o
          << ctx.call(fn) << ctx.name(in) << ", " << ctx.name(positions) << ", " << ctx.name(out)
          << ", " << EmitContext::rows(in) << ", " << heads << ", " << 2 * invFreq.size() << ", "
          << table << ctx.end();
+}
+
+/// A call of LM head loss kernel `fn` of `op` (its kernel workspace and token chunk needed),
+/// `leading` its arguments before the workspace, `hidden` and `weight` its operands: the
+/// sizes and the normalizer follow the workspace.
+LogicalResult emitLmHeadLoss(EmitContext &ctx, Operation *op, StringRef fn,
+                             ArrayRef<std::string> leading, Value hidden, Value weight,
+                             int64_t tokenChunk, float scale) {
+  if (tokenChunk <= 0)
+    return op->emitOpError("has no token_chunk: run -bertc-lower-to-target");
+  FailureOr<std::string> workspace = kernelWorkspace(op);
+  if (failed(workspace))
+    return failure();
+  ctx.os << (ctx.target == KernelTarget::Cuda ? "  cuda::" + fn.str() + "(*dev.gemms, "
+                                              : ctx.call(fn));
+  for (const std::string &argument : leading)
+    ctx.os << argument << ", ";
+  ctx.os << *workspace << ", " << EmitContext::rows(hidden) << ", " << EmitContext::features(hidden)
+         << ", " << cast<RankedTensorType>(weight.getType()).getShape()[0] << ", " << tokenChunk
+         << ", " << lossNormalizer(scale) << ");\n";
+  return success();
 }
 
 } // namespace
@@ -89,6 +111,32 @@ std::optional<LogicalResult> emitDecoderOp(Operation *op, EmitContext &ctx) {
         emitRope(ctx, "ropeBackward", r.getResultGrad(), r.getPositions(), r.getInputGrad(),
                  r.getHeads(), r.getInvFreq());
         return success();
+      })
+      .Case([&](LmHeadLossOp l) {
+        return emitLmHeadLoss(ctx, op, "lmHeadLossForward",
+                              {ctx.name(l.getHidden()), ctx.name(l.getWeight()),
+                               ctx.name(l.getLabels()), ctx.name(l.getResult())},
+                              l.getHidden(), l.getWeight(), l.getTokenChunk(),
+                              l.getScale().convertToFloat());
+      })
+      .Case([&](LmHeadLossGradOp g) {
+        Value dweight = g.getWeightGrad();
+        return emitLmHeadLoss(
+            ctx, op, "lmHeadLossBackward",
+            {ctx.name(g.getResultGrad()), ctx.name(g.getHidden()), ctx.name(g.getWeight()),
+             ctx.name(g.getLabels()), ctx.name(g.getHiddenGrad()),
+             dweight ? ctx.name(dweight) : std::string("nullptr")},
+            g.getHidden(), g.getWeight(), g.getTokenChunk(), g.getScale().convertToFloat());
+      })
+      .Case([&](AccumulateLmHeadLossGradOp g) -> LogicalResult {
+        FailureOr<std::string> slot = gradientSlot(op, g.getParam());
+        if (failed(slot))
+          return failure();
+        return emitLmHeadLoss(
+            ctx, op, "lmHeadLossBackwardAccumulate",
+            {ctx.name(g.getResultGrad()), ctx.name(g.getHidden()), ctx.name(g.getParam()),
+             ctx.name(g.getLabels()), ctx.name(g.getHiddenGrad()), *slot},
+            g.getHidden(), g.getParam(), g.getTokenChunk(), g.getScale().convertToFloat());
       })
       .Default([](Operation *) { return std::nullopt; });
 }

@@ -27,14 +27,6 @@ std::string classes(Value logits) {
   return ShapedType::isDynamic(last) ? "S" : std::to_string(last);
 }
 
-/// The loss normalizer of a cross-entropy with `scale`: the runtime's, divided by the
-/// scale (the span loss's 1/2 doubles it).
-std::string scaledNormalizer(float scale) {
-  if (scale == 1.0f)
-    return "ctx.lossNormalizer";
-  return "(ctx.lossNormalizer / " + EmitContext::floatLiteral(scale) + ")";
-}
-
 } // namespace
 
 std::optional<LogicalResult> emitLossOptimizerOp(Operation *op, EmitContext &ctx) {
@@ -44,14 +36,14 @@ std::optional<LogicalResult> emitLossOptimizerOp(Operation *op, EmitContext &ctx
         os << ctx.call("crossEntropyForward") << ctx.name(ce.getLogits()) << ", "
            << ctx.name(ce.getLabels()) << ", " << ctx.name(ce.getResult()) << ", "
            << EmitContext::rows(ce.getLogits()) << ", " << classes(ce.getLogits()) << ", "
-           << scaledNormalizer(ce.getScale().convertToFloat()) << ctx.end();
+           << lossNormalizer(ce.getScale().convertToFloat()) << ctx.end();
         return success();
       })
       .Case([&](CrossEntropyGradOp g) {
         os << ctx.call("crossEntropyBackward") << ctx.name(g.getResultGrad()) << ", "
            << ctx.name(g.getLogits()) << ", " << ctx.name(g.getLabels()) << ", "
            << ctx.name(g.getLogitsGrad()) << ", " << EmitContext::rows(g.getLogits()) << ", "
-           << classes(g.getLogits()) << ", " << scaledNormalizer(g.getScale().convertToFloat())
+           << classes(g.getLogits()) << ", " << lossNormalizer(g.getScale().convertToFloat())
            << ctx.end();
         return success();
       })

@@ -18,15 +18,15 @@ namespace bertc {
 
 namespace {
 
-/// The module's @eval_step, which returns (loss, logits), or a causal LM's loss alone; a
-/// diagnostic and failure when it has none.
+/// The module's @eval_step, which returns (loss, logits), or the loss alone where the loss
+/// has no logits (bert.lm_head_loss); a diagnostic and failure when it has none.
 FailureOr<func::FuncOp> getEvalStep(ModuleOp module) {
   auto eval = module.lookupSymbol<func::FuncOp>(kEvalStep);
   if (!eval)
     return module.emitError("module has no @eval_step: run -bertc-derive-eval-step");
   unsigned results = eval.getFunctionType().getNumResults();
   if (results != 1 && results != 2)
-    return eval.emitError("@eval_step must return the loss, and the logits unless a causal LM's");
+    return eval.emitError("@eval_step must return the loss and the logits, or the loss");
   return eval;
 }
 
@@ -106,14 +106,14 @@ LogicalResult emitTrainer(ModuleOp module, const JobDataSettings &data, TrainerT
       failed(target.emitOptimizerStep(*optimizerStep, os)))
     return failure();
 
-  Operation *evalReturn = evalStep->getBody().front().getTerminator();
-  bool copiesLogits = evalReturn->getNumOperands() == 2;
-  os << "void evalStep(" << target.stepParameters() << ", "
-     << (copiesLogits ? "" : "[[maybe_unused]] ") << "float *logits) {\n";
+  os << "void evalStep(" << target.stepParameters() << ", float *logits) {\n";
   EmitContext ctx(os, target.kernels());
   if (failed(emitStepBody(*evalStep, ctx, target.opEmitters())))
     return failure();
-  if (copiesLogits && failed(target.emitLogitsCopy(evalReturn->getOperand(1), ctx)))
+  Operation *evalReturn = evalStep->getBody().front().getTerminator();
+  if (evalReturn->getNumOperands() < 2)
+    os << "  (void)logits; // the loss has no logits to copy\n";
+  else if (failed(target.emitLogitsCopy(evalReturn->getOperand(1), ctx)))
     return failure();
   os << "}\n\n";
 

@@ -119,6 +119,42 @@ void foldIntoBackward(BiasGradOp sum) {
   backward->erase();
 }
 
+/// Splits the accumulation of a parameter's gradients summed by `add`s (a parameter read
+/// twice: a tied embedding's table and LM head) into one accumulation per gradient, each
+/// of which may then fold into the op computing it, so no summed [vocab, hidden] fp32
+/// tensor exists. Only adds that nothing else reads.
+void splitSummedAccumulations(Region &body) {
+  SmallVector<AccumulateGradOp> pending = llvm::to_vector(body.getOps<AccumulateGradOp>());
+  while (!pending.empty()) {
+    AccumulateGradOp accumulation = pending.pop_back_val();
+    auto add = accumulation.getGrad().getDefiningOp<AddOp>();
+    if (!add || !add->hasOneUse())
+      continue;
+    OpBuilder builder(accumulation);
+    for (Value grad : {add.getLhs(), add.getRhs()})
+      pending.push_back(
+          builder.create<AccumulateGradOp>(accumulation.getLoc(), accumulation.getParam(), grad));
+    accumulation.erase();
+    add.erase();
+  }
+}
+
+/// Folds the accumulation of an LM head loss's weight gradient, its only reader, into one
+/// accumulate_lm_head_loss_grad at the gradient op's place.
+void foldIntoLmHeadLossGrad(AccumulateGradOp accumulation) {
+  auto grad = accumulation.getGrad().getDefiningOp<LmHeadLossGradOp>();
+  if (!grad || grad.getWeightGrad() != accumulation.getGrad() ||
+      !accumulation.getGrad().hasOneUse() || accumulation.getParam() != grad.getWeight())
+    return;
+  OpBuilder builder(grad);
+  auto fused = builder.create<AccumulateLmHeadLossGradOp>(
+      grad.getLoc(), grad.getHiddenGrad().getType(), accumulation.getParam(), grad.getResultGrad(),
+      grad.getHidden(), grad.getLabels(), grad.getTokenChunkAttr(), grad.getScaleAttr());
+  grad.getHiddenGrad().replaceAllUsesWith(fused.getHiddenGrad());
+  accumulation.erase();
+  grad.erase();
+}
+
 struct AccumulateInGemmPass : bertc::impl::AccumulateInGemmBase<AccumulateInGemmPass> {
   void runOnOperation() override {
     FailureOr<func::FuncOp> microStep = bertc::getMicroStep(getOperation());
@@ -126,8 +162,11 @@ struct AccumulateInGemmPass : bertc::impl::AccumulateInGemmBase<AccumulateInGemm
       return signalPassFailure();
     // Each fold erases ops around the one it starts from: a copy of each list is walked.
     Region &body = microStep->getBody();
+    splitSummedAccumulations(body);
     for (AddOp add : llvm::to_vector(body.getOps<AddOp>()))
       foldIntoGemm(add);
+    for (AccumulateGradOp accumulation : llvm::to_vector(body.getOps<AccumulateGradOp>()))
+      foldIntoLmHeadLossGrad(accumulation);
     for (AccumulateGradOp accumulation : llvm::to_vector(body.getOps<AccumulateGradOp>())) {
       Operation *grad = accumulation.getGrad().getDefiningOp();
       if (!grad || !grad->hasOneUse())

@@ -5,9 +5,8 @@
 //      operands from the loss);
 //   2. clone the marked ops in program order into @eval_step; the clones keep every
 //      attribute, so their `bert.offsets` and parameter slots are the training step's;
-//   3. set every dropout rate to 0 and return (loss, logits), or the loss alone for a
-//      causal LM, whose evaluation is its loss (and perplexity) and whose logits, a
-//      [tokens, vocab] matrix, are never kept.
+//   3. set every dropout rate to 0 and return (loss, logits), or the loss alone for a loss
+//      that has no logits (bert.lm_head_loss).
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,16 +46,14 @@ LogicalResult buildEvalStep(func::FuncOp microStep, OpBuilder &builder) {
   Operation *terminator = body.getTerminator();
   Operation *lossOp =
       terminator->getNumOperands() == 1 ? terminator->getOperand(0).getDefiningOp() : nullptr;
-  if (!lossOp || !isa<CrossEntropyOp, MseLossOp>(lossOp))
+  if (!lossOp || !isa<CrossEntropyOp, MseLossOp, LmHeadLossOp>(lossOp))
     return microStep.emitError("@micro_step must return the result of a loss op "
-                               "(bert.cross_entropy or bert.mse_loss) to be evaluated");
-  Value loss = lossOp->getResult(0), logits = lossOp->getOperand(0);
-  FailureOr<TrainAttr> train = bertc::getTrainSettings(microStep->getParentOfType<ModuleOp>());
-  if (failed(train))
-    return failure();
-  bool returnsLogits = train->getValues().task != bertc::TaskKind::CausalLM;
+                               "(bert.cross_entropy, bert.mse_loss or bert.lm_head_loss) to be "
+                               "evaluated");
+  Value loss = lossOp->getResult(0);
+  Value logits = isa<LmHeadLossOp>(lossOp) ? Value() : lossOp->getOperand(0);
   SmallVector<Type, 2> results = {loss.getType()};
-  if (returnsLogits)
+  if (logits)
     results.push_back(logits.getType());
 
   auto type = builder.getFunctionType({}, results);
@@ -76,7 +73,7 @@ LogicalResult buildEvalStep(func::FuncOp microStep, OpBuilder &builder) {
       addNorm.setDropoutAttr(builder.getF32FloatAttr(0.0f));
   }
   SmallVector<Value, 2> returned = {mapping.lookup(loss)};
-  if (returnsLogits)
+  if (logits)
     returned.push_back(mapping.lookup(logits));
   builder.create<func::ReturnOp>(terminator->getLoc(), returned);
   return success();

@@ -3,11 +3,15 @@
 // Marks each op whose kernels differ between the targets in what they compute with the
 // target's choice (see Passes.td): with tf32, the cuda target's fp32 GEMMs round their
 // operands to TF32; attention runs fused or as GEMMs over chunks of heads (whose GEMMs
-// take tf32 too).
+// take tf32 too); the LM head loss takes its tokens token_chunk at a time.
 //
 //===----------------------------------------------------------------------===//
 
+#include "bertc/Analysis/TrainModule.h"
 #include "bertc/Transforms/Passes.h"
+#include "bertc/abi/lm_head_loss.h"
+
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace bertc {
 #define GEN_PASS_DEF_LOWERTOTARGET
@@ -18,6 +22,37 @@ using namespace mlir;
 using namespace mlir::bert;
 
 namespace {
+
+/// The [vocab, width] weight of an LM head loss op; null for any other op.
+Value lmHeadWeight(Operation *op) {
+  return llvm::TypeSwitch<Operation *, Value>(op)
+      .Case<LmHeadLossOp, LmHeadLossGradOp>([](auto loss) { return loss.getWeight(); })
+      .Case([](AccumulateLmHeadLossGradOp grad) { return grad.getParam(); })
+      .Default([](Operation *) { return Value(); });
+}
+
+/// Sets every LM head loss op's token_chunk: `pinned` (at most the step's tokens) when
+/// positive, else the default of bertc/abi/lm_head_loss.h, at the module's bounds.
+LogicalResult markLmHeadLosses(ModuleOp module, int64_t pinned) {
+  SmallVector<std::pair<Operation *, Value>> ops;
+  module.walk([&](Operation *op) {
+    if (Value weight = lmHeadWeight(op))
+      ops.push_back({op, weight});
+  });
+  if (ops.empty())
+    return success();
+  FailureOr<bertc::DimBounds> bounds = bertc::getDimBounds(module);
+  if (failed(bounds))
+    return failure();
+  int64_t tokens = bounds->maxBatch * bounds->maxSeq;
+  for (auto [op, weight] : ops) {
+    int64_t vocab = cast<RankedTensorType>(weight.getType()).getShape()[0];
+    int64_t chunk =
+        pinned > 0 ? std::min(pinned, tokens) : bertc::defaultLmHeadTokenChunk(vocab, tokens);
+    op->setAttr("token_chunk", IntegerAttr::get(IntegerType::get(module.getContext(), 64), chunk));
+  }
+  return success();
+}
 
 struct LowerToTargetPass : bertc::impl::LowerToTargetBase<LowerToTargetPass> {
   using LowerToTargetBase::LowerToTargetBase;
@@ -38,6 +73,13 @@ struct LowerToTargetPass : bertc::impl::LowerToTargetBase<LowerToTargetPass> {
                                  << int64_t(attentionHeadChunk) << " is negative";
       return signalPassFailure();
     }
+    if (lmHeadTokenChunk < 0) {
+      getOperation().emitError() << "-bertc-lower-to-target: lm-head-token-chunk "
+                                 << int64_t(lmHeadTokenChunk) << " is negative";
+      return signalPassFailure();
+    }
+    if (failed(markLmHeadLosses(getOperation(), lmHeadTokenChunk)))
+      return signalPassFailure();
     auto headChunk = [&](uint64_t heads) {
       return IntegerAttr::get(IntegerType::get(&getContext(), 64),
                               std::min<int64_t>(attentionHeadChunk, int64_t(heads)));

@@ -51,6 +51,7 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const Pipeline
     lowering.target = gpu ? "cuda" : "cpu";
     lowering.tf32 = options.tf32;
     lowering.attentionHeadChunk = options.attentionHeadChunk;
+    lowering.lmHeadTokenChunk = options.lmHeadTokenChunk;
     pm.addPass(createLowerToTarget(lowering));
     if (options.rematArenaBudget > 0) {
       // After storage types are final (they size every tensor), before the schedule:

@@ -45,10 +45,11 @@ struct DependenceGraph {
       // An accumulation writes only its own parameters' gradient slots, an update in the
       // backward only its own parameter's slots: those commute.
       auto update = dyn_cast<bert::AdamWOp>(op);
-      bool ownSlotsOnly = isa<bert::AccumulateGradOp, bert::AccumulateLinearGradWeightOp,
-                              bert::AccumulateBiasGradOp, bert::AccumulateEmbeddingGradOp,
-                              bert::AccumulateLayerNormGradOp>(op) ||
-                          (update && update.getGrad());
+      bool ownSlotsOnly =
+          isa<bert::AccumulateGradOp, bert::AccumulateLinearGradWeightOp,
+              bert::AccumulateBiasGradOp, bert::AccumulateEmbeddingGradOp,
+              bert::AccumulateLayerNormGradOp, bert::AccumulateLmHeadLossGradOp>(op) ||
+          (update && update.getGrad());
       if (update && update.getGrad())
         for (Operation *reader : update.getParam().getUsers())
           if (reader != op && index.count(reader))

@@ -1,8 +1,8 @@
 //===- BertDecoderOps.td - the ops of Llama-family decoders -*- tablegen -*-===//
 //
-// RMSNorm, SiLU, the elementwise product of a gated MLP and rotary position embeddings,
-// with their gradient ops. Numerics follow Hugging Face transformers' Llama. Included by
-// BertOps.td after the op classes.
+// RMSNorm, SiLU, the elementwise product of a gated MLP, rotary position embeddings and the
+// causal-LM head's loss, with their gradient ops. Numerics follow Hugging Face
+// transformers' Llama. Included by BertOps.td after the op classes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -126,4 +126,92 @@ def Bert_RopeGradOp : Bert_BackwardOp<"rope_grad", [Bert_StorageTyped, Bert_InPl
   let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_IntTensor:$positions, I64Attr:$heads,
                        DenseF32ArrayAttr:$inv_freq);
   let results = (outs Bert_FloatTensor:$inputGrad);
+}
+
+//===----------------------------------------------------------------------===//
+// The causal-LM head and its loss, never materializing [tokens, vocab] logits
+//===----------------------------------------------------------------------===//
+
+def Bert_LmHeadLossOp : Bert_ForwardOp<"lm_head_loss",
+    [Bert_StorageTypedWith<["keepsF32Result"]>], ["estimateKernels"]> {
+  let summary = "next-token cross-entropy of a bias-less LM head, in chunks of tokens";
+  let description = [{
+    logits = hidden weight^T (weight [vocab, hidden], torch.nn.Linear's layout and the
+    embedding table's, so a tied embedding is passed as it is), then per token the softmax
+    cross-entropy against its label in fp32 whatever the storage type (hidden and weight
+    in the storage type, fp32 accumulation). A token whose label lies outside [0, vocab)
+    (-100) adds nothing. The sum is multiplied by `scale` and divided by the runtime's
+    loss normalizer, as `bert.cross_entropy`'s (the labelled tokens of the whole optimizer
+    step, Hugging Face Trainer's num_items_in_batch). The labels are the next tokens
+    already (the data loader shifts them).
+
+    The batch's tokens are taken `token_chunk` at a time: only a [token_chunk, vocab]
+    fp32 logits block ever exists, in the op's kernel workspace (bertc/abi/lm_head_loss.h).
+    0 means not chosen yet: `-bertc-lower-to-target` chooses it. The logits are kept in
+    fp32 (Hugging Face rounds them to the storage type before its fp32 softmax). Nothing
+    is saved for the backward, which recomputes each chunk's logits: a per-token log-sum-exp
+    would save one pass over a block of the backward, which the chunk's three GEMMs (hidden
+    times larger) dwarf, at the price of a tensor living from the forward to the backward.
+
+    ```mlir
+    %loss = bert.lm_head_loss %h, %w, %labels {token_chunk = 128 : i64}
+        : (tensor<?x?x64xbf16>, tensor<1000x64xbf16>, tensor<?x?xi32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Bert_FloatTensor:$hidden, Bert_FloatTensor:$weight, Bert_IntTensor:$labels,
+                       DefaultValuedAttr<I64Attr, "0">:$token_chunk,
+                       DefaultValuedAttr<F32Attr, "1.0f">:$scale);
+  let results = (outs Bert_Scalar:$result);
+}
+
+def Bert_LmHeadLossGradOp : Bert_BackwardOp<"lm_head_loss_grad",
+    [Bert_StorageTypedWith<["keepsF32Result", "readsOperandAsIs"]>], ["estimateKernels"]> {
+  let summary = "d hidden and d weight of bert.lm_head_loss, chunk by chunk";
+  let description = [{
+    Per chunk of `token_chunk` tokens: the logits recomputed into the workspace's block,
+    d logits = (softmax - onehot(label)) * dloss * scale / normalizer (zero rows for ignored
+    labels) rewritten in place in the storage type, then d hidden[chunk] = d logits weight
+    and d weight += d logits^T hidden[chunk] (fp32). The weight gradient is a result only
+    where the weight needs one (a frozen LM head gets d hidden alone).
+
+    ```mlir
+    %dh, %dw = bert.lm_head_loss_grad %dloss, %h, %w, %labels {token_chunk = 128 : i64}
+        : (tensor<f32>, tensor<?x?x64xbf16>, tensor<1000x64xbf16>, tensor<?x?xi32>)
+          -> (tensor<?x?x64xbf16>, tensor<1000x64xf32>)
+    ```
+  }];
+  let arguments = (ins Bert_Scalar:$resultGrad, Bert_FloatTensor:$hidden,
+                       Bert_FloatTensor:$weight, Bert_IntTensor:$labels,
+                       DefaultValuedAttr<I64Attr, "0">:$token_chunk,
+                       DefaultValuedAttr<F32Attr, "1.0f">:$scale);
+  let results = (outs Bert_FloatTensor:$hiddenGrad, Optional<Bert_FloatTensor>:$weightGrad);
+}
+
+def Bert_AccumulateLmHeadLossGradOp : Bert_Op<"accumulate_lm_head_loss_grad",
+    [MemoryEffects<[MemWrite]>,
+     DeclareOpInterfaceMethods<Bert_CostOpInterface, ["estimateKernels"]>]> {
+  let summary = "bert.lm_head_loss_grad with d weight added into the weight's gradient slot";
+  let description = [{
+    `bert.lm_head_loss_grad` and the `bert.accumulate_grad` of its weight gradient as one
+    op (-bertc-accumulate-in-gemm): each chunk's d weight GEMM runs with beta = 1 into the
+    parameter's fp32 gradient slot, so no [vocab, hidden] fp32 gradient tensor exists. The
+    parameter is the LM head's weight; with tied embeddings the embedding's gradient adds
+    into the same slot.
+
+    ```mlir
+    %dh = bert.accumulate_lm_head_loss_grad %w, %dloss, %h, %labels {token_chunk = 128 : i64}
+        : tensor<1000x64xbf16>, tensor<f32>, tensor<?x?x64xbf16>, tensor<?x?xi32>
+          -> tensor<?x?x64xbf16>
+    ```
+  }];
+  let arguments = (ins Bert_FloatTensor:$param, Bert_Scalar:$resultGrad,
+                       Bert_FloatTensor:$hidden, Bert_IntTensor:$labels,
+                       DefaultValuedAttr<I64Attr, "0">:$token_chunk,
+                       DefaultValuedAttr<F32Attr, "1.0f">:$scale);
+  let results = (outs Bert_FloatTensor:$hiddenGrad);
+  let assemblyFormat = [{
+    $param `,` $resultGrad `,` $hidden `,` $labels attr-dict `:` type($param) `,`
+    type($resultGrad) `,` type($hidden) `,` type($labels) `->` type($hiddenGrad)
+  }];
+  let hasVerifier = 1;
 }

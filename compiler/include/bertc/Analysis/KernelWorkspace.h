@@ -36,7 +36,9 @@ int64_t cudaOptimizerTablesBytes(mlir::func::FuncOp microStep);
 ///   layernorm        each row's mean and reciprocal standard deviation (fp32);
 ///   layernorm_grad   the same, then the partial sums of dgamma and dbeta
 ///                    (cuda::layerNormBackwardWorkspaceFloats);
-///   bias_grad        the partial column sums (cuda::biasBackwardWorkspaceFloats).
+///   bias_grad        the partial column sums (cuda::biasBackwardWorkspaceFloats);
+///   lm_head_loss     a [token_chunk, vocab] fp32 logits block, then a loss per token
+///                    (bertc/abi/lm_head_loss.h); its gradients, the block alone.
 int64_t kernelWorkspaceBytes(mlir::Operation *op, DimBounds bounds);
 
 } // namespace bertc

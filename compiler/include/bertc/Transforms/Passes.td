@@ -111,6 +111,13 @@ def LowerToTarget : Pass<"bertc-lower-to-target", "mlir::ModuleOp"> {
     workspace. Both targets run the same structure, so the plan is the same for both.
     With `tf32`, fp32 attention with n > 0 gets `tf32` too: its GEMMs round their
     operands to TF32 (the fused kernels have no GEMMs and are never marked).
+
+    `lm-head-token-chunk` n sets every `bert.lm_head_loss` and gradient's `token_chunk`:
+    the tokens (micro-batch x sequence, flattened) its kernels take at a time, whose
+    [token_chunk, vocab] fp32 logits block is its kernel workspace. n > 0 pins it (at
+    most the plan's tokens); 0 takes the default: the largest power of two whose block is
+    at most 256 MiB (kLmHeadDefaultBlockBytes), never above the plan's tokens. Both targets
+    run the same chunks, so the plan is the same for both.
   }];
   let options = [
     Option<"target", "target", "std::string", "\"cpu\"",
@@ -119,6 +126,8 @@ def LowerToTarget : Pass<"bertc-lower-to-target", "mlir::ModuleOp"> {
            "run the fp32 GEMMs with TF32 tensor cores (target=cuda)">,
     Option<"attentionHeadChunk", "attention-head-chunk", "int64_t", "0",
            "heads the attention's GEMMs take at a time (0: the fused kernels)">,
+    Option<"lmHeadTokenChunk", "lm-head-token-chunk", "int64_t", "0",
+           "tokens the LM head loss takes at a time (0: the default bound)">,
   ];
   let dependentDialects = ["mlir::bert::BertDialect"];
 }
@@ -241,7 +250,12 @@ def AccumulateInGemm : Pass<"bertc-accumulate-in-gemm", "mlir::ModuleOp"> {
     summed from a `bert.linear_grad_input` and another gradient (a residual's, another
     projection's) becomes one `bert.linear_grad_input_add`, the GEMM with the other
     gradient as C and beta = 1, where that GEMM has no other reader and the other gradient
-    exists before it.
+    exists before it. An LM head loss's weight gradient (`bert.lm_head_loss_grad`) and
+    its accumulation become one `bert.accumulate_lm_head_loss_grad`, whose per-chunk
+    weight GEMMs add into the slot. A parameter read twice (tied embeddings: the table
+    and the LM head) has the sum of its gradients accumulated; that sum is split first
+    into one accumulation per gradient, each of which then folds as above, so neither
+    the gradients nor their sum exist as [vocab, hidden] fp32 tensors.
 
     It runs after `-bertc-schedule-for-memory` and `-bertc-fuse-optimizer` (an update
     in the backward reads the gradient itself, so nothing is accumulated there) and
@@ -375,7 +389,9 @@ def DeriveEvalStep : Pass<"bertc-derive-eval-step", "mlir::ModuleOp"> {
     order, the ops of `@micro_step` that its returned loss depends on, every attribute
     kept (so their `bert.offsets` and parameter slots are the training step's), sets
     every dropout rate (`bert.dropout`'s and attention's) to 0, and returns the loss and
-    the logits (the loss op's first operand).
+    the logits (the loss op's first operand), or the loss alone where there are no
+    logits (`bert.lm_head_loss`, which never forms them: a causal LM is evaluated by its
+    loss).
 
     Why the offsets stay valid: two tensors share bytes only when their live intervals
     in the step are disjoint; a subset of the ops in the same order only shortens
@@ -383,7 +399,8 @@ def DeriveEvalStep : Pass<"bertc-derive-eval-step", "mlir::ModuleOp"> {
     training. The pass therefore runs after `-bertc-plan-buffers` (it refuses a module
     without a plan) and replaces an `@eval_step` the module already has, so it can run
     again after the step changes. `@micro_step` must return the result of a loss op
-    (`bert.cross_entropy` or `bert.mse_loss`). The code generators emit `@eval_step` as
+    (`bert.cross_entropy`, `bert.mse_loss` or `bert.lm_head_loss`). The code generators
+    emit `@eval_step` as
     the trainer's evalStep.
   }];
   let dependentDialects = ["mlir::bert::BertDialect", "mlir::func::FuncDialect"];

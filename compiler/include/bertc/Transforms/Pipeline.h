@@ -43,6 +43,9 @@ struct PipelineOptions {
   /// Heads the attention's GEMMs take at a time (-bertc-lower-to-target's
   /// attention-head-chunk): 0, the fused kernels without [seq, seq] matrices.
   int64_t attentionHeadChunk = 0;
+  /// Tokens the LM head loss takes at a time (-bertc-lower-to-target's
+  /// lm-head-token-chunk): 0, the largest power of two whose logits block fits its bound.
+  int64_t lmHeadTokenChunk = 0;
 };
 
 /// What the passes after recomputation need to plan a step's memory.

@@ -157,7 +157,8 @@ LogicalResult emitHostUpdate(func::FuncOp optimizerStep, const llvm::StringMap<s
 SmallVector<Value, 2> accumulatedParams(Operation *op) {
   return llvm::TypeSwitch<Operation *, SmallVector<Value, 2>>(op)
       .Case<AccumulateGradOp, AccumulateLinearGradWeightOp, AccumulateBiasGradOp,
-            AccumulateEmbeddingGradOp, GeluGradAccumulateBiasOp, DropoutGradAccumulateBiasOp>(
+            AccumulateEmbeddingGradOp, GeluGradAccumulateBiasOp, DropoutGradAccumulateBiasOp,
+            AccumulateLmHeadLossGradOp>(
           [](auto accumulate) { return SmallVector<Value, 2>{accumulate.getParam()}; })
       .Case([](AccumulateLayerNormGradOp grad) {
         return SmallVector<Value, 2>{grad.getGamma(), grad.getBeta()};

@@ -106,6 +106,31 @@ template <typename T>
 void ropeBackward(const T *dy, const int32_t *positions, T *dx, int64_t tokens, int64_t heads,
                   int64_t headDim, const float *invFreq);
 
+/// The causal-LM loss of a bias-less LM head over [tokens, width] hidden states and a
+/// [vocab, width] weight (bert.lm_head_loss), tokenChunk tokens at a time: each chunk's
+/// logits hidden weight^T into the fp32 block at the start of `workspace`
+/// (bertc/abi/lm_head_loss.h), then per token the fp32 log-sum-exp and the loss
+/// lse - logit[label] (0 for a label outside [0, vocab)) after the block;
+/// *loss = their sum in token order (in double) / normalizer.
+template <typename T>
+void lmHeadLossForward(const T *hidden, const T *weight, const int32_t *labels, float *loss,
+                       float *workspace, int64_t tokens, int64_t width, int64_t vocab,
+                       int64_t tokenChunk, float normalizer);
+/// Per chunk, the logits recomputed into the block and rewritten in place as
+/// dlogits = (softmax - onehot(label)) * *dloss / normalizer rounded to T (zero for an ignored
+/// label), then dhidden[chunk] = dlogits weight and dweight (fp32) += dlogits^T
+/// hidden[chunk]: dweight is overwritten (null: not computed, a frozen weight).
+template <typename T>
+void lmHeadLossBackward(const float *dloss, const T *hidden, const T *weight, const int32_t *labels,
+                        T *dhidden, float *dweight, float *workspace, int64_t tokens, int64_t width,
+                        int64_t vocab, int64_t tokenChunk, float normalizer);
+/// The same with dweight added to what it holds (the weight's gradient slot).
+template <typename T>
+void lmHeadLossBackwardAccumulate(const float *dloss, const T *hidden, const T *weight,
+                                  const int32_t *labels, T *dhidden, float *dweight,
+                                  float *workspace, int64_t tokens, int64_t width, int64_t vocab,
+                                  int64_t tokenChunk, float normalizer);
+
 /// Exact (erf) GELU, as torch.nn.functional.gelu.
 template <typename T> void geluForward(const T *x, T *y, int64_t n);
 template <typename T> void geluBackward(const T *dy, const T *x, T *dx, int64_t n);

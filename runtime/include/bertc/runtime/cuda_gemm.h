@@ -96,6 +96,15 @@ public:
   void linearBackwardWeightAccumulate(const T *dy, const T *x, float *dw, int64_t rows, int64_t in,
                                       int64_t out, GemmMath math = GemmMath::Fp32);
 
+  /// d[m, n] = op(a)[m, k] op(b)[k, n] + beta d for one matrix of each operand (their
+  /// strides unused), row-major with the operands' own leading dimensions: products outside
+  /// a linear layer's layouts (the LM head loss's, over a block of its workspace). beta is
+  /// 0 (d overwritten) or 1 (d accumulates: C = D). OutT is T or float; GemmMath::Tf32
+  /// needs T = float.
+  template <typename T, typename OutT>
+  void gemm(const BatchedOperand<T> &a, const BatchedOperand<T> &b, const BatchedOutput<OutT> &d,
+            int64_t m, int64_t n, int64_t k, float beta = 0.0f, GemmMath math = GemmMath::Fp32);
+
   /// For each group g < groups and i < count: d_gi[m, n] = op(a_gi)[m, k] op(b_gi)[k, n],
   /// overwritten, every matrix row-major with its own leading dimension and strides (the
   /// attention's products: a group per head, a matrix per sequence). One group is one

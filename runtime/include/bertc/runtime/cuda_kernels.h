@@ -145,6 +145,32 @@ template <typename T>
 void ropeBackward(const T *dy, const int32_t *positions, T *dx, int64_t tokens, int64_t heads,
                   int64_t headDim, const float *invFreq, cudaStream_t stream);
 
+// ---- The LM head loss (lm_head_loss.cu) ----
+
+/// As cpu::lmHeadLossForward, through the same workspace, queued on the gemms' stream: per
+/// chunk a cuBLASLt GEMM into the fp32 block and one block of threads per row, then one
+/// launch summing the tokens' losses in a fixed order (cuda_gemm.h's LinearGemms, declared
+/// here so that trainers need no other header).
+class LinearGemms;
+template <typename T>
+void lmHeadLossForward(LinearGemms &gemms, const T *hidden, const T *weight, const int32_t *labels,
+                       float *loss, float *workspace, int64_t tokens, int64_t width, int64_t vocab,
+                       int64_t tokenChunk, float normalizer);
+/// As cpu::lmHeadLossBackward (dweight overwritten, or null) and
+/// cpu::lmHeadLossBackwardAccumulate: per chunk the logits GEMM, the row kernel rewriting the
+/// block as dlogits in T, then the GEMMs of dhidden and of dweight (beta = 1 after the first
+/// chunk, or always when accumulating).
+template <typename T>
+void lmHeadLossBackward(LinearGemms &gemms, const float *dloss, const T *hidden, const T *weight,
+                        const int32_t *labels, T *dhidden, float *dweight, float *workspace,
+                        int64_t tokens, int64_t width, int64_t vocab, int64_t tokenChunk,
+                        float normalizer);
+template <typename T>
+void lmHeadLossBackwardAccumulate(LinearGemms &gemms, const float *dloss, const T *hidden,
+                                  const T *weight, const int32_t *labels, T *dhidden,
+                                  float *dweight, float *workspace, int64_t tokens, int64_t width,
+                                  int64_t vocab, int64_t tokenChunk, float normalizer);
+
 // ---- LayerNorm (layernorm.cu) ----
 
 /// y = LayerNorm(x) over the last dim (biased variance, as torch.nn.LayerNorm), saving each
