@@ -4,7 +4,7 @@
 // must agree between activations and parameters, and attribute ranges. A diagnostic
 // names the operand and both sizes (VerifierChecks.h). The parameter updates' verifiers
 // are in ParameterUpdateOps.cpp, the token pooling and feature shaping ops' in
-// HeadShapeOps.cpp.
+// HeadShapeOps.cpp, attention's in AttentionOps.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -100,45 +100,6 @@ LogicalResult TanhOp::verify() { return success(); }
 LogicalResult ReluOp::verify() { return success(); }
 
 LogicalResult DropoutOp::verify() { return expectRate(*this, "rate", getRate().convertToFloat()); }
-
-/// Fails unless an attention op's head chunk is 0 (the fused kernel) or at most its heads,
-/// and unless `tf32` marks fp32 GEMMs: tensor-core attention (head_chunk > 0) on fp32 `query`.
-static LogicalResult expectAttentionKernel(Operation *op, int64_t headChunk, int64_t heads,
-                                           bool tf32, Value query) {
-  if (headChunk < 0 || headChunk > heads)
-    return op->emitOpError() << "head_chunk " << headChunk << " must be 0 (fused) or 1 to " << heads
-                             << " (the heads)";
-  if (tf32 && headChunk == 0)
-    return op->emitOpError() << "has tf32 but head_chunk 0: the fused kernel has no GEMMs";
-  return expectTf32Operand(op, tf32, query);
-}
-
-/// Fails unless `lse` is [batch, heads, seq] for a [batch, seq, hidden] `query`.
-static LogicalResult expectLseShape(Operation *op, Value query, Value lse, int64_t heads) {
-  auto q = tensorType(query).getShape();
-  auto l = tensorType(lse).getShape();
-  if (l.size() == 3 && l[0] == q[0] && l[1] == heads && l[2] == q[1])
-    return success();
-  return op->emitOpError() << "lse " << lse.getType() << " must be [batch, " << heads
-                           << " heads, seq] of query " << query.getType();
-}
-
-LogicalResult AttentionOp::verify() {
-  if (failed(expectRank(*this, getQuery(), "query", 3)) ||
-      failed(expectRank(*this, getMask(), "mask", 2)) ||
-      failed(expectSameType(*this, getQuery(), "query", getKey(), "key")) ||
-      failed(expectSameType(*this, getQuery(), "query", getValue(), "value")) ||
-      failed(expectSameType(*this, getQuery(), "query", getResult(), "result")) ||
-      failed(expectRate(*this, "dropout", getDropout().convertToFloat())))
-    return failure();
-  int64_t hidden = lastDim(getQuery()), heads = getHeads();
-  if (heads <= 0 || (!ShapedType::isDynamic(hidden) && hidden % heads != 0))
-    return emitOpError() << "hidden size " << hidden << " is not divisible by " << heads
-                         << " heads";
-  if (failed(expectAttentionKernel(*this, getHeadChunk(), heads, getTf32(), getQuery())))
-    return failure();
-  return expectLseShape(*this, getQuery(), getLse(), heads);
-}
 
 /// Logits [batch, classes] with labels [batch], or [batch, n, classes] with [batch, n];
 /// a positive scale.
@@ -250,17 +211,6 @@ LogicalResult DropoutGradBiasOp::verify() {
                                          "bias gradient")))
     return failure();
   return expectRate(*this, "rate", getRate().convertToFloat());
-}
-
-LogicalResult AttentionGradOp::verify() {
-  for (Value grad : {getResultGrad(), getQueryGrad(), getKeyGrad(), getValueGrad()})
-    if (failed(expectSameType(*this, getQuery(), "query", grad, "gradient")))
-      return failure();
-  if (failed(expectSameType(*this, getQuery(), "query", getOutput(), "output")) ||
-      failed(expectLseShape(*this, getQuery(), getLse(), getHeads())) ||
-      failed(expectAttentionKernel(*this, getHeadChunk(), getHeads(), getTf32(), getQuery())))
-    return failure();
-  return expectRate(*this, "dropout", getDropout().convertToFloat());
 }
 
 LogicalResult CrossEntropyGradOp::verify() {

@@ -70,11 +70,12 @@ SmallVector<Value> DropoutOp::buildGradients(OpBuilder &b, ValueRange resultGrad
 
 SmallVector<Value> AttentionOp::buildGradients(OpBuilder &b, ValueRange resultGrads,
                                                ArrayRef<bool> needed) {
-  Type type = getQuery().getType();
-  auto grad = b.create<AttentionGradOp>(getLoc(), TypeRange{type, type, type}, resultGrads[0],
-                                        getQuery(), getKey(), getValue(), getMask(), getResult(),
-                                        getLse(), getHeadsAttr(), getDropoutAttr(), getStreamAttr(),
-                                        getHeadChunkAttr(), getTf32Attr());
+  // dk and dv have the key's and value's types: kv_heads heads, each its group's sum.
+  auto grad = b.create<AttentionGradOp>(
+      getLoc(), TypeRange{getQuery().getType(), getKey().getType(), getValue().getType()},
+      resultGrads[0], getQuery(), getKey(), getValue(), getMask(), getResult(), getLse(),
+      getHeadsAttr(), getDropoutAttr(), getStreamAttr(), getHeadChunkAttr(), getTf32Attr(),
+      getKvHeadsAttr(), getCausalAttr());
   return {needed[0] ? grad.getQueryGrad() : Value(), needed[1] ? grad.getKeyGrad() : Value(),
           needed[2] ? grad.getValueGrad() : Value(), Value()};
 }

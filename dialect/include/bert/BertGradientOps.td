@@ -129,9 +129,13 @@ def Bert_AttentionGradOp : Bert_BackwardOp<"attention_grad",
     The forward's probabilities are not kept: the kernels recompute them from the scores
     and the forward's log-sum-exp (`lse`), and take each query row's term
     r = rowsum(dctx * ctx) from the forward's `output` (kept anyway as the input of the
-    output projection). The forward never runs again. `head_chunk` and `tf32` choose the
-    kernel as bert.attention's do; the tensor-core one keeps two score blocks in its
-    workspace.
+    output projection). The forward never runs again. `heads`, `kv_heads` and `causal`
+    are the forward's (bert.attention): dq has the query's type, dk and dv the key's and
+    value's, and each key/value head's gradient is the sum over its group of query heads
+    (in fp32, rounded once). A query that sees no key (padding, with `causal`) adds
+    exactly nothing where its dctx is zero. `head_chunk` and `tf32` choose the kernel as
+    bert.attention's do; the tensor-core one keeps two score blocks in its workspace, and
+    with kv_heads < heads the chunk's per-query-head dk and dv in fp32 too.
 
     ```mlir
     %dq, %dk, %dv = bert.attention_grad %dctx, %q, %k, %v, %mask, %ctx, %lse
@@ -146,9 +150,14 @@ def Bert_AttentionGradOp : Bert_BackwardOp<"attention_grad",
                        Bert_IntTensor:$mask, Bert_FloatTensor:$output,
                        RankedTensorOf<[F32]>:$lse, I64Attr:$heads, F32Attr:$dropout,
                        I32Attr:$stream, DefaultValuedAttr<I64Attr, "0">:$head_chunk,
-                       UnitAttr:$tf32);
+                       UnitAttr:$tf32, DefaultValuedAttr<I64Attr, "0">:$kv_heads,
+                       UnitAttr:$causal);
   let results = (outs Bert_FloatTensor:$queryGrad, Bert_FloatTensor:$keyGrad,
                       Bert_FloatTensor:$valueGrad);
+  let extraClassDeclaration = [{
+    /// The key/value heads: kv_heads, or heads where it is 0.
+    int64_t getKeyValueHeads() { return getKvHeads() ? getKvHeads() : getHeads(); }
+  }];
 }
 
 def Bert_CrossEntropyGradOp : Bert_BackwardOp<"cross_entropy_grad"> {

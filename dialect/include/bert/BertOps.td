@@ -251,21 +251,36 @@ def Bert_DropoutOp : Bert_ForwardOp<"dropout", [Bert_StorageTyped, SameOperandsA
 
 def Bert_AttentionOp : Bert_ForwardOp<"attention",
     [Bert_StorageTypedWith<["keepsF32Result"]>], ["estimateKernels"]> {
-  let summary = "fused multi-head self-attention with a padding mask";
+  let summary = "fused multi-head self-attention with a padding or causal mask";
   let description = [{
     ctx = dropout(softmax(q k^T / sqrt(d) + mask_bias)) v for each of `heads` heads of
-    d = hidden / heads dimensions; keys whose mask is 0 are excluded. The [seq, seq]
-    probabilities are never kept. The second result, `lse` (fp32 [batch, heads, seq]
-    whatever the storage type), is each query row's log-sum-exp of its masked scores,
-    which the backward recomputes the probabilities from (p = exp(s - lse)) without
-    running the forward again. A row whose every key is masked scores exactly -FLT_MAX
-    everywhere (the bias absorbs the product), so its probabilities are uniform and its
-    lse, -FLT_MAX + log seq, rounds to -FLT_MAX: the kernels recognise it by that value.
+    d = query features / heads dimensions (not necessarily the model's hidden / heads).
+    The query and the result are [batch, seq, heads * d], the key and value [batch, seq,
+    kv_heads * d]: with `kv_heads` (0, the default, means `heads`; it divides `heads`),
+    query head h reads key/value head h / (heads / kv_heads), transformers' repeat_kv
+    order (grouped-query attention), and no key or value is ever repeated in memory.
+
+    Without `causal`, key k is visible to every query iff mask[k] != 0. With `causal`,
+    key k is visible to query q iff k <= q, mask[k] != 0 and mask[k] == mask[q]: the
+    mask's non-zero values are document ids, so packed sequences (mask 1,1,1,2,2,3,...)
+    never attend across documents, and a padded row is 1...1 0...0. A query whose mask
+    is 0 then sees no key.
+
+    The [seq, seq] probabilities are never kept. The second result, `lse` (fp32 [batch,
+    heads, seq] whatever the storage type), is each query row's log-sum-exp of its masked
+    scores, which the backward recomputes the probabilities from (p = exp(s - lse))
+    without running the forward again. A row whose every key is masked scores exactly
+    -FLT_MAX on each key it reaches (all of them, or with `causal` keys 0 to q; the bias
+    absorbs the product), so its probabilities are uniform over those keys and its lse,
+    -FLT_MAX + log(count), rounds to -FLT_MAX: the kernels recognise it by that value.
 
     `head_chunk` (set by `-bertc-lower-to-target`) chooses the kernel: 0, a fused kernel
-    that never forms a [seq, seq] matrix (fp32 products on CUDA cores); n > 0, GEMMs on
-    tensor cores over n heads at a time, whose [n, batch, seq, seq] scores and
-    probabilities (rounded to the storage type) live in the op's kernel workspace.
+    that never forms a [seq, seq] matrix (fp32 products on CUDA cores, or tensor cores for
+    16-bit storage); n > 0, GEMMs on tensor cores over n heads at a time (a multiple of
+    heads / kv_heads, so that a chunk holds whole groups), whose [n, batch, seq, seq]
+    scores and probabilities (rounded to the storage type) live in the op's kernel
+    workspace. The fused kernels skip the keys a causal query block cannot reach; the
+    GEMMs compute every score and the mask zeroes the unreachable ones.
     With `tf32` (fp32 and head_chunk > 0 only, set by `-bertc-lower-to-target`) those
     GEMMs round their operands to TF32, as bert.linear's `tf32` does.
 
@@ -274,13 +289,24 @@ def Bert_AttentionOp : Bert_ForwardOp<"attention",
                                                   stream = 1 : i32}
         : (tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?xi32>)
           -> (tensor<?x?x32xf32>, tensor<?x4x?xf32>)
+    // A decoder's: 4 query heads of 8 dims over 2 key/value heads, causal.
+    %ctx, %lse = bert.attention %q, %k, %v, %mask {heads = 4 : i64, kv_heads = 2 : i64,
+                                                  causal, dropout = 0.0 : f32,
+                                                  stream = 1 : i32}
+        : (tensor<?x?x32xbf16>, tensor<?x?x16xbf16>, tensor<?x?x16xbf16>, tensor<?x?xi32>)
+          -> (tensor<?x?x32xbf16>, tensor<?x4x?xf32>)
     ```
   }];
   let arguments = (ins Bert_FloatTensor:$query, Bert_FloatTensor:$key,
                        Bert_FloatTensor:$value, Bert_IntTensor:$mask,
                        I64Attr:$heads, F32Attr:$dropout, I32Attr:$stream,
-                       DefaultValuedAttr<I64Attr, "0">:$head_chunk, UnitAttr:$tf32);
+                       DefaultValuedAttr<I64Attr, "0">:$head_chunk, UnitAttr:$tf32,
+                       DefaultValuedAttr<I64Attr, "0">:$kv_heads, UnitAttr:$causal);
   let results = (outs Bert_FloatTensor:$result, RankedTensorOf<[F32]>:$lse);
+  let extraClassDeclaration = [{
+    /// The key/value heads: kv_heads, or heads where it is 0.
+    int64_t getKeyValueHeads() { return getKvHeads() ? getKvHeads() : getHeads(); }
+  }];
 }
 
 def Bert_CrossEntropyOp : Bert_ForwardOp<"cross_entropy"> {
