@@ -7,6 +7,8 @@
 // their blocks before the products that read them, so the two targets differ only by the
 // GEMMs' order of summation. The threads share blocks of query rows of the chunk's
 // (head, sequence) pairs, and blocks of key rows for dv and dk; each writes disjoint rows.
+// With causal, a block's products stop at the keys (or start at the queries) it reaches:
+// the CUDA GEMMs compute the rest, whose probabilities are 0, so both give the same values.
 #include "bertc/abi/kernel_workspace.h"
 #include "bertc/runtime/cpu_kernels.h"
 
@@ -24,6 +26,7 @@
 namespace bertc::cpu {
 
 namespace {
+using cuda::attentionGroupedGradFloats;
 using cuda::attentionPackedLd;
 using cuda::attentionScoreBlockFloats;
 
@@ -56,31 +59,38 @@ inline float maskedScore(float raw, float scale, float maskBias) {
   return std::fma(raw, scale, maskBias);
 }
 
-/// The log-sum-exp m + log(sum_j exp(s_j - m)) of one row of raw scores after scaling and
-/// masking: -FLT_MAX for a row with every key masked (-FLT_MAX + log seq rounds to it).
-float rowLogSumExp(const float *raw, const int32_t *keyMask, int64_t seq, float scale) {
+/// The log-sum-exp m + log(sum_j exp(s_j - m)) of the first `reach` raw scores of a row
+/// after scaling and masking: -FLT_MAX for a row with every key masked (-FLT_MAX + log reach
+/// rounds to it). Out of line, so that its vectorised sum adds in one order at every call.
+template <typename KeyBias>
+[[gnu::noinline]] float rowLogSumExp(const float *raw, int64_t reach, float scale,
+                                     const KeyBias &bias) {
   float rowMax = -FLT_MAX;
 #pragma omp simd reduction(max : rowMax)
-  for (int64_t j = 0; j < seq; ++j)
-    rowMax = std::max(maskedScore(raw[j], scale, keyMaskBias(keyMask[j])), rowMax);
+  for (int64_t j = 0; j < reach; ++j)
+    rowMax = std::max(maskedScore(raw[j], scale, bias(j)), rowMax);
   float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
-  for (int64_t j = 0; j < seq; ++j)
-    sum += vectorExp(maskedScore(raw[j], scale, keyMaskBias(keyMask[j])) - rowMax);
+  for (int64_t j = 0; j < reach; ++j)
+    sum += vectorExp(maskedScore(raw[j], scale, bias(j)) - rowMax);
   return rowMax + std::log(sum);
 }
 
-/// One row of raw scores rewritten in place as its probabilities exp(s_j - lse), or 1 / seq
-/// throughout for a row with every key masked (the CUDA kernels' probabilityFromLse); the
-/// forward and the backward both take them from lse, so they agree bit for bit.
-void probabilitiesFromRaw(float *row, const int32_t *keyMask, int64_t seq, float scale, float lse) {
+/// One row of raw scores rewritten in place as its probabilities exp(s_j - lse) over the
+/// `reach` keys it reaches, or 1 / reach throughout them for a row with every key masked (the
+/// CUDA kernels' probabilityFromLse), and 0 over the rest of its `keys`; the forward and the
+/// backward both take them from lse, so they agree bit for bit.
+template <typename KeyBias>
+void probabilitiesFromRaw(float *row, int64_t reach, int64_t keys, float scale, const KeyBias &bias,
+                          float lse) {
   if (lse == -FLT_MAX) {
-    std::fill(row, row + seq, 1.0f / float(seq));
-    return;
-  }
+    std::fill(row, row + reach, 1.0f / float(reach));
+  } else {
 #pragma omp simd
-  for (int64_t j = 0; j < seq; ++j)
-    row[j] = vectorExp(maskedScore(row[j], scale, keyMaskBias(keyMask[j])) - lse);
+    for (int64_t j = 0; j < reach; ++j)
+      row[j] = vectorExp(maskedScore(row[j], scale, bias(j)) - lse);
+  }
+  std::fill(row + reach, row + keys, 0.0f);
 }
 
 /// Rewrites a row of fp32 values as T from its first byte (a score block row read as T,
@@ -107,7 +117,7 @@ template <typename T> const T *packedRows(const float *matrix) {
 // its (head h, sequence b) pairs, the steps of the CUDA launches on those rows:
 //   1. the raw scores q_h k_h^T into the pair's matrix of the score block;
 //   2. per row: s_j = fma(raw_j, scale, maskBias_j), lse = m + log(sum_j exp(s_j - m))
-//      (saved), P_j = exp(s_j - lse) (1 / seq for a fully masked row) times the dropout
+//      (saved), P_j = exp(s_j - lse) (1 / reach for a fully masked row) times the dropout
 //      factor Z_j (0 or 1 / (1 - rate)), rounded to T in place;
 //   3. ctx_h = (P*Z) v_h for the block's rows, rounded once to T.
 // A block's rows depend on nothing outside it, so running the three steps block by block
@@ -116,33 +126,36 @@ template <typename T> const T *packedRows(const float *matrix) {
 template <typename T>
 void chunkedAttentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx,
                              float *lse, float *workspace, int64_t headChunk, int64_t batch,
-                             int64_t seq, int64_t hidden, int64_t heads, float dropoutRate,
+                             int64_t seq, int64_t hidden, AttentionHeads heads, float dropoutRate,
                              const DropoutKey &key) {
-  const AttentionShape shape{batch, seq, hidden, heads};
+  const AttentionShape shape(batch, seq, hidden, heads);
   const float scale = 1.0f / std::sqrt(float(shape.headDim()));
   const int64_t ldPacked = attentionPackedLd<T>(seq);
-  for (int64_t firstHead = 0; firstHead < heads; firstHead += headChunk) {
-    const HeadChunk chunk{firstHead, std::min(headChunk, heads - firstHead)};
+  for (int64_t firstHead = 0; firstHead < shape.heads; firstHead += headChunk) {
+    const HeadChunk chunk{firstHead, std::min(headChunk, shape.heads - firstHead)};
     forEachRowBlock(chunk, shape, [&](int64_t hLocal, int64_t b, int64_t rowBegin, int64_t rowEnd) {
       const int64_t h = chunk.firstHead + hLocal, offset = shape.headOffset(b, h);
+      const int64_t keys = shape.keyEnd(rowEnd);
       float *scores = chunk.matrix(workspace, shape, hLocal, b); // [seq, seq]
       headProductRows(q, k, 1.0f, scores, shape, b, h, rowBegin, rowEnd);
       for (int64_t i = rowBegin; i < rowEnd; ++i) {
         float *row = scores + i * seq;
-        const float rowLse = rowLogSumExp(row, mask + b * seq, seq, scale);
-        lse[shape.statIndex(b, h, i)] = rowLse;
-        probabilitiesFromRaw(row, mask + b * seq, seq, scale, rowLse);
+        withRowMask(shape, mask, b, i, [&](int64_t reach, const auto &bias) {
+          const float rowLse = rowLogSumExp(row, reach, scale, bias);
+          lse[shape.statIndex(b, h, i)] = rowLse;
+          probabilitiesFromRaw(row, reach, keys, scale, bias, rowLse);
+        });
         if (dropoutRate > 0.0f)
-          forEachRowFactorSpan(key, shape, b, h, i, dropoutRate,
+          forEachRowFactorSpan(key, shape, b, h, i, keys, dropoutRate,
                                [&](int64_t j0, const float *factor, int64_t n) {
                                  for (int64_t t = 0; t < n; ++t)
                                    row[j0 + t] *= factor[t];
                                });
-        packRow<T>(row, seq);
+        packRow<T>(row, keys);
       }
-      mixedGemm(false, false, rowEnd - rowBegin, shape.headDim(), seq, 1.0f,
-                packedRows<T>(scores) + rowBegin * ldPacked, ldPacked, v + offset, hidden, 0.0f,
-                ctx + offset + rowBegin * hidden, hidden);
+      mixedGemm(false, false, rowEnd - rowBegin, shape.headDim(), keys, 1.0f,
+                packedRows<T>(scores) + rowBegin * ldPacked, ldPacked, v + shape.kvHeadOffset(b, h),
+                shape.kvHidden(), 0.0f, ctx + offset + rowBegin * hidden, hidden);
     });
   }
 }
@@ -153,24 +166,36 @@ void chunkedAttentionForward(const T *q, const T *k, const T *v, const int32_t *
 //      a. raw scores q_h k_h^T into block A, dP = dctx_h v_h^T into block B;
 //      b. per row: r in fp32 from the stored T values; P as the forward's; A <- T(P Z),
 //         B <- T(P (dP Z - r) scale), the fused backward's dS (a fully masked row takes
-//         P = 1 / seq there too);
+//         P = 1 / reach there too);
 //      c. dq_h = dS k_h for the block's rows;
-//   2. per chunk, per block of key rows of each pair: dv_h = (P Z)^T dctx_h, dk_h = dS^T q_h.
+//   2. per chunk, per block of key rows of each pair: dv_h = (P Z)^T dctx_h, dk_h = dS^T q_h,
+//      straight into dv and dk where a key/value head serves one query head, else in fp32
+//      into the workspace's per-head gradients, which
+//   3. per chunk, per block of key rows of each of its key/value heads, add up over the
+//      group in order and become dv and dk, rounded once.
 template <typename T>
 void chunkedAttentionBackward(const T *dctx, const T *q, const T *k, const T *v,
                               const int32_t *mask, const T *ctx, const float *lse, float *workspace,
                               T *dq, T *dk, T *dv, int64_t headChunk, int64_t batch, int64_t seq,
-                              int64_t hidden, int64_t heads, float dropoutRate,
+                              int64_t hidden, AttentionHeads heads, float dropoutRate,
                               const DropoutKey &key) {
-  const AttentionShape shape{batch, seq, hidden, heads};
+  const AttentionShape shape(batch, seq, hidden, heads);
   const int64_t headDim = shape.headDim(), ldPacked = attentionPackedLd<T>(seq);
+  const int64_t group = shape.group(), kvLd = shape.kvHidden();
   const float scale = 1.0f / std::sqrt(float(headDim));
   float *blockA = workspace; // [headChunk, batch, seq, seq]
   float *blockB = blockA + attentionScoreBlockFloats(headChunk, batch, seq);
-  for (int64_t firstHead = 0; firstHead < heads; firstHead += headChunk) {
-    const HeadChunk chunk{firstHead, std::min(headChunk, heads - firstHead)};
+  // [headChunk, batch, seq, headDim] each, head-major (grouped-query attention only).
+  float *keyGrads = blockB + attentionScoreBlockFloats(headChunk, batch, seq);
+  float *valueGrads = keyGrads + attentionGroupedGradFloats(headChunk, batch, seq, headDim);
+  const auto perHead = [&](float *grads, int64_t hLocal, int64_t b) {
+    return grads + (hLocal * batch + b) * seq * headDim;
+  };
+  for (int64_t firstHead = 0; firstHead < shape.heads; firstHead += headChunk) {
+    const HeadChunk chunk{firstHead, std::min(headChunk, shape.heads - firstHead)};
     forEachRowBlock(chunk, shape, [&](int64_t hLocal, int64_t b, int64_t rowBegin, int64_t rowEnd) {
       const int64_t h = chunk.firstHead + hLocal, offset = shape.headOffset(b, h);
+      const int64_t keys = shape.keyEnd(rowEnd);
       float *probs = chunk.matrix(blockA, shape, hLocal, b);      // scores, then P*Z
       float *gradScores = chunk.matrix(blockB, shape, hLocal, b); // dP, then dS
       headProductRows(q, k, 1.0f, probs, shape, b, h, rowBegin, rowEnd);
@@ -178,9 +203,11 @@ void chunkedAttentionBackward(const T *dctx, const T *q, const T *k, const T *v,
       for (int64_t i = rowBegin; i < rowEnd; ++i) {
         float *pRow = probs + i * seq, *gRow = gradScores + i * seq;
         const float r = rowTerm(dctx, ctx, shape, b, h, i);
-        probabilitiesFromRaw(pRow, mask + b * seq, seq, scale, lse[shape.statIndex(b, h, i)]);
+        withRowMask(shape, mask, b, i, [&](int64_t reach, const auto &bias) {
+          probabilitiesFromRaw(pRow, reach, keys, scale, bias, lse[shape.statIndex(b, h, i)]);
+        });
         if (dropoutRate > 0.0f) {
-          forEachRowFactorSpan(key, shape, b, h, i, dropoutRate,
+          forEachRowFactorSpan(key, shape, b, h, i, keys, dropoutRate,
                                [&](int64_t j0, const float *factor, int64_t n) {
                                  for (int64_t t = 0; t < n; ++t) {
                                    const int64_t j = j0 + t;
@@ -190,37 +217,66 @@ void chunkedAttentionBackward(const T *dctx, const T *q, const T *k, const T *v,
                                });
         } else {
 #pragma omp simd
-          for (int64_t j = 0; j < seq; ++j)
+          for (int64_t j = 0; j < keys; ++j)
             gRow[j] = pRow[j] * (gRow[j] - r) * scale;
         }
-        packRow<T>(pRow, seq);
-        packRow<T>(gRow, seq);
+        packRow<T>(pRow, keys);
+        packRow<T>(gRow, keys);
       }
-      mixedGemm(false, false, rowEnd - rowBegin, headDim, seq, 1.0f,
-                packedRows<T>(gradScores) + rowBegin * ldPacked, ldPacked, k + offset, hidden, 0.0f,
-                dq + offset + rowBegin * hidden, hidden);
+      mixedGemm(false, false, rowEnd - rowBegin, headDim, keys, 1.0f,
+                packedRows<T>(gradScores) + rowBegin * ldPacked, ldPacked,
+                k + shape.kvHeadOffset(b, h), kvLd, 0.0f, dq + offset + rowBegin * hidden, hidden);
     });
     forEachRowBlock(chunk, shape, [&](int64_t hLocal, int64_t b, int64_t keyBegin, int64_t keyEnd) {
       const int64_t h = chunk.firstHead + hLocal, offset = shape.headOffset(b, h);
-      const int64_t keys = keyEnd - keyBegin;
-      mixedGemm(true, false, keys, headDim, seq, 1.0f,
-                packedRows<T>(chunk.matrix(blockA, shape, hLocal, b)) + keyBegin, ldPacked,
-                dctx + offset, hidden, 0.0f, dv + offset + keyBegin * hidden, hidden);
-      mixedGemm(true, false, keys, headDim, seq, 1.0f,
-                packedRows<T>(chunk.matrix(blockB, shape, hLocal, b)) + keyBegin, ldPacked,
-                q + offset, hidden, 0.0f, dk + offset + keyBegin * hidden, hidden);
+      const int64_t keys = keyEnd - keyBegin, first = shape.firstQuery(keyBegin);
+      // dv and dk of the block's keys, over the queries that reach them.
+      const auto keyGradsInto = [&](auto *valueGrad, auto *keyGrad, int64_t ldGrad) {
+        mixedGemm(true, false, keys, headDim, seq - first, 1.0f,
+                  packedRows<T>(chunk.matrix(blockA, shape, hLocal, b)) + first * ldPacked +
+                      keyBegin,
+                  ldPacked, dctx + offset + first * hidden, hidden, 0.0f,
+                  valueGrad + keyBegin * ldGrad, ldGrad);
+        mixedGemm(true, false, keys, headDim, seq - first, 1.0f,
+                  packedRows<T>(chunk.matrix(blockB, shape, hLocal, b)) + first * ldPacked +
+                      keyBegin,
+                  ldPacked, q + offset + first * hidden, hidden, 0.0f, keyGrad + keyBegin * ldGrad,
+                  ldGrad);
+      };
+      if (group == 1)
+        keyGradsInto(dv + shape.kvHeadOffset(b, h), dk + shape.kvHeadOffset(b, h), kvLd);
+      else
+        keyGradsInto(perHead(valueGrads, hLocal, b), perHead(keyGrads, hLocal, b), headDim);
     });
+    if (group == 1)
+      continue;
+    const HeadChunk kvChunk{chunk.firstHead / group, chunk.heads / group};
+    forEachRowBlock(
+        kvChunk, shape, [&](int64_t kvLocal, int64_t b, int64_t keyBegin, int64_t keyEnd) {
+          const int64_t kvOffset = shape.kvHeadOffset(b, chunk.firstHead + kvLocal * group);
+          for (int64_t j = keyBegin; j < keyEnd; ++j)
+            for (int64_t c = 0; c < headDim; ++c) {
+              float keySum = 0.0f, valueSum = 0.0f;
+              for (int64_t member = 0; member < group; ++member) {
+                const int64_t at = j * headDim + c, hLocal = kvLocal * group + member;
+                keySum += perHead(keyGrads, hLocal, b)[at];
+                valueSum += perHead(valueGrads, hLocal, b)[at];
+              }
+              dk[kvOffset + j * kvLd + c] = fromFloat<T>(keySum);
+              dv[kvOffset + j * kvLd + c] = fromFloat<T>(valueSum);
+            }
+        });
   }
 }
 
 #define INSTANTIATE(T)                                                                             \
   template void chunkedAttentionForward(const T *, const T *, const T *, const int32_t *, T *,     \
                                         float *, float *, int64_t, int64_t, int64_t, int64_t,      \
-                                        int64_t, float, const DropoutKey &);                       \
+                                        AttentionHeads, float, const DropoutKey &);                \
   template void chunkedAttentionBackward(const T *, const T *, const T *, const T *,               \
                                          const int32_t *, const T *, const float *, float *, T *,  \
-                                         T *, T *, int64_t, int64_t, int64_t, int64_t, int64_t,    \
-                                         float, const DropoutKey &);
+                                         T *, T *, int64_t, int64_t, int64_t, int64_t,             \
+                                         AttentionHeads, float, const DropoutKey &);
 BERTC_FOR_EACH_STORAGE_TYPE(INSTANTIATE)
 #undef INSTANTIATE
 

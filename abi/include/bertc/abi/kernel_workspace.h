@@ -17,8 +17,13 @@ namespace bertc::cpu {
 
 /// Scratch floats the CPU attention's forward and backward take at sequence length `seq`:
 /// two [seq, seq] matrices, then one [seq] row that they no longer use (issue 13: dropping
-/// it changes the planned offsets every plan test pins).
-inline int64_t attentionScratchFloats(int64_t seq) { return 2 * seq * seq + seq; }
+/// it changes the planned offsets every plan test pins), then for grouped-query attention
+/// (kv_heads < heads; groupedHeadDim its head dimension, else 0) the backward's fp32 dk and
+/// dv of one key/value head, [seq, groupedHeadDim] each, summed over its group of query
+/// heads before they are rounded once.
+inline int64_t attentionScratchFloats(int64_t seq, int64_t groupedHeadDim = 0) {
+  return 2 * seq * seq + seq + 2 * seq * groupedHeadDim;
+}
 
 } // namespace bertc::cpu
 
@@ -40,9 +45,8 @@ constexpr size_t kColumnSumTicketsOffset =
 /// Largest head dimension (hidden / heads) the attention kernels take.
 constexpr int64_t kMaxAttentionHeadDim = 128;
 /// Largest head dimension the fused attention of 16-bit storage runs on tensor cores
-/// (runtime/cuda/attention_mma.cuh); above it, and for fp32, its products are fp32 on CUDA
-/// cores.
-constexpr int64_t kMaxTensorCoreAttentionHeadDim = 64;
+/// (runtime/cuda/attention_mma.cuh); for fp32, its products are fp32 on CUDA cores.
+constexpr int64_t kMaxTensorCoreAttentionHeadDim = 128;
 
 /// fp32 values of the attention backward's row term: per query row of each head, dctx·ctx
 /// (the forward's log-sum-exp, the other row statistic, is a planned activation).
@@ -82,18 +86,31 @@ inline int64_t attentionKeepWords(int64_t batch, int64_t heads, int64_t seq) {
   return batch * heads * seq * ((seq + 31) / 32);
 }
 
+/// fp32 values of the tensor-core backward's dk (or dv) per query head of a chunk of
+/// grouped-query attention, [headChunk, batch, seq, headDim] head-major as the score
+/// blocks, which a kernel then sums over each group into the key/value head's gradient.
+inline int64_t attentionGroupedGradFloats(int64_t headChunk, int64_t batch, int64_t seq,
+                                          int64_t headDim) {
+  return headChunk * batch * seq * headDim;
+}
+
 /// Bytes of the attention backward's workspace. The fused kernel (headChunk 0) takes the
 /// row term, then with dropout its mask (attentionKeepWords); the tensor-core one, whose
 /// row kernel sums each row's term itself, two score blocks, one after the other: the
 /// recomputed scores (rewritten as the kept, rescaled probabilities P*Z that dv is made
-/// from) and dctx v^T (rewritten as the scores' gradient dS that dq and dk are made from).
+/// from) and dctx v^T (rewritten as the scores' gradient dS that dq and dk are made from),
+/// then for grouped-query attention (groupedHeadDim its head dimension, else 0) the chunk's
+/// dk and dv per query head (attentionGroupedGradFloats each).
 inline int64_t attentionBackwardWorkspaceBytes(int64_t headChunk, int64_t batch, int64_t heads,
-                                               int64_t seq, bool dropout) {
+                                               int64_t seq, bool dropout,
+                                               int64_t groupedHeadDim = 0) {
   if (headChunk == 0)
     return (attentionRowTermFloats(batch, heads, seq) +
             (dropout ? attentionKeepWords(batch, heads, seq) : 0)) *
            int64_t(sizeof(float));
-  return 2 * attentionScoreBlockFloats(headChunk, batch, seq) * int64_t(sizeof(float));
+  return (2 * attentionScoreBlockFloats(headChunk, batch, seq) +
+          2 * attentionGroupedGradFloats(headChunk, batch, seq, groupedHeadDim)) *
+         int64_t(sizeof(float));
 }
 
 /// Rows one block of a column sum (the bias and LayerNorm parameter gradients) adds up before

@@ -10,6 +10,7 @@
 
 #include "bertc/abi/adamw_8bit_state.h"
 #include "bertc/abi/kernel_workspace.h"
+#include "bertc/runtime/attention_heads.h"
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/half_types.h"
 
@@ -159,40 +160,46 @@ template <typename T>
 void dropoutAdd(const T *x, const T *residual, T *sum, int64_t rows, int64_t rowSize, float rate,
                 const DropoutKey &key);
 
-/// Multi-head self-attention, q/k/v/ctx [batch, seq, hidden] with heads of hidden/heads dims:
-/// ctx = dropout(softmax(q k^T / sqrt(d) + maskBias)) v per head, where maskBias is
-/// -FLT_MAX (torch.finfo(float32).min, as Hugging Face BERT) for keys with mask[b, j] == 0.
-/// Dropout on the probabilities keys element (b, h, i, j) by row b and index
-/// attentionDropoutIndex(h, i, j) (counter_rng.h), whatever seq the batch is padded to. lse [batch,
-/// heads, seq] gets each query row's log-sum-exp of its masked scores
-/// (-FLT_MAX for a row with every key masked). No [seq, seq] matrix outlives the call: the
-/// backward recomputes the probabilities from lse.
+/// Multi-head self-attention, q/ctx [batch, seq, hidden] with heads.heads heads of
+/// d = hidden / heads.heads dims, k/v [batch, seq, heads.kvHeads * d] (query head h reads
+/// key/value head h / heads.group(), attention_heads.h): ctx = dropout(softmax(q k^T /
+/// sqrt(d) + maskBias)) v per head, where maskBias is -FLT_MAX (torch.finfo(float32).min, as
+/// Hugging Face BERT) for keys with mask[b, j] == 0 and, with heads.causal, for keys of
+/// another document (mask[b, j] != mask[b, i]); keys after the query (j > i) are not seen at
+/// all. Dropout on the probabilities keys element (b, h, i, j) by row b and index
+/// attentionDropoutIndex(h, i, j) (counter_rng.h), whatever seq the batch is padded to. lse
+/// [batch, heads, seq] gets each query row's log-sum-exp of its masked scores (-FLT_MAX for a
+/// row with every key masked, whose probabilities are uniform over the keys it reaches). No
+/// [seq, seq] matrix outlives the call: the backward recomputes the probabilities from lse.
+/// `scratch` holds attentionScratchFloats(seq, d where kvHeads < heads, else 0) floats.
 template <typename T>
 void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx, float *lse,
-                      float *scratch, int64_t batch, int64_t seq, int64_t hidden, int64_t heads,
-                      float dropoutRate, const DropoutKey &key);
-/// Writes dq, dk, dv (overwritten) from dctx, the forward inputs, its output ctx and lse.
+                      float *scratch, int64_t batch, int64_t seq, int64_t hidden,
+                      AttentionHeads heads, float dropoutRate, const DropoutKey &key);
+/// Writes dq, dk, dv (overwritten; dk and dv key-shaped, each key/value head's the sum over
+/// its group of query heads) from dctx, the forward inputs, its output ctx and lse.
 template <typename T>
 void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const int32_t *mask,
                        const T *ctx, const float *lse, T *dq, T *dk, T *dv, float *scratch,
-                       int64_t batch, int64_t seq, int64_t hidden, int64_t heads, float dropoutRate,
-                       const DropoutKey &key);
+                       int64_t batch, int64_t seq, int64_t hidden, AttentionHeads heads,
+                       float dropoutRate, const DropoutKey &key);
 
 /// The same attention by GEMMs over whole [seq, seq] matrices, headChunk heads at a time
-/// (an attention op with head_chunk > 0): the CUDA trainer's tensor-core attention step for
-/// step (cuda_chunked_attention.h describes the steps), with its score blocks in `workspace`
-/// (attentionForwardWorkspaceBytes / attentionBackwardWorkspaceBytes, abi/kernel_workspace.h).
-/// P*Z and dS are rounded to T before their products, as the CUDA kernels do.
+/// (an attention op with head_chunk > 0, a multiple of heads.group()): the CUDA trainer's
+/// tensor-core attention step for step (cuda_chunked_attention.h describes the steps), with
+/// its score blocks in `workspace` (attentionForwardWorkspaceBytes /
+/// attentionBackwardWorkspaceBytes, abi/kernel_workspace.h). P*Z and dS are rounded to T
+/// before their products, as the CUDA kernels do.
 template <typename T>
 void chunkedAttentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx,
                              float *lse, float *workspace, int64_t headChunk, int64_t batch,
-                             int64_t seq, int64_t hidden, int64_t heads, float dropoutRate,
+                             int64_t seq, int64_t hidden, AttentionHeads heads, float dropoutRate,
                              const DropoutKey &key);
 template <typename T>
 void chunkedAttentionBackward(const T *dctx, const T *q, const T *k, const T *v,
                               const int32_t *mask, const T *ctx, const float *lse, float *workspace,
                               T *dq, T *dk, T *dv, int64_t headChunk, int64_t batch, int64_t seq,
-                              int64_t hidden, int64_t heads, float dropoutRate,
+                              int64_t hidden, AttentionHeads heads, float dropoutRate,
                               const DropoutKey &key);
 
 /// out[b, :] = x[b, index, :] for x [batch, seq, hidden].
