@@ -99,8 +99,8 @@ Value ForwardBuilder::crossEntropyLoss(Value logits, Location loc, float scale) 
 }
 
 Value ForwardBuilder::languageModelLoss(Value hidden, Value weight, Location loc) {
-  int64_t vocab = cast<RankedTensorType>(weight.getType()).getShape().front();
-  Value logits =
-      builder.create<bert::LinearOp>(loc, withLastDim(hidden, vocab), hidden, weight, Value());
-  return crossEntropyLoss(logits, loc);
+  // token_chunk is the planner's choice (-bertc-lower-to-target).
+  return builder.create<bert::LmHeadLossOp>(loc, RankedTensorType::get({}, f32), hidden, weight,
+                                            labels, builder.getI64IntegerAttr(0),
+                                            builder.getF32FloatAttr(1.0f));
 }

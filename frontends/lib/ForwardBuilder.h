@@ -90,7 +90,8 @@ public:
   /// The cross-entropy of `logits` against the labels, as the loss.
   mlir::Value crossEntropyLoss(mlir::Value logits, mlir::Location loc, float scale = 1.0f);
   /// A causal LM's loss: the LM head `weight` ([vocab, hidden]) over `hidden`, then the
-  /// cross-entropy of each token against its next-token label.
+  /// cross-entropy of each token against its next-token label, a chunk of tokens at a time
+  /// (bert.lm_head_loss: the [tokens, vocab] logits are never formed).
   mlir::Value languageModelLoss(mlir::Value hidden, mlir::Value weight, mlir::Location loc);
 
 private:
