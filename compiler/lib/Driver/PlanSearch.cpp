@@ -88,6 +88,14 @@ Fitting largestFittingMicroBatch(const JobSpec &spec, int64_t seqLen, int64_t li
   });
 }
 
+Fitting largestFittingSeqLen(const JobSpec &spec, int64_t microBatch, int64_t limit,
+                             int64_t arenaBudget, const PipelineOptions &options,
+                             MLIRContext &ctx) {
+  return largestFitting(limit, arenaBudget, [&](int64_t seq) {
+    return planArenaBytes(spec, {microBatch, seq, spec.train.freeze, options}, ctx);
+  });
+}
+
 std::vector<int64_t> batchDivisors(int64_t batch) {
   std::vector<int64_t> divisors;
   for (int64_t rows = 1; rows <= batch; ++rows)
@@ -140,7 +148,8 @@ std::vector<FreezeChoice> freezeCandidates(const StepMemory &memory, const JobSp
 }
 
 /// The largest multiple of 8 below the job's seq_len that fits at `microBatch`.
-Fitting largestFittingSeqLen(const JobSpec &spec, int64_t microBatch, int64_t arenaBudget,
+/// The longest seq_len below the job's, a multiple of 8, that fits at `microBatch`.
+Fitting shorterFittingSeqLen(const JobSpec &spec, int64_t microBatch, int64_t arenaBudget,
                              const PipelineOptions &options, MLIRContext &ctx) {
   Fitting units = largestFitting((spec.train.seqLen + 7) / 8 - 1, arenaBudget, [&](int64_t eights) {
     return planArenaBytes(spec, {microBatch, eights * 8, spec.train.freeze, options}, ctx);
@@ -254,7 +263,7 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
     adviseAlone(onHost, "--offload-optimizer on",
                 "master weights and AdamW state in host memory, as ZeRO-Offload");
   }
-  if (Fitting seq = largestFittingSeqLen(spec, plan.microBatch, arenaBudget, options, ctx);
+  if (Fitting seq = shorterFittingSeqLen(spec, plan.microBatch, arenaBudget, options, ctx);
       seq.value > 0) {
     anyFits = true;
     os << llvm::formatv("  - seq_len = {0} (now {1}) at micro-batch {2}: {3}\n", seq.value,
@@ -288,7 +297,10 @@ std::vector<int64_t> maxBatchSeqLens(int64_t maxPosition) {
   for (int64_t seq : {64, 128, 256, 320, 384, 512})
     if (seq <= maxPosition)
       seqLens.push_back(seq);
-  if (maxPosition < 512 && (seqLens.empty() || seqLens.back() != maxPosition))
+  // Longer contexts (a decoder's): doubling from 1024.
+  for (int64_t seq = 1024; seq <= maxPosition; seq *= 2)
+    seqLens.push_back(seq);
+  if (seqLens.empty() || seqLens.back() != maxPosition)
     seqLens.push_back(maxPosition);
   return seqLens;
 }

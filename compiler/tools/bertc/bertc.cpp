@@ -76,10 +76,14 @@ cl::opt<bool> explain("explain",
                                "TOML line each comes from"),
                       cl::cat(bertcOptions()));
 cl::opt<bool> maxBatch("max-batch",
-                       cl::desc("print, for seq_len 64 to 512 (up to the model's "
-                                "max_position), the largest micro-batch that fits --vram "
-                                "(also OUTDIR/max_batch.json); builds nothing"),
+                       cl::desc("print, for seq_len 64 to 512 and from 1024 doubling (up to "
+                                "the model's max_position), the largest micro-batch that fits "
+                                "--vram (also OUTDIR/max_batch.json); builds nothing"),
                        cl::cat(bertcOptions()));
+cl::opt<bool> maxSeq("max-seq",
+                     cl::desc("print the longest seq_len (up to the model's max_position) that "
+                              "fits --vram at micro-batch 1; builds nothing"),
+                     cl::cat(bertcOptions()));
 cl::opt<bool> trustPlan("trust-plan",
                         cl::desc("build from a planned .mlir without re-checking its plan "
                                  "(-bertc-verify-budget), so that a trainer built with "
@@ -125,22 +129,43 @@ int reportOverBudget(const bertc::PlanSummary &plan, const bertc::StepMemory &me
   return kOverBudget;
 }
 
+/// The options `--max-batch` and `--max-seq` plan with: a pinned flag as a compile takes
+/// it, so that every answer agrees with one; where the fit driver would choose the
+/// attention, the fused kernels, which need no [seq, seq] scores.
+bertc::PipelineOptions searchOptions(const bertc::JobSpec &spec, int64_t arenaBudget) {
+  std::vector<int64_t> chunks = bertc::headChunkCandidates(spec.model.heads, cudaTarget());
+  return {precisionCandidates(spec).front(),
+          bertc::rematMode() == "auto" ? arenaBudget : 0,
+          gemmWorkspaceBytes(),
+          targetArch(),
+          bertc::optimizerStateCandidates().front(),
+          bertc::fuseOptimizerPinned(),
+          cudaTarget() && bertc::offloadOptimizerPinned(),
+          bertc::tf32Gemms(),
+          chunks.size() == 1 ? chunks.front() : 0};
+}
+
+/// `--max-seq`: the longest seq_len at micro-batch 1, checked by the plans either side.
+int reportMaxSeq(const bertc::JobSpec &spec, int64_t arenaBudget, MLIRContext &ctx) {
+  bertc::PipelineOptions options = searchOptions(spec, arenaBudget);
+  bertc::Fitting best =
+      bertc::largestFittingSeqLen(spec, 1, spec.model.maxPosition, arenaBudget, options, ctx);
+  llvm::outs() << "bertc: longest seq_len at micro-batch 1 under "
+               << bertc::formatBytes(arenaBudget) << " of arena (" << options.precision
+               << ", recompute " << bertc::rematMode() << "): ";
+  if (best.value == 0)
+    llvm::outs() << "none (even 1 token does not fit)\n";
+  else
+    llvm::outs() << best.value << (best.value == spec.model.maxPosition ? " (max_position)" : "")
+                 << ", arena " << bertc::formatBytes(best.arenaBytes) << "\n";
+  return kOk;
+}
+
 /// `--max-batch`: the table on stdout, the JSON in OUTDIR/max_batch.json.
 int reportMaxBatch(const bertc::JobSpec &spec, int64_t arenaBudget, MLIRContext &ctx) {
   if (!createOutputDir())
     return kInvalidInput;
-  // A pinned flag as a compile takes it, so that every row agrees with one; where the fit
-  // driver would choose the attention, the fused kernels, which need no [seq, seq] scores.
-  std::vector<int64_t> chunks = bertc::headChunkCandidates(spec.model.heads, cudaTarget());
-  bertc::PipelineOptions options{precisionCandidates(spec).front(),
-                                 bertc::rematMode() == "auto" ? arenaBudget : 0,
-                                 gemmWorkspaceBytes(),
-                                 targetArch(),
-                                 bertc::optimizerStateCandidates().front(),
-                                 bertc::fuseOptimizerPinned(),
-                                 cudaTarget() && bertc::offloadOptimizerPinned(),
-                                 bertc::tf32Gemms(),
-                                 chunks.size() == 1 ? chunks.front() : 0};
+  bertc::PipelineOptions options = searchOptions(spec, arenaBudget);
   std::string path;
   std::string table;
   llvm::raw_string_ostream tableStream(table);
@@ -219,8 +244,9 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module;
   bertc::RunChoice run{0, {}, {}};
   if (llvm::StringRef(inputPath).ends_with(".mlir")) {
-    if (maxBatch)
-      return usageError("--max-batch needs a .toml job, not an .mlir stage");
+    if (maxBatch || maxSeq)
+      return usageError(std::string(maxBatch ? "--max-batch" : "--max-seq") +
+                        " needs a .toml job, not an .mlir stage");
     if (bertc::pinnedMicroBatch())
       return usageError("--micro-batch needs a .toml job: an .mlir stage's micro-batch is the "
                         "one its IR was built for");
@@ -255,10 +281,13 @@ int main(int argc, char **argv) {
                                             precisionCandidates(*spec).front())
                 : std::nullopt)
       return usageError("--fuse-optimizer on: " + *problem);
-    if (maxBatch && !budget)
-      return usageError("--max-batch needs --vram SIZE (e.g. --vram 6GB)");
+    if ((maxBatch || maxSeq) && !budget)
+      return usageError(std::string(maxBatch ? "--max-batch" : "--max-seq") +
+                        " needs --vram SIZE (e.g. --vram 6GB)");
     if (maxBatch)
       return reportMaxBatch(*spec, *budget - *reserved, ctx);
+    if (maxSeq)
+      return reportMaxSeq(*spec, *budget - *reserved, ctx);
     bool fitting = wanted == bertc::Stage::Planned && budget;
     run = bertc::chooseRun(*spec, fitting ? std::optional(*budget - *reserved) : std::nullopt, ctx);
     module = bertc::buildTrainGraph(*spec, run.microBatch, ctx);

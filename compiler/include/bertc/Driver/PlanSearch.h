@@ -58,6 +58,13 @@ Fitting largestFittingMicroBatch(const JobSpec &spec, int64_t seqLen, int64_t li
                                  int64_t arenaBudget, const PipelineOptions &options,
                                  mlir::MLIRContext &ctx);
 
+/// The longest seq_len in [1, limit] whose arena is at most `arenaBudget` at
+/// `microBatch` rows (the arena grows with the sequence as with the micro-batch: the same
+/// doubling search then bisection).
+Fitting largestFittingSeqLen(const JobSpec &spec, int64_t microBatch, int64_t limit,
+                             int64_t arenaBudget, const PipelineOptions &options,
+                             mlir::MLIRContext &ctx);
+
 /// The divisors of `batch`, smallest first: the micro-batches that run it exactly (a
 /// micro-batch that does not divide the batch would round it up to a multiple).
 std::vector<int64_t> batchDivisors(int64_t batch);
@@ -74,9 +81,9 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
                     int64_t arenaBudget, const PipelineOptions &options, mlir::MLIRContext &ctx,
                     llvm::raw_ostream &os);
 
-/// The sequence lengths `bertc --max-batch` reports: 64, 128, 256, 320, 384 and 512 up to
-/// `maxPosition`, and `maxPosition` itself when it is below 512 and not among them (a model
-/// of 40 positions gets the row 40).
+/// The sequence lengths `bertc --max-batch` reports: 64, 128, 256, 320, 384 and 512, then
+/// 1024 doubling (a decoder's long contexts), up to `maxPosition`, and `maxPosition` itself
+/// when not among them (a model of 40 positions gets the row 40).
 std::vector<int64_t> maxBatchSeqLens(int64_t maxPosition);
 
 /// `bertc --max-batch`: for each of `seqLens`, the largest micro-batch that fits with
