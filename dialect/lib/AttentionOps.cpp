@@ -101,3 +101,12 @@ LogicalResult AttentionGradOp::verify() {
     return failure();
   return expectRate(*this, "dropout", getDropout().convertToFloat());
 }
+
+/// The head dimension of a grouped-query attention op, else 0.
+template <typename AttentionLikeOp> static int64_t groupedHeadDim(AttentionLikeOp op) {
+  int64_t heads = op.getHeads();
+  return op.getKeyValueHeads() < heads ? lastDim(op.getQuery()) / heads : 0;
+}
+
+int64_t AttentionOp::getGroupedHeadDim() { return groupedHeadDim(*this); }
+int64_t AttentionGradOp::getGroupedHeadDim() { return groupedHeadDim(*this); }

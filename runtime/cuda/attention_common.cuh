@@ -1,5 +1,5 @@
 // Internal to the attention kernels (the fused attention_forward.cu and attention_backward.cu,
-// their tensor-core twins attention_mma_*.cu, and the chunked attention_chunked.cu): the
+// their tensor-core twins attention_mma_*.cu, and the chunked attention_chunked_*.cu): the
 // thread layout, tile loads, slice arithmetic, scores, probabilities and dropout bits they
 // share.
 //
@@ -15,6 +15,7 @@
 // mma.sync (16-bit storage otherwise runs attention_mma.cuh's kernels).
 #pragma once
 
+#include "bertc/runtime/attention_heads.h"
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/cuda_kernels.h"
 
@@ -44,9 +45,23 @@ template <int D> struct HeadLayout {
   static constexpr int kRowFloats = kLanesPerRow * kSliceFloats;
 };
 
+/// One head of one sequence of a [batch, seq, heads * headDim] tensor: its token i's
+/// headDim values at row(i).
+template <typename T> struct HeadRows {
+  T *data;
+  int64_t ld;
+
+  __device__ T *row(int64_t i) const { return data + i * ld; }
+};
+
 /// The shape of one attention call, its dropout and where the backward's row statistics live.
+/// The query-shaped tensors (q, ctx, dctx, dq) are [batch, seq, hidden] with `heads` heads,
+/// the key-shaped ones (k, v, dk, dv) [batch, seq, kvHeads * headDim]; query head h reads
+/// key/value head h / group().
 struct Params {
-  int64_t batch, seq, hidden, heads, headDim;
+  int64_t batch, seq, hidden, heads, headDim, kvHeads;
+  /// The document-masked causal mask (attention_heads.h).
+  bool causal;
   float scale; ///< 1 / sqrt(headDim)
   float dropoutRate;
   float keptScale; ///< 1 / (1 - dropoutRate)
@@ -57,10 +72,37 @@ struct Params {
   /// key/value kernel writes it, the query kernel reads it.
   uint32_t *keepWords;
 
-  /// Offset of head h of token i of sequence b in a [batch, seq, hidden] tensor.
+  __host__ __device__ int64_t kvHidden() const { return kvHeads * headDim; }
+  /// Query heads per key/value head.
+  __host__ __device__ int64_t group() const { return heads / kvHeads; }
+  /// Offset of head h of token i of sequence b in a query-shaped tensor.
   __device__ int64_t tokenOffset(int64_t b, int64_t i, int64_t h) const {
     return (b * seq + i) * hidden + h * headDim;
   }
+  /// Offset of key/value head g of token i of sequence b in a key-shaped tensor.
+  __device__ int64_t kvTokenOffset(int64_t b, int64_t i, int64_t g) const {
+    return (b * seq + i) * kvHidden() + g * headDim;
+  }
+  /// Head h of sequence b of a query-shaped tensor.
+  template <typename T> __device__ HeadRows<T> queryRows(T *x, int64_t b, int64_t h) const {
+    return {x + tokenOffset(b, 0, h), hidden};
+  }
+  /// Key/value head g of sequence b of a key-shaped tensor.
+  template <typename T> __device__ HeadRows<T> keyRows(T *x, int64_t b, int64_t g) const {
+    return {x + kvTokenOffset(b, 0, g), kvHidden()};
+  }
+  /// The keys [0, keyEnd) that the queries before queryEnd reach: all, or with causal those
+  /// before queryEnd.
+  __device__ int64_t keyEnd(int64_t queryEnd) const {
+    return causal && queryEnd < seq ? queryEnd : seq;
+  }
+  /// The first query tile (of `tile` rows) that reaches key firstKey: 0, or with causal the
+  /// tile that holds it.
+  __device__ int64_t firstQueryTile(int64_t firstKey, int64_t tile) const {
+    return causal ? firstKey / tile * tile : 0;
+  }
+  /// The keys query row i reaches: seq, or with causal i + 1.
+  __device__ int64_t reach(int64_t i) const { return causal ? i + 1 : seq; }
   /// Index of row i of head h of sequence b in the statistics.
   __device__ int64_t statIndex(int64_t b, int64_t h, int64_t i) const {
     return (b * heads + h) * seq + i;
@@ -79,26 +121,40 @@ struct Params {
 
 /// Checks the shape. The backward reads the forward's `lse` and keeps its row term in
 /// `rowTerm` (attentionRowTermFloats); the forward has neither (null).
-inline Params makeParams(int64_t batch, int64_t seq, int64_t hidden, int64_t heads,
+inline Params makeParams(int64_t batch, int64_t seq, int64_t hidden, const AttentionHeads &heads,
                          float dropoutRate, const DropoutKey &key, const float *lse,
                          float *rowTerm) {
-  if (heads <= 0 || hidden % heads != 0 || hidden / heads > kMaxAttentionHeadDim)
-    throw std::invalid_argument(
-        "attention: hidden " + std::to_string(hidden) + " over " + std::to_string(heads) +
-        " heads needs a head dimension of at most " + std::to_string(kMaxAttentionHeadDim));
+  const int64_t h = heads.heads;
+  if (h <= 0 || hidden % h != 0 || hidden / h > kMaxAttentionHeadDim)
+    throw std::invalid_argument("attention: hidden " + std::to_string(hidden) + " over " +
+                                std::to_string(h) + " heads needs a head dimension of at most " +
+                                std::to_string(kMaxAttentionHeadDim));
+  if (heads.kvHeads <= 0 || h % heads.kvHeads != 0)
+    throw std::invalid_argument("attention: " + std::to_string(heads.kvHeads) +
+                                " key/value heads do not divide the " + std::to_string(h) +
+                                " heads");
   if (batch > 65535) // the grid's z dimension
     throw std::invalid_argument("attention: at most 65535 sequences per call");
-  if (seq > kAttentionDropoutSeq || heads > kAttentionDropoutHeads)
+  if (seq > kAttentionDropoutSeq || h > kAttentionDropoutHeads)
     throw std::invalid_argument("attention: at most " + std::to_string(kAttentionDropoutSeq) +
                                 " tokens and " + std::to_string(kAttentionDropoutHeads) +
                                 " heads, whose dropout masks bertc keys");
-  const int64_t headDim = hidden / heads;
-  return {batch,       seq,
-          hidden,      heads,
-          headDim,     1.0f / std::sqrt(float(headDim)),
-          dropoutRate, dropoutRate > 0.0f ? 1.0f / (1.0f - dropoutRate) : 1.0f,
-          key,         lse,
-          rowTerm,     nullptr};
+  Params p{};
+  p.batch = batch;
+  p.seq = seq;
+  p.hidden = hidden;
+  p.heads = h;
+  p.headDim = hidden / h;
+  p.kvHeads = heads.kvHeads;
+  p.causal = heads.causal;
+  p.scale = 1.0f / std::sqrt(float(p.headDim));
+  p.dropoutRate = dropoutRate;
+  p.keptScale = dropoutRate > 0.0f ? 1.0f / (1.0f - dropoutRate) : 1.0f;
+  p.key = key;
+  p.lse = lse;
+  p.rowTerm = rowTerm;
+  p.keepWords = nullptr;
+  return p;
 }
 
 /// Calls launch(std::integral_constant<int, D>{}) with D the head dimension rounded up to
@@ -112,47 +168,46 @@ template <typename Launch> void dispatchHeadDim(int64_t headDim, const Launch &l
     launch(std::integral_constant<int, 128>{});
 }
 
-/// The grid of a kernel whose blocks own kRowsPerBlock rows of one (head, sequence).
-template <int D> dim3 rowGrid(const Params &p) {
+/// The grid of a kernel whose blocks own kRowsPerBlock rows of one (head, sequence): of the
+/// query heads, or of the key/value heads (`heads`).
+template <int D> dim3 rowGrid(const Params &p, int64_t heads) {
   constexpr int rows = HeadLayout<D>::kRowsPerBlock;
-  return dim3(unsigned((p.seq + rows - 1) / rows), unsigned(p.heads), unsigned(p.batch));
+  return dim3(unsigned((p.seq + rows - 1) / rows), unsigned(heads), unsigned(p.batch));
 }
 
-/// The thread's slice (`part`) of head row (b, i, h) of x; zeros beyond headDim or when
-/// the row does not exist.
+/// The thread's slice (`part`) of row i of head x; zeros beyond headDim or when the row does
+/// not exist.
 template <typename T>
-__device__ void loadSlice(const T *x, const Params &p, int64_t b, int64_t i, int64_t h, int part,
-                          bool exists, float (&slice)[kDimsPerThread]) {
+__device__ void loadSlice(HeadRows<const T> x, const Params &p, int64_t i, int part, bool exists,
+                          float (&slice)[kDimsPerThread]) {
   const int64_t begin = part * kDimsPerThread;
-  const T *row = x + (exists ? p.tokenOffset(b, i, h) : 0);
+  const T *row = exists ? x.row(i) : x.data;
 #pragma unroll
   for (int c = 0; c < kDimsPerThread; ++c)
     slice[c] = exists && begin + c < p.headDim ? loadFloat(row + begin + c) : 0.0f;
 }
 
-/// Stores the thread's slice of head row (b, i, h) of x (the dims below headDim).
+/// Stores the thread's slice of row i of head x (the dims below headDim).
 template <typename T>
-__device__ void storeSlice(T *x, const Params &p, int64_t b, int64_t i, int64_t h, int part,
+__device__ void storeSlice(HeadRows<T> x, const Params &p, int64_t i, int part,
                            const float (&slice)[kDimsPerThread], float factor) {
   const int64_t begin = part * kDimsPerThread;
-  T *row = x + p.tokenOffset(b, i, h);
+  T *row = x.row(i);
 #pragma unroll
   for (int c = 0; c < kDimsPerThread; ++c)
     if (begin + c < p.headDim)
       storeFloat(row + begin + c, slice[c] * factor);
 }
 
-/// All threads of the block: rows [first, first + kTile) of head h of sequence b of x into
-/// the shared `tile` (kTile rows of kRowFloats), zeros beyond seq and headDim. Consecutive
-/// threads read consecutive dims of a row, so the loads coalesce.
+/// All threads of the block: rows [first, first + kTile) of head x into the shared `tile`
+/// (kTile rows of kRowFloats), zeros beyond seq and headDim. Consecutive threads read
+/// consecutive dims of a row, so the loads coalesce.
 template <int D, typename T>
-__device__ void loadTile(const T *x, const Params &p, int64_t b, int64_t h, int64_t first,
-                         float *tile) {
+__device__ void loadTile(HeadRows<const T> x, const Params &p, int64_t first, float *tile) {
   for (int e = threadIdx.x; e < kTile * D; e += kThreads) {
     const int r = e / D, c = e % D;
     const int64_t i = first + r;
-    const float value =
-        i < p.seq && c < p.headDim ? loadFloat(x + p.tokenOffset(b, i, h) + c) : 0.0f;
+    const float value = i < p.seq && c < p.headDim ? loadFloat(x.row(i) + c) : 0.0f;
     tile[r * HeadLayout<D>::kRowFloats + (c / kDimsPerThread) * kSliceFloats + c % kDimsPerThread] =
         value;
   }
@@ -212,11 +267,14 @@ __device__ __forceinline__ float maskedScore(float dot, float scale, float maskB
   return __fmaf_rn(dot, scale, maskBias);
 }
 
-/// The forward's probability of a score from its row's log-sum-exp: exp(score - lse), or
-/// 1 / seq for a row with every key masked, whose scores are all -FLT_MAX and whose lse
-/// (-FLT_MAX + log seq) rounds to -FLT_MAX.
-__device__ __forceinline__ float probabilityFromLse(float score, float lse, int64_t seq) {
-  return lse == -FLT_MAX ? 1.0f / float(seq) : expf(score - lse);
+/// The forward's probability of a score from its row's log-sum-exp: exp(score - lse), or for
+/// a row with every key masked, whose scores are -FLT_MAX on the `reach` keys it reaches and
+/// whose lse (-FLT_MAX + log reach) rounds to -FLT_MAX, 1 / reach on those and 0 on a key it
+/// does not reach (a causal row's later key, score -inf).
+__device__ __forceinline__ float probabilityFromLse(float score, float lse, int64_t reach) {
+  if (lse == -FLT_MAX)
+    return score == -INFINITY ? 0.0f : 1.0f / float(reach);
+  return expf(score - lse);
 }
 
 /// The additive mask of a key whose mask word is `word`: -FLT_MAX (torch.finfo(float32).min)
@@ -229,14 +287,36 @@ __device__ __forceinline__ float keyMaskBias(const int32_t *mask, const Params &
   return maskBias(mask[b * p.seq + j]);
 }
 
-/// The additive mask of the Keys keys from `first` (-inf past seq) into `bias`.
+/// The additive mask of key j for query i, from the key's own (`keyBias`: maskBias, or -inf
+/// past seq) and, with causal, the mask words (document ids) of both: -inf for a later key
+/// (j > i), which the query never reaches, and -FLT_MAX for another document's.
+__device__ __forceinline__ float visibleBias(const Params &p, float keyBias, int32_t keyWord,
+                                             int32_t queryWord, int64_t i, int64_t j) {
+  if (!p.causal)
+    return keyBias;
+  if (j > i)
+    return -INFINITY;
+  return keyWord == queryWord ? keyBias : -FLT_MAX;
+}
+
+/// Token i's mask word (its document) where the causal mask needs it: 0 otherwise, or past
+/// seq.
+__device__ __forceinline__ int32_t documentWord(const int32_t *mask, const Params &p, int64_t b,
+                                                int64_t i) {
+  return p.causal && i < p.seq ? mask[b * p.seq + i] : 0;
+}
+
+/// The additive mask of the Keys keys from `first` (-inf past seq) into `bias`, and their
+/// mask words (0 past seq) into `words`, which visibleBias reads with causal.
 template <int Keys>
 __device__ __forceinline__ void loadKeyBias(const int32_t *mask, const Params &p, int64_t b,
-                                            int64_t first, float *bias) {
+                                            int64_t first, float *bias, int32_t *words) {
   static_assert(Keys <= kThreads, "a thread a key");
   if (threadIdx.x < Keys) {
     const int64_t j = first + threadIdx.x;
-    bias[threadIdx.x] = j < p.seq ? keyMaskBias(mask, p, b, j) : -INFINITY;
+    const int32_t word = j < p.seq ? mask[b * p.seq + j] : 0;
+    bias[threadIdx.x] = j < p.seq ? maskBias(word) : -INFINITY;
+    words[threadIdx.x] = word;
   }
 }
 

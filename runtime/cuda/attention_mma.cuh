@@ -5,12 +5,12 @@
 // sequence); each of its kWarps warps owns kWarpRows of them and holds their operand rows
 // as matrix_a fragments. The other operand streams through shared memory in 16-bit tiles
 // whose rows are kTileStride<D> values long (loadRows: zeros past seq and the head
-// dimension, D being it rounded up to 32 or 64). A product's 16 x N result is N / 8
-// accumulators of four floats: lane l holds rows g = l / 4 and g + 8 and, in accumulator n,
-// columns 8n + 2t and 8n + 2t + 1 (t = l % 4); element e of an accumulator is row
-// g + 8 (e / 2), column 8n + 2t + e % 2. Accumulators 2kk and 2kk + 1, rounded to 16 bits,
-// are the matrix_a fragment of columns 16kk .. 16kk + 15, so a product's result is the next
-// product's operand without leaving the registers.
+// dimension, D being it rounded up to 32, 64, 96 or 128: dispatchMmaHeadDim). A product's 16 x N
+// result is N / 8 accumulators of four floats: lane l holds rows g = l / 4 and g + 8 and, in
+// accumulator n, columns 8n + 2t and 8n + 2t + 1 (t = l % 4); element e of an accumulator is row g
+// + 8 (e / 2), column 8n + 2t + e % 2. Accumulators 2kk and 2kk + 1, rounded to 16 bits, are the
+// matrix_a fragment of columns 16kk .. 16kk + 15, so a product's result is the next product's
+// operand without leaving the registers.
 //
 // A tile's rows start 16-byte aligned (D + 8 16-bit values), as ldmatrix needs; the 8 rows
 // of one ldmatrix matrix then fall in distinct shared memory banks.
@@ -65,12 +65,22 @@ __device__ __forceinline__ void stopWithoutTensorCores() {
 #endif
 }
 
-/// All threads of the block: `rows` head rows from `first` of head h of sequence b of x into
-/// the shared `tile`, zeros beyond seq and headDim; 16 bytes of a row a thread at a time
-/// (one access each where the head dimension and the row's alignment allow).
+/// Calls launch(std::integral_constant<int, D>{}) with D the head dimension rounded up to a
+/// multiple of 32 (whole k16 steps and 16-byte tile rows; 80 takes 96, not 128).
+template <typename Launch> void dispatchMmaHeadDim(int64_t headDim, const Launch &launch) {
+  if (headDim <= 64)
+    dispatchHeadDim(headDim, launch);
+  else if (headDim <= 96)
+    launch(std::integral_constant<int, 96>{});
+  else
+    launch(std::integral_constant<int, 128>{});
+}
+
+/// All threads of the block: `rows` rows from `first` of head x into the shared `tile`, zeros
+/// beyond seq and headDim; 16 bytes of a row a thread at a time (one access each where the
+/// head dimension and the row's alignment allow).
 template <int D, typename T, typename W>
-__device__ void loadRows(const T *x, const Params &p, int64_t b, int64_t h, int64_t first, int rows,
-                         W *tile) {
+__device__ void loadRows(HeadRows<const T> x, const Params &p, int64_t first, int rows, W *tile) {
   constexpr int kGroup = kVectorValues<T>, kGroupsPerRow = D / kGroup;
   static_assert(D % kGroup == 0, "a tile row is whole 16-byte groups");
   using Group = Vector<T, kGroup>; // its values are W's, so `tile` is written as W
@@ -79,7 +89,7 @@ __device__ void loadRows(const T *x, const Params &p, int64_t b, int64_t h, int6
     const int64_t i = first + r;
     Group group{};
     if (i < p.seq && c < p.headDim) {
-      const T *source = x + p.tokenOffset(b, i, h) + c;
+      const T *source = x.row(i) + c;
       if (c + kGroup <= p.headDim && asVector<kGroup>(source, kGroup))
         group = *reinterpret_cast<const Group *>(source);
       else
@@ -90,26 +100,28 @@ __device__ void loadRows(const T *x, const Params &p, int64_t b, int64_t h, int6
   }
 }
 
-/// A streamed tile of Keys keys in shared memory: their k and v rows and their mask bias.
+/// A streamed tile of Keys keys in shared memory: their k and v rows, their mask bias and,
+/// with causal, their mask words (visibleBias).
 template <int D, int Keys, typename W> struct KeyTile {
   __align__(16) W keys[Keys * kTileStride<D>];
   __align__(16) W values[Keys * kTileStride<D>];
   float bias[Keys];
+  int32_t words[Keys];
 
-  /// All threads of the block: keys [first, first + Keys) of head h of sequence b.
+  /// All threads of the block: keys [first, first + Keys) of key/value head g of sequence b.
   template <typename T>
   __device__ void load(const T *k, const T *v, const int32_t *mask, const Params &p, int64_t b,
-                       int64_t h, int64_t first) {
-    loadRows<D>(k, p, b, h, first, Keys, keys);
-    loadRows<D>(v, p, b, h, first, Keys, values);
-    loadKeyBias<Keys>(mask, p, b, first, bias);
+                       int64_t g, int64_t first) {
+    loadRows<D>(p.keyRows(k, b, g), p, first, Keys, keys);
+    loadRows<D>(p.keyRows(v, b, g), p, first, Keys, values);
+    loadKeyBias<Keys>(mask, p, b, first, bias, words);
   }
 };
 
-/// The grid: a block per kBlockRows rows of each (head, sequence).
-inline dim3 blockGrid(const Params &p) {
-  return dim3(unsigned((p.seq + kBlockRows - 1) / kBlockRows), unsigned(p.heads),
-              unsigned(p.batch));
+/// The grid: a block per kBlockRows rows of each (head, sequence), of the query heads or of
+/// the key/value heads (`heads`).
+inline dim3 blockGrid(const Params &p, int64_t heads) {
+  return dim3(unsigned((p.seq + kBlockRows - 1) / kBlockRows), unsigned(heads), unsigned(p.batch));
 }
 
 /// The row address lane `lane` gives ldmatrix for four 8 x 8 matrices of a shared tile, from
@@ -171,16 +183,16 @@ __device__ __forceinline__ void accumulateProduct(const float (&w)[N / 8][4], co
   }
 }
 
-/// Stores row r (0: g, 1: g + 8) of the warp's [16, D] results times `factor` as head row
-/// `row` of sequence b, head h of x (dims below headDim); the caller skips rows past seq. A
-/// lane's two adjacent values go as one 4-byte store where the head dimension is even (every
-/// head row, and so every pair from an even dim, is then 4-byte aligned).
+/// Stores row r (0: g, 1: g + 8) of the warp's [16, D] results times `factor` as row `row`
+/// of head x (dims below headDim); the caller skips rows past seq. A lane's two adjacent
+/// values go as one 4-byte store where the head dimension is even (every head row, and so
+/// every pair from an even dim, is then 4-byte aligned).
 template <int D, typename T>
-__device__ __forceinline__ void storeRow(const float (&acc)[D / 8][4], int r, float factor, T *x,
-                                         const Params &p, int64_t b, int64_t h, int64_t row) {
+__device__ __forceinline__ void storeRow(const float (&acc)[D / 8][4], int r, float factor,
+                                         HeadRows<T> x, const Params &p, int64_t row) {
   using W = typename MmaType<T>::Type;
   const int t = int(threadIdx.x % 4);
-  T *target = x + p.tokenOffset(b, row, h);
+  T *target = x.row(row);
   const bool pairs = p.headDim % 2 == 0;
 #pragma unroll
   for (int n = 0; n < D / 8; ++n) {

@@ -11,7 +11,10 @@
 // accumulated), so no sum needs atomics and each runs in a fixed order. Both recompute
 // the scores; the first draws the dropout mask (fillKeepTile: eight keys a Philox call) and
 // stores it as bits for the second. The products' 16-bit operands are the stored tensors
-// and P z and dS rounded to 16 bits, as in attention_chunked.cu; every sum is fp32.
+// and P z and dS rounded to 16 bits, as in attention_chunked_backward.cu; every sum is fp32. A
+// block of the first owns keys of one key/value head and streams the queries of each query head of
+// its group, so its dk and dv are their sums. With causal, a key block starts at the query tile of
+// its first key and a query block stops at the key tile of its last query.
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
@@ -38,72 +41,82 @@ __global__ void __launch_bounds__(kThreads)
     __shared__ __align__(16) W rows[kBlockRows * kTileStride<D>];
     __shared__ float tileLse[kQueryTile], tileRowTerm[kQueryTile];
     __shared__ uint8_t keep[kQueryTile][kBlockRows];
+    __shared__ int32_t tileWords[kQueryTile];
     W *queries = rows, *outputGrads = rows + kQueryTile * kTileStride<D>;
-    const int64_t b = blockIdx.z, h = blockIdx.y;
+    const int64_t b = blockIdx.z, kvHead = blockIdx.y;
     const int warpRow0 = int(threadIdx.x / 32) * kWarpRows;
     const int64_t firstKey = int64_t(blockIdx.x) * kBlockRows;
     const LaneRows lane(firstKey);
     float bias[2];
+    int32_t words[2];
 #pragma unroll
-    for (int r = 0; r < 2; ++r)
+    for (int r = 0; r < 2; ++r) {
       bias[r] = lane.row[r] < p.seq ? keyMaskBias(mask, p, b, lane.row[r]) : 0.0f;
+      words[r] = documentWord(mask, p, b, lane.row[r]);
+    }
 
     uint32_t key[D / 16][4], value[D / 16][4];
-    loadRows<D>(k, p, b, h, firstKey, kBlockRows, rows);
+    loadRows<D>(p.keyRows(k, b, kvHead), p, firstKey, kBlockRows, rows);
     __syncthreads();
     loadOperandRows<D>(rows, warpRow0, key);
     __syncthreads();
-    loadRows<D>(v, p, b, h, firstKey, kBlockRows, rows);
+    loadRows<D>(p.keyRows(v, b, kvHead), p, firstKey, kBlockRows, rows);
     __syncthreads();
     loadOperandRows<D>(rows, warpRow0, value);
 
     float keyGrad[D / 8][4] = {}, valueGrad[D / 8][4] = {};
-    for (int64_t first = 0; first < p.seq; first += kQueryTile) {
-      __syncthreads(); // the previous tile (or the block's rows) is consumed
-      loadRows<D>(q, p, b, h, first, kQueryTile, queries);
-      loadRows<D>(dctx, p, b, h, first, kQueryTile, outputGrads);
-      if (threadIdx.x < kQueryTile && first + threadIdx.x < p.seq) {
-        const int64_t stat = p.statIndex(b, h, first + threadIdx.x);
-        tileLse[threadIdx.x] = p.lse[stat];
-        tileRowTerm[threadIdx.x] = p.rowTerm[stat];
-      }
-      if (p.dropoutRate > 0.0f)
-        fillKeepTile<kBlockRows>(p, b, h, first, firstKey, keep);
-      __syncthreads();
-      if (p.dropoutRate > 0.0f)
-        storeKeepWords<kBlockRows>(p, b, h, first, firstKey, keep);
-
-      // s and dP transposed: the warp's keys (rows) against the tile's queries (columns).
-      float s[kQueryTile / 8][4] = {}, dp[kQueryTile / 8][4] = {};
-      productWithRows<D, kQueryTile>(key, queries, s);
-      productWithRows<D, kQueryTile>(value, outputGrads, dp);
-      const int count = p.seq - first < kQueryTile ? int(p.seq - first) : kQueryTile;
-#pragma unroll
-      for (int n = 0; n < kQueryTile / 8; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int r = e / 2, ii = laneColumn(n, e);
-          float weighted = 0.0f, scoreGrad = 0.0f;
-          if (ii < count && lane.row[r] < p.seq) {
-            const float prob =
-                probabilityFromLse(maskedScore(s[n][e], p.scale, bias[r]), tileLse[ii], p.seq);
-            const int blockKey = int(lane.row[r] - firstKey);
-            const float factor =
-                p.dropoutRate > 0.0f ? (keep[ii][blockKey] ? p.keptScale : 0.0f) : 1.0f;
-            weighted = prob * factor;
-            scoreGrad = prob * (dp[n][e] * factor - tileRowTerm[ii]) * p.scale;
-          }
-          s[n][e] = weighted;
-          dp[n][e] = scoreGrad;
+    for (int64_t h = kvHead * p.group(); h < (kvHead + 1) * p.group(); ++h)
+      for (int64_t first = p.firstQueryTile(firstKey, kQueryTile); first < p.seq;
+           first += kQueryTile) {
+        __syncthreads(); // the previous tile (or the block's rows) is consumed
+        loadRows<D>(p.queryRows(q, b, h), p, first, kQueryTile, queries);
+        loadRows<D>(p.queryRows(dctx, b, h), p, first, kQueryTile, outputGrads);
+        if (threadIdx.x < kQueryTile && first + threadIdx.x < p.seq) {
+          const int64_t stat = p.statIndex(b, h, first + threadIdx.x);
+          tileLse[threadIdx.x] = p.lse[stat];
+          tileRowTerm[threadIdx.x] = p.rowTerm[stat];
+          tileWords[threadIdx.x] = documentWord(mask, p, b, first + threadIdx.x);
         }
-      accumulateProduct<D, kQueryTile>(s, outputGrads, valueGrad);
-      accumulateProduct<D, kQueryTile>(dp, queries, keyGrad);
-    }
+        if (p.dropoutRate > 0.0f)
+          fillKeepTile<kBlockRows>(p, b, h, first, firstKey, keep);
+        __syncthreads();
+        if (p.dropoutRate > 0.0f)
+          storeKeepWords<kBlockRows>(p, b, h, first, firstKey, keep);
+
+        // s and dP transposed: the warp's keys (rows) against the tile's queries (columns).
+        float s[kQueryTile / 8][4] = {}, dp[kQueryTile / 8][4] = {};
+        productWithRows<D, kQueryTile>(key, queries, s);
+        productWithRows<D, kQueryTile>(value, outputGrads, dp);
+        const int count = p.seq - first < kQueryTile ? int(p.seq - first) : kQueryTile;
+#pragma unroll
+        for (int n = 0; n < kQueryTile / 8; ++n)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int r = e / 2, ii = laneColumn(n, e);
+            float weighted = 0.0f, scoreGrad = 0.0f;
+            if (ii < count && lane.row[r] < p.seq) {
+              const int64_t i = first + ii;
+              const float score =
+                  maskedScore(s[n][e], p.scale,
+                              visibleBias(p, bias[r], words[r], tileWords[ii], i, lane.row[r]));
+              const float prob = probabilityFromLse(score, tileLse[ii], p.reach(i));
+              const int blockKey = int(lane.row[r] - firstKey);
+              const float factor =
+                  p.dropoutRate > 0.0f ? (keep[ii][blockKey] ? p.keptScale : 0.0f) : 1.0f;
+              weighted = prob * factor;
+              scoreGrad = prob * (dp[n][e] * factor - tileRowTerm[ii]) * p.scale;
+            }
+            s[n][e] = weighted;
+            dp[n][e] = scoreGrad;
+          }
+        accumulateProduct<D, kQueryTile>(s, outputGrads, valueGrad);
+        accumulateProduct<D, kQueryTile>(dp, queries, keyGrad);
+      }
 #pragma unroll
     for (int r = 0; r < 2; ++r)
       if (lane.row[r] < p.seq) {
-        storeRow<D>(keyGrad, r, 1.0f, dk, p, b, h, lane.row[r]);
-        storeRow<D>(valueGrad, r, 1.0f, dv, p, b, h, lane.row[r]);
+        storeRow<D>(keyGrad, r, 1.0f, p.keyRows(dk, b, kvHead), p, lane.row[r]);
+        storeRow<D>(valueGrad, r, 1.0f, p.keyRows(dv, b, kvHead), p, lane.row[r]);
       }
   } else {
     stopWithoutTensorCores();
@@ -124,25 +137,28 @@ __global__ void __launch_bounds__(kThreads)
     const LaneRows lane(firstQuery);
     // A row that does not exist gets probabilities from lse 0 (its results are not stored).
     float rowLse[2], rowTerm[2];
+    int32_t words[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const bool exists = lane.row[r] < p.seq;
       const int64_t stat = exists ? p.statIndex(b, h, lane.row[r]) : 0;
       rowLse[r] = exists ? p.lse[stat] : 0.0f;
       rowTerm[r] = exists ? p.rowTerm[stat] : 0.0f;
+      words[r] = documentWord(mask, p, b, lane.row[r]);
     }
 
     uint32_t query[D / 16][4], outputGrad[D / 16][4];
-    loadRows<D>(q, p, b, h, firstQuery, kBlockRows, tile.keys);
-    loadRows<D>(dctx, p, b, h, firstQuery, kBlockRows, tile.values);
+    loadRows<D>(p.queryRows(q, b, h), p, firstQuery, kBlockRows, tile.keys);
+    loadRows<D>(p.queryRows(dctx, b, h), p, firstQuery, kBlockRows, tile.values);
     __syncthreads();
     loadOperandRows<D>(tile.keys, warpRow0, query);
     loadOperandRows<D>(tile.values, warpRow0, outputGrad);
 
     float queryGrad[D / 8][4] = {};
-    for (int64_t first = 0; first < p.seq; first += kKeyTile) {
+    const int64_t keyEnd = p.keyEnd(firstQuery + kBlockRows);
+    for (int64_t first = 0; first < keyEnd; first += kKeyTile) {
       __syncthreads(); // the previous tile (or the block's rows) is consumed
-      tile.load(k, v, mask, p, b, h, first);
+      tile.load(k, v, mask, p, b, h / p.group(), first);
       __syncthreads();
 
       float s[kKeyTile / 8][4] = {}, dp[kKeyTile / 8][4] = {};
@@ -162,8 +178,10 @@ __global__ void __launch_bounds__(kThreads)
           const int r = e / 2, jj = laneColumn(n, e);
           float scoreGrad = 0.0f;
           if (jj < count) {
-            const float prob =
-                probabilityFromLse(maskedScore(s[n][e], p.scale, tile.bias[jj]), rowLse[r], p.seq);
+            const float bias =
+                visibleBias(p, tile.bias[jj], tile.words[jj], words[r], lane.row[r], first + jj);
+            const float prob = probabilityFromLse(maskedScore(s[n][e], p.scale, bias), rowLse[r],
+                                                  p.reach(lane.row[r]));
             const float factor = dropoutFactor(p, kept[r][jj / 32], jj % 32);
             scoreGrad = prob * (dp[n][e] * factor - rowTerm[r]) * p.scale;
           }
@@ -174,7 +192,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int r = 0; r < 2; ++r)
       if (lane.row[r] < p.seq)
-        storeRow<D>(queryGrad, r, 1.0f, dq, p, b, h, lane.row[r]);
+        storeRow<D>(queryGrad, r, 1.0f, p.queryRows(dq, b, h), p, lane.row[r]);
   } else {
     stopWithoutTensorCores();
   }
@@ -184,14 +202,11 @@ __global__ void __launch_bounds__(kThreads)
 template <typename T>
 void mmaBackward(const T *dctx, const T *q, const T *k, const T *v, const int32_t *mask, T *dq,
                  T *dk, T *dv, const Params &p, cudaStream_t stream) {
-  dispatchHeadDim(p.headDim, [&](auto headDim) {
-    constexpr int D = decltype(headDim)::value;
-    if constexpr (D <= kMaxTensorCoreAttentionHeadDim) {
-      BERTC_LAUNCH((keyValueGradKernel<T, D>), blockGrid(p), kThreads, 0, stream, dctx, q, k, v,
-                   mask, dk, dv, p);
-      BERTC_LAUNCH((queryGradKernel<T, D>), blockGrid(p), kThreads, 0, stream, dctx, q, k, v, mask,
-                   dq, p);
-    }
+  dispatchMmaHeadDim(p.headDim, [&](auto headDim) {
+    BERTC_LAUNCH((keyValueGradKernel<T, decltype(headDim)::value>), blockGrid(p, p.kvHeads),
+                 kThreads, 0, stream, dctx, q, k, v, mask, dk, dv, p);
+    BERTC_LAUNCH((queryGradKernel<T, decltype(headDim)::value>), blockGrid(p, p.heads), kThreads, 0,
+                 stream, dctx, q, k, v, mask, dq, p);
   });
 }
 

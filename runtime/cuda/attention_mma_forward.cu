@@ -13,7 +13,10 @@
 // scores; the running maximum m and sum l of exp(s - m) (undropped); the probabilities
 // exp(s - m), zero where dropout drops them, rounded to 16 bits for P v. At the end ctx =
 // out * keptScale / l and lse = m + log l. Keys past seq score -inf, masked keys -FLT_MAX
-// (so a fully masked row averages all its keys, as on the CPU).
+// (so a fully masked row averages all its keys, as on the CPU). A query head reads the k and
+// v of its key/value head. With causal, the block stops at the key tile of its last query:
+// the tiles above the diagonal, about half of them, are never loaded or multiplied; in the
+// diagonal tile a query's later keys score -inf.
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
@@ -39,17 +42,20 @@ __global__ void __launch_bounds__(kThreads)
     const int warpRow0 = int(threadIdx.x / 32) * kWarpRows, t = int(threadIdx.x % 4);
     const int64_t firstQuery = int64_t(blockIdx.x) * kBlockRows;
     const LaneRows lane(firstQuery);
+    const int32_t words[2] = {documentWord(mask, p, b, lane.row[0]),
+                              documentWord(mask, p, b, lane.row[1])};
 
     uint32_t query[D / 16][4];
-    loadRows<D>(q, p, b, h, firstQuery, kBlockRows, tile.keys);
+    loadRows<D>(p.queryRows(q, b, h), p, firstQuery, kBlockRows, tile.keys);
     __syncthreads();
     loadOperandRows<D>(tile.keys, warpRow0, query);
 
     float out[D / 8][4] = {};
     float runningMax[2] = {-INFINITY, -INFINITY}, runningSum[2] = {0.0f, 0.0f};
-    for (int64_t first = 0; first < p.seq; first += kKeyTile) {
+    const int64_t keyEnd = p.keyEnd(firstQuery + kBlockRows);
+    for (int64_t first = 0; first < keyEnd; first += kKeyTile) {
       __syncthreads(); // the previous tile (or the queries) is consumed
-      tile.load(k, v, mask, p, b, h, first);
+      tile.load(k, v, mask, p, b, h / p.group(), first);
       __syncthreads();
 
       float s[kKeyTile / 8][4] = {};
@@ -59,10 +65,14 @@ __global__ void __launch_bounds__(kThreads)
       for (int n = 0; n < kKeyTile / 8; ++n)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          s[n][e] = maskedScore(s[n][e], p.scale, tile.bias[laneColumn(n, e)]);
-          tileMax[e / 2] = fmaxf(tileMax[e / 2], s[n][e]);
+          const int r = e / 2, key = laneColumn(n, e);
+          s[n][e] = maskedScore(
+              s[n][e], p.scale,
+              visibleBias(p, tile.bias[key], tile.words[key], words[r], lane.row[r], first + key));
+          tileMax[r] = fmaxf(tileMax[r], s[n][e]);
         }
-      // Key 0 is in the first tile, so every row's maximum is finite from it on.
+      // Key 0, which every query reaches, is in the first tile, so every row's maximum is
+      // finite from it on.
       float correction[2];
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
@@ -109,7 +119,7 @@ __global__ void __launch_bounds__(kThreads)
         continue;
       if (t == 0)
         lse[p.statIndex(b, h, lane.row[r])] = runningMax[r] + logf(sum);
-      storeRow<D>(out, r, p.keptScale / sum, ctx, p, b, h, lane.row[r]);
+      storeRow<D>(out, r, p.keptScale / sum, p.queryRows(ctx, b, h), p, lane.row[r]);
     }
   } else {
     stopWithoutTensorCores();
@@ -120,11 +130,9 @@ __global__ void __launch_bounds__(kThreads)
 template <typename T>
 void mmaForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx, float *lse,
                 const Params &p, cudaStream_t stream) {
-  dispatchHeadDim(p.headDim, [&](auto headDim) {
-    constexpr int D = decltype(headDim)::value;
-    if constexpr (D <= kMaxTensorCoreAttentionHeadDim)
-      BERTC_LAUNCH((forwardKernel<T, D>), blockGrid(p), kThreads, 0, stream, q, k, v, mask, ctx,
-                   lse, p);
+  dispatchMmaHeadDim(p.headDim, [&](auto headDim) {
+    BERTC_LAUNCH((forwardKernel<T, decltype(headDim)::value>), blockGrid(p, p.heads), kThreads, 0,
+                 stream, q, k, v, mask, ctx, lse, p);
   });
 }
 

@@ -102,7 +102,7 @@ struct LinearGemms::State {
     for (int64_t unit = first; unit < units; ++unit) {
       const int64_t product = unit / products.groups, group = unit % products.groups;
       const auto at = [group](const GroupedMatrices &operand) {
-        return const_cast<char *>(operand.base) + group * operand.groupStride;
+        return const_cast<char *>(operand.groupBase(group));
       };
       run(shape, at(products.a[product]), at(products.b[product]), at(products.d[product]),
           nullptr);

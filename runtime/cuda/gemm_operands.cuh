@@ -71,13 +71,18 @@ template <typename T> bool sameLayout(const BatchedOutput<T> &x, const BatchedOu
   return x.ld == y.ld && x.batchStride == y.batchStride;
 }
 
+/// Groups that share an operand's matrices: an input's groupRepeat, 1 for an output.
+template <typename T> int64_t groupRepeat(const BatchedOperand<T> &x) { return x.groupRepeat; }
+template <typename T> int64_t groupRepeat(const BatchedOutput<T> &) { return 1; }
+
 /// An operand as the pointer-array fill lists it (strides in bytes), lowering `alignment`
 /// to what its matrices have.
 template <typename Operand> GroupedMatrices grouped(const Operand &x, uint32_t &alignment) {
   const int64_t bytes = sizeof(*x.data);
   alignment =
       std::min(alignment, alignmentOf(x.data, x.batchStride * bytes, x.groupStride * bytes));
-  return {reinterpret_cast<const char *>(x.data), x.batchStride * bytes, x.groupStride * bytes};
+  return {reinterpret_cast<const char *>(x.data), x.batchStride * bytes, x.groupStride * bytes,
+          groupRepeat(x)};
 }
 
 /// The GroupedCall of batchedGemms' arguments.

@@ -8,7 +8,7 @@ namespace bertc::cuda {
 namespace {
 
 __device__ const void *matrixAt(const GroupedMatrices &operand, int64_t group, int64_t i) {
-  return operand.base + group * operand.groupStride + i * operand.batchStride;
+  return operand.groupBase(group) + i * operand.batchStride;
 }
 
 __global__ void fillPointerArraysKernel(const void **arrays, PointerArrayFill fill) {

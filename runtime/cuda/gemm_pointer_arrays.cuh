@@ -3,6 +3,7 @@
 #pragma once
 
 #include "bertc/runtime/cuda_gemm.h"
+#include "bertc/runtime/host_device.h"
 
 #include <cuda_runtime_api.h>
 
@@ -11,10 +12,16 @@
 namespace bertc::cuda {
 
 /// One operand of a grouped batch as its pointer array lists it: matrix i of group g at
-/// base + g * groupStride + i * batchStride bytes.
+/// base + (g / groupRepeat) * groupStride + i * batchStride bytes.
 struct GroupedMatrices {
   const char *base;
   int64_t batchStride, groupStride;
+  int64_t groupRepeat = 1;
+
+  /// Where group g's matrices start.
+  BERTC_HOST_DEVICE const char *groupBase(int64_t g) const {
+    return base + g / groupRepeat * groupStride;
+  }
 };
 
 /// cuBLASLt's A, B and D of up to kMaxBatchedProducts products, each `groups` groups of

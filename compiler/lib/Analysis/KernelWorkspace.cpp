@@ -54,9 +54,9 @@ int64_t kernelWorkspaceBytes(Operation *op, DimBounds bounds) {
                                                     bounds.maxSeq);
       })
       .Case([&](AttentionGradOp grad) {
-        return cuda::attentionBackwardWorkspaceBytes(grad.getHeadChunk(), bounds.maxBatch,
-                                                     grad.getHeads(), bounds.maxSeq,
-                                                     grad.getDropout().convertToFloat() > 0);
+        return cuda::attentionBackwardWorkspaceBytes(
+            grad.getHeadChunk(), bounds.maxBatch, grad.getHeads(), bounds.maxSeq,
+            grad.getDropout().convertToFloat() > 0, grad.getGroupedHeadDim());
       })
       .Case([&](LayerNormOp ln) { return 2 * boundedRows(ln.getInput(), bounds) * 4; })
       .Case([&](AddLayerNormOp ln) { return 2 * boundedRows(ln.getSum(), bounds) * 4; })

@@ -188,6 +188,13 @@ std::string EmitContext::dropoutKey(uint32_t stream) {
   return "DropoutKey{ctx.seed, uint64_t(ctx.step), " + std::to_string(stream) + "u, ctx.firstRow}";
 }
 
+std::string EmitContext::attentionHeads(int64_t heads, int64_t kvHeads, bool causal) {
+  if ((kvHeads == 0 || kvHeads == heads) && !causal)
+    return std::to_string(heads);
+  return "AttentionHeads{" + std::to_string(heads) + ", " +
+         std::to_string(kvHeads ? kvHeads : heads) + ", " + (causal ? "true" : "false") + "}";
+}
+
 std::string EmitContext::floatLiteral(float value) { return shortestLiteral(value, true) + "f"; }
 
 std::string EmitContext::doubleLiteral(double value) { return shortestLiteral(value, false); }

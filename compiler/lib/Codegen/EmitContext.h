@@ -69,6 +69,11 @@ public:
   static std::string dropoutKey(uint32_t stream);
   /// The last dimension.
   static int64_t features(mlir::Value value);
+  /// The attention kernels' AttentionHeads argument (runtime/include/bertc/runtime/
+  /// attention_heads.h): the head count alone where every query head has its own key/value
+  /// head (kvHeads 0 or heads) and there is no causal mask, as BERT's calls have always read;
+  /// else "AttentionHeads{heads, kvHeads, causal}".
+  static std::string attentionHeads(int64_t heads, int64_t kvHeads, bool causal);
   /// The C++ literal of a float value ("0.5f").
   static std::string floatLiteral(float value);
   /// The C++ literal of a double value that reads back exactly ("0.999").

@@ -3,7 +3,8 @@
 // Marks each op whose kernels differ between the targets in what they compute with the
 // target's choice (see Passes.td): with tf32, the cuda target's fp32 GEMMs round their
 // operands to TF32; attention runs fused or as GEMMs over chunks of heads (whose GEMMs
-// take tf32 too); the LM head loss takes its tokens token_chunk at a time.
+// take tf32 too), a chunk whole groups of the query heads that share a key/value head; the
+// LM head loss takes its tokens token_chunk at a time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -80,9 +81,13 @@ struct LowerToTargetPass : bertc::impl::LowerToTargetBase<LowerToTargetPass> {
     }
     if (failed(markLmHeadLosses(getOperation(), lmHeadTokenChunk)))
       return signalPassFailure();
-    auto headChunk = [&](uint64_t heads) {
-      return IntegerAttr::get(IntegerType::get(&getContext(), 64),
-                              std::min<int64_t>(attentionHeadChunk, int64_t(heads)));
+    // The option's chunk, at most the heads and rounded down to whole groups (at least one).
+    auto headChunk = [&](int64_t heads, int64_t keyValueHeads) {
+      int64_t group = heads / keyValueHeads;
+      int64_t chunk = std::min<int64_t>(attentionHeadChunk, heads);
+      if (chunk > 0)
+        chunk = std::max(group, chunk / group * group);
+      return IntegerAttr::get(IntegerType::get(&getContext(), 64), chunk);
     };
     auto isF32 = [](Value operand) {
       return cast<RankedTensorType>(operand.getType()).getElementType().isF32();
@@ -103,9 +108,12 @@ struct LowerToTargetPass : bertc::impl::LowerToTargetBase<LowerToTargetPass> {
         grad.setTf32(tf32 && isF32(grad.getResultGrad()));
       else if (auto grad = dyn_cast<LinearGradWeightOp>(op))
         grad.setTf32(tf32 && isF32(grad.getInput()));
-      else if (isa<AttentionOp, AttentionGradOp>(op))
-        markAttention(op, headChunk(op->getAttrOfType<IntegerAttr>("heads").getInt()),
-                      isF32(op->getOperand(isa<AttentionOp>(op) ? 0 : 1)));
+      else if (auto attention = dyn_cast<AttentionOp>(op))
+        markAttention(op, headChunk(attention.getHeads(), attention.getKeyValueHeads()),
+                      isF32(attention.getQuery()));
+      else if (auto grad = dyn_cast<AttentionGradOp>(op))
+        markAttention(op, headChunk(grad.getHeads(), grad.getKeyValueHeads()),
+                      isF32(grad.getQuery()));
     });
   }
 };

@@ -100,13 +100,18 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     // 2. Kernel scratch and the per-batch inputs. The CUDA kernels' per-op workspace
     //    (KernelWorkspace.h) is one slot every op that needs one shares: ops run one
     //    after another and none keeps it past its own launches.
-    //    The CPU's fused attention works in a scratch of its own; the tensor-core kind
-    //    (head_chunk > 0) in its kernel workspace.
-    bool hasFusedAttention = false;
-    microStep->walk([&](AttentionOp op) { hasFusedAttention |= op.getHeadChunk() == 0; });
+    //    The CPU's fused attention works in a scratch of its own (larger for grouped-query
+    //    heads); the tensor-core kind (head_chunk > 0) in its kernel workspace.
+    int64_t scratchFloats = 0;
+    microStep->walk([&](AttentionOp op) {
+      if (op.getHeadChunk() == 0)
+        scratchFloats =
+            std::max(scratchFloats,
+                     bertc::cpu::attentionScratchFloats(bounds->maxSeq, op.getGroupedHeadDim()));
+    });
     RegionCursor scratch = moments.next();
-    if (hasFusedAttention)
-      scratch.take(bertc::cpu::attentionScratchFloats(bounds->maxSeq) * int64_t(sizeof(float)));
+    if (scratchFloats > 0)
+      scratch.take(scratchFloats * int64_t(sizeof(float)));
     int64_t kernelWorkspace = 0;
     microStep->walk([&](Operation *op) {
       kernelWorkspace = std::max(kernelWorkspace, bertc::kernelWorkspaceBytes(op, *bounds));

@@ -309,6 +309,10 @@ def Bert_AttentionOp : Bert_ForwardOp<"attention",
   let extraClassDeclaration = [{
     /// The key/value heads: kv_heads, or heads where it is 0.
     int64_t getKeyValueHeads() { return getKvHeads() ? getKvHeads() : getHeads(); }
+    /// The head dimension where key/value heads serve groups of query heads (the backward
+    /// kernels' fp32 group sums: attentionScratchFloats, attentionBackwardWorkspaceBytes),
+    /// else 0.
+    int64_t getGroupedHeadDim();
   }];
 }
 

@@ -135,8 +135,9 @@ struct TrainerPlan {
   ArenaRegion parameters;     ///< all parameter values, contiguous
   ArenaRegion gradients;      ///< all gradient slots, contiguous (zeroed per optimizer step)
   ArenaRegion optimizerState; ///< all AdamW moments, contiguous (zeroed at start)
-  /// Kernel scratch: attentionScratchFloats(seqLen) floats when some attention runs fused
-  /// (head_chunk 0), else empty.
+  /// Kernel scratch: attentionScratchFloats(seqLen, the head dimension of a grouped-query
+  /// one, else 0) floats, the most of any attention that runs fused (head_chunk 0), else
+  /// empty.
   ArenaRegion scratch;
   InputSlots inputs;
   TrainSettings train;

@@ -108,7 +108,10 @@ def LowerToTarget : Pass<"bertc-lower-to-target", "mlir::ModuleOp"> {
     `head_chunk` to min(n, heads): 0 keeps the fused kernels, which never form a
     [seq, seq] matrix; n > 0 runs the products as GEMMs (tensor cores for 16-bit storage
     on CUDA) n heads at a time, with [n, batch, seq, seq] score blocks in the kernel
-    workspace. Both targets run the same structure, so the plan is the same for both.
+    workspace. With grouped-query heads the chunk is rounded down to whole groups of
+    heads / kv_heads (at least one), so that a chunk's GEMMs read each key/value head
+    for all its query heads and its backward sums their dk and dv in one place. Both
+    targets run the same structure, so the plan is the same for both.
     With `tf32`, fp32 attention with n > 0 gets `tf32` too: its GEMMs round their
     operands to TF32 (the fused kernels have no GEMMs and are never marked).
 

@@ -5,6 +5,7 @@
 // probabilities from the scores and that lse, and takes its row term from the forward's
 // output. head_chunk n > 0: the CUDA trainer's tensor-core structure, n heads at a time
 // with their score blocks in the op's kernel workspace (cpu::chunkedAttentionForward).
+// heads, kv_heads and causal reach the kernels as one AttentionHeads argument.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,11 +21,13 @@ namespace bertc {
 
 namespace {
 
-/// The arguments both attention kernels end with: the shape and the dropout.
-std::string shapeAndDropout(Value query, int64_t heads, float dropout, uint32_t stream) {
-  return "B, S, " + std::to_string(EmitContext::features(query)) + ", " + std::to_string(heads) +
-         ", " + EmitContext::floatLiteral(dropout) + ", " + EmitContext::dropoutKey(stream) +
-         ");\n";
+/// The arguments both attention kernels end with: the shape (the heads, key/value heads and
+/// causal mask of `op`, either attention op) and the dropout.
+template <typename AttentionLikeOp> std::string shapeAndDropout(AttentionLikeOp op) {
+  return "B, S, " + std::to_string(EmitContext::features(op.getQuery())) + ", " +
+         EmitContext::attentionHeads(op.getHeads(), op.getKvHeads(), op.getCausal()) + ", " +
+         EmitContext::floatLiteral(op.getDropout().convertToFloat()) + ", " +
+         EmitContext::dropoutKey(op.getStream()) + ");\n";
 }
 
 /// Where the kernel works: the arena's scratch (fused) or the op's workspace (chunked).
@@ -52,8 +55,7 @@ std::optional<LogicalResult> emitAttentionOp(Operation *op, EmitContext &ctx) {
            << ctx.name(attention.getValue()) << ", " << ctx.name(attention.getMask()) << ", "
            << ctx.name(attention.getResult()) << ", " << ctx.name(attention.getLse()) << ", "
            << *work << ", " << (headChunk > 0 ? std::to_string(headChunk) + ", " : "")
-           << shapeAndDropout(attention.getQuery(), attention.getHeads(),
-                              attention.getDropout().convertToFloat(), attention.getStream());
+           << shapeAndDropout(attention);
         return success();
       })
       .Case([&](AttentionGradOp grad) -> LogicalResult {
@@ -74,8 +76,7 @@ std::optional<LogicalResult> emitAttentionOp(Operation *op, EmitContext &ctx) {
           os << *work << ", " << grads << ", " << headChunk << ", ";
         else
           os << grads << ", " << *work << ", ";
-        os << shapeAndDropout(grad.getQuery(), grad.getHeads(), grad.getDropout().convertToFloat(),
-                              grad.getStream());
+        os << shapeAndDropout(grad);
         return success();
       })
       .Default([](Operation *) { return std::nullopt; });

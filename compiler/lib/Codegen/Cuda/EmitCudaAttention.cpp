@@ -6,7 +6,7 @@
 // kernels share), and never runs the forward again. head_chunk 0 is the fused kernels
 // (cuda_kernels.h), n > 0 the tensor-core GEMMs over n heads at a time, whose score blocks
 // are in the same workspace (cuda_chunked_attention.h), in TF32 for an fp32 op marked
-// `tf32`.
+// `tf32`. heads, kv_heads and causal reach the kernels as one AttentionHeads argument.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,17 +22,20 @@ namespace bertc {
 
 namespace {
 
-/// The arguments both attention launchers end with: the chunked ones' head chunk first,
-/// and the stream for the fused ones (the chunked ones queue on the GEMMs' stream, with
-/// TF32 math for an op marked `tf32`).
-std::string shapeAndDropout(Value query, int64_t heads, float dropout, uint32_t stream,
-                            int64_t headChunk, bool tf32) {
+/// The arguments both attention launchers end with: the chunked ones' head chunk first, the
+/// shape (the heads, key/value heads and causal mask of `op`, either attention op), the
+/// dropout, and the stream for the fused ones (the chunked ones queue on the GEMMs' stream,
+/// with TF32 math for an op marked `tf32`).
+template <typename AttentionLikeOp> std::string shapeAndDropout(AttentionLikeOp op) {
+  int64_t headChunk = op.getHeadChunk();
   std::string end = headChunk == 0 ? ", dev.stream);\n"
-                    : tf32         ? ", cuda::GemmMath::Tf32);\n"
+                    : op.getTf32() ? ", cuda::GemmMath::Tf32);\n"
                                    : ");\n";
   return (headChunk > 0 ? std::to_string(headChunk) + ", " : "") + "B, S, " +
-         std::to_string(EmitContext::features(query)) + ", " + std::to_string(heads) + ", " +
-         EmitContext::floatLiteral(dropout) + ", " + EmitContext::dropoutKey(stream) + end;
+         std::to_string(EmitContext::features(op.getQuery())) + ", " +
+         EmitContext::attentionHeads(op.getHeads(), op.getKvHeads(), op.getCausal()) + ", " +
+         EmitContext::floatLiteral(op.getDropout().convertToFloat()) + ", " +
+         EmitContext::dropoutKey(op.getStream()) + end;
 }
 
 /// The launcher's name and, for the chunked kernels, the GEMMs they run on.
@@ -58,9 +61,7 @@ std::optional<LogicalResult> emitCudaAttentionOp(Operation *op, EmitContext &ctx
             return failure();
           os << *scores << ", ";
         }
-        os << shapeAndDropout(attention.getQuery(), attention.getHeads(),
-                              attention.getDropout().convertToFloat(), attention.getStream(),
-                              headChunk, attention.getTf32());
+        os << shapeAndDropout(attention);
         return success();
       })
       .Case([&](AttentionGradOp grad) -> LogicalResult {
@@ -74,8 +75,7 @@ std::optional<LogicalResult> emitCudaAttentionOp(Operation *op, EmitContext &ctx
            << ctx.name(grad.getMask()) << ", " << ctx.name(grad.getOutput()) << ", "
            << ctx.name(grad.getLse()) << ", " << *workspace << ", " << ctx.name(grad.getQueryGrad())
            << ", " << ctx.name(grad.getKeyGrad()) << ", " << ctx.name(grad.getValueGrad()) << ", "
-           << shapeAndDropout(grad.getQuery(), grad.getHeads(), grad.getDropout().convertToFloat(),
-                              grad.getStream(), headChunk, grad.getTf32());
+           << shapeAndDropout(grad);
         return success();
       })
       .Default([](Operation *) { return std::nullopt; });

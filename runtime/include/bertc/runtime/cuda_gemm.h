@@ -26,14 +26,17 @@ namespace bertc::cuda {
 /// accumulating in fp32 either way.
 enum class GemmMath { Fp32, Tf32 };
 
-/// An input of LinearGemms::batchedGemm: matrix i of group g at data + g * groupStride +
-/// i * batchStride, row-major with rows ld elements apart, multiplied transposed when
-/// `transposed`.
+/// An input of LinearGemms::batchedGemm: matrix i of group g at data + (g / groupRepeat) *
+/// groupStride + i * batchStride, row-major with rows ld elements apart, multiplied
+/// transposed when `transposed`. groupRepeat consecutive groups read the same matrices
+/// (grouped-query attention's key/value heads, read in place by each query head of their
+/// group).
 template <typename T> struct BatchedOperand {
   const T *data;
   int64_t ld, batchStride;
   bool transposed;
   int64_t groupStride = 0;
+  int64_t groupRepeat = 1;
 };
 
 /// The output of LinearGemms::batchedGemm: matrix i of group g at data + g * groupStride +

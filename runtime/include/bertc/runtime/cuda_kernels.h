@@ -13,6 +13,7 @@
 
 #include "bertc/abi/kernel_workspace.h"
 #include "bertc/abi/rope.h"
+#include "bertc/runtime/attention_heads.h"
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/cpu_kernels.h"
 #include "bertc/runtime/half_types.h"
@@ -219,23 +220,26 @@ void layerNormBackwardAccumulate(const T *dy, const T *x, const T *gamma, float 
 /// (fp16) or sm_80 or newer (bf16): the architecture of the image the device runs.
 template <typename T> bool attentionOnTensorCores(int64_t headDim);
 
-/// The CPU twin's attention (same mask bias, same dropout keys) as a fused kernel that never
-/// forms the [seq, seq] matrix: scores, online softmax, dropout and the product with v run
-/// tile by tile. Writes ctx and each query row's log-sum-exp in lse [batch, heads, seq].
+/// The CPU twin's attention (same heads, key/value groups and causal mask, same mask bias,
+/// same dropout keys: cpu_kernels.h) as a fused kernel that never forms the [seq, seq]
+/// matrix: scores, online softmax, dropout and the product with v run tile by tile, and a
+/// causal block skips the key tiles after its last query. Writes ctx and each query row's
+/// log-sum-exp in lse [batch, heads, seq].
 template <typename T>
 void attentionForward(const T *q, const T *k, const T *v, const int32_t *mask, T *ctx, float *lse,
-                      int64_t batch, int64_t seq, int64_t hidden, int64_t heads, float dropoutRate,
-                      const DropoutKey &key, cudaStream_t stream);
-/// Writes dq, dk, dv (overwritten) from dctx, the forward's inputs, its output ctx and its
-/// lse; the probabilities are recomputed tile by tile. `workspace` holds
+                      int64_t batch, int64_t seq, int64_t hidden, AttentionHeads heads,
+                      float dropoutRate, const DropoutKey &key, cudaStream_t stream);
+/// Writes dq, dk, dv (overwritten; dk and dv key-shaped, each key/value head's the sum over
+/// its group) from dctx, the forward's inputs, its output ctx and its lse; the probabilities
+/// are recomputed tile by tile. `workspace` holds
 /// attentionBackwardWorkspaceBytes(0, batch, heads, seq, dropoutRate > 0) bytes
 /// (abi/kernel_workspace.h): each row's dctx·ctx, then the dropout mask the first of the two
 /// gradient kernels draws and the second reads.
 template <typename T>
 void attentionBackward(const T *dctx, const T *q, const T *k, const T *v, const int32_t *mask,
                        const T *ctx, const float *lse, float *workspace, T *dq, T *dk, T *dv,
-                       int64_t batch, int64_t seq, int64_t hidden, int64_t heads, float dropoutRate,
-                       const DropoutKey &key, cudaStream_t stream);
+                       int64_t batch, int64_t seq, int64_t hidden, AttentionHeads heads,
+                       float dropoutRate, const DropoutKey &key, cudaStream_t stream);
 
 // ---- Softmax cross-entropy (cross_entropy.cu) ----
 
