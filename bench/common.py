@@ -38,8 +38,9 @@ def read_plan(out_dir):
 
 def job_copy(tmp, model, name, seq, batch, edit=lambda text: text):
     """TMP/NAME.toml: bench/models/MODEL.toml at seq_len `seq`, batch `batch`, precision
-    auto, then through `edit` (a function of the TOML text)."""
+    auto, its `from` folder made absolute, then through `edit` (a function of the TOML text)."""
     text = (MODELS_DIR / f"{model}.toml").read_text()
+    text = re.sub(r'from = "([^/"][^"]*)"', lambda m: f'from = "{MODELS_DIR / m.group(1)}"', text)
     text = re.sub(r"seq_len = \d+", f"seq_len = {seq}", text)
     text = re.sub(r"batch = \d+", f"batch = {batch}", text)
     text = re.sub(r'precision = "\w+"', 'precision = "auto"', text)

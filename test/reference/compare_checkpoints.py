@@ -1,7 +1,8 @@
 """Compares two safetensors checkpoints tensor by tensor: exits 1 when they hold different
 names or shapes, or when some value differs from its reference by more than --atol plus
 --rtol times the reference's magnitude; else prints the tensor that differs most and by how
-much. --only compares the tensors whose names start with a prefix."""
+much. --only compares the tensors whose names start with a prefix, --except leaves out those
+whose names contain a part."""
 import argparse
 import sys
 
@@ -34,6 +35,8 @@ def main():
     parser.add_argument("--rtol", type=float, default=0.0)
     parser.add_argument("--only", default="", metavar="PREFIX",
                         help="compare only the tensors whose names start with PREFIX")
+    parser.add_argument("--except", dest="excluded", default="", metavar="PART",
+                        help="leave out the tensors whose names contain PART")
     args = parser.parse_args()
     ours, reference = read_safetensors(args.ours), read_safetensors(args.reference)
     if args.only:
@@ -41,6 +44,9 @@ def main():
         reference = {name: t for name, t in reference.items() if name.startswith(args.only)}
         if not ours:
             sys.exit(f"no tensor starts with {args.only}")
+    if args.excluded:
+        ours = {name: t for name, t in ours.items() if args.excluded not in name}
+        reference = {name: t for name, t in reference.items() if args.excluded not in name}
     excess, difference, name = largest_difference(ours, reference, args.atol, args.rtol)
     print(f"largest difference {difference:.3g} in {name}")
     if not excess <= 1:
