@@ -3,7 +3,8 @@
 # under a memory budget and trains the resulting trainer, printing the loss as it goes.
 # The trainer is the CUDA target's where a GPU is present (nvidia-smi lists one), else the
 # CPU target's.
-#   scripts/run-example.sh [MODEL.toml] [VRAM]     (defaults: examples/tiny/model.toml 1GB)
+#   scripts/run-example.sh [MODEL.toml] [VRAM]     (defaults: examples/tiny/model.toml 1GB;
+#   examples/tiny-llama/model.toml generates its folder and data too)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 model=${1:-examples/tiny/model.toml}
@@ -11,6 +12,10 @@ vram=${2:-1GB}
 bash scripts/build.sh
 if [[ $model == examples/tiny/model.toml && ! -f examples/tiny/train.jsonl ]]; then
   python3 examples/tiny/make_data.py --rows 2048 --seed 1 --out examples/tiny/train.jsonl
+fi
+# The tiny Llama's folder (config.json) and data.
+if [[ $model == examples/tiny-llama/model.toml && ! -f examples/tiny-llama/train.jsonl ]]; then
+  python3 examples/tiny-llama/make_data.py
 fi
 out=out/$(basename "$(dirname "$model")")
 target=cpu
