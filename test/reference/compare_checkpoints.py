@@ -4,6 +4,7 @@ names or shapes, or when some value differs from its reference by more than --at
 much. --only compares the tensors whose names start with a prefix, --except leaves out those
 whose names contain a part."""
 import argparse
+import math
 import sys
 
 from safetensors_io import read_safetensors
@@ -21,7 +22,8 @@ def largest_difference(ours, reference, atol, rtol):
             sys.exit(f"{name}: shape {tensor.shape}, reference {expected.shape}")
         for a, b in zip(tensor.data, expected.data):
             difference = abs(a - b)
-            excess = difference / (atol + rtol * abs(b))
+            allowed = atol + rtol * abs(b)
+            excess = difference / allowed if allowed > 0 else (0.0 if difference == 0 else math.inf)
             if not excess <= worst[0]:
                 worst = (excess, difference, name)
     return worst
