@@ -11,8 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all_targets=(toml_job hf_config safetensors torch_checkpoint jsonl_rows text_table squad token_classification
-             vocab_tokenizer tokenizer_json trainer_state)
+all_targets=(toml_job hf_config safetensors safetensors_index torch_checkpoint jsonl_rows text_table squad
+             token_classification vocab_tokenizer tokenizer_json trainer_state)
 hours="" seconds="" runs=""
 targets=()
 while (($#)); do

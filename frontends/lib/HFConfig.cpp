@@ -2,9 +2,9 @@
 //
 // `[model] from = "DIR"` starts the model from a Hugging Face checkpoint folder. Its
 // config.json's model_type names the family, which reads the dimensions and dropout rates
-// (FamilyConfig::readConfig); the labels are read here; model.safetensors
-// (else pytorch_model.bin) and vocab.txt, when present, become the initial weights and the
-// tokenizer vocabulary.
+// (FamilyConfig::readConfig); the labels are read here; model.safetensors (else a sharded
+// model's model.safetensors.index.json, else pytorch_model.bin) and vocab.txt, when
+// present, become the initial weights and the tokenizer vocabulary.
 // Every problem is reported at the `from` key, naming the file.
 //
 //===----------------------------------------------------------------------===//
@@ -129,6 +129,8 @@ mlir::LogicalResult bertc::readHuggingFaceFolder(StringRef folder, mlir::FileLin
   head.labelNames = labelNames(*config);
 
   model.initCheckpoint = existingFile(folder, "model.safetensors");
+  if (model.initCheckpoint.empty())
+    model.initCheckpoint = existingFile(folder, "model.safetensors.index.json");
   if (model.initCheckpoint.empty())
     model.initCheckpoint = existingFile(folder, "pytorch_model.bin");
   model.vocabFile = existingFile(folder, family->tokenizerFile);

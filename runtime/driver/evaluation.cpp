@@ -200,7 +200,7 @@ void TrainingEvaluator::saveBest(int64_t step, const EvalOutcome &outcome, const
   for (const auto &[metric, value] : outcome.scores.values)
     results["eval_" + metric] = value;
   replaceFolderAtomically(settings_.saveBest, [&](const std::string &partial) {
-    writeModelFolder(partial, plan, arena, settings_.tokenizer);
+    writeModelFolder(partial, plan, arena, settings_.tokenizer, settings_.maxShardBytes);
     writeTextFileAtomically((fs::path(partial) / "eval_results.json").string(),
                             results.dump(2) + "\n");
     for (const auto &[name, text] : outcome.scores.files)

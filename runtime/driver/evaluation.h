@@ -8,6 +8,7 @@
 #include "bertc/runtime/metrics_log.h"
 #include "bertc/runtime/plan_check.h"
 #include "bertc/runtime/progress.h"
+#include "bertc/runtime/safetensors_shards.h"
 #include "bertc/runtime/step_runner.h"
 #include "bertc/runtime/task_metrics.h"
 
@@ -34,7 +35,8 @@ struct EvalSettings {
   int64_t every = 0;        ///< every N optimizer steps; 0: at the end of each epoch
   std::string saveBest;     ///< folder of the best model so far; "" to keep none
   TokenizerFiles tokenizer; ///< saved with the best model
-  bool resumed = false;     ///< a resumed run: the best model in saveBest is the one to beat
+  uint64_t maxShardBytes = kDefaultMaxShardBytes; ///< its largest weights file
+  bool resumed = false; ///< a resumed run: the best model in saveBest is the one to beat
 };
 
 /// Evaluates during a run and keeps its best model.

@@ -1,9 +1,11 @@
 // A trainer's parameters before its first step (parameter_init.h): drawn from the seed as
-// Hugging Face's _init_weights draws them, or read from a pretrained safetensors file.
+// Hugging Face's _init_weights draws them, or read from a pretrained checkpoint (a
+// safetensors file, its shards, or a PyTorch file), every parameter through readParameter.
 #include "parameter_init.h"
 
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/safetensors.h"
+#include "bertc/runtime/safetensors_shards.h"
 #include "bertc/runtime/torch_checkpoint.h"
 
 #include <algorithm>
@@ -57,18 +59,19 @@ bool isBaseModelParameter(const std::string &name) {
 }
 
 /// The checkpoint file `initPath` names: itself, or a folder's model.safetensors, else its
-/// pytorch_model.bin. A folder with only another framework's weights is refused with how to
-/// save them.
+/// model.safetensors.index.json (a sharded one), else its pytorch_model.bin. A folder with
+/// only another framework's weights, or sharded PyTorch files, is refused with how to save
+/// them.
 std::string checkpointFile(const std::string &initPath) {
   namespace fs = std::filesystem;
   if (!fs::is_directory(initPath))
     return initPath;
-  fs::path folder(initPath), file = folder / "model.safetensors";
-  if (fs::exists(file))
-    return file.string();
+  fs::path folder(initPath), file = folder / kModelSafetensorsName;
+  if (std::string safetensors = modelSafetensorsIn(initPath); !safetensors.empty())
+    return safetensors;
   if (fs::exists(folder / "pytorch_model.bin"))
     return (folder / "pytorch_model.bin").string();
-  for (const char *other : {"tf_model.h5", "flax_model.msgpack"})
+  for (const char *other : {"pytorch_model.bin.index.json", "tf_model.h5", "flax_model.msgpack"})
     if (fs::exists(folder / other))
       throw SafetensorsError(file.string() + ": not there; the folder holds " + other +
                              " only: save the model from transformers with "
@@ -76,7 +79,15 @@ std::string checkpointFile(const std::string &initPath) {
   return file.string();
 }
 
-/// loadParameters from an open checkpoint (SafetensorsReader or TorchCheckpointReader).
+/// Reads parameter `param` from tensor `name` of `reader` into its fp32 values: what every
+/// load here reads.
+template <class Reader>
+void readParameter(Reader &reader, const std::string &name, const ParamSlot &param,
+                   std::byte *arena) {
+  reader.readF32(name, shapeOf(param), valuesOf(arena, param));
+}
+
+/// loadParameters from an open checkpoint (ShardedSafetensorsReader or TorchCheckpointReader).
 template <class Reader>
 void loadFrom(Reader &reader, const std::string &path, const TrainerPlan &plan, std::byte *arena,
               uint64_t seed, const std::function<void(const std::string &)> &inform) {
@@ -93,7 +104,7 @@ void loadFrom(Reader &reader, const std::string &path, const TrainerPlan &plan, 
       continue;
     }
     std::string fileName = found == names.end() ? param.name : *found;
-    reader.readF32(fileName, shapeOf(param), valuesOf(arena, param));
+    readParameter(reader, fileName, param, arena);
     used.insert(fileName);
   }
   inform("init: " + std::to_string(used.size()) + " tensors loaded from " + path + ", " +
@@ -126,8 +137,9 @@ void initializeParameter(const TrainerPlan &plan, std::byte *arena, size_t p, ui
     std::fill_n(values + param.zeroRow * param.shape[1], param.shape[1], 0.0f);
 }
 
-/// Loads the parameters from a safetensors file, a PyTorch one (torch.save's, as
-/// pytorch_model.bin) or a folder holding either. Every base model parameter
+/// Loads the parameters from a safetensors file, a sharded one's index (each tensor read from
+/// the shard it names), a PyTorch one (torch.save's, as pytorch_model.bin) or a folder
+/// holding one of them. Every base model parameter
 /// (isBaseModelParameter) must be there; a task-head or pooler parameter the file lacks (a
 /// pretraining checkpoint has no classifier, a token-classification one no pooler) is initialised
 /// from the seed, as Hugging Face's from_pretrained does, and listed. Tensors the model does not
@@ -140,7 +152,7 @@ void loadParameters(const TrainerPlan &plan, std::byte *arena, const std::string
     TorchCheckpointReader reader(path);
     loadFrom(reader, path, plan, arena, seed, inform);
   } else {
-    SafetensorsReader reader(path);
+    ShardedSafetensorsReader reader(path);
     loadFrom(reader, path, plan, arena, seed, inform);
   }
 }

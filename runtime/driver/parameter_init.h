@@ -15,9 +15,10 @@ namespace bertc {
 /// ones, each value a function of the seed and its position alone.
 void initializeParameter(const TrainerPlan &plan, std::byte *arena, size_t p, uint64_t seed);
 
-/// Loads the parameters from a safetensors file (or DIR/model.safetensors): every encoder
-/// parameter must be there; a task head or pooler the file lacks is initialised from the
-/// seed and listed through `inform`, as from_pretrained does.
+/// Loads the parameters from a safetensors file (or DIR/model.safetensors, else the shards
+/// of DIR/model.safetensors.index.json) or a PyTorch one: every encoder parameter must be
+/// there; a task head or pooler the file lacks is initialised from the seed and listed
+/// through `inform`, as from_pretrained does.
 void loadParameters(const TrainerPlan &plan, std::byte *arena, const std::string &initPath,
                     uint64_t seed, const std::function<void(const std::string &)> &inform);
 

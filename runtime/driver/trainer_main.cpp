@@ -153,8 +153,8 @@ BatcherState train(StepRunner &runner, const Dataset &data, const TrainerOptions
       state.data = batcher.state();
       state.lossScaler = scaler.state();
       runner.pullState();
-      progress.note("saved " +
-                    saveCheckpoint(options.save, plan, runner.hostArena(), state, tokenizer));
+      progress.note("saved " + saveCheckpoint(options.save, plan, runner.hostArena(), state,
+                                              tokenizer, options.maxShardBytes));
     }
   }
   return batcher.state();
@@ -285,9 +285,10 @@ DataSettings dataSettings(const JobDataSettings &settings, const std::string &vo
   return data;
 }
 
-/// Writes the final --save: one safetensors file, or a Hugging Face model folder.
-void saveFinal(const std::string &save, const TokenizerFiles &tokenizer, StepRunner &runner,
-               ProgressDisplay &progress) {
+/// Writes the final --save: one safetensors file, or a Hugging Face model folder (sharded
+/// above `maxShardBytes`).
+void saveFinal(const std::string &save, const TokenizerFiles &tokenizer, uint64_t maxShardBytes,
+               StepRunner &runner, ProgressDisplay &progress) {
   runner.pullState();
   const std::byte *arena = runner.hostArena();
   if (savesToFile(save)) {
@@ -296,7 +297,8 @@ void saveFinal(const std::string &save, const TokenizerFiles &tokenizer, StepRun
     return;
   }
   std::string files;
-  for (const std::string &file : writeModelFolder(save, runner.plan(), arena, tokenizer))
+  for (const std::string &file :
+       writeModelFolder(save, runner.plan(), arena, tokenizer, maxShardBytes))
     files += (files.empty() ? "" : ", ") + file;
   progress.note("saved " + save + " (" + files + ")");
 }
@@ -332,8 +334,8 @@ int run(const Trainer &trainer, int argc, char **argv) {
     TaskData eval = loadTaskData(settings.task, options.eval, limits, loading);
     inform("eval " + eval.summary);
     evaluator = std::make_unique<TrainingEvaluator>(
-        std::move(eval),
-        EvalSettings{options.evalEvery, options.saveBest, tokenizer, !options.resume.empty()});
+        std::move(eval), EvalSettings{options.evalEvery, options.saveBest, tokenizer,
+                                      options.maxShardBytes, !options.resume.empty()});
   }
   std::string resumeDir = options.resume.empty() ? "" : findCheckpoint(options.resume);
   std::unique_ptr<StepRunner> runner = makeStepRunner(trainer);
@@ -356,7 +358,7 @@ int run(const Trainer &trainer, int argc, char **argv) {
   if (opTimes)
     progress.note(formatOpTimes(*opTimes));
   if (!options.save.empty())
-    saveFinal(options.save, tokenizer, *runner, progress);
+    saveFinal(options.save, tokenizer, options.maxShardBytes, *runner, progress);
   if (std::string report = runner->memoryReport(); !report.empty())
     progress.note(report);
   progress.finish(end.tokens.padFraction());

@@ -2,6 +2,7 @@
 // here so that main() only ever sees a consistent set of options.
 #include "trainer_options.h"
 
+#include "bertc/abi/byte_size.h"
 #include "bertc/abi/trainer.h"
 #include "bertc/runtime/save_files.h"
 
@@ -33,14 +34,15 @@ void printTrainerUsage(const TrainerPlan &plan, std::FILE *out) {
       "               [--steps N | --epochs N] [--save FILE|DIR] [--save-every N]\n"
       "               [--resume DIR] [--seed N] [--group-by-length] [--quiet]\n"
       "               [--eval FILE] [--eval-every N] [--save-best DIR]\n"
-      "               [--plan-check] [--help]\n"
+      "               [--max-shard-size SIZE] [--plan-check] [--help]\n"
       "  --data FILE       training data: JSONL (pre-tokenized input_ids, or text), CSV or\n"
       "                    TSV with named columns (default: %s)\n"
       "  --vocab FILE      the tokenizer of text data: a WordPiece vocab.txt, or a causal\n"
       "                    LM's tokenizer.json (default: %s)\n"
       "  --init PATH       start from a safetensors or PyTorch (torch.save) file, or a\n"
       "                    Hugging Face checkpoint directory holding model.safetensors\n"
-      "                    or pytorch_model.bin (default: %s)\n"
+      "                    (or model.safetensors.index.json and its shards) or\n"
+      "                    pytorch_model.bin (default: %s)\n"
       "  --steps N         optimizer steps; overrides --epochs (0: load and save only)%s\n"
       "  --epochs N        passes over the data%s\n"
       "  --log FILE        write one JSON line of metrics per optimizer step (continued,\n"
@@ -63,6 +65,12 @@ void printTrainerUsage(const TrainerPlan &plan, std::FILE *out) {
       "  --save-best DIR   keep the model with the best main eval score (accuracy; mse for\n"
       "                    regression; f1 for spans) in DIR, with its eval_results.json\n"
       "                    (spans: and run_qa.py's predictions.json, nbest_predictions.json)\n"
+      "  --max-shard-size SIZE\n"
+      "                    split the weights of a saved model folder (--save DIR, its\n"
+      "                    checkpoints, --save-best) larger than SIZE into shards,\n"
+      "                    model-0000N-of-0000K.safetensors and model.safetensors.index.json,\n"
+      "                    as save_pretrained's max_shard_size: 5GB, 1.5GiB, 2MB, 4096\n"
+      "                    (default: 5GB)\n"
       "  --quiet           print only errors and a one-line summary\n"
       "  --plan-check      check the memory plan while training: poison each tensor's bytes\n"
       "                    when it dies and stop on any read of bytes it no longer owns\n"
@@ -87,6 +95,16 @@ uint64_t parseCount(const std::string &flag, const std::string &text,
       errno == ERANGE || value > max)
     throw UsageError(flag + " expects a non-negative integer, got '" + text + "'");
   return value;
+}
+
+/// Parses --max-shard-size's value: a byte size of at least 1 byte (bertc/abi/byte_size.h).
+uint64_t parseShardSize(const std::string &text) {
+  std::optional<int64_t> bytes = parseByteSize(text);
+  if (!bytes || *bytes < 1)
+    throw UsageError("--max-shard-size expects a size of at least 1 byte (5GB, 1.5GiB, 2MB, "
+                     "4096), got '" +
+                     text + "'");
+  return uint64_t(*bytes);
 }
 
 /// `path` absolute, with symbolic links resolved as far as it exists.
@@ -180,8 +198,9 @@ TrainerOptions parseTrainerFlags(const JobDataSettings &data, int argc, char **a
       flag.resize(equals);
     }
     static const std::set<std::string> known = {
-        "--data",       "--vocab",  "--init", "--steps", "--epochs",     "--log",      "--save",
-        "--save-every", "--resume", "--seed", "--eval",  "--eval-every", "--save-best"};
+        "--data", "--vocab",      "--init",       "--steps",         "--epochs",
+        "--log",  "--save",       "--save-every", "--resume",        "--seed",
+        "--eval", "--eval-every", "--save-best",  "--max-shard-size"};
     if (!known.count(flag))
       throw UsageError("unknown flag '" + flag + "'");
     if (!inlineValue && i + 1 >= argc)
@@ -215,6 +234,8 @@ TrainerOptions parseTrainerFlags(const JobDataSettings &data, int argc, char **a
       evalEvery = int64_t(parseCount(flag, value));
     else if (flag == "--save-best")
       options.saveBest = value;
+    else if (flag == "--max-shard-size")
+      options.maxShardBytes = parseShardSize(value);
   }
   if (options.epochs && *options.epochs < 1)
     throw UsageError("--epochs must be at least 1");

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "bertc/abi/trainer.h"
+#include "bertc/runtime/safetensors_shards.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -34,6 +35,8 @@ struct TrainerOptions {
   std::string eval;             ///< evaluation data ("" for none; default: the plan's)
   int64_t evalEvery = 0;        ///< evaluate every N steps; 0: at each epoch's end
   std::string saveBest;         ///< folder of the best model by the main eval score
+  /// The largest safetensors file of a saved model folder: a larger model is sharded.
+  uint64_t maxShardBytes = kDefaultMaxShardBytes;
   bool groupByLength = false;
   bool quiet = false;
   bool planCheck = false;

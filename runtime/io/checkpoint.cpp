@@ -1,12 +1,15 @@
 // Model folders and resumable checkpoints: their files saved atomically and checkpoint
-// folders swapped in whole (save_files.h), finding the latest checkpoint (recovering one a
-// crash left mid-swap), and loading with an exact match of tensor names and shapes against
-// the plan. trainer_state.json is trainer_state.cpp's.
+// folders swapped in whole (save_files.h), a model's weights in one file or in shards
+// (safetensors_shards.h), finding the latest checkpoint (recovering one a crash left
+// mid-swap), and loading with an exact match of tensor names and shapes against the plan.
+// Every tensor written goes through tensorToWrite and every tensor read through
+// readTensor. trainer_state.json is trainer_state.cpp's.
 #include "bertc/runtime/checkpoint.h"
 
 #include "bertc/abi/adamw_8bit_state.h"
 #include "bertc/runtime/input_files.h"
 #include "bertc/runtime/safetensors.h"
+#include "bertc/runtime/safetensors_shards.h"
 #include "bertc/runtime/save_files.h"
 #include "bertc/runtime/tokenizer_config.h"
 #include "bertc/runtime/tokenizer_json.h"
@@ -68,20 +71,47 @@ TensorSlots tensorSlots(const TrainerPlan &plan, bool moments) {
   return slots;
 }
 
+/// Tensor `name` of a checkpoint file as the arena's `slot` holds it: what every writer
+/// here writes.
+TensorToWrite tensorToWrite(const std::string &name, const TensorSlot &slot,
+                            const std::byte *arena) {
+  return {name, slot.shape, arena + slot.offset, slot.dtype};
+}
+
+/// Reads tensor `name` of `reader` into the arena's `slot`: what every reader here reads.
+void readTensor(ShardedSafetensorsReader &reader, const std::string &name, const TensorSlot &slot,
+                std::byte *arena) {
+  if (slot.dtype == "U8")
+    reader.readU8(name, slot.shape, reinterpret_cast<uint8_t *>(arena + slot.offset));
+  else
+    reader.readF32(name, slot.shape, reinterpret_cast<float *>(arena + slot.offset));
+}
+
 /// Writes the arena's `slots` as a safetensors file, atomically.
 void writeTensors(const std::string &path, const TensorSlots &slots, const std::byte *arena) {
   std::vector<TensorToWrite> tensors;
   for (const auto &[name, slot] : slots)
-    tensors.push_back({name, slot.shape, arena + slot.offset, slot.dtype});
+    tensors.push_back(tensorToWrite(name, slot, arena));
   writeSafetensors(path, tensors, {{"format", "pt"}});
 }
 
-/// Reads the arena's `expected` slots from the safetensors file `path`, after checking that
-/// the file holds exactly those names with those shapes; every difference is listed (at
-/// most 6) in one CheckpointError naming the checkpoint `dir`.
+/// The plan's parameters, in the plan's order (the model's, as a state dict lists them).
+std::vector<TensorToWrite> parametersToWrite(const TrainerPlan &plan, const std::byte *arena) {
+  TensorSlots slots = tensorSlots(plan, /*moments=*/false);
+  std::vector<TensorToWrite> tensors;
+  for (size_t p = 0; p < plan.numParams; ++p) {
+    auto slot = slots.find(plan.params[p].name);
+    tensors.push_back(tensorToWrite(slot->first, slot->second, arena));
+  }
+  return tensors;
+}
+
+/// Reads the arena's `expected` slots from the safetensors file `path` (or the shards of the
+/// index `path`), after checking that it holds exactly those names with those shapes; every
+/// difference is listed (at most 6) in one CheckpointError naming the checkpoint `dir`.
 void readExactly(const std::string &path, const std::string &dir, const TensorSlots &expected,
                  std::byte *arena) {
-  SafetensorsReader reader(path);
+  ShardedSafetensorsReader reader(path);
   std::vector<std::string> differences;
   for (const auto &[name, slot] : expected) {
     if (!reader.contains(name))
@@ -105,12 +135,8 @@ void readExactly(const std::string &path, const std::string &dir, const TensorSl
     throw CheckpointError(dir + ": checkpoint does not match this trainer: " +
                           fs::path(path).filename().string() + ": " + list);
   }
-  for (const auto &[name, slot] : expected) {
-    if (slot.dtype == "U8")
-      reader.readU8(name, slot.shape, reinterpret_cast<uint8_t *>(arena + slot.offset));
-    else
-      reader.readF32(name, slot.shape, reinterpret_cast<float *>(arena + slot.offset));
-  }
+  for (const auto &[name, slot] : expected)
+    readTensor(reader, name, slot, arena);
 }
 
 } // namespace
@@ -120,15 +146,16 @@ void writeParameters(const std::string &path, const TrainerPlan &plan, const std
 }
 
 std::vector<std::string> writeModelFolder(const std::string &dir, const TrainerPlan &plan,
-                                          const std::byte *arena, const TokenizerFiles &tokenizer) {
+                                          const std::byte *arena, const TokenizerFiles &tokenizer,
+                                          uint64_t maxShardBytes) {
   const std::string &vocab = tokenizer.vocabPath;
   fs::path folder = dir;
   std::error_code error;
   fs::create_directories(folder, error);
   if (error)
     throw CheckpointError(dir + ": cannot create the folder: " + error.message());
-  std::vector<std::string> written = {"model.safetensors"};
-  writeParameters((folder / "model.safetensors").string(), plan, arena);
+  std::vector<std::string> written =
+      saveModelSafetensors(dir, parametersToWrite(plan, arena), maxShardBytes);
   if (std::string config = textOf(plan.hfConfigJson); !config.empty()) {
     if (config.back() != '\n')
       config += '\n';
@@ -169,11 +196,11 @@ std::vector<std::string> writeModelFolder(const std::string &dir, const TrainerP
 /// and swapped in as OUT/checkpoint-STEP by replaceFolderAtomically.
 std::string saveCheckpoint(const std::string &outDir, const TrainerPlan &plan,
                            const std::byte *arena, const TrainerState &state,
-                           const TokenizerFiles &tokenizer) {
+                           const TokenizerFiles &tokenizer, uint64_t maxShardBytes) {
   std::string destination =
       (fs::path(outDir) / ("checkpoint-" + std::to_string(state.globalStep))).string();
   replaceFolderAtomically(destination, [&](const std::string &partial) {
-    writeModelFolder(partial, plan, arena, tokenizer);
+    writeModelFolder(partial, plan, arena, tokenizer, maxShardBytes);
     writeTensors((fs::path(partial) / "optimizer.safetensors").string(),
                  tensorSlots(plan, /*moments=*/true), arena);
     writeTextFileAtomically((fs::path(partial) / "trainer_state.json").string(),
@@ -226,8 +253,10 @@ TrainerState loadCheckpoint(const std::string &dir, const TrainerPlan &plan, std
   std::string statePath = (folder / "trainer_state.json").string();
   TrainerState state =
       parseTrainerState(readWholeFile<CheckpointError>(statePath, kStateFileLimit), statePath);
-  readExactly((folder / "model.safetensors").string(), dir, tensorSlots(plan, /*moments=*/false),
-              arena);
+  // A checkpoint without either weights file is reported as missing its model.safetensors.
+  std::string model = modelSafetensorsIn(dir);
+  readExactly(model.empty() ? (folder / kModelSafetensorsName).string() : model, dir,
+              tensorSlots(plan, /*moments=*/false), arena);
   readExactly((folder / "optimizer.safetensors").string(), dir, tensorSlots(plan, /*moments=*/true),
               arena);
   return state;

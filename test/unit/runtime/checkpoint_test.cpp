@@ -5,6 +5,7 @@
 #include "bertc/runtime/checkpoint.h"
 
 #include "bertc/runtime/safetensors.h"
+#include "bertc/runtime/safetensors_shards.h"
 #include "bertc/runtime/save_files.h"
 #include "bertc/runtime/tokenizer_config.h"
 
@@ -99,8 +100,8 @@ TEST(Checkpoint, AFolderRoundTripsParametersMomentsAndState) {
   SmallPlan saved(vocab.c_str(), R"({"model_type": "bert"})");
   std::iota(saved.arena.begin(), saved.arena.end(), 0.5f);
   std::string out = dir.file("run");
-  std::string path =
-      saveCheckpoint(out, saved.plan, saved.bytes(), sampleState(), {vocabOf(saved.plan)});
+  std::string path = saveCheckpoint(out, saved.plan, saved.bytes(), sampleState(),
+                                    {vocabOf(saved.plan)}, kDefaultMaxShardBytes);
   EXPECT_EQ(path, out + "/checkpoint-12");
   EXPECT_EQ(listing(out), std::vector<std::string>{"checkpoint-12"});
   EXPECT_EQ(listing(path),
@@ -120,23 +121,61 @@ TEST(Checkpoint, AFolderRoundTripsParametersMomentsAndState) {
 
   // Saving the same step again replaces the folder and leaves nothing hidden behind.
   saved.arena[0] = -1.0f;
-  saveCheckpoint(out, saved.plan, saved.bytes(), sampleState(), {vocabOf(saved.plan)});
+  saveCheckpoint(out, saved.plan, saved.bytes(), sampleState(), {vocabOf(saved.plan)},
+                 kDefaultMaxShardBytes);
   EXPECT_EQ(listing(out), std::vector<std::string>{"checkpoint-12"});
   loadCheckpoint(path, loaded.plan, loaded.bytes());
   EXPECT_EQ(loaded.arena[0], -1.0f);
+}
+
+// Limit 24 bytes: classifier.weight (24) fills the first shard; classifier.bias (8) and the
+// LayerNorm weight (12) make the second, 20 bytes. The resume reads each from its shard.
+TEST(Checkpoint, AShardedCheckpointRoundTripsBitForBit) {
+  ScratchDir dir;
+  SmallPlan saved(nullptr, nullptr);
+  std::iota(saved.arena.begin(), saved.arena.end(), 0.25f);
+  std::string path =
+      saveCheckpoint(dir.file("run"), saved.plan, saved.bytes(), sampleState(), {}, 24);
+  EXPECT_EQ(listing(path),
+            (std::vector<std::string>{
+                "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
+                "model.safetensors.index.json", "optimizer.safetensors", "trainer_state.json"}));
+  nlohmann::json index = nlohmann::json::parse(readText(path + "/model.safetensors.index.json"));
+  EXPECT_EQ(index["metadata"]["total_size"], 44);
+  EXPECT_EQ(
+      index["weight_map"],
+      (nlohmann::json{{"classifier.weight", "model-00001-of-00002.safetensors"},
+                      {"classifier.bias", "model-00002-of-00002.safetensors"},
+                      {"bert.embeddings.LayerNorm.weight", "model-00002-of-00002.safetensors"}}));
+
+  SmallPlan loaded(nullptr, nullptr);
+  expectSameState(loadCheckpoint(path, loaded.plan, loaded.bytes()), sampleState());
+  for (size_t i : {0, 5, 8, 9, 16, 21, 24, 29, 32, 33, 40, 41, 48, 50})
+    EXPECT_EQ(loaded.arena[i], saved.arena[i]) << "float " << i;
+
+  SmallPlan other(nullptr, nullptr);
+  other.params[1].shape[0] = 3;
+  EXPECT_EQ(errorOf([&] { loadCheckpoint(path, other.plan, other.bytes()); }),
+            path + ": checkpoint does not match this trainer: model.safetensors.index.json: "
+                   "'classifier.bias' is [2] in the checkpoint, [3] here");
+  fs::remove(path + "/model-00002-of-00002.safetensors");
+  EXPECT_EQ(errorOf([&] { loadCheckpoint(path, saved.plan, saved.bytes()); }),
+            path + "/model.safetensors.index.json: tensor bert.embeddings.LayerNorm.weight: " +
+                path + "/model-00002-of-00002.safetensors: cannot open: No such file or directory");
 }
 
 TEST(Checkpoint, AModelFolderWithoutConfigOrVocabularyHasTheWeightsOnly) {
   ScratchDir dir;
   std::string vocab = dir.file("absent-vocab.txt");
   SmallPlan plan(vocab.c_str(), "");
-  EXPECT_EQ(writeModelFolder(dir.file("model"), plan.plan, plan.bytes(), {vocab}),
-            std::vector<std::string>{"model.safetensors"});
+  EXPECT_EQ(
+      writeModelFolder(dir.file("model"), plan.plan, plan.bytes(), {vocab}, kDefaultMaxShardBytes),
+      std::vector<std::string>{"model.safetensors"});
   EXPECT_EQ(listing(dir.file("model")), std::vector<std::string>{"model.safetensors"});
   // Settings without a vocabulary to go with make no tokenizer_config.json either.
-  EXPECT_EQ(
-      writeModelFolder(dir.file("model"), plan.plan, plan.bytes(), {vocab, TokenizerSettings{}}),
-      std::vector<std::string>{"model.safetensors"});
+  EXPECT_EQ(writeModelFolder(dir.file("model"), plan.plan, plan.bytes(),
+                             {vocab, TokenizerSettings{}}, kDefaultMaxShardBytes),
+            std::vector<std::string>{"model.safetensors"});
 }
 
 // A cased run's folder says so in tokenizer_config.json: without the file Hugging Face's
@@ -151,8 +190,9 @@ TEST(Checkpoint, AModelFolderKeepsTheTokenizerSettings) {
   cased.lowerCase = false;
   cased.chineseChars = false;
   std::string folder = dir.file("model");
-  EXPECT_EQ(writeModelFolder(folder, plan.plan, plan.bytes(), {vocab, cased}),
-            (std::vector<std::string>{"model.safetensors", "vocab.txt", "tokenizer_config.json"}));
+  EXPECT_EQ(
+      writeModelFolder(folder, plan.plan, plan.bytes(), {vocab, cased}, kDefaultMaxShardBytes),
+      (std::vector<std::string>{"model.safetensors", "vocab.txt", "tokenizer_config.json"}));
   EXPECT_EQ(readText(folder + "/tokenizer_config.json"),
             "{\n  \"do_lower_case\": false,\n  \"strip_accents\": null,\n"
             "  \"tokenize_chinese_chars\": false,\n  \"tokenizer_class\": \"BertTokenizer\"\n}\n");
@@ -167,7 +207,7 @@ TEST(Checkpoint, AMismatchedCheckpointIsRefusedWithEveryDifference) {
   ScratchDir dir;
   SmallPlan saved(nullptr, nullptr);
   std::string path = saveCheckpoint(dir.file("run"), saved.plan, saved.bytes(), sampleState(),
-                                    {vocabOf(saved.plan)});
+                                    {vocabOf(saved.plan)}, kDefaultMaxShardBytes);
   SmallPlan other(nullptr, nullptr);
   other.params[1].shape[0] = 3;
   other.params[2].name = "bert.embeddings.LayerNorm.bias";
@@ -218,8 +258,9 @@ TEST(Checkpoint, ACheckpointLeftMidSwapIsRecovered) {
   std::string out = dir.file("run");
   TrainerState earlier = sampleState();
   earlier.globalStep = 6;
-  saveCheckpoint(out, saved.plan, saved.bytes(), earlier, {});
-  std::string latest = saveCheckpoint(out, saved.plan, saved.bytes(), sampleState(), {});
+  saveCheckpoint(out, saved.plan, saved.bytes(), earlier, {}, kDefaultMaxShardBytes);
+  std::string latest =
+      saveCheckpoint(out, saved.plan, saved.bytes(), sampleState(), {}, kDefaultMaxShardBytes);
   fs::rename(latest, out + "/.checkpoint-12.old");
   EXPECT_EQ(findCheckpoint(out), latest);
   EXPECT_EQ(listing(out), (std::vector<std::string>{"checkpoint-12", "checkpoint-6"}));

@@ -273,6 +273,11 @@ TEST(TrainerDriver, UsageErrorsExitWithTwo) {
        "--eval-every must be at least 1 (without it: at each epoch's end)"},
       {"--log " + data,
        "--log " + data + " is the --data file: the metrics log would overwrite it"},
+      // --max-shard-size takes the sizes --vram takes, of at least a byte.
+      {"--max-shard-size 5XB",
+       "--max-shard-size expects a size of at least 1 byte (5GB, 1.5GiB, 2MB, 4096), got '5XB'"},
+      {"--max-shard-size=0",
+       "--max-shard-size expects a size of at least 1 byte (5GB, 1.5GiB, 2MB, 4096), got '0'"},
   };
   for (const Case &c : cases) {
     run = runTrainer(dir, "--data " + data + " " + c.args);
@@ -394,6 +399,8 @@ TEST(TrainerDriver, HelpPrintsUsage) {
   EXPECT_NE(run.out.find("(0: load and save only)\n"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("LM's tokenizer.json (default: standin-vocab.txt)"), std::string::npos)
       << run.out;
+  EXPECT_NE(run.out.find("  --max-shard-size SIZE\n"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("(default: 5GB)\n"), std::string::npos) << run.out;
   EXPECT_TRUE(run.err.empty());
 }
 

@@ -1,7 +1,8 @@
 // End-to-end tests of checkpoints with the stand-in trainer (trainer_runner.h): a resumed
 // run repeats the uninterrupted run's losses bit for bit, also after a SIGKILL mid-run;
-// resumes that cannot be exact are refused with the reason; saved folders are Hugging
-// Face model folders; grouping by length lowers the padding.
+// resumes that cannot be exact are refused with the reason; sharded checkpoints resume
+// exactly too; saved folders are Hugging Face model folders; grouping by length lowers the
+// padding.
 #include "trainer_runner.h"
 
 #include <fcntl.h>
@@ -78,6 +79,47 @@ TEST(TrainerResume, AResumedRunRepeatsTheUninterruptedLossesBitForBit) {
     EXPECT_EQ(readLog(dir.file("from8.jsonl")), steps(full, 9, 10));
     std::filesystem::remove_all(dir.file("out"));
   }
+}
+
+// With --max-shard-size 8B each of the stand-in's parameters (8, 8 and 4 bytes) is a shard
+// of its own, in the final folder and in every checkpoint; a resume from such a checkpoint
+// repeats the unsharded run bit for bit, and a sharded folder is a model to --init from.
+TEST(TrainerResume, ShardedCheckpointsResumeBitForBit) {
+  ScratchDir dir;
+  std::string data = writeData(dir);
+  std::string run = "--data " + data + " --steps 10";
+  ASSERT_EQ(runTrainer(dir, run + " --log full.jsonl --save full").exitCode, 0);
+  std::vector<nlohmann::json> full = readLog(dir.file("full.jsonl"));
+  RunResult sharded =
+      runTrainer(dir, run + " --save-every 4 --save out --max-shard-size 8B --log out.jsonl");
+  ASSERT_EQ(sharded.exitCode, 0) << sharded.err;
+  EXPECT_NE(sharded.out.find("saved out (model-00001-of-00003.safetensors, "
+                             "model-00002-of-00003.safetensors, model-00003-of-00003.safetensors, "
+                             "model.safetensors.index.json, config.json)\n"),
+            std::string::npos)
+      << sharded.out;
+  EXPECT_EQ(readLog(dir.file("out.jsonl")), full);
+  for (std::string folder : {"out/", "out/checkpoint-4/", "out/checkpoint-8/"}) {
+    EXPECT_FALSE(std::filesystem::exists(dir.file(folder + "model.safetensors"))) << folder;
+    EXPECT_EQ(readCheckpoint(dir.file(folder + "model.safetensors.index.json")).size(), 3u)
+        << folder;
+  }
+  EXPECT_TRUE(sameTensors(dir.file("out/model.safetensors.index.json"),
+                          dir.file("full/model.safetensors")));
+
+  RunResult resumed = runTrainer(dir, run + " --resume out/checkpoint-4 --log from4.jsonl"
+                                            " --save from4");
+  ASSERT_EQ(resumed.exitCode, 0) << resumed.err;
+  EXPECT_EQ(readLog(dir.file("from4.jsonl")), steps(full, 5, 10));
+  EXPECT_TRUE(sameTensors(dir.file("from4/model.safetensors"), dir.file("full/model.safetensors")));
+
+  RunResult loaded = runTrainer(dir, run + " --steps 0 --init out --save loaded.safetensors");
+  ASSERT_EQ(loaded.exitCode, 0) << loaded.err;
+  EXPECT_NE(loaded.out.find("init: 3 tensors loaded from out/model.safetensors.index.json, 0 in "
+                            "the file not used by this model ignored\n"),
+            std::string::npos)
+      << loaded.out;
+  EXPECT_TRUE(sameTensors(dir.file("loaded.safetensors"), dir.file("full/model.safetensors")));
 }
 
 // Evaluations every 4 steps too: the one of a checkpoint's step comes before the checkpoint,

@@ -3,7 +3,7 @@
 // scratch directory, write its data, and read back its metrics log and safetensors files.
 #pragma once
 
-#include "bertc/runtime/safetensors.h"
+#include "bertc/runtime/safetensors_shards.h"
 
 #include "scratch_dir.h"
 
@@ -68,9 +68,10 @@ inline std::vector<nlohmann::json> readLog(const std::string &path) {
   return lines;
 }
 
-/// Every tensor of a checkpoint, by name, as raw fp32 values.
+/// Every tensor of a checkpoint (a safetensors file, or a sharded one's index), by name, as
+/// raw fp32 values.
 inline std::map<std::string, std::vector<float>> readCheckpoint(const std::string &path) {
-  SafetensorsReader reader(path);
+  ShardedSafetensorsReader reader(path);
   std::map<std::string, std::vector<float>> tensors;
   for (const auto &[name, entry] : reader.entries()) {
     int64_t numel = 1;

@@ -58,7 +58,8 @@ struct ModelSpec {
   /// Absolute path of the Hugging Face folder named by `from`; empty without one.
   std::string from;
   /// Absolute path of `from`/model.safetensors when it exists, else of its
-  /// pytorch_model.bin: the default initial weights.
+  /// model.safetensors.index.json (a sharded checkpoint), else of its pytorch_model.bin:
+  /// the default initial weights.
   std::string initCheckpoint;
   /// Absolute path of `from`/vocab.txt (BERT) or `from`/tokenizer.json (the decoders) when it
   /// exists: the tokenizer of text data.

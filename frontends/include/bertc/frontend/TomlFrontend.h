@@ -21,7 +21,7 @@ mlir::FailureOr<JobSpec> parseJobFile(llvm::StringRef path, mlir::MLIRContext &c
 
 /// Fills `model` (its family from `model_type`, and `head.labels`, `head.dropout`) from the
 /// Hugging Face config at `folder`/config.json and records model.safetensors (else
-/// pytorch_model.bin) and vocab.txt when present.
+/// model.safetensors.index.json, else pytorch_model.bin) and vocab.txt when present.
 /// Diagnostics go to `fromLoc`, the location of the `from` key. Used by parseJobFile.
 mlir::LogicalResult readHuggingFaceFolder(llvm::StringRef folder, mlir::FileLineColLoc fromLoc,
                                           ModelSpec &model, HeadSpec &head);

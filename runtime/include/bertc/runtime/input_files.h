@@ -30,6 +30,8 @@ inline constexpr FileLimit kDataFileLimit{uint64_t(1) << 30, "a data file"};
 inline constexpr FileLimit kVocabFileLimit{uint64_t(64) << 20, "a vocabulary"};
 inline constexpr FileLimit kMetricsLogLimit{uint64_t(1) << 30, "a metrics log"};
 inline constexpr FileLimit kStateFileLimit{uint64_t(1) << 20, "a checkpoint's JSON file"};
+/// A sharded checkpoint's model.safetensors.index.json: some 100 bytes per tensor.
+inline constexpr FileLimit kSafetensorsIndexLimit{uint64_t(64) << 20, "a safetensors index"};
 
 /// "1 GiB", "64 MiB".
 inline std::string formatLimit(uint64_t bytes) {

@@ -1,6 +1,6 @@
 // Saved training state. A model folder is what Hugging Face loads (model.safetensors with HF
-// tensor names, config.json, vocab.txt, tokenizer_config.json); a checkpoint folder adds what
-// an exact resume needs
+// tensor names, or its shards and model.safetensors.index.json; config.json, vocab.txt,
+// tokenizer_config.json); a checkpoint folder adds what an exact resume needs
 // (optimizer.safetensors with the AdamW moments, trainer_state.json with the step, schedule
 // and data position). Every file is replaced atomically, and a checkpoint folder appears
 // under its name only once complete, so a crash mid-save never leaves a broken checkpoint.
@@ -63,7 +63,7 @@ TrainerState parseTrainerState(const std::string &text, const std::string &path)
 void checkResumable(const TrainerState &saved, const TrainerState &current, bool lossScaling,
                     const std::string &where);
 
-/// Writes every parameter of `plan`, by its Hugging Face name, as an F32 safetensors file.
+/// Writes every parameter of `plan`, by its Hugging Face name, as one F32 safetensors file.
 void writeParameters(const std::string &path, const TrainerPlan &plan, const std::byte *arena);
 
 /// The tokenizer a model folder is saved with: the run's vocabulary and, when the run
@@ -73,21 +73,25 @@ struct TokenizerFiles {
   std::optional<TokenizerSettings> settings; ///< none for pre-tokenized data
 };
 
-/// Writes a Hugging Face model folder `dir` (created if needed): model.safetensors,
-/// config.json when the plan has one, a copy of tokenizer.vocabPath when that file exists:
-/// as vocab.txt, and beside it, with tokenizer.settings, tokenizer_config.json
-/// (formatTokenizerConfig); or a tokenizer.json, with the tokenizer_config.json,
-/// special_tokens_map.json and generation_config.json of its folder. Returns the names of
-/// the files written.
+/// Writes a Hugging Face model folder `dir` (created if needed): the parameters as
+/// model.safetensors, or, when they exceed `maxShardBytes`, as shards and
+/// model.safetensors.index.json (saveModelSafetensors, which removes the weights files of
+/// an earlier save that the new ones do not replace); config.json when the plan has one; a
+/// copy of tokenizer.vocabPath when that file exists: as vocab.txt, and beside it, with
+/// tokenizer.settings, tokenizer_config.json (formatTokenizerConfig); or a tokenizer.json,
+/// with the tokenizer_config.json, special_tokens_map.json and generation_config.json of
+/// its folder. Returns the names of the files written.
 std::vector<std::string> writeModelFolder(const std::string &dir, const TrainerPlan &plan,
-                                          const std::byte *arena, const TokenizerFiles &tokenizer);
+                                          const std::byte *arena, const TokenizerFiles &tokenizer,
+                                          uint64_t maxShardBytes);
 
 /// Writes checkpoint `outDir`/checkpoint-STEP (STEP = state.globalStep): the model folder
-/// files, optimizer.safetensors ("<param>.exp_avg", "<param>.exp_avg_sq" per trainable
-/// parameter) and trainer_state.json. Returns the checkpoint's path.
+/// files (writeModelFolder, with `maxShardBytes`), optimizer.safetensors ("<param>.exp_avg",
+/// "<param>.exp_avg_sq" per trainable parameter) and trainer_state.json. Returns the
+/// checkpoint's path.
 std::string saveCheckpoint(const std::string &outDir, const TrainerPlan &plan,
                            const std::byte *arena, const TrainerState &state,
-                           const TokenizerFiles &tokenizer);
+                           const TokenizerFiles &tokenizer, uint64_t maxShardBytes);
 
 /// The checkpoint `path` names: `path` itself when it holds trainer_state.json, else its
 /// complete checkpoint-N folder with the largest N. A checkpoint that an interrupted save
@@ -95,9 +99,10 @@ std::string saveCheckpoint(const std::string &outDir, const TrainerPlan &plan,
 /// CheckpointError when there is none.
 std::string findCheckpoint(const std::string &path);
 
-/// Reads checkpoint `dir` into the arena (parameters and AdamW moments) and returns its
-/// state. Throws CheckpointError when its tensors are not exactly the plan's parameters
-/// and moments with the plan's shapes, or when a file is missing or malformed.
+/// Reads checkpoint `dir` into the arena (parameters, from model.safetensors or its shards,
+/// and AdamW moments) and returns its state. Throws CheckpointError when its tensors are
+/// not exactly the plan's parameters and moments with the plan's shapes, or when a file is
+/// missing or malformed.
 TrainerState loadCheckpoint(const std::string &dir, const TrainerPlan &plan, std::byte *arena);
 
 } // namespace bertc
