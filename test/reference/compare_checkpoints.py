@@ -1,4 +1,5 @@
-"""Compares two safetensors checkpoints tensor by tensor: exits 1 when they hold different
+"""Compares two safetensors checkpoints tensor by tensor (each a file, a sharded model's
+model.safetensors.index.json, or a model folder holding either): exits 1 when they hold different
 names or shapes, or when some value differs from its reference by more than --atol plus
 --rtol times the reference's magnitude; else prints the tensor that differs most and by how
 much. --only compares the tensors whose names start with a prefix, --except leaves out those
@@ -7,7 +8,7 @@ import argparse
 import math
 import sys
 
-from safetensors_io import read_safetensors
+from safetensors_io import read_model
 
 
 def largest_difference(ours, reference, atol, rtol):
@@ -40,7 +41,7 @@ def main():
     parser.add_argument("--except", dest="excluded", default="", metavar="PART",
                         help="leave out the tensors whose names contain PART")
     args = parser.parse_args()
-    ours, reference = read_safetensors(args.ours), read_safetensors(args.reference)
+    ours, reference = read_model(args.ours), read_model(args.reference)
     if args.only:
         ours = {name: t for name, t in ours.items() if name.startswith(args.only)}
         reference = {name: t for name, t in reference.items() if name.startswith(args.only)}

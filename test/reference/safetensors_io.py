@@ -1,8 +1,9 @@
 """Read and write the safetensors format with the standard library only (struct + json).
 
 A file is: u64 little-endian header length, a JSON header {name: {dtype, shape, data_offsets}},
-then the raw little-endian tensor bytes. Reading accepts F32, BF16 and F16 and yields F32;
-writing emits F32 only and is atomic (temporary file in the same directory, then rename).
+then the raw little-endian tensor bytes. Reading accepts F32, BF16 and F16 and yields F32,
+from one file or from a sharded model's shards (read_model); writing emits F32 only and is
+atomic (temporary file in the same directory, then rename).
 """
 import argparse
 import array
@@ -76,6 +77,30 @@ def read_safetensors(path: str) -> Dict[str, Tensor]:
         if end - begin != _element_count(shape) * BYTES_PER_ELEMENT[dtype] or end > len(payload):
             raise ValueError(f"{path}: tensor {name} has data_offsets {begin}..{end} inconsistent with {dtype}{shape}")
         tensors[name] = Tensor(list(shape), DECODERS[dtype](payload[begin:end]))
+    return tensors
+
+
+def read_model(path: str) -> Dict[str, Tensor]:
+    """All tensors of a model, converted to F32, keyed by name: a safetensors file, a sharded
+    model's index (model.safetensors.index.json, each tensor read from the shard its
+    weight_map names, which must hold exactly the tensors mapped to it), or a model folder
+    holding model.safetensors or, else, the index, as from_pretrained prefers them."""
+    if os.path.isdir(path):
+        single = os.path.join(path, "model.safetensors")
+        path = single if os.path.exists(single) else os.path.join(path, "model.safetensors.index.json")
+    if not path.endswith(".safetensors.index.json"):
+        return read_safetensors(path)
+    with open(path, encoding="utf-8") as f:
+        weight_map = json.load(f)["weight_map"]
+    tensors = {}
+    for shard in sorted(set(weight_map.values())):
+        if os.path.basename(shard) != shard:
+            raise ValueError(f"{path}: shard {shard} is not a file beside the index")
+        held = read_safetensors(os.path.join(os.path.dirname(path), shard))
+        mapped = {name for name, file in weight_map.items() if file == shard}
+        if set(held) != mapped:
+            raise ValueError(f"{path}: {shard} holds {sorted(set(held) ^ mapped)} other than the index says")
+        tensors.update(held)
     return tensors
 
 

@@ -32,8 +32,10 @@ TEST(SafetensorsShards, GroupsInOrderClosingAShardBeforeItWouldOverflow) {
   EXPECT_EQ(groupIntoShards({1, 2, 3}, 10), (Shards{{0, 1, 2}}));
   // A shard may reach the limit exactly: 5 + 5 = 10 is not over 10; the third 5 is.
   EXPECT_EQ(groupIntoShards({5, 5, 5}, 10), (Shards{{0, 1}, {2}}));
-  // A tensor of exactly the limit is not larger than it: it fills a shard like any other.
-  EXPECT_EQ(groupIntoShards({10, 1}, 10), (Shards{{0}, {1}}));
+  // A tensor of exactly the limit is not larger than it: it closes the shard being filled
+  // and fills the next, where one larger goes out alone and lets 1 and 1 share a shard.
+  EXPECT_EQ(groupIntoShards({1, 10, 1}, 10), (Shards{{0}, {1}, {2}}));
+  EXPECT_EQ(groupIntoShards({1, 11, 1}, 10), (Shards{{1}, {0, 2}}));
   EXPECT_EQ(groupIntoShards({}, 10), Shards{});
   EXPECT_EQ(groupIntoShards({0, 0}, 1), (Shards{{0, 1}}));
 }
