@@ -345,6 +345,14 @@ TEST(TrainerDriver, SaveBestReplacesAnEarlierBestModel) {
   ASSERT_EQ(run.exitCode, 0) << run.err;
   EXPECT_EQ(nlohmann::json::parse(readText(dir.file("best/eval_results.json")))["step"], 2);
   EXPECT_FALSE(readCheckpoint(dir.file("best/model.safetensors")).empty());
+
+  // With --max-shard-size the best model is sharded too, and no model.safetensors is left.
+  run = runTrainer(dir, "--data " + data + " --steps 2 --eval " + data +
+                            " --save-best best --max-shard-size 8B");
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("best/model.safetensors")));
+  EXPECT_EQ(readCheckpoint(dir.file("best/model.safetensors.index.json")).size(), 3u);
+  EXPECT_TRUE(std::filesystem::exists(dir.file("best/model-00003-of-00003.safetensors")));
 }
 
 TEST(TrainerDriver, AnArenaThatCannotBeAllocatedExitsWithThree) {
