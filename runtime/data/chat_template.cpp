@@ -200,15 +200,14 @@ std::optional<ChatTemplate> recognizeTemplate(std::string_view chatTemplate) {
   return std::nullopt;
 }
 
-/// tokenizer_config.json's chat_template beside `tokenizerPath` ("" when the file or the
-/// key is absent; a list of named templates gives its "default" one).
+/// The chat_template of the tokenizer_config.json at `configPath` ("" when the file or the
+/// key is absent; of a list of named templates, the "default" one).
 std::string configChatTemplate(const std::string &configPath) {
   std::error_code ignored; // a folder that cannot be listed has no config to read
   if (!std::filesystem::exists(configPath, ignored))
     return {};
-  constexpr FileLimit kConfigLimit{uint64_t(16) << 20, "a tokenizer_config.json"};
   nlohmann::json config = parseJsonFile<TokenizerError>(
-      readWholeFile<TokenizerError>(configPath, kConfigLimit), configPath);
+      readWholeFile<TokenizerError>(configPath, kTokenizerConfigLimit), configPath);
   if (!config.is_object() || !config.contains("chat_template"))
     return {};
   const nlohmann::json &chatTemplate = config["chat_template"];

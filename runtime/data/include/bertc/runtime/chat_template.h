@@ -89,7 +89,9 @@ struct ChatTemplateChoice {
 ///  1. tokenizer_config.json beside the tokenizer, when it has a chat_template, decides by
 ///     what it writes: "<|start_header_id|>" is llama3, or llama3.1 with its "Cutting
 ///     Knowledge Date" header; "<|im_start|>" is chatml, or qwen2.5 and qwen2 with their
-///     default system messages; "[INST]" is llama2 with "<<SYS>>", else mistral;
+///     default system messages (another ChatML template renders as chatml: Qwen3's empty
+///     <think> block in the last answer is not written); "[INST]" is llama2 with
+///     "<<SYS>>", else mistral;
 ///  2. else the tokenizer's added tokens: "<|start_header_id|>" is llama3, "<|im_start|>"
 ///     chatml, and a SentencePiece-style tokenizer with "<s>" and "</s>" mistral.
 /// A template whose tokens (chatTemplateTokens) the tokenizer lacks is no choice.
