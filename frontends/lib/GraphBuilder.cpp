@@ -76,6 +76,7 @@ JobDataSettings bertc::jobDataSettings(const JobSpec &spec) {
   });
   settings.padTokenId = spec.model.padTokenId;
   settings.packing = data.packing;
+  settings.chatTemplate = data.chatTemplate == "auto" ? "" : data.chatTemplate.c_str();
   settings.eosTokenId = spec.model.eosTokenIds.empty() ? -1 : spec.model.eosTokenIds.front();
   settings.textField = data.text.c_str();
   settings.textPairField = data.textPair.c_str();

@@ -180,6 +180,15 @@ void JobReader::checkDecoder() {
     file.error(loc(spec.data.locations, "packing"))
         << "key 'data.packing' packs a causal LM's rows: task = \"" << head.task
         << "\" reads one example per row";
+  if (spec.data.locations.keys.count("chat_template")) {
+    if (head.task != "causal_lm")
+      file.error(loc(spec.data.locations, "chat_template"))
+          << "key 'data.chat_template' renders a causal LM's 'messages' rows: task = \""
+          << head.task << "\" reads no conversations";
+    else
+      requireChoice(spec.data.locations, "data.chat_template", spec.data.chatTemplate,
+                    kChatTemplates);
+  }
   if (!family->decoder) {
     for (StringRef key : kDecoderModelKeys)
       if (ml.keys.count(key))

@@ -58,6 +58,7 @@ inline constexpr StringRef kDataKeys[] = {"train",
                                           "label",
                                           "group_by_length",
                                           "packing",
+                                          "chat_template",
                                           "do_lower_case",
                                           "strip_accents",
                                           "tokenize_chinese_chars",
@@ -72,6 +73,13 @@ inline constexpr StringRef kSpanDataKeys[] = {"doc_stride", "max_query_length", 
 inline constexpr StringRef kTasks[] = {"classification", "span", "token-classification", "custom",
                                        "causal_lm"};
 inline constexpr StringRef kSchedules[] = {"linear", "constant"};
+/// [data] chat_template: "auto" (the default: the tokenizer's files decide) or a template.
+inline constexpr StringRef kChatTemplates[] = {
+    "auto",
+#define BERTC_CHAT_TEMPLATE(enumerator, name) name,
+#include "bertc/abi/chat_templates.def"
+#undef BERTC_CHAT_TEMPLATE
+};
 inline constexpr StringRef kPrecisions[] = {"auto", "fp32", "bf16", "fp16"};
 inline constexpr StringRef kFreezeGroups[] = {
     "embeddings", "encoder", "encoder.layer.N", "encoder.layer.A-B", "pooler",

@@ -239,6 +239,7 @@ void JobReader::readData(const toml::table *table) {
       file.error(loc(data.locations, key)) << "key 'data." << key << "' must name a field";
   reader.readBoolean("group_by_length", data.groupByLength);
   reader.readBoolean("packing", data.packing);
+  reader.readString("chat_template", data.chatTemplate);
   for (auto [key, setting] :
        {std::pair<StringRef, std::optional<bool> *>{"do_lower_case", &data.doLowerCase},
         {"strip_accents", &data.stripAccents},

@@ -1,4 +1,5 @@
-// Reading a causal LM's rows (causal_lm_data.h): token ids or text, then next-token labels.
+// Reading a causal LM's rows (causal_lm_data.h): token ids, text, prompt/completion pairs or
+// conversations, then next-token labels.
 #include "bertc/runtime/causal_lm_data.h"
 
 #include "bertc/runtime/input_files.h"
@@ -37,6 +38,7 @@ std::vector<int32_t> readIds(const nlohmann::json &values, const std::string &ke
 /// A row's ids and labels (its own, or the ids).
 struct TokenRow {
   std::vector<int32_t> ids, labels;
+  bool conversation = false; ///< a `messages` row
 };
 
 /// The string `field` of `row`.
@@ -82,6 +84,65 @@ TokenRow promptCompletion(const nlohmann::json &row, const CausalLmText &source,
   return tokens;
 }
 
+/// The messages of a conversation row: objects with string role and content.
+std::vector<ChatMessage> readMessages(const nlohmann::json &values, const std::string &where) {
+  if (!values.is_array() || values.empty())
+    throw DataError(where + ": 'messages' must be a non-empty array of messages, got " +
+                    (values.is_array() ? std::string("[]") : values.type_name()));
+  std::vector<ChatMessage> messages;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const nlohmann::json &value = values[i];
+    std::string at = "'messages'[" + std::to_string(i) + "]";
+    if (!value.is_object())
+      throw DataError(where + ": " + at + " must be an object with 'role' and 'content', got " +
+                      value.type_name());
+    ChatMessage message;
+    for (auto [key, field] : {std::pair<const char *, std::string *>{"role", &message.role},
+                              {"content", &message.content}}) {
+      if (!value.contains(key))
+        throw DataError(where + ": " + at + " has no '" + key + "'");
+      if (!value[key].is_string())
+        throw DataError(where + ": " + at + "." + key + " must be a string, got " +
+                        value[key].type_name());
+      *field = value[key].get<std::string>();
+    }
+    messages.push_back(std::move(message));
+  }
+  if (std::none_of(messages.begin(), messages.end(),
+                   [](const ChatMessage &message) { return message.role == "assistant"; }))
+    throw DataError(where + ": 'messages' has no \"assistant\" message, so nothing to learn: "
+                            "the loss is on the assistant's tokens only");
+  return messages;
+}
+
+/// A conversation as TRL's SFTTrainer with assistant_only_loss builds it: rendered with the
+/// chat template, encoded whole, labelled on the assistant's tokens only.
+TokenRow conversation(const nlohmann::json &row, const CausalLmText &source,
+                      const DataLimits &limits, const std::string &where) {
+  std::vector<ChatMessage> messages = readMessages(row["messages"], where);
+  if (!source.chat.chatTemplate || !source.tokenizer)
+    throw DataError(where + ": " + source.chat.basis);
+  ChatTokens chat;
+  try {
+    chat = tokenizeChat(renderChat(*source.chat.chatTemplate, messages), *source.tokenizer);
+  } catch (const ChatTemplateError &error) {
+    throw DataError(where + ": " + error.what());
+  } catch (const TokenizerError &error) {
+    throw DataError(where + ": 'messages': " + error.what());
+  }
+  TokenRow tokens;
+  tokens.conversation = true;
+  for (size_t t = 0; t < chat.ids.size(); ++t) {
+    int32_t id = chat.ids[t];
+    if (id < 0 || id >= limits.vocab)
+      throw DataError(where + ": the tokenizer gives id " + std::to_string(id) +
+                      ", outside the model's vocabulary of " + std::to_string(limits.vocab));
+    tokens.ids.push_back(id);
+    tokens.labels.push_back(chat.assistant[t] ? id : kIgnoredLabel);
+  }
+  return tokens;
+}
+
 TokenRow readRow(std::string_view line, const std::string &where, const DataLimits &limits,
                  const CausalLmText &source) {
   nlohmann::json row = parseJsonLine<DataError>(line, where);
@@ -99,13 +160,15 @@ TokenRow readRow(std::string_view line, const std::string &where, const DataLimi
     }
     return tokens;
   }
+  if (row.contains("messages"))
+    return conversation(row, source, limits, where);
   if (row.contains("prompt") || row.contains("completion")) {
     if (!row.contains("prompt") || !row.contains("completion"))
       throw DataError(where + ": a prompt/completion row needs both 'prompt' and 'completion'");
     return promptCompletion(row, source, limits, where);
   }
   if (!row.contains(source.textField))
-    throw DataError(where + ": a row needs 'input_ids', '" + source.textField +
+    throw DataError(where + ": a row needs 'input_ids', 'messages', '" + source.textField +
                     "', or 'prompt' and 'completion'");
   tokens.ids = encode(stringField(row, source.textField, where), source, limits, where);
   tokens.labels = tokens.ids;
@@ -123,6 +186,7 @@ CausalLmData loadCausalLmData(const std::string &path, const DataLimits &limits,
     if (line.find_first_not_of(" \t\r") == std::string_view::npos)
       return;
     TokenRow row = readRow(line, path + ":" + std::to_string(lineNumber), limits, source);
+    result.conversations += row.conversation;
     if (int64_t(row.ids.size()) > limits.seqLen) {
       row.ids.resize(size_t(limits.seqLen));
       row.labels.resize(size_t(limits.seqLen));

@@ -155,12 +155,18 @@ TaskData loadCausalLmRows(const std::string &path, const DataLimits &limits,
                                       "tokenizer.json, not a WordPiece vocabulary");
     tokenizer = loadHfTokenizer(tokenizerPath);
   }
-  CausalLmData rows = loadCausalLmData(
-      path, limits, {settings.fields.text, tokenizer ? &*tokenizer : nullptr, settings.eosId});
+  CausalLmText source{settings.fields.text, tokenizer ? &*tokenizer : nullptr, settings.eosId};
+  source.chat = chooseChatTemplate(settings.chatTemplate, source.tokenizer, tokenizerPath);
+  CausalLmData rows = loadCausalLmData(path, limits, source);
   TaskData result;
   result.summary = "data: " + std::to_string(rows.data.rows.size()) + " rows from " + path +
                    (tokenizer ? ", text tokenized with " + tokenizerPath : std::string()) + ", " +
                    std::to_string(rows.targetTokens) + " target tokens";
+  if (rows.conversations)
+    result.summary += ", " + std::to_string(rows.conversations) +
+                      " conversations rendered with the " +
+                      std::string(chatTemplateName(*source.chat.chatTemplate)) +
+                      " chat template (by " + source.chat.basis + ")";
   if (rows.truncatedRows)
     result.summary += ", " + std::to_string(rows.truncatedRows) + " rows truncated to " +
                       std::to_string(limits.seqLen) + " tokens";

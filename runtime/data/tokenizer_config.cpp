@@ -10,9 +10,6 @@
 namespace bertc {
 namespace {
 
-/// A tokenizer_config.json is small; some list their added tokens, a few thousand lines.
-constexpr FileLimit kTokenizerConfigLimit{uint64_t(16) << 20, "a tokenizer_config.json"};
-
 /// `key` of `config` as a boolean, unset when absent (or null, where `nullable`).
 std::optional<bool> readFlag(const nlohmann::json &config, const char *key, bool nullable,
                              const std::string &path) {

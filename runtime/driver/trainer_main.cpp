@@ -282,6 +282,7 @@ DataSettings dataSettings(const JobDataSettings &settings, const std::string &vo
   data.paddedLength = settings.padToSeqLen ? seqLen : 0;
   data.packing = settings.packing;
   data.eosId = settings.eosTokenId;
+  data.chatTemplate = settings.chatTemplate;
   return data;
 }
 

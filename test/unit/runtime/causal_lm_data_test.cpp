@@ -2,7 +2,8 @@
 // (-100 kept), truncation at seq_len, text through a small hand-made tokenizer.json whose
 // ids are derived by hand, the target-token count that normalizes the loss, packing (and
 // what the batcher writes of a packed row), and one test per refusal, each naming FILE:LINE
-// (or the file when it holds no rows).
+// (or the file when it holds no rows); conversations (`messages` rows) labelled on the
+// assistant's tokens, cut at seq_len, and refused row by row.
 #include "bertc/runtime/causal_lm_data.h"
 #include "bertc/runtime/task_data.h"
 #include "bertc/runtime/tokenizer_json.h"
@@ -184,7 +185,7 @@ TEST(CausalLmData, RefusalsNameTheLine) {
             at + "'labels' has 1 entries but 'input_ids' has 2");
   EXPECT_EQ(files.refusal(first + "{\"input_ids\": []}\n"), at + "a row needs at least one token");
   EXPECT_EQ(files.refusal(first + "{\"words\": \"a\"}\n"),
-            at + "a row needs 'input_ids', 'text', or 'prompt' and 'completion'");
+            at + "a row needs 'input_ids', 'messages', 'text', or 'prompt' and 'completion'");
   EXPECT_EQ(files.refusal(first + "{\"prompt\": \"a\"}\n"),
             at + "a prompt/completion row needs both 'prompt' and 'completion'");
   EXPECT_EQ(files.refusal(first + "{\"prompt\": \"a\", \"completion\": 2}\n"),
@@ -195,6 +196,106 @@ TEST(CausalLmData, RefusalsNameTheLine) {
                  "tokenizer.json), or compile the model with [model] from = a Hugging Face "
                  "folder holding tokenizer.json");
   EXPECT_EQ(files.refusal("\n \n"), files.path() + ": no rows");
+}
+
+// Letters as unknown tokens (id 0), "\n" 1, "H" 2, "i" 3, the merge "\n H" 4, and the
+// added tokens <|im_start|> 40 and <|im_end|> 41.
+HfTokenizer chatMlTokenizer() {
+  return parseHfTokenizer(R"({
+    "added_tokens": [
+      {"id": 40, "content": "<|im_start|>", "single_word": false, "lstrip": false,
+       "rstrip": false, "normalized": false, "special": true},
+      {"id": 41, "content": "<|im_end|>", "single_word": false, "lstrip": false,
+       "rstrip": false, "normalized": false, "special": true}],
+    "normalizer": null, "pre_tokenizer": null, "post_processor": null, "decoder": null,
+    "model": {"type": "BPE", "unk_token": "<unk>",
+              "vocab": {"<unk>": 0, "\n": 1, "H": 2, "i": 3, "\nH": 4}, "merges": ["\n H"]}})",
+                          "tokenizer.json");
+}
+
+/// `rows` read with seq_len `seqLen` and the chat template `chat`.
+CausalLmData loadConversations(const CausalLmFiles &files, const std::string &rows, int64_t seqLen,
+                               ChatTemplateChoice chat, const HfTokenizer &tokenizer) {
+  CausalLmText source{"text", &tokenizer, 7};
+  source.chat = std::move(chat);
+  return loadCausalLmData(files.write("train.jsonl", rows), {seqLen, 0, 50, 1}, source);
+}
+
+const std::string kConversation = R"({"messages": [{"role": "user", "content": "i"}, )"
+                                  R"({"role": "assistant", "content": "Hi"}]})"
+                                  "\n";
+
+TEST(CausalLmData, AConversationIsLearnedOnTheAssistantsTokensAlone) {
+  CausalLmFiles files;
+  HfTokenizer tokenizer = chatMlTokenizer();
+  CausalLmData rows =
+      loadConversations(files, kConversation, 64, {ChatTemplate::ChatMl, "test"}, tokenizer);
+  // <|im_start|> u s e r \n i <|im_end|> \n <|im_start|> a s s i s t a n t "\nH" i <|im_end|> \n
+  const Ids ids = {40, 0, 0, 0, 0, 1, 3, 41, 1, 40, 0, 0, 0, 3, 0, 0, 0, 0, 0, 4, 3, 41, 1};
+  EXPECT_EQ(rows.data.rows[0].inputIds, ids);
+  // The assistant's "\nH", "i" and <|im_end|> are the targets of the tokens before them; no
+  // eos is appended (the template ends the turn).
+  Ids labels(ids.size(), kIgnored);
+  labels[18] = 4;
+  labels[19] = 3;
+  labels[20] = 41;
+  EXPECT_EQ(rows.data.rows[0].tokenLabels, labels);
+  EXPECT_EQ(rows.targetTokens, 3);
+  EXPECT_EQ(rows.conversations, 1);
+}
+
+TEST(CausalLmData, LongConversationsAreCutToSeqLenAndCounted) {
+  CausalLmFiles files;
+  HfTokenizer tokenizer = chatMlTokenizer();
+  CausalLmData rows =
+      loadConversations(files, kConversation, 20, {ChatTemplate::ChatMl, "test"}, tokenizer);
+  ASSERT_EQ(rows.data.rows[0].inputIds.size(), 20u);
+  EXPECT_EQ(rows.data.rows[0].tokenLabels[18], 4);
+  EXPECT_EQ(rows.data.rows[0].tokenLabels[19], kIgnored);
+  EXPECT_EQ(rows.truncatedRows, 1);
+  EXPECT_EQ(rows.targetTokens, 1);
+}
+
+TEST(CausalLmData, ConversationRefusalsNameTheLineAndKey) {
+  CausalLmFiles files;
+  HfTokenizer tokenizer = chatMlTokenizer();
+  const std::string at = files.path() + ":2: ";
+  auto refusal = [&](const std::string &row, ChatTemplateChoice chat) {
+    return errorOf(
+        [&] { loadConversations(files, kConversation + row + "\n", 64, chat, tokenizer); });
+  };
+  const ChatTemplateChoice chatMl{ChatTemplate::ChatMl, "test"};
+  auto message = [](const std::string &role, const std::string &content) {
+    return R"({"role": ")" + role + R"(", "content": ")" + content + R"("})";
+  };
+  const std::string answer = message("assistant", "H");
+  EXPECT_EQ(refusal(R"({"messages": "Hi"})", chatMl),
+            at + "'messages' must be a non-empty array of messages, got string");
+  EXPECT_EQ(refusal(R"({"messages": []})", chatMl),
+            at + "'messages' must be a non-empty array of messages, got []");
+  EXPECT_EQ(refusal(R"({"messages": [1]})", chatMl),
+            at + "'messages'[0] must be an object with 'role' and 'content', got number");
+  EXPECT_EQ(refusal(R"({"messages": [{"role": "user"}]})", chatMl),
+            at + "'messages'[0] has no 'content'");
+  EXPECT_EQ(
+      refusal(R"({"messages": [)" + answer + R"(, {"role": "user", "content": null}]})", chatMl),
+      at + "'messages'[1].content must be a string, got null");
+  EXPECT_EQ(refusal(R"({"messages": [{"role": 1, "content": "i"}]})", chatMl),
+            at + "'messages'[0].role must be a string, got number");
+  EXPECT_EQ(refusal(R"({"messages": [)" + message("user", "i") + "]}", chatMl),
+            at + "'messages' has no \"assistant\" message, so nothing to learn: the loss is on "
+                 "the assistant's tokens only");
+  EXPECT_EQ(refusal(R"({"messages": [)" + message("bot", "i") + ", " + answer + "]}", chatMl),
+            at + "'messages'[0].role must be \"system\", \"user\" or \"assistant\", got \"bot\"");
+  EXPECT_EQ(refusal(R"({"messages": [)" + answer + "]}", {ChatTemplate::Mistral, "test"}),
+            at + "'messages'[0].role must be \"user\": after the optional system message, the "
+                 "mistral chat template's roles alternate user/assistant/user/..., got "
+                 "\"assistant\"");
+  // Without a template, the row says why there is none.
+  EXPECT_EQ(errorOf([&] { files.load(kConversation, &tokenizer); }),
+            files.path() + ":1: 'messages' rows need a chat template");
+  EXPECT_EQ(refusal(R"({"messages": [)" + answer + "]}", {std::nullopt, "no template, because"}),
+            files.path() + ":1: no template, because");
 }
 
 } // namespace

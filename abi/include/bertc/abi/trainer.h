@@ -230,8 +230,8 @@ struct CudaSteps {
 
 /// Changes whenever this header or kernel_workspace.h changes what either side reads, or
 /// the runtime's functions that generated steps call change (10: InputSlots by name,
-/// ParamSlot::zeroRow, JobDataSettings::padTokenId).
-inline constexpr uint32_t kTrainerAbiVersion = 11;
+/// ParamSlot::zeroRow, JobDataSettings::padTokenId; 12: JobDataSettings::chatTemplate).
+inline constexpr uint32_t kTrainerAbiVersion = 12;
 
 /// A compiled trainer: its plan and the steps of the target it was built for (the other
 /// target's are null).

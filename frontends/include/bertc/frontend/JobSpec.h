@@ -201,6 +201,9 @@ struct DataSpec {
   /// task = "causal_lm": rows packed into seq_len rows, each row's tokens attending only to
   /// its own (fewer pads computed).
   bool packing = false;
+  /// task = "causal_lm": the chat template of `messages` rows, a name of chat_templates.def;
+  /// "" ("auto" in the job) leaves it to the tokenizer's files when the trainer runs.
+  std::string chatTemplate;
   /// The tokenizer's settings (BertTokenizerFast's and tokenizer_config.json's keys
   /// do_lower_case, strip_accents, tokenize_chinese_chars). One not given is left to the
   /// tokenizer_config.json beside the vocabulary when the trainer runs, then to a default.

@@ -28,6 +28,8 @@ struct FileLimit {
 };
 inline constexpr FileLimit kDataFileLimit{uint64_t(1) << 30, "a data file"};
 inline constexpr FileLimit kVocabFileLimit{uint64_t(64) << 20, "a vocabulary"};
+/// A tokenizer_config.json is small; some list their added tokens, a few thousand lines.
+inline constexpr FileLimit kTokenizerConfigLimit{uint64_t(16) << 20, "a tokenizer_config.json"};
 inline constexpr FileLimit kMetricsLogLimit{uint64_t(1) << 30, "a metrics log"};
 inline constexpr FileLimit kStateFileLimit{uint64_t(1) << 20, "a checkpoint's JSON file"};
 /// A sharded checkpoint's model.safetensors.index.json: some 100 bytes per tensor.

@@ -1,7 +1,9 @@
-// A causal LM's training rows: JSONL token ids (optionally with their own labels) or text
-// tokenized with the model's tokenizer.json, each labelled with its next tokens.
+// A causal LM's training rows: JSONL token ids (optionally with their own labels), text
+// tokenized with the model's tokenizer.json, prompt/completion pairs or chat conversations,
+// each labelled with its next tokens.
 #pragma once
 
+#include "bertc/runtime/chat_template.h"
 #include "bertc/runtime/hf_tokenizer.h"
 #include "bertc/runtime/jsonl_data.h"
 
@@ -15,6 +17,7 @@ struct CausalLmData {
   Dataset data;
   int64_t truncatedRows = 0; ///< rows longer than seq_len, cut to it
   int64_t targetTokens = 0;  ///< labelled next tokens over every row
+  int64_t conversations = 0; ///< `messages` rows
 };
 
 /// How a causal LM's text rows become tokens.
@@ -22,6 +25,8 @@ struct CausalLmText {
   std::string textField = "text";         ///< [data] text: the field of plain-text rows
   const HfTokenizer *tokenizer = nullptr; ///< the model's tokenizer.json; none: ids only
   int64_t eosId = -1;                     ///< end of sequence after a completion; -1: none
+  /// The template of `messages` rows, or why there is none (the error of the first such row).
+  ChatTemplateChoice chat = {std::nullopt, "'messages' rows need a chat template"};
 };
 
 /// Reads the JSONL file at `path`, one row per line, either
@@ -32,14 +37,21 @@ struct CausalLmText {
 ///    encoded with the tokenizer's special tokens, then the end-of-sequence id; the loss
 ///    only on the tokens after the prompt's own encoding;
 ///  - {"<textField>": "..."}: the text encoded with the tokenizer and its special tokens
-///    (the post-processor's BOS), every token labelled.
+///    (the post-processor's BOS), every token labelled;
+///  - {"messages": [{"role": "system" | "user" | "assistant", "content": "..."}, ...]}: as
+///    TRL's SFTTrainer with assistant_only_loss, the conversation rendered with source.chat's
+///    template and encoded whole (tokenizeChat), the loss on the assistant's tokens only
+///    (each assistant message's content and end-of-turn token); a conversation needs an
+///    assistant message.
 /// A row is cut to limits.seqLen tokens (counted in truncatedRows). Its labels are shifted
 /// as the model's loss shifts them: position t is labelled with label t + 1, the last
 /// position with -100, so Dataset rows carry next-token labels (LabelKind::TokenClass) and
 /// their count is the step's loss normalizer (the Trainer's num_items_in_batch).
 /// Text rows without a tokenizer are an error naming the file and line, as are malformed
-/// and empty rows, ids out of range and labels of another length; a file without rows
-/// names the file.
+/// and empty rows, ids out of range and labels of another length, `messages` rows without
+/// a template (naming why there is none), a message that is not an object of string role
+/// and content, and a conversation the template refuses (naming the message and key); a
+/// file without rows names the file.
 CausalLmData loadCausalLmData(const std::string &path, const DataLimits &limits,
                               const CausalLmText &source);
 

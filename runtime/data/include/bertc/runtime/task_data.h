@@ -22,6 +22,9 @@ struct DataSettings {
   int64_t paddedLength = 0; ///< every row padded to this (Dataset::paddedLength); 0: none
   bool packing = false;     ///< CausalLM: rows packed into seq_len rows (packRows)
   int64_t eosId = -1;       ///< CausalLM: the id a completion ends with; -1: none
+  /// CausalLM: the template of `messages` rows ([data] chat_template); "": from the
+  /// tokenizer's files (chooseChatTemplate).
+  std::string chatTemplate;
 };
 
 /// One data file of a task, as rows and as what they came from.
@@ -43,7 +46,8 @@ struct TaskData {
 ///    answer's start and end token ([CLS] when the window does not hold it);
 ///  - TokenClassification: loadTaggedWords;
 ///  - CausalLM: loadCausalLmData, text tokenized with settings.tokenizer's file, which must
-///    be a tokenizer.json.
+///    be a tokenizer.json, conversations rendered with the template chooseChatTemplate
+///    gives for settings.chatTemplate.
 /// Throws DataError (or SquadError, TokenizerError) naming the file, and line or JSON path.
 TaskData loadTaskData(TaskKind task, const std::string &path, const DataLimits &limits,
                       const DataSettings &settings);
