@@ -17,6 +17,8 @@
 using namespace mlir;
 using namespace mlir::bert;
 
+#include "bert/BertEnums.cpp.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "bert/BertAttributes.cpp.inc"
 

@@ -78,7 +78,8 @@ KernelWork dropoutKernel(Operation *op, Value sized, float rate, int64_t batch, 
   return pointwiseKernel(op, sized, dropoutFlopsPerElement(rate), batch, seq);
 }
 
-/// GELU's derivative from its input (erf and exp): about 24 flops per element.
+/// GELU's derivative from its input (erf and exp, or the tanh approximation's tanh and
+/// polynomials): about 24 flops per element either way.
 constexpr double kGeluGradFlops = 24;
 
 } // namespace
@@ -231,7 +232,7 @@ SmallVector<KernelWork, 1> AccumulateLayerNormGradOp::estimateKernels(int64_t ba
                            paramGradBytes(getGamma(), true), batch, seq, target);
 }
 
-// erf costs about a dozen flops.
+// erf costs about a dozen flops, as does the tanh approximation's tanh and cubic.
 SmallVector<KernelWork, 1> GeluOp::estimateKernels(int64_t batch, int64_t seq, CostTarget) {
   return {pointwiseKernel(*this, getResult(), 16, batch, seq)};
 }

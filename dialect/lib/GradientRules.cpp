@@ -53,7 +53,7 @@ SmallVector<Value> LinearOp::buildGradients(OpBuilder &b, ValueRange resultGrads
 }
 
 SmallVector<Value> GeluOp::buildGradients(OpBuilder &b, ValueRange resultGrads, ArrayRef<bool>) {
-  return {b.create<GeluGradOp>(getLoc(), getType(), resultGrads[0], getInput())};
+  return {b.create<GeluGradOp>(getLoc(), getType(), resultGrads[0], getInput(), getApproximate())};
 }
 
 SmallVector<Value> TanhOp::buildGradients(OpBuilder &b, ValueRange resultGrads, ArrayRef<bool>) {

@@ -96,6 +96,8 @@ Value ForwardBuilder::customHeadOp(const HeadLayer &layer, ArrayRef<Value> opera
     return linear(x, "head." + layer.name, layer.out, "head", ll, "op");
   if (layer.op == "gelu")
     return builder.create<bert::GeluOp>(loc, type, x);
+  if (layer.op == "gelu_tanh")
+    return builder.create<bert::GeluOp>(loc, type, x, bert::GeluApproximation::Tanh);
   if (layer.op == "tanh")
     return builder.create<bert::TanhOp>(loc, type, x);
   if (layer.op == "relu")

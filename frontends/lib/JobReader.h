@@ -45,8 +45,8 @@ inline constexpr StringRef kHeadKeys[] = {"task", "labels", "label_names", "drop
 inline constexpr StringRef kHeadLayerKeys[] = {"op", "name",  "out",    "index", "rate",
                                                "as", "input", "inputs", "start", "end"};
 inline constexpr StringRef kHeadLayerOps[] = {
-    "flatten", "select_token", "mean", "max",    "linear", "gelu",     "tanh",
-    "relu",    "dropout",      "add",  "concat", "slice",  "layernorm"};
+    "flatten", "select_token", "mean",    "max", "linear", "gelu",  "gelu_tanh",
+    "tanh",    "relu",         "dropout", "add", "concat", "slice", "layernorm"};
 inline constexpr StringRef kTrainKeys[] = {"batch",    "seq_len",      "epochs",        "steps",
                                            "lr",       "weight_decay", "adam_betas",    "adam_eps",
                                            "schedule", "warmup",       "max_grad_norm", "precision",

@@ -1,9 +1,11 @@
-// Elementwise CPU kernels: add, mul, GELU, SiLU, tanh, ReLU and counter-based dropout. Loops over
-// contiguous arrays of the storage type, computing in fp32, split in fixed chunks over the
-// threads (parallel.h) but for tanh's, the pooler's few [batch, hidden] values;
-// GELU's erf and exp are vector_math.h's, so its loops vectorise.
+// Elementwise CPU kernels: add, mul, GELU (erf and tanh forms), SiLU, tanh, ReLU and
+// counter-based dropout. Loops over contiguous arrays of the storage type, computing in fp32,
+// split in fixed chunks over the threads (parallel.h) but for tanh's, the pooler's few
+// [batch, hidden] values; the erf GELU's erf and exp are vector_math.h's, so its loops
+// vectorise; the tanh GELU's formula is gelu_tanh.h's, which the CUDA kernels share.
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/cpu_kernels.h"
+#include "bertc/runtime/gelu_tanh.h"
 
 #include "dropout_draws.h"
 #include "parallel.h"
@@ -75,6 +77,20 @@ template <typename T> void geluBackward(const T *dy, const T *x, T *dx, int64_t 
       const float pdf = gaussian * kInvSqrt2Pi;
       dx[i] = fromFloat<T>(toFloat(dy[i]) * (cdf + xi * pdf));
     }
+  });
+}
+
+template <typename T> void geluTanhForward(const T *x, T *y, int64_t n) {
+  forEachChunk(n, kElementwiseChunk, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      y[i] = fromFloat<T>(geluTanh(toFloat(x[i])));
+  });
+}
+
+template <typename T> void geluTanhBackward(const T *dy, const T *x, T *dx, int64_t n) {
+  forEachChunk(n, kElementwiseChunk, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      dx[i] = fromFloat<T>(toFloat(dy[i]) * geluTanhDerivative(toFloat(x[i])));
   });
 }
 
@@ -174,6 +190,8 @@ void dropoutAdd(const T *x, const T *residual, T *sum, int64_t rows, int64_t row
   template void siluBackward(const T *, const T *, T *, int64_t);                                  \
   template void geluForward(const T *, T *, int64_t);                                              \
   template void geluBackward(const T *, const T *, T *, int64_t);                                  \
+  template void geluTanhForward(const T *, T *, int64_t);                                          \
+  template void geluTanhBackward(const T *, const T *, T *, int64_t);                              \
   template void tanhForward(const T *, T *, int64_t);                                              \
   template void tanhBackward(const T *, const T *, T *, int64_t);                                  \
   template void reluForward(const T *, T *, int64_t);                                              \

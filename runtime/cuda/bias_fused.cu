@@ -1,4 +1,5 @@
-// The backward of a GELU or a dropout fused with the bias gradient of the values it writes:
+// The backward of a GELU (erf or tanh form) or a dropout fused with the bias gradient of the
+// values it writes:
 // one column-sum launch (column_sums.cuh) whose threads write dx and add the values they
 // stored, so dx is not read again for the bias; the sum is written (a bias gradient) or
 // added to a gradient slot. The same formulas as the plain kernels (elementwise.cu,
@@ -30,11 +31,12 @@ template <int N, typename T> struct StoreSummedValues {
   }
 };
 
-// A thread takes 16 bytes of adjacent columns (kVectorValues).
-template <typename T>
+// A thread takes 16 bytes of adjacent columns (kVectorValues). `gradient` is the GELU's
+// (ErfGeluGradient or TanhGeluGradient, gelu.cuh).
+template <typename T, typename GeluGradient>
 __global__ void __launch_bounds__(kColumnSumsThreads)
     geluBackwardBiasKernel(const T *dy, const T *x, T *dx, int64_t rows, int64_t cols,
-                           ColumnSumOutputs<1> db) {
+                           ColumnSumOutputs<1> db, GeluGradient gradient) {
   constexpr int kColumns = kVectorValues<T>;
   const auto valuesAt = [=](int64_t r, int64_t c, int columns, float(&values)[kColumns][1]) {
     const int64_t i = r * cols + c;
@@ -43,7 +45,7 @@ __global__ void __launch_bounds__(kColumnSumsThreads)
     loadFloats(x + i, columns, xs);
 #pragma unroll // constant indices keep the arrays in registers
     for (int j = 0; j < kColumns; ++j)
-      values[j][0] = roundedTo<T>(geluGradient(grads[j], xs[j]));
+      values[j][0] = roundedTo<T>(gradient(grads[j], xs[j]));
   };
   columnSums<1, kColumns>(valuesAt, rows, cols, db, StoreSummedValues<kColumns, T>{dx, cols});
 }
@@ -68,13 +70,13 @@ __global__ void __launch_bounds__(kColumnSumsThreads)
       valuesAt, rows, cols, db, StoreSummedValues<kDropoutGroupSize, T>{dx, cols});
 }
 
-template <typename T>
+template <typename T, typename GeluGradient>
 void launchGeluBackwardBias(const T *dy, const T *x, T *dx, ColumnSumOutputs<1> db, int64_t rows,
-                            int64_t cols, cudaStream_t stream) {
+                            int64_t cols, GeluGradient gradient, cudaStream_t stream) {
   if (cols == 0)
     return;
   BERTC_LAUNCH(geluBackwardBiasKernel, columnSumsGrid(rows, cols, kVectorValues<T>),
-               columnSumsBlock(), 0, stream, dy, x, dx, rows, cols, db);
+               columnSumsBlock(), 0, stream, dy, x, dx, rows, cols, db, gradient);
 }
 
 template <typename T>
@@ -94,7 +96,7 @@ template <typename T>
 void geluBackwardBias(const T *dy, const T *x, T *dx, float *db, float *partials, unsigned *tickets,
                       int64_t rows, int64_t cols, cudaStream_t stream) {
   launchGeluBackwardBias(dy, x, dx, {{db}, /*accumulate=*/false, partials, tickets}, rows, cols,
-                         stream);
+                         ErfGeluGradient{}, stream);
 }
 
 template <typename T>
@@ -102,7 +104,22 @@ void geluBackwardBiasAccumulate(const T *dy, const T *x, T *dx, float *db, float
                                 unsigned *tickets, int64_t rows, int64_t cols,
                                 cudaStream_t stream) {
   launchGeluBackwardBias(dy, x, dx, {{db}, /*accumulate=*/true, partials, tickets}, rows, cols,
-                         stream);
+                         ErfGeluGradient{}, stream);
+}
+
+template <typename T>
+void geluTanhBackwardBias(const T *dy, const T *x, T *dx, float *db, float *partials,
+                          unsigned *tickets, int64_t rows, int64_t cols, cudaStream_t stream) {
+  launchGeluBackwardBias(dy, x, dx, {{db}, /*accumulate=*/false, partials, tickets}, rows, cols,
+                         TanhGeluGradient{}, stream);
+}
+
+template <typename T>
+void geluTanhBackwardBiasAccumulate(const T *dy, const T *x, T *dx, float *db, float *partials,
+                                    unsigned *tickets, int64_t rows, int64_t cols,
+                                    cudaStream_t stream) {
+  launchGeluBackwardBias(dy, x, dx, {{db}, /*accumulate=*/true, partials, tickets}, rows, cols,
+                         TanhGeluGradient{}, stream);
 }
 
 template <typename T>
@@ -127,6 +144,10 @@ void dropoutBackwardBiasAccumulate(const T *dy, T *dx, float *db, float *partial
                                  int64_t, cudaStream_t);                                           \
   template void geluBackwardBiasAccumulate(const T *, const T *, T *, float *, float *,            \
                                            unsigned *, int64_t, int64_t, cudaStream_t);            \
+  template void geluTanhBackwardBias(const T *, const T *, T *, float *, float *, unsigned *,      \
+                                     int64_t, int64_t, cudaStream_t);                              \
+  template void geluTanhBackwardBiasAccumulate(const T *, const T *, T *, float *, float *,        \
+                                               unsigned *, int64_t, int64_t, cudaStream_t);        \
   template void dropoutBackwardBias(const T *, T *, float *, float *, unsigned *, int64_t,         \
                                     int64_t, int64_t, float, const DropoutKey &, cudaStream_t);    \
   template void dropoutBackwardBiasAccumulate(const T *, T *, float *, float *, unsigned *,        \

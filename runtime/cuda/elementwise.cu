@@ -1,4 +1,5 @@
-// Elementwise CUDA kernels: add, mul, erf GELU, SiLU, tanh, ReLU and gradient accumulation.
+// Elementwise CUDA kernels: add, mul, GELU (erf and tanh forms), SiLU, tanh, ReLU and gradient
+// accumulation.
 // Grid-stride loops over contiguous arrays, 16 bytes of the storage type a thread at a time,
 // computing in fp32 with the CPU twins' formulas (elementwise.cpp, precision.cpp).
 #include "bertc/runtime/cuda_check.h"
@@ -75,6 +76,15 @@ __global__ void geluBackwardKernel(const T *dy, const T *x, T *dx, int64_t n) {
   mapPairs<kVectorValues<T>>(dy, x, dx, n, [](float g, float v) { return geluGradient(g, v); });
 }
 
+template <typename T> __global__ void geluTanhForwardKernel(const T *x, T *y, int64_t n) {
+  mapValues<kVectorValues<T>>(x, y, n, [](float v) { return geluTanh(v); });
+}
+
+template <typename T>
+__global__ void geluTanhBackwardKernel(const T *dy, const T *x, T *dx, int64_t n) {
+  mapPairs<kVectorValues<T>>(dy, x, dx, n, [](float g, float v) { return geluTanhGradient(g, v); });
+}
+
 template <typename T> __global__ void tanhForwardKernel(const T *x, T *y, int64_t n) {
   mapValues<kVectorValues<T>>(x, y, n, [](float v) { return tanhf(v); });
 }
@@ -134,6 +144,17 @@ void geluBackward(const T *dy, const T *x, T *dx, int64_t n, cudaStream_t stream
                stream, dy, x, dx, n);
 }
 
+template <typename T> void geluTanhForward(const T *x, T *y, int64_t n, cudaStream_t stream) {
+  BERTC_LAUNCH(geluTanhForwardKernel, groupGridFor<kVectorValues<T>>(n), kElementwiseThreads, 0,
+               stream, x, y, n);
+}
+
+template <typename T>
+void geluTanhBackward(const T *dy, const T *x, T *dx, int64_t n, cudaStream_t stream) {
+  BERTC_LAUNCH(geluTanhBackwardKernel, groupGridFor<kVectorValues<T>>(n), kElementwiseThreads, 0,
+               stream, dy, x, dx, n);
+}
+
 template <typename T> void tanhForward(const T *x, T *y, int64_t n, cudaStream_t stream) {
   BERTC_LAUNCH(tanhForwardKernel, groupGridFor<kVectorValues<T>>(n), kElementwiseThreads, 0, stream,
                x, y, n);
@@ -168,6 +189,8 @@ template <typename G> void accumulate(const G *g, float *grad, int64_t n, cudaSt
   template void siluBackward(const T *, const T *, T *, int64_t, cudaStream_t);                    \
   template void geluForward(const T *, T *, int64_t, cudaStream_t);                                \
   template void geluBackward(const T *, const T *, T *, int64_t, cudaStream_t);                    \
+  template void geluTanhForward(const T *, T *, int64_t, cudaStream_t);                            \
+  template void geluTanhBackward(const T *, const T *, T *, int64_t, cudaStream_t);                \
   template void tanhForward(const T *, T *, int64_t, cudaStream_t);                                \
   template void tanhBackward(const T *, const T *, T *, int64_t, cudaStream_t);                    \
   template void reluForward(const T *, T *, int64_t, cudaStream_t);                                \

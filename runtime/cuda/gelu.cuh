@@ -1,7 +1,10 @@
-// Internal to the CUDA kernels: erf GELU's derivative, in the CPU twin's formula
-// (elementwise.cpp), shared by the plain GELU backward and the one fused with a bias
-// gradient.
+// Internal to the CUDA kernels: GELU's derivatives, erf GELU's in the CPU twin's formula
+// (elementwise.cpp) and the tanh approximation's from gelu_tanh.h, which the CPU shares; used
+// by the plain GELU backwards and the ones fused with a bias gradient, which take the
+// gradient as a callable (ErfGeluGradient, TanhGeluGradient).
 #pragma once
+
+#include "bertc/runtime/gelu_tanh.h"
 
 namespace bertc::cuda {
 
@@ -15,5 +18,16 @@ __device__ inline float geluGradient(float dy, float x) {
   const float pdf = expf(-0.5f * x * x) * kInvSqrt2Pi;
   return dy * (cdf + x * pdf);
 }
+
+/// dy * the tanh approximation's derivative at x.
+__device__ inline float geluTanhGradient(float dy, float x) { return dy * geluTanhDerivative(x); }
+
+/// The two gradients as the fused kernels take them.
+struct ErfGeluGradient {
+  __device__ float operator()(float dy, float x) const { return geluGradient(dy, x); }
+};
+struct TanhGeluGradient {
+  __device__ float operator()(float dy, float x) const { return geluTanhGradient(dy, x); }
+};
 
 } // namespace bertc::cuda

@@ -426,3 +426,21 @@ func.func @add_layernorm_dropout(%a: tensor<?x8xf32>, %g: tensor<8xf32>) {
   %s, %y = bert.add_layernorm %a, %a, %g, %g {epsilon = 1.0e-12 : f32, dropout = 1.0 : f32, stream = 0 : i32} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>)
   return
 }
+
+// -----
+
+// GELU's approximation is one of torch's: none (erf) or tanh.
+func.func @gelu_approximation_unknown(%x: tensor<?x8xf32>) {
+  // expected-error @+2 {{expected ::mlir::bert::GeluApproximation to be one of: none, tanh}}
+  // expected-error @+1 {{failed to parse Bert_GeluApproximationAttr parameter 'value'}}
+  %y = bert.gelu %x {approximate = #bert.gelu_approximation<erf>} : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @gelu_approximation_not_enum(%dy: tensor<?x8xf32>) {
+  // expected-error @+1 {{attribute 'approximate' failed to satisfy constraint: how a GELU computes the normal CDF}}
+  %dx = bert.gelu_grad %dy, %dy {approximate = 1 : i32} : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return
+}

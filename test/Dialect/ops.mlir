@@ -29,8 +29,13 @@ func.func @forward() -> tensor<f32> {
   %d = bert.dropout %n {rate = 0.1 : f32, stream = 0 : i32} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
   // CHECK: bert.attention {{.*}} {dropout = 0.000000e+00 : f32, heads = 2 : i64, stream = 1 : i32} : {{.*}} -> (tensor<?x?x8xf32>, tensor<?x2x?xf32>)
   %a, %lse = bert.attention %d, %d, %d, %mask {heads = 2 : i64, dropout = 0.0 : f32, stream = 1 : i32} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>) -> (tensor<?x?x8xf32>, tensor<?x2x?xf32>)
-  // CHECK: bert.gelu
+  // CHECK: bert.gelu %{{.*}} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
   %g = bert.gelu %a : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  // GELU's tanh approximation is printed; exact, the default, is not, even where written.
+  // CHECK: bert.gelu %{{.*}} {approximate = #bert.gelu_approximation<tanh>} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  %gt = bert.gelu %a {approximate = #bert.gelu_approximation<tanh>} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  // CHECK: bert.gelu %{{.*}} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  %ge = bert.gelu %a {approximate = #bert.gelu_approximation<none>} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
   // CHECK: bert.select_token {{.*}} {index = 0 : i64}
   %cls = bert.select_token %g {index = 0 : i64} : (tensor<?x?x8xf32>) -> tensor<?x8xf32>
   // CHECK: bert.tanh
@@ -63,8 +68,10 @@ func.func @backward(%dy: tensor<?x?x8xf32>, %x: tensor<?x?x8xf32>, %dlogits: ten
   %dx = bert.linear_grad_input_add %dlogits, %w, %cls : (tensor<?x2xf32>, tensor<2x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
   // CHECK: bert.bias_grad
   %4 = bert.bias_grad %dlogits : (tensor<?x2xf32>) -> tensor<2xf32>
-  // CHECK: bert.gelu_grad
+  // CHECK: bert.gelu_grad %{{.*}}, %{{.*}} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
   %5 = bert.gelu_grad %dy, %x : (tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  // CHECK: bert.gelu_grad %{{.*}}, %{{.*}} {approximate = #bert.gelu_approximation<tanh>} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  %gt5 = bert.gelu_grad %dy, %x {approximate = #bert.gelu_approximation<tanh>} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
   // CHECK: bert.tanh_grad
   %6 = bert.tanh_grad %cls, %cls : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
   // CHECK: bert.dropout_grad
@@ -100,10 +107,14 @@ func.func @updates(%dw: tensor<2x8xf32>, %dy: tensor<8x2xf32>, %lndy: tensor<?x?
   bert.accumulate_embedding_grad %t, %lndy, %ids : tensor<30x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>
   // CHECK: bert.gelu_grad_accumulate_bias %{{.*}}, %{{.*}}, %{{.*}} : tensor<2xf32>, tensor<8x2xf32>, tensor<8x2xf32> -> tensor<8x2xf32>
   %gdx = bert.gelu_grad_accumulate_bias %b, %dy, %dy : tensor<2xf32>, tensor<8x2xf32>, tensor<8x2xf32> -> tensor<8x2xf32>
+  // CHECK: bert.gelu_grad_accumulate_bias %{{.*}}, %{{.*}}, %{{.*}} {approximate = #bert.gelu_approximation<tanh>} : tensor<2xf32>, tensor<8x2xf32>, tensor<8x2xf32> -> tensor<8x2xf32>
+  %gdxt = bert.gelu_grad_accumulate_bias %b, %dy, %dy {approximate = #bert.gelu_approximation<tanh>} : tensor<2xf32>, tensor<8x2xf32>, tensor<8x2xf32> -> tensor<8x2xf32>
   // CHECK: bert.dropout_grad_accumulate_bias %{{.*}}, %{{.*}} {rate = 1.000000e-01 : f32, stream = 2 : i32} : tensor<2xf32>, tensor<8x2xf32> -> tensor<8x2xf32>
   %ddx = bert.dropout_grad_accumulate_bias %b, %dy {rate = 0.1 : f32, stream = 2 : i32} : tensor<2xf32>, tensor<8x2xf32> -> tensor<8x2xf32>
   // CHECK: bert.gelu_grad_bias %{{.*}}, %{{.*}} : (tensor<8x2xf32>, tensor<8x2xf32>) -> (tensor<8x2xf32>, tensor<2xf32>)
   %gdx2, %gdb = bert.gelu_grad_bias %dy, %dy : (tensor<8x2xf32>, tensor<8x2xf32>) -> (tensor<8x2xf32>, tensor<2xf32>)
+  // CHECK: bert.gelu_grad_bias %{{.*}}, %{{.*}} {approximate = #bert.gelu_approximation<tanh>} : (tensor<8x2xf32>, tensor<8x2xf32>) -> (tensor<8x2xf32>, tensor<2xf32>)
+  %gdx2t, %gdbt = bert.gelu_grad_bias %dy, %dy {approximate = #bert.gelu_approximation<tanh>} : (tensor<8x2xf32>, tensor<8x2xf32>) -> (tensor<8x2xf32>, tensor<2xf32>)
   // CHECK: bert.dropout_grad_bias %{{.*}} {rate = 1.000000e-01 : f32, stream = 2 : i32} : (tensor<8x2xf32>) -> (tensor<8x2xf32>, tensor<2xf32>)
   %ddx2, %ddb = bert.dropout_grad_bias %dy {rate = 0.1 : f32, stream = 2 : i32} : (tensor<8x2xf32>) -> (tensor<8x2xf32>, tensor<2xf32>)
   // CHECK: bert.adamw %{{.*}} {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, epsilon = 1.000000e-08 : f64, weight_decay = 1.000000e-02 : f64} : tensor<2x8xf32>

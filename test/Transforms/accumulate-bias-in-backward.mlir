@@ -1,5 +1,6 @@
 // RUN: bertc-opt %s -bertc-autodiff -bertc-insert-optimizer -bertc-schedule-for-memory -bertc-accumulate-in-gemm | FileCheck %s --implicit-check-not=bias_grad --implicit-check-not=gelu_grad --implicit-check-not=dropout_grad
 // RUN: bertc-opt %s -bertc-autodiff -bertc-insert-optimizer -bertc-schedule-for-memory -bertc-accumulate-in-gemm -bertc-plan-buffers -bertc-verify-budget | FileCheck %s --check-prefix=PLAN
+// RUN: sed 's/bert.gelu %h1 :/bert.gelu %h1 {approximate = #bert.gelu_approximation<tanh>} :/' %s | bertc-opt -bertc-autodiff -bertc-insert-optimizer -bertc-schedule-for-memory -bertc-accumulate-in-gemm | FileCheck %s --check-prefix=TANH --implicit-check-not=gelu_grad
 
 // linear -> GELU -> linear -> dropout -> classifier. The bias gradients of the two linear
 // layers sum what the dropout's and the GELU's backwards write: each backward and the
@@ -22,6 +23,10 @@
 // PLAN: bert.param "b2" {bert.slots = #bert.param_slots<{{.*}}grad = {{[0-9]+}}{{.*}}adam_m = {{[0-9]+}}{{.*}}adam_v = {{[0-9]+}}{{.*}}>
 // PLAN: bert.dropout_grad_accumulate_bias
 // PLAN: bert.gelu_grad_accumulate_bias
+
+// With GELU's tanh approximation, the fused op computes the same GELU's derivative.
+// TANH: bert.gelu %{{.*}} {approximate = #bert.gelu_approximation<tanh>}
+// TANH: bert.gelu_grad_accumulate_bias %{{.*}}, %{{.*}}, %{{.*}} {approximate = #bert.gelu_approximation<tanh>} : tensor<32xf32>, tensor<?x32xf32>, tensor<?x32xf32> -> tensor<?x32xf32>
 
 module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.train = #bert.train<batch = 8, epochs = 1, steps = 0, lr = 1.0e-03, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "constant", warmup = 0.0, seed = 42, shuffle = false, num_labels = 8, initializer_range = 0.02, vocab = 64, type_vocab = 2, task = "classification", max_grad_norm = 0.0>} {
   func.func @micro_step() -> tensor<f32> {

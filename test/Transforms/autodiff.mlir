@@ -77,6 +77,36 @@ module {
 
 // -----
 
+// Two GELUs, the first its tanh approximation: each gradient computes the derivative of its
+// own GELU (the exact one's prints no approximation).
+// CHECK-LABEL: func.func @micro_step
+// CHECK: %[[P:.*]] = bert.linear
+// CHECK: %[[H:.*]] = bert.gelu %[[P]] {approximate = #bert.gelu_approximation<tanh>} :
+// CHECK: %[[E:.*]] = bert.gelu %[[H]] :
+// CHECK: %[[DH:.*]] = bert.gelu_grad %{{.*}}, %[[H]] : (
+// CHECK: bert.gelu_grad %[[DH]], %[[P]] {approximate = #bert.gelu_approximation<tanh>} :
+module {
+  func.func @micro_step() -> tensor<f32> {
+    %ids = bert.input "input_ids" : tensor<?x?xi32>
+    %labels = bert.input "labels" : tensor<?xi32>
+    %t = bert.param "t" {group = "embeddings", trainable = false, decay = true, init = "normal"} : tensor<16x8xf32>
+    %e = bert.embedding %ids, %t : (tensor<?x?xi32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+    %cls = bert.select_token %e {index = 0 : i64} : (tensor<?x?x8xf32>) -> tensor<?x8xf32>
+    %w = bert.param "w" {group = "classifier", trainable = true, decay = true, init = "normal"} : tensor<8x8xf32>
+    %b = bert.param "b" {group = "classifier", trainable = true, decay = false, init = "zeros"} : tensor<8xf32>
+    %p = bert.linear %cls, %w, %b : (tensor<?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+    %h = bert.gelu %p {approximate = #bert.gelu_approximation<tanh>} : (tensor<?x8xf32>) -> tensor<?x8xf32>
+    %g = bert.gelu %h : (tensor<?x8xf32>) -> tensor<?x8xf32>
+    %w2 = bert.param "w2" {group = "classifier", trainable = true, decay = true, init = "normal"} : tensor<2x8xf32>
+    %b2 = bert.param "b2" {group = "classifier", trainable = true, decay = false, init = "zeros"} : tensor<2xf32>
+    %logits = bert.linear %g, %w2, %b2 : (tensor<?x8xf32>, tensor<2x8xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+    %loss = bert.cross_entropy %logits, %labels : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+    return %loss : tensor<f32>
+  }
+}
+
+// -----
+
 // What each gradient op reads: ReLU's its output (y > 0), dropout only its result's
 // gradient (the mask is regenerated from the stream), LayerNorm its input and gamma (the
 // statistics are recomputed), a linear layer's input gradient the weight and its weight

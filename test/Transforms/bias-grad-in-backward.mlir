@@ -1,4 +1,5 @@
 // RUN: bertc-opt %s -bertc-autodiff -bertc-insert-optimizer -bertc-schedule-for-memory -bertc-fuse-optimizer -bertc-accumulate-in-gemm | FileCheck %s --implicit-check-not=bias_grad --implicit-check-not=gelu_grad --implicit-check-not=dropout_grad
+// RUN: sed 's/bert.gelu %h1 :/bert.gelu %h1 {approximate = #bert.gelu_approximation<tanh>} :/' %s | bertc-opt -bertc-autodiff -bertc-insert-optimizer -bertc-schedule-for-memory -bertc-fuse-optimizer -bertc-accumulate-in-gemm | FileCheck %s --check-prefix=TANH --implicit-check-not=gelu_grad
 
 // With each update in the backward (batch 4 = max_batch, -bertc-fuse-optimizer), the bias
 // gradients are tensors the updates read, not sums into slots: a bias gradient of what a
@@ -15,6 +16,10 @@
 // CHECK: %[[DG:.*]] = bert.linear_grad_input %[[DH2]]
 // CHECK: %[[DH1:.*]], %[[DB1:.*]] = bert.gelu_grad_bias %[[DG]], %[[H1]] : (tensor<?x32xf32>, tensor<?x32xf32>) -> (tensor<?x32xf32>, tensor<32xf32>)
 // CHECK: bert.adamw %[[B1]], %[[DB1]]
+
+// With GELU's tanh approximation, the fused op computes the same GELU's derivative.
+// TANH: bert.gelu %{{.*}} {approximate = #bert.gelu_approximation<tanh>}
+// TANH: bert.gelu_grad_bias %{{.*}}, %{{.*}} {approximate = #bert.gelu_approximation<tanh>} : (tensor<?x32xf32>, tensor<?x32xf32>) -> (tensor<?x32xf32>, tensor<32xf32>)
 
 module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.train = #bert.train<batch = 4, epochs = 1, steps = 0, lr = 1.0e-03, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "constant", warmup = 0.0, seed = 42, shuffle = false, num_labels = 8, initializer_range = 0.02, vocab = 64, type_vocab = 2, task = "classification", max_grad_norm = 0.0>} {
   func.func @micro_step() -> tensor<f32> {

@@ -214,7 +214,7 @@ def parse_args(argv):
                         help="clip the global gradient norm; 0 = off (the HF Trainer default is 1.0)")
     parser.add_argument("--transform-head", type=int, metavar="WIDTH",
                         help="train BertForTransformHead (a custom head of this width) instead")
-    parser.add_argument("--head-activation", choices=["gelu", "relu"], default="gelu",
+    parser.add_argument("--head-activation", choices=["gelu", "gelu_tanh", "relu"], default="gelu",
                         help="the transform head's activation")
     parser.add_argument("--pooling-head", type=int, metavar="WIDTH",
                         help="train BertForPoolingHead (its dense layer this wide) instead")

@@ -154,12 +154,13 @@ class BertForSequenceClassification(nn.Module):
 
 class BertForTransformHead(nn.Module):
     """A custom head as BertPredictionHeadTransform's, over [CLS] (or the real tokens' mean)
-    without the pooler: dense, GELU (or ReLU), LayerNorm, then the labels' projection (bertc's
-    [[head.layers]] select_token or mean, linear "dense", gelu or relu, layernorm "norm", linear
-    "out"; parameters head.<name>.*)."""
+    without the pooler: dense, GELU (or its tanh approximation, or ReLU), LayerNorm, then the
+    labels' projection (bertc's [[head.layers]] select_token or mean, linear "dense", gelu,
+    gelu_tanh or relu, layernorm "norm", linear "out"; parameters head.<name>.*)."""
     def __init__(self, config, width, activation, pooling):
         super().__init__()
-        self.activation = {"gelu": F.gelu, "relu": F.relu}[activation]
+        self.activation = {"gelu": F.gelu, "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
+                           "relu": F.relu}[activation]
         self.pooling = pooling
         self.bert = BertModel(config, pooler=False)
         self.head = nn.ModuleDict({

@@ -24,6 +24,11 @@ namespace {
 /// The runtime's name of a tanh or ReLU (or its gradient): its kernels' prefix.
 std::string activationOf(Operation *op) { return isa<TanhOp, TanhGradOp>(op) ? "tanh" : "relu"; }
 
+/// The prefix of the kernels of a GELU computed as `approximate` says: gelu (erf) or geluTanh.
+std::string geluKernels(GeluApproximation approximate) {
+  return approximate == GeluApproximation::Tanh ? "geluTanh" : "gelu";
+}
+
 /// "fn(a, b, ..., n" then the end of the call, for kernels over every element of `sized`.
 void emitElementwise(EmitContext &ctx, StringRef fn, ArrayRef<Value> args, Value sized) {
   ctx.os << ctx.call(fn);
@@ -237,19 +242,21 @@ std::optional<LogicalResult> emitPointwiseOp(Operation *op, EmitContext &ctx) {
         return emitLayerNormBackward(ctx, g, "layerNormBackwardAccumulate", *gammaSlot, *betaSlot);
       })
       .Case([&](GeluOp g) {
-        emitElementwise(ctx, "geluForward", {g.getInput(), g.getResult()}, g.getResult());
+        emitElementwise(ctx, geluKernels(g.getApproximate()) + "Forward",
+                        {g.getInput(), g.getResult()}, g.getResult());
         return success();
       })
       .Case([&](GeluGradOp g) {
-        emitElementwise(ctx, "geluBackward", {g.getResultGrad(), g.getInput(), g.getInputGrad()},
-                        g.getInputGrad());
+        emitElementwise(ctx, geluKernels(g.getApproximate()) + "Backward",
+                        {g.getResultGrad(), g.getInput(), g.getInputGrad()}, g.getInputGrad());
         return success();
       })
       .Case<GeluGradAccumulateBiasOp, GeluGradBiasOp>([&](auto g) {
         Value dy = g.getResultGrad(), x = g.getInput(), dx = g.getInputGrad();
+        const std::string kernels = geluKernels(g.getApproximate());
         return emitWithBiasGradient(
-            ctx, g, dx, [&] { emitElementwise(ctx, "geluBackward", {dy, x, dx}, dx); },
-            "geluBackwardBias", {dy, x, dx},
+            ctx, g, dx, [&] { emitElementwise(ctx, kernels + "Backward", {dy, x, dx}, dx); },
+            kernels + "BackwardBias", {dy, x, dx},
             EmitContext::rows(dx) + ", " + std::to_string(EmitContext::features(dx)));
       })
       // The activations whose backward reads their output: tanhForward, reluBackward, ...

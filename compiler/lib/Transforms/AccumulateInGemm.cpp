@@ -68,17 +68,20 @@ void foldIntoLayerNormGrad(LayerNormGradOp grad) {
 /// The gelu_grad or dropout_grad `backward` and a bias gradient of what it writes as one op
 /// at its place: added into `param`'s slot (gelu_grad_accumulate_bias,
 /// dropout_grad_accumulate_bias) or, without `param`, a second result of type `sumType`
-/// (gelu_grad_bias, dropout_grad_bias). Null when `backward` is neither; the caller replaces
-/// the uses and erases the pair.
+/// (gelu_grad_bias, dropout_grad_bias), with the backward's attributes (a GELU's
+/// approximation, a dropout's rate and stream). Null when `backward` is neither; the caller
+/// replaces the uses and erases the pair.
 Operation *withBiasGradient(Operation *backward, Value param, Type sumType) {
   OpBuilder builder(backward);
   Type dx = backward->getResult(0).getType();
   if (auto gelu = dyn_cast<GeluGradOp>(backward)) {
     if (param)
       return builder.create<GeluGradAccumulateBiasOp>(gelu.getLoc(), dx, param,
-                                                      gelu.getResultGrad(), gelu.getInput());
+                                                      gelu.getResultGrad(), gelu.getInput(),
+                                                      gelu.getApproximateAttr());
     return builder.create<GeluGradBiasOp>(gelu.getLoc(), TypeRange{dx, sumType},
-                                          gelu.getResultGrad(), gelu.getInput());
+                                          gelu.getResultGrad(), gelu.getInput(),
+                                          gelu.getApproximateAttr());
   }
   if (auto dropout = dyn_cast<DropoutGradOp>(backward)) {
     if (param)

@@ -1,6 +1,7 @@
 //===- BertAttributes.h - value types of the bert attributes ----*- C++ -*-===//
 //
-// The C++ values the typed attributes of BertAttributes.td hold.
+// The C++ values the typed attributes of BertAttributes.td hold, and the enumerations of
+// BertEnums.td.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -57,3 +58,5 @@ std::optional<bertc::LrSchedule> parseLrSchedule(llvm::StringRef text);
 std::optional<bertc::TaskKind> parseTaskKind(llvm::StringRef text);
 
 } // namespace mlir::bert
+
+#include "bert/BertEnums.h.inc"

@@ -2,7 +2,8 @@
 //
 // The facts a training module carries between passes and into codegen, as typed
 // attributes with verifiers: the [train] settings (`bert.train`), the memory plan
-// (`bert.plan`) and each parameter's slots in it (`bert.slots`).
+// (`bert.plan`) and each parameter's slots in it (`bert.slots`); and, from BertEnums.td, the
+// enumerations ops take (`#bert.gelu_approximation`).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,7 @@
 
 include "mlir/IR/AttrTypeBase.td"
 include "bert/BertDialect.td"
+include "bert/BertEnums.td"
 
 class Bert_Attr<string name, string attrMnemonic> : AttrDef<Bert_Dialect, name> {
   let mnemonic = attrMnemonic;

@@ -68,8 +68,9 @@ def Bert_BiasGradOp : Bert_BackwardOp<"bias_grad",
 
 def Bert_GeluGradOp : Bert_BackwardOp<"gelu_grad", [Bert_StorageTyped, Bert_InPlaceOpInterface],
                                       ["estimateKernels"]> {
-  let summary = "d x = dy * gelu'(x)";
-  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$input);
+  let summary = "d x = dy * gelu'(x) (`approximate` as bert.gelu's)";
+  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$input,
+                       Bert_GeluApproximateArg:$approximate);
   let results = (outs Bert_FloatTensor:$inputGrad);
 }
 
@@ -98,15 +99,17 @@ def Bert_GeluGradBiasOp : Bert_BackwardOp<"gelu_grad_bias", [Bert_InPlaceOpInter
   let description = [{
     `bert.gelu_grad` and the `bert.bias_grad` of its result (the bias gradient of the
     linear layer the GELU follows) as one op (-bertc-accumulate-in-gemm, where the bias
-    gradient is not accumulated into a slot: an update in the backward reads it). On CUDA
-    one kernel writes d x and sums the values it stored, with the bits of the two ops.
+    gradient is not accumulated into a slot: an update in the backward reads it), with
+    the `bert.gelu_grad`'s `approximate`. On CUDA one kernel writes d x and sums the values
+    it stored, with the bits of the two ops.
 
     ```mlir
     %dx, %db = bert.gelu_grad_bias %dy, %x
         : (tensor<?x?x128xbf16>, tensor<?x?x128xbf16>) -> (tensor<?x?x128xbf16>, tensor<128xf32>)
     ```
   }];
-  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$input);
+  let arguments = (ins Bert_FloatTensor:$resultGrad, Bert_FloatTensor:$input,
+                       Bert_GeluApproximateArg:$approximate);
   let results = (outs Bert_FloatTensor:$inputGrad, Bert_FloatTensor:$biasGrad);
 }
 

@@ -10,6 +10,7 @@
 #define BERT_OPS
 
 include "bert/BertDialect.td"
+include "bert/BertEnums.td"
 include "bert/BertInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -201,13 +202,20 @@ def Bert_LinearOp : Bert_ForwardOp<"linear", [Bert_StorageTyped], ["estimateKern
 def Bert_GeluOp : Bert_ForwardOp<"gelu",
     [Bert_StorageTyped, SameOperandsAndResultType, Bert_InPlaceOpInterface],
     ["estimateKernels"]> {
-  let summary = "exact (erf) GELU";
+  let summary = "GELU: exact (erf), or its tanh approximation";
   let description = [{
+    x Φ(x), Φ the standard normal CDF, as torch.nn.functional.gelu: from erf (BERT's),
+    or, with `approximate` tanh, 0.5 x (1 + tanh(sqrt(2/π) (x + 0.044715 x^3))) (GPT-2's;
+    Hugging Face's `gelu_new`). Its gradient ops carry the same `approximate`; exact is
+    the default and is not printed.
+
     ```mlir
     %y = bert.gelu %x : (tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+    %t = bert.gelu %x {approximate = #bert.gelu_approximation<tanh>}
+        : (tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
     ```
   }];
-  let arguments = (ins Bert_FloatTensor:$input);
+  let arguments = (ins Bert_FloatTensor:$input, Bert_GeluApproximateArg:$approximate);
   let results = (outs Bert_FloatTensor:$result);
 }
 

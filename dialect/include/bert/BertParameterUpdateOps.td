@@ -101,17 +101,20 @@ def Bert_GeluGradAccumulateBiasOp : Bert_Op<"gelu_grad_accumulate_bias",
   let summary = "GELU's d input, with its column sums added into a bias's gradient slot";
   let description = [{
     `bert.gelu_grad` and the `bert.accumulate_bias_grad` of its result (the bias of the
-    linear layer the GELU follows) as one op (-bertc-accumulate-in-gemm): on CUDA one
-    kernel writes d input and sums the values it stored, so d input is not read again for
-    the bias. The slot gets the bits of the two ops. d input may take over d y's bytes.
+    linear layer the GELU follows) as one op (-bertc-accumulate-in-gemm), with the
+    `bert.gelu_grad`'s `approximate`: on CUDA one kernel writes d input and sums the values
+    it stored, so d input is not read again for the bias. The slot gets the bits of the two
+    ops. d input may take over d y's bytes.
 
     ```mlir
     %dx = bert.gelu_grad_accumulate_bias %b, %dy, %x
         : tensor<128xf32>, tensor<?x?x128xf32>, tensor<?x?x128xf32> -> tensor<?x?x128xf32>
+    %tx = bert.gelu_grad_accumulate_bias %b, %dy, %x {approximate = #bert.gelu_approximation<tanh>}
+        : tensor<128xf32>, tensor<?x?x128xf32>, tensor<?x?x128xf32> -> tensor<?x?x128xf32>
     ```
   }];
   let arguments = (ins Bert_FloatTensor:$param, Bert_FloatTensor:$resultGrad,
-                       Bert_FloatTensor:$input);
+                       Bert_FloatTensor:$input, Bert_GeluApproximateArg:$approximate);
   let results = (outs Bert_FloatTensor:$inputGrad);
   let assemblyFormat = [{
     $param `,` $resultGrad `,` $input attr-dict `:` type($param) `,` type($resultGrad) `,`

@@ -1,10 +1,11 @@
-// The GELU and dropout backwards fused with a bias gradient against the two launches they
-// replace (geluBackward or dropoutBackward, then biasBackwardAccumulate into a gradient slot
-// or biasBackward into a bias gradient): dx and the slot or gradient bit-identical, with one row
-// slice and several, widths that are and are not multiples of dropout's groups of four (a thread's
-// group of columns then straddles two Philox calls, or a row's end), samples of several tokens or
-// of one, and dx written over dy. The plain kernels are checked against the CPU in
-// elementwise_test.cpp, dropout_test.cpp and bias_test.cpp.
+// The GELU (erf and tanh forms) and dropout backwards fused with a bias gradient against the
+// two launches they replace (geluBackward, geluTanhBackward or dropoutBackward, then
+// biasBackwardAccumulate into a gradient slot or biasBackward into a bias gradient): dx and the
+// slot or gradient bit-identical, with one row slice and several, widths that are and are not
+// multiples of dropout's groups of four (a thread's group of columns then straddles two Philox
+// calls, or a row's end), samples of several tokens or of one, and dx written over dy. The
+// plain kernels are checked against the CPU in elementwise_test.cpp, dropout_test.cpp and
+// bias_test.cpp.
 #include "cuda_test_support.h"
 
 #include "bertc/runtime/cuda_kernels.h"
@@ -49,31 +50,45 @@ struct Slots {
   }
 };
 
-TYPED_TEST(BiasFusedTest, GeluBackwardWithBiasGivesTheBitsOfTheTwoLaunches) {
-  using T = TypeParam;
+/// A GELU's fused backwards (`fusedAccumulate` into the slot, `fused` into a bias gradient)
+/// against its plain backward `separate` then the bias gradient's launches, on every shape.
+template <typename T, typename Fused, typename Separate>
+void checkGeluBackwardWithBias(Fused fusedAccumulate, Fused fused, Separate separate,
+                               const std::string &what) {
   for (const Shape &shape : kShapes) {
     const int64_t n = shape.rows() * shape.cols;
     const auto dy = randomValues<T>(n, 1), x = randomValues<T>(n, 2, -3.0f, 3.0f);
     DeviceArray<T> dDy(dy), dX(x), fusedDx(n), separateDx(n), inPlace(dy);
     Slots slots(shape, 3);
-    geluBackwardBiasAccumulate(dDy.get(), dX.get(), fusedDx.get(), slots.fused.get(),
-                               slots.partials.get(), slots.tickets.get(), shape.rows(), shape.cols,
-                               nullptr);
-    geluBackwardBias(dDy.get(), dX.get(), fusedDx.get(), slots.fusedGradient.get(),
-                     slots.partials.get(), slots.tickets.get(), shape.rows(), shape.cols, nullptr);
-    geluBackward(dDy.get(), dX.get(), separateDx.get(), n, nullptr);
+    fusedAccumulate(dDy.get(), dX.get(), fusedDx.get(), slots.fused.get(), slots.partials.get(),
+                    slots.tickets.get(), shape.rows(), shape.cols, nullptr);
+    fused(dDy.get(), dX.get(), fusedDx.get(), slots.fusedGradient.get(), slots.partials.get(),
+          slots.tickets.get(), shape.rows(), shape.cols, nullptr);
+    separate(dDy.get(), dX.get(), separateDx.get(), n, nullptr);
     biasBackwardAccumulate(separateDx.get(), slots.separate.get(), slots.partials.get(),
                            slots.tickets.get(), shape.rows(), shape.cols, nullptr);
     biasBackward(separateDx.get(), slots.separateGradient.get(), slots.partials.get(),
                  slots.tickets.get(), shape.rows(), shape.cols, nullptr);
-    expectBitIdentical(fusedDx.download(), separateDx.download(), "gelu dx " + shape.name());
-    slots.expectSameBias("gelu bias " + shape.name());
-    geluBackwardBiasAccumulate(inPlace.get(), dX.get(), inPlace.get(), slots.fused.get(),
-                               slots.partials.get(), slots.tickets.get(), shape.rows(), shape.cols,
-                               nullptr);
-    expectBitIdentical(inPlace.download(), separateDx.download(), "gelu in place " + shape.name());
-    expectTicketsAtZero(slots.tickets, "gelu " + shape.name());
+    expectBitIdentical(fusedDx.download(), separateDx.download(), what + " dx " + shape.name());
+    slots.expectSameBias(what + " bias " + shape.name());
+    fusedAccumulate(inPlace.get(), dX.get(), inPlace.get(), slots.fused.get(), slots.partials.get(),
+                    slots.tickets.get(), shape.rows(), shape.cols, nullptr);
+    expectBitIdentical(inPlace.download(), separateDx.download(),
+                       what + " in place " + shape.name());
+    expectTicketsAtZero(slots.tickets, what + " " + shape.name());
   }
+}
+
+TYPED_TEST(BiasFusedTest, GeluBackwardWithBiasGivesTheBitsOfTheTwoLaunches) {
+  using T = TypeParam;
+  checkGeluBackwardWithBias<T>(&geluBackwardBiasAccumulate<T>, &geluBackwardBias<T>,
+                               &geluBackward<T>, "gelu");
+}
+
+TYPED_TEST(BiasFusedTest, GeluTanhBackwardWithBiasGivesTheBitsOfTheTwoLaunches) {
+  using T = TypeParam;
+  checkGeluBackwardWithBias<T>(&geluTanhBackwardBiasAccumulate<T>, &geluTanhBackwardBias<T>,
+                               &geluTanhBackward<T>, "gelu tanh");
 }
 
 TYPED_TEST(BiasFusedTest, DropoutBackwardWithBiasGivesTheBitsOfTheTwoLaunches) {

@@ -1,5 +1,5 @@
-// CUDA elementwise kernels (add, erf GELU, tanh, ReLU, gradient accumulation) against their CPU
-// twins on random inputs.
+// CUDA elementwise kernels (add, erf and tanh GELU, tanh, ReLU, gradient accumulation) against
+// their CPU twins on random inputs.
 #include "cuda_test_support.h"
 
 #include "bertc/runtime/cpu_kernels.h"
@@ -38,6 +38,26 @@ TYPED_TEST(ElementwiseTest, GeluForwardAndBackwardMatchCpu) {
   cuda::geluBackward(dDy.get(), dX.get(), dDx.get(), int64_t(kCount), nullptr);
   expectClose(dY.download(), y, Tolerance<T>::atol, Tolerance<T>::rtol, "gelu");
   expectClose(dDx.download(), dx, Tolerance<T>::atol, Tolerance<T>::rtol, "gelu grad");
+}
+
+// The tanh GELU's formula is the CPU's (gelu_tanh.h): on the simulated device, whose tanhf is
+// the C library's, the same bits; on a GPU its tanhf is within a few ulps of the host's.
+TYPED_TEST(ElementwiseTest, GeluTanhForwardAndBackwardMatchCpu) {
+  using T = TypeParam;
+  const auto x = randomValues<T>(kCount, 7, -6.0f, 6.0f), dy = randomValues<T>(kCount, 8);
+  std::vector<T> y(kCount), dx(kCount);
+  cpu::geluTanhForward(x.data(), y.data(), int64_t(kCount));
+  cpu::geluTanhBackward(dy.data(), x.data(), dx.data(), int64_t(kCount));
+  DeviceArray<T> dX(x), dDy(dy), dY(kCount), dDx(kCount);
+  cuda::geluTanhForward(dX.get(), dY.get(), int64_t(kCount), nullptr);
+  cuda::geluTanhBackward(dDy.get(), dX.get(), dDx.get(), int64_t(kCount), nullptr);
+#if defined(BERTC_CUDA_SIM)
+  expectBitIdentical(dY.download(), y, "gelu tanh");
+  expectBitIdentical(dDx.download(), dx, "gelu tanh grad");
+#else
+  expectClose(dY.download(), y, Tolerance<T>::atol, Tolerance<T>::rtol, "gelu tanh");
+  expectClose(dDx.download(), dx, Tolerance<T>::atol, Tolerance<T>::rtol, "gelu tanh grad");
+#endif
 }
 
 TYPED_TEST(ElementwiseTest, TanhForwardAndBackwardMatchCpu) {

@@ -1,5 +1,5 @@
-// Tests of the elementwise kernels: add, accumulate, GELU, tanh, ReLU, dropout (and
-// dropoutAdd).
+// Tests of the elementwise kernels: add, accumulate, GELU (erf and tanh forms), tanh, ReLU,
+// dropout (and dropoutAdd).
 // Forwards against closed-form values, backwards against finite differences, dropout's mask
 // against the counter RNG the header specifies.
 #include "bertc/runtime/counter_rng.h"
@@ -54,6 +54,46 @@ TEST(Gelu, BackwardMatchesFiniteDifferences) {
   auto forward = [&] {
     std::vector<float> y(n);
     geluForward(x.data(), y.data(), n);
+    return y;
+  };
+  expectGradientNear(dx, numericGradient(x, dy, forward), "dx");
+}
+
+// gelu_tanh(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), evaluated in double by
+// Python's math module. Each value is at least 1.7e-5 from the erf GELU's (at 1: 0.8413447).
+TEST(GeluTanh, ForwardMatchesHandComputedValues) {
+  std::vector<float> x = {0.0f, 1.0f, -1.0f, 2.0f, 0.5f, -3.0f, 10.0f, -10.0f}, y(8);
+  geluTanhForward(x.data(), y.data(), 8);
+  EXPECT_EQ(y[0], 0.0f);
+  EXPECT_NEAR(y[1], 0.8411919906082768, 1e-6);
+  EXPECT_NEAR(y[2], -0.15880800939172324, 1e-6);
+  EXPECT_NEAR(y[3], 1.954597694087775, 2e-6);
+  EXPECT_NEAR(y[4], 0.34571400982514394, 1e-6);
+  EXPECT_NEAR(y[5], -0.0036373920817729943, 1e-7);
+  EXPECT_EQ(y[6], 10.0f);
+  EXPECT_NEAR(y[7], 0.0f, 1e-7);
+}
+
+// The derivative 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2), t the tanh
+// above, by Python's math module; dy scales it.
+TEST(GeluTanh, DerivativeMatchesHandComputedValues) {
+  std::vector<float> x = {0.0f, 1.0f, -1.0f, 2.0f, 0.5f, -3.0f}, dy = {1, 1, 1, 1, 1, -2}, dx(6);
+  geluTanhBackward(dy.data(), x.data(), dx.data(), 6);
+  EXPECT_NEAR(dx[0], 0.5, 1e-7);
+  EXPECT_NEAR(dx[1], 1.0829640838457826, 1e-6);
+  EXPECT_NEAR(dx[2], -0.08296408384578255, 1e-6);
+  EXPECT_NEAR(dx[3], 1.0860992566236183, 1e-6);
+  EXPECT_NEAR(dx[4], 0.8673699035346424, 1e-6);
+  EXPECT_NEAR(dx[5], -2 * -0.011584166630969516, 1e-6);
+}
+
+TEST(GeluTanh, BackwardMatchesFiniteDifferences) {
+  const int64_t n = 24;
+  std::vector<float> x = randomTensor(n, 11, -4.0f, 4.0f), dy = randomTensor(n, 12), dx(n);
+  geluTanhBackward(dy.data(), x.data(), dx.data(), n);
+  auto forward = [&] {
+    std::vector<float> y(n);
+    geluTanhForward(x.data(), y.data(), n);
     return y;
   };
   expectGradientNear(dx, numericGradient(x, dy, forward), "dx");

@@ -140,6 +140,11 @@ TYPED_TEST(MixedPrecisionKernel, Elementwise) {
         [&](T *o) { geluForward(a.storage.data(), o, n); }, "gelu");
   check([&](float *o) { geluBackward(dy.asFloat.data(), a.asFloat.data(), o, n); },
         [&](T *o) { geluBackward(dy.storage.data(), a.storage.data(), o, n); }, "gelu_grad");
+  check([&](float *o) { geluTanhForward(a.asFloat.data(), o, n); },
+        [&](T *o) { geluTanhForward(a.storage.data(), o, n); }, "gelu tanh");
+  check([&](float *o) { geluTanhBackward(dy.asFloat.data(), a.asFloat.data(), o, n); },
+        [&](T *o) { geluTanhBackward(dy.storage.data(), a.storage.data(), o, n); },
+        "gelu tanh grad");
   check([&](float *o) { tanhForward(a.asFloat.data(), o, n); },
         [&](T *o) { tanhForward(a.storage.data(), o, n); }, "tanh");
   check([&](float *o) { tanhBackward(dy.asFloat.data(), a.asFloat.data(), o, n); },

@@ -120,8 +120,8 @@ inline constexpr int64_t kMaxHeadFeatures = int64_t(1) << 28;
 /// One `[[head.layers]]` entry of a custom head: an op applied to the previous output (the
 /// first to the encoder's [batch, seq, hidden] output), or to the outputs it names.
 struct HeadLayer {
-  /// flatten | select_token | mean | max | linear | gelu | tanh | relu | dropout | add |
-  /// concat | slice | layernorm
+  /// flatten | select_token | mean | max | linear | gelu | gelu_tanh | tanh | relu | dropout |
+  /// add | concat | slice | layernorm (gelu_tanh: GELU's tanh approximation)
   std::string op;
   /// linear, layernorm: the parameters are head.<name>.weight and head.<name>.bias.
   std::string name;

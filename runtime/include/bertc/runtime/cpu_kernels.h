@@ -135,6 +135,10 @@ void lmHeadLossBackwardAccumulate(const float *dloss, const T *hidden, const T *
 /// Exact (erf) GELU, as torch.nn.functional.gelu.
 template <typename T> void geluForward(const T *x, T *y, int64_t n);
 template <typename T> void geluBackward(const T *dy, const T *x, T *dx, int64_t n);
+/// GELU's tanh approximation, as torch.nn.functional.gelu(approximate="tanh") (gelu_tanh.h),
+/// and dx = dy * its derivative at x.
+template <typename T> void geluTanhForward(const T *x, T *y, int64_t n);
+template <typename T> void geluTanhBackward(const T *dy, const T *x, T *dx, int64_t n);
 
 template <typename T> void tanhForward(const T *x, T *y, int64_t n);
 /// dx = dy * (1 - y^2), from the forward output y.

@@ -3,8 +3,9 @@
 // GEMM's epilogue, and the two backward GEMMs. Inputs are the storage type T (float, bf16
 // or fp16); every GEMM accumulates in fp32 (CUBLAS_COMPUTE_32F; fp32 GEMMs of a plan made
 // with --tf32 ask for GemmMath::Tf32, CUBLAS_COMPUTE_32F_FAST_TF32), weight gradients
-// are fp32. BERT's GELU is the erf form, while cuBLASLt's GELU epilogue is the tanh
-// approximation, so a linear followed by GELU is this forward then cuda::geluForward.
+// are fp32. BERT's GELU is the erf form, which cuBLASLt's GELU epilogue (the tanh
+// approximation) is not, so a linear followed by GELU is this forward then cuda::geluForward;
+// a tanh GELU too is its own launch (cuda::geluTanhForward), the formula its CPU twin shares.
 // The tensor-core attention's per-head products go through the same object, as batched
 // GEMMs over (head, sequence) (batchedGemm).
 #pragma once

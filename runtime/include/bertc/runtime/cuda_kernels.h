@@ -59,6 +59,11 @@ void siluBackward(const T *dy, const T *x, T *dx, int64_t n, cudaStream_t stream
 template <typename T> void geluForward(const T *x, T *y, int64_t n, cudaStream_t stream);
 template <typename T>
 void geluBackward(const T *dy, const T *x, T *dx, int64_t n, cudaStream_t stream);
+/// GELU's tanh approximation and its gradient, as cpu::geluTanhForward and
+/// cpu::geluTanhBackward (the same formula: gelu_tanh.h).
+template <typename T> void geluTanhForward(const T *x, T *y, int64_t n, cudaStream_t stream);
+template <typename T>
+void geluTanhBackward(const T *dy, const T *x, T *dx, int64_t n, cudaStream_t stream);
 template <typename T> void tanhForward(const T *x, T *y, int64_t n, cudaStream_t stream);
 /// dx = dy * (1 - y^2), from the forward output y.
 template <typename T>
@@ -100,6 +105,15 @@ void geluBackwardBias(const T *dy, const T *x, T *dx, float *db, float *partials
 template <typename T>
 void geluBackwardBiasAccumulate(const T *dy, const T *x, T *dx, float *db, float *partials,
                                 unsigned *tickets, int64_t rows, int64_t cols, cudaStream_t stream);
+/// geluBackwardBias and geluBackwardBiasAccumulate for GELU's tanh approximation: the bits of
+/// geluTanhBackward then biasBackward or biasBackwardAccumulate.
+template <typename T>
+void geluTanhBackwardBias(const T *dy, const T *x, T *dx, float *db, float *partials,
+                          unsigned *tickets, int64_t rows, int64_t cols, cudaStream_t stream);
+template <typename T>
+void geluTanhBackwardBiasAccumulate(const T *dy, const T *x, T *dx, float *db, float *partials,
+                                    unsigned *tickets, int64_t rows, int64_t cols,
+                                    cudaStream_t stream);
 /// dropoutBackward over dx [samples, tokensPerSample * cols] (dropout's rows are the
 /// samples), and db[cols] = dx summed over its samples * tokensPerSample rows of cols, in
 /// one launch, with the bits of dropoutBackward then biasBackward. dx may be dy.
