@@ -4,7 +4,8 @@
 # The trainer is the CUDA target's where a GPU is present (nvidia-smi lists one), else the
 # CPU target's.
 #   scripts/run-example.sh [MODEL.toml] [VRAM]     (defaults: examples/tiny/model.toml 1GB;
-#   examples/tiny-llama/model.toml generates its folder and data too)
+#   examples/tiny-llama/model.toml and examples/tiny-gpt2/model.toml generate their
+#   folder and data too)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 model=${1:-examples/tiny/model.toml}
@@ -13,10 +14,12 @@ bash scripts/build.sh
 if [[ $model == examples/tiny/model.toml && ! -f examples/tiny/train.jsonl ]]; then
   python3 examples/tiny/make_data.py --rows 2048 --seed 1 --out examples/tiny/train.jsonl
 fi
-# The tiny Llama's folder (config.json) and data.
-if [[ $model == examples/tiny-llama/model.toml && ! -f examples/tiny-llama/train.jsonl ]]; then
-  python3 examples/tiny-llama/make_data.py
-fi
+# The tiny decoders' folders (config.json) and data.
+for decoder in tiny-llama tiny-gpt2; do
+  if [[ $model == examples/$decoder/model.toml && ! -f examples/$decoder/train.jsonl ]]; then
+    python3 "examples/$decoder/make_data.py"
+  fi
+done
 out=out/$(basename "$(dirname "$model")")
 target=cpu
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then

@@ -45,6 +45,9 @@ LogicalResult ParamOp::verify() {
     return emitOpError() << "parameter '" << getName() << "' must have a static shape";
   if (getInit() != "normal" && getInit() != "zeros" && getInit() != "ones")
     return emitOpError() << "init must be normal, zeros or ones, got '" << getInit() << "'";
+  if (getCheckpointTransposed() && getResult().getType().getRank() != 2)
+    return emitOpError() << "parameter '" << getName()
+                         << "': only a matrix can be checkpoint_transposed";
   return success();
 }
 

@@ -73,6 +73,6 @@ const llvm::StringRef kBertTasks[] = {"classification", "span", "token-classific
 
 } // namespace
 
-const FamilyConfig bertc::kBertConfig = {"bert",         kBertModelTypes,   "vocab.txt",
-                                         kBertTasks,     /*decoder=*/false, readBertConfig,
+const FamilyConfig bertc::kBertConfig = {"bert",         kBertModelTypes,    "vocab.txt",
+                                         kBertTasks,     /*decoderKeys=*/{}, readBertConfig,
                                          writeBertConfig};

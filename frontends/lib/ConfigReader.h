@@ -77,6 +77,45 @@ public:
     error() << "'" << field << "' must be " << expected << " (" << why << "), got " << written;
   }
 
+  /// Reads the boolean `field` into `out` when present and not null.
+  void readBool(StringRef field, bool &out) {
+    const llvm::json::Value *value = config.get(field);
+    if (!value || value->kind() == llvm::json::Value::Null)
+      return;
+    if (std::optional<bool> flag = value->getAsBoolean())
+      out = *flag;
+    else
+      error() << "'" << field << "' must be true or false";
+  }
+
+  /// A token id field: an integer or a list of them; none when absent or null.
+  std::vector<int64_t> readTokenIds(StringRef field) {
+    const llvm::json::Value *value = config.get(field);
+    if (!value || value->kind() == llvm::json::Value::Null)
+      return {};
+    if (std::optional<int64_t> id = value->getAsInteger())
+      return {*id};
+    std::vector<int64_t> ids;
+    const llvm::json::Array *list = value->getAsArray();
+    if (list)
+      for (const llvm::json::Value &entry : *list)
+        if (std::optional<int64_t> id = entry.getAsInteger())
+          ids.push_back(*id);
+    if (ids.empty() || ids.size() != list->size()) {
+      error() << "'" << field << "' must be a token id or a list of them";
+      return {};
+    }
+    return ids;
+  }
+
+  /// A token id field that holds one id; none when absent or null.
+  std::optional<int64_t> readTokenId(StringRef field) {
+    std::vector<int64_t> ids = readTokenIds(field);
+    if (ids.size() > 1)
+      error() << "'" << field << "' must be one token id";
+    return ids.empty() ? std::nullopt : std::optional<int64_t>(ids.front());
+  }
+
   /// Reports a problem with config.json at the `from` key.
   mlir::InFlightDiagnostic error() {
     failed = true;

@@ -10,7 +10,7 @@ namespace {
 
 /// Every family, in the order `[model] family`'s choices list them.
 llvm::ArrayRef<const FamilyConfig *> familyConfigs() {
-  static const FamilyConfig *all[] = {&kBertConfig, &kLlamaConfig, &kQwen2Config};
+  static const FamilyConfig *all[] = {&kBertConfig, &kLlamaConfig, &kQwen2Config, &kGpt2Config};
   return all;
 }
 

@@ -18,6 +18,10 @@ namespace bertc {
 
 class ConfigReader;
 
+/// The [model] keys of decoder families only (FamilyConfig::decoderKeys).
+inline constexpr llvm::StringRef kDecoderModelKeys[] = {"kv_heads", "head_dim", "rope_theta",
+                                                        "tie_embeddings"};
+
 /// A model family's config.json, read and written.
 struct FamilyConfig {
   /// Its `[model] family` name ("bert").
@@ -29,8 +33,9 @@ struct FamilyConfig {
   llvm::StringRef tokenizerFile;
   /// The task heads it builds ([head] task values).
   llvm::ArrayRef<llvm::StringRef> tasks;
-  /// A decoder (causal attention, rotary positions): the [model] decoder keys are its.
-  bool decoder;
+  /// The decoder keys of [model] (kDecoderModelKeys) that it has: a rotary decoder all of
+  /// them, GPT-2 tie_embeddings alone, BERT none.
+  llvm::ArrayRef<llvm::StringRef> decoderKeys;
   /// Reads the family's fields of a `from` folder's config.json into the spec.
   void (*readConfig)(ConfigReader &reader, ModelSpec &model, HeadSpec &head);
   /// Adds the family's fields (model_type, architectures, dimensions) to the config.json
@@ -49,5 +54,6 @@ llvm::SmallVector<llvm::StringRef> modelFamilyNames();
 extern const FamilyConfig kBertConfig;
 extern const FamilyConfig kLlamaConfig;
 extern const FamilyConfig kQwen2Config;
+extern const FamilyConfig kGpt2Config;
 
 } // namespace bertc

@@ -51,7 +51,8 @@ Value ForwardBuilder::param(const Twine &name, ArrayRef<int64_t> shape, StringRe
   if (!existing)
     existing = builder.create<bert::ParamOp>(at(fullName, locations, key),
                                              RankedTensorType::get(shape, f32), fullName, group,
-                                             !spec.isFrozen(group), decay, init);
+                                             !spec.isFrozen(group), decay, init,
+                                             /*checkpoint_transposed=*/false);
   return existing;
 }
 
@@ -66,6 +67,19 @@ Value ForwardBuilder::linear(Value x, const Twine &module, int64_t outFeatures, 
            : Value();
   return builder.create<bert::LinearOp>(at(name, locations, key), withLastDim(x, outFeatures), x,
                                         weight, biasParam);
+}
+
+Value ForwardBuilder::conv1D(Value x, const Twine &module, int64_t outFeatures, StringRef group,
+                             const KeyLocations &locations, StringRef key) {
+  std::string name = module.str();
+  int64_t inFeatures = cast<RankedTensorType>(x.getType()).getShape().back();
+  Value weight = param(name + ".weight", {outFeatures, inFeatures}, group, "normal",
+                       /*decay=*/true, locations, key);
+  weight.getDefiningOp<bert::ParamOp>().setCheckpointTransposed(true);
+  Value bias =
+      param(name + ".bias", {outFeatures}, group, "zeros", /*decay=*/false, locations, key);
+  return builder.create<bert::LinearOp>(at(name, locations, key), withLastDim(x, outFeatures), x,
+                                        weight, bias);
 }
 
 Value ForwardBuilder::layerNorm(Value x, const Twine &module, StringRef group,

@@ -63,6 +63,10 @@ public:
   mlir::Value linear(mlir::Value x, const llvm::Twine &module, int64_t outFeatures,
                      llvm::StringRef group, const KeyLocations &locations, llvm::StringRef key,
                      bool bias = true);
+  /// transformers' Conv1D `module` applied to `x`: a linear layer whose checkpoints hold
+  /// the weight as [in, out] (GPT-2's projections); the step reads it as [out, in].
+  mlir::Value conv1D(mlir::Value x, const llvm::Twine &module, int64_t outFeatures,
+                     llvm::StringRef group, const KeyLocations &locations, llvm::StringRef key);
   /// torch.nn.LayerNorm `module` (weight = gamma, bias = beta) applied to `x`.
   mlir::Value layerNorm(mlir::Value x, const llvm::Twine &module, llvm::StringRef group,
                         const KeyLocations &locations, llvm::StringRef key);

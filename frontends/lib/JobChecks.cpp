@@ -40,6 +40,19 @@ std::string shortestNumber(double value) {
       return text;
   }
 }
+/// The families that have the [model] key `key`, as a message lists them: family "llama",
+/// "qwen2" or "gpt2".
+std::string familiesWithKey(StringRef key) {
+  llvm::SmallVector<std::string> names;
+  for (StringRef name : modelFamilyNames())
+    if (llvm::is_contained(findFamilyConfig(name)->decoderKeys, key))
+      names.push_back("\"" + name.str() + "\"");
+  std::string text = "family ";
+  for (size_t i = 0; i < names.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return text;
+}
+
 } // namespace
 
 void JobReader::requireCount(const KeyLocations &locations, StringRef name, int64_t value,
@@ -189,13 +202,14 @@ void JobReader::checkDecoder() {
       requireChoice(spec.data.locations, "data.chat_template", spec.data.chatTemplate,
                     kChatTemplates);
   }
-  if (!family->decoder) {
-    for (StringRef key : kDecoderModelKeys)
-      if (ml.keys.count(key))
-        file.error(loc(ml, key)) << "key 'model." << key << "' is a decoder's (family \"llama\" "
-                                 << "or \"qwen2\"), not the '" << model.family << "' family's";
+  for (StringRef key : kDecoderModelKeys)
+    if (ml.keys.count(key) && !llvm::is_contained(family->decoderKeys, key))
+      file.error(loc(ml, key)) << "key 'model." << key << "' is a decoder's ("
+                               << familiesWithKey(key) << "), not the '" << model.family
+                               << "' family's";
+  // Only the rotary decoders have the grouped heads and rotary settings checked below.
+  if (!llvm::is_contained(family->decoderKeys, "rope_theta"))
     return;
-  }
   requireCount(ml, "model.kv_heads", model.keyValueHeads(), limits::kHeads);
   if (model.heads > 0 && model.keyValueHeads() > 0 && model.heads % model.keyValueHeads() != 0)
     file.error(loc(ml, "kv_heads"))

@@ -38,9 +38,6 @@ inline constexpr StringRef kModelKeys[] = {"family",
                                            "head_dim",
                                            "rope_theta",
                                            "tie_embeddings"};
-/// The [model] keys of the decoder families only.
-inline constexpr StringRef kDecoderModelKeys[] = {"kv_heads", "head_dim", "rope_theta",
-                                                  "tie_embeddings"};
 inline constexpr StringRef kHeadKeys[] = {"task", "labels", "label_names", "dropout", "layers"};
 inline constexpr StringRef kHeadLayerKeys[] = {"op", "name",  "out",    "index", "rate",
                                                "as", "input", "inputs", "start", "end"};

@@ -15,17 +15,6 @@ using namespace bertc;
 
 namespace {
 
-/// A boolean field, when present and not null.
-void readBool(ConfigReader &reader, StringRef field, bool &out) {
-  const llvm::json::Value *value = reader.fields().get(field);
-  if (!value || value->kind() == llvm::json::Value::Null)
-    return;
-  if (std::optional<bool> flag = value->getAsBoolean())
-    out = *flag;
-  else
-    reader.error() << "'" << field << "' must be true or false";
-}
-
 /// rope_scaling: null, or {"rope_type" (or the older "type"): "default" | "linear" |
 /// "llama3", "factor", ...}; another type is an error naming it.
 void readRopeScaling(ConfigReader &reader, ModelSpec &model) {
@@ -74,33 +63,6 @@ void readRopeScaling(ConfigReader &reader, ModelSpec &model) {
     reader.error() << "'rope_scaling.high_freq_factor' must exceed 'low_freq_factor'";
 }
 
-/// A token id field: an integer or a list of them; none when absent or null.
-std::vector<int64_t> readTokenIds(ConfigReader &reader, StringRef field) {
-  const llvm::json::Value *value = reader.fields().get(field);
-  if (!value || value->kind() == llvm::json::Value::Null)
-    return {};
-  if (std::optional<int64_t> id = value->getAsInteger())
-    return {*id};
-  std::vector<int64_t> ids;
-  if (const llvm::json::Array *list = value->getAsArray())
-    for (const llvm::json::Value &entry : *list)
-      if (std::optional<int64_t> id = entry.getAsInteger())
-        ids.push_back(*id);
-  if (ids.empty() || ids.size() != value->getAsArray()->size()) {
-    reader.error() << "'" << field << "' must be a token id or a list of them";
-    return {};
-  }
-  return ids;
-}
-
-/// A token id field that holds one id.
-std::optional<int64_t> readTokenId(ConfigReader &reader, StringRef field) {
-  std::vector<int64_t> ids = readTokenIds(reader, field);
-  if (ids.size() > 1)
-    reader.error() << "'" << field << "' must be one token id";
-  return ids.empty() ? std::nullopt : std::optional<int64_t>(ids.front());
-}
-
 /// The fields Llama, Mistral and Qwen2 share.
 void readDecoderConfig(ConfigReader &reader, ModelSpec &model) {
   reader.requireString("hidden_act", "silu");
@@ -124,25 +86,27 @@ void readDecoderConfig(ConfigReader &reader, ModelSpec &model) {
   reader.readNumber("rope_theta", model.ropeTheta, "rope_theta", locations);
   reader.readNumber("initializer_range", model.initializerRange, "initializer_range", locations);
   reader.readNumber("attention_dropout", model.attentionDropout, "attention_dropout", locations);
-  readBool(reader, "tie_word_embeddings", model.tieEmbeddings);
+  reader.readBool("tie_word_embeddings", model.tieEmbeddings);
   readRopeScaling(reader, model);
   // No pad_token_id: batches are padded with id 0, whose row trains (padding positions
   // never reach the loss).
-  model.bosTokenId = readTokenId(reader, "bos_token_id");
-  model.eosTokenIds = readTokenIds(reader, "eos_token_id");
-  std::optional<int64_t> pad = readTokenId(reader, "pad_token_id");
+  model.bosTokenId = reader.readTokenId("bos_token_id");
+  model.eosTokenIds = reader.readTokenIds("eos_token_id");
+  std::optional<int64_t> pad = reader.readTokenId("pad_token_id");
   model.padTokenId = pad.value_or(0);
   model.padRowFixed = pad.has_value();
 }
 
 void readLlamaConfig(ConfigReader &reader, ModelSpec &model, HeadSpec &) {
+  if (std::optional<StringRef> type = reader.fields().getString("model_type"))
+    model.modelType = type->str();
   model.dropout = 0.0;
   model.attentionDropout = 0.0;
   model.layerNormEps = 1e-6;
   readDecoderConfig(reader, model);
-  readBool(reader, "attention_bias", model.qkvBias);
+  reader.readBool("attention_bias", model.qkvBias);
   model.outputBias = model.qkvBias;
-  readBool(reader, "mlp_bias", model.mlpBias);
+  reader.readBool("mlp_bias", model.mlpBias);
   // Mistral's window: attention sees at most sliding_window earlier tokens.
   if (const llvm::json::Value *window = reader.fields().get("sliding_window");
       window && window->kind() != llvm::json::Value::Null)
@@ -156,7 +120,7 @@ void readQwen2Config(ConfigReader &reader, ModelSpec &model, HeadSpec &) {
   readDecoderConfig(reader, model);
   model.qkvBias = true;
   bool slidingWindow = false;
-  readBool(reader, "use_sliding_window", slidingWindow);
+  reader.readBool("use_sliding_window", slidingWindow);
   if (slidingWindow)
     reader.error() << "'use_sliding_window': sliding-window attention is not supported";
 }
@@ -200,12 +164,23 @@ void writeDecoderConfig(const JobSpec &spec, llvm::json::Object &config) {
   }
 }
 
+/// A Llama, or a Mistral saved as Mistral, its sliding_window as read (never active here:
+/// JobChecks keeps seq_len within it).
 void writeLlamaConfig(const JobSpec &spec, llvm::json::Object &config) {
+  const ModelSpec &m = spec.model;
+  if (m.modelType == "mistral") {
+    config["architectures"] = llvm::json::Array{"MistralForCausalLM"};
+    config["model_type"] = "mistral";
+    writeDecoderConfig(spec, config);
+    config["sliding_window"] =
+        m.slidingWindow > 0 ? llvm::json::Value(m.slidingWindow) : llvm::json::Value(nullptr);
+    return;
+  }
   config["architectures"] = llvm::json::Array{"LlamaForCausalLM"};
   config["model_type"] = "llama";
   writeDecoderConfig(spec, config);
-  config["attention_bias"] = spec.model.qkvBias;
-  config["mlp_bias"] = spec.model.mlpBias;
+  config["attention_bias"] = m.qkvBias;
+  config["mlp_bias"] = m.mlpBias;
 }
 
 void writeQwen2Config(const JobSpec &spec, llvm::json::Object &config) {
@@ -221,9 +196,9 @@ const llvm::StringRef kDecoderTasks[] = {"causal_lm"};
 
 } // namespace
 
-const FamilyConfig bertc::kLlamaConfig = {"llama",         kLlamaModelTypes, "tokenizer.json",
-                                          kDecoderTasks,   /*decoder=*/true, readLlamaConfig,
+const FamilyConfig bertc::kLlamaConfig = {"llama",         kLlamaModelTypes,  "tokenizer.json",
+                                          kDecoderTasks,   kDecoderModelKeys, readLlamaConfig,
                                           writeLlamaConfig};
-const FamilyConfig bertc::kQwen2Config = {"qwen2",         kQwen2ModelTypes, "tokenizer.json",
-                                          kDecoderTasks,   /*decoder=*/true, readQwen2Config,
+const FamilyConfig bertc::kQwen2Config = {"qwen2",         kQwen2ModelTypes,  "tokenizer.json",
+                                          kDecoderTasks,   kDecoderModelKeys, readQwen2Config,
                                           writeQwen2Config};

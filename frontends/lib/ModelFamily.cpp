@@ -8,7 +8,7 @@ namespace {
 
 /// Every family, in the order `[model] family`'s choices list them.
 llvm::ArrayRef<const ModelFamily *> families() {
-  static const ModelFamily *all[] = {&bertFamily(), &llamaFamily(), &qwen2Family()};
+  static const ModelFamily *all[] = {&bertFamily(), &llamaFamily(), &qwen2Family(), &gpt2Family()};
   return all;
 }
 

@@ -1,7 +1,7 @@
 //===- ModelFamily.h - one model architecture of the frontend ---*- C++ -*-===//
 //
 // Internal to the frontend library. A model family is what differs between architectures
-// (BERT, later Llama, Qwen2, GPT-2): the inputs its step reads and the graph of its model
+// (BERT, Llama, Qwen2, GPT-2): the inputs its step reads and the graph of its model
 // and of its task heads; its config.json, read and written, is its FamilyConfig
 // (FamilyConfig.h). Everything else (the job's tables, the task heads every family
 // shares, the passes) is written once. A family is chosen by `[model] family`, or by
@@ -46,5 +46,6 @@ const ModelFamily *findModelFamily(llvm::StringRef name);
 const ModelFamily &bertFamily();
 const ModelFamily &llamaFamily();
 const ModelFamily &qwen2Family();
+const ModelFamily &gpt2Family();
 
 } // namespace bertc

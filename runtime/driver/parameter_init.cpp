@@ -3,6 +3,7 @@
 // safetensors file, its shards, or a PyTorch file), every parameter through readParameter.
 #include "parameter_init.h"
 
+#include "bertc/runtime/checkpoint_layout.h"
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/safetensors.h"
 #include "bertc/runtime/safetensors_shards.h"
@@ -34,7 +35,8 @@ float *valuesOf(std::byte *arena, const ParamSlot &param) {
 constexpr uint64_t kInitRandomStep = 0;
 
 /// Names a parameter may carry in a Hugging Face checkpoint, preferred first: its own, the
-/// legacy LayerNorm gamma/beta, and each without the "bert." prefix of task models.
+/// legacy LayerNorm gamma/beta, and each without the "bert." or "transformer." prefix of
+/// task models (BertModel's and GPT2Model's checkpoints lack it).
 std::vector<std::string> checkpointNames(const std::string &name) {
   std::vector<std::string> names = {name};
   for (auto [modern, legacy] : {std::pair{".LayerNorm.weight", ".LayerNorm.gamma"},
@@ -44,18 +46,20 @@ std::vector<std::string> checkpointNames(const std::string &name) {
       names.push_back(name.substr(0, name.size() - size) + legacy);
   }
   for (size_t i = 0, count = names.size(); i < count; ++i)
-    if (names[i].rfind("bert.", 0) == 0)
-      names.push_back(names[i].substr(5));
+    for (std::string prefix : {"bert.", "transformer."})
+      if (names[i].rfind(prefix, 0) == 0)
+        names.push_back(names[i].substr(prefix.size()));
   return names;
 }
 
 /// Whether a checkpoint must hold `name`: a base model's parameter ("bert.*" but the
 /// pooler, which is the sequence-classification head's first layer and which a
-/// token-classification or span checkpoint lacks; a decoder's "model.*"), not a task
-/// head's (a classifier, a custom head, an untied LM head).
+/// token-classification or span checkpoint lacks; a decoder's "model.*" or
+/// "transformer.*"), not a task head's (a classifier, a custom head, an untied LM head).
 bool isBaseModelParameter(const std::string &name) {
   auto startsWith = [&](const char *prefix) { return name.rfind(prefix, 0) == 0; };
-  return (startsWith("bert.") && !startsWith("bert.pooler.")) || startsWith("model.");
+  return (startsWith("bert.") && !startsWith("bert.pooler.")) || startsWith("model.") ||
+         startsWith("transformer.");
 }
 
 /// The checkpoint file `initPath` names: itself, or a folder's model.safetensors, else its
@@ -84,7 +88,13 @@ std::string checkpointFile(const std::string &initPath) {
 template <class Reader>
 void readParameter(Reader &reader, const std::string &name, const ParamSlot &param,
                    std::byte *arena) {
-  reader.readF32(name, shapeOf(param), valuesOf(arena, param));
+  if (!param.checkpointTransposed) {
+    reader.readF32(name, shapeOf(param), valuesOf(arena, param));
+    return;
+  }
+  std::vector<float> stored(size_t(param.numel));
+  reader.readF32(name, checkpointShape(param), stored.data());
+  transposeMatrix(stored.data(), param.shape[1], param.shape[0], valuesOf(arena, param));
 }
 
 /// loadParameters from an open checkpoint (ShardedSafetensorsReader or TorchCheckpointReader).

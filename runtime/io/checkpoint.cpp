@@ -7,6 +7,7 @@
 #include "bertc/runtime/checkpoint.h"
 
 #include "bertc/abi/adamw_8bit_state.h"
+#include "bertc/runtime/checkpoint_layout.h"
 #include "bertc/runtime/input_files.h"
 #include "bertc/runtime/safetensors.h"
 #include "bertc/runtime/safetensors_shards.h"
@@ -16,6 +17,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <list>
 #include <map>
 #include <string>
 
@@ -37,10 +39,15 @@ std::string textOf(const char *field) { return field ? field : ""; }
 /// A tensor of a checkpoint file, its place in the arena and its dtype ("F32", or "U8" for
 /// the codes of 8-bit AdamW state).
 struct TensorSlot {
-  std::vector<int64_t> shape;
+  std::vector<int64_t> shape; ///< in the file
   size_t offset;
   std::string dtype = "F32";
+  /// The file holds the transpose of the arena's [shape[1], shape[0]] matrix
+  /// (ParamSlot::checkpointTransposed).
+  bool transposed = false;
 };
+/// The transposed copies of the tensors being written, alive until they are.
+using TransposedCopies = std::list<std::vector<float>>;
 using TensorSlots = std::map<std::string, TensorSlot>;
 
 /// The plan's parameters by Hugging Face name or, with `moments`, the AdamW state of the
@@ -55,7 +62,9 @@ TensorSlots tensorSlots(const TrainerPlan &plan, bool moments) {
     std::vector<int64_t> shape(param.shape, param.shape + param.rank);
     std::string name = param.name;
     if (!moments) {
-      slots[name] = {shape, fp32ValueOffset(param)}; // the master of a 16-bit one
+      // The master of a 16-bit one, as transformers lays it out.
+      slots[name] = {checkpointShape(param), fp32ValueOffset(param), "F32",
+                     param.checkpointTransposed};
     } else if (param.trainable && param.stateBlock == 0) {
       slots[name + ".exp_avg"] = {shape, param.adamMOffset};
       slots[name + ".exp_avg_sq"] = {shape, param.adamVOffset};
@@ -73,35 +82,49 @@ TensorSlots tensorSlots(const TrainerPlan &plan, bool moments) {
 
 /// Tensor `name` of a checkpoint file as the arena's `slot` holds it: what every writer
 /// here writes.
-TensorToWrite tensorToWrite(const std::string &name, const TensorSlot &slot,
-                            const std::byte *arena) {
-  return {name, slot.shape, arena + slot.offset, slot.dtype};
+TensorToWrite tensorToWrite(const std::string &name, const TensorSlot &slot, const std::byte *arena,
+                            TransposedCopies &copies) {
+  const std::byte *values = arena + slot.offset;
+  if (!slot.transposed)
+    return {name, slot.shape, values, slot.dtype};
+  std::vector<float> &copy = copies.emplace_back(size_t(slot.shape[0] * slot.shape[1]));
+  transposeMatrix(reinterpret_cast<const float *>(values), slot.shape[1], slot.shape[0],
+                  copy.data());
+  return {name, slot.shape, copy.data(), slot.dtype};
 }
 
 /// Reads tensor `name` of `reader` into the arena's `slot`: what every reader here reads.
 void readTensor(ShardedSafetensorsReader &reader, const std::string &name, const TensorSlot &slot,
                 std::byte *arena) {
-  if (slot.dtype == "U8")
-    reader.readU8(name, slot.shape, reinterpret_cast<uint8_t *>(arena + slot.offset));
-  else
-    reader.readF32(name, slot.shape, reinterpret_cast<float *>(arena + slot.offset));
+  std::byte *values = arena + slot.offset;
+  if (slot.dtype == "U8") {
+    reader.readU8(name, slot.shape, reinterpret_cast<uint8_t *>(values));
+  } else if (!slot.transposed) {
+    reader.readF32(name, slot.shape, reinterpret_cast<float *>(values));
+  } else {
+    std::vector<float> stored(size_t(slot.shape[0] * slot.shape[1]));
+    reader.readF32(name, slot.shape, stored.data());
+    transposeMatrix(stored.data(), slot.shape[0], slot.shape[1], reinterpret_cast<float *>(values));
+  }
 }
 
 /// Writes the arena's `slots` as a safetensors file, atomically.
 void writeTensors(const std::string &path, const TensorSlots &slots, const std::byte *arena) {
   std::vector<TensorToWrite> tensors;
+  TransposedCopies copies;
   for (const auto &[name, slot] : slots)
-    tensors.push_back(tensorToWrite(name, slot, arena));
+    tensors.push_back(tensorToWrite(name, slot, arena, copies));
   writeSafetensors(path, tensors, {{"format", "pt"}});
 }
 
 /// The plan's parameters, in the plan's order (the model's, as a state dict lists them).
-std::vector<TensorToWrite> parametersToWrite(const TrainerPlan &plan, const std::byte *arena) {
+std::vector<TensorToWrite> parametersToWrite(const TrainerPlan &plan, const std::byte *arena,
+                                             TransposedCopies &copies) {
   TensorSlots slots = tensorSlots(plan, /*moments=*/false);
   std::vector<TensorToWrite> tensors;
   for (size_t p = 0; p < plan.numParams; ++p) {
     auto slot = slots.find(plan.params[p].name);
-    tensors.push_back(tensorToWrite(slot->first, slot->second, arena));
+    tensors.push_back(tensorToWrite(slot->first, slot->second, arena, copies));
   }
   return tensors;
 }
@@ -154,8 +177,9 @@ std::vector<std::string> writeModelFolder(const std::string &dir, const TrainerP
   fs::create_directories(folder, error);
   if (error)
     throw CheckpointError(dir + ": cannot create the folder: " + error.message());
+  TransposedCopies copies;
   std::vector<std::string> written =
-      saveModelSafetensors(dir, parametersToWrite(plan, arena), maxShardBytes);
+      saveModelSafetensors(dir, parametersToWrite(plan, arena, copies), maxShardBytes);
   if (std::string config = textOf(plan.hfConfigJson); !config.empty()) {
     if (config.back() != '\n')
       config += '\n';

@@ -166,3 +166,17 @@ def causal_lm_loss(logits, labels, num_items_in_batch):
     loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), shift_labels.view(-1),
                            ignore_index=-100, reduction="sum")
     return loss / num_items_in_batch
+
+
+def init_weights(model, config):
+    """LlamaPreTrainedModel._init_weights: normal(0, initializer_range) matrices and
+    embeddings (the padding row zero), zero biases, RMSNorm weights one."""
+    for module in model.modules():
+        if isinstance(module, nn.Linear):
+            module.weight.data.normal_(mean=0.0, std=config.initializer_range)
+            if module.bias is not None:
+                module.bias.data.zero_()
+        elif isinstance(module, nn.Embedding):
+            module.weight.data.normal_(mean=0.0, std=config.initializer_range)
+            if module.padding_idx is not None:
+                module.weight.data[module.padding_idx].zero_()

@@ -178,6 +178,14 @@ bool hasTf32Gemms(ModuleOp module) {
   return found.wasInterrupted();
 }
 
+int64_t lmHeadTokenChunk(ModuleOp module) {
+  int64_t tokenChunk = 0;
+  module.walk([&](bert::LmHeadLossOp op) {
+    tokenChunk = std::max(tokenChunk, int64_t(op.getTokenChunk()));
+  });
+  return tokenChunk;
+}
+
 int64_t attentionHeadChunk(ModuleOp module) {
   int64_t headChunk = 0;
   module.walk(

@@ -163,11 +163,16 @@ void emitParamTable(func::FuncOp microStep, raw_ostream &os) {
        << slotField(param, ParamSlotKind::Master);
     int64_t block = blocks.lookup(param.getName());
     auto zeroRow = paddingRows.find(param.getOperation());
-    if (block || zeroRow != paddingRows.end())
+    // The trailing fields, each written when it or a later one is not the default.
+    bool transposed = param.getCheckpointTransposed();
+    bool hasZeroRow = zeroRow != paddingRows.end();
+    if (block || hasZeroRow || transposed)
       os << ", " << block << ", " << slotField(param, ParamSlotKind::AdamMAbsmax) << ", "
          << slotField(param, ParamSlotKind::AdamVAbsmax);
-    if (zeroRow != paddingRows.end())
-      os << ", " << zeroRow->second;
+    if (hasZeroRow || transposed)
+      os << ", " << (hasZeroRow ? zeroRow->second : -1);
+    if (transposed)
+      os << ", true";
     os << "},\n";
   });
   os << "};\n\n";

@@ -14,14 +14,14 @@ using namespace mlir;
 namespace bertc {
 
 std::string FitCandidate::describe() const {
-  return llvm::formatv("micro-batch {0} x {1}, {2}{3}, {4}{5}{6}{7}{8}", microBatch, accumulation,
-                       options.precision,
-                       options.tf32 && options.precision == "fp32" ? " (TF32 GEMMs)" : "",
-                       recomputes() ? "recompute" : "keep activations",
-                       options.optimizerState == "8bit" ? ", 8-bit AdamW state" : "",
-                       options.fuseOptimizer ? ", AdamW in the backward" : "",
-                       options.offloadOptimizer ? ", optimizer in host memory" : "",
-                       attentionLabel(options.attentionHeadChunk));
+  return llvm::formatv(
+      "micro-batch {0} x {1}, {2}{3}, {4}{5}{6}{7}{8}{9}", microBatch, accumulation,
+      options.precision, options.tf32 && options.precision == "fp32" ? " (TF32 GEMMs)" : "",
+      recomputes() ? "recompute" : "keep activations",
+      options.optimizerState == "8bit" ? ", 8-bit AdamW state" : "",
+      options.fuseOptimizer ? ", AdamW in the backward" : "",
+      options.offloadOptimizer ? ", optimizer in host memory" : "",
+      attentionLabel(options.attentionHeadChunk), lmHeadLabel(options.lmHeadTokenChunk));
 }
 
 namespace {
@@ -94,11 +94,35 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
       return std::nullopt;
     return *outcome;
   };
-  // Plans `rows` and keeps it, with its fastest head chunk, when it fits; says whether it did.
+  // Plans `rows` with the first of the LM head's token chunks that fits (the largest: its
+  // weight-gradient GEMMs run deepest), setting it in `options`. The smallest is planned
+  // second: a plan that does not fit with it fits with none.
+  ArrayRef<int64_t> tokenChunks = request.lmHeadTokenChunks;
+  auto largestTokenChunkPlan = [&](int64_t rows,
+                                   PipelineOptions &options) -> std::optional<PlanOutcome> {
+    options.lmHeadTokenChunk = tokenChunks.front();
+    std::optional<PlanOutcome> outcome = plan(rows, options);
+    if (outcome || tokenChunks.size() == 1)
+      return outcome;
+    PipelineOptions smallest = options;
+    smallest.lmHeadTokenChunk = tokenChunks.back();
+    std::optional<PlanOutcome> smallestOutcome = plan(rows, smallest);
+    if (!smallestOutcome)
+      return std::nullopt;
+    for (int64_t chunk : tokenChunks.drop_front().drop_back()) {
+      options.lmHeadTokenChunk = chunk;
+      if ((outcome = plan(rows, options)))
+        return outcome;
+    }
+    options = smallest;
+    return smallestOutcome;
+  };
+  // Plans `rows` and keeps it, with the LM head's largest token chunk that fits and the
+  // fastest head chunk, when it fits; says whether it did.
   auto tryPlan = [&](int64_t rows, PipelineOptions options) {
     ArrayRef<int64_t> chunks = request.headChunks;
     options.attentionHeadChunk = chunks.back();
-    std::optional<PlanOutcome> best = plan(rows, options);
+    std::optional<PlanOutcome> best = largestTokenChunkPlan(rows, options);
     if (!best)
       return false;
     PipelineOptions chunked = options;

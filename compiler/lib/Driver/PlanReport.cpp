@@ -51,6 +51,7 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory, 
   s.optimizerInBackward = !updatesInBackward(module).empty();
   s.tf32 = hasTf32Gemms(module);
   s.attentionHeadChunk = attentionHeadChunk(module);
+  s.lmHeadTokenChunk = lmHeadTokenChunk(module);
   StepCost cost = estimateStepCost(module, device);
   s.device = device.name;
   s.stepFlops = cost.flops;
@@ -122,6 +123,8 @@ void writePlanJson(const PlanSummary &s, raw_ostream &os) {
       {"estimated_for", s.device},
       {"step_time", std::move(stepTime)},
   };
+  if (s.lmHeadTokenChunk > 0)
+    plan["lm_head_token_chunk"] = s.lmHeadTokenChunk;
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(plan))) << "\n";
 }
 
@@ -129,12 +132,16 @@ std::string attentionLabel(int64_t headChunk) {
   return headChunk > 0 ? llvm::formatv(", attention {0} heads at a time", headChunk).str() : "";
 }
 
+std::string lmHeadLabel(int64_t tokenChunk) {
+  return tokenChunk > 0 ? llvm::formatv(", LM head {0} tokens at a time", tokenChunk).str() : "";
+}
+
 void printPlanSummary(const PlanSummary &s, raw_ostream &os) {
-  os << llvm::formatv("  plan    micro-batch {0} x {1} step(s), seq {2}, {3}{7}; "
+  os << llvm::formatv("  plan    micro-batch {0} x {1} step(s), seq {2}, {3}{7}{8}; "
                       "{4:F1} GFLOP per step, about {5:F2} s on {6}\n",
                       s.microBatch, s.accumulationSteps, s.seqLen, s.precisionLabel(),
                       s.stepFlops / 1e9, s.estimatedStepSeconds, s.device,
-                      attentionLabel(s.attentionHeadChunk));
+                      attentionLabel(s.attentionHeadChunk), lmHeadLabel(s.lmHeadTokenChunk));
   os << llvm::formatv("  memory  {0} of {1} budget ({2} reserved for the process)\n",
                       formatBytes(s.peakBytes()), formatBytes(s.budgetBytes),
                       formatBytes(s.reserveBytes));

@@ -6,11 +6,14 @@
 #include "OptimizerFlags.h"
 #include "TargetFlags.h"
 
+#include "bertc/abi/lm_head_loss.h"
 #include "bertc/frontend/JobSpec.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace cl = llvm::cl;
 
@@ -27,6 +30,10 @@ cl::opt<std::string> remat("remat",
                            cl::desc("recomputation in the backward pass: auto (where it "
                                     "lets a faster plan fit) or none"),
                            cl::init("auto"), cl::cat(bertcOptions()));
+
+/// The smallest LM head token chunk the fit driver tries: 16 tokens' logits are a few MiB
+/// of even a 256k vocabulary, and fewer tokens only starve the weight-gradient GEMMs.
+constexpr int64_t kSmallestLmHeadTokenChunk = 16;
 
 } // namespace
 
@@ -46,6 +53,19 @@ const std::string &rematMode() { return remat.getValue(); }
 
 std::vector<bool> targetOffloadOptimizerCandidates() {
   return cudaTarget() ? offloadOptimizerCandidates() : std::vector<bool>{offloadOptimizerPinned()};
+}
+
+std::vector<int64_t> lmHeadTokenChunkCandidates(const JobSpec &spec) {
+  std::vector<int64_t> chunks = {0};
+  if (spec.head.task != "causal_lm")
+    return chunks;
+  // Powers of two below the default, which is at most a step's tokens; always the smallest.
+  int64_t tokens = spec.train.batch * spec.train.seqLen;
+  int64_t chunk = int64_t(1) << llvm::Log2_64(defaultLmHeadTokenChunk(spec.model.vocab, tokens));
+  for (chunk /= 2; chunk > kSmallestLmHeadTokenChunk; chunk /= 2)
+    chunks.push_back(chunk);
+  chunks.push_back(kSmallestLmHeadTokenChunk);
+  return chunks;
 }
 
 RunChoice chooseRun(const JobSpec &spec, std::optional<int64_t> arenaBudget,
@@ -76,6 +96,7 @@ RunChoice chooseRun(const JobSpec &spec, std::optional<int64_t> arenaBudget,
   request.hostRamBudget = hostRamBudget();
   request.tf32 = tf32Gemms();
   request.headChunks = headChunkCandidates(spec.model.heads, cudaTarget());
+  request.lmHeadTokenChunks = lmHeadTokenChunkCandidates(spec);
   request.gemmWorkspaceBytes = gemmWorkspaceBytes();
   choice.ranked = searchFittingPlans(spec, request, ctx);
   if (!choice.ranked.empty()) {
@@ -83,10 +104,12 @@ RunChoice chooseRun(const JobSpec &spec, std::optional<int64_t> arenaBudget,
     choice.options = choice.ranked.front().options;
   } else {
     // Nothing fits: the over-budget report and its ways to fit are planned as the search
-    // planned, recomputing where it may and with the attention of the smallest workspace.
+    // planned, recomputing where it may, with the attention and LM head of the smallest
+    // workspaces.
     if (remat != "none")
       choice.options.rematArenaBudget = *arenaBudget;
     choice.options.attentionHeadChunk = request.headChunks.back();
+    choice.options.lmHeadTokenChunk = request.lmHeadTokenChunks.back();
   }
   return choice;
 }

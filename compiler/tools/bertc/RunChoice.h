@@ -42,6 +42,11 @@ const std::string &rematMode();
 /// as for a GPU.
 std::vector<bool> targetOffloadOptimizerCandidates();
 
+/// The LM head's token chunks the fit driver may plan, largest first (FitRequest's
+/// lmHeadTokenChunks): for a causal LM the default (0), the powers of two below it and 16
+/// (the last, the smallest workspace); {0} without an LM head.
+std::vector<int64_t> lmHeadTokenChunkCandidates(const JobSpec &spec);
+
 /// The fastest plan that fits `arenaBudget` when there is one, else the flags' (or the
 /// job's) micro-batch and first precision, keeping every activation.
 RunChoice chooseRun(const JobSpec &spec, std::optional<int64_t> arenaBudget,

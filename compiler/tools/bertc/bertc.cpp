@@ -131,18 +131,21 @@ int reportOverBudget(const bertc::PlanSummary &plan, const bertc::StepMemory &me
 
 /// The options `--max-batch` and `--max-seq` plan with: a pinned flag as a compile takes
 /// it, so that every answer agrees with one; where the fit driver would choose the
-/// attention, the fused kernels, which need no [seq, seq] scores.
+/// attention, the fused kernels, which need no [seq, seq] scores, and the LM head's
+/// smallest token chunk.
 bertc::PipelineOptions searchOptions(const bertc::JobSpec &spec, int64_t arenaBudget) {
   std::vector<int64_t> chunks = bertc::headChunkCandidates(spec.model.heads, cudaTarget());
-  return {precisionCandidates(spec).front(),
-          bertc::rematMode() == "auto" ? arenaBudget : 0,
-          gemmWorkspaceBytes(),
-          targetArch(),
-          bertc::optimizerStateCandidates().front(),
-          bertc::fuseOptimizerPinned(),
-          cudaTarget() && bertc::offloadOptimizerPinned(),
-          bertc::tf32Gemms(),
-          chunks.size() == 1 ? chunks.front() : 0};
+  bertc::PipelineOptions options = {precisionCandidates(spec).front(),
+                                    bertc::rematMode() == "auto" ? arenaBudget : 0,
+                                    gemmWorkspaceBytes(),
+                                    targetArch(),
+                                    bertc::optimizerStateCandidates().front(),
+                                    bertc::fuseOptimizerPinned(),
+                                    cudaTarget() && bertc::offloadOptimizerPinned(),
+                                    bertc::tf32Gemms(),
+                                    chunks.size() == 1 ? chunks.front() : 0};
+  options.lmHeadTokenChunk = bertc::lmHeadTokenChunkCandidates(spec).back();
+  return options;
 }
 
 /// `--max-seq`: the longest seq_len at micro-batch 1, checked by the plans either side.

@@ -70,6 +70,9 @@ def Bert_ParamOp : Bert_Op<"param", [Pure]> {
     group (`embeddings`, `encoder.layer.N`, `pooler`, `classifier`); `trainable` is
     false for frozen groups; `decay` says whether AdamW's weight decay applies (not to
     biases or LayerNorm weights); `init` is how it starts without a checkpoint.
+    `checkpoint_transposed` marks a matrix that checkpoints hold as [in, out]
+    (transformers' Conv1D, GPT-2's projections) while the step reads it as a linear
+    layer's [out, in]: loading and saving transpose it.
 
     ```mlir
     %w = bert.param "classifier.weight" {group = "classifier", trainable = true,
@@ -77,7 +80,7 @@ def Bert_ParamOp : Bert_Op<"param", [Pure]> {
     ```
   }];
   let arguments = (ins StrAttr:$name, StrAttr:$group, BoolAttr:$trainable, BoolAttr:$decay,
-                       StrAttr:$init);
+                       StrAttr:$init, UnitAttr:$checkpoint_transposed);
   let results = (outs Bert_FloatTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;

@@ -128,6 +128,36 @@ TEST(Checkpoint, AFolderRoundTripsParametersMomentsAndState) {
   EXPECT_EQ(loaded.arena[0], -1.0f);
 }
 
+// A Conv1D weight (checkpointTransposed): the arena holds [2, 3], the file [3, 2], its
+// element (c, r) the arena's (r, c); the moments keep the arena's layout; a resume
+// transposes back.
+TEST(Checkpoint, ATransposedParameterIsSavedAndResumedAsItsTranspose) {
+  ScratchDir dir;
+  SmallPlan saved(nullptr, nullptr);
+  saved.params[0].checkpointTransposed = true;
+  std::iota(saved.arena.begin(), saved.arena.end(), 1.0f); // weight rows {1,2,3}, {4,5,6}
+  std::string path =
+      saveCheckpoint(dir.file("run"), saved.plan, saved.bytes(), sampleState(), {}, 1 << 20);
+  SafetensorsReader model(path + "/model.safetensors");
+  EXPECT_EQ(model.entries().at("classifier.weight").shape, (std::vector<int64_t>{3, 2}));
+  std::vector<float> stored(6);
+  model.readF32("classifier.weight", {3, 2}, stored.data());
+  EXPECT_EQ(stored, (std::vector<float>{1, 4, 2, 5, 3, 6}));
+  SafetensorsReader optimizer(path + "/optimizer.safetensors");
+  EXPECT_EQ(optimizer.entries().at("classifier.weight.exp_avg").shape,
+            (std::vector<int64_t>{2, 3}));
+
+  SmallPlan loaded(nullptr, nullptr);
+  loaded.params[0].checkpointTransposed = true;
+  loadCheckpoint(path, loaded.plan, loaded.bytes());
+  EXPECT_EQ(std::vector<float>(loaded.arena.begin(), loaded.arena.begin() + 6),
+            (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  SmallPlan untransposed(nullptr, nullptr);
+  EXPECT_EQ(errorOf([&] { loadCheckpoint(path, untransposed.plan, untransposed.bytes()); }),
+            path + ": checkpoint does not match this trainer: model.safetensors: "
+                   "'classifier.weight' is [3,2] in the checkpoint, [2,3] here");
+}
+
 // Limit 24 bytes: classifier.weight (24) fills the first shard; classifier.bias (8) and the
 // LayerNorm weight (12) make the second, 20 bytes. The resume reads each from its shard.
 TEST(Checkpoint, AShardedCheckpointRoundTripsBitForBit) {

@@ -67,6 +67,9 @@ struct ParamSlot {
   /// An embedding table's padding row (nn.Embedding's padding_idx), which starts at zero;
   /// -1 for none.
   int64_t zeroRow = -1;
+  /// Checkpoints hold this matrix transposed, as [shape[1], shape[0]] (transformers' Conv1D
+  /// weights): loading and saving transpose it.
+  bool checkpointTransposed = false;
 };
 
 /// Where a parameter's fp32 values live: its master when stored in 16 bits, else its value.
@@ -230,7 +233,8 @@ struct CudaSteps {
 
 /// Changes whenever this header or kernel_workspace.h changes what either side reads, or
 /// the runtime's functions that generated steps call change (10: InputSlots by name,
-/// ParamSlot::zeroRow, JobDataSettings::padTokenId; 12: JobDataSettings::chatTemplate).
+/// ParamSlot::zeroRow, JobDataSettings::padTokenId; 12: JobDataSettings::chatTemplate,
+/// ParamSlot::checkpointTransposed).
 inline constexpr uint32_t kTrainerAbiVersion = 12;
 
 /// A compiled trainer: its plan and the steps of the target it was built for (the other

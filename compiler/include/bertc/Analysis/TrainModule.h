@@ -106,5 +106,8 @@ bool hasTf32Gemms(mlir::ModuleOp module);
 /// Heads the attention's GEMMs take at a time: the largest head_chunk of the module's
 /// bert.attention ops (-bertc-lower-to-target), 0 when they all run fused.
 int64_t attentionHeadChunk(mlir::ModuleOp module);
+/// Tokens the LM head loss takes at a time: its bert.lm_head_loss's token_chunk
+/// (-bertc-lower-to-target), 0 without an LM head.
+int64_t lmHeadTokenChunk(mlir::ModuleOp module);
 
 } // namespace bertc

@@ -46,6 +46,9 @@ struct FitRequest {
   /// a plan that does not fit with it fits with none. Then the first of the others that
   /// fits replaces it if it is faster.
   std::vector<int64_t> headChunks = {0};
+  /// PipelineOptions::lmHeadTokenChunk candidates, the largest first (0: the default
+  /// chunk, lm_head_loss.h): a plan takes the first that fits. {0} without an LM head.
+  std::vector<int64_t> lmHeadTokenChunks = {0};
 
   int64_t gemmWorkspaceBytes = 0; ///< PipelineOptions::gemmWorkspaceBytes of every plan
   bool tf32 = false;              ///< PipelineOptions::tf32 of every plan (--tf32)

@@ -63,6 +63,8 @@ struct PlanSummary {
   bool tf32 = false;
   /// Heads the tensor-core attention takes at a time; 0 for the fused kernels.
   int64_t attentionHeadChunk = 0;
+  /// Tokens the LM head loss takes at a time; 0 without an LM head.
+  int64_t lmHeadTokenChunk = 0;
   double stepFlops = 0;
   double estimatedStepSeconds = 0;
   std::string device;           ///< what estimatedStepSeconds is for: "cpu", "sm_80", ...
@@ -79,6 +81,8 @@ struct PlanSummary {
 /// ", attention 6 heads at a time" for the tensor-core attention (head_chunk > 0), nothing
 /// for the fused kernels: what the summary and the fit's candidates add to the precision.
 std::string attentionLabel(int64_t headChunk);
+/// ", LM head 64 tokens at a time" for a causal LM's loss; "" without one.
+std::string lmHeadLabel(int64_t tokenChunk);
 
 /// Reads the summary of a module after -bertc-plan-buffers, its step estimated on `device`.
 mlir::FailureOr<PlanSummary> summarizePlan(mlir::ModuleOp module, const StepMemory &memory,

@@ -91,6 +91,11 @@ struct ModelSpec {
   bool qkvBias = false;       // q, k, v projections with a bias (Qwen2; Llama's attention_bias)
   bool outputBias = false;    // the attention's output projection with one (attention_bias)
   bool mlpBias = false;       // gate, up and down projections with one (mlp_bias)
+  /// The MLP's activation as config.json names it (GPT-2's activation_function: "gelu_new"
+  /// or "gelu"); empty: the family's own.
+  std::string activation;
+  /// config.json's model_type when the family reads several ("mistral" is saved as read).
+  std::string modelType;
   /// sliding_window when the model has an active one (Mistral's): seq_len must not exceed
   /// it, since bertc's attention sees every earlier token; 0: none.
   int64_t slidingWindow = 0;

@@ -1,19 +1,23 @@
 """Independent plain-PyTorch reference for Hugging Face causal-LM fine-tuning of Llama,
-Mistral and Qwen2.
+Mistral, Qwen2 and GPT-2.
 
-Trains the model of torch_llama_model.py with torch.optim.AdamW, the HF Trainer's parameter
-groups and schedules and its num_items_in_batch loss normalization, and writes a per-step
-loss log that bertc's generated trainer is compared against. Needs only torch.
+Trains the model of torch_llama_model.py (Llama, Mistral, Qwen2) or torch_gpt2_model.py
+(GPT-2), chosen by config.json's model_type, with torch.optim.AdamW, the HF Trainer's
+parameter groups and schedules and its num_items_in_batch loss normalization, and writes a
+per-step loss log that bertc's generated trainer is compared against. Needs only torch.
 """
 import argparse
+import array
 import json
 import sys
 from types import SimpleNamespace
 
 import torch
 
+import torch_gpt2_model
+import torch_llama_model
+from safetensors_io import Tensor, write_safetensors
 from torch_bert import load_parameters, make_scheduler, save_parameters
-from torch_llama_model import ForCausalLM, causal_lm_loss
 
 LLAMA_DEFAULTS = {  # transformers' LlamaConfig defaults
     "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
@@ -24,15 +28,24 @@ LLAMA_DEFAULTS = {  # transformers' LlamaConfig defaults
 }
 QWEN2_DEFAULTS = {**LLAMA_DEFAULTS, "vocab_size": 151936, "intermediate_size": 22016,
                   "max_position_embeddings": 32768}
+GPT2_DEFAULTS = {  # transformers' GPT2Config defaults
+    "vocab_size": 50257, "n_positions": 1024, "n_embd": 768, "n_layer": 12, "n_head": 12,
+    "n_inner": None, "activation_function": "gelu_new", "resid_pdrop": 0.1, "embd_pdrop": 0.1,
+    "attn_pdrop": 0.1, "layer_norm_epsilon": 1e-5, "initializer_range": 0.02,
+    "tie_word_embeddings": True, "pad_token_id": None,
+}
 
 
 def load_config(path):
-    """config.json as a namespace with the derived fields the model reads."""
+    """config.json as a namespace with the derived fields the model reads, and the module
+    that builds the model."""
     with open(path) as f:
         raw = json.load(f)
     model_type = raw.get("model_type")
+    if model_type == "gpt2":
+        return SimpleNamespace(**{**GPT2_DEFAULTS, **raw}), torch_gpt2_model
     if model_type not in ("llama", "mistral", "qwen2"):
-        sys.exit(f"{path}: model_type must be llama, mistral or qwen2, got {model_type}")
+        sys.exit(f"{path}: model_type must be llama, mistral, qwen2 or gpt2, got {model_type}")
     config = SimpleNamespace(**{**(QWEN2_DEFAULTS if model_type == "qwen2" else LLAMA_DEFAULTS), **raw})
     if config.hidden_act != "silu":
         sys.exit(f"{path}: only hidden_act 'silu' is supported")
@@ -44,21 +57,7 @@ def load_config(path):
     config.qkv_bias = True if qwen2 else config.attention_bias
     config.output_bias = False if qwen2 else config.attention_bias
     config.mlp_bias = False if qwen2 else config.mlp_bias
-    return config
-
-
-def init_weights(model, config):
-    """LlamaPreTrainedModel._init_weights: normal(0, initializer_range) matrices and
-    embeddings (the padding row zero), zero biases, RMSNorm weights one."""
-    for module in model.modules():
-        if isinstance(module, torch.nn.Linear):
-            module.weight.data.normal_(mean=0.0, std=config.initializer_range)
-            if module.bias is not None:
-                module.bias.data.zero_()
-        elif isinstance(module, torch.nn.Embedding):
-            module.weight.data.normal_(mean=0.0, std=config.initializer_range)
-            if module.padding_idx is not None:
-                module.weight.data[module.padding_idx].zero_()
+    return config, torch_llama_model
 
 
 def read_rows(path, seq_len):
@@ -93,15 +92,20 @@ def make_batches(rows, batch_size, pad_id):
 
 
 def parameter_groups(model, weight_decay):
-    """The HF Trainer's groups: no decay for biases and norm weights."""
+    """The HF Trainer's groups: no decay for biases and the norms' weights (its
+    ALL_LAYERNORM_LAYERS: LayerNorm and RMSNorm modules)."""
+    norms = (torch.nn.LayerNorm, torch_llama_model.RMSNorm)
+    no_decay_names = {f"{module_name}.{name}" if module_name else name
+                      for module_name, module in model.named_modules() if isinstance(module, norms)
+                      for name, _ in module.named_parameters(recurse=False)}
     decay, no_decay = [], []
     for name, param in model.named_parameters():
-        (no_decay if "bias" in name or "norm" in name else decay).append(param)
+        (no_decay if "bias" in name or name in no_decay_names else decay).append(param)
     return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
 
 
-def train(args, config):
-    model = ForCausalLM(config)
+def train(args, config, family):
+    model = family.ForCausalLM(config)
     load_parameters(model, args.init)
     pad_id = config.pad_token_id if config.pad_token_id is not None else 0
     batches = make_batches(read_rows(args.data, args.seq_len), args.batch, pad_id)
@@ -113,7 +117,7 @@ def train(args, config):
         for step in range(1, args.steps + 1):
             batch = batches[(step - 1) % len(batches)]
             logits = model(batch["input_ids"], batch["attention_mask"], batch["position_ids"])
-            loss = causal_lm_loss(logits, batch["labels"], max(batch["num_items_in_batch"], 1))
+            loss = torch_llama_model.causal_lm_loss(logits, batch["labels"], max(batch["num_items_in_batch"], 1))
             optimizer.zero_grad()
             loss.backward()
             if args.max_grad_norm > 0:
@@ -127,20 +131,37 @@ def train(args, config):
         save_parameters(model, args.save)
 
 
-def make_init(args, config):
-    """A fresh model with HF's initialisation under torch.manual_seed(args.seed)."""
+def make_init(args, config, family):
+    """A fresh model with HF's initialisation under torch.manual_seed(args.seed). With
+    --gpt2-model-names, as the original GPT-2 checkpoints hold it: GPT2Model's names (no
+    "transformer." prefix) and each layer's causal-mask buffers .attn.bias and
+    .attn.masked_bias beside the parameters."""
     torch.manual_seed(args.seed)
-    model = ForCausalLM(config)
-    init_weights(model, config)
-    save_parameters(model, args.make_init)
+    model = family.ForCausalLM(config)
+    family.init_weights(model, config)
+    if not args.gpt2_model_names:
+        save_parameters(model, args.make_init)
+        return
+    tensors = {}
+    for name, param in model.transformer.named_parameters():
+        tensors[name] = Tensor(list(param.shape), array.array("f", param.detach().flatten().tolist()))
+    n = config.n_positions
+    for layer in range(config.n_layer):
+        mask = torch.ones(n, n).tril().view(1, 1, n, n)
+        tensors[f"h.{layer}.attn.bias"] = Tensor(list(mask.shape), array.array("f", mask.flatten().tolist()))
+        tensors[f"h.{layer}.attn.masked_bias"] = Tensor([], array.array("f", [-1e4]))
+    write_safetensors(args.make_init, tensors, metadata={"format": "pt"})
 
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      epilog="Defaults are those of HF TrainingArguments.")
-    parser.add_argument("--config", required=True, help="HF config.json (LlamaConfig / Qwen2Config keys)")
+    parser.add_argument("--config", required=True,
+                        help="HF config.json (LlamaConfig, Qwen2Config or GPT2Config keys)")
     parser.add_argument("--make-init", metavar="OUT", help="write a random HF-style init to OUT and exit")
     parser.add_argument("--seed", type=int, default=42, help="init seed with --make-init")
+    parser.add_argument("--gpt2-model-names", action="store_true",
+                        help="with --make-init, GPT-2's original checkpoint layout (see make_init)")
     parser.add_argument("--init", help="safetensors to start training from")
     parser.add_argument("--data", help="pre-tokenized JSONL: input_ids, optional labels")
     parser.add_argument("--seq-len", type=int, default=1 << 30, help="rows are cut to this many tokens")
@@ -165,11 +186,11 @@ def main(argv):
     args = parse_args(argv)
     torch.set_num_threads(2)
     torch.use_deterministic_algorithms(True)
-    config = load_config(args.config)
+    config, family = load_config(args.config)
     if args.make_init:
-        make_init(args, config)
+        make_init(args, config, family)
     else:
-        train(args, config)
+        train(args, config, family)
 
 
 if __name__ == "__main__":
