@@ -13,6 +13,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <cstdio>
+
 using namespace bertc;
 
 namespace {
@@ -36,6 +38,13 @@ void readActivation(ConfigReader &reader, ModelSpec &model) {
   reader.error() << "'activation_function' must be \"gelu_new\", \"gelu_pytorch_tanh\", "
                     "\"gelu_fast\" or \"gelu\" (the activations bertc builds), got "
                  << written;
+}
+
+/// `value` as a message prints a rate: 0.1.
+std::string shortNumber(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", value);
+  return text;
 }
 
 /// A boolean field that must be `expected` when present: a variant bertc does not build.
@@ -79,8 +88,9 @@ void readGpt2Config(ConfigReader &reader, ModelSpec &model, HeadSpec &) {
   KeyLocations unrecorded;
   reader.readNumber("embd_pdrop", embeddingDropout, "dropout", unrecorded);
   if (embeddingDropout != model.dropout)
-    reader.error() << "'embd_pdrop' (" << embeddingDropout << ") must equal 'resid_pdrop' ("
-                   << model.dropout << "): bertc has one dropout rate for both";
+    reader.error() << "'embd_pdrop' (" << shortNumber(embeddingDropout)
+                   << ") must equal 'resid_pdrop' (" << shortNumber(model.dropout)
+                   << "): bertc has one dropout rate for both";
   readActivation(reader, model);
   reader.readBool("tie_word_embeddings", model.tieEmbeddings);
   requireBool(reader, "scale_attn_weights", true, "bertc's attention divides by sqrt(head dim)");
