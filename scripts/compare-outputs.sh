@@ -26,9 +26,9 @@ variants=(
   "plan75-2GB|-emit=plan --target cuda --arch sm_75 --vram 2GB --remat none --precision fp16"
 )
 
-# Each job is copied into WORK_DIR/jobs; where its `from` folder is not there, the copy gets
-# one with a config.json: BERT-base-cased's for the examples, the frontend tests' tiny one
-# for the rest.
+# Each job is copied into WORK_DIR/jobs with its `from` folder's config.json (an example's
+# generated one from its make_data.py --config-only); where that folder is not there, the
+# copy gets one: BERT-base-cased's for the examples, the frontend tests' tiny one for the rest.
 stage_job() { # JOB -> the copy's path
   local job=$1 dir
   dir="$work/jobs/$(echo "${job%.toml}" | tr '/' '_')"
@@ -36,7 +36,12 @@ stage_job() { # JOB -> the copy's path
   cp "$job" "$dir/model.toml"
   local from
   from=$(sed -n 's/^from *= *"\([^"]*\)".*/\1/p' "$job" | head -1)
-  if [[ -n $from && ! -d $(dirname "$job")/$from && ! -d $dir/$from ]]; then
+  if [[ -n $from && -f $(dirname "$job")/$from/config.json ]]; then
+    mkdir -p "$dir/$from"
+    cp "$(dirname "$job")/$from/config.json" "$dir/$from/config.json"
+  elif [[ -n $from ]] && grep -q -- --config-only "$(dirname "$job")/make_data.py" 2>/dev/null; then
+    python3 "$(dirname "$job")/make_data.py" --config-only --out "$dir" # a generated folder
+  elif [[ -n $from && ! -d $dir/$from ]]; then
     mkdir -p "$dir/$from"
     if [[ $from == bert-base-cased ]]; then
       printf '%s\n' '{"model_type": "bert", "hidden_size": 768, "num_hidden_layers": 12,' \
