@@ -3,7 +3,7 @@
 // The fields of Hugging Face's GPT2Config that bertc reads from a `from` folder (n_embd,
 // n_layer, n_head, n_inner, n_positions, the three dropouts, layer_norm_epsilon,
 // activation_function), the values it must hold (scaled dot-product attention, no cross
-// attention, the same embedding and residual dropout), and the config.json saved with a
+// attention), and the config.json saved with a
 // trained model (GPT2LMHeadModel).
 //
 //===----------------------------------------------------------------------===//
@@ -12,8 +12,6 @@
 #include "FamilyConfig.h"
 
 #include "llvm/ADT/STLExtras.h"
-
-#include <cstdio>
 
 using namespace bertc;
 
@@ -40,13 +38,6 @@ void readActivation(ConfigReader &reader, ModelSpec &model) {
                  << written;
 }
 
-/// `value` as a message prints a rate: 0.1.
-std::string shortNumber(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%g", value);
-  return text;
-}
-
 /// A boolean field that must be `expected` when present: a variant bertc does not build.
 void requireBool(ConfigReader &reader, StringRef field, bool expected, StringRef why) {
   bool value = expected;
@@ -64,8 +55,6 @@ void readGpt2Config(ConfigReader &reader, ModelSpec &model, HeadSpec &) {
   model.layerNormEps = 1e-5;
   model.tieEmbeddings = true;
   model.activation = "gelu_new";
-  model.bosTokenId = 50256;
-  model.eosTokenIds = {50256};
   model.padRowFixed = false;
   model.padTokenId = 0;
 
@@ -83,14 +72,9 @@ void readGpt2Config(ConfigReader &reader, ModelSpec &model, HeadSpec &) {
   reader.readNumber("initializer_range", model.initializerRange, "initializer_range", locations);
   reader.readNumber("resid_pdrop", model.dropout, "dropout", locations);
   reader.readNumber("attn_pdrop", model.attentionDropout, "attention_dropout", locations);
-  // bertc has one rate for the embeddings' and the residual branches' dropout.
-  double embeddingDropout = model.dropout;
-  KeyLocations unrecorded;
-  reader.readNumber("embd_pdrop", embeddingDropout, "dropout", unrecorded);
-  if (embeddingDropout != model.dropout)
-    reader.error() << "'embd_pdrop' (" << shortNumber(embeddingDropout)
-                   << ") must equal 'resid_pdrop' (" << shortNumber(model.dropout)
-                   << "): bertc has one dropout rate for both";
+  double embeddingDropout = 0.1; // GPT2Config's default, whatever resid_pdrop is
+  reader.readNumber("embd_pdrop", embeddingDropout, "embedding_dropout", locations);
+  model.embeddingDropout = embeddingDropout;
   readActivation(reader, model);
   reader.readBool("tie_word_embeddings", model.tieEmbeddings);
   requireBool(reader, "scale_attn_weights", true, "bertc's attention divides by sqrt(head dim)");
@@ -98,14 +82,18 @@ void readGpt2Config(ConfigReader &reader, ModelSpec &model, HeadSpec &) {
               "bertc's attention scales every layer alike");
   requireBool(reader, "add_cross_attention", false, "a decoder alone has no cross-attention");
   // reorder_and_upcast_attn computes the scores in fp32, as bertc's attention always does.
-  if (std::optional<int64_t> bos = reader.readTokenId("bos_token_id"))
-    model.bosTokenId = bos;
-  if (std::vector<int64_t> eos = reader.readTokenIds("eos_token_id"); !eos.empty())
-    model.eosTokenIds = eos;
-  if (std::optional<int64_t> pad = reader.readTokenId("pad_token_id")) {
+  // GPT2Config's bos and eos default to 50256, GPT-2's <|endoftext|>, where the
+  // vocabulary has that row.
+  const int64_t endOfText = 50256;
+  model.bosTokenId = reader.readTokenId("bos_token_id");
+  if (!model.bosTokenId && !reader.fields().get("bos_token_id") && endOfText < model.vocab)
+    model.bosTokenId = endOfText;
+  model.eosTokenIds = reader.readTokenIds("eos_token_id");
+  if (model.eosTokenIds.empty() && !reader.fields().get("eos_token_id") && endOfText < model.vocab)
+    model.eosTokenIds = {endOfText};
+  // Batches are padded with pad_token_id (else id 0); the row of neither stays fixed.
+  if (std::optional<int64_t> pad = reader.readTokenId("pad_token_id"))
     model.padTokenId = *pad;
-    model.padRowFixed = true;
-  }
 }
 
 /// GPT2LMHeadModel's config.json, as transformers saves it.
@@ -124,7 +112,7 @@ void writeGpt2Config(const JobSpec &spec, llvm::json::Object &config) {
   config["layer_norm_epsilon"] = m.layerNormEps;
   config["initializer_range"] = m.initializerRange;
   config["resid_pdrop"] = m.dropout;
-  config["embd_pdrop"] = m.dropout;
+  config["embd_pdrop"] = m.embeddingDropout.value_or(m.dropout);
   config["attn_pdrop"] = m.attentionDropout;
   config["scale_attn_weights"] = true;
   config["tie_word_embeddings"] = m.tieEmbeddings;
@@ -134,7 +122,7 @@ void writeGpt2Config(const JobSpec &spec, llvm::json::Object &config) {
     config["eos_token_id"] = m.eosTokenIds.front();
   else if (!m.eosTokenIds.empty())
     config["eos_token_id"] = llvm::json::Array(m.eosTokenIds);
-  if (m.padRowFixed)
+  if (m.padTokenId != 0)
     config["pad_token_id"] = m.padTokenId;
 }
 

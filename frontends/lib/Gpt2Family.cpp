@@ -49,19 +49,18 @@ SmallVector<Value> Gpt2Family::buildModel(ForwardBuilder &forward) const {
   const ModelSpec &model = forward.job().model;
   const KeyLocations &ml = model.locations;
   OpBuilder &builder = forward.opBuilder();
-  IntegerAttr paddingIdx =
-      model.padRowFixed ? builder.getI64IntegerAttr(model.padTokenId) : IntegerAttr();
+  // GPT-2's wte has no padding row: a pad_token_id (often the eos id) only pads batches.
   Value words = builder.create<bert::EmbeddingOp>(
       forward.at("transformer.wte", ml, "vocab"), forward.activationType(model.hidden),
-      forward.modelInput("input_ids"), wordEmbeddings(forward), paddingIdx);
+      forward.modelInput("input_ids"), wordEmbeddings(forward), IntegerAttr());
   Value positionTable = forward.param("transformer.wpe.weight", {model.maxPosition, model.hidden},
                                       "embeddings", "normal", /*decay=*/true, ml, "max_position");
   Value positions = builder.create<bert::EmbeddingOp>(
       forward.at("transformer.wpe", ml, "max_position"), forward.activationType(model.hidden),
       forward.modelInput("position_ids"), positionTable, IntegerAttr());
   Value embedded = forward.add(words, positions, forward.at("transformer", ml, "hidden"));
-  embedded =
-      forward.dropout(embedded, model.dropout, forward.at("transformer.drop", ml, "dropout"));
+  embedded = forward.dropout(embedded, model.embeddingDropout.value_or(model.dropout),
+                             forward.at("transformer.drop", ml, "dropout"));
   SmallVector<Value> hiddenStates = {embedded};
   for (int64_t layer = 0; layer < model.layers; ++layer)
     hiddenStates.push_back(block(forward, hiddenStates.back(), layer));

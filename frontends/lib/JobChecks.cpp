@@ -207,9 +207,35 @@ void JobReader::checkDecoder() {
       file.error(loc(ml, key)) << "key 'model." << key << "' is a decoder's ("
                                << familiesWithKey(key) << "), not the '" << model.family
                                << "' family's";
-  // Only the rotary decoders have the grouped heads and rotary settings checked below.
-  if (!llvm::is_contained(family->decoderKeys, "rope_theta"))
+  if (llvm::is_contained(family->decoderKeys, "rope_theta"))
+    checkRotaryDecoder();
+  if (head.task != "causal_lm")
     return;
+  // The special ids config.json names must be rows of the vocabulary.
+  auto checkTokenId = [&](int64_t id, StringRef field) {
+    if (id < 0 || (model.vocab > 0 && id >= model.vocab))
+      file.error(loc(ml, "from")) << "token id " << id << " (config.json's '" << field
+                                  << "') is not a row of the " << model.vocab
+                                  << "-token vocabulary ('model.vocab')";
+  };
+  if (model.bosTokenId)
+    checkTokenId(*model.bosTokenId, "bos_token_id");
+  for (int64_t eos : model.eosTokenIds)
+    checkTokenId(eos, "eos_token_id");
+  checkTokenId(model.padTokenId, "pad_token_id");
+  if (spec.head.locations.keys.count("labels"))
+    file.error(loc(head.locations, "labels"))
+        << "key 'head.labels' has no meaning for task = \"causal_lm\", whose classes are the "
+           "vocabulary";
+  if (spec.head.dropout)
+    file.error(loc(head.locations, "dropout"))
+        << "key 'head.dropout' has no effect for task = \"causal_lm\" (the LM head has no dropout)";
+}
+
+/// The grouped heads, rotary settings and window of a rotary decoder (Llama, Mistral, Qwen2).
+void JobReader::checkRotaryDecoder() {
+  const ModelSpec &model = spec.model;
+  const KeyLocations &ml = model.locations;
   requireCount(ml, "model.kv_heads", model.keyValueHeads(), limits::kHeads);
   if (model.heads > 0 && model.keyValueHeads() > 0 && model.heads % model.keyValueHeads() != 0)
     file.error(loc(ml, "kv_heads"))
@@ -238,13 +264,6 @@ void JobReader::checkDecoder() {
         << "key 'train.seq_len' (" << train.seqLen << ") exceeds the model's sliding_window ("
         << model.slidingWindow << ", config.json's 'sliding_window'): bertc's attention sees "
         << "every earlier token, so the window must not be active";
-  if (head.task == "causal_lm" && spec.head.locations.keys.count("labels"))
-    file.error(loc(head.locations, "labels"))
-        << "key 'head.labels' has no meaning for task = \"causal_lm\", whose classes are the "
-           "vocabulary";
-  if (head.task == "causal_lm" && spec.head.dropout)
-    file.error(loc(head.locations, "dropout"))
-        << "key 'head.dropout' has no effect for task = \"causal_lm\" (the LM head has no dropout)";
 }
 
 /// The SQuAD keys of [data]: for a span head only, and windows that fit seq_len. A window
@@ -314,6 +333,8 @@ void JobReader::checkRanges() {
     file.error(loc(ml, "heads")) << "key 'model.hidden' (" << model.hidden
                                  << ") must be divisible by 'model.heads' (" << model.heads << ")";
   requireRange(ml, "model.dropout", model.dropout, 0, 1, false);
+  if (model.embeddingDropout)
+    requireRange(ml, "model.embedding_dropout", *model.embeddingDropout, 0, 1, false);
   // `dropout` alone sets both rates: one bad value is one error.
   bool attentionFromDropout =
       model.attentionDropout == model.dropout && loc(ml, "attention_dropout") == loc(ml, "dropout");

@@ -121,6 +121,8 @@ private:
   void checkTaskHead();
   /// The rules of a decoder family's model and of task = "causal_lm".
   void checkDecoder();
+  /// The grouped heads, rotary settings and sliding window of Llama, Mistral and Qwen2.
+  void checkRotaryDecoder();
   void checkCustomHead();
   /// The names a custom head's op reads (each an earlier op's, in `named`) and the one it
   /// gives its output, added to `named`.

@@ -148,10 +148,15 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
       for (size_t i = 0; i < count && keepingFits == count; ++i)
         if (tryPlan(sizes[i], options))
           keepingFits = i;
-    // Recomputation buys the larger micro-batches, each at its own cost.
+    // Recomputation buys the larger micro-batches, each at its own cost; and the size that
+    // kept its activations only by shrinking the LM head's chunk may run faster recomputing
+    // with the chunk whole.
+    size_t recomputing = keepingFits;
+    if (keepingFits < count && fitting.back().options.lmHeadTokenChunk != tokenChunks.front())
+      recomputing = keepingFits + 1;
     options.rematArenaBudget = request.arenaBudget;
     if (llvm::is_contained(request.recompute, true))
-      for (size_t i = 0; i < keepingFits; ++i)
+      for (size_t i = 0; i < recomputing; ++i)
         tryPlan(sizes[i], options);
   };
   for (const std::string &state : request.optimizerStates)

@@ -233,9 +233,9 @@ struct CudaSteps {
 
 /// Changes whenever this header or kernel_workspace.h changes what either side reads, or
 /// the runtime's functions that generated steps call change (10: InputSlots by name,
-/// ParamSlot::zeroRow, JobDataSettings::padTokenId; 12: JobDataSettings::chatTemplate,
+/// ParamSlot::zeroRow, JobDataSettings::padTokenId; 12: JobDataSettings::chatTemplate; 13:
 /// ParamSlot::checkpointTransposed).
-inline constexpr uint32_t kTrainerAbiVersion = 12;
+inline constexpr uint32_t kTrainerAbiVersion = 13;
 
 /// A compiled trainer: its plan and the steps of the target it was built for (the other
 /// target's are null).

@@ -91,6 +91,9 @@ struct ModelSpec {
   bool qkvBias = false;       // q, k, v projections with a bias (Qwen2; Llama's attention_bias)
   bool outputBias = false;    // the attention's output projection with one (attention_bias)
   bool mlpBias = false;       // gate, up and down projections with one (mlp_bias)
+  /// GPT-2's embd_pdrop, the embeddings' dropout, where config.json gives it; unset: `dropout`
+  /// (which a [model] dropout key sets for both).
+  std::optional<double> embeddingDropout;
   /// The MLP's activation as config.json names it (GPT-2's activation_function: "gelu_new"
   /// or "gelu"); empty: the family's own.
   std::string activation;
