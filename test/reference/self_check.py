@@ -3,7 +3,12 @@
 1. the module tree yields exactly the HF BertForSequenceClassification parameter names;
 2. safetensors_io reads back what it wrote (F32) and decodes hand-made BF16 and F16 files;
 3. autograd's gradient of the loss matches finite differences (gradcheck, double precision);
-4. padding a row inside a batch leaves its logits unchanged.
+4. padding a row inside a batch leaves its logits unchanged;
+5. torch_amp's emulated autocast: a bf16 linear as torch's own CPU autocast computes it
+   (within one bf16 rounding), gradients that reach 16-bit tensors rounded, and the op
+   policy's fp32 and promoted results;
+6. torch_amp's GradScaler skips an overflowing step and halves the scale, and doubles it
+   after growth_interval steps that ran.
 """
 import argparse
 import array
@@ -16,6 +21,7 @@ from types import SimpleNamespace
 
 import torch
 
+import torch_amp
 import torch_bert
 from safetensors_io import Tensor, read_safetensors, write_safetensors
 
@@ -112,6 +118,50 @@ def check_padding_invariance():
     assert torch.allclose(padded, alone, rtol=1e-6, atol=1e-7), f"padding changed logits: {padded} vs {alone}"
 
 
+def representable(tensor, dtype):
+    return torch.equal(tensor, tensor.to(dtype).float())
+
+
+def check_autocast():
+    torch.manual_seed(0)
+    x = torch.randn(16, 64, requires_grad=True)
+    weight, bias = torch.randn(32, 64, requires_grad=True), torch.randn(32)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        native = torch.nn.functional.linear(x, weight, bias).float()
+    with torch_amp.Autocast(torch.bfloat16):
+        emulated = torch.nn.functional.linear(x, weight, bias)
+        scaled = emulated * 0.5
+        promoted = emulated * torch.ones(32)
+        probabilities = torch.softmax(emulated, dim=-1)
+        loss = (scaled.float() * torch.linspace(-1, 1, 32)).sum()
+    assert torch.allclose(emulated, native, rtol=2.0 ** -8, atol=0), "bf16 linear differs from autocast's"
+    assert representable(emulated, torch.bfloat16) and representable(scaled, torch.bfloat16)
+    assert getattr(scaled, "amp_lower_precision", False), "16-bit times a scalar stays 16-bit"
+    assert not getattr(promoted, "amp_lower_precision", False), "16-bit times fp32 is fp32"
+    assert not getattr(probabilities, "amp_lower_precision", False), "softmax runs in fp32"
+    assert not representable(probabilities, torch.bfloat16), "softmax's result is not rounded"
+    loss.backward()
+    assert representable(x.grad, torch.bfloat16) and representable(weight.grad, torch.bfloat16), \
+        "gradients of autocast's 16-bit copies are 16-bit"
+    with torch_amp.Autocast(torch.float16):
+        overflowed = torch.nn.functional.linear(torch.full((1, 2), 300.0), torch.full((1, 2), 300.0))
+    assert torch.isinf(overflowed).all(), "fp16 results beyond 65504 overflow"
+
+
+def check_grad_scaler():
+    param = torch.nn.Parameter(torch.ones(2))
+    optimizer = torch.optim.SGD([param], lr=1.0)
+    scaler = torch_amp.GradScaler(growth_interval=2)
+    ran = []
+    for gradient in (float("inf"), 1.0, 1.0, 1.0):
+        param.grad = torch.full((2,), gradient * scaler.scale_value)
+        ran.append(scaler.step(optimizer))
+        scaler.update()
+    assert ran == [False, True, True, True], ran
+    assert scaler.scale_value == 2.0 ** 16, scaler.scale_value  # halved, then doubled
+    assert torch.equal(param.detach(), torch.full((2,), -2.0)), "unscaled gradients of 1, three steps"
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--print-names", action="store_true", help="print the model's parameter names")
@@ -122,6 +172,8 @@ def main(argv):
         check_safetensors(directory)
     check_gradient()
     check_padding_invariance()
+    check_autocast()
+    check_grad_scaler()
     print("reference self-check: ok")
 
 

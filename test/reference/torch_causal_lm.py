@@ -4,16 +4,21 @@ Mistral, Qwen2 and GPT-2.
 Trains the model of torch_llama_model.py (Llama, Mistral, Qwen2) or torch_gpt2_model.py
 (GPT-2), chosen by config.json's model_type, with torch.optim.AdamW, the HF Trainer's
 parameter groups and schedules and its num_items_in_batch loss normalization, and writes a
-per-step loss log that bertc's generated trainer is compared against. Needs only torch.
+per-step loss log that bertc's generated trainer is compared against. With --precision
+bf16 or fp16 it trains as PyTorch's automatic mixed precision on a GPU would (CUDA
+autocast's op policy, and for fp16 GradScaler's dynamic loss scaling), emulated on the CPU
+by torch_amp.py. Needs only torch.
 """
 import argparse
 import array
+import contextlib
 import json
 import sys
 from types import SimpleNamespace
 
 import torch
 
+import torch_amp
 import torch_gpt2_model
 import torch_llama_model
 from safetensors_io import Tensor, write_safetensors
@@ -104,6 +109,13 @@ def parameter_groups(model, weight_decay):
     return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
 
 
+def autocast(precision):
+    """The forward's mixed-precision context: none for fp32, else emulated CUDA autocast."""
+    if precision == "fp32":
+        return contextlib.nullcontext()
+    return torch_amp.Autocast(torch_amp.DTYPES[precision])
+
+
 def train(args, config, family):
     model = family.ForCausalLM(config)
     load_parameters(model, args.init)
@@ -112,19 +124,37 @@ def train(args, config, family):
     optimizer = torch.optim.AdamW(parameter_groups(model, args.weight_decay), lr=args.lr,
                                   betas=tuple(args.betas), eps=args.eps)
     scheduler = make_scheduler(optimizer, args.schedule, args.warmup, args.steps)
+    # With fp16, the HF Trainer's AMP step: scaled backward, unscale, clip, a step that
+    # GradScaler may skip, and the scheduler stepped only after a step that ran.
+    scaler = torch_amp.GradScaler() if args.precision == "fp16" else None
+    skipped_steps = 0
     model.train()
     with open(args.log, "w") as log:
         for step in range(1, args.steps + 1):
             batch = batches[(step - 1) % len(batches)]
-            logits = model(batch["input_ids"], batch["attention_mask"], batch["position_ids"])
-            loss = torch_llama_model.causal_lm_loss(logits, batch["labels"], max(batch["num_items_in_batch"], 1))
+            with autocast(args.precision):
+                logits = model(batch["input_ids"], batch["attention_mask"], batch["position_ids"])
+                loss = torch_llama_model.causal_lm_loss(logits, batch["labels"],
+                                                        max(batch["num_items_in_batch"], 1))
             optimizer.zero_grad()
-            loss.backward()
+            (scaler.scale(loss) if scaler else loss).backward()
+            if scaler:
+                scaler.unscale_(optimizer)
             if args.max_grad_norm > 0:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
-            optimizer.step()
-            scheduler.step()
-            line = json.dumps({"step": step, "loss": loss.item()})
+            if scaler:
+                ran = scaler.step(optimizer)
+                scaler.update()
+                skipped_steps += not ran
+            else:
+                optimizer.step()
+                ran = True
+            if ran:
+                scheduler.step()
+            record = {"step": step, "loss": loss.item()}
+            if scaler:
+                record.update(loss_scale=scaler.scale_value, skipped_steps=skipped_steps)
+            line = json.dumps(record)
             log.write(line + "\n")
             print(line)
     if args.save:
@@ -174,6 +204,8 @@ def parse_args(argv):
     parser.add_argument("--schedule", choices=["linear", "constant"], default="linear")
     parser.add_argument("--warmup", type=float, default=0.0, help="warmup fraction of --steps (linear only)")
     parser.add_argument("--max-grad-norm", type=float, default=0.0, help="clip the global gradient norm; 0 = off")
+    parser.add_argument("--precision", choices=["fp32", "bf16", "fp16"], default="fp32",
+                        help="fp32, or automatic mixed precision in bf16 or fp16 (torch_amp.py)")
     parser.add_argument("--log", help="JSONL metrics log, one {step, loss} line per optimizer step")
     parser.add_argument("--save", help="safetensors for the trained parameters")
     args = parser.parse_args(argv)
