@@ -1,7 +1,7 @@
 //===- BoundedFile.h - reading a small input file whole ----------*- C++ -*-===//
 //
 // Private to the frontend. The job file and a `from` folder's config.json are read whole
-// into memory, so each kind has a size limit (README, "The DSL"): a path such as
+// into memory, so each kind has a size limit (docs/dsl.md, "Limits"): a path such as
 // /dev/zero fails with a message instead of filling memory.
 //
 //===----------------------------------------------------------------------===//

@@ -82,7 +82,7 @@ inline constexpr StringRef kFreezeGroups[] = {
     "embeddings", "encoder", "encoder.layer.N", "encoder.layer.A-B", "pooler",
     "classifier", "head",    "lm_head"};
 
-/// The largest value of each size and count (README, "The DSL"). With them every tensor of
+/// The largest value of each size and count (docs/dsl.md, "Limits"). With them every tensor of
 /// a plan stays below 2^48 bytes and the whole plan below 2^62, so the planner's int64 byte
 /// arithmetic cannot overflow, and a compile stays within minutes.
 namespace limits {

@@ -22,7 +22,7 @@ import sys
 
 # bertc's exit codes (bertc.cpp).
 FITS, OVER_BUDGET = 0, 3
-# The largest [train] batch, and so micro-batch, a job may have (README, "The DSL"); the
+# The largest [train] batch, and so micro-batch, a job may have (docs/dsl.md, "Limits"); the
 # table says ">= 4096" there.
 MAX_BATCH = 4096
 

@@ -20,8 +20,9 @@
 
 namespace bertc {
 
-/// A kind of file read whole into memory, and the most bytes read of it (README lists them).
-/// safetensors data is not read whole; its header has its own limit (safetensors.cpp).
+/// A kind of file read whole into memory, and the most bytes read of it (docs/training.md
+/// lists them). safetensors data is not read whole; its header has its own limit
+/// (safetensors.cpp).
 struct FileLimit {
   uint64_t bytes;
   const char *kind;
