@@ -330,12 +330,14 @@ int main(int argc, char **argv) {
       bertc::summarizePlan(*module, *memory, *budget, *reserved, bertc::targetDeviceModel());
   if (failed(plan))
     return kInvalidInput;
+  // The summary names the host memory an offloaded optimizer may take, over budget too.
+  if (plan->optimizerOnHost)
+    plan->hostRamBytes = bertc::hostRamBudget();
   if (plan->peakBytes() > plan->budgetBytes)
     return reportOverBudget(*plan, *memory, spec, run.options, ctx);
   if (emitLevel == EmitLevel::MlirPlanned)
     return printPlannedStage();
   if (plan->optimizerOnHost) {
-    plan->hostRamBytes = bertc::hostRamBudget();
     if (plan->offloadHostBytes > plan->hostRamBytes) {
       llvm::WithColor::error(llvm::errs(), "bertc")
           << "the optimizer in host memory takes " << bertc::formatBytes(plan->offloadHostBytes)
