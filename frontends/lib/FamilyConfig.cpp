@@ -36,3 +36,12 @@ llvm::SmallVector<llvm::StringRef> bertc::modelFamilyNames() {
     names.push_back(family->name);
   return names;
 }
+
+void bertc::writeSpecialTokenIds(const ModelSpec &model, llvm::json::Object &config) {
+  if (model.bosTokenId)
+    config["bos_token_id"] = *model.bosTokenId;
+  if (model.eosTokenIds.size() == 1)
+    config["eos_token_id"] = model.eosTokenIds.front();
+  else if (!model.eosTokenIds.empty())
+    config["eos_token_id"] = llvm::json::Array(model.eosTokenIds);
+}

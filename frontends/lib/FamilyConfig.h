@@ -43,6 +43,10 @@ struct FamilyConfig {
   void (*writeConfig)(const JobSpec &spec, llvm::json::Object &config);
 };
 
+/// bos_token_id and eos_token_id (one id, or a list) as read, where the model has them: the
+/// decoders' config.json fields.
+void writeSpecialTokenIds(const ModelSpec &model, llvm::json::Object &config);
+
 /// The family named `name`, or null.
 const FamilyConfig *findFamilyConfig(llvm::StringRef name);
 /// The family that reads config.json's `modelType`, or null.

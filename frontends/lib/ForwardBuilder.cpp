@@ -118,3 +118,11 @@ Value ForwardBuilder::languageModelLoss(Value hidden, Value weight, Location loc
                                             labels, builder.getI64IntegerAttr(0),
                                             builder.getF32FloatAttr(1.0f));
 }
+
+Value ForwardBuilder::causalLmLoss(Value hidden, Value wordEmbeddings) {
+  const KeyLocations &hl = spec.head.locations;
+  Value weight = model.tieEmbeddings ? wordEmbeddings
+                                     : param("lm_head.weight", {model.vocab, model.hidden},
+                                             "lm_head", "normal", /*decay=*/true, hl, "task");
+  return languageModelLoss(hidden, weight, at("lm_head", hl, "task"));
+}

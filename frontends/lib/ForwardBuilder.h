@@ -97,6 +97,9 @@ public:
   /// cross-entropy of each token against its next-token label, a chunk of tokens at a time
   /// (bert.lm_head_loss: the [tokens, vocab] logits are never formed).
   mlir::Value languageModelLoss(mlir::Value hidden, mlir::Value weight, mlir::Location loc);
+  /// task = "causal_lm" over the last hidden state: the LM head (`wordEmbeddings` when
+  /// [model] ties them, else lm_head.weight) and its loss.
+  mlir::Value causalLmLoss(mlir::Value hidden, mlir::Value wordEmbeddings);
 
 private:
   /// One [[head.layers]] op over `operands` (its input, or add's and concat's inputs); null

@@ -116,12 +116,7 @@ void writeGpt2Config(const JobSpec &spec, llvm::json::Object &config) {
   config["attn_pdrop"] = m.attentionDropout;
   config["scale_attn_weights"] = true;
   config["tie_word_embeddings"] = m.tieEmbeddings;
-  if (m.bosTokenId)
-    config["bos_token_id"] = *m.bosTokenId;
-  if (m.eosTokenIds.size() == 1)
-    config["eos_token_id"] = m.eosTokenIds.front();
-  else if (!m.eosTokenIds.empty())
-    config["eos_token_id"] = llvm::json::Array(m.eosTokenIds);
+  writeSpecialTokenIds(m, config);
   if (m.padTokenId != 0)
     config["pad_token_id"] = m.padTokenId;
 }

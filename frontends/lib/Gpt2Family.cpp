@@ -124,15 +124,8 @@ Value Gpt2Family::attention(ForwardBuilder &forward, Value hidden, StringRef pre
 }
 
 Value Gpt2Family::buildTaskLoss(ForwardBuilder &forward, ArrayRef<Value> hiddenStates) const {
-  const JobSpec &spec = forward.job();
-  const ModelSpec &model = spec.model;
-  const KeyLocations &hl = spec.head.locations;
   // task = "causal_lm", the one head of the family (FamilyConfig::tasks).
-  Value weight = model.tieEmbeddings
-                     ? wordEmbeddings(forward)
-                     : forward.param("lm_head.weight", {model.vocab, model.hidden}, "lm_head",
-                                     "normal", /*decay=*/true, hl, "task");
-  return forward.languageModelLoss(hiddenStates.back(), weight, forward.at("lm_head", hl, "task"));
+  return forward.causalLmLoss(hiddenStates.back(), wordEmbeddings(forward));
 }
 
 } // namespace

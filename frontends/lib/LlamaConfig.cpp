@@ -144,12 +144,7 @@ void writeDecoderConfig(const JobSpec &spec, llvm::json::Object &config) {
   config["tie_word_embeddings"] = m.tieEmbeddings;
   if (m.padRowFixed)
     config["pad_token_id"] = m.padTokenId;
-  if (m.bosTokenId)
-    config["bos_token_id"] = *m.bosTokenId;
-  if (m.eosTokenIds.size() == 1)
-    config["eos_token_id"] = m.eosTokenIds.front();
-  else if (!m.eosTokenIds.empty())
-    config["eos_token_id"] = llvm::json::Array(m.eosTokenIds);
+  writeSpecialTokenIds(m, config);
   const RopeScaling &scaling = m.ropeScaling;
   if (scaling.type == "default") {
     config["rope_scaling"] = nullptr;
