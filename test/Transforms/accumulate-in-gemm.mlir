@@ -15,17 +15,17 @@
 // CHECK-DAG: %[[X:.*]] = bert.select_token
 // CHECK-DAG: %[[H:.*]] = bert.linear %[[X]], %[[W]]
 // CHECK-DAG: %[[DLOGITS:.*]] = bert.cross_entropy_grad
+// CHECK: bert.accumulate_linear_grad_weight %[[V]], %[[DLOGITS]], %[[H]] : tensor<8x16xf32>, tensor<?x8xf32>, tensor<?x16xf32>
 // CHECK: bert.accumulate_bias_grad %[[C]], %[[DLOGITS]] : tensor<8xf32>, tensor<?x8xf32>
 // CHECK: %[[DH:.*]] = bert.linear_grad_input %[[DLOGITS]], %[[V]]
-// CHECK: bert.accumulate_bias_grad %[[B]], %[[DH]] : tensor<16xf32>, tensor<?x16xf32>
-// CHECK: bert.accumulate_linear_grad_weight %[[V]], %[[DLOGITS]], %[[H]] : tensor<8x16xf32>, tensor<?x8xf32>, tensor<?x16xf32>
 // CHECK: bert.accumulate_linear_grad_weight %[[W]], %[[DH]], %[[X]] : tensor<16x16xf32>, tensor<?x16xf32>, tensor<?x16xf32>
+// CHECK: bert.accumulate_bias_grad %[[B]], %[[DH]] : tensor<16xf32>, tensor<?x16xf32>
 // CHECK: bert.accumulate_embedding_grad %[[T]], %{{.*}}, %{{.*}} {padding_idx = 3 : i64} : tensor<64x16xf32>, tensor<?x?x16xf32>, tensor<?x?xi32>
 
 // Planned and checked: the GEMMs write the weights' gradient slots, which the planner keeps.
 // PLAN: bert.param "w" {bert.slots = #bert.param_slots<{{.*}}grad = {{[0-9]+}}{{.*}}adam_m = {{[0-9]+}}{{.*}}adam_v = {{[0-9]+}}{{.*}}>
-// PLAN: bert.accumulate_bias_grad %{{[0-9]+}}, %{{[0-9]+}} : tensor<16xf32>
 // PLAN: bert.accumulate_linear_grad_weight %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} : tensor<16x16xf32>
+// PLAN: bert.accumulate_bias_grad %{{[0-9]+}}, %{{[0-9]+}} : tensor<16xf32>
 // PLAN: bert.accumulate_embedding_grad %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} {padding_idx = 3 : i64} : tensor<64x16xf32>
 
 module attributes {bert.max_batch = 4 : i64, bert.max_seq = 8 : i64, bert.train = #bert.train<batch = 8, epochs = 1, steps = 0, lr = 1.0e-03, weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, adam_eps = 1.0e-08, schedule = "constant", warmup = 0.0, seed = 42, shuffle = false, num_labels = 8, initializer_range = 0.02, vocab = 64, type_vocab = 2, task = "classification", max_grad_norm = 0.0>} {

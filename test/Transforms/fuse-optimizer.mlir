@@ -9,16 +9,17 @@
 // CHECK-DAG: %[[W:.*]] = bert.param "w"
 // CHECK-DAG: %[[V:.*]] = bert.param "v"
 // CHECK-DAG: %[[C:.*]] = bert.param "c"
+// Each weight gradient's GEMM runs as soon as its result gradient exists (it frees the
+// activation it reads); the update waits for the weight's last reader, the input gradient.
+// CHECK: %[[DV:.*]] = bert.linear_grad_weight %{{.*}} -> tensor<8x16xf32>
 // The classifier's bias: its gradient is its only reader in the backward.
-// CHECK: %[[DC:.*]] = bert.bias_grad %{{.*}} : (tensor<?x8xf32>) -> tensor<8xf32>
+// CHECK-NEXT: %[[DC:.*]] = bert.bias_grad %{{.*}} : (tensor<?x8xf32>) -> tensor<8xf32>
 // CHECK-NEXT: bert.adamw %[[C]], %[[DC]] {{{.*}}weight_decay = 0.000000e+00 : f64} : tensor<8xf32>, tensor<8xf32>
-// The classifier's weight is read by the input gradient: its update waits for both.
-// CHECK-DAG: bert.linear_grad_input %{{.*}}, %[[V]]
-// CHECK-DAG: %[[DV:.*]] = bert.linear_grad_weight %{{.*}} -> tensor<8x16xf32>
-// CHECK: bert.adamw %[[V]], %[[DV]] {{{.*}}weight_decay = 1.000000e-02 : f64} : tensor<8x16xf32>, tensor<8x16xf32>
-// CHECK-DAG: bert.linear_grad_input %{{.*}}, %[[W]]
-// CHECK-DAG: %[[DW:.*]] = bert.linear_grad_weight %{{.*}} -> tensor<16x16xf32>
-// CHECK: bert.adamw %[[W]], %[[DW]]
+// CHECK-NEXT: bert.linear_grad_input %{{.*}}, %[[V]]
+// CHECK-NEXT: bert.adamw %[[V]], %[[DV]] {{{.*}}weight_decay = 1.000000e-02 : f64} : tensor<8x16xf32>, tensor<8x16xf32>
+// CHECK-NEXT: %[[DW:.*]] = bert.linear_grad_weight %{{.*}} -> tensor<16x16xf32>
+// CHECK: bert.linear_grad_input %{{.*}}, %[[W]]
+// CHECK-NEXT: bert.adamw %[[W]], %[[DW]]
 // CHECK: %[[DT:.*]] = bert.embedding_grad
 // CHECK-NEXT: bert.adamw %[[T]], %[[DT]]
 // CHECK-NEXT: return

@@ -66,6 +66,14 @@ struct DependenceGraph {
   }
 };
 
+/// Whether `value` is a gradient read only by its accumulation. Such a gradient is not
+/// priced as an allocation: -bertc-accumulate-in-gemm folds it into its parameter's slot,
+/// or the fused update right after it reads and frees it. Priced, it would postpone every
+/// weight-gradient GEMM, and with them the activations they read, to the end.
+bool onlyAccumulated(Value value) {
+  return value.hasOneUse() && isa<bert::AccumulateGradOp>(*value.getUsers().begin());
+}
+
 /// Greedy list scheduling: among the ops whose predecessors are scheduled, take the
 /// one that frees the most activation bytes net of what it allocates (ties: the
 /// earliest in the original order).
@@ -93,7 +101,7 @@ SmallVector<Operation *> greedyOrder(Block &body, bertc::DimBounds bounds) {
         net += bytesOf(operand);
     }
     for (Value result : op->getResults())
-      if (bertc::isPlannedActivation(result))
+      if (bertc::isPlannedActivation(result) && !onlyAccumulated(result))
         net -= bytesOf(result);
     return net;
   };

@@ -197,7 +197,10 @@ def ScheduleForMemory : Pass<"bertc-schedule-for-memory", "mlir::ModuleOp"> {
     computed (and, for an op with side effects, after the previous such op; each
     `accumulate_grad` writes its own gradient slot, so those commute), the one
     that frees the most activation bytes net of those it allocates; ties go to the
-    earlier op of the current order. The new order is kept only when its peak of live
+    earlier op of the current order. A gradient read only by its `accumulate_grad`
+    counts as no allocation: `-bertc-accumulate-in-gemm` writes it straight into its
+    slot (or the fused update reads it at once), and priced it would postpone every
+    weight-gradient GEMM, and the activations it reads, to the end. The new order is kept only when its peak of live
     bytes (in-place chains counted once, as the planner counts them) is lower than the
     current one, so the pass never makes a plan worse.
   }];
