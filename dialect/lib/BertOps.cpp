@@ -12,6 +12,8 @@
 
 #include "llvm/ADT/StringSwitch.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::bert;
 using namespace mlir::bert::verify;
@@ -48,6 +50,13 @@ LogicalResult ParamOp::verify() {
   if (getCheckpointTransposed() && getResult().getType().getRank() != 2)
     return emitOpError() << "parameter '" << getName()
                          << "': only a matrix can be checkpoint_transposed";
+  if (FloatAttr scale = getInitScaleAttr()) {
+    if (getInit() != "normal")
+      return emitOpError() << "parameter '" << getName() << "': init_scale needs init = normal";
+    double value = scale.getValueAsDouble();
+    if (!(value > 0.0) || !std::isfinite(value))
+      return emitOpError() << "parameter '" << getName() << "': init_scale must be positive";
+  }
   return success();
 }
 

@@ -1,6 +1,6 @@
 """Write the tiny GPT-2 example: a Hugging Face folder holding only config.json (so bertc
-initialises the weights from the seed: normal(0, initializer_range), where from_config
-would draw the c_proj matrices narrower) and pre-tokenized rows to learn.
+initialises the weights from the seed, drawn as from_config draws them) and pre-tokenized
+rows to learn.
 
 Each row repeats a motif of 3 to 6 random tokens until the row is 12 to 40 tokens long:
 once a model has seen the motif, it predicts every later token by looking back one period

@@ -52,7 +52,8 @@ Value ForwardBuilder::param(const Twine &name, ArrayRef<int64_t> shape, StringRe
     existing = builder.create<bert::ParamOp>(at(fullName, locations, key),
                                              RankedTensorType::get(shape, f32), fullName, group,
                                              !spec.isFrozen(group), decay, init,
-                                             /*checkpoint_transposed=*/false);
+                                             /*checkpoint_transposed=*/false,
+                                             /*init_scale=*/nullptr);
   return existing;
 }
 

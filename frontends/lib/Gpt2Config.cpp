@@ -63,9 +63,12 @@ void readGpt2Config(ConfigReader &reader, ModelSpec &model, HeadSpec &) {
   reader.readInteger("n_layer", model.layers, "layers", locations);
   reader.readInteger("n_head", model.heads, "heads", locations);
   model.intermediate = 4 * model.hidden;
+  model.intermediateFromHidden = true;
   if (const llvm::json::Value *inner = reader.fields().get("n_inner");
-      inner && inner->kind() != llvm::json::Value::Null)
+      inner && inner->kind() != llvm::json::Value::Null) {
     reader.readInteger("n_inner", model.intermediate, "intermediate", locations);
+    model.intermediateFromHidden = false;
+  }
   reader.readInteger("vocab_size", model.vocab, "vocab", locations);
   reader.readInteger("n_positions", model.maxPosition, "max_position", locations);
   reader.readNumber("layer_norm_epsilon", model.layerNormEps, "layer_norm_eps", locations);

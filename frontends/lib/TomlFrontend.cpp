@@ -56,10 +56,13 @@ void JobReader::readModel(const toml::table *table) {
         file.noteFailure();
     }
   }
-  reader.readInteger("hidden", model.hidden);
+  bool hiddenSet = reader.readInteger("hidden", model.hidden);
   reader.readInteger("layers", model.layers);
   reader.readInteger("heads", model.heads);
-  reader.readInteger("intermediate", model.intermediate);
+  if (reader.readInteger("intermediate", model.intermediate))
+    model.intermediateFromHidden = false;
+  else if (hiddenSet && model.intermediateFromHidden)
+    model.intermediate = 4 * model.hidden;
   reader.readInteger("vocab", model.vocab);
   reader.readInteger("max_position", model.maxPosition);
   reader.readInteger("type_vocab", model.typeVocab);

@@ -125,10 +125,10 @@ void loadFrom(Reader &reader, const std::string &path, const TrainerPlan &plan, 
 }
 } // namespace
 
-/// Hugging Face's _init_weights for parameter `p`: normal(0, initializerRange), zeros or
-/// ones, and an embedding table's padding row (ParamSlot::zeroRow) zeros. Element i is a Box–Muller
-/// transform of the counter-based uniforms (seed, p, 2i) and (seed, p, 2i+1), so each value depends
-/// on nothing but the seed and its position.
+/// Hugging Face's _init_weights for parameter `p`: normal(0, initializerRange x initScale), zeros
+/// or ones, and an embedding table's padding row (ParamSlot::zeroRow) zeros. Element i is a
+/// Box–Muller transform of the counter-based uniforms (seed, p, 2i) and (seed, p, 2i+1), so each
+/// value depends on nothing but the seed and its position.
 void initializeParameter(const TrainerPlan &plan, std::byte *arena, size_t p, uint64_t seed) {
   const double twoPi = 6.283185307179586;
   const ParamSlot &param = plan.params[p];
@@ -140,8 +140,8 @@ void initializeParameter(const TrainerPlan &plan, std::byte *arena, size_t p, ui
     }
     double u1 = 1.0 - counterUniform(seed, kInitRandomStep, uint32_t(p), 2 * uint64_t(i));
     double u2 = counterUniform(seed, kInitRandomStep, uint32_t(p), 2 * uint64_t(i) + 1);
-    values[i] =
-        float(plan.train.initializerRange * std::sqrt(-2.0 * std::log(u1)) * std::cos(twoPi * u2));
+    values[i] = float(plan.train.initializerRange * param.initScale *
+                      std::sqrt(-2.0 * std::log(u1)) * std::cos(twoPi * u2));
   }
   if (param.zeroRow >= 0 && param.rank == 2 && param.zeroRow < param.shape[0])
     std::fill_n(values + param.zeroRow * param.shape[1], param.shape[1], 0.0f);

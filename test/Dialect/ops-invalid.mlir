@@ -134,6 +134,23 @@ func.func @dynamic_param() {
 
 // -----
 
+// init_scale narrows a normal init; zeros and ones have no scale.
+func.func @scaled_zeros() {
+  // expected-error @+1 {{parameter 'b': init_scale needs init = normal}}
+  %b = bert.param "b" {group = "classifier", trainable = true, decay = false, init = "zeros", init_scale = 0.5 : f64} : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @scale_not_positive() {
+  // expected-error @+1 {{parameter 'w': init_scale must be positive}}
+  %w = bert.param "w" {group = "classifier", trainable = true, decay = true, init = "normal", init_scale = 0.0 : f64} : tensor<8x8xf32>
+  return
+}
+
+// -----
+
 func.func @frozen_update(%g: tensor<8xf32>) {
   %w = bert.param "w" {group = "embeddings", trainable = false, decay = true, init = "normal"} : tensor<8xf32>
   // expected-error @+1 {{parameter 'w' is frozen}}

@@ -8,6 +8,8 @@
 #include "bertc/Analysis/TrainModule.h"
 #include "bertc/abi/trainer.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 using namespace mlir;
 using namespace mlir::bert;
 
@@ -163,16 +165,26 @@ void emitParamTable(func::FuncOp microStep, raw_ostream &os) {
        << slotField(param, ParamSlotKind::Master);
     int64_t block = blocks.lookup(param.getName());
     auto zeroRow = paddingRows.find(param.getOperation());
-    // The trailing fields, each written when it or a later one is not the default.
-    bool transposed = param.getCheckpointTransposed();
     bool hasZeroRow = zeroRow != paddingRows.end();
-    if (block || hasZeroRow || transposed)
-      os << ", " << block << ", " << slotField(param, ParamSlotKind::AdamMAbsmax) << ", "
-         << slotField(param, ParamSlotKind::AdamVAbsmax);
-    if (hasZeroRow || transposed)
-      os << ", " << (hasZeroRow ? zeroRow->second : -1);
-    if (transposed)
-      os << ", true";
+    bool transposed = param.getCheckpointTransposed();
+    FloatAttr scaleAttr = param.getInitScaleAttr();
+    double initScale = scaleAttr ? scaleAttr.getValueAsDouble() : 1.0;
+    // The trailing fields, written up to the last one that is not its default.
+    struct Field {
+      std::string text;
+      bool isDefault;
+    };
+    SmallVector<Field> trailing = {
+        {std::to_string(block), block == 0},
+        {std::to_string(slotField(param, ParamSlotKind::AdamMAbsmax)), block == 0},
+        {std::to_string(slotField(param, ParamSlotKind::AdamVAbsmax)), block == 0},
+        {std::to_string(hasZeroRow ? zeroRow->second : -1), !hasZeroRow},
+        {transposed ? "true" : "false", !transposed},
+        {llvm::formatv("{0:e16}", initScale).str(), initScale == 1.0}};
+    while (!trailing.empty() && trailing.back().isDefault)
+      trailing.pop_back();
+    for (const Field &field : trailing)
+      os << ", " << field.text;
     os << "},\n";
   });
   os << "};\n\n";

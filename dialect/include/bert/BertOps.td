@@ -72,7 +72,9 @@ def Bert_ParamOp : Bert_Op<"param", [Pure]> {
     biases or LayerNorm weights); `init` is how it starts without a checkpoint.
     `checkpoint_transposed` marks a matrix that checkpoints hold as [in, out]
     (transformers' Conv1D, GPT-2's projections) while the step reads it as a linear
-    layer's [out, in]: loading and saving transpose it.
+    layer's [out, in]: loading and saving transpose it. `init_scale` narrows a
+    `normal` init: its standard deviation is the run's initializer_range times this
+    (GPT-2's residual projections, 1 / sqrt(2 n_layer)); absent, 1.
 
     ```mlir
     %w = bert.param "classifier.weight" {group = "classifier", trainable = true,
@@ -80,7 +82,8 @@ def Bert_ParamOp : Bert_Op<"param", [Pure]> {
     ```
   }];
   let arguments = (ins StrAttr:$name, StrAttr:$group, BoolAttr:$trainable, BoolAttr:$decay,
-                       StrAttr:$init, UnitAttr:$checkpoint_transposed);
+                       StrAttr:$init, UnitAttr:$checkpoint_transposed,
+                       OptionalAttr<F64Attr>:$init_scale);
   let results = (outs Bert_FloatTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;

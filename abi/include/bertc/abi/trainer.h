@@ -70,6 +70,9 @@ struct ParamSlot {
   /// Checkpoints hold this matrix transposed, as [shape[1], shape[0]] (transformers' Conv1D
   /// weights): loading and saving transpose it.
   bool checkpointTransposed = false;
+  /// A Normal init's standard deviation is the run's initializer_range times this
+  /// (GPT-2's residual projections: 1 / sqrt(2 n_layer)).
+  double initScale = 1.0;
 };
 
 /// Where a parameter's fp32 values live: its master when stored in 16 bits, else its value.
@@ -235,7 +238,7 @@ struct CudaSteps {
 /// the runtime's functions that generated steps call change (10: InputSlots by name,
 /// ParamSlot::zeroRow, JobDataSettings::padTokenId; 12: JobDataSettings::chatTemplate; 13:
 /// ParamSlot::checkpointTransposed).
-inline constexpr uint32_t kTrainerAbiVersion = 13;
+inline constexpr uint32_t kTrainerAbiVersion = 14;
 
 /// A compiled trainer: its plan and the steps of the target it was built for (the other
 /// target's are null).

@@ -97,6 +97,9 @@ struct ModelSpec {
   /// The MLP's activation as config.json names it (GPT-2's activation_function: "gelu_new"
   /// or "gelu"); empty: the family's own.
   std::string activation;
+  /// GPT-2's n_inner null: the MLP is 4 x hidden wide, of the hidden the job ends with (a
+  /// [model] hidden key's, where one overrides n_embd).
+  bool intermediateFromHidden = false;
   /// config.json's model_type when the family reads several ("mistral" is saved as read).
   std::string modelType;
   /// sliding_window when the model has an active one (Mistral's): seq_len must not exceed
