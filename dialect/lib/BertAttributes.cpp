@@ -333,6 +333,8 @@ LogicalResult BertDialect::verifyOperationAttribute(Operation *op, NamedAttribut
     return op->emitError() << "'" << name << "' must be a unit attribute";
   if (name == "bert.hf_config" && !isa<StringAttr>(value))
     return op->emitError() << "'" << name << "' must be a string (config.json's text)";
+  if (name == "bert.adapter_config" && !isa<StringAttr>(value))
+    return op->emitError() << "'" << name << "' must be a string (adapter_config.json's text)";
   if (name == "bert.train" && !isa<TrainAttr>(attribute.getValue()))
     return op->emitError("'bert.train' must be a #bert.train attribute");
   if (name == "bert.plan" && !isa<PlanAttr>(attribute.getValue()))

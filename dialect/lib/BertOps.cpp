@@ -45,8 +45,9 @@ LogicalResult InputOp::verify() {
 LogicalResult ParamOp::verify() {
   if (!getResult().getType().hasStaticShape())
     return emitOpError() << "parameter '" << getName() << "' must have a static shape";
-  if (getInit() != "normal" && getInit() != "zeros" && getInit() != "ones")
-    return emitOpError() << "init must be normal, zeros or ones, got '" << getInit() << "'";
+  if (!llvm::is_contained({"normal", "zeros", "ones", "kaiming_uniform"}, getInit()))
+    return emitOpError() << "init must be normal, zeros, ones or kaiming_uniform, got '"
+                         << getInit() << "'";
   if (getCheckpointTransposed() && getResult().getType().getRank() != 2)
     return emitOpError() << "parameter '" << getName()
                          << "': only a matrix can be checkpoint_transposed";

@@ -70,9 +70,10 @@ void writeBertConfig(const JobSpec &spec, llvm::json::Object &config) {
 
 const llvm::StringRef kBertModelTypes[] = {"bert"};
 const llvm::StringRef kBertTasks[] = {"classification", "span", "token-classification", "custom"};
+const llvm::StringRef kBertLoraTargets[] = {"query", "value"};
 
 } // namespace
 
 const FamilyConfig bertc::kBertConfig = {"bert",         kBertModelTypes,    "vocab.txt",
-                                         kBertTasks,     /*decoderKeys=*/{}, readBertConfig,
-                                         writeBertConfig};
+                                         kBertTasks,     /*decoderKeys=*/{}, kBertLoraTargets,
+                                         readBertConfig, writeBertConfig};

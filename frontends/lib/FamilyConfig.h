@@ -36,6 +36,9 @@ struct FamilyConfig {
   /// The decoder keys of [model] (kDecoderModelKeys) that it has: a rotary decoder all of
   /// them, GPT-2 tie_embeddings alone, BERT none.
   llvm::ArrayRef<llvm::StringRef> decoderKeys;
+  /// The layers a [lora] table without `targets` adapts: PEFT's default target_modules for
+  /// the model type.
+  llvm::ArrayRef<llvm::StringRef> loraTargets;
   /// Reads the family's fields of a `from` folder's config.json into the spec.
   void (*readConfig)(ConfigReader &reader, ModelSpec &model, HeadSpec &head);
   /// Adds the family's fields (model_type, architectures, dimensions) to the config.json

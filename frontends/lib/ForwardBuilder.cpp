@@ -20,7 +20,10 @@ Value ForwardBuilder::buildLoss() {
     inputs[name] = input(name, 2, seqLoc);
   labels = buildLabelsInput();
   SmallVector<Value> hiddenStates = family.buildModel(*this);
-  return family.buildTaskLoss(*this, hiddenStates);
+  Value loss = family.buildTaskLoss(*this, hiddenStates);
+  if (!loss || failed(checkLoraTargets()))
+    return nullptr;
+  return loss;
 }
 
 Value ForwardBuilder::input(StringRef name, int64_t rank, Location loc) {
@@ -46,12 +49,18 @@ Value ForwardBuilder::buildLabelsInput() {
 Value ForwardBuilder::param(const Twine &name, ArrayRef<int64_t> shape, StringRef group,
                             StringRef init, bool decay, const KeyLocations &locations,
                             StringRef key) {
+  return createParam(name, shape, group, init, decay, !spec.isFrozen(group), locations, key);
+}
+
+Value ForwardBuilder::createParam(const Twine &name, ArrayRef<int64_t> shape, StringRef group,
+                                  StringRef init, bool decay, bool trainable,
+                                  const KeyLocations &locations, StringRef key) {
   std::string fullName = name.str();
   Value &existing = params[fullName];
   if (!existing)
     existing = builder.create<bert::ParamOp>(at(fullName, locations, key),
                                              RankedTensorType::get(shape, f32), fullName, group,
-                                             !spec.isFrozen(group), decay, init,
+                                             trainable, decay, init,
                                              /*checkpoint_transposed=*/false,
                                              /*init_scale=*/nullptr);
   return existing;
@@ -66,8 +75,9 @@ Value ForwardBuilder::linear(Value x, const Twine &module, int64_t outFeatures, 
   Value biasParam =
       bias ? param(name + ".bias", {outFeatures}, group, "zeros", /*decay=*/false, locations, key)
            : Value();
-  return builder.create<bert::LinearOp>(at(name, locations, key), withLastDim(x, outFeatures), x,
-                                        weight, biasParam);
+  Value projected = builder.create<bert::LinearOp>(
+      at(name, locations, key), withLastDim(x, outFeatures), x, weight, biasParam);
+  return withAdapter(x, projected, name, group);
 }
 
 Value ForwardBuilder::conv1D(Value x, const Twine &module, int64_t outFeatures, StringRef group,
@@ -79,8 +89,9 @@ Value ForwardBuilder::conv1D(Value x, const Twine &module, int64_t outFeatures, 
   weight.getDefiningOp<bert::ParamOp>().setCheckpointTransposed(true);
   Value bias =
       param(name + ".bias", {outFeatures}, group, "zeros", /*decay=*/false, locations, key);
-  return builder.create<bert::LinearOp>(at(name, locations, key), withLastDim(x, outFeatures), x,
-                                        weight, bias);
+  Value projected = builder.create<bert::LinearOp>(at(name, locations, key),
+                                                   withLastDim(x, outFeatures), x, weight, bias);
+  return withAdapter(x, projected, name, group);
 }
 
 Value ForwardBuilder::layerNorm(Value x, const Twine &module, StringRef group,

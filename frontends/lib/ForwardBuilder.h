@@ -17,6 +17,9 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <set>
 
 namespace bertc {
 
@@ -67,6 +70,9 @@ public:
   /// the weight as [in, out] (GPT-2's projections); the step reads it as [out, in].
   mlir::Value conv1D(mlir::Value x, const llvm::Twine &module, int64_t outFeatures,
                      llvm::StringRef group, const KeyLocations &locations, llvm::StringRef key);
+  /// The layers' LoRA adapters' names for adapter_config.json's target_modules: [lora]
+  /// targets as written, or for "all-linear" the last parts of the adapted layers' names.
+  std::vector<std::string> adapterTargetModules() const;
   /// torch.nn.LayerNorm `module` (weight = gamma, bias = beta) applied to `x`.
   mlir::Value layerNorm(mlir::Value x, const llvm::Twine &module, llvm::StringRef group,
                         const KeyLocations &locations, llvm::StringRef key);
@@ -102,6 +108,15 @@ public:
   mlir::Value causalLmLoss(mlir::Value hidden, mlir::Value wordEmbeddings);
 
 private:
+  mlir::Value createParam(const llvm::Twine &name, llvm::ArrayRef<int64_t> shape,
+                          llvm::StringRef group, llvm::StringRef init, bool decay, bool trainable,
+                          const KeyLocations &locations, llvm::StringRef key);
+  /// `projected`, the output of linear layer `module` over `x`, plus its LoRA adapter's
+  /// when [lora] targets the layer (LoraAdapter.cpp).
+  mlir::Value withAdapter(mlir::Value x, mlir::Value projected, llvm::StringRef module,
+                          llvm::StringRef group);
+  /// Reports each [lora] target that names no layer of the model.
+  mlir::LogicalResult checkLoraTargets();
   /// One [[head.layers]] op over `operands` (its input, or add's and concat's inputs); null
   /// after a diagnostic.
   mlir::Value customHeadOp(const HeadLayer &layer, llvm::ArrayRef<mlir::Value> operands);
@@ -116,6 +131,11 @@ private:
   mlir::Type f32;
   llvm::StringMap<mlir::Value> inputs;
   llvm::StringMap<mlir::Value> params;
+  /// The last parts of the model's linear layers' names (the task head's and the LM
+  /// head's left out), the adapted layers' names, and the [lora] targets that named one.
+  std::set<std::string> linearModules;
+  std::vector<std::string> adaptedModules;
+  llvm::StringSet<> matchedTargets;
   mlir::Value labels;
   int32_t streamCount = 0;
 };

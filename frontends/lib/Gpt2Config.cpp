@@ -128,9 +128,10 @@ const StringRef kGpt2ModelTypes[] = {"gpt2"};
 const StringRef kGpt2Tasks[] = {"causal_lm"};
 /// Learned positions: of the decoder keys only the tied LM head applies.
 const StringRef kGpt2DecoderKeys[] = {"tie_embeddings"};
+const StringRef kGpt2LoraTargets[] = {"c_attn"};
 
 } // namespace
 
 const FamilyConfig bertc::kGpt2Config = {"gpt2",         kGpt2ModelTypes,  "tokenizer.json",
-                                         kGpt2Tasks,     kGpt2DecoderKeys, readGpt2Config,
-                                         writeGpt2Config};
+                                         kGpt2Tasks,     kGpt2DecoderKeys, kGpt2LoraTargets,
+                                         readGpt2Config, writeGpt2Config};

@@ -126,6 +126,9 @@ OwningOpRef<ModuleOp> bertc::buildTrainGraph(const JobSpec &spec, int64_t microB
   if (!loss)
     return nullptr;
   builder.create<func::ReturnOp>(loss.getLoc(), loss);
+  if (spec.lora.enabled)
+    (*module)->setAttr("bert.adapter_config", builder.getStringAttr(adapterConfigJson(
+                                                  spec, forward.adapterTargetModules())));
 
   if (failed(verify(*module)))
     return nullptr;

@@ -410,7 +410,7 @@ void JobReader::checkRanges() {
     headGroups = spec.head.task == "classification" ? std::vector<StringRef>{"pooler", "classifier"}
                                                     : std::vector<StringRef>{"classifier"};
   for (StringRef group : {"pooler", "classifier", "head"})
-    if (spec.isFrozen(group) && !llvm::is_contained(headGroups, group))
+    if (spec.inFreezeList(group) && !llvm::is_contained(headGroups, group))
       file.error(loc(tl, "freeze"))
           << "freeze group '" << group << "' names no parameter of a task = \"" << spec.head.task
           << "\" model, whose head is '" << llvm::join(headGroups, "' and '") << "'";
@@ -418,20 +418,22 @@ void JobReader::checkRanges() {
   bool headWithoutParameters = custom && llvm::none_of(spec.head.layers, [](const HeadLayer &l) {
                                  return l.op == "linear" || l.op == "layernorm";
                                });
-  if (headWithoutParameters && spec.isFrozen("head"))
+  if (headWithoutParameters && spec.inFreezeList("head"))
     file.error(loc(tl, "freeze")) << "freeze group 'head' names no parameter: this custom head "
                                      "has no linear or layernorm layer";
   bool headFrozen =
-      llvm::all_of(headGroups, [&](StringRef group) { return spec.isFrozen(group); }) ||
+      llvm::all_of(headGroups, [&](StringRef group) { return spec.inFreezeList(group); }) ||
       headWithoutParameters;
   bool everythingFrozen =
-      spec.isFrozen("embeddings") && spec.isFrozen("encoder.layer.0") && headFrozen;
+      spec.inFreezeList("embeddings") && spec.inFreezeList("encoder.layer.0") && headFrozen;
   for (int64_t layer = 1; everythingFrozen && layer < std::min(model.layers, limits::kLayers);
        ++layer)
-    everythingFrozen = spec.isFrozen("encoder.layer." + std::to_string(layer));
+    everythingFrozen = spec.inFreezeList("encoder.layer." + std::to_string(layer));
+  // (A LoRA adapter is frozen with its layer's group, so this holds with adapters too.)
   if (everythingFrozen)
     file.error(loc(tl, "freeze")) << "every parameter group is frozen: nothing to train";
   checkSquadData();
+  checkLora();
 }
 
 } // namespace bertc::job

@@ -20,7 +20,7 @@ namespace bertc::job {
 
 using llvm::StringRef;
 
-inline constexpr StringRef kTables[] = {"model", "head", "train", "data"};
+inline constexpr StringRef kTables[] = {"model", "head", "train", "data", "lora"};
 inline constexpr StringRef kModelKeys[] = {"family",
                                            "from",
                                            "hidden",
@@ -63,6 +63,7 @@ inline constexpr StringRef kDataKeys[] = {"train",
                                           "max_query_length",
                                           "max_answer_length",
                                           "n_best"};
+inline constexpr StringRef kLoraKeys[] = {"r", "alpha", "dropout", "targets", "use_rslora"};
 /// The [data] keys of the SQuAD recipe, for task = "span" only.
 inline constexpr StringRef kSpanDataKeys[] = {"doc_stride", "max_query_length", "max_answer_length",
                                               "n_best"};
@@ -99,7 +100,8 @@ inline constexpr int64_t kHeadInputs = 64; ///< the outputs an add or concat rea
 inline constexpr int64_t kBatch = 4096;
 inline constexpr int64_t kEpochs = 100000;
 inline constexpr int64_t kSteps = 1000000000;
-inline constexpr int64_t kNBest = 1000; ///< [data] n_best
+inline constexpr int64_t kNBest = 1000;     ///< [data] n_best
+inline constexpr int64_t kLoraRank = 65536; ///< [lora] r
 /// The least seq_len of a span head, the trainer's (runtime/data/task_data.cpp): a SQuAD
 /// window holds [CLS], the question, two [SEP] and context.
 inline constexpr int64_t kMinSquadSeqLen = 8;
@@ -115,6 +117,8 @@ public:
   void readHead(const toml::table *table);
   void readTrain(const toml::table *table);
   void readData(const toml::table *table);
+  /// [lora], after [model] (a family's default targets) and [head].
+  void readLora(const toml::table *table);
   void checkRanges();
 
 private:
@@ -128,6 +132,7 @@ private:
   /// gives its output, added to `named`.
   void checkHeadLayerInputs(const HeadLayer &layer, llvm::StringSet<> &named);
   void checkSquadData();
+  void checkLora();
   void readFreezeGroup(TableReader &reader, const toml::node &entry);
   mlir::Location loc(const KeyLocations &locations, StringRef key) {
     return locations.of(key, file.context());

@@ -188,12 +188,13 @@ void writeQwen2Config(const JobSpec &spec, llvm::json::Object &config) {
 const llvm::StringRef kLlamaModelTypes[] = {"llama", "mistral"};
 const llvm::StringRef kQwen2ModelTypes[] = {"qwen2"};
 const llvm::StringRef kDecoderTasks[] = {"causal_lm"};
+const llvm::StringRef kRotaryLoraTargets[] = {"q_proj", "v_proj"};
 
 } // namespace
 
 const FamilyConfig bertc::kLlamaConfig = {"llama",         kLlamaModelTypes,  "tokenizer.json",
-                                          kDecoderTasks,   kDecoderModelKeys, readLlamaConfig,
-                                          writeLlamaConfig};
+                                          kDecoderTasks,   kDecoderModelKeys, kRotaryLoraTargets,
+                                          readLlamaConfig, writeLlamaConfig};
 const FamilyConfig bertc::kQwen2Config = {"qwen2",         kQwen2ModelTypes,  "tokenizer.json",
-                                          kDecoderTasks,   kDecoderModelKeys, readQwen2Config,
-                                          writeQwen2Config};
+                                          kDecoderTasks,   kDecoderModelKeys, kRotaryLoraTargets,
+                                          readQwen2Config, writeQwen2Config};

@@ -307,6 +307,7 @@ mlir::FailureOr<JobSpec> bertc::parseJobFile(StringRef path, mlir::MLIRContext &
   reader.readHead(root["head"].as_table());
   reader.readTrain(root["train"].as_table());
   reader.readData(root["data"].as_table());
+  reader.readLora(root["lora"].as_table());
   reader.checkRanges();
   if (file.hasErrors())
     return mlir::failure();

@@ -1,4 +1,4 @@
-// Elementwise CPU kernels: add, mul, GELU (erf and tanh forms), SiLU, tanh, ReLU and
+// Elementwise CPU kernels: add, mul, scale, GELU (erf and tanh forms), SiLU, tanh, ReLU and
 // counter-based dropout. Loops over contiguous arrays of the storage type, computing in fp32,
 // split in fixed chunks over the threads (parallel.h) but for tanh's, the pooler's few
 // [batch, hidden] values; the erf GELU's erf and exp are vector_math.h's, so its loops
@@ -34,6 +34,13 @@ template <typename T> void mul(const T *a, const T *b, T *out, int64_t n) {
   forEachChunk(n, kElementwiseChunk, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i)
       out[i] = fromFloat<T>(toFloat(a[i]) * toFloat(b[i]));
+  });
+}
+
+template <typename T> void scale(const T *x, T *out, float factor, int64_t n) {
+  forEachChunk(n, kElementwiseChunk, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      out[i] = fromFloat<T>(toFloat(x[i]) * factor);
   });
 }
 
@@ -186,6 +193,7 @@ void dropoutAdd(const T *x, const T *residual, T *sum, int64_t rows, int64_t row
 #define INSTANTIATE(T)                                                                             \
   template void add(const T *, const T *, T *, int64_t);                                           \
   template void mul(const T *, const T *, T *, int64_t);                                           \
+  template void scale(const T *, T *, float, int64_t);                                             \
   template void siluForward(const T *, T *, int64_t);                                              \
   template void siluBackward(const T *, const T *, T *, int64_t);                                  \
   template void geluForward(const T *, T *, int64_t);                                              \

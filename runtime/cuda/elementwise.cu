@@ -1,7 +1,7 @@
-// Elementwise CUDA kernels: add, mul, GELU (erf and tanh forms), SiLU, tanh, ReLU and gradient
-// accumulation.
-// Grid-stride loops over contiguous arrays, 16 bytes of the storage type a thread at a time,
-// computing in fp32 with the CPU twins' formulas (elementwise.cpp, precision.cpp).
+// Elementwise CUDA kernels: add, mul, scale, GELU (erf and tanh forms), SiLU, tanh, ReLU and
+// gradient accumulation. Grid-stride loops over contiguous arrays, 16 bytes of the storage type a
+// thread at a time, computing in fp32 with the CPU twins' formulas (elementwise.cpp,
+// precision.cpp).
 #include "bertc/runtime/cuda_check.h"
 #include "bertc/runtime/cuda_kernels.h"
 
@@ -52,6 +52,10 @@ template <typename T> __global__ void addKernel(const T *a, const T *b, T *out, 
 
 template <typename T> __global__ void mulKernel(const T *a, const T *b, T *out, int64_t n) {
   mapPairs<kVectorValues<T>>(a, b, out, n, [](float x, float y) { return x * y; });
+}
+
+template <typename T> __global__ void scaleKernel(const T *x, T *out, float factor, int64_t n) {
+  mapValues<kVectorValues<T>>(x, out, n, [factor](float v) { return v * factor; });
 }
 
 template <typename T> __global__ void siluForwardKernel(const T *x, T *y, int64_t n) {
@@ -122,6 +126,11 @@ template <typename T> void mul(const T *a, const T *b, T *out, int64_t n, cudaSt
                out, n);
 }
 
+template <typename T> void scale(const T *x, T *out, float factor, int64_t n, cudaStream_t stream) {
+  BERTC_LAUNCH(scaleKernel, groupGridFor<kVectorValues<T>>(n), kElementwiseThreads, 0, stream, x,
+               out, factor, n);
+}
+
 template <typename T> void siluForward(const T *x, T *y, int64_t n, cudaStream_t stream) {
   BERTC_LAUNCH(siluForwardKernel, groupGridFor<kVectorValues<T>>(n), kElementwiseThreads, 0, stream,
                x, y, n);
@@ -185,6 +194,7 @@ template <typename G> void accumulate(const G *g, float *grad, int64_t n, cudaSt
 #define INSTANTIATE(T)                                                                             \
   template void add(const T *, const T *, T *, int64_t, cudaStream_t);                             \
   template void mul(const T *, const T *, T *, int64_t, cudaStream_t);                             \
+  template void scale(const T *, T *, float, int64_t, cudaStream_t);                               \
   template void siluForward(const T *, T *, int64_t, cudaStream_t);                                \
   template void siluBackward(const T *, const T *, T *, int64_t, cudaStream_t);                    \
   template void geluForward(const T *, T *, int64_t, cudaStream_t);                                \

@@ -5,6 +5,7 @@
 
 #include "bertc/runtime/checkpoint_layout.h"
 #include "bertc/runtime/counter_rng.h"
+#include "bertc/runtime/lora_adapter.h"
 #include "bertc/runtime/safetensors.h"
 #include "bertc/runtime/safetensors_shards.h"
 #include "bertc/runtime/torch_checkpoint.h"
@@ -58,8 +59,9 @@ std::vector<std::string> checkpointNames(const std::string &name) {
 /// "transformer.*"), not a task head's (a classifier, a custom head, an untied LM head).
 bool isBaseModelParameter(const std::string &name) {
   auto startsWith = [&](const char *prefix) { return name.rfind(prefix, 0) == 0; };
-  return (startsWith("bert.") && !startsWith("bert.pooler.")) || startsWith("model.") ||
-         startsWith("transformer.");
+  return ((startsWith("bert.") && !startsWith("bert.pooler.")) || startsWith("model.") ||
+          startsWith("transformer.")) &&
+         !isLoraParameter(name);
 }
 
 /// The checkpoint file `initPath` names: itself, or a folder's model.safetensors, else its
@@ -103,6 +105,7 @@ void loadFrom(Reader &reader, const std::string &path, const TrainerPlan &plan, 
               uint64_t seed, const std::function<void(const std::string &)> &inform) {
   std::set<std::string> used;
   std::string freshHead;
+  size_t freshAdapters = 0;
   for (size_t p = 0; p < plan.numParams; ++p) {
     const ParamSlot &param = plan.params[p];
     std::vector<std::string> names = checkpointNames(param.name);
@@ -110,7 +113,10 @@ void loadFrom(Reader &reader, const std::string &path, const TrainerPlan &plan, 
                               [&](const std::string &name) { return reader.contains(name); });
     if (found == names.end() && !isBaseModelParameter(param.name)) {
       initializeParameter(plan, arena, p, seed);
-      freshHead += (freshHead.empty() ? "" : ", ") + std::string(param.name);
+      if (isLoraParameter(param.name))
+        ++freshAdapters;
+      else
+        freshHead += (freshHead.empty() ? "" : ", ") + std::string(param.name);
       continue;
     }
     std::string fileName = found == names.end() ? param.name : *found;
@@ -122,18 +128,31 @@ void loadFrom(Reader &reader, const std::string &path, const TrainerPlan &plan, 
          " in the file not used by this model ignored");
   if (!freshHead.empty())
     inform("init: not in the checkpoint, initialised from the seed: " + freshHead);
+  if (freshAdapters)
+    inform("init: " + std::to_string(freshAdapters) +
+           " LoRA adapter tensors initialised from the seed (lora_A Kaiming-uniform, lora_B "
+           "zeros)");
 }
 } // namespace
 
 /// Hugging Face's _init_weights for parameter `p`: normal(0, initializerRange x initScale), zeros
-/// or ones, and an embedding table's padding row (ParamSlot::zeroRow) zeros. Element i is a
-/// Box–Muller transform of the counter-based uniforms (seed, p, 2i) and (seed, p, 2i+1), so each
-/// value depends on nothing but the seed and its position.
+/// or ones, and an embedding table's padding row (ParamSlot::zeroRow) zeros; a LoRA lora_A
+/// uniform(-1 / sqrt(in), 1 / sqrt(in)) from the counter-based uniform (seed, p, i). A normal's
+/// element i is a Box–Muller transform of the counter-based uniforms (seed, p, 2i) and
+/// (seed, p, 2i+1), so each value depends on nothing but the seed and its position.
 void initializeParameter(const TrainerPlan &plan, std::byte *arena, size_t p, uint64_t seed) {
   const double twoPi = 6.283185307179586;
   const ParamSlot &param = plan.params[p];
   float *values = valuesOf(arena, param);
+  // PEFT's lora_A init, kaiming_uniform_(a = sqrt(5)): the bound gain * sqrt(3 / fan_in)
+  // with gain sqrt(2 / (1 + 5)) is 1 / sqrt(fan_in).
+  const double bound = param.rank == 2 ? 1.0 / std::sqrt(double(param.shape[1])) : 0.0;
   for (int64_t i = 0; i < param.numel; ++i) {
+    if (param.init == ParamInit::KaimingUniform) {
+      double u = counterUniform(seed, kInitRandomStep, uint32_t(p), uint64_t(i));
+      values[i] = float(bound * (2.0 * u - 1.0));
+      continue;
+    }
     if (param.init != ParamInit::Normal) {
       values[i] = param.init == ParamInit::Ones ? 1.0f : 0.0f;
       continue;

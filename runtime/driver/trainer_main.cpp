@@ -12,6 +12,7 @@
 #include "bertc/abi/trainer.h"
 #include "bertc/runtime/checkpoint.h"
 #include "bertc/runtime/jsonl_data.h"
+#include "bertc/runtime/lora_adapter.h"
 #include "bertc/runtime/metrics_log.h"
 #include "bertc/runtime/plan_check.h"
 #include "bertc/runtime/progress.h"
@@ -217,7 +218,8 @@ TrainerState expectedCheckpoint(const TrainerPlan &plan, const Dataset &data, co
 /// Decides where training starts and fills the arena's parameters and moments for it:
 /// 1. the total steps: --steps, else --epochs, else the resumed run's, else the plan's;
 /// 2. with a checkpoint (`resumeDir`), its parameters, moments, step and data position; the
-///    rest of its state must be what this run (its job and flags) would have saved there;
+///    rest of its state must be what this run (its job and flags) would have saved there
+///    (a LoRA checkpoint holds the adapters: the frozen model is --init's, or the seed's);
 /// 3. otherwise step 0, with the parameters of --init or drawn from the seed.
 RunSetup startRun(const TrainerOptions &options, const Dataset &data, const std::string &resumeDir,
                   StepRunner &runner, const Inform &inform) {
@@ -225,11 +227,21 @@ RunSetup startRun(const TrainerOptions &options, const Dataset &data, const std:
   const TrainSettings &settings = plan.train;
   std::byte *arena = runner.hostArena();
   std::memset(arena + plan.optimizerState.offset, 0, plan.optimizerState.bytes);
-  std::optional<TrainerState> resumed;
-  if (!resumeDir.empty())
-    resumed = loadCheckpoint(resumeDir, plan, arena);
   RunSetup setup{};
   setup.seed = options.seed.value_or(settings.seed);
+  auto initialParameters = [&] {
+    if (options.init.empty())
+      for (size_t p = 0; p < plan.numParams; ++p)
+        initializeParameter(plan, arena, p, setup.seed);
+    else
+      loadParameters(plan, arena, options.init, setup.seed, inform);
+  };
+  std::optional<TrainerState> resumed;
+  if (!resumeDir.empty()) {
+    if (hasAdapters(plan))
+      initialParameters();
+    resumed = loadCheckpoint(resumeDir, plan, arena);
+  }
   setup.groupByLength = options.groupByLength || plan.data.groupByLength;
   setup.totalSteps = options.steps    ? *options.steps
                      : options.epochs ? stepsForEpochs(settings, *options.epochs, data.rows.size())
@@ -253,11 +265,8 @@ RunSetup startRun(const TrainerOptions &options, const Dataset &data, const std:
       inform("resume: the schedule now spans " + std::to_string(setup.totalSteps) +
              " steps, not the checkpoint's " + std::to_string(resumed->maxSteps) +
              ": the losses will differ from the uninterrupted run's");
-  } else if (options.init.empty()) {
-    for (size_t p = 0; p < plan.numParams; ++p)
-      initializeParameter(plan, arena, p, setup.seed);
   } else {
-    loadParameters(plan, arena, options.init, setup.seed, inform);
+    initialParameters();
   }
   writeWorkingCopies(plan, arena);
   runner.pushState();
@@ -304,6 +313,17 @@ void saveFinal(const std::string &save, const TokenizerFiles &tokenizer, uint64_
   progress.note("saved " + save + " (" + files + ")");
 }
 
+/// --merge-adapter: the model with its adapters merged in, as a model folder.
+void saveMerged(const std::string &dir, const TokenizerFiles &tokenizer, uint64_t maxShardBytes,
+                StepRunner &runner, ProgressDisplay &progress) {
+  runner.pullState();
+  std::string files;
+  for (const std::string &file :
+       writeMergedModelFolder(dir, runner.plan(), runner.hostArena(), tokenizer, maxShardBytes))
+    files += (files.empty() ? "" : ", ") + file;
+  progress.note("merged the adapters into " + dir + " (" + files + ")");
+}
+
 int run(const Trainer &trainer, int argc, char **argv) {
   const TrainerPlan &plan = *trainer.plan;
   TrainerOptions options = parseTrainerFlags(plan.data, argc, argv);
@@ -311,6 +331,9 @@ int run(const Trainer &trainer, int argc, char **argv) {
     printTrainerUsage(plan, stdout);
     return 0;
   }
+  if (!options.mergeAdapter.empty() && !hasAdapters(plan))
+    throw UsageError("--merge-adapter " + options.mergeAdapter +
+                     ": this trainer trains no LoRA adapters (its job has no [lora] table)");
   if (options.planCheck && !plan.planChecks)
     throw UsageError("--plan-check needs a trainer built with plan checks: rebuild it with "
                      "bertc --target cpu --plan-check");
@@ -360,6 +383,8 @@ int run(const Trainer &trainer, int argc, char **argv) {
     progress.note(formatOpTimes(*opTimes));
   if (!options.save.empty())
     saveFinal(options.save, tokenizer, options.maxShardBytes, *runner, progress);
+  if (!options.mergeAdapter.empty())
+    saveMerged(options.mergeAdapter, tokenizer, options.maxShardBytes, *runner, progress);
   if (std::string report = runner->memoryReport(); !report.empty())
     progress.note(report);
   progress.finish(end.tokens.padFraction());

@@ -50,7 +50,9 @@ void printTrainerUsage(const TrainerPlan &plan, std::FILE *out) {
       "  --save PATH       at the end, write a FILE.safetensors, or a Hugging Face model\n"
       "                    folder (model.safetensors, config.json, vocab.txt and, when\n"
       "                    the data is text, the tokenizer's tokenizer_config.json; a\n"
-      "                    causal LM's tokenizer.json and the files beside it)\n"
+      "                    causal LM's tokenizer.json and the files beside it); with\n"
+      "                    LoRA adapters, PEFT's adapter_model.safetensors and\n"
+      "                    adapter_config.json in place of the model's weights\n"
       "  --save-every N    every N optimizer steps, write a resumable checkpoint folder\n"
       "                    DIR/checkpoint-STEP (needs --save DIR)\n"
       "  --resume DIR      continue exactly from a checkpoint folder, or from the latest\n"
@@ -65,6 +67,11 @@ void printTrainerUsage(const TrainerPlan &plan, std::FILE *out) {
       "  --save-best DIR   keep the model with the best main eval score (accuracy; mse for\n"
       "                    regression; f1 for spans) in DIR, with its eval_results.json\n"
       "                    (spans: and run_qa.py's predictions.json, nbest_predictions.json)\n"
+      "  --merge-adapter DIR\n"
+      "                    at the end, write the model with its LoRA adapters merged in\n"
+      "                    (PEFT's merge_and_unload: W + scaling B A) as a Hugging Face\n"
+      "                    model folder, in the precision it was trained in (a trainer\n"
+      "                    of a job with a [lora] table)\n"
       "  --max-shard-size SIZE\n"
       "                    split the weights of a saved model folder (--save DIR, its\n"
       "                    checkpoints, --save-best) larger than SIZE into shards,\n"
@@ -164,6 +171,8 @@ void requireWritableSaveTargets(const TrainerOptions &options) {
     else
       requireWritableFolder("--save", folderOf(namedPath(options.save)).string());
   }
+  if (!options.mergeAdapter.empty())
+    requireWritableFolder("--merge-adapter", options.mergeAdapter);
   if (!options.saveBest.empty()) {
     std::filesystem::path best = namedPath(options.saveBest);
     if (std::filesystem::exists(best) && !std::filesystem::is_directory(best))
@@ -198,9 +207,9 @@ TrainerOptions parseTrainerFlags(const JobDataSettings &data, int argc, char **a
       flag.resize(equals);
     }
     static const std::set<std::string> known = {
-        "--data", "--vocab",      "--init",       "--steps",         "--epochs",
-        "--log",  "--save",       "--save-every", "--resume",        "--seed",
-        "--eval", "--eval-every", "--save-best",  "--max-shard-size"};
+        "--data", "--vocab",      "--init",       "--steps",          "--epochs",
+        "--log",  "--save",       "--save-every", "--resume",         "--seed",
+        "--eval", "--eval-every", "--save-best",  "--max-shard-size", "--merge-adapter"};
     if (!known.count(flag))
       throw UsageError("unknown flag '" + flag + "'");
     if (!inlineValue && i + 1 >= argc)
@@ -234,6 +243,8 @@ TrainerOptions parseTrainerFlags(const JobDataSettings &data, int argc, char **a
       evalEvery = int64_t(parseCount(flag, value));
     else if (flag == "--save-best")
       options.saveBest = value;
+    else if (flag == "--merge-adapter")
+      options.mergeAdapter = value;
     else if (flag == "--max-shard-size")
       options.maxShardBytes = parseShardSize(value);
   }

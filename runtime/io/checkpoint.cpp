@@ -8,13 +8,16 @@
 
 #include "bertc/abi/adamw_8bit_state.h"
 #include "bertc/runtime/checkpoint_layout.h"
+#include "bertc/runtime/half_types.h"
 #include "bertc/runtime/input_files.h"
+#include "bertc/runtime/lora_adapter.h"
 #include "bertc/runtime/safetensors.h"
 #include "bertc/runtime/safetensors_shards.h"
 #include "bertc/runtime/save_files.h"
 #include "bertc/runtime/tokenizer_config.h"
 #include "bertc/runtime/tokenizer_json.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <list>
@@ -50,7 +53,8 @@ struct TensorSlot {
 using TransposedCopies = std::list<std::vector<float>>;
 using TensorSlots = std::map<std::string, TensorSlot>;
 
-/// The plan's parameters by Hugging Face name or, with `moments`, the AdamW state of the
+/// The plan's parameters by Hugging Face name (with LoRA adapters, the trainable ones only,
+/// as adapter_model.safetensors names them) or, with `moments`, the AdamW state of the
 /// trainable ones as optimizer.safetensors names it: fp32 moments as "<param>.exp_avg" and
 /// ".exp_avg_sq"; 8-bit state as bitsandbytes' Adam8bit names it, the moments' codes
 /// "<param>.state1" and ".state2" (U8, the parameter's shape) and their blocks' absmaxes
@@ -61,7 +65,11 @@ TensorSlots tensorSlots(const TrainerPlan &plan, bool moments) {
     const ParamSlot &param = plan.params[p];
     std::vector<int64_t> shape(param.shape, param.shape + param.rank);
     std::string name = param.name;
-    if (!moments) {
+    if (!moments && hasAdapters(plan)) {
+      if (param.trainable)
+        slots[kAdapterPrefix + name] = {checkpointShape(param), fp32ValueOffset(param), "F32",
+                                        param.checkpointTransposed};
+    } else if (!moments) {
       // The master of a 16-bit one, as transformers lays it out.
       slots[name] = {checkpointShape(param), fp32ValueOffset(param), "F32",
                      param.checkpointTransposed};
@@ -122,10 +130,10 @@ std::vector<TensorToWrite> parametersToWrite(const TrainerPlan &plan, const std:
                                              TransposedCopies &copies) {
   TensorSlots slots = tensorSlots(plan, /*moments=*/false);
   std::vector<TensorToWrite> tensors;
-  for (size_t p = 0; p < plan.numParams; ++p) {
-    auto slot = slots.find(plan.params[p].name);
-    tensors.push_back(tensorToWrite(slot->first, slot->second, arena, copies));
-  }
+  const std::string prefix = hasAdapters(plan) ? kAdapterPrefix : "";
+  for (size_t p = 0; p < plan.numParams; ++p)
+    if (auto slot = slots.find(prefix + plan.params[p].name); slot != slots.end())
+      tensors.push_back(tensorToWrite(slot->first, slot->second, arena, copies));
   return tensors;
 }
 
@@ -168,24 +176,33 @@ void writeParameters(const std::string &path, const TrainerPlan &plan, const std
   writeTensors(path, tensorSlots(plan, /*moments=*/false), arena);
 }
 
-std::vector<std::string> writeModelFolder(const std::string &dir, const TrainerPlan &plan,
-                                          const std::byte *arena, const TokenizerFiles &tokenizer,
-                                          uint64_t maxShardBytes) {
-  const std::string &vocab = tokenizer.vocabPath;
-  fs::path folder = dir;
+namespace {
+
+fs::path createFolder(const std::string &dir) {
   std::error_code error;
-  fs::create_directories(folder, error);
+  fs::create_directories(dir, error);
   if (error)
     throw CheckpointError(dir + ": cannot create the folder: " + error.message());
-  TransposedCopies copies;
-  std::vector<std::string> written =
-      saveModelSafetensors(dir, parametersToWrite(plan, arena, copies), maxShardBytes);
-  if (std::string config = textOf(plan.hfConfigJson); !config.empty()) {
-    if (config.back() != '\n')
-      config += '\n';
-    writeTextFileAtomically((folder / "config.json").string(), config);
-    written.push_back("config.json");
-  }
+  return dir;
+}
+
+/// Writes `text` (with a final newline) as `folder`/`name` unless it is empty.
+void writeText(const fs::path &folder, const char *name, std::string text,
+               std::vector<std::string> &written) {
+  if (text.empty())
+    return;
+  if (text.back() != '\n')
+    text += '\n';
+  writeTextFileAtomically((folder / name).string(), text);
+  written.push_back(name);
+}
+
+/// A copy of tokenizer.vocabPath when that file exists: as vocab.txt, and beside it, with
+/// tokenizer.settings, tokenizer_config.json; or a tokenizer.json, with the files
+/// transformers reads beside it.
+void copyTokenizerFiles(const fs::path &folder, const TokenizerFiles &tokenizer,
+                        std::vector<std::string> &written) {
+  const std::string &vocab = tokenizer.vocabPath;
   auto copy = [&](const fs::path &from, const std::string &name) {
     writeFileAtomically((folder / name).string(), [&](const std::string &temporary) {
       std::error_code copyError;
@@ -197,22 +214,111 @@ std::vector<std::string> writeModelFolder(const std::string &dir, const TrainerP
     written.push_back(name);
   };
   if (vocab.empty() || !fs::is_regular_file(vocab))
-    return written;
+    return;
   if (isTokenizerJson(vocab)) {
-    // A decoder's tokenizer and the files transformers reads beside it.
     copy(vocab, "tokenizer.json");
     for (const char *sibling :
          {"tokenizer_config.json", "special_tokens_map.json", "generation_config.json"})
       if (fs::path file = fs::path(vocab).parent_path() / sibling; fs::is_regular_file(file))
         copy(file, sibling);
-    return written;
+    return;
   }
   copy(vocab, "vocab.txt");
-  if (tokenizer.settings) {
-    writeTextFileAtomically((folder / "tokenizer_config.json").string(),
-                            formatTokenizerConfig(*tokenizer.settings));
-    written.push_back("tokenizer_config.json");
+  if (tokenizer.settings)
+    writeText(folder, "tokenizer_config.json", formatTokenizerConfig(*tokenizer.settings), written);
+}
+
+/// The name of the safetensors dtype of `storage`.
+const char *storageDtype(StorageType storage) {
+  return storage == StorageType::BF16 ? "BF16" : storage == StorageType::F16 ? "F16" : "F32";
+}
+
+/// `values` in `storage`'s bytes: as they are, or each rounded to 16 bits.
+std::vector<std::byte> storedBytes(const std::vector<float> &values, StorageType storage) {
+  auto bytesOf = [](const auto *data, size_t count) {
+    const auto *begin = reinterpret_cast<const std::byte *>(data);
+    return std::vector<std::byte>(begin, begin + count * sizeof(*data));
+  };
+  if (storage == StorageType::F32)
+    return bytesOf(values.data(), values.size());
+  if (storage == StorageType::BF16) {
+    std::vector<bf16> halves(values.size());
+    std::transform(values.begin(), values.end(), halves.begin(), fromFloat<bf16>);
+    return bytesOf(halves.data(), halves.size());
   }
+  std::vector<fp16> halves(values.size());
+  std::transform(values.begin(), values.end(), halves.begin(), fromFloat<fp16>);
+  return bytesOf(halves.data(), halves.size());
+}
+
+/// The model's parameters with each adapter merged into the weight it adapts (the adapters
+/// themselves left out), laid out as checkpoints hold them, each in its storage type.
+/// `buffers` owns the values until they are written.
+std::vector<TensorToWrite> mergedParametersToWrite(const TrainerPlan &plan, const std::byte *arena,
+                                                   std::list<std::vector<std::byte>> &buffers) {
+  double scaling = adapterScaling(plan.adapterConfigJson);
+  std::map<std::string, const ParamSlot *> byName;
+  for (size_t p = 0; p < plan.numParams; ++p)
+    byName[plan.params[p].name] = &plan.params[p];
+  auto fp32Values = [&](const ParamSlot &param) {
+    return reinterpret_cast<const float *>(arena + fp32ValueOffset(param));
+  };
+  std::vector<TensorToWrite> tensors;
+  for (size_t p = 0; p < plan.numParams; ++p) {
+    const ParamSlot &param = plan.params[p];
+    std::string name = param.name;
+    if (isLoraParameter(name))
+      continue;
+    std::vector<float> values(fp32Values(param), fp32Values(param) + param.numel);
+    const std::string stem = name.size() > 7 ? name.substr(0, name.size() - 7) : "";
+    auto loraA = byName.find(stem + ".lora_A.weight"), loraB = byName.find(stem + ".lora_B.weight");
+    if (name.size() > 7 && name.compare(name.size() - 7, 7, ".weight") == 0 &&
+        loraA != byName.end() && loraB != byName.end())
+      mergeAdapter(values.data(), fp32Values(*loraA->second), fp32Values(*loraB->second),
+                   param.shape[0], param.shape[1], loraA->second->shape[0], scaling);
+    if (param.checkpointTransposed) {
+      std::vector<float> transposed(values.size());
+      transposeMatrix(values.data(), param.shape[0], param.shape[1], transposed.data());
+      values.swap(transposed);
+    }
+    std::vector<std::byte> &bytes = buffers.emplace_back(storedBytes(values, param.storage));
+    tensors.push_back({name, checkpointShape(param), bytes.data(), storageDtype(param.storage)});
+  }
+  return tensors;
+}
+
+} // namespace
+
+std::vector<std::string> writeModelFolder(const std::string &dir, const TrainerPlan &plan,
+                                          const std::byte *arena, const TokenizerFiles &tokenizer,
+                                          uint64_t maxShardBytes) {
+  fs::path folder = createFolder(dir);
+  TransposedCopies copies;
+  std::vector<std::string> written;
+  if (hasAdapters(plan)) {
+    // PEFT's save_pretrained: the adapters (and a task head) and their config, not the model.
+    writeSafetensors((folder / kAdapterSafetensorsName).string(),
+                     parametersToWrite(plan, arena, copies), {{"format", "pt"}});
+    written.push_back(kAdapterSafetensorsName);
+    writeText(folder, kAdapterConfigName, plan.adapterConfigJson, written);
+  } else {
+    written = saveModelSafetensors(dir, parametersToWrite(plan, arena, copies), maxShardBytes);
+    writeText(folder, "config.json", textOf(plan.hfConfigJson), written);
+  }
+  copyTokenizerFiles(folder, tokenizer, written);
+  return written;
+}
+
+std::vector<std::string> writeMergedModelFolder(const std::string &dir, const TrainerPlan &plan,
+                                                const std::byte *arena,
+                                                const TokenizerFiles &tokenizer,
+                                                uint64_t maxShardBytes) {
+  fs::path folder = createFolder(dir);
+  std::list<std::vector<std::byte>> buffers;
+  std::vector<std::string> written =
+      saveModelSafetensors(dir, mergedParametersToWrite(plan, arena, buffers), maxShardBytes);
+  writeText(folder, "config.json", textOf(plan.hfConfigJson), written);
+  copyTokenizerFiles(folder, tokenizer, written);
   return written;
 }
 
@@ -277,8 +383,10 @@ TrainerState loadCheckpoint(const std::string &dir, const TrainerPlan &plan, std
   std::string statePath = (folder / "trainer_state.json").string();
   TrainerState state =
       parseTrainerState(readWholeFile<CheckpointError>(statePath, kStateFileLimit), statePath);
-  // A checkpoint without either weights file is reported as missing its model.safetensors.
-  std::string model = modelSafetensorsIn(dir);
+  // A checkpoint without either weights file is reported as missing its model.safetensors;
+  // with LoRA adapters, it holds them alone.
+  std::string model =
+      hasAdapters(plan) ? (folder / kAdapterSafetensorsName).string() : modelSafetensorsIn(dir);
   readExactly(model.empty() ? (folder / kModelSafetensorsName).string() : model, dir,
               tensorSlots(plan, /*moments=*/false), arena);
   readExactly((folder / "optimizer.safetensors").string(), dir, tensorSlots(plan, /*moments=*/true),

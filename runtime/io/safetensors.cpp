@@ -22,7 +22,8 @@ namespace {
 /// The safetensors reference implementation refuses headers above 100 MB.
 constexpr uint64_t kMaxHeaderBytes = 100u << 20;
 
-/// Bytes per element of the dtypes the format defines; 0 for a name it does not define.
+} // namespace
+
 uint64_t dtypeBytes(const std::string &dtype) {
   static const std::map<std::string, uint64_t> sizes = {
       {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E4M3", 1}, {"F8_E5M2", 1},
@@ -31,6 +32,8 @@ uint64_t dtypeBytes(const std::string &dtype) {
   auto it = sizes.find(dtype);
   return it == sizes.end() ? 0 : it->second;
 }
+
+namespace {
 
 uint64_t readLittleEndian64(const unsigned char *bytes) {
   uint64_t value = 0;
@@ -254,9 +257,10 @@ void writeSafetensors(const std::string &path, const std::vector<TensorToWrite> 
   for (const TensorToWrite &tensor : tensors) {
     if (!names.insert(tensor.name).second)
       throw SafetensorsError(path + ": tensor " + tensor.name + ": written twice");
-    if (tensor.dtype != "F32" && tensor.dtype != "U8")
+    if (tensor.dtype != "F32" && tensor.dtype != "BF16" && tensor.dtype != "F16" &&
+        tensor.dtype != "U8")
       throw SafetensorsError(path + ": tensor " + tensor.name + ": cannot write dtype " +
-                             tensor.dtype + " (F32 or U8)");
+                             tensor.dtype + " (F32, BF16, F16 or U8)");
     uint64_t bytes = dtypeBytes(tensor.dtype);
     for (int64_t dim : tensor.shape)
       bytes *= uint64_t(dim);

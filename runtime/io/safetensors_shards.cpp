@@ -31,7 +31,7 @@ bool isFileNameBesideIndex(const std::string &name) {
 
 /// Bytes of a tensor's data as writeSafetensors writes it (F32, or U8).
 uint64_t dataBytes(const TensorToWrite &tensor) {
-  uint64_t bytes = tensor.dtype == "U8" ? 1 : 4;
+  uint64_t bytes = dtypeBytes(tensor.dtype);
   for (int64_t dim : tensor.shape)
     bytes *= uint64_t(dim);
   return bytes;

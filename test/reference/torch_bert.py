@@ -2,7 +2,9 @@
 
 Trains HF's eager BERT, rebuilt module for module in torch_bert_model.py, with
 torch.optim.AdamW and the HF Trainer's parameter groups and schedules, and writes a per-step
-loss log that bertc's generated trainer is compared against. Needs only torch.
+loss log that bertc's generated trainer is compared against. With --lora-targets it trains
+LoRA adapters and the classifier on the frozen encoder instead (torch_lora.py). Needs only
+torch.
 """
 import argparse
 import array
@@ -18,6 +20,7 @@ from torch import nn
 from safetensors_io import Tensor, read_safetensors, write_safetensors
 from torch_bert_model import (BertForLayersHead, BertForPoolingHead, BertForSequenceClassification,
                               BertForTransformHead)
+import torch_lora
 
 CONFIG_DEFAULTS = {  # HF BertConfig defaults
     "vocab_size": 30522, "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12,
@@ -131,6 +134,8 @@ def parameter_groups(model, weight_decay):
     """The HF Trainer's groups: no decay for biases and LayerNorm weights, `weight_decay` for the rest."""
     decay, no_decay = [], []
     for name, param in model.named_parameters():
+        if not param.requires_grad:
+            continue
         layer_norm = "LayerNorm.weight" in name or name.startswith("head.norm.")
         (no_decay if "bias" in name or layer_norm else decay).append(param)
     return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
@@ -162,6 +167,11 @@ def train(args, config):
     else:
         model = BertForSequenceClassification(config)
     load_parameters(model, args.init)
+    if args.lora_targets:
+        # The classification head trains whole beside the adapters, as PEFT's SEQ_CLS does.
+        torch_lora.add_adapters(model, args.lora_targets.split(","), args.lora_r, args.lora_alpha,
+                                head_modules=("classifier",))
+        torch_lora.load_adapters(model, args.lora_init)
     batches = make_batches(read_rows(args.data, config), args.batch, config.pad_token_id)
     optimizer = torch.optim.AdamW(parameter_groups(model, args.weight_decay), lr=args.lr,
                                   betas=tuple(args.betas), eps=args.eps)
@@ -183,7 +193,7 @@ def train(args, config):
             log.write(line + "\n")
             print(line)
     if args.save:
-        save_parameters(model, args.save)
+        (torch_lora.save_adapters if args.lora_targets else save_parameters)(model, args.save)
 
 
 def make_init(args, config):
@@ -225,6 +235,10 @@ def parse_args(argv):
                         help="the pooling head's slice of its joined features")
     parser.add_argument("--head-pooling", choices=["cls", "mean"], default="cls",
                         help="the transform head's input: [CLS], or the mean of the real tokens")
+    parser.add_argument("--lora-targets", help="comma-separated layer names to train LoRA adapters on")
+    parser.add_argument("--lora-r", type=int, default=8)
+    parser.add_argument("--lora-alpha", type=float, default=8.0)
+    parser.add_argument("--lora-init", help="adapter_model.safetensors the adapters (and head) start from")
     parser.add_argument("--log", help="JSONL metrics log, one {step, loss} line per optimizer step")
     parser.add_argument("--save", help="safetensors for the trained parameters")
     args = parser.parse_args(argv)

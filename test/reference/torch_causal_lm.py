@@ -7,7 +7,8 @@ parameter groups and schedules and its num_items_in_batch loss normalization, an
 per-step loss log that bertc's generated trainer is compared against. With --precision
 bf16 or fp16 it trains as PyTorch's automatic mixed precision on a GPU would (CUDA
 autocast's op policy, and for fp16 GradScaler's dynamic loss scaling), emulated on the CPU
-by torch_amp.py. Needs only torch.
+by torch_amp.py. With --lora-targets it trains LoRA adapters on the frozen model instead
+(torch_lora.py), starting from --lora-init's. Needs only torch.
 """
 import argparse
 import array
@@ -21,6 +22,7 @@ import torch
 import torch_amp
 import torch_gpt2_model
 import torch_llama_model
+import torch_lora
 from safetensors_io import Tensor, write_safetensors
 from torch_bert import load_parameters, make_scheduler, save_parameters
 
@@ -105,7 +107,8 @@ def parameter_groups(model, weight_decay):
                       for name, _ in module.named_parameters(recurse=False)}
     decay, no_decay = [], []
     for name, param in model.named_parameters():
-        (no_decay if "bias" in name or name in no_decay_names else decay).append(param)
+        if param.requires_grad:
+            (no_decay if "bias" in name or name in no_decay_names else decay).append(param)
     return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
 
 
@@ -119,6 +122,10 @@ def autocast(precision):
 def train(args, config, family):
     model = family.ForCausalLM(config)
     load_parameters(model, args.init)
+    if args.lora_targets:
+        torch_lora.add_adapters(model, args.lora_targets.split(","), args.lora_r, args.lora_alpha,
+                                use_rslora=args.lora_rslora)
+        torch_lora.load_adapters(model, args.lora_init)
     pad_id = config.pad_token_id if config.pad_token_id is not None else 0
     batches = make_batches(read_rows(args.data, args.seq_len), args.batch, pad_id)
     optimizer = torch.optim.AdamW(parameter_groups(model, args.weight_decay), lr=args.lr,
@@ -158,7 +165,7 @@ def train(args, config, family):
             log.write(line + "\n")
             print(line)
     if args.save:
-        save_parameters(model, args.save)
+        (torch_lora.save_adapters if args.lora_targets else save_parameters)(model, args.save)
 
 
 def make_init(args, config, family):
@@ -206,11 +213,18 @@ def parse_args(argv):
     parser.add_argument("--max-grad-norm", type=float, default=0.0, help="clip the global gradient norm; 0 = off")
     parser.add_argument("--precision", choices=["fp32", "bf16", "fp16"], default="fp32",
                         help="fp32, or automatic mixed precision in bf16 or fp16 (torch_amp.py)")
+    parser.add_argument("--lora-targets", help="comma-separated layer names to train LoRA adapters on")
+    parser.add_argument("--lora-r", type=int, default=8)
+    parser.add_argument("--lora-alpha", type=float, default=8.0)
+    parser.add_argument("--lora-rslora", action="store_true", help="scaling alpha / sqrt(r)")
+    parser.add_argument("--lora-init", help="adapter_model.safetensors the adapters start from")
     parser.add_argument("--log", help="JSONL metrics log, one {step, loss} line per optimizer step")
     parser.add_argument("--save", help="safetensors for the trained parameters")
     args = parser.parse_args(argv)
     if not args.make_init and None in (args.init, args.data, args.steps, args.log):
         parser.error("training needs --init, --data, --steps and --log (or use --make-init)")
+    if args.lora_targets and not args.lora_init:
+        parser.error("--lora-targets needs --lora-init")
     return args
 
 

@@ -206,6 +206,12 @@ std::optional<LogicalResult> emitPointwiseOp(Operation *op, EmitContext &ctx) {
         emitElementwise(ctx, "add", {add.getLhs(), add.getRhs(), add.getResult()}, add.getResult());
         return success();
       })
+      .Case([&](ScaleOp s) {
+        os << ctx.call("scale") << ctx.name(s.getInput()) << ", " << ctx.name(s.getResult()) << ", "
+           << EmitContext::floatLiteral(s.getFactor().convertToFloat()) << ", "
+           << EmitContext::numel(s.getResult()) << ctx.end();
+        return success();
+      })
       .Case([&](LayerNormOp ln) {
         return emitLayerNormForward(ctx, op, "layerNormForward", {ln.getInput()}, ln.getGamma(),
                                     ln.getBeta(), ln.getResult(), ln.getEpsilon());

@@ -96,6 +96,8 @@ std::string initKind(StringRef init) {
     return "ParamInit::Zeros";
   if (init == "ones")
     return "ParamInit::Ones";
+  if (init == "kaiming_uniform")
+    return "ParamInit::KaimingUniform";
   return "ParamInit::Normal";
 }
 
@@ -231,6 +233,7 @@ LogicalResult emitPlan(ModuleOp module, func::FuncOp microStep, const JobDataSet
     padded.padTokenId = *padding;
   PlannedSettings planned{bounds->maxBatch, accumulationSteps(module, *bounds), bounds->maxSeq};
   auto hfConfig = module->getAttrOfType<StringAttr>("bert.hf_config");
+  auto adapterConfig = module->getAttrOfType<StringAttr>("bert.adapter_config");
   os << "const TrainerPlan kPlan = {\n"
      << "    .arenaBytes = " << plan->getArenaBytes() << ",\n"
      << "    .params = kParams,\n"
@@ -251,8 +254,10 @@ LogicalResult emitPlan(ModuleOp module, func::FuncOp microStep, const JobDataSet
      << "    .planChecks = " << (planChecks ? "true" : "false") << ",\n"
      << "    .hostResident = " << regionLiteral({plan->getDeviceBytes(), plan->getHostBytes()})
      << ",\n"
-     << "    .timesOps = " << (timesOps(module) ? "true" : "false") << ",\n"
-     << "};\n\n";
+     << "    .timesOps = " << (timesOps(module) ? "true" : "false") << ",\n";
+  if (adapterConfig)
+    os << "    .adapterConfigJson = " << cppString(adapterConfig.getValue()) << ",\n";
+  os << "};\n\n";
   return success();
 }
 

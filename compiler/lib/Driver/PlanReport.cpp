@@ -52,6 +52,14 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory, 
   s.tf32 = hasTf32Gemms(module);
   s.attentionHeadChunk = attentionHeadChunk(module);
   s.lmHeadTokenChunk = lmHeadTokenChunk(module);
+  FailureOr<func::FuncOp> microStep = getMicroStep(module);
+  if (module->hasAttr("bert.adapter_config") && succeeded(microStep))
+    microStep->walk([&](bert::ParamOp param) {
+      int64_t numel = param.getResult().getType().getNumElements();
+      s.parameterCount += numel;
+      s.trainableParameters += param.getTrainable() ? numel : 0;
+      s.adaptedLayers += param.getName().ends_with(".lora_A.weight");
+    });
   StepCost cost = estimateStepCost(module, device);
   s.device = device.name;
   s.stepFlops = cost.flops;
@@ -125,6 +133,10 @@ void writePlanJson(const PlanSummary &s, raw_ostream &os) {
   };
   if (s.lmHeadTokenChunk > 0)
     plan["lm_head_token_chunk"] = s.lmHeadTokenChunk;
+  if (s.adaptedLayers > 0)
+    plan["lora"] = llvm::json::Object{{"adapted_layers", s.adaptedLayers},
+                                      {"trainable_parameters", s.trainableParameters},
+                                      {"parameters", s.parameterCount}};
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(plan))) << "\n";
 }
 
@@ -142,6 +154,10 @@ void printPlanSummary(const PlanSummary &s, raw_ostream &os) {
                       s.microBatch, s.accumulationSteps, s.seqLen, s.precisionLabel(),
                       s.stepFlops / 1e9, s.estimatedStepSeconds, s.device,
                       attentionLabel(s.attentionHeadChunk), lmHeadLabel(s.lmHeadTokenChunk));
+  if (s.adaptedLayers > 0)
+    os << llvm::formatv("  lora    adapters on {0} layers: {1} of {2} parameters train ({3:F2}%)\n",
+                        s.adaptedLayers, s.trainableParameters, s.parameterCount,
+                        100.0 * double(s.trainableParameters) / double(s.parameterCount));
   os << llvm::formatv("  memory  {0} of {1} budget ({2} reserved for the process)\n",
                       formatBytes(s.peakBytes()), formatBytes(s.budgetBytes),
                       formatBytes(s.reserveBytes));

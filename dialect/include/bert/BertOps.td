@@ -69,7 +69,8 @@ def Bert_ParamOp : Bert_Op<"param", [Pure]> {
     Reads a parameter, named as in Hugging Face checkpoints. `group` is the freeze
     group (`embeddings`, `encoder.layer.N`, `pooler`, `classifier`); `trainable` is
     false for frozen groups; `decay` says whether AdamW's weight decay applies (not to
-    biases or LayerNorm weights); `init` is how it starts without a checkpoint.
+    biases or LayerNorm weights); `init` is how it starts without a checkpoint (normal,
+    zeros, ones, or kaiming_uniform: a LoRA adapter's lora_A, as PEFT draws it).
     `checkpoint_transposed` marks a matrix that checkpoints hold as [in, out]
     (transformers' Conv1D, GPT-2's projections) while the step reads it as a linear
     layer's [out, in]: loading and saving transpose it. `init_scale` narrows a
@@ -407,6 +408,8 @@ def Bert_MseLossOp : Bert_ForwardOp<"mse_loss"> {
 include "bert/BertGradientOps.td"
 // RMSNorm, SiLU, mul and rotary embeddings, with their gradients: Llama-family decoders.
 include "bert/BertDecoderOps.td"
+// A LoRA adapter's scaling.
+include "bert/BertAdapterOps.td"
 // Pooling tokens and shaping features: the pooler's [CLS] and a custom head's ops.
 include "bert/BertHeadShapeOps.td"
 // What writes the gradient slots and the parameters.

@@ -1,5 +1,5 @@
-// CUDA elementwise kernels (add, erf and tanh GELU, tanh, ReLU, gradient accumulation) against
-// their CPU twins on random inputs.
+// CUDA elementwise kernels (add, scale, erf and tanh GELU, tanh, ReLU, gradient accumulation)
+// against their CPU twins on random inputs.
 #include "cuda_test_support.h"
 
 #include "bertc/runtime/cpu_kernels.h"
@@ -91,6 +91,18 @@ TYPED_TEST(ElementwiseTest, ReluForwardAndBackwardMatchCpuBitForBit) {
   gotY[0] = y[0]; // both NaN; the 16-bit conversions may choose different NaN payloads
   expectBitIdentical(gotY, y, "relu");
   expectBitIdentical(dDx.download(), dx, "relu grad");
+}
+
+TYPED_TEST(ElementwiseTest, ScaleMatchesCpu) {
+  using T = TypeParam;
+  const auto x = randomValues<T>(kCount, 9);
+  std::vector<T> expected(kCount);
+  cpu::scale(x.data(), expected.data(), 0.35f, int64_t(kCount));
+  DeviceArray<T> dX(x), out(kCount);
+  cuda::scale(dX.get(), out.get(), 0.35f, int64_t(kCount), nullptr);
+  expectBitIdentical(out.download(), expected, "scale");
+  cuda::scale(dX.get(), dX.get(), 0.35f, int64_t(kCount), nullptr);
+  expectBitIdentical(dX.download(), expected, "scale in place");
 }
 
 TYPED_TEST(ElementwiseTest, AccumulateMatchesCpu) {

@@ -1,4 +1,4 @@
-// Tests of the elementwise kernels: add, accumulate, GELU (erf and tanh forms), tanh, ReLU,
+// Tests of the elementwise kernels: add, scale, accumulate, GELU (erf and tanh forms), tanh, ReLU,
 // dropout (and dropoutAdd).
 // Forwards against closed-form values, backwards against finite differences, dropout's mask
 // against the counter RNG the header specifies.
@@ -19,6 +19,24 @@ TEST(Add, SumsElementwiseIntoAliasedOutput) {
   std::vector<float> a = {1.0f, -2.0f, 0.5f}, b = {0.25f, 3.0f, -0.5f};
   add(a.data(), b.data(), a.data(), 3);
   EXPECT_EQ(a, (std::vector<float>{1.25f, 1.0f, 0.0f}));
+}
+
+// An fp32 product rounded to the storage type. In bf16 (8 significant bits) 1.0078125 x 3 =
+// 3.0234375 is 193.5 steps of 2^-6 above 0, a tie, which goes to the even 194: 3.03125; and
+// 3 x 0.1f = 0.300000012 is 153.6 steps of 2^-9: 154, 0.30078125.
+TEST(Scale, MultipliesInFp32AndRoundsOnce) {
+  std::vector<float> x = {1.0f, -2.5f, 0.0f}, y(3);
+  scale(x.data(), y.data(), 4.0f, 3);
+  EXPECT_EQ(y, (std::vector<float>{4.0f, -10.0f, 0.0f}));
+  scale(x.data(), x.data(), 0.5f, 3);
+  EXPECT_EQ(x, (std::vector<float>{0.5f, -1.25f, 0.0f}));
+  std::vector<bertc::bf16> h = {bertc::fromFloat<bertc::bf16>(1.0078125f),
+                                bertc::fromFloat<bertc::bf16>(3.0f)},
+                           out(2);
+  scale(h.data(), out.data(), 3.0f, 2);
+  EXPECT_EQ(bertc::toFloat(out[0]), 3.03125f);
+  scale(h.data(), out.data(), 0.1f, 2);
+  EXPECT_EQ(bertc::toFloat(out[1]), 0.30078125f);
 }
 
 TEST(Accumulate, AddsIntoExistingGradient) {

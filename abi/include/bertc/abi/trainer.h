@@ -36,8 +36,9 @@ inline constexpr const char *kTimedOptimizerStep = "optimizer step";
 
 /// How a parameter is initialised when no checkpoint provides it (Hugging Face's
 /// _init_weights: normal(0, initializer_range) for matrices and embeddings, LayerNorm
-/// weight 1, biases and LayerNorm bias 0).
-enum class ParamInit : uint8_t { Normal, Zeros, Ones };
+/// weight 1, biases and LayerNorm bias 0; a LoRA adapter's lora_A as PEFT's
+/// kaiming_uniform_(a = sqrt(5)): uniform(-1 / sqrt(in), 1 / sqrt(in)) for [out, in]).
+enum class ParamInit : uint8_t { Normal, Zeros, Ones, KaimingUniform };
 
 /// How a parameter's working copy is stored (half_types.h); a 16-bit one has an fp32 master.
 enum class StorageType : uint8_t { F32, BF16, F16 };
@@ -158,6 +159,11 @@ struct TrainerPlan {
   /// and optimizer state, which the host's AdamW alone touches. Empty when neither.
   ArenaRegion hostResident;
   bool timesOps; ///< the steps report each op to StepContext::opTimer (bertc --time-ops)
+  /// PEFT's adapter_config.json text when the job trains LoRA adapters, else null. With
+  /// one, the model's frozen parameters come from the initial checkpoint only, and saves
+  /// hold the trainable ones (the adapters, a task head) as adapter_model.safetensors,
+  /// named base_model.model.<name>.
+  const char *adapterConfigJson = nullptr;
 };
 
 /// Per-call state the generated step functions read.
@@ -238,7 +244,7 @@ struct CudaSteps {
 /// the runtime's functions that generated steps call change (10: InputSlots by name,
 /// ParamSlot::zeroRow, JobDataSettings::padTokenId; 12: JobDataSettings::chatTemplate; 13:
 /// ParamSlot::checkpointTransposed).
-inline constexpr uint32_t kTrainerAbiVersion = 14;
+inline constexpr uint32_t kTrainerAbiVersion = 15;
 
 /// A compiled trainer: its plan and the steps of the target it was built for (the other
 /// target's are null).

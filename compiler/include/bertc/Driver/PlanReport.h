@@ -65,6 +65,11 @@ struct PlanSummary {
   int64_t attentionHeadChunk = 0;
   /// Tokens the LM head loss takes at a time; 0 without an LM head.
   int64_t lmHeadTokenChunk = 0;
+  /// With LoRA adapters (bert.adapter_config): the layers adapted, the parameters that train
+  /// (the adapters', a task head's) and all of them; 0 without.
+  int64_t adaptedLayers = 0;
+  int64_t trainableParameters = 0;
+  int64_t parameterCount = 0;
   double stepFlops = 0;
   double estimatedStepSeconds = 0;
   std::string device;           ///< what estimatedStepSeconds is for: "cpu", "sm_80", ...

@@ -231,6 +231,29 @@ struct DataSpec {
   KeyLocations locations;
 };
 
+/// [lora] targets = "all-linear": every linear layer but the LM head and the task head's.
+inline constexpr char kAllLinear[] = "all-linear";
+
+/// [lora]: LoRA adapters on the frozen model's linear layers (PEFT's LoraConfig: the names
+/// in comments, its defaults).
+struct LoraSpec {
+  /// A [lora] table was written: the model's own parameters are frozen but for the task
+  /// head's (PEFT's modules_to_save), and each targeted layer gets an adapter.
+  bool enabled = false;
+  int64_t rank = 8;     // r
+  double alpha = 8.0;   // lora_alpha
+  double dropout = 0.0; // lora_dropout
+  /// The modules that get an adapter, by the last part of their name ("q_proj", "query",
+  /// "c_attn"), or {"all-linear"}: every linear layer but the LM head. Empty: the family's
+  /// PEFT default (FamilyConfig::loraTargets).
+  std::vector<std::string> targets; // target_modules
+  bool useRslora = false;           // use_rslora: alpha / sqrt(r) in place of alpha / r
+  KeyLocations locations;
+
+  /// What the adapter's product is multiplied by (PEFT's `scaling`).
+  double scaling() const;
+};
+
 /// A whole fine-tuning job.
 struct JobSpec {
   /// Absolute path of the TOML file the job was read from.
@@ -239,13 +262,21 @@ struct JobSpec {
   HeadSpec head;
   TrainSpec train;
   DataSpec data;
+  LoraSpec lora;
 
-  /// True when parameters of `group` (e.g. `encoder.layer.3`) get no gradient.
-  bool isFrozen(llvm::StringRef group) const {
+  /// True when [train] freeze names `group` (e.g. `encoder.layer.3`, or `encoder`).
+  bool inFreezeList(llvm::StringRef group) const {
     for (const std::string &frozen : train.freeze)
       if (group == frozen || (frozen == "encoder" && group.starts_with("encoder.layer.")))
         return true;
     return false;
+  }
+  /// True when the model's parameters of `group` get no gradient: [train] freeze names it,
+  /// or LoRA adapters train in the model's place (all but the task head's groups).
+  bool isFrozen(llvm::StringRef group) const {
+    if (lora.enabled && group != "classifier" && group != "head")
+      return true;
+    return inFreezeList(group);
   }
 };
 

@@ -79,6 +79,8 @@ void biasBackwardAccumulate(const T *dy, float *db, int64_t rows, int64_t out);
 
 /// out = a * b, elementwise over n values (out may alias a or b).
 template <typename T> void mul(const T *a, const T *b, T *out, int64_t n);
+/// out = x * factor, in fp32 and rounded once (out may alias x).
+template <typename T> void scale(const T *x, T *out, float factor, int64_t n);
 
 /// SiLU, y = x * sigmoid(x) = x / (1 + e^-x), as torch.nn.functional.silu.
 template <typename T> void siluForward(const T *x, T *y, int64_t n);

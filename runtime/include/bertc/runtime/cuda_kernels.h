@@ -51,6 +51,8 @@ void embeddingBackwardAccumulate(const int32_t *ids, const T *dout, float *dtabl
 template <typename T> void add(const T *a, const T *b, T *out, int64_t n, cudaStream_t stream);
 /// out = a * b (out may alias a or b).
 template <typename T> void mul(const T *a, const T *b, T *out, int64_t n, cudaStream_t stream);
+/// out = x * factor (out may alias x), as cpu::scale.
+template <typename T> void scale(const T *x, T *out, float factor, int64_t n, cudaStream_t stream);
 /// SiLU and its gradient, as cpu::siluForward and cpu::siluBackward.
 template <typename T> void siluForward(const T *x, T *y, int64_t n, cudaStream_t stream);
 template <typename T>

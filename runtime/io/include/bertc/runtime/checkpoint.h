@@ -63,7 +63,8 @@ TrainerState parseTrainerState(const std::string &text, const std::string &path)
 void checkResumable(const TrainerState &saved, const TrainerState &current, bool lossScaling,
                     const std::string &where);
 
-/// Writes every parameter of `plan`, by its Hugging Face name, as one F32 safetensors file.
+/// Writes every parameter of `plan`, by its Hugging Face name, as one F32 safetensors file;
+/// with LoRA adapters, the trainable ones as adapter_model.safetensors names them.
 void writeParameters(const std::string &path, const TrainerPlan &plan, const std::byte *arena);
 
 /// The tokenizer a model folder is saved with: the run's vocabulary and, when the run
@@ -80,10 +81,22 @@ struct TokenizerFiles {
 /// copy of tokenizer.vocabPath when that file exists: as vocab.txt, and beside it, with
 /// tokenizer.settings, tokenizer_config.json (formatTokenizerConfig); or a tokenizer.json,
 /// with the tokenizer_config.json, special_tokens_map.json and generation_config.json of
-/// its folder. Returns the names of the files written.
+/// its folder. With LoRA adapters (lora_adapter.h), PEFT's files in place of the weights and
+/// config.json: adapter_model.safetensors and adapter_config.json. Returns the names of the
+/// files written.
 std::vector<std::string> writeModelFolder(const std::string &dir, const TrainerPlan &plan,
                                           const std::byte *arena, const TokenizerFiles &tokenizer,
                                           uint64_t maxShardBytes);
+
+/// Writes the model LoRA adapters were trained on, with each adapter merged into the weight
+/// it adapts (PEFT's merge_and_unload: W + scaling * B A), as a Hugging Face model folder
+/// like writeModelFolder's: every parameter but the adapters', in its storage type (a
+/// 16-bit model's in 16 bits), config.json and the tokenizer's files. The plan must have
+/// adapters (hasAdapters).
+std::vector<std::string> writeMergedModelFolder(const std::string &dir, const TrainerPlan &plan,
+                                                const std::byte *arena,
+                                                const TokenizerFiles &tokenizer,
+                                                uint64_t maxShardBytes);
 
 /// Writes checkpoint `outDir`/checkpoint-STEP (STEP = state.globalStep): the model folder
 /// files (writeModelFolder, with `maxShardBytes`), optimizer.safetensors ("<param>.exp_avg",
@@ -100,7 +113,8 @@ std::string saveCheckpoint(const std::string &outDir, const TrainerPlan &plan,
 std::string findCheckpoint(const std::string &path);
 
 /// Reads checkpoint `dir` into the arena (parameters, from model.safetensors or its shards,
-/// and AdamW moments) and returns its state. Throws CheckpointError when its tensors are
+/// or with LoRA adapters the trainable ones from adapter_model.safetensors; and AdamW
+/// moments) and returns its state. Throws CheckpointError when its tensors are
 /// not exactly the plan's parameters and moments with the plan's shapes, or when a file is
 /// missing or malformed.
 TrainerState loadCheckpoint(const std::string &dir, const TrainerPlan &plan, std::byte *arena);

@@ -67,8 +67,11 @@ private:
   std::map<std::string, std::string> metadata_;
 };
 
+/// Bytes per element of the dtypes the format defines; 0 for a name it does not define.
+uint64_t dtypeBytes(const std::string &dtype);
+
 /// A named tensor to write; `data` holds the product of `shape` values of `dtype`, "F32"
-/// (floats) or "U8" (bytes).
+/// (floats), "BF16" or "F16" (their 16-bit patterns) or "U8" (bytes).
 struct TensorToWrite {
   std::string name;
   std::vector<int64_t> shape;

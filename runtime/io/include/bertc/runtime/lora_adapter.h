@@ -1,0 +1,40 @@
+// LoRA adapters as PEFT saves them: adapter_model.safetensors holds the trainable tensors
+// (each adapter's lora_A and lora_B, a task head trained whole) named
+// base_model.model.<name>, beside adapter_config.json; the frozen model is not saved.
+#pragma once
+
+#include "bertc/abi/trainer.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace bertc {
+
+inline constexpr const char *kAdapterPrefix = "base_model.model.";
+inline constexpr const char *kAdapterSafetensorsName = "adapter_model.safetensors";
+inline constexpr const char *kAdapterConfigName = "adapter_config.json";
+
+/// Whether the plan trains LoRA adapters (TrainerPlan::adapterConfigJson).
+inline bool hasAdapters(const TrainerPlan &plan) {
+  return plan.adapterConfigJson && *plan.adapterConfigJson;
+}
+
+/// Whether `name` is an adapter's tensor: "<layer>.lora_A.weight" or "<layer>.lora_B.weight".
+inline bool isLoraParameter(std::string_view name) {
+  for (std::string_view suffix : {".lora_A.weight", ".lora_B.weight"})
+    if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix)
+      return true;
+  return false;
+}
+
+/// What the adapters' product is multiplied by: lora_alpha / r (/ sqrt(r) with use_rslora)
+/// of adapter_config.json's text. Throws std::runtime_error when a key is missing or wrong.
+double adapterScaling(const std::string &configJson);
+
+/// PEFT's merge: weight [out, in] += scaling * loraB [out, rank] x loraA [rank, in], each sum
+/// over the rank taken in double and the merged value rounded once to fp32.
+void mergeAdapter(float *weight, const float *loraA, const float *loraB, int64_t out, int64_t in,
+                  int64_t rank, double scaling);
+
+} // namespace bertc
