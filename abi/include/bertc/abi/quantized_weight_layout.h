@@ -11,13 +11,11 @@
 // and the whole takes a multiple of it, so a tensor placed at an aligned offset has every
 // part aligned for vector loads and fp32 access.
 //
-//   | n = 4096 x 4096   | parts (bytes)                                      | bytes      | bits a
-//   value |
-//   |-------------------|----------------------------------------------------|------------|--------------|
-//   | NF4               | 8,388,608 codes + 1,048,576 absmax + 64 map         | 9,437,248  | 4.500
-//   | | NF4, double quant | 8,388,608 + 262,144 absmax codes + 4,096 nested     | 8,655,952 | 4.127
-//   | |                   | absmax + 16 mean (4 used) + 64 + 1,024 maps         |            | | |
-//   int8 rows         | 16,777,216 values + 16,384 absmax                  | 16,793,600 | 8.008 |
+//   n = 4096 x 4096    | bytes      | bits a value | parts (bytes)
+//   NF4                |  9,437,248 | 4.500        | codes 8,388,608, absmax 1,048,576, map 64
+//   NF4, double quant  |  8,655,952 | 4.127        | codes 8,388,608, absmax codes 262,144,
+//                      |            |              | nested absmax 4,096, mean 16, maps 1,088
+//   int8 rows          | 16,793,600 | 8.008        | values 16,777,216, absmax 16,384
 #pragma once
 
 #include <cstdint>
@@ -56,7 +54,7 @@ struct Nf4Layout {
   bool nested = false;
   int64_t absmaxOffset = -1;       ///< plain: fp32 [nf4Blocks]; nested: u8 codes [nf4Blocks]
   int64_t nestedAbsmaxOffset = -1; ///< nested: fp32 [nf4NestedBlocks]
-  int64_t absmaxMeanOffset = -1;   ///< nested: fp32, the mean added back to each absmax
+  int64_t absmaxMeanOffset = -1;   ///< nested: fp32, the mean added back (bnb's nested_offset)
   int64_t quantMapOffset = -1;     ///< fp32 [16]
   int64_t nestedMapOffset = -1;    ///< nested: fp32 [256]
   int64_t bytes = 0;               ///< the whole, a multiple of kQuantizedPartAlignment
