@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 all_targets=(toml_job hf_config safetensors safetensors_index torch_checkpoint jsonl_rows text_table squad
-             token_classification vocab_tokenizer tokenizer_json trainer_state)
+             token_classification vocab_tokenizer tokenizer_json trainer_state bnb_quant_state)
 hours="" seconds="" runs=""
 targets=()
 while (($#)); do

@@ -2,8 +2,9 @@
 
 A file is: u64 little-endian header length, a JSON header {name: {dtype, shape, data_offsets}},
 then the raw little-endian tensor bytes. Reading accepts F32, BF16 and F16 and yields F32,
-from one file or from a sharded model's shards (read_model); writing emits F32 only and is
-atomic (temporary file in the same directory, then rename).
+and U8 and I8 as bytes, from one file or from a sharded model's shards (read_model); writing
+emits F32, U8 and I8 (by the array's typecode) and is atomic (temporary file in the same
+directory, then rename).
 """
 import argparse
 import array
@@ -14,13 +15,15 @@ import sys
 import tempfile
 from typing import Dict, List, NamedTuple, Optional
 
-BYTES_PER_ELEMENT = {"F32": 4, "BF16": 2, "F16": 2}
+BYTES_PER_ELEMENT = {"F32": 4, "BF16": 2, "F16": 2, "U8": 1, "I8": 1}
+# The dtype of each array typecode the writer takes.
+DTYPE_OF_TYPECODE = {"f": "F32", "B": "U8", "b": "I8"}
 
 
 class Tensor(NamedTuple):
-    """An F32 tensor: its shape and its elements in row-major order."""
+    """A tensor: its shape and its elements in row-major order."""
     shape: List[int]
-    data: array.array  # typecode 'f'
+    data: array.array  # typecode 'f' (F32), 'B' (U8) or 'b' (I8)
 
 
 def _element_count(shape):
@@ -50,7 +53,8 @@ def _decode_f16(raw: bytes) -> array.array:
     return array.array("f", struct.unpack(f"<{len(raw) // 2}e", raw))
 
 
-DECODERS = {"F32": _decode_f32, "BF16": _decode_bf16, "F16": _decode_f16}
+DECODERS = {"F32": _decode_f32, "BF16": _decode_bf16, "F16": _decode_f16,
+            "U8": lambda raw: array.array("B", raw), "I8": lambda raw: array.array("b", raw)}
 
 
 def read_header(path: str) -> dict:
@@ -61,7 +65,7 @@ def read_header(path: str) -> dict:
 
 
 def read_safetensors(path: str) -> Dict[str, Tensor]:
-    """All tensors of `path`, converted to F32, keyed by name."""
+    """All tensors of `path`, floats converted to F32, keyed by name."""
     with open(path, "rb") as f:
         (header_len,) = struct.unpack("<Q", f.read(8))
         header = json.loads(f.read(header_len))
@@ -112,15 +116,17 @@ def _build_header(tensors: Dict[str, Tensor], metadata: Optional[Dict[str, str]]
         tensor = tensors[name]
         if len(tensor.data) != _element_count(tensor.shape):
             raise ValueError(f"tensor {name}: {len(tensor.data)} elements for shape {tensor.shape}")
-        size = 4 * len(tensor.data)
-        header[name] = {"dtype": "F32", "shape": list(tensor.shape), "data_offsets": [offset, offset + size]}
+        dtype = DTYPE_OF_TYPECODE[getattr(tensor.data, "typecode", "f")]
+        size = BYTES_PER_ELEMENT[dtype] * len(tensor.data)
+        header[name] = {"dtype": dtype, "shape": list(tensor.shape), "data_offsets": [offset, offset + size]}
         offset += size
     encoded = json.dumps(header, separators=(",", ":")).encode()
     return encoded + b" " * (-len(encoded) % 8)
 
 
 def write_safetensors(path: str, tensors: Dict[str, Tensor], metadata: Optional[Dict[str, str]] = None) -> None:
-    """Write `tensors` as F32 to `path` atomically; `metadata` maps strings to strings."""
+    """Write `tensors` (F32 unless an array of bytes) to `path` atomically; `metadata` maps
+    strings to strings."""
     header = _build_header(tensors, metadata)
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp_path = tempfile.mkstemp(prefix=".tmp-", suffix=".safetensors", dir=directory)
@@ -129,9 +135,11 @@ def write_safetensors(path: str, tensors: Dict[str, Tensor], metadata: Optional[
             f.write(struct.pack("<Q", len(header)))
             f.write(header)
             for name in sorted(tensors):
-                data = array.array("f", tensors[name].data)
-                if sys.byteorder == "big":
-                    data.byteswap()
+                data = tensors[name].data
+                if getattr(data, "typecode", "f") == "f":
+                    data = array.array("f", data)
+                    if sys.byteorder == "big":
+                        data.byteswap()
                 f.write(data.tobytes())
             f.flush()
             os.fsync(f.fileno())
