@@ -30,7 +30,7 @@ def planned(toml):
                               "--vram", VRAM],
                              capture_output=True, text=True, check=True).stdout
         best = min(best, time.perf_counter() - start)
-    plan = re.search(r"bert\.plan = \{[^}]*\}", out).group(0)
+    plan = re.search(r"bert\.plan = #bert\.plan<[^>]*>", out).group(0)
     number = lambda key: int(re.search(key + r" = (\d+)", plan).group(1))
     return number("arena_bytes"), number("lower_bound_bytes"), best
 

@@ -7,8 +7,11 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "mlir/IR/Location.h"
+#include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
 
 #include <string>
 
@@ -22,5 +25,11 @@ inline constexpr uint64_t kMaxSmallInputBytes = uint64_t(1) << 20;
 /// "a job file").
 llvm::Expected<std::string> readFileUpTo(llvm::StringRef path, uint64_t maxBytes,
                                          llvm::StringRef kind);
+
+/// The JSON object of the small file `path` (`kind` as readFileUpTo takes it, "a
+/// config.json"), its nesting bounded before it is parsed; failure after an error at `loc`
+/// that names the file and what is wrong.
+mlir::FailureOr<llvm::json::Object> readJsonObjectFile(llvm::StringRef path, mlir::Location loc,
+                                                       llvm::StringRef kind);
 
 } // namespace bertc

@@ -66,6 +66,7 @@ JobDataSettings bertc::jobDataSettings(const JobSpec &spec) {
   settings.trainData = data.train.c_str();
   settings.evalData = data.eval.c_str();
   settings.initCheckpoint = spec.model.initCheckpoint.c_str();
+  settings.adapterCheckpoint = spec.lora.adapterCheckpoint.c_str();
   settings.vocabFile = spec.model.vocabFile.c_str();
   settings.groupByLength = data.groupByLength;
   // A custom head that flattens the tokens or selects one past [CLS] reads positions a row

@@ -14,7 +14,6 @@
 #include "FamilyConfig.h"
 
 #include "bertc/frontend/TomlFrontend.h"
-#include "bertc/runtime/json_limits.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringExtras.h"
@@ -88,24 +87,11 @@ mlir::LogicalResult bertc::readHuggingFaceFolder(StringRef folder, mlir::FileLin
   if (!llvm::sys::fs::is_directory(folder))
     return mlir::emitError(fromLoc)
            << "cannot read '" << configPath << "': model folder '" << folder << "' does not exist";
-  llvm::Expected<std::string> bytes =
-      readFileUpTo(configPath, kMaxSmallInputBytes, "a config.json");
-  if (!bytes)
-    return mlir::emitError(fromLoc)
-           << "cannot read '" << configPath << "': " << llvm::toString(bytes.takeError());
-  StringRef text = *bytes;
-  // llvm::json::parse recurses per nesting level: bound the depth before it runs.
-  if (std::optional<JsonLimitIssue> issue = findJsonLimitIssue({text.data(), text.size()}))
-    return mlir::emitError(fromLoc) << "malformed '" << configPath << "' at line " << issue->line
-                                    << ", column " << issue->column << ": " << issue->what;
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
-  if (!parsed)
-    return mlir::emitError(fromLoc)
-           << "malformed '" << configPath << "': " << llvm::toString(parsed.takeError());
-  const llvm::json::Object *config = parsed->getAsObject();
-  if (!config)
-    return mlir::emitError(fromLoc)
-           << "malformed '" << configPath << "': expected a JSON object (a model's config)";
+  mlir::FailureOr<llvm::json::Object> parsed =
+      readJsonObjectFile(configPath, fromLoc, "a config.json");
+  if (failed(parsed))
+    return mlir::failure();
+  const llvm::json::Object *config = &*parsed;
 
   ConfigReader reader(*config, configPath, fromLoc);
   const FamilyConfig *family = familyOf(reader, model);

@@ -63,7 +63,7 @@ inline constexpr StringRef kDataKeys[] = {"train",
                                           "max_query_length",
                                           "max_answer_length",
                                           "n_best"};
-inline constexpr StringRef kLoraKeys[] = {"r", "alpha", "dropout", "targets", "use_rslora"};
+inline constexpr StringRef kLoraKeys[] = {"from", "r", "alpha", "dropout", "targets", "use_rslora"};
 /// The [data] keys of the SQuAD recipe, for task = "span" only.
 inline constexpr StringRef kSpanDataKeys[] = {"doc_stride", "max_query_length", "max_answer_length",
                                               "n_best"};
@@ -107,6 +107,9 @@ inline constexpr int64_t kLoraRank = 65536; ///< [lora] r
 inline constexpr int64_t kMinSquadSeqLen = 8;
 } // namespace limits
 
+/// `path` made absolute, a relative one taken from `baseDir`, without `.` and `..`.
+std::string resolvePath(StringRef path, StringRef baseDir);
+
 /// Reads the tables of one job file into a JobSpec, reporting through `file`.
 class JobReader {
 public:
@@ -133,6 +136,8 @@ private:
   void checkHeadLayerInputs(const HeadLayer &layer, llvm::StringSet<> &named);
   void checkSquadData();
   void checkLora();
+  /// [lora] from: the PEFT adapter folder's adapter_config.json.
+  void readPeftAdapter();
   void readFreezeGroup(TableReader &reader, const toml::node &entry);
   mlir::Location loc(const KeyLocations &locations, StringRef key) {
     return locations.of(key, file.context());

@@ -1,20 +1,27 @@
 //===- LoraConfig.cpp - [lora]: LoRA adapters, read, checked and saved ----===//
 //
 // The [lora] table (PEFT's LoraConfig: r, lora_alpha, lora_dropout, target_modules,
-// use_rslora), its checks, and the adapter_config.json a trained adapter is saved with, so
-// that peft's PeftModel.from_pretrained loads it onto the base model.
+// use_rslora), a PEFT adapter folder it continues from (`from`: its adapter_config.json
+// gives what the table leaves out), its checks, and the adapter_config.json a trained adapter
+// is saved with, so that peft's PeftModel.from_pretrained loads it onto the base model.
 //
 //===----------------------------------------------------------------------===//
 
+#include "BoundedFile.h"
+#include "ConfigReader.h"
 #include "FamilyConfig.h"
 #include "JobReader.h"
 
 #include "bertc/frontend/HFConfigWriter.h"
 
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
 
 #include <cmath>
+#include <set>
 
 namespace bertc {
 
@@ -45,11 +52,120 @@ void JobReader::readLora(const toml::table *table) {
       reader.readStrings("targets", lora.targets);
     }
   }
-  if (!lora.enabled || lora.locations.keys.count("targets"))
+  if (reader.readString("from", lora.from))
+    readPeftAdapter();
+  if (!lora.enabled || !lora.targets.empty() || lora.locations.keys.count("targets"))
     return;
   if (const FamilyConfig *family = findFamilyConfig(spec.model.family))
     for (StringRef target : family->loraTargets)
       lora.targets.push_back(target.str());
+}
+
+namespace {
+
+/// The target_modules of an adapter_config.json: its names, or "all-linear"; a regular
+/// expression (another string) is refused.
+std::optional<std::vector<std::string>> targetModules(ConfigReader &config) {
+  const llvm::json::Value *value = config.fields().get("target_modules");
+  if (!value)
+    return std::nullopt;
+  if (std::optional<StringRef> text = value->getAsString()) {
+    if (*text == kAllLinear)
+      return std::vector<std::string>{kAllLinear};
+    config.error() << "'target_modules' is the pattern \"" << *text
+                   << "\", which bertc does not match: list the modules' names";
+    return std::nullopt;
+  }
+  std::vector<std::string> names;
+  if (const llvm::json::Array *list = value->getAsArray())
+    for (const llvm::json::Value &entry : *list)
+      if (std::optional<StringRef> name = entry.getAsString())
+        names.push_back(name->str());
+  if (names.empty() || names.size() != value->getAsArray()->size()) {
+    config.error() << "'target_modules' must be a list of module names";
+    return std::nullopt;
+  }
+  return names;
+}
+
+} // namespace
+
+void JobReader::readPeftAdapter() {
+  LoraSpec &lora = spec.lora;
+  KeyLocations &ll = lora.locations;
+  mlir::FileLineColLoc fromLoc = ll.keys["from"];
+  if (lora.from.empty()) {
+    file.error(fromLoc) << "key 'lora.from' must name a PEFT adapter folder";
+    return;
+  }
+  lora.from = resolvePath(lora.from, baseDir);
+  llvm::SmallString<256> configPath(lora.from), weightsPath(lora.from);
+  llvm::sys::path::append(configPath, "adapter_config.json");
+  llvm::sys::path::append(weightsPath, "adapter_model.safetensors");
+  if (!llvm::sys::fs::is_directory(lora.from)) {
+    file.error(fromLoc) << "cannot read '" << configPath << "': adapter folder '" << lora.from
+                        << "' does not exist";
+    return;
+  }
+  mlir::FailureOr<llvm::json::Object> parsed =
+      readJsonObjectFile(configPath, fromLoc, "an adapter_config.json");
+  if (failed(parsed)) {
+    file.noteFailure();
+    return;
+  }
+  ConfigReader config(*parsed, configPath, fromLoc);
+  config.requireString("peft_type", "LORA");
+  // What the adapter's tensors were trained with: its rank and layers, which a [lora] key
+  // may repeat but not change.
+  int64_t rank = lora.rank;
+  KeyLocations read;
+  config.readInteger("r", rank, "r", read);
+  if (ll.keys.count("r") && rank != lora.rank)
+    file.error(ll.keys["r"]) << "key 'lora.r' is " << lora.rank << ", but the adapter in '"
+                             << lora.from << "' has r = " << rank;
+  lora.rank = rank;
+  if (std::optional<std::vector<std::string>> targets = targetModules(config)) {
+    std::set<std::string> adapter(targets->begin(), targets->end());
+    if (ll.keys.count("targets") &&
+        std::set<std::string>(lora.targets.begin(), lora.targets.end()) != adapter)
+      file.error(ll.keys["targets"])
+          << "key 'lora.targets' names other layers than the adapter in '" << lora.from
+          << "', which adapts " << llvm::join(*targets, ", ");
+    lora.targets = *targets;
+  }
+  // The training settings: the table's where it sets them.
+  if (!ll.keys.count("alpha"))
+    config.readNumber("lora_alpha", lora.alpha, "alpha", ll);
+  if (!ll.keys.count("dropout"))
+    config.readNumber("lora_dropout", lora.dropout, "dropout", ll);
+  if (!ll.keys.count("use_rslora"))
+    config.readBool("use_rslora", lora.useRslora);
+  // What bertc's adapters do not have.
+  auto refuse = [&](StringRef key, bool present, StringRef why) {
+    if (present)
+      config.error() << "'" << key << "' " << why;
+  };
+  auto value = [&](StringRef key) { return parsed->get(key); };
+  auto isSet = [&](StringRef key) {
+    const llvm::json::Value *v = value(key);
+    if (!v || v->kind() == llvm::json::Value::Null)
+      return false;
+    if (const llvm::json::Object *object = v->getAsObject())
+      return !object->empty();
+    return v->getAsBoolean() != std::optional<bool>(false);
+  };
+  refuse("bias", value("bias") && value("bias")->getAsString() != std::optional<StringRef>("none"),
+         "must be \"none\": bertc's adapters train no biases");
+  refuse("use_dora", isSet("use_dora"), "must be false: bertc trains LoRA, not DoRA");
+  for (StringRef key : {"layers_to_transform", "rank_pattern", "alpha_pattern"})
+    refuse(key, isSet(key), "must be empty: bertc gives every adapted layer the same r and alpha");
+  if (config.hasErrors())
+    file.noteFailure();
+  if (!llvm::sys::fs::is_regular_file(weightsPath))
+    file.error(fromLoc) << "adapter folder '" << lora.from
+                        << "' has no adapter_model.safetensors (the adapters' weights)";
+  else
+    lora.adapterCheckpoint = weightsPath.str().str();
 }
 
 void JobReader::checkLora() {

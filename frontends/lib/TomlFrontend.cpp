@@ -25,10 +25,7 @@ using namespace bertc;
 using namespace bertc::job;
 using llvm::StringRef;
 
-namespace {
-
-/// `path` made absolute, a relative one taken from `baseDir`, without `.` and `..`.
-std::string resolvePath(StringRef path, StringRef baseDir) {
+std::string bertc::job::resolvePath(StringRef path, StringRef baseDir) {
   llvm::SmallString<256> resolved(path);
   if (!llvm::sys::path::is_absolute(resolved)) {
     resolved = baseDir;
@@ -38,8 +35,6 @@ std::string resolvePath(StringRef path, StringRef baseDir) {
   llvm::sys::path::remove_dots(resolved, /*remove_dot_dot=*/true);
   return resolved.str().str();
 }
-
-} // namespace
 
 void JobReader::readModel(const toml::table *table) {
   ModelSpec &model = spec.model;

@@ -186,4 +186,26 @@ void loadParameters(const TrainerPlan &plan, std::byte *arena, const std::string
   }
 }
 
+void loadAdapters(const TrainerPlan &plan, std::byte *arena, const std::string &path,
+                  const std::function<void(const std::string &)> &inform) {
+  namespace fs = std::filesystem;
+  std::string file =
+      fs::is_directory(path) ? (fs::path(path) / kAdapterSafetensorsName).string() : path;
+  ShardedSafetensorsReader reader(file);
+  size_t read = 0;
+  for (size_t p = 0; p < plan.numParams; ++p) {
+    const ParamSlot &param = plan.params[p];
+    if (!param.trainable)
+      continue;
+    std::string name = kAdapterPrefix + std::string(param.name);
+    if (!reader.contains(name))
+      throw SafetensorsError(file + ": holds no " + name +
+                             " (the adapter was trained on other layers, or another model)");
+    readParameter(reader, name, param, arena);
+    ++read;
+  }
+  inform("init: " + std::to_string(read) + " adapter tensors loaded from " + file + ", " +
+         std::to_string(reader.entries().size() - read) + " in the file not used ignored");
+}
+
 } // namespace bertc

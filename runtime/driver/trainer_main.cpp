@@ -235,6 +235,8 @@ RunSetup startRun(const TrainerOptions &options, const Dataset &data, const std:
         initializeParameter(plan, arena, p, setup.seed);
     else
       loadParameters(plan, arena, options.init, setup.seed, inform);
+    if (!options.initAdapter.empty())
+      loadAdapters(plan, arena, options.initAdapter, inform);
   };
   std::optional<TrainerState> resumed;
   if (!resumeDir.empty()) {
@@ -331,9 +333,11 @@ int run(const Trainer &trainer, int argc, char **argv) {
     printTrainerUsage(plan, stdout);
     return 0;
   }
-  if (!options.mergeAdapter.empty() && !hasAdapters(plan))
-    throw UsageError("--merge-adapter " + options.mergeAdapter +
-                     ": this trainer trains no LoRA adapters (its job has no [lora] table)");
+  for (const auto &[flag, value] : {std::pair{"--merge-adapter", &options.mergeAdapter},
+                                    {"--init-adapter", &options.initAdapter}})
+    if (!value->empty() && !hasAdapters(plan))
+      throw UsageError(std::string(flag) + " " + *value +
+                       ": this trainer trains no LoRA adapters (its job has no [lora] table)");
   if (options.planCheck && !plan.planChecks)
     throw UsageError("--plan-check needs a trainer built with plan checks: rebuild it with "
                      "bertc --target cpu --plan-check");

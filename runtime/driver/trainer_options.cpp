@@ -43,6 +43,9 @@ void printTrainerUsage(const TrainerPlan &plan, std::FILE *out) {
       "                    Hugging Face checkpoint directory holding model.safetensors\n"
       "                    (or model.safetensors.index.json and its shards) or\n"
       "                    pytorch_model.bin (default: %s)\n"
+      "  --init-adapter PATH\n"
+      "                    LoRA: start the adapters from a PEFT adapter_model.safetensors\n"
+      "                    or its folder (default: %s)\n"
       "  --steps N         optimizer steps; overrides --epochs (0: load and save only)%s\n"
       "  --epochs N        passes over the data%s\n"
       "  --log FILE        write one JSON line of metrics per optimizer step (continued,\n"
@@ -84,8 +87,9 @@ void printTrainerUsage(const TrainerPlan &plan, std::FILE *out) {
       "                    (a CPU trainer built with bertc --plan-check)\n"
       "  --help            show this help\n",
       data.trainData[0] ? data.trainData : "none, --data is required",
-      data.vocabFile[0] ? data.vocabFile : "none", initDefault.c_str(), stepsDefault.c_str(),
-      epochsDefault.c_str(), static_cast<unsigned long long>(train.seed),
+      data.vocabFile[0] ? data.vocabFile : "none", initDefault.c_str(),
+      data.adapterCheckpoint[0] ? data.adapterCheckpoint : "none: drawn from the seed",
+      stepsDefault.c_str(), epochsDefault.c_str(), static_cast<unsigned long long>(train.seed),
       data.groupByLength ? " (default: on)" : "", data.evalData[0] ? data.evalData : "none");
 }
 
@@ -190,6 +194,7 @@ TrainerOptions parseTrainerFlags(const JobDataSettings &data, int argc, char **a
   options.data = data.trainData;
   options.vocab = data.vocabFile;
   options.init = data.initCheckpoint;
+  options.initAdapter = data.adapterCheckpoint;
   options.eval = data.evalData;
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
@@ -207,9 +212,10 @@ TrainerOptions parseTrainerFlags(const JobDataSettings &data, int argc, char **a
       flag.resize(equals);
     }
     static const std::set<std::string> known = {
-        "--data", "--vocab",      "--init",       "--steps",          "--epochs",
-        "--log",  "--save",       "--save-every", "--resume",         "--seed",
-        "--eval", "--eval-every", "--save-best",  "--max-shard-size", "--merge-adapter"};
+        "--data",        "--vocab",      "--init",       "--steps",          "--epochs",
+        "--log",         "--save",       "--save-every", "--resume",         "--seed",
+        "--eval",        "--eval-every", "--save-best",  "--max-shard-size", "--merge-adapter",
+        "--init-adapter"};
     if (!known.count(flag))
       throw UsageError("unknown flag '" + flag + "'");
     if (!inlineValue && i + 1 >= argc)
@@ -245,6 +251,8 @@ TrainerOptions parseTrainerFlags(const JobDataSettings &data, int argc, char **a
       options.saveBest = value;
     else if (flag == "--merge-adapter")
       options.mergeAdapter = value;
+    else if (flag == "--init-adapter")
+      options.initAdapter = value;
     else if (flag == "--max-shard-size")
       options.maxShardBytes = parseShardSize(value);
   }

@@ -36,6 +36,7 @@ struct TrainerOptions {
   int64_t evalEvery = 0;        ///< evaluate every N steps; 0: at each epoch's end
   std::string saveBest;         ///< folder of the best model by the main eval score
   std::string mergeAdapter;     ///< folder of the model with its LoRA adapters merged in
+  std::string initAdapter;      ///< LoRA adapters to start from ("": drawn from the seed)
   /// The largest safetensors file of a saved model folder: a larger model is sharded.
   uint64_t maxShardBytes = kDefaultMaxShardBytes;
   bool groupByLength = false;

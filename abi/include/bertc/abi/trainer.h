@@ -244,7 +244,7 @@ struct CudaSteps {
 /// the runtime's functions that generated steps call change (10: InputSlots by name,
 /// ParamSlot::zeroRow, JobDataSettings::padTokenId; 12: JobDataSettings::chatTemplate; 13:
 /// ParamSlot::checkpointTransposed).
-inline constexpr uint32_t kTrainerAbiVersion = 15;
+inline constexpr uint32_t kTrainerAbiVersion = 16;
 
 /// A compiled trainer: its plan and the steps of the target it was built for (the other
 /// target's are null).

@@ -248,6 +248,10 @@ struct LoraSpec {
   /// PEFT default (FamilyConfig::loraTargets).
   std::vector<std::string> targets; // target_modules
   bool useRslora = false;           // use_rslora: alpha / sqrt(r) in place of alpha / r
+  /// `from`: a PEFT adapter folder to continue training (absolute); its
+  /// adapter_model.safetensors, the adapters' initial values. Empty without.
+  std::string from;
+  std::string adapterCheckpoint;
   KeyLocations locations;
 
   /// What the adapter's product is multiplied by (PEFT's `scaling`).
