@@ -39,54 +39,20 @@ Usage: python3 bench/cuda_step.py [--seqs 128 512] [--steps 30] [--warmup 5] [--
 """
 import argparse
 import datetime
-import json
-import re
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import tomllib
 from pathlib import Path
 
 from common import (BERTC, MODELS_DIR, REPO_ROOT, job_copy, print_table, read_plan,
                     require_bertc, run_checked)
+from gpu_common import (detect_arch, exit_on_sigterm, gib, read_manifest, run_trainer,
+                        torch_missing, torch_precision, torch_steps, write_manifest)
 
 MODEL = MODELS_DIR / "bert-base.toml"
-ARCHS = [75, 80, 86, 89, 90]  # what bertc --arch knows, as compute capabilities x 10
 SEQS, VRAM = [128, 512], "16GB"  # the defaults of --seqs and --vram
-MANIFEST = "manifest.json"  # what --prepare writes into its directory and --prebuilt reads
-
-
-def detect_arch():
-    """bertc's --arch for the first GPU nvidia-smi lists: the newest it knows that the GPU runs."""
-    try:
-        cap = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
-                             capture_output=True, text=True, check=True).stdout.split()[0]
-    except (OSError, subprocess.CalledProcessError, IndexError):
-        sys.exit("bench: no GPU found with nvidia-smi; name the architecture with --arch")
-    major, minor = cap.split(".")
-    number = int(major) * 10 + int(minor)
-    known = [a for a in ARCHS if a <= number]
-    if not known:
-        sys.exit(f"bench: compute capability {cap} is older than bertc's oldest --arch, sm_75")
-    if number > ARCHS[-1]:
-        print(f"bench: compute capability {cap} is newer than bertc knows: using sm_{ARCHS[-1]}",
-              file=sys.stderr)
-    return f"sm_{max(known)}"
-
-
-def torch_missing():
-    """Why the PyTorch comparison cannot run, or None when it can."""
-    try:
-        import torch
-        import transformers  # noqa: F401
-    except ImportError as error:
-        return f"cannot import {error.name}"
-    if not torch.cuda.is_available():
-        return "torch sees no CUDA device"
-    return None
 
 
 def attention_name(plan):
@@ -148,9 +114,8 @@ def prepare(out, seqs, arch, vram, both_attentions):
                                                "peak_bytes")}}
                 for seq, forced, trainer, plan in build_runs(out, seqs, arch, vram,
                                                              both_attentions)]
-    manifest = {"model": str(MODEL.relative_to(REPO_ROOT)), "arch": arch, "vram": vram,
-                "trainers": trainers}
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+    write_manifest(out, {"model": str(MODEL.relative_to(REPO_ROOT)), "arch": arch, "vram": vram,
+                         "trainers": trainers})
     print(f"bench: built {', '.join(f'seq {seq}' for seq in seqs)} for {arch} into {out}"
           + (" (both attentions)" if both_attentions else ""))
 
@@ -158,13 +123,7 @@ def prepare(out, seqs, arch, vram, both_attentions):
 def load_prebuilt(directory, seqs, arch, vram):
     """(arch, vram, [(seq, forced, trainer, plan)]) of the trainers `prepare` built into
     `directory`; `seqs`, `arch` and `vram` (None: the manifest's) must be among what it holds."""
-    try:
-        manifest = json.loads((directory / MANIFEST).read_text())
-    except (OSError, ValueError) as error:
-        sys.exit(f"bench: no prebuilt trainers in {directory}: {error}")
-    for name, asked in (("arch", arch), ("vram", vram)):
-        if asked not in (None, manifest[name]):
-            sys.exit(f"bench: --{name} {asked}, but {directory} was built with {manifest[name]}")
+    manifest = read_manifest(directory, arch, vram)
     if not isinstance(manifest.get("trainers"), list):
         sys.exit(f"bench: {directory} was prepared by an older bench/cuda_step.py: prepare it "
                  "again (scripts/gpu-bundle.sh)")
@@ -176,25 +135,6 @@ def load_prebuilt(directory, seqs, arch, vram):
         (entry["seq"], entry["forced"], directory / entry["dir"] / "trainer",
          read_plan(directory / entry["dir"]))
         for entry in manifest["trainers"] if not seqs or entry["seq"] in seqs]
-
-
-def run_bertc(trainer, data, steps, warmup, log):
-    """(median step seconds, device peak bytes, GPU name) of one trainer run."""
-    result = subprocess.run([str(trainer), "--data", str(data), "--steps", str(steps),
-                             "--log", str(log)], capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.exit(f"bench: {trainer} failed ({result.returncode}):\n{result.stderr[-2000:]}")
-    peak = re.search(r"device peak: (\d+) bytes .* in use on (.+?) \(cudaMemGetInfo", result.stdout)
-    if not peak:
-        sys.exit(f"bench: {trainer} printed no 'device peak:' line:\n{result.stdout[-2000:]}")
-    records = map(json.loads, Path(log).read_text().splitlines())
-    seconds = [r["seconds"] for r in records if "loss" in r][warmup:]
-    return statistics.median(seconds), int(peak.group(1)), peak.group(2)
-
-
-def torch_precision(plan):
-    """The autocast type PyTorch runs a plan's job in: bf16 where bertc chose it, else fp16."""
-    return "bf16" if plan["precision"] == "bf16" else "fp16"
 
 
 def run_torch(dims, seq, plan, steps, warmup, device="cuda"):
@@ -216,37 +156,18 @@ def run_torch(dims, seq, plan, steps, warmup, device="cuda"):
     model = transformers.BertForSequenceClassification(config).to(device).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5, weight_decay=0.01)
     dtype = torch.bfloat16 if torch_precision(plan) == "bf16" else torch.float16
-    # Disabled (bf16) it passes the loss through and steps the optimizer unchanged.
-    scaler = torch.amp.GradScaler(device, enabled=dtype == torch.float16)
     micro, accumulation = plan["micro_batch"], plan["accumulation_steps"]
     batch = {"input_ids": torch.randint(5, dims["vocab"], (micro, seq), device=device),
              "token_type_ids": torch.zeros(micro, seq, dtype=torch.long, device=device),
              "attention_mask": torch.ones(micro, seq, dtype=torch.long, device=device),
              "labels": torch.randint(0, dims["labels"], (micro,), device=device)}
-    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    seconds = []
-    for _ in range(steps):
-        sync()
-        start = time.perf_counter()
-        for _ in range(accumulation):
-            with torch.autocast(device_type=device, dtype=dtype):
-                loss = model(**batch).loss / accumulation
-            scaler.scale(loss).backward()
-        scaler.step(optimizer)
-        scaler.update()
-        optimizer.zero_grad(set_to_none=True)
-        sync()
-        seconds.append(time.perf_counter() - start)
+    seconds, _ = torch_steps(lambda *_: model(**batch).loss, optimizer, steps, accumulation,
+                             dtype, device)
     peak = torch.cuda.max_memory_allocated() if device == "cuda" else 0
     attention = getattr(model.config, "_attn_implementation", "?")
-    del model, optimizer
     about = (f"torch {torch.__version__}, transformers {transformers.__version__}, "
              f"{attention} attention, {str(dtype).removeprefix('torch.')} autocast")
     return statistics.median(seconds[warmup:]), peak, about
-
-
-def gib(n):
-    return f"{n / 2**30:.2f}"
 
 
 def main():
@@ -279,9 +200,7 @@ def main():
     if args.prepare:
         prepare(args.prepare, seqs, arch, vram, args.both_attentions)
         return
-    # A time limit's SIGTERM (scripts/gpu-check.sh) exits through the cleanup of the temporary
-    # directory; the progress lines on stderr keep what was measured by then.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit("bench: terminated"))
+    exit_on_sigterm()
     job = tomllib.loads(MODEL.read_text())
     dims = {**job["model"], "labels": job["head"]["labels"]}
     measured, torch_errors, gpu = {}, [], "?"
@@ -301,7 +220,8 @@ def main():
             if args.dry_run:
                 print(f"would run: {trainer} --data {data[seq]} --steps {args.steps} --log {log}")
                 continue
-            step_s, peak, gpu = run_bertc(trainer, data[seq], args.steps, args.warmup, log)
+            step_s, peak, gpu, _ = run_trainer(
+                trainer, ["--data", data[seq], "--steps", args.steps], args.warmup, log)
             measured[trainer] = (step_s, peak)
             print(f"seq {seq}: bertc{', forced' if forced else ''} ({attention_name(plan)}) "
                   f"{step_s:.4f} s/step, {batch / step_s:,.1f} samples/s, "
@@ -310,7 +230,7 @@ def main():
         # PyTorch after every bertc run, so that a slow or failing PyTorch costs no bertc row,
         # and only then imported: a CUDA context of this process would count in the trainers'
         # device peak (cudaMemGetInfo sees all processes). Its job is the plan's own choice's.
-        no_torch = torch_missing()
+        no_torch = torch_missing("transformers")
         torch_rows, about = {}, None
         for seq, forced, _, plan in runs:
             if no_torch or forced:

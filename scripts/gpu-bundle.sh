@@ -14,7 +14,9 @@
 #      per architecture the tiny example's CUDA trainers (fp32, bf16, fp16, and fp32 with
 #      gradient clipping: "clip", a copy of examples/tiny/model.toml with max_grad_norm = 0.05)
 #      and BERT-base's at seq 128 and 512, each with its plan's attention and with the other
-#      one (bench/cuda_step.py --prepare --both-attentions), and BERT-base's
+#      one (bench/cuda_step.py --prepare --both-attentions), Llama-3.2-1B's at batch 4 x seq
+#      2048, --vram 64GB, bf16 from sm_80 (bench/causal_lm_step.py --prepare, with its job.toml
+#      and config.json: gpu-check.sh makes the init and the rows there), and BERT-base's
 #      at batch 32, seq 128 and 512, built with --time-ops (bench/op_times.py --prepare), each
 #      with its plan.json; the tiny example's data and the CPU trainers' metrics logs of the 20 steps
 #      gpu-check.sh compares (tiny/cpu-VARIANT.jsonl: losses; fp16's also loss_scale and
@@ -121,6 +123,10 @@ for arch in "${trainer_archs[@]}"; do
   for seq_dir in "$work/$arch/bert-base"/seq*/; do
     take "$seq_dir" "$stage/$arch/bert-base/$(basename "$seq_dir")"
   done
+  quietly "$log" env BERTC="$bertc" python3 bench/causal_lm_step.py --prepare \
+    "$work/$arch/llama-3.2-1b" --arch "$arch"
+  take "$work/$arch/llama-3.2-1b" "$stage/$arch/llama-3.2-1b"
+  cp "$work/$arch/llama-3.2-1b"/{manifest.json,job.toml,config.json} "$stage/$arch/llama-3.2-1b/"
   for seq in 128 512; do
     quietly "$log" env BERTC="$bertc" python3 bench/op_times.py --prepare \
       "$work/$arch/op-times/seq$seq" --model bert-base --target cuda --arch "$arch" \

@@ -7,7 +7,7 @@
 #      default list when configuring with native fails. Where gpu-bundle/ is present (made by
 #      scripts/gpu-bundle.sh on a machine with bertc's toolchain, for a GPU machine without
 #      LLVM/MLIR, GoogleTest, ...), nothing is built: it is unpacked into build-gpu/bundle,
-#      steps 2 to 6 run what it holds (the kernel test binary, the trainers, the CPU's
+#      steps 2 to 8 run what it holds (the kernel test binary, the trainers, the CPU's
 #      metrics logs, the attention timer), and the summary warns when it was built from
 #      other sources than this tree's;
 #   2. run the kernel tests (ctest -L gpu; from a bundle, the test binary): every CUDA kernel
@@ -38,20 +38,29 @@
 #      against PyTorch where torch and transformers are installed, each seq_len with its
 #      plan's attention and with the other one forced (--both-attentions: which of the fused
 #      and the chunked kernels makes the faster step);
-#   6. bench/attention_vs_sdpa.py: BERT-base's attention (batch 32, hidden 768, 12 heads,
+#   6. bench/causal_lm_step.py: Llama-3.2-1B's shape (config.json alone, random weights
+#      written as a BF16 safetensors init) at batch 4 x seq 2048, --vram 64GB, bf16 from sm_80,
+#      trained 20 steps by the CUDA trainer, then by PyTorch eager + SDPA (is_causal) where
+#      torch (2.0 or newer) sees the GPU, from the same init and rows: step time, tokens/s,
+#      first and last loss, and the trainer's device peak against the plan's peak_bytes; NOT
+#      RUN where the GPU holds less than the plan's peak;
+#   7. bench/attention_vs_sdpa.py: BERT-base's attention (batch 32, hidden 768, 12 heads,
 #      dropout 0.1, seq 128 and 512; bf16 from sm_80, fp16 below), bertc's fused and
 #      tensor-core kernels forward and forward+backward, against PyTorch's
 #      scaled_dot_product_attention where torch (2.0 or newer) sees the GPU;
-#   7. bench/op_times.py: BERT-base at batch 32, seq 128 and 512, built with --time-ops: each
+#   8. bench/op_times.py: BERT-base at batch 32, seq 128 and 512, built with --time-ops: each
 #      op's measured seconds a step beside the plan's estimate for this GPU's arch (the
 #      estimate the fit driver ranks plans by); the step's total in the summary, each table
 #      in the step's log.
 # Each step has a time limit (build 230 s, kernel tests 60 s and 60 s, comparison 90 s,
-# memcheck 90 s, bert-base 150 s: four trainers and PyTorch twice, attention 60 s, op times
-# 60 s), and the run as a whole 530 s: a step gets what is left of that when it is less than
-# its own limit, and does not start with under 20 s (the op times step, last, is the one a
-# slow run leaves NOT RUN). It prints what ran and what did
-# not, and exits non-zero only when something that ran failed. It reads the GPU's name, memory
+# memcheck 90 s, bert-base 150 s: four trainers and PyTorch twice, Llama 90 s: the init, one
+# trainer and PyTorch, attention 60 s, op times 60 s), and the run as a whole 530 s: a step
+# gets what is left of that when it is less than its own limit, and does not start with
+# under 20 s (the Llama step with under 60 s: cut short, it measures nothing). The limits add
+# up to more than 530 s: the steps after BERT-base run in what the ones before leave, the
+# Llama step, which no GPU has run, first of them, so that a slow run leaves NOT RUN the
+# attention and op times steps, which an H200 has run. It prints what ran and what did not,
+# and exits non-zero only when something that ran failed. It reads the GPU's name, memory
 # and compute capability; it never changes or resets any GPU setting.
 #
 # Environment, for trying the script's steps without the build or without a GPU:
@@ -60,8 +69,8 @@
 #                                  both relative to the repository root
 #   BERTC_GPU_CHECK_SKIP_BUILD=1   skip step 1 and use DIR as it is (it must hold bin/bertc);
 #   BERTC_GPU_CHECK_ARCH=sm_XX     bertc's --arch instead of the GPU's; without a GPU, steps 3
-#                                  to 5 then run and fail at the first CUDA trainer instead of
-#                                  being skipped.
+#                                  to 8 then run and fail at the first CUDA trainer (or are NOT
+#                                  RUN for want of a tool) instead of being skipped.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
@@ -150,6 +159,7 @@ if [[ -n $not_ready ]]; then
   record "trainer comparison" "NOT RUN" "$not_ready"
   record "memcheck" "NOT RUN" "$not_ready"
   record "bert-base throughput" "NOT RUN" "$not_ready"
+  record "Llama-3.2-1B vs PyTorch" "NOT RUN" "$not_ready"
   record "attention vs SDPA" "NOT RUN" "$not_ready"
   record "op times" "NOT RUN" "$not_ready"
 else
@@ -161,9 +171,13 @@ else
       echo "gpu-check: memcheck done at $(elapsed) s"
     fi
   fi
-  if time_for "bert-base throughput" "attention vs SDPA" "op times"; then
+  if time_for "bert-base throughput" "Llama-3.2-1B vs PyTorch" "attention vs SDPA" "op times"; then
     measure_bert_base || failed=1
     echo "gpu-check: bert-base throughput done at $(elapsed) s"
+    if time_for "Llama-3.2-1B vs PyTorch" "attention vs SDPA" "op times"; then
+      measure_causal_lm || failed=1
+      echo "gpu-check: Llama-3.2-1B vs PyTorch done at $(elapsed) s"
+    fi
     if time_for "attention vs SDPA" "op times"; then
       measure_attention || failed=1
       echo "gpu-check: attention vs SDPA done at $(elapsed) s"

@@ -1,5 +1,5 @@
-# gpu-check.sh's steps 5 to 7: BERT-base's step against PyTorch, attention against SDPA, and
-# each op's time against the plan's estimate.
+# gpu-check.sh's steps 5 to 8: BERT-base's and Llama-3.2-1B's steps against PyTorch, attention
+# against SDPA, and each op's time against the plan's estimate.
 # Sourced by scripts/gpu-check.sh, whose variables and helpers it uses.
 
 # record_bench_failure STEP STATUS LIMIT LOG: STEP FAILED, with the bench's last line.
@@ -44,7 +44,51 @@ measure_bert_base() {
   ((over == 0))
 }
 
-# Step 6: bertc's attention kernels against PyTorch's SDPA at BERT-base's shapes, in the
+# Step 6: Llama-3.2-1B's shape from random weights, 20 steps on the CUDA trainer and in PyTorch
+# eager + SDPA: step time, tokens/s and device peak against the plan. A partial run measures
+# nothing, so it does not start with under 60 s left; the bench's exit status 3 says the GPU
+# holds less than the plan's peak (NOT RUN).
+measure_causal_lm() {
+  local step_start log="$build_dir/gpu-check-causal-lm.txt" status over limit
+  local name="Llama-3.2-1B vs PyTorch"
+  local trainer=(--arch "$arch") dir="$prebuilt/$arch/llama-3.2-1b"
+  if [[ -n $bundle && ! -f $dir/manifest.json ]]; then
+    record "$name" "NOT RUN" "the bundle has no $arch/llama-3.2-1b: rerun scripts/gpu-bundle.sh"
+    return 0
+  fi
+  [[ -n $bundle ]] && trainer=(--prebuilt "$dir")
+  limit=$(step_limit 90)
+  if ((limit < 60)); then
+    record "$name" "NOT RUN" "only $limit s left of the run's $total_limit s (it needs 60)"
+    return 0
+  fi
+  step_start=$(date +%s)
+  BERTC="$bertc" PYTHONUNBUFFERED=1 timeout "$limit" python3 bench/causal_lm_step.py \
+    "${trainer[@]}" >"$log" 2>&1
+  status=$?
+  cat "$log"
+  if [[ $status -eq 3 ]]; then
+    record "$name" "NOT RUN" "$(grep -v '^$' "$log" | tail -1)"
+    return 0
+  fi
+  if [[ $status -ne 0 ]]; then
+    record_bench_failure "$name" "$status" "$limit" "$log"
+    # What the trainer measured before PyTorch failed (the table) or the time ran out.
+    summarize_lines '^(bertc:|\||Causal-LM)' "$log"
+    return 1
+  fi
+  over=$(grep -Ec '\| +NO \|$' "$log")
+  if ((over > 0)); then
+    record "$name" FAILED "device peak above the plan; table below"
+  else
+    record "$name" ok "$(($(date +%s) - step_start)) s; table below"
+  fi
+  # The bench's header, PyTorch line and table.
+  summarize_lines '^(\||Causal-LM|PyTorch)' "$log"
+  ((over == 0))
+}
+
+# Step 7: bertc's attention kernels against PyTorch's SDPA at BERT-base's shapes, in the
 # precision the trainers use (cuBLASLt's bf16 GEMMs need sm_80).
 measure_attention() {
   local step_start log="$build_dir/gpu-check-attention.txt" status limit
@@ -70,7 +114,7 @@ measure_attention() {
   summarize_lines '^(\||Attention on|Attention products|PyTorch|fused products at)' "$log"
 }
 
-# Step 7: BERT-base's measured op times beside the plan's estimate, at seq 128 and 512.
+# Step 8: BERT-base's measured op times beside the plan's estimate, at seq 128 and 512.
 measure_op_times() {
   local deadline seq log status dir step limit args status_all=0
   limit=$(step_limit 60)

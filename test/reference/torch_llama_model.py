@@ -81,7 +81,9 @@ class Attention(nn.Module):
         self.v_proj = nn.Linear(config.hidden_size, self.kv_heads * self.head_dim, bias=config.qkv_bias)
         self.o_proj = nn.Linear(self.heads * self.head_dim, config.hidden_size, bias=config.output_bias)
 
-    def forward(self, hidden_states, cos, sin, mask_bias):
+    def rotated_qkv(self, hidden_states, cos, sin):
+        """q and k rotated, and v, as [batch, heads, seq, head_dim], k and v repeated over
+        the query heads."""
         batch, seq, _ = hidden_states.shape
         shape = (batch, seq, -1, self.head_dim)
         q = self.q_proj(hidden_states).view(shape).transpose(1, 2)
@@ -90,10 +92,18 @@ class Attention(nn.Module):
         cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
         q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
         k, v = repeat_kv(k, self.heads // self.kv_heads), repeat_kv(v, self.heads // self.kv_heads)
+        return q, k, v
+
+    def project_context(self, context):
+        """o_proj of the attention's context [batch, heads, seq, head_dim]."""
+        batch, _, seq, _ = context.shape
+        return self.o_proj(context.transpose(1, 2).reshape(batch, seq, -1))
+
+    def forward(self, hidden_states, cos, sin, mask_bias):
+        q, k, v = self.rotated_qkv(hidden_states, cos, sin)
         weights = torch.matmul(q, k.transpose(2, 3)) * self.scaling + mask_bias
         weights = F.softmax(weights, dim=-1, dtype=torch.float32).to(q.dtype)
-        output = torch.matmul(weights, v).transpose(1, 2).reshape(batch, seq, -1)
-        return self.o_proj(output)
+        return self.project_context(torch.matmul(weights, v))
 
 
 class MLP(nn.Module):
@@ -135,9 +145,9 @@ class Model(nn.Module):
         cos, sin = rotary_cos_sin(self.inv_freq, position_ids, hidden_states.dtype)
         seq = input_ids.shape[1]
         # The causal mask with the padding's keys masked too, as a bias of dtype min.
-        causal = torch.ones(seq, seq, dtype=torch.bool).tril()
+        causal = torch.ones(seq, seq, dtype=torch.bool, device=input_ids.device).tril()
         visible = causal[None, None, :, :] & attention_mask[:, None, None, :].bool()
-        mask_bias = torch.zeros(visible.shape, dtype=hidden_states.dtype)
+        mask_bias = torch.zeros(visible.shape, dtype=hidden_states.dtype, device=visible.device)
         mask_bias.masked_fill_(~visible, torch.finfo(hidden_states.dtype).min)
         for layer in self.layers:
             hidden_states = layer(hidden_states, cos, sin, mask_bias)
