@@ -112,7 +112,25 @@ TEST(Safetensors, U8TensorsRoundTripBesideF32AtTheirByteSizes) {
             path + ": tensor w.state1: dtype U8 is not supported (F32, BF16 or F16)");
   EXPECT_EQ(
       errorOf([&] { writeSafetensors(dir.file("bad.safetensors"), {{"x", {1}, codes, "I8"}}); }),
-      dir.file("bad.safetensors") + ": tensor x: cannot write dtype I8 (F32 or U8)");
+      dir.file("bad.safetensors") + ": tensor x: cannot write dtype I8 (F32, BF16, F16 or U8)");
+}
+
+// 16-bit tensors are written as their bit patterns, two bytes a value, and read back exactly:
+// bf16 0x3FC0 is 1.5, binary16 0xC500 is -5.
+TEST(Safetensors, WritesBf16AndF16AtTwoBytesAValue) {
+  ScratchDir dir;
+  std::string path = dir.file("half.safetensors");
+  uint16_t bf16Bits[2] = {0x3FC0, 0x0000}, f16Bits[1] = {0xC500};
+  writeSafetensors(path, {{"b", {2}, bf16Bits, "BF16"}, {"h", {1}, f16Bits, "F16"}});
+  SafetensorsReader reader(path);
+  EXPECT_EQ(reader.entries().at("b").dtype, "BF16");
+  EXPECT_EQ(reader.entries().at("b").dataEnd - reader.entries().at("b").dataBegin, 4u);
+  float b[2], h[1];
+  reader.readF32("b", {2}, b);
+  reader.readF32("h", {1}, h);
+  EXPECT_EQ(b[0], 1.5f);
+  EXPECT_EQ(b[1], 0.0f);
+  EXPECT_EQ(h[0], -5.0f);
 }
 
 TEST(Safetensors, ReadsAHandAssembledFileAndConvertsHalfPrecision) {
