@@ -19,6 +19,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <optional>
 #include <set>
 
 namespace bertc {
@@ -68,8 +69,10 @@ public:
                      bool bias = true);
   /// transformers' Conv1D `module` applied to `x`: a linear layer whose checkpoints hold
   /// the weight as [in, out] (GPT-2's projections); the step reads it as [out, in].
+  /// `initScale`, when set, narrows the weight's seed-drawn init (bert.param init_scale).
   mlir::Value conv1D(mlir::Value x, const llvm::Twine &module, int64_t outFeatures,
-                     llvm::StringRef group, const KeyLocations &locations, llvm::StringRef key);
+                     llvm::StringRef group, const KeyLocations &locations, llvm::StringRef key,
+                     std::optional<double> initScale = std::nullopt);
   /// The layers' LoRA adapters' names for adapter_config.json's target_modules: [lora]
   /// targets as written, or for "all-linear" the last parts of the adapted layers' names.
   std::vector<std::string> adapterTargetModules() const;
