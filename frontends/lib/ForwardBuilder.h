@@ -118,7 +118,8 @@ private:
   /// when [lora] targets the layer (LoraAdapter.cpp).
   mlir::Value withAdapter(mlir::Value x, mlir::Value projected, llvm::StringRef module,
                           llvm::StringRef group);
-  /// Reports each [lora] target that names no layer of the model.
+  /// Reports each [lora] target that names no layer of the model, and a [train] freeze that
+  /// leaves no adapter (nor a task head) to train.
   mlir::LogicalResult checkLoraTargets();
   /// One [[head.layers]] op over `operands` (its input, or add's and concat's inputs); null
   /// after a diagnostic.
