@@ -81,12 +81,16 @@ Value ForwardBuilder::linear(Value x, const Twine &module, int64_t outFeatures, 
 }
 
 Value ForwardBuilder::conv1D(Value x, const Twine &module, int64_t outFeatures, StringRef group,
-                             const KeyLocations &locations, StringRef key) {
+                             const KeyLocations &locations, StringRef key,
+                             std::optional<double> initScale) {
   std::string name = module.str();
   int64_t inFeatures = cast<RankedTensorType>(x.getType()).getShape().back();
   Value weight = param(name + ".weight", {outFeatures, inFeatures}, group, "normal",
                        /*decay=*/true, locations, key);
-  weight.getDefiningOp<bert::ParamOp>().setCheckpointTransposed(true);
+  auto weightOp = weight.getDefiningOp<bert::ParamOp>();
+  weightOp.setCheckpointTransposed(true);
+  if (initScale)
+    weightOp.setInitScaleAttr(builder.getF64FloatAttr(*initScale));
   Value bias =
       param(name + ".bias", {outFeatures}, group, "zeros", /*decay=*/false, locations, key);
   Value projected = builder.create<bert::LinearOp>(at(name, locations, key),

@@ -19,6 +19,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <optional>
 #include <set>
 
 namespace bertc {
@@ -68,8 +69,10 @@ public:
                      bool bias = true);
   /// transformers' Conv1D `module` applied to `x`: a linear layer whose checkpoints hold
   /// the weight as [in, out] (GPT-2's projections); the step reads it as [out, in].
+  /// `initScale`, when set, narrows the weight's seed-drawn init (bert.param init_scale).
   mlir::Value conv1D(mlir::Value x, const llvm::Twine &module, int64_t outFeatures,
-                     llvm::StringRef group, const KeyLocations &locations, llvm::StringRef key);
+                     llvm::StringRef group, const KeyLocations &locations, llvm::StringRef key,
+                     std::optional<double> initScale = std::nullopt);
   /// The layers' LoRA adapters' names for adapter_config.json's target_modules: [lora]
   /// targets as written, or for "all-linear" the last parts of the adapted layers' names.
   std::vector<std::string> adapterTargetModules() const;
@@ -115,7 +118,8 @@ private:
   /// when [lora] targets the layer (LoraAdapter.cpp).
   mlir::Value withAdapter(mlir::Value x, mlir::Value projected, llvm::StringRef module,
                           llvm::StringRef group);
-  /// Reports each [lora] target that names no layer of the model.
+  /// Reports each [lora] target that names no layer of the model, and a [train] freeze that
+  /// leaves no adapter (nor a task head) to train.
   mlir::LogicalResult checkLoraTargets();
   /// One [[head.layers]] op over `operands` (its input, or add's and concat's inputs); null
   /// after a diagnostic.

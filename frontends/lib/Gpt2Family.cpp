@@ -47,16 +47,11 @@ Value wordEmbeddings(ForwardBuilder &forward) {
                        "normal", /*decay=*/true, model.locations, "vocab");
 }
 
-/// `projected`, a residual projection (c_proj), with its weight's init narrowed as
-/// transformers' GPT2PreTrainedModel._init_weights draws it without a checkpoint:
-/// normal(0, initializer_range / sqrt(2 n_layer)).
-Value narrowResidualInit(Value projected, int64_t layers) {
-  auto weight =
-      projected.getDefiningOp<bert::LinearOp>().getWeight().getDefiningOp<bert::ParamOp>();
-  weight.setInitScaleAttr(
-      FloatAttr::get(Float64Type::get(projected.getContext()), 1.0 / std::sqrt(2.0 * layers)));
-  return projected;
-}
+/// The init scale of a residual projection's (c_proj's) weight, as transformers'
+/// GPT2PreTrainedModel._init_weights draws it without a checkpoint:
+/// normal(0, initializer_range / sqrt(2 n_layer)). Given to conv1D, which sets it on the
+/// weight whether or not a LoRA adapter wraps the layer's output.
+double residualInitScale(int64_t layers) { return 1.0 / std::sqrt(2.0 * layers); }
 
 SmallVector<Value> Gpt2Family::buildModel(ForwardBuilder &forward) const {
   const ModelSpec &model = forward.job().model;
@@ -101,9 +96,8 @@ Value Gpt2Family::block(ForwardBuilder &forward, Value hidden, int64_t layer) co
   auto gelu = builder.create<bert::GeluOp>(named(".mlp.act"), expanded.getType(), expanded);
   if (model.activation != "gelu")
     gelu.setApproximate(bert::GeluApproximation::Tanh);
-  Value contracted = narrowResidualInit(
-      forward.conv1D(gelu.getResult(), prefix + ".mlp.c_proj", model.hidden, group, ml, "layers"),
-      model.layers);
+  Value contracted = forward.conv1D(gelu.getResult(), prefix + ".mlp.c_proj", model.hidden, group,
+                                    ml, "layers", residualInitScale(model.layers));
   contracted = forward.dropout(contracted, model.dropout, named(".mlp.dropout"));
   return forward.add(hidden, contracted, named(".mlp"));
 }
@@ -132,9 +126,8 @@ Value Gpt2Family::attention(ForwardBuilder &forward, Value hidden, StringRef pre
       builder.getF32FloatAttr(model.attentionDropout), forward.nextStream(),
       /*head_chunk=*/builder.getI64IntegerAttr(0));
   op.setCausal(true);
-  Value projected = narrowResidualInit(
-      forward.conv1D(op.getResult(), prefix + ".attn.c_proj", model.hidden, group, ml, "layers"),
-      model.layers);
+  Value projected = forward.conv1D(op.getResult(), prefix + ".attn.c_proj", model.hidden, group, ml,
+                                   "layers", residualInitScale(model.layers));
   return forward.dropout(projected, model.dropout, named(".attn.resid_dropout"));
 }
 

@@ -219,7 +219,8 @@ TrainerState expectedCheckpoint(const TrainerPlan &plan, const Dataset &data, co
 /// 1. the total steps: --steps, else --epochs, else the resumed run's, else the plan's;
 /// 2. with a checkpoint (`resumeDir`), its parameters, moments, step and data position; the
 ///    rest of its state must be what this run (its job and flags) would have saved there
-///    (a LoRA checkpoint holds the adapters: the frozen model is --init's, or the seed's);
+///    (a LoRA checkpoint holds the adapters: the frozen model is --init's, or the seed's,
+///    and must be the one the checkpoint's fingerprint names);
 /// 3. otherwise step 0, with the parameters of --init or drawn from the seed.
 RunSetup startRun(const TrainerOptions &options, const Dataset &data, const std::string &resumeDir,
                   StepRunner &runner, const Inform &inform) {
@@ -252,7 +253,14 @@ RunSetup startRun(const TrainerOptions &options, const Dataset &data, const std:
                          ? settings.steps
                          : stepsForEpochs(settings, settings.epochs, data.rows.size());
   setup.checkpoint = checkpointSettings(settings, options, data, setup);
+  // The frozen model LoRA adapters train on, which their checkpoints do not hold: loaded
+  // above when resuming, below otherwise.
+  auto fingerprintFrozenModel = [&] {
+    if (hasAdapters(plan))
+      setup.checkpoint.frozenModelFingerprint = frozenModelFingerprint(plan, arena);
+  };
   if (resumed) {
+    fingerprintFrozenModel();
     checkResumable(*resumed, expectedCheckpoint(plan, data, setup, *resumed), plan.lossScaling,
                    resumeDir);
     if (resumed->globalStep > setup.totalSteps)
@@ -269,6 +277,7 @@ RunSetup startRun(const TrainerOptions &options, const Dataset &data, const std:
              ": the losses will differ from the uninterrupted run's");
   } else {
     initialParameters();
+    fingerprintFrozenModel();
   }
   writeWorkingCopies(plan, arena);
   runner.pushState();
@@ -333,6 +342,10 @@ int run(const Trainer &trainer, int argc, char **argv) {
     printTrainerUsage(plan, stdout);
     return 0;
   }
+  // A LoRA checkpoint holds the adapters alone: the model they train on is --init's again.
+  if (!options.resume.empty() && options.initGiven && !hasAdapters(plan))
+    throw UsageError("--init and --resume cannot be combined: a checkpoint brings its own "
+                     "parameters");
   for (const auto &[flag, value] : {std::pair{"--merge-adapter", &options.mergeAdapter},
                                     {"--init-adapter", &options.initAdapter}})
     if (!value->empty() && !hasAdapters(plan))

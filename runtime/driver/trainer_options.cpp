@@ -60,7 +60,8 @@ void printTrainerUsage(const TrainerPlan &plan, std::FILE *out) {
       "                    DIR/checkpoint-STEP (needs --save DIR)\n"
       "  --resume DIR      continue exactly from a checkpoint folder, or from the latest\n"
       "                    checkpoint-N in a --save folder (with the run's --seed and\n"
-      "                    --group-by-length, if given: its state must be this run's)\n"
+      "                    --group-by-length, if given: its state must be this run's;\n"
+      "                    LoRA adapters' with the run's --init, the model they train on)\n"
       "  --seed N          seed of initialisation, shuffling and dropout (default: %llu)\n"
       "  --group-by-length batch rows of similar length together (less padding)%s\n"
       "  --eval FILE       evaluation data, in the training data's format; scores go to the\n"
@@ -279,9 +280,6 @@ TrainerOptions parseTrainerFlags(const JobDataSettings &data, int argc, char **a
   if (options.saveEvery && (options.save.empty() || savesToFile(options.save)))
     throw UsageError("--save-every writes checkpoint folders into the --save folder: pass "
                      "--save DIR (not a .safetensors file)");
-  if (!options.resume.empty() && options.initGiven)
-    throw UsageError("--init and --resume cannot be combined: a checkpoint brings its own "
-                     "parameters");
   if (!options.saveBest.empty() && options.eval.empty())
     throw UsageError("--save-best keeps the model with the best eval score: pass --eval FILE");
   if (!options.saveBest.empty() && savesToFile(options.saveBest))

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 
 namespace bertc {
@@ -20,6 +21,35 @@ double adapterScaling(const std::string &configJson) {
   if (!(rank >= 1))
     throw std::runtime_error("adapter_config.json: 'r' must be at least 1");
   return rslora ? alpha / std::sqrt(rank) : alpha / rank;
+}
+
+// A word at a time, as a model's weights may be tens of gigabytes: each step (xor, then a
+// multiplication by an odd number) is a bijection of the hash, so any one changed value
+// changes the fingerprint.
+uint64_t frozenModelFingerprint(const TrainerPlan &plan, const std::byte *arena) {
+  uint64_t hash = 0xcbf29ce484222325u; // FNV-1a offset basis
+  auto mixWord = [&](uint64_t word) {
+    hash ^= word;
+    hash *= 0x100000001b3u; // FNV prime
+  };
+  auto mix = [&](const void *data, size_t count) {
+    const auto *bytes = static_cast<const unsigned char *>(data);
+    for (; count >= sizeof(uint64_t); bytes += sizeof(uint64_t), count -= sizeof(uint64_t)) {
+      uint64_t word;
+      std::memcpy(&word, bytes, sizeof word);
+      mixWord(word);
+    }
+    for (; count; ++bytes, --count)
+      mixWord(*bytes);
+  };
+  for (size_t p = 0; p < plan.numParams; ++p) {
+    const ParamSlot &param = plan.params[p];
+    if (param.trainable)
+      continue;
+    mix(param.name, std::strlen(param.name) + 1);
+    mix(arena + fp32ValueOffset(param), size_t(param.numel) * sizeof(float));
+  }
+  return hash;
 }
 
 void mergeAdapter(float *weight, const float *loraA, const float *loraB, int64_t out, int64_t in,

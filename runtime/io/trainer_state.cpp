@@ -61,14 +61,19 @@ bool reachableLossScaler(const DynamicLossScaler::State &scaler, int64_t steps) 
          growths <= (good - scaler.goodStepsInRow) / DynamicLossScaler::kGrowthInterval;
 }
 
+/// `value` as 16 hexadecimal digits.
+std::string hexFingerprint(uint64_t value) {
+  char digits[17];
+  std::snprintf(digits, sizeof digits, "%016llx", static_cast<unsigned long long>(value));
+  return digits;
+}
+
 } // namespace
 
 std::string formatTrainerState(const TrainerState &state) {
   const BatcherState &data = state.data;
   double epochs = fractionalEpoch(data, state.dataRows);
-  char fingerprint[17];
-  std::snprintf(fingerprint, sizeof fingerprint, "%016llx",
-                static_cast<unsigned long long>(state.dataFingerprint));
+  std::string fingerprint = hexFingerprint(state.dataFingerprint);
   nlohmann::ordered_json json = {
       {"global_step", state.globalStep},
       {"max_steps", state.maxSteps},
@@ -90,6 +95,8 @@ std::string formatTrainerState(const TrainerState &state) {
        {{"scale", state.lossScaler.scale},
         {"good_steps_in_row", state.lossScaler.goodStepsInRow},
         {"skipped_steps", state.lossScaler.skipped}}}};
+  if (state.frozenModelFingerprint)
+    json["frozen_model"] = {{"fingerprint", hexFingerprint(*state.frozenModelFingerprint)}};
   // The data path is the user's bytes, which need not be UTF-8 (a Latin-1 file name): such
   // bytes become U+FFFD, as the path is only ever shown, never opened.
   return json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
@@ -163,11 +170,17 @@ TrainerState parseTrainerState(const std::string &text, const std::string &path)
   state.warmupSteps = integer("warmup_steps", 0, state.maxSteps);
   state.dataPath = string("data/path");
   state.dataRows = integer("data/rows", 1);
-  std::string fingerprint = string("data/fingerprint");
-  if (fingerprint.empty() || fingerprint.size() > 16 ||
-      fingerprint.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
-    throw CheckpointError(path + ": 'data/fingerprint' must be hexadecimal (16 digits)");
-  state.dataFingerprint = std::strtoull(fingerprint.c_str(), nullptr, 16);
+  auto hexadecimal = [&](const char *keys) {
+    std::string digits = string(keys);
+    if (digits.empty() || digits.size() > 16 ||
+        digits.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+      throw CheckpointError(path + ": '" + keys + "' must be hexadecimal (16 digits)");
+    return uint64_t(std::strtoull(digits.c_str(), nullptr, 16));
+  };
+  state.dataFingerprint = hexadecimal("data/fingerprint");
+  // A LoRA run's (absent from checkpoints without adapters, and from older ones).
+  if (json.contains("frozen_model"))
+    state.frozenModelFingerprint = hexadecimal("frozen_model/fingerprint");
   // Every step reads at least one row of one epoch: after a step, the epoch is at most the
   // step count and its cursor past its first row.
   bool started = state.globalStep > 0;
@@ -233,6 +246,11 @@ void checkResumable(const TrainerState &saved, const TrainerState &current, bool
   compare("data rows", std::to_string(saved.dataRows), std::to_string(current.dataRows));
   if (saved.dataRows == current.dataRows && saved.dataFingerprint != current.dataFingerprint)
     differences.push_back("the training data's content differs from " + saved.dataPath);
+  if (saved.frozenModelFingerprint && current.frozenModelFingerprint &&
+      *saved.frozenModelFingerprint != *current.frozenModelFingerprint)
+    differences.push_back("the frozen model (--init's, else [model] from's, else the seed's) is "
+                          "not the one the checkpoint's adapters were trained on: pass the "
+                          "run's --init");
   DynamicLossScaler::State untouched;
   bool scalerUntouched = saved.lossScaler.scale == untouched.scale &&
                          saved.lossScaler.goodStepsInRow == untouched.goodStepsInRow &&

@@ -1,9 +1,11 @@
 """Check a merged LoRA model folder against its base model and adapters, computed here.
 
-Usage: check_merge.py BASE.safetensors ADAPTER.safetensors MERGED_FOLDER SCALING
+Usage: check_merge.py BASE.safetensors ADAPTER.safetensors MERGED_FOLDER SCALING [--fan-in-fan-out]
 Each adapted weight W (the adapter's base_model.model.<layer>.lora_A/B.weight) must be
 W + SCALING * B A within 1e-6 relative (fp32), every other tensor of the base as it was,
-and the merged folder must hold no adapter tensor. Prints one line; exits 1 on a miss.
+and the merged folder must hold no adapter tensor. With --fan-in-fan-out (PEFT's flag for
+GPT-2's Conv1D layers) the weights are stored [in, out] and take (B A) transposed. Prints
+one line; exits 1 on a miss.
 """
 import os
 import sys
@@ -17,6 +19,7 @@ PREFIX = "base_model.model."
 def main():
     base, adapters, merged = (read_model(path) for path in sys.argv[1:4])
     scaling = float(sys.argv[4])
+    fan_in_fan_out = sys.argv[5:] == ["--fan-in-fan-out"]
     if any(".lora_" in name for name in merged):
         sys.exit("the merged folder holds adapter tensors")
     if sorted(merged) != sorted(base):
@@ -34,7 +37,7 @@ def main():
             for r in range(rows):
                 for c in range(cols):
                     delta = sum(lora_b.data[r * rank + k] * lora_a.data[k * cols + c] for k in range(rank))
-                    expected[r * cols + c] += scaling * delta
+                    expected[c * rows + r if fan_in_fan_out else r * cols + c] += scaling * delta
         for got, want in zip(merged[name].data, expected):
             if abs(got - want) > 1e-6 * max(abs(want), 1e-3):
                 sys.exit(f"{name}: {got} where {want} is expected")

@@ -185,6 +185,37 @@ TEST(Checkpoint, ResumeChecksListEveryDifference) {
             "data/train.jsonl");
 }
 
+// A LoRA run's checkpoint holds the adapters alone: trainer_state.json fingerprints the frozen
+// model they train on, and a resume on another one is refused. Checkpoints without one
+// (no adapters, or written before it was kept) resume as before.
+TEST(Checkpoint, ALoraStateFingerprintsItsFrozenModel) {
+  TrainerState saved = sampleState();
+  saved.frozenModelFingerprint = 0x0123456789abcdefu;
+  std::string text = formatTrainerState(saved);
+  EXPECT_NE(text.find("\"frozen_model\": {\n    \"fingerprint\": \"0123456789abcdef\""),
+            std::string::npos)
+      << text;
+  TrainerState parsed = parseTrainerState(text, "state.json");
+  ASSERT_TRUE(parsed.frozenModelFingerprint);
+  EXPECT_EQ(*parsed.frozenModelFingerprint, *saved.frozenModelFingerprint);
+  EXPECT_FALSE(
+      parseTrainerState(formatTrainerState(sampleState()), "s.json").frozenModelFingerprint);
+  nlohmann::json json = nlohmann::json::parse(text);
+  json["frozen_model"]["fingerprint"] = "xyz";
+  EXPECT_EQ(errorOf([&] { parseTrainerState(json.dump(), "s.json"); }),
+            "s.json: 'frozen_model/fingerprint' must be hexadecimal (16 digits)");
+
+  TrainerState current = saved;
+  EXPECT_NO_THROW(checkResumable(saved, current, true, "ckpt"));
+  *current.frozenModelFingerprint ^= 1;
+  EXPECT_EQ(errorOf([&] { checkResumable(saved, current, true, "ckpt"); }),
+            "ckpt: cannot resume exactly: the frozen model (--init's, else [model] from's, else "
+            "the seed's) is not the one the checkpoint's adapters were trained on: pass the "
+            "run's --init");
+  TrainerState older = sampleState();
+  EXPECT_NO_THROW(checkResumable(older, current, true, "ckpt"));
+}
+
 // Where the data stands after the checkpoint's step follows from the settings (the caller
 // replays its batcher), and so does the loss scaler of a run that does not scale its loss.
 TEST(Checkpoint, ResumeChecksTheDataPositionAndTheLossScaler) {

@@ -44,6 +44,9 @@ struct TrainerState {
   uint64_t dataFingerprint = 0;        ///< datasetFingerprint of the training data
   BatcherState data;                   ///< the batcher's epoch, cursor and token counts
   DynamicLossScaler::State lossScaler; ///< fp16's loss scale and its counters
+  /// With LoRA adapters, frozenModelFingerprint of the model they train on (the checkpoint
+  /// does not hold it); none without adapters, or in a checkpoint written before it was kept.
+  std::optional<uint64_t> frozenModelFingerprint;
 };
 
 /// trainer_state.json's text: Hugging Face's global_step, max_steps and fractional epoch,

@@ -32,6 +32,12 @@ inline bool isLoraParameter(std::string_view name) {
 /// of adapter_config.json's text. Throws std::runtime_error when a key is missing or wrong.
 double adapterScaling(const std::string &configJson);
 
+/// A fingerprint of the model LoRA adapters train on: FNV-1a, a 64-bit word at a time, over
+/// the names and fp32 values of the plan's frozen parameters. A checkpoint holds the adapters
+/// alone; the fingerprint lets --resume tell that the frozen model it reloads is the one they
+/// were trained on.
+uint64_t frozenModelFingerprint(const TrainerPlan &plan, const std::byte *arena);
+
 /// PEFT's merge: weight [out, in] += scaling * loraB [out, rank] x loraA [rank, in], each sum
 /// over the rank taken in double and the merged value rounded once to fp32.
 void mergeAdapter(float *weight, const float *loraA, const float *loraB, int64_t out, int64_t in,
