@@ -17,6 +17,8 @@
 #include "bertc/runtime/tokenizer_config.h"
 #include "bertc/runtime/tokenizer_json.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -317,7 +319,18 @@ std::vector<std::string> writeMergedModelFolder(const std::string &dir, const Tr
   std::list<std::vector<std::byte>> buffers;
   std::vector<std::string> written =
       saveModelSafetensors(dir, mergedParametersToWrite(plan, arena, buffers), maxShardBytes);
-  writeText(folder, "config.json", textOf(plan.hfConfigJson), written);
+  // transformers loads a model in its config's torch_dtype (float32 when it has none): the
+  // merged weights' own (the first parameter's, the embeddings').
+  std::string config = textOf(plan.hfConfigJson);
+  nlohmann::json json = nlohmann::json::parse(config, nullptr, /*allow_exceptions=*/false);
+  if (json.is_object() && plan.numParams > 0) {
+    StorageType storage = plan.params[0].storage;
+    json["torch_dtype"] = storage == StorageType::BF16  ? "bfloat16"
+                          : storage == StorageType::F16 ? "float16"
+                                                        : "float32";
+    config = json.dump(2);
+  }
+  writeText(folder, "config.json", config, written);
   copyTokenizerFiles(folder, tokenizer, written);
   return written;
 }
