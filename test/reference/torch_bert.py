@@ -81,12 +81,7 @@ def load_parameters(model, path):
     tensors = read_safetensors(path)
     with torch.no_grad():
         for name, param in model.named_parameters():
-            if name not in tensors:
-                sys.exit(f"{path}: missing tensor {name}")
-            tensor = tensors[name]
-            if list(param.shape) != tensor.shape:
-                sys.exit(f"{path}: {name} has shape {tensor.shape}, model expects {list(param.shape)}")
-            param.copy_(torch.frombuffer(tensor.data, dtype=torch.float32).view(param.shape))
+            torch_lora.copy_tensor(param, tensors, name, path)
     unused = sorted(set(tensors) - {name for name, _ in model.named_parameters()})
     if unused:
         print(f"{path}: ignoring {len(unused)} tensors not in the model, e.g. {unused[0]}", file=sys.stderr)

@@ -68,6 +68,17 @@ def adapter_name(name):
     return ADAPTER_PREFIX + name
 
 
+def copy_tensor(param, tensors, key, path):
+    """Sets `param` to tensor `key` of `tensors` (read from `path`); a missing name or another
+    shape is fatal."""
+    if key not in tensors:
+        sys.exit(f"{path}: missing tensor {key}")
+    tensor = tensors[key]
+    if list(param.shape) != tensor.shape:
+        sys.exit(f"{path}: {key} has shape {tensor.shape}, model expects {list(param.shape)}")
+    param.copy_(torch.frombuffer(tensor.data, dtype=torch.float32).view(param.shape))
+
+
 def load_adapters(model, path):
     """Sets every trainable parameter from `path` (adapter_model.safetensors names)."""
     tensors = read_safetensors(path)
@@ -75,13 +86,7 @@ def load_adapters(model, path):
         for name, param in model.named_parameters():
             if not param.requires_grad:
                 continue
-            key = adapter_name(name)
-            if key not in tensors:
-                sys.exit(f"{path}: missing tensor {key}")
-            tensor = tensors[key]
-            if list(param.shape) != tensor.shape:
-                sys.exit(f"{path}: {key} has shape {tensor.shape}, the model's is {list(param.shape)}")
-            param.copy_(torch.frombuffer(tensor.data, dtype=torch.float32).view(param.shape))
+            copy_tensor(param, tensors, adapter_name(name), path)
 
 
 def save_adapters(model, path):
