@@ -58,7 +58,7 @@ from pathlib import Path
 
 from common import (BERTC, MODELS_DIR, REPO_ROOT, job_copy, print_table, read_plan,
                     require_bertc, run_checked)
-from gpu_common import (detect_arch, exit_on_sigterm, gib, gpu_memory_bytes, read_manifest,
+from gpu_common import (add_run_modes, detect_arch, parse_run_args, exit_on_sigterm, gib, gpu_memory_bytes, read_manifest,
                         run_trainer, torch_missing, torch_precision, torch_steps, write_manifest)
 from llama_init import load_init, write_init
 
@@ -182,16 +182,8 @@ def parse_args():
     parser.add_argument("--config", type=Path, help=f"a Llama config.json (default {CONFIG})")
     parser.add_argument("--target", choices=["cuda", "cuda-sim"],
                         help="cuda (default), or the simulated device")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="plan, build and write the init and the rows; print what would run")
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument("--prepare", metavar="DIR", type=Path,
-                       help="build the trainer into DIR with a manifest; run nothing")
-    where.add_argument("--prebuilt", metavar="DIR", type=Path,
-                       help="run the trainer --prepare built into DIR; bertc is not called")
-    args = parser.parse_args()
-    if args.steps <= args.warmup:
-        sys.exit("bench: --steps must be larger than --warmup")
+    add_run_modes(parser, "the trainer")
+    args = parse_run_args(parser)
     if args.prebuilt:
         if any(value is not None for value in (args.batch, args.seq, args.config, args.target)):
             sys.exit("bench: --batch, --seq, --config and --target are chosen when the trainer "

@@ -48,7 +48,7 @@ from pathlib import Path
 
 from common import (BERTC, MODELS_DIR, REPO_ROOT, job_copy, print_table, read_plan,
                     require_bertc, run_checked)
-from gpu_common import (detect_arch, exit_on_sigterm, gib, read_manifest, run_trainer,
+from gpu_common import (add_run_modes, detect_arch, parse_run_args, exit_on_sigterm, gib, read_manifest, run_trainer,
                         torch_missing, torch_precision, torch_steps, write_manifest)
 
 MODEL = MODELS_DIR / "bert-base.toml"
@@ -180,16 +180,8 @@ def main():
     parser.add_argument("--arch", help="bertc --arch (default: from nvidia-smi's compute_cap)")
     parser.add_argument("--both-attentions", action="store_true",
                         help="also run each seq_len with the attention its plan did not choose")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="plan, build and write the data; print what would run")
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument("--prepare", metavar="DIR", type=Path,
-                       help="build the trainers into DIR with a manifest; run nothing")
-    where.add_argument("--prebuilt", metavar="DIR", type=Path,
-                       help="run the trainers --prepare built into DIR; bertc is not called")
-    args = parser.parse_args()
-    if args.steps <= args.warmup:
-        sys.exit("bench: --steps must be larger than --warmup")
+    add_run_modes(parser, "the trainers")
+    args = parse_run_args(parser)
     if args.prebuilt:
         if args.both_attentions:
             sys.exit("bench: --both-attentions is chosen when the trainers are built (--prepare)")

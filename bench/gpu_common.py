@@ -48,6 +48,26 @@ def gpu_memory_bytes():
         return None
 
 
+def add_run_modes(parser, trainers):
+    """--dry-run, and --prepare / --prebuilt (one or the other) for `trainers` ("the trainer",
+    "the trainers")."""
+    parser.add_argument("--dry-run", action="store_true",
+                        help="plan, build and write the inputs; print what would run")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--prepare", metavar="DIR", type=Path,
+                       help=f"build {trainers} into DIR with a manifest; run nothing")
+    where.add_argument("--prebuilt", metavar="DIR", type=Path,
+                       help=f"run {trainers} --prepare built into DIR; bertc is not called")
+
+
+def parse_run_args(parser):
+    """The parsed arguments; --steps must exceed --warmup."""
+    args = parser.parse_args()
+    if args.steps <= args.warmup:
+        sys.exit("bench: --steps must be larger than --warmup")
+    return args
+
+
 def write_manifest(directory, manifest):
     """Writes `manifest` (a dict) as DIRECTORY/manifest.json."""
     (Path(directory) / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
