@@ -9,6 +9,8 @@
 #include "bert/BertDialect.h"
 #include "bert/Placement.h"
 
+#include "bertc/abi/quantized_weight_layout.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringSet.h"
@@ -310,6 +312,27 @@ LogicalResult ParamSlotsAttr::verify(function_ref<InFlightDiagnostic()> emitErro
       return emitError() << "a parameter's " << slotName(slot)
                          << " slot must be at an offset of at least 0, got " << *offset;
   return success();
+}
+
+LogicalResult QuantizedWeightAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                          WeightFormat, ArrayRef<int64_t> shape) {
+  if (shape.size() != 2 || shape[0] < 1 || shape[1] < 1)
+    return emitError() << "a quantized weight is a matrix [out, in] of at least one value";
+  return success();
+}
+
+int64_t QuantizedWeightAttr::getNumValues() const { return getShape()[0] * getShape()[1]; }
+
+int64_t QuantizedWeightAttr::getBytes() const {
+  switch (getFormat()) {
+  case WeightFormat::Nf4:
+    return bertc::nf4Layout(getNumValues(), /*nested=*/false).bytes;
+  case WeightFormat::Nf4DoubleQuant:
+    return bertc::nf4Layout(getNumValues(), /*nested=*/true).bytes;
+  case WeightFormat::Int8Rows:
+    return bertc::int8RowsLayout(getShape()[0], getShape()[1]).bytes;
+  }
+  llvm_unreachable("every weight format has a layout");
 }
 
 LogicalResult BertDialect::verifyOperationAttribute(Operation *op, NamedAttribute attribute) {

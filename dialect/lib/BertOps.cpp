@@ -42,9 +42,28 @@ LogicalResult InputOp::verify() {
                        << getResult().getType();
 }
 
+RankedTensorType ParamOp::getValueType() {
+  if (QuantizedWeightAttr quantized = getQuantizedAttr())
+    return RankedTensorType::get(quantized.getShape(), Float32Type::get(getContext()));
+  return getResult().getType();
+}
+
 LogicalResult ParamOp::verify() {
   if (!getResult().getType().hasStaticShape())
     return emitOpError() << "parameter '" << getName() << "' must have a static shape";
+  bool bytes = getResult().getType().getElementType().isInteger(8);
+  if (QuantizedWeightAttr quantized = getQuantizedAttr()) {
+    if (getTrainable())
+      return emitOpError() << "parameter '" << getName() << "': a quantized weight is frozen";
+    if (!bytes || getResult().getType().getRank() != 1 ||
+        getResult().getType().getNumElements() != quantized.getBytes())
+      return emitOpError() << "parameter '" << getName() << "': a " << quantized
+                           << " weight is a tensor<" << quantized.getBytes() << "xi8>, got "
+                           << getResult().getType();
+  } else if (bytes) {
+    return emitOpError() << "parameter '" << getName()
+                         << "': only a quantized weight is held as bytes";
+  }
   if (!llvm::is_contained({"normal", "zeros", "ones", "kaiming_uniform"}, getInit()))
     return emitOpError() << "init must be normal, zeros, ones or kaiming_uniform, got '"
                          << getInit() << "'";

@@ -62,7 +62,7 @@ Value ForwardBuilder::createParam(const Twine &name, ArrayRef<int64_t> shape, St
                                              RankedTensorType::get(shape, f32), fullName, group,
                                              trainable, decay, init,
                                              /*checkpoint_transposed=*/false,
-                                             /*init_scale=*/nullptr);
+                                             /*init_scale=*/nullptr, /*quantized=*/nullptr);
   return existing;
 }
 
@@ -75,8 +75,9 @@ Value ForwardBuilder::linear(Value x, const Twine &module, int64_t outFeatures, 
   Value biasParam =
       bias ? param(name + ".bias", {outFeatures}, group, "zeros", /*decay=*/false, locations, key)
            : Value();
-  Value projected = builder.create<bert::LinearOp>(
-      at(name, locations, key), withLastDim(x, outFeatures), x, weight, biasParam);
+  Value projected =
+      builder.create<bert::LinearOp>(at(name, locations, key), withLastDim(x, outFeatures), x,
+                                     baseWeight(weight, group), biasParam);
   return withAdapter(x, projected, name, group);
 }
 
@@ -93,8 +94,8 @@ Value ForwardBuilder::conv1D(Value x, const Twine &module, int64_t outFeatures, 
     weightOp.setInitScaleAttr(builder.getF64FloatAttr(*initScale));
   Value bias =
       param(name + ".bias", {outFeatures}, group, "zeros", /*decay=*/false, locations, key);
-  Value projected = builder.create<bert::LinearOp>(at(name, locations, key),
-                                                   withLastDim(x, outFeatures), x, weight, bias);
+  Value projected = builder.create<bert::LinearOp>(
+      at(name, locations, key), withLastDim(x, outFeatures), x, baseWeight(weight, group), bias);
   return withAdapter(x, projected, name, group);
 }
 

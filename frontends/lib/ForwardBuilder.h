@@ -114,6 +114,11 @@ private:
   mlir::Value createParam(const llvm::Twine &name, llvm::ArrayRef<int64_t> shape,
                           llvm::StringRef group, llvm::StringRef init, bool decay, bool trainable,
                           const KeyLocations &locations, llvm::StringRef key);
+  /// What a linear layer's GEMM reads of its `weight` parameter: the parameter, or, for a
+  /// QLoRA base ([lora] base = "nf4" or "int8"), the weight made a quantized parameter and
+  /// dequantized for the GEMM. Only the frozen layers' weights are quantized; embeddings,
+  /// the LM head and task heads stay as the precision stores them (LoraAdapter.cpp).
+  mlir::Value baseWeight(mlir::Value weight, llvm::StringRef group);
   /// `projected`, the output of linear layer `module` over `x`, plus its LoRA adapter's
   /// when [lora] targets the layer (LoraAdapter.cpp).
   mlir::Value withAdapter(mlir::Value x, mlir::Value projected, llvm::StringRef module,

@@ -63,7 +63,8 @@ inline constexpr StringRef kDataKeys[] = {"train",
                                           "max_query_length",
                                           "max_answer_length",
                                           "n_best"};
-inline constexpr StringRef kLoraKeys[] = {"from", "r", "alpha", "dropout", "targets", "use_rslora"};
+inline constexpr StringRef kLoraKeys[] = {"from",    "r",          "alpha", "dropout",
+                                          "targets", "use_rslora", "base",  "double_quant"};
 /// The [data] keys of the SQuAD recipe, for task = "span" only.
 inline constexpr StringRef kSpanDataKeys[] = {"doc_stride", "max_query_length", "max_answer_length",
                                               "n_best"};

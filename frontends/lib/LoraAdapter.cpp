@@ -38,6 +38,24 @@ bool targets(StringRef target, StringRef module) {
 
 } // namespace
 
+Value ForwardBuilder::baseWeight(Value weight, StringRef group) {
+  const LoraSpec &lora = spec.lora;
+  auto param = weight.getDefiningOp<bert::ParamOp>();
+  if (!lora.enabled || lora.base.empty() || !group.starts_with("encoder.layer.") ||
+      param.getTrainable())
+    return weight;
+  bert::WeightFormat format = lora.base == "int8" ? bert::WeightFormat::Int8Rows
+                              : lora.doubleQuant  ? bert::WeightFormat::Nf4DoubleQuant
+                                                  : bert::WeightFormat::Nf4;
+  RankedTensorType values = param.getValueType();
+  auto quantized = bert::QuantizedWeightAttr::get(&ctx, format, values.getShape());
+  if (!param.getQuantizedAttr()) {
+    param.setQuantizedAttr(quantized);
+    param.getResult().setType(RankedTensorType::get({quantized.getBytes()}, builder.getI8Type()));
+  }
+  return builder.create<bert::DequantizeOp>(param.getLoc(), values, param.getResult(), quantized);
+}
+
 Value ForwardBuilder::withAdapter(Value x, Value projected, StringRef module, StringRef group) {
   const LoraSpec &lora = spec.lora;
   if (!lora.enabled || isHeadGroup(group))

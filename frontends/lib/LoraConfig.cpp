@@ -39,6 +39,8 @@ void JobReader::readLora(const toml::table *table) {
   reader.readNumber("alpha", lora.alpha);
   reader.readNumber("dropout", lora.dropout);
   reader.readBoolean("use_rslora", lora.useRslora);
+  reader.readString("base", lora.base);
+  reader.readBoolean("double_quant", lora.doubleQuant);
   // targets: a list of module names, or the one string "all-linear" as PEFT takes it.
   if (const toml::node *targets = reader.readNode("targets")) {
     if (const toml::value<std::string> *all = targets->as_string()) {
@@ -180,6 +182,12 @@ void JobReader::checkLora() {
   else
     requireFloat(ll, "lora.alpha", lora.alpha, /*zeroAllowed=*/false);
   requireRange(ll, "lora.dropout", lora.dropout, 0, 1, false);
+  if (ll.keys.count("base") && lora.base != "nf4" && lora.base != "int8")
+    file.error(loc(ll, "base"))
+        << "key 'lora.base' must be \"nf4\" or \"int8\", got \"" << lora.base
+        << "\" (without it the base is stored as the precision stores every parameter)";
+  if (ll.keys.count("double_quant") && lora.base != "nf4")
+    file.error(loc(ll, "double_quant")) << "key 'lora.double_quant' applies to base = \"nf4\" only";
   if (ll.keys.count("targets") && lora.targets.empty())
     file.error(loc(ll, "targets")) << "key 'lora.targets' must name at least one module";
   for (const std::string &target : lora.targets)

@@ -122,7 +122,7 @@ std::vector<int64_t> workingCopyOffsets(const TrainerPlan &plan, const CudaSteps
   std::unordered_map<size_t, int64_t> workingCopyByMaster;
   for (size_t p = 0; p < plan.numParams; ++p) {
     const ParamSlot &param = plan.params[p];
-    if (param.storage != StorageType::F32)
+    if (param.storage != StorageType::F32 && !param.workingCopyOnly)
       workingCopyByMaster[param.masterOffset] = int64_t(param.offset / sizeof(uint16_t));
   }
   std::vector<int64_t> offsets(steps.numAdamWParameters, -1);

@@ -8,6 +8,8 @@ namespace bertc {
 void writeWorkingCopies(const TrainerPlan &plan, std::byte *arena) {
   for (size_t p = 0; p < plan.numParams; ++p) {
     const ParamSlot &param = plan.params[p];
+    if (param.workingCopyOnly)
+      continue; // written when its values were
     const auto *master = reinterpret_cast<const float *>(arena + param.masterOffset);
     if (param.storage == StorageType::BF16)
       cpu::convert(master, reinterpret_cast<bf16 *>(arena + param.offset), param.numel);

@@ -8,7 +8,8 @@
 namespace bertc {
 
 /// Rounds every 16-bit parameter's fp32 master into its working copy (after
-/// initialisation, --init or a resume wrote the masters).
+/// initialisation, --init or a resume wrote the masters); a workingCopyOnly parameter has
+/// none, and its working copy was written with its values.
 void writeWorkingCopies(const TrainerPlan &plan, std::byte *arena);
 
 } // namespace bertc

@@ -6,6 +6,7 @@
 #include "bertc/runtime/checkpoint_layout.h"
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/lora_adapter.h"
+#include "bertc/runtime/parameter_values.h"
 #include "bertc/runtime/safetensors.h"
 #include "bertc/runtime/safetensors_shards.h"
 #include "bertc/runtime/torch_checkpoint.h"
@@ -26,9 +27,20 @@ std::vector<int64_t> shapeOf(const ParamSlot &param) {
   return std::vector<int64_t>(param.shape, param.shape + param.rank);
 }
 
-/// A parameter's fp32 values: its master when its working copy is 16-bit.
-float *valuesOf(std::byte *arena, const ParamSlot &param) {
-  return reinterpret_cast<float *>(arena + fp32ValueOffset(param));
+/// Where a parameter's fp32 values are written: its fp32 slot (its master when its working
+/// copy is 16-bit) or, for a workingCopyOnly one, `staged`, which storeParameterValues then
+/// rounds or quantizes into the working copy.
+float *valuesOf(std::byte *arena, const ParamSlot &param, std::vector<float> &staged) {
+  if (hasFp32Values(param))
+    return reinterpret_cast<float *>(arena + fp32ValueOffset(param));
+  staged.resize(size_t(param.numel));
+  return staged.data();
+}
+
+/// Finishes a write through valuesOf.
+void storeStaged(std::byte *arena, const ParamSlot &param, const std::vector<float> &staged) {
+  if (!hasFp32Values(param))
+    storeParameterValues(param, staged.data(), arena);
 }
 
 /// Step counter of the initialisation's random numbers: dropout keys by the 1-based
@@ -90,13 +102,16 @@ std::string checkpointFile(const std::string &initPath) {
 template <class Reader>
 void readParameter(Reader &reader, const std::string &name, const ParamSlot &param,
                    std::byte *arena) {
+  std::vector<float> staged;
+  float *values = valuesOf(arena, param, staged);
   if (!param.checkpointTransposed) {
-    reader.readF32(name, shapeOf(param), valuesOf(arena, param));
-    return;
+    reader.readF32(name, shapeOf(param), values);
+  } else {
+    std::vector<float> stored(size_t(param.numel));
+    reader.readF32(name, checkpointShape(param), stored.data());
+    transposeMatrix(stored.data(), param.shape[1], param.shape[0], values);
   }
-  std::vector<float> stored(size_t(param.numel));
-  reader.readF32(name, checkpointShape(param), stored.data());
-  transposeMatrix(stored.data(), param.shape[1], param.shape[0], valuesOf(arena, param));
+  storeStaged(arena, param, staged);
 }
 
 /// loadParameters from an open checkpoint (ShardedSafetensorsReader or TorchCheckpointReader).
@@ -143,7 +158,8 @@ void loadFrom(Reader &reader, const std::string &path, const TrainerPlan &plan, 
 void initializeParameter(const TrainerPlan &plan, std::byte *arena, size_t p, uint64_t seed) {
   const double twoPi = 6.283185307179586;
   const ParamSlot &param = plan.params[p];
-  float *values = valuesOf(arena, param);
+  std::vector<float> staged;
+  float *values = valuesOf(arena, param, staged);
   // PEFT's lora_A init, kaiming_uniform_(a = sqrt(5)): the bound gain * sqrt(3 / fan_in)
   // with gain sqrt(2 / (1 + 5)) is 1 / sqrt(fan_in).
   const double bound = param.rank == 2 ? 1.0 / std::sqrt(double(param.shape[1])) : 0.0;
@@ -164,6 +180,7 @@ void initializeParameter(const TrainerPlan &plan, std::byte *arena, size_t p, ui
   }
   if (param.zeroRow >= 0 && param.rank == 2 && param.zeroRow < param.shape[0])
     std::fill_n(values + param.zeroRow * param.shape[1], param.shape[1], 0.0f);
+  storeStaged(arena, param, staged);
 }
 
 /// Loads the parameters from a safetensors file, a sharded one's index (each tensor read from

@@ -11,6 +11,7 @@
 #include "bertc/runtime/half_types.h"
 #include "bertc/runtime/input_files.h"
 #include "bertc/runtime/lora_adapter.h"
+#include "bertc/runtime/parameter_values.h"
 #include "bertc/runtime/safetensors.h"
 #include "bertc/runtime/safetensors_shards.h"
 #include "bertc/runtime/save_files.h"
@@ -265,13 +266,15 @@ std::vector<TensorToWrite> mergedParametersToWrite(const TrainerPlan &plan, cons
   auto fp32Values = [&](const ParamSlot &param) {
     return reinterpret_cast<const float *>(arena + fp32ValueOffset(param));
   };
+  // A quantized base weight is written dequantized, in the 16-bit type of the rest.
+  const StorageType modelStorage = plan.numParams > 0 ? plan.params[0].storage : StorageType::F32;
   std::vector<TensorToWrite> tensors;
   for (size_t p = 0; p < plan.numParams; ++p) {
     const ParamSlot &param = plan.params[p];
     std::string name = param.name;
     if (isLoraParameter(name))
       continue;
-    std::vector<float> values(fp32Values(param), fp32Values(param) + param.numel);
+    std::vector<float> values = parameterValues(param, arena);
     const std::string stem = name.size() > 7 ? name.substr(0, name.size() - 7) : "";
     auto loraA = byName.find(stem + ".lora_A.weight"), loraB = byName.find(stem + ".lora_B.weight");
     if (name.size() > 7 && name.compare(name.size() - 7, 7, ".weight") == 0 &&
@@ -283,8 +286,9 @@ std::vector<TensorToWrite> mergedParametersToWrite(const TrainerPlan &plan, cons
       transposeMatrix(values.data(), param.shape[0], param.shape[1], transposed.data());
       values.swap(transposed);
     }
-    std::vector<std::byte> &bytes = buffers.emplace_back(storedBytes(values, param.storage));
-    tensors.push_back({name, checkpointShape(param), bytes.data(), storageDtype(param.storage)});
+    StorageType storage = isQuantized(param.storage) ? modelStorage : param.storage;
+    std::vector<std::byte> &bytes = buffers.emplace_back(storedBytes(values, storage));
+    tensors.push_back({name, checkpointShape(param), bytes.data(), storageDtype(storage)});
   }
   return tensors;
 }

@@ -1,6 +1,8 @@
 // Merging LoRA adapters into the weights they adapt (lora_adapter.h): PEFT's merge_and_unload.
 #include "bertc/runtime/lora_adapter.h"
 
+#include "bertc/runtime/parameter_values.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -47,7 +49,10 @@ uint64_t frozenModelFingerprint(const TrainerPlan &plan, const std::byte *arena)
     if (param.trainable)
       continue;
     mix(param.name, std::strlen(param.name) + 1);
-    mix(arena + fp32ValueOffset(param), size_t(param.numel) * sizeof(float));
+    if (hasFp32Values(param))
+      mix(arena + fp32ValueOffset(param), size_t(param.numel) * sizeof(float));
+    else
+      mix(arena + param.offset, workingCopyBytes(param));
   }
   return hash;
 }

@@ -9,6 +9,20 @@ bf16 or fp16 it trains as PyTorch's automatic mixed precision on a GPU would (CU
 autocast's op policy, and for fp16 GradScaler's dynamic loss scaling), emulated on the CPU
 by torch_amp.py. With --lora-targets it trains LoRA adapters on the frozen model instead
 (torch_lora.py), starting from --lora-init's. Needs only torch.
+
+QLoRA (--lora-base nf4 or int8, with --lora-targets; --double-quant with nf4): the frozen base
+as bertc computes it. After load_parameters and before the adapters are added, every Linear
+(GPT-2: Conv1D) weight inside the repeated transformer blocks (Llama, Qwen2, Mistral:
+model.layers.N.self_attn.{q,k,v,o}_proj and model.layers.N.mlp.{gate,up,down}_proj; GPT-2:
+transformer.h.N.attn.c_attn, attn.c_proj, mlp.c_fc and mlp.c_proj) is replaced by its
+quantized-then-dequantized value (bnb_quant.py, bitsandbytes' arithmetic); the embeddings, the
+LM head, the norms and every bias are left as loaded. Each weight is quantized from its fp32
+values as a Linear's row-major [out, in] matrix (a Conv1D's [in, out] weight is transposed
+first and back after): nf4 = quantize_4bit of the flattened values (blocks of 64;
+compress_statistics with --double-quant) then dequantize_4bit, int8 = int8_vectorwise_quant
+of the rows then int8_dequant, both dequantized in the precision's compute dtype (fp32, or
+bf16 / fp16 for --precision bf16 / fp16) and stored back as the fp32 parameter, exactly. The
+adapters freeze these weights as they freeze the whole base.
 """
 import argparse
 import array
@@ -19,6 +33,7 @@ from types import SimpleNamespace
 
 import torch
 
+import bnb_quant
 import torch_amp
 import torch_gpt2_model
 import torch_llama_model
@@ -119,13 +134,62 @@ def autocast(precision):
     return torch_amp.Autocast(torch_amp.DTYPES[precision])
 
 
+def block_linears(model):
+    """(name, module, transposed) of every Linear, or GPT-2 Conv1D (its weight [in, out]:
+    transposed), inside the repeated transformer blocks: model.layers.N's projections, or
+    transformer.h.N's c_attn, c_proj and c_fc. Not the embeddings or the LM head."""
+    blocks = model.model.layers if hasattr(model, "model") else model.transformer.h
+    prefix = "model.layers" if hasattr(model, "model") else "transformer.h"
+    found = []
+    for index, block in enumerate(blocks):
+        for name, module in block.named_modules():
+            transposed = type(module).__name__ == "Conv1D"
+            if isinstance(module, torch.nn.Linear) or transposed:
+                found.append((f"{prefix}.{index}.{name}", module, transposed))
+    return found
+
+
+def quantize_base(model, kind, double_quant, precision):
+    """Replaces each block_linears weight by its `kind` (nf4 or int8) quantized-then-dequantized
+    value, as bertc's QLoRA base holds it (see the module docstring): quantized from the fp32
+    [out, in] matrix, dequantized in the compute dtype of `precision`, stored back as fp32 (the
+    16-bit values are fp32 values). Biases, norms, embeddings and the LM head are untouched.
+    Returns the names of the weights it replaced."""
+    dtype = torch.float32 if precision == "fp32" else torch_amp.DTYPES[precision]
+    nested_code = bnb_quant.create_dynamic_map() if double_quant else None
+    names = []
+    with torch.no_grad():
+        for name, module, transposed in block_linears(model):
+            weight = module.weight.detach().float()
+            matrix = weight.t().contiguous() if transposed else weight  # [out, in]
+            if kind == "nf4":
+                packed, state = bnb_quant.quantize_4bit(matrix, double_quant, nested_code)
+                values = bnb_quant.dequantize_4bit(packed, state, dtype)
+            else:
+                codes, row_absmax = bnb_quant.int8_vectorwise_quant(matrix)
+                values = bnb_quant.int8_dequant(codes, row_absmax, dtype)
+            values = values.float()
+            module.weight.copy_(values.t() if transposed else values)
+            names.append(name + ".weight")
+    return names
+
+
 def train(args, config, family):
     model = family.ForCausalLM(config)
     load_parameters(model, args.init)
     if args.lora_targets:
+        # QLoRA: the base's block weights quantized then dequantized, before the adapters.
+        quantized = (quantize_base(model, args.lora_base, args.double_quant, args.precision)
+                     if args.lora_base else [])
+        if args.save_base:
+            save_parameters(model, args.save_base)
         torch_lora.add_adapters(model, args.lora_targets.split(","), args.lora_r, args.lora_alpha,
                                 use_rslora=args.lora_rslora)
         torch_lora.load_adapters(model, args.lora_init)
+        # add_adapters froze the base; a wrapped layer's weight is now under .base_layer.
+        trainable = {name.replace(".base_layer.", ".") for name, param in model.named_parameters()
+                     if param.requires_grad}
+        assert not trainable & set(quantized), "a quantized base weight would train"
     pad_id = config.pad_token_id if config.pad_token_id is not None else 0
     batches = make_batches(read_rows(args.data, args.seq_len), args.batch, pad_id)
     optimizer = torch.optim.AdamW(parameter_groups(model, args.weight_decay), lr=args.lr,
@@ -218,6 +282,14 @@ def parse_args(argv):
     parser.add_argument("--lora-alpha", type=float, default=8.0)
     parser.add_argument("--lora-rslora", action="store_true", help="scaling alpha / sqrt(r)")
     parser.add_argument("--lora-init", help="adapter_model.safetensors the adapters start from")
+    parser.add_argument("--lora-base", choices=["nf4", "int8"],
+                        help="QLoRA: the blocks' linear weights quantized then dequantized, as "
+                             "bitsandbytes does (see the module docstring); absent: as loaded")
+    parser.add_argument("--double-quant", action="store_true",
+                        help="with --lora-base nf4, quantize the absmaxes too (compress_statistics)")
+    parser.add_argument("--save-base", metavar="OUT",
+                        help="with --lora-targets, write the frozen base the adapters train on "
+                             "(with --lora-base, its weights as the GEMMs read them) to OUT")
     parser.add_argument("--log", help="JSONL metrics log, one {step, loss} line per optimizer step")
     parser.add_argument("--save", help="safetensors for the trained parameters")
     args = parser.parse_args(argv)
@@ -225,6 +297,10 @@ def parse_args(argv):
         parser.error("training needs --init, --data, --steps and --log (or use --make-init)")
     if args.lora_targets and not args.lora_init:
         parser.error("--lora-targets needs --lora-init")
+    if args.lora_base and not args.lora_targets:
+        parser.error("--lora-base needs --lora-targets (it quantizes the frozen base of LoRA training)")
+    if args.double_quant and args.lora_base != "nf4":
+        parser.error("--double-quant needs --lora-base nf4")
     return args
 
 

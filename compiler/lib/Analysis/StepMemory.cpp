@@ -44,6 +44,13 @@ std::string dtypeText(Type type) {
   return text;
 }
 
+/// How a parameter's value is stored: its element type, or its quantized format ("nf4").
+std::string storageName(bert::ParamOp param) {
+  if (bert::QuantizedWeightAttr quantized = param.getQuantizedAttr())
+    return bert::stringifyWeightFormat(quantized.getFormat()).str();
+  return dtypeText(param.getResult().getType().getElementType());
+}
+
 } // namespace
 
 FailureOr<StepMemory> analyzeStepMemory(ModuleOp module) {
@@ -72,19 +79,18 @@ FailureOr<StepMemory> analyzeStepMemory(ModuleOp module) {
     describeLocation(param.getLoc(), locName, planned.origin);
     planned.name = param.getName().str();
     planned.group = param.getGroup().str();
-    planned.shape = shapeText(param.getResult().getType(), *bounds);
+    planned.shape = shapeText(param.getValueType(), *bounds);
     planned.bytes = boundedBytes(param.getResult().getType(), *bounds);
     // A 16-bit parameter has an fp32 master; gradients are always fp32, and so are the
     // moments unless they are 8-bit codes with an fp32 absmax per block.
     int64_t count = param.getResult().getType().getNumElements();
     int64_t fp32Bytes = count * 4;
-    Type element = param.getResult().getType().getElementType();
     int64_t blocks = eightBit.count(param.getName())
                          ? quantBlockCount(count, QuantBlockSize(eightBit.lookup(param.getName())))
                          : 0;
     auto slotBytes = [&](ParamSlotKind slot) -> std::pair<int64_t, std::string> {
       if (slot == ParamSlotKind::Value)
-        return {planned.bytes, element.isF32() ? "f32" : element.isBF16() ? "bf16" : "f16"};
+        return {planned.bytes, storageName(param)};
       if ((slot == ParamSlotKind::AdamM || slot == ParamSlotKind::AdamV) && blocks > 0)
         return {count, "u8"};
       if (slot == ParamSlotKind::AdamMAbsmax || slot == ParamSlotKind::AdamVAbsmax)

@@ -114,6 +114,14 @@ void forEachUpdate(ModuleOp module,
 
 } // namespace
 
+bool keepsFp32Master(bert::ParamOp param) {
+  Type element = param.getResult().getType().getElementType();
+  if (!element.isBF16() && !element.isF16())
+    return false;
+  auto module = param->getParentOfType<ModuleOp>();
+  return param.getTrainable() || !(module && module->hasAttr("bert.adapter_config"));
+}
+
 llvm::StringMap<int64_t> eightBitStateBlocks(ModuleOp module) {
   llvm::StringMap<int64_t> blocks;
   forEachUpdate(module, [&](bert::AdamWOp adamw, llvm::StringRef name) {

@@ -33,6 +33,8 @@ std::string product(ArrayRef<std::string> dims) {
 std::string cppType(Type elementType) {
   if (elementType.isInteger(32))
     return "int32_t";
+  if (elementType.isInteger(8))
+    return "uint8_t"; // a quantized weight's bytes
   if (elementType.isBF16())
     return "bf16";
   if (elementType.isF16())

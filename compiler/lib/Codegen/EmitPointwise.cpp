@@ -12,6 +12,7 @@
 #include "EmitContext.h"
 
 #include "bert/BertDialect.h"
+#include "bertc/abi/quantized_weight_layout.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -20,6 +21,26 @@ using namespace mlir::bert;
 namespace bertc {
 
 namespace {
+
+/// The dequantization of a quantized weight into its reader's transient: the NF4 or int8
+/// kernels of cpu_quantized_weight.h (cuda_quantized_weight.h), over the parts that
+/// quantized_weight_layout.h places.
+void emitDequantize(EmitContext &ctx, DequantizeOp op) {
+  QuantizedWeightAttr weight = op.getWeight();
+  std::string input = ctx.name(op.getInput()), out = ctx.name(op.getResult());
+  if (weight.getFormat() == WeightFormat::Int8Rows) {
+    int64_t rows = weight.getShape()[0], cols = weight.getShape()[1];
+    ctx.os << ctx.call("dequantizeInt8Rows") << "reinterpret_cast<const int8_t *>(" << input
+           << "), reinterpret_cast<const float *>(" << input << " + "
+           << int8RowsLayout(rows, cols).absmaxOffset << "), " << out << ", " << rows << ", "
+           << cols << ctx.end();
+    return;
+  }
+  bool nested = weight.getFormat() == WeightFormat::Nf4DoubleQuant;
+  ctx.os << ctx.call("dequantizeNf4") << "nf4WeightAt(" << input << ", nf4Layout("
+         << weight.getNumValues() << ", " << (nested ? "true" : "false") << ")), " << out
+         << ctx.end();
+}
 
 /// The runtime's name of a tanh or ReLU (or its gradient): its kernels' prefix.
 std::string activationOf(Operation *op) { return isa<TanhOp, TanhGradOp>(op) ? "tanh" : "relu"; }
@@ -204,6 +225,10 @@ std::optional<LogicalResult> emitPointwiseOp(Operation *op, EmitContext &ctx) {
       })
       .Case([&](AddOp add) {
         emitElementwise(ctx, "add", {add.getLhs(), add.getRhs(), add.getResult()}, add.getResult());
+        return success();
+      })
+      .Case([&](DequantizeOp d) {
+        emitDequantize(ctx, d);
         return success();
       })
       .Case([&](ScaleOp s) {

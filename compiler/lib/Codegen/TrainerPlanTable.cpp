@@ -108,8 +108,20 @@ int64_t slotField(ParamOp param, ParamSlotKind slot) {
   return succeeded(offset) ? *offset : 0;
 }
 
-/// The StorageType enumerator of a parameter's element type.
-std::string storageKind(Type elementType) {
+/// The StorageType enumerator of a parameter's value: its quantized format, else its
+/// element type.
+std::string storageKind(ParamOp param) {
+  if (QuantizedWeightAttr quantized = param.getQuantizedAttr()) {
+    switch (quantized.getFormat()) {
+    case WeightFormat::Nf4:
+      return "StorageType::Nf4";
+    case WeightFormat::Nf4DoubleQuant:
+      return "StorageType::Nf4DoubleQuant";
+    case WeightFormat::Int8Rows:
+      return "StorageType::Int8Rows";
+    }
+  }
+  Type elementType = param.getResult().getType().getElementType();
   if (elementType.isBF16())
     return "StorageType::BF16";
   if (elementType.isF16())
@@ -154,23 +166,23 @@ void emitParamTable(func::FuncOp microStep, raw_ostream &os) {
   llvm::DenseMap<Operation *, int64_t> paddingRows = zeroRows(microStep);
   os << "const ParamSlot kParams[] = {\n";
   microStep.walk([&](ParamOp param) {
-    auto shape = param.getResult().getType().getShape();
-    os << "    {\"" << param.getName() << "\", " << shape.size() << ", {";
-    llvm::interleaveComma(shape, os);
-    os << "}, " << param.getResult().getType().getNumElements() << ", "
-       << slotField(param, ParamSlotKind::Value) << ", "
-       << (param.getTrainable() ? "true" : "false") << ", " << slotField(param, ParamSlotKind::Grad)
-       << ", " << slotField(param, ParamSlotKind::AdamM) << ", "
-       << slotField(param, ParamSlotKind::AdamV) << ", " << (param.getDecay() ? "true" : "false")
-       << ", " << initKind(param.getInit()) << ", "
-       << storageKind(param.getResult().getType().getElementType()) << ", "
-       << slotField(param, ParamSlotKind::Master);
+    RankedTensorType valueType = param.getValueType();
+    os << "    {\"" << param.getName() << "\", " << valueType.getRank() << ", {";
+    llvm::interleaveComma(valueType.getShape(), os);
+    os << "}, " << valueType.getNumElements() << ", " << slotField(param, ParamSlotKind::Value)
+       << ", " << (param.getTrainable() ? "true" : "false") << ", "
+       << slotField(param, ParamSlotKind::Grad) << ", " << slotField(param, ParamSlotKind::AdamM)
+       << ", " << slotField(param, ParamSlotKind::AdamV) << ", "
+       << (param.getDecay() ? "true" : "false") << ", " << initKind(param.getInit()) << ", "
+       << storageKind(param) << ", " << slotField(param, ParamSlotKind::Master);
     int64_t block = blocks.lookup(param.getName());
     auto zeroRow = paddingRows.find(param.getOperation());
     bool hasZeroRow = zeroRow != paddingRows.end();
     bool transposed = param.getCheckpointTransposed();
     FloatAttr scaleAttr = param.getInitScaleAttr();
     double initScale = scaleAttr ? scaleAttr.getValueAsDouble() : 1.0;
+    bool workingCopyOnly =
+        !param.getResult().getType().getElementType().isF32() && !bertc::keepsFp32Master(param);
     // The trailing fields, written up to the last one that is not its default.
     struct Field {
       std::string text;
@@ -182,7 +194,8 @@ void emitParamTable(func::FuncOp microStep, raw_ostream &os) {
         {std::to_string(slotField(param, ParamSlotKind::AdamVAbsmax)), block == 0},
         {std::to_string(hasZeroRow ? zeroRow->second : -1), !hasZeroRow},
         {transposed ? "true" : "false", !transposed},
-        {llvm::formatv("{0:e16}", initScale).str(), initScale == 1.0}};
+        {llvm::formatv("{0:e16}", initScale).str(), initScale == 1.0},
+        {workingCopyOnly ? "true" : "false", !workingCopyOnly}};
     while (!trailing.empty() && trailing.back().isDefault)
       trailing.pop_back();
     for (const Field &field : trailing)

@@ -55,7 +55,7 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory, 
   FailureOr<func::FuncOp> microStep = getMicroStep(module);
   if (module->hasAttr("bert.adapter_config") && succeeded(microStep))
     microStep->walk([&](bert::ParamOp param) {
-      int64_t numel = param.getResult().getType().getNumElements();
+      int64_t numel = param.getValueType().getNumElements();
       s.parameterCount += numel;
       s.trainableParameters += param.getTrainable() ? numel : 0;
       s.adaptedLayers += param.getName().ends_with(".lora_A.weight");

@@ -1,7 +1,8 @@
 //===- MixedPrecision.cpp - 16-bit storage with fp32 compute --------------===//
 //
 // Retypes a training module for bf16 or fp16 storage (see Passes.td):
-//   1. every parameter, in both step functions, becomes a 16-bit working copy;
+//   1. every parameter, in both step functions, becomes a 16-bit working copy (but a
+//      quantized one, which `bert.dequantize` reads in the storage type);
 //   2. @micro_step is walked in program order. An op with 16-bit kernels (the
 //      StorageTypedOpInterface) gets its float operands cast to the type it computes in
 //      (the storage type, or f32 where the op says so) and its results retyped, except
@@ -114,9 +115,10 @@ struct MixedPrecisionPass : bertc::impl::MixedPrecisionBase<MixedPrecisionPass> 
       return;
 
     Type storage = precision == "bf16" ? Type(b.getBF16Type()) : Type(b.getF16Type());
-    // 1. Parameters, in every step function.
+    // 1. Parameters, in every step function (a quantized one keeps its bytes).
     module.walk([&](ParamOp param) {
-      param.getResult().setType(cast<RankedTensorType>(param.getResult().getType()).clone(storage));
+      if (!param.getQuantizedAttr())
+        param.getResult().setType(param.getResult().getType().clone(storage));
     });
     // 2. The micro-step in program order (the casts it creates are not revisited).
     Retyper retyper(storage);

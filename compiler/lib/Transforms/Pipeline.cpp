@@ -9,6 +9,8 @@
 namespace bertc {
 
 void addPlanningPasses(mlir::OpPassManager &pm, const PlanningOptions &options) {
+  // A recomputation may have given a dequantized weight a second reader.
+  pm.addPass(createDequantizeAtUse());
   // Before planning: the order decides how long tensors live, and so the peak.
   pm.addPass(createScheduleForMemory());
   // In that order, each update right after its parameter's last reader: the planner
@@ -30,6 +32,8 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const Pipeline
   if (from < Stage::Train && to >= Stage::Train) {
     // The whole micro-step: the backward pass is derived, never written by hand.
     pm.addPass(createAutodiff());
+    // A quantized weight's backward GEMMs dequantize it anew: none lives across the step.
+    pm.addPass(createDequantizeAtUse());
     // The update after the (accumulated) micro-steps: AdamW per trainable parameter,
     // each with the state it keeps, which the plan sizes.
     InsertOptimizerOptions optimizer;

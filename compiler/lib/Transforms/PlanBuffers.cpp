@@ -197,11 +197,11 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
   }
 
   enum class Masters { All, Trainable, Frozen };
-  /// The fp32 masters of the 16-bit parameters `which` takes, in program order.
+  /// The fp32 masters of the parameters `which` takes that keep one, in program order.
   void layoutMasters(ArrayRef<ParamOp> params, Masters which, RegionCursor &masters) {
     for (ParamOp p : params) {
       bool taken = which == Masters::All || p.getTrainable() == (which == Masters::Trainable);
-      if (!p.getResult().getType().getElementType().isF32() && taken)
+      if (bertc::keepsFp32Master(p) && taken)
         setParamSlot(p, ParamSlotKind::Master, masters.take(fp32Bytes(p)));
     }
   }

@@ -204,10 +204,11 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
         bytes.push_back(bertc::boundedBytes(type, bounds));
       }
       if (auto param = dyn_cast<ParamOp>(op)) {
-        // The value is in the parameter's storage type; its master and gradient are
+        // The value is in the parameter's storage type (a quantized one's bytes); its
+        // master (where it keeps one) and gradient are
         // fp32, its moments fp32 or, with 8-bit state, a code per value and an fp32
         // absmax per block (abi/adamw_8bit_state.h).
-        bool sixteenBit = !param.getResult().getType().getElementType().isF32();
+        bool hasMaster = bertc::keepsFp32Master(param);
         int64_t count = param.getResult().getType().getNumElements();
         auto block = eightBit.find(param.getName());
         bool isEightBit = block != eightBit.end();
@@ -215,7 +216,7 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
           bool isValue = slot == ParamSlotKind::Value, isMaster = slot == ParamSlotKind::Master;
           bool isAbsmax = slot == ParamSlotKind::AdamMAbsmax || slot == ParamSlotKind::AdamVAbsmax;
           bool isMoment = isAbsmax || slot == ParamSlotKind::AdamM || slot == ParamSlotKind::AdamV;
-          bool needed = isValue || ((isMaster ? sixteenBit : param.getTrainable()) &&
+          bool needed = isValue || ((isMaster ? hasMaster : param.getTrainable()) &&
                                     (!isAbsmax || isEightBit));
           // An update in the backward reads its gradient from an activation.
           if (slot == ParamSlotKind::Grad && updatedInBackward.contains(param.getName()))

@@ -116,4 +116,30 @@ def Bert_ParamSlotsAttr : Bert_Attr<"ParamSlots", "param_slots"> {
   let genVerifyDecl = 1;
 }
 
+def Bert_QuantizedWeightAttr : Bert_Attr<"QuantizedWeight", "quantized"> {
+  let summary = "a frozen weight stored quantized: its format and the shape it stands for";
+  let description = [{
+    QLoRA's NF4 (blocks of 64 values, with or without double quantization of the
+    absmaxes) or LLM.int8()'s int8 rows, over the row-major values of a matrix of
+    `shape` ([out, in], as a linear layer reads it), laid out as
+    `bertc/abi/quantized_weight_layout.h` says: `bytes()` of them, which the parameter's
+    `tensor<Nxi8>` holds.
+
+    ```mlir
+    %q = bert.param "model.layers.0.mlp.up_proj.weight" {quantized = #bert.quantized<nf4_double_quant, [96, 64]>, ...}
+        : tensor<3904xi8>
+    ```
+  }];
+  let parameters = (ins EnumParameter<Bert_WeightFormat>:$format,
+                        ArrayRefParameter<"int64_t">:$shape);
+  let assemblyFormat = "`<` $format `,` `[` $shape `]` `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The values the weight stands for: the product of its shape.
+    int64_t getNumValues() const;
+    /// The bytes of its layout (quantized_weight_layout.h).
+    int64_t getBytes() const;
+  }];
+}
+
 #endif // BERT_ATTRIBUTES

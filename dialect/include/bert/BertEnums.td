@@ -41,4 +41,14 @@ def Bert_GeluApproximationAttr : EnumAttr<Bert_Dialect, Bert_GeluApproximation,
 def Bert_GeluApproximateArg
     : DefaultValuedAttr<Bert_GeluApproximationAttr, "::mlir::bert::GeluApproximation::None">;
 
+def Bert_WeightFormat : I32EnumAttr<"WeightFormat",
+    "how a frozen weight stored quantized is held (bitsandbytes' formats)", [
+      I32EnumAttrCase<"Nf4", 0, "nf4">,
+      I32EnumAttrCase<"Nf4DoubleQuant", 1, "nf4_double_quant">,
+      I32EnumAttrCase<"Int8Rows", 2, "int8_rows">
+    ]> {
+  let cppNamespace = "::mlir::bert";
+  let genSpecializedAttr = 0;
+}
+
 #endif // BERT_ENUMS

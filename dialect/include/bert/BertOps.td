@@ -11,6 +11,7 @@
 
 include "bert/BertDialect.td"
 include "bert/BertEnums.td"
+include "bert/BertAttributes.td"
 include "bert/BertInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -19,6 +20,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 def Bert_FloatTensor : RankedTensorOf<[F32, BF16, F16]>;
 def Bert_IntTensor : RankedTensorOf<[I32]>;
 def Bert_Scalar : 0DTensorOf<[F32]>;
+def Bert_QuantizedBytes : 1DTensorOf<[I8]>;
 
 class Bert_Op<string mnemonic, list<Trait> traits = []>
     : Op<Bert_Dialect, mnemonic, traits>;
@@ -77,6 +79,10 @@ def Bert_ParamOp : Bert_Op<"param", [Pure]> {
     `normal` init: its standard deviation is the run's initializer_range times this
     (GPT-2's residual projections, 1 / sqrt(2 n_layer)); absent, 1.
 
+    A frozen matrix may be stored `quantized` (a LoRA job's NF4 or int8 base): the
+    result is then its layout's bytes, a `tensor<Nxi8>`, which only `bert.dequantize`
+    reads; the attribute gives the shape the values stand for.
+
     ```mlir
     %w = bert.param "classifier.weight" {group = "classifier", trainable = true,
                                          decay = true, init = "normal"} : tensor<2x64xf32>
@@ -84,10 +90,16 @@ def Bert_ParamOp : Bert_Op<"param", [Pure]> {
   }];
   let arguments = (ins StrAttr:$name, StrAttr:$group, BoolAttr:$trainable, BoolAttr:$decay,
                        StrAttr:$init, UnitAttr:$checkpoint_transposed,
-                       OptionalAttr<F64Attr>:$init_scale);
-  let results = (outs Bert_FloatTensor:$result);
+                       OptionalAttr<F64Attr>:$init_scale,
+                       OptionalAttr<Bert_QuantizedWeightAttr>:$quantized);
+  let results = (outs RankedTensorOf<[F32, BF16, F16, I8]>:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The tensor the parameter stands for: its result's type, or for a quantized one
+    /// an f32 tensor of the shape it dequantizes to.
+    ::mlir::RankedTensorType getValueType();
+  }];
 }
 
 def Bert_FillOp : Bert_Op<"fill", [Pure]> {

@@ -40,8 +40,15 @@ inline constexpr const char *kTimedOptimizerStep = "optimizer step";
 /// kaiming_uniform_(a = sqrt(5)): uniform(-1 / sqrt(in), 1 / sqrt(in)) for [out, in]).
 enum class ParamInit : uint8_t { Normal, Zeros, Ones, KaimingUniform };
 
-/// How a parameter's working copy is stored (half_types.h); a 16-bit one has an fp32 master.
-enum class StorageType : uint8_t { F32, BF16, F16 };
+/// How a parameter's working copy is stored: fp32, 16 bits (half_types.h), or, for a
+/// frozen weight, quantized as quantized_weight_layout.h lays it out (NF4 without or with
+/// double quantization, int8 rows).
+enum class StorageType : uint8_t { F32, BF16, F16, Nf4, Nf4DoubleQuant, Int8Rows };
+
+inline bool isQuantized(StorageType storage) {
+  return storage == StorageType::Nf4 || storage == StorageType::Nf4DoubleQuant ||
+         storage == StorageType::Int8Rows;
+}
 
 /// One parameter tensor, named as in Hugging Face checkpoints.
 struct ParamSlot {
@@ -58,7 +65,7 @@ struct ParamSlot {
   ParamInit init;
   StorageType storage; ///< of the value at `offset` (the working copy)
   size_t masterOffset; ///< fp32 master (master_weights region; host-resident when frozen);
-                       ///< unused for F32 storage
+                       ///< unused for F32 storage and with workingCopyOnly
   /// 0: fp32 moments at adamMOffset and adamVOffset; else 8-bit state in blocks of this
   /// many values (adamw_8bit_state.h): codes at adamMOffset and adamVOffset, absmaxes at
   /// adamMAbsmaxOffset and adamVAbsmaxOffset.
@@ -74,12 +81,22 @@ struct ParamSlot {
   /// A Normal init's standard deviation is the run's initializer_range times this
   /// (GPT-2's residual projections: 1 / sqrt(2 n_layer)).
   double initScale = 1.0;
+  /// A frozen parameter whose working copy (16-bit or quantized) is its only value: no
+  /// fp32 master, as a LoRA job's base, which no checkpoint saves. Initialisation and
+  /// loading round or quantize into it; merging an adapter reads it back.
+  bool workingCopyOnly = false;
 };
 
 /// Where a parameter's fp32 values live: its master when stored in 16 bits, else its value.
-/// Initialisation, loading and checkpoints read and write there.
+/// Initialisation, loading and checkpoints read and write there. A workingCopyOnly
+/// parameter has none (runtime/driver/parameter_values.h reads and writes it).
 inline size_t fp32ValueOffset(const ParamSlot &param) {
   return param.storage == StorageType::F32 ? param.offset : param.masterOffset;
+}
+
+/// Whether the arena holds `param`'s fp32 values (at fp32ValueOffset).
+inline bool hasFp32Values(const ParamSlot &param) {
+  return param.storage == StorageType::F32 || !param.workingCopyOnly;
 }
 
 /// A contiguous byte range of the arena.
@@ -243,8 +260,8 @@ struct CudaSteps {
 /// Changes whenever this header or kernel_workspace.h changes what either side reads, or
 /// the runtime's functions that generated steps call change (10: InputSlots by name,
 /// ParamSlot::zeroRow, JobDataSettings::padTokenId; 12: JobDataSettings::chatTemplate; 13:
-/// ParamSlot::checkpointTransposed).
-inline constexpr uint32_t kTrainerAbiVersion = 16;
+/// ParamSlot::checkpointTransposed; 17: quantized StorageType, ParamSlot::workingCopyOnly).
+inline constexpr uint32_t kTrainerAbiVersion = 17;
 
 /// A compiled trainer: its plan and the steps of the target it was built for (the other
 /// target's are null).

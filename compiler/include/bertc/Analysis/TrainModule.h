@@ -67,6 +67,11 @@ int64_t accumulationSteps(mlir::ModuleOp module, DimBounds bounds);
 /// The trainable parameters of @micro_step, in program order.
 llvm::SmallVector<mlir::bert::ParamOp> trainableParams(mlir::func::FuncOp microStep);
 
+/// Whether `param` keeps an fp32 master beside its working copy: a 16-bit parameter that
+/// trains, or a frozen one that checkpoints save. A LoRA job's (`bert.adapter_config`)
+/// frozen base is never saved, so its working copy, 16-bit or quantized, is its only value.
+bool keepsFp32Master(mlir::bert::ParamOp param);
+
 /// The `state_block` of every parameter whose `bert.adamw` keeps 8-bit moments, by
 /// parameter name; empty without updates.
 llvm::StringMap<int64_t> eightBitStateBlocks(mlir::ModuleOp module);

@@ -270,6 +270,23 @@ def AccumulateInGemm : Pass<"bertc-accumulate-in-gemm", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::bert::BertDialect"];
 }
 
+def DequantizeAtUse : Pass<"bertc-dequantize-at-use", "mlir::ModuleOp"> {
+  let summary = "Gives every reader of a dequantized weight its own dequantization";
+  let description = [{
+    A QLoRA base weight is stored quantized and read through `bert.dequantize`, whose
+    16-bit result is as large as the weight in 16 bits. Kept from the forward's GEMM to
+    the backward's, every layer's would be live at once, which is what quantizing the
+    base saves. So each `bert.dequantize` with more than one reader is cloned right
+    before each reader but the first: every result has one reader, and lives from its
+    dequantization to that GEMM. What it costs is a dequantization per backward GEMM
+    that reads the weight, which the step estimate prices.
+
+    It runs after `-bertc-autodiff` (the backward's readers exist) and again before
+    planning (a recomputation may have cloned a reader).
+  }];
+  let dependentDialects = ["mlir::bert::BertDialect"];
+}
+
 def FuseAddLayerNorm : Pass<"bertc-fuse-add-layernorm", "mlir::ModuleOp"> {
   let summary = "Runs each residual add and the LayerNorm right after it as one op";
   let description = [{

@@ -248,6 +248,11 @@ struct LoraSpec {
   /// PEFT default (FamilyConfig::loraTargets).
   std::vector<std::string> targets; // target_modules
   bool useRslora = false;           // use_rslora: alpha / sqrt(r) in place of alpha / r
+  /// `base`: how the frozen layers' linear weights are stored: "nf4" (QLoRA) or "int8"
+  /// (LLM.int8() rows); empty, as the precision stores every parameter.
+  std::string base;
+  /// `double_quant`: NF4's absmaxes quantized again (bnb_4bit_use_double_quant).
+  bool doubleQuant = true;
   /// `from`: a PEFT adapter folder to continue training (absolute); its
   /// adapter_model.safetensors, the adapters' initial values. Empty without.
   std::string from;

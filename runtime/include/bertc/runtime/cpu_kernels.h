@@ -12,6 +12,7 @@
 #include "bertc/abi/kernel_workspace.h"
 #include "bertc/runtime/attention_heads.h"
 #include "bertc/runtime/counter_rng.h"
+#include "bertc/runtime/cpu_quantized_weight.h"
 #include "bertc/runtime/half_types.h"
 
 #include <cstddef>

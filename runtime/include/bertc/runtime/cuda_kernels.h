@@ -16,6 +16,7 @@
 #include "bertc/runtime/attention_heads.h"
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/cpu_kernels.h"
+#include "bertc/runtime/cuda_quantized_weight.h"
 #include "bertc/runtime/half_types.h"
 
 #include <cuda_runtime_api.h>
