@@ -25,8 +25,8 @@ n_positions), precision auto. Nothing runs on a GPU: `--target cuda` plans a CUD
      shortest seq_len where nothing fits): a compile that runs out of budget prints bertc's
      advice, which takes it up to a few minutes on the larger models.
 --host-ram (default 64GB) is what an offloaded optimizer may take, fixed so that the plans do
-not depend on this machine's free memory. The whole grid took 43 minutes at --jobs 2 on a
-2-core machine (a plan 0.5 s to 3.5 minutes, bench/README.md): --models, --budgets and
+not depend on this machine's free memory. The whole grid took 27 minutes at --jobs 2 on a
+2-core machine (a plan 0.5 s to 75 s, bench/README.md): --models, --budgets and
 --archs take subsets, --jobs N runs N bertc at once, and each bertc run is logged on stderr
 as it ends.
 Usage: python3 bench/decoder_plans.py [--models gpt2,llama-3.2-1b] [--budgets 6GB,24GB]
