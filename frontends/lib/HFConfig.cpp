@@ -78,6 +78,44 @@ std::string existingFile(StringRef folder, StringRef name) {
   return llvm::sys::fs::is_regular_file(path) ? path.str().str() : std::string();
 }
 
+/// config.json's quantization_config: a bitsandbytes 4-bit NF4 folder sets
+/// ModelSpec::prequantizedNf4; any other quantization is refused, naming the key.
+void readQuantizationConfig(ConfigReader &reader, const llvm::json::Object &config,
+                            ModelSpec &model) {
+  const llvm::json::Value *value = config.get("quantization_config");
+  if (!value || value->kind() == llvm::json::Value::Null)
+    return;
+  const llvm::json::Object *quantization = value->getAsObject();
+  if (!quantization) {
+    reader.error() << "'quantization_config' must be an object";
+    return;
+  }
+  auto text = [&](StringRef key) {
+    std::optional<StringRef> field = quantization->getString(key);
+    return field ? field->str() : std::string();
+  };
+  auto flag = [&](StringRef key) { return quantization->getBoolean(key).value_or(false); };
+  if (text("quant_method") != "bitsandbytes") {
+    reader.error() << "'quantization_config.quant_method' \"" << text("quant_method")
+                   << "\" is not one bertc reads: only bitsandbytes' 4-bit NF4 (or start from "
+                      "the 16-bit model)";
+    return;
+  }
+  if (!flag("load_in_4bit")) {
+    reader.error() << "'quantization_config' holds a bitsandbytes 8-bit model, which bertc does "
+                      "not read: start from the 16-bit model with [lora] base = \"int8\"";
+    return;
+  }
+  if (std::string type = text("bnb_4bit_quant_type"); type != "nf4") {
+    reader.error() << "'quantization_config.bnb_4bit_quant_type' must be \"nf4\" (bertc reads "
+                      "NF4 only), got \""
+                   << type << "\"";
+    return;
+  }
+  model.prequantizedNf4 = true;
+  model.prequantizedDoubleQuant = flag("bnb_4bit_use_double_quant");
+}
+
 } // namespace
 
 mlir::LogicalResult bertc::readHuggingFaceFolder(StringRef folder, mlir::FileLineColLoc fromLoc,
@@ -98,6 +136,7 @@ mlir::LogicalResult bertc::readHuggingFaceFolder(StringRef folder, mlir::FileLin
   if (!family)
     return mlir::failure();
   family->readConfig(reader, model, head);
+  readQuantizationConfig(reader, *config, model);
   // HF derives num_labels from id2label when only the latter is saved.
   if (config->get("num_labels")) {
     reader.readInteger("num_labels", head.labels, "labels", head.locations);

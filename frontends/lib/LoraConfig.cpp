@@ -56,6 +56,13 @@ void JobReader::readLora(const toml::table *table) {
   }
   if (reader.readString("from", lora.from))
     readPeftAdapter();
+  // A bitsandbytes 4-bit folder gives the base's format where the table leaves it out.
+  if (lora.enabled && spec.model.prequantizedNf4) {
+    if (lora.base.empty())
+      lora.base = "nf4";
+    if (!lora.locations.keys.count("double_quant"))
+      lora.doubleQuant = spec.model.prequantizedDoubleQuant;
+  }
   if (!lora.enabled || !lora.targets.empty() || lora.locations.keys.count("targets"))
     return;
   if (const FamilyConfig *family = findFamilyConfig(spec.model.family))
@@ -172,9 +179,21 @@ void JobReader::readPeftAdapter() {
 
 void JobReader::checkLora() {
   const LoraSpec &lora = spec.lora;
+  const ModelSpec &model = spec.model;
+  if (model.prequantizedNf4 && !lora.enabled)
+    file.error(loc(model.locations, "from"))
+        << "'" << model.from << "' is a bitsandbytes 4-bit model (its config.json's "
+        << "quantization_config): its frozen weights train only LoRA adapters; add a [lora] table";
   if (!lora.enabled)
     return;
   const KeyLocations &ll = lora.locations;
+  if (model.prequantizedNf4 && lora.base != "nf4")
+    file.error(loc(ll, "base")) << "key 'lora.base' must be \"nf4\": '" << model.from
+                                << "' holds its weights in bitsandbytes' NF4";
+  else if (model.prequantizedNf4 && lora.doubleQuant != model.prequantizedDoubleQuant)
+    file.error(loc(ll, "double_quant"))
+        << "key 'lora.double_quant' must be " << (model.prequantizedDoubleQuant ? "true" : "false")
+        << ", as '" << model.from << "' was quantized (bnb_4bit_use_double_quant)";
   requireCount(ll, "lora.r", lora.rank, limits::kLoraRank);
   if (!(lora.alpha > 0))
     file.error(loc(ll, "alpha")) << "key 'lora.alpha' must be positive, got "

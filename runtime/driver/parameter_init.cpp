@@ -3,6 +3,7 @@
 // safetensors file, its shards, or a PyTorch file), every parameter through readParameter.
 #include "parameter_init.h"
 
+#include "bertc/runtime/bnb_4bit_weight.h"
 #include "bertc/runtime/checkpoint_layout.h"
 #include "bertc/runtime/counter_rng.h"
 #include "bertc/runtime/lora_adapter.h"
@@ -16,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -97,11 +99,55 @@ std::string checkpointFile(const std::string &initPath) {
   return file.string();
 }
 
+/// The tensors of bitsandbytes' 4-bit weight `name` that `reader` holds: the packed codes
+/// and the parts of its quant state, or none when `name` is not such a weight.
+std::vector<std::string> bnb4bitTensorNames(const ShardedSafetensorsReader &reader,
+                                            const std::string &name) {
+  if (!reader.contains(name + ".quant_state.bitsandbytes__nf4"))
+    return {};
+  std::vector<std::string> names = {name};
+  for (const char *part : {".absmax", ".quant_map", ".nested_absmax", ".nested_quant_map",
+                           ".quant_state.bitsandbytes__nf4"})
+    if (reader.contains(name + part))
+      names.push_back(name + part);
+  return names;
+}
+
+/// Copies the pre-quantized bitsandbytes NF4 weight `name` into `param`'s working copy as
+/// it is (its codes, absmaxes and maps bit for bit), after checking it is what the plan
+/// stores there.
+void readPrequantized(ShardedSafetensorsReader &reader, const std::string &name,
+                      const ParamSlot &param, std::byte *arena) {
+  SafetensorsReader &shard = reader.shardOf(name);
+  Bnb4bitWeight weight = findBnb4bitWeight(shard, name);
+  std::string where = reader.fileOf(name) + ": tensor " + name;
+  if (!isQuantized(param.storage) || param.storage == StorageType::Int8Rows)
+    throw SafetensorsError(where + " is bitsandbytes NF4, but this trainer stores " + param.name +
+                           " unquantized or in int8: compile the job with [lora] base = \"nf4\"");
+  if (weight.state.shape != shapeOf(param))
+    throw SafetensorsError(where + ": its quant_state's shape is not the model's [" +
+                           std::to_string(param.shape[0]) + ", " +
+                           std::to_string(param.numel / param.shape[0]) + "]");
+  bool nested = param.storage == StorageType::Nf4DoubleQuant;
+  if (weight.layout.nested != nested)
+    throw SafetensorsError(where + (weight.layout.nested ? " is" : " is not") +
+                           " double quantized, this trainer's base " + (nested ? "is" : "is not") +
+                           ": compile the job with [lora] double_quant = " +
+                           (weight.layout.nested ? "true" : "false"));
+  readBnb4bitWeight(shard, name, weight, arena + param.offset);
+}
+
 /// Reads parameter `param` from tensor `name` of `reader` into its fp32 values: what every
 /// load here reads.
 template <class Reader>
 void readParameter(Reader &reader, const std::string &name, const ParamSlot &param,
                    std::byte *arena) {
+  if constexpr (std::is_same_v<Reader, ShardedSafetensorsReader>) {
+    if (!bnb4bitTensorNames(reader, name).empty()) {
+      readPrequantized(reader, name, param, arena);
+      return;
+    }
+  }
   std::vector<float> staged;
   float *values = valuesOf(arena, param, staged);
   if (!param.checkpointTransposed) {
@@ -137,6 +183,9 @@ void loadFrom(Reader &reader, const std::string &path, const TrainerPlan &plan, 
     std::string fileName = found == names.end() ? param.name : *found;
     readParameter(reader, fileName, param, arena);
     used.insert(fileName);
+    if constexpr (std::is_same_v<Reader, ShardedSafetensorsReader>)
+      for (const std::string &part : bnb4bitTensorNames(reader, fileName))
+        used.insert(part);
   }
   inform("init: " + std::to_string(used.size()) + " tensors loaded from " + path + ", " +
          std::to_string(reader.entries().size() - used.size()) +

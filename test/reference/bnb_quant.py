@@ -16,7 +16,8 @@
 
 `write DIR` writes inputs.safetensors (random fp32 weights, the map and means bertc must
 quantize with), expected.safetensors (this reference's codes and dequantized values) and
-bnb.safetensors (pre-quantized weights as bitsandbytes saves them); `compare EXPECTED ACTUAL
+bnb.safetensors (pre-quantized weights as bitsandbytes saves them); `quantize-model SOURCE
+FOLDER [--double-quant]` saves a Llama-family model folder as a bitsandbytes 4-bit one; `compare EXPECTED ACTUAL
 [--inputs INPUTS]` checks every tensor of EXPECTED bit for bit against bertc's, and bertc's
 absmax means against torch's (test/e2e/bnb-quant-parity.test).
 """
@@ -24,6 +25,7 @@ import argparse
 import array
 import json
 import os
+import re
 import struct
 import sys
 from fractions import Fraction
@@ -298,6 +300,43 @@ def compare(expected_path, actual_path):
     return 0 if not failures else 1
 
 
+# The linear layers' weights of a Llama-family model (what load_in_4bit quantizes: every
+# nn.Linear but the LM head).
+LAYER_LINEAR = re.compile(r"model\.layers\.\d+\.(self_attn|mlp)\.\w+_proj\.weight")
+
+
+def quantize_model(source, folder, double_quant, keep_16_bit=False):
+    """A Llama-family model as from_pretrained(load_in_4bit=True, bnb_4bit_quant_type="nf4",
+    torch_dtype=bfloat16).save_pretrained(FOLDER) writes it: every tensor in bf16 (stored
+    F32 here, exactly), the layers' linear weights quantized from those bf16 values with
+    their Linear4bit state-dict entries, and config.json with its quantization_config. The
+    nested code map is create_dynamic_map's, as bitsandbytes computes it. With
+    `keep_16_bit`, the same bf16 model unquantized (the folder it was quantized from)."""
+    os.makedirs(folder, exist_ok=True)
+    nested_code = create_dynamic_map() if double_quant else None
+    tensors = {}
+    for name, tensor in read_safetensors(os.path.join(source, "model.safetensors")).items():
+        values = torch.tensor(tensor.data, dtype=torch.float32).view(tensor.shape).to(torch.bfloat16)
+        if keep_16_bit or not LAYER_LINEAR.fullmatch(name):
+            tensors[name] = _to_tensor(values)
+            continue
+        packed, state = quantize_4bit(values, double_quant, nested_code)
+        for key, value in linear4bit_tensors(name[: -len("weight")], packed, state).items():
+            tensors[key] = _to_tensor(value)
+    write_safetensors(os.path.join(folder, "model.safetensors"), tensors, metadata={"format": "pt"})
+    with open(os.path.join(source, "config.json")) as f:
+        config = json.load(f)
+    config["torch_dtype"] = "bfloat16"
+    if not keep_16_bit:
+        config["quantization_config"] = {
+            "quant_method": "bitsandbytes", "load_in_4bit": True, "load_in_8bit": False,
+            "bnb_4bit_quant_type": "nf4", "bnb_4bit_use_double_quant": double_quant,
+            "bnb_4bit_compute_dtype": "bfloat16", "bnb_4bit_quant_storage": "uint8",
+            "llm_int8_skip_modules": None, "llm_int8_threshold": 6.0}
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -308,7 +347,17 @@ def main(argv):
     compare_parser.add_argument("expected")
     compare_parser.add_argument("actual")
     compare_parser.add_argument("--inputs", help="also compare the absmax means with torch's")
+    model_parser = commands.add_parser("quantize-model",
+                                       help="a Llama-family SOURCE folder saved as a bitsandbytes 4-bit FOLDER")
+    model_parser.add_argument("source")
+    model_parser.add_argument("folder")
+    model_parser.add_argument("--double-quant", action="store_true")
+    model_parser.add_argument("--keep-16-bit", action="store_true",
+                              help="the bf16 model unquantized, without a quantization_config")
     args = parser.parse_args(argv)
+    if args.command == "quantize-model":
+        quantize_model(args.source, args.folder, args.double_quant, args.keep_16_bit)
+        return 0
     if args.command == "write":
         write(args.directory, args.seed)
         return 0

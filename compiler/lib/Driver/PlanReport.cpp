@@ -59,6 +59,11 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory, 
       s.parameterCount += numel;
       s.trainableParameters += param.getTrainable() ? numel : 0;
       s.adaptedLayers += param.getName().ends_with(".lora_A.weight");
+      if (bert::QuantizedWeightAttr quantized = param.getQuantizedAttr()) {
+        s.quantizedFormat = bert::stringifyWeightFormat(quantized.getFormat()).str();
+        ++s.quantizedWeights;
+        s.quantizedBytes += quantized.getBytes();
+      }
     });
   StepCost cost = estimateStepCost(module, device);
   s.device = device.name;
@@ -133,10 +138,16 @@ void writePlanJson(const PlanSummary &s, raw_ostream &os) {
   };
   if (s.lmHeadTokenChunk > 0)
     plan["lm_head_token_chunk"] = s.lmHeadTokenChunk;
-  if (s.adaptedLayers > 0)
-    plan["lora"] = llvm::json::Object{{"adapted_layers", s.adaptedLayers},
-                                      {"trainable_parameters", s.trainableParameters},
-                                      {"parameters", s.parameterCount}};
+  if (s.adaptedLayers > 0) {
+    llvm::json::Object lora{{"adapted_layers", s.adaptedLayers},
+                            {"trainable_parameters", s.trainableParameters},
+                            {"parameters", s.parameterCount}};
+    if (s.quantizedWeights > 0)
+      lora["quantized_base"] = llvm::json::Object{{"format", s.quantizedFormat},
+                                                  {"weights", s.quantizedWeights},
+                                                  {"bytes", s.quantizedBytes}};
+    plan["lora"] = std::move(lora);
+  }
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(plan))) << "\n";
 }
 
@@ -158,6 +169,9 @@ void printPlanSummary(const PlanSummary &s, raw_ostream &os) {
     os << llvm::formatv("  lora    adapters on {0} layers: {1} of {2} parameters train ({3:F2}%)\n",
                         s.adaptedLayers, s.trainableParameters, s.parameterCount,
                         100.0 * double(s.trainableParameters) / double(s.parameterCount));
+  if (s.quantizedWeights > 0)
+    os << llvm::formatv("          base: {0} weights in {1}, {2}\n", s.quantizedWeights,
+                        s.quantizedFormat, formatBytes(s.quantizedBytes));
   os << llvm::formatv("  memory  {0} of {1} budget ({2} reserved for the process)\n",
                       formatBytes(s.peakBytes()), formatBytes(s.budgetBytes),
                       formatBytes(s.reserveBytes));

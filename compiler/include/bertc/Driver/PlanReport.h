@@ -70,6 +70,11 @@ struct PlanSummary {
   int64_t adaptedLayers = 0;
   int64_t trainableParameters = 0;
   int64_t parameterCount = 0;
+  /// A QLoRA base ([lora] base): its weights' format ("nf4_double_quant"), how many, and
+  /// their bytes; empty and 0 without.
+  std::string quantizedFormat;
+  int64_t quantizedWeights = 0;
+  int64_t quantizedBytes = 0;
   double stepFlops = 0;
   double estimatedStepSeconds = 0;
   std::string device;           ///< what estimatedStepSeconds is for: "cpu", "sm_80", ...

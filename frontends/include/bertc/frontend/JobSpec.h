@@ -105,6 +105,11 @@ struct ModelSpec {
   /// sliding_window when the model has an active one (Mistral's): seq_len must not exceed
   /// it, since bertc's attention sees every earlier token; 0: none.
   int64_t slidingWindow = 0;
+  /// A bitsandbytes 4-bit folder's (config.json quantization_config: load_in_4bit, NF4): its
+  /// layers' linear weights are stored quantized, which only a LoRA job with [lora] base =
+  /// "nf4" trains on; `prequantizedDoubleQuant` is its bnb_4bit_use_double_quant.
+  bool prequantizedNf4 = false;
+  bool prequantizedDoubleQuant = false;
   /// bos_token_id and eos_token_id (one id, or several for eos), written back as read.
   std::optional<int64_t> bosTokenId;
   std::vector<int64_t> eosTokenIds;

@@ -83,10 +83,11 @@ public:
   /// refused naming path() (one file without an index: naming the file, as it does).
   void readF32(const std::string &name, const std::vector<int64_t> &expectedShape, float *out);
   void readU8(const std::string &name, const std::vector<int64_t> &expectedShape, uint8_t *out);
-
-private:
+  /// The shard holding tensor `name` (a tensor in no shard is refused naming path()): where
+  /// a bitsandbytes weight's parts are read from together (bnb_4bit_weight.h).
   SafetensorsReader &shardOf(const std::string &name);
 
+private:
   std::string path_;
   std::vector<SafetensorsReader> shards_;
   std::map<std::string, size_t> shardOfTensor_; ///< tensor name -> index into shards_
