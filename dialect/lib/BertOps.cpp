@@ -67,7 +67,7 @@ LogicalResult ParamOp::verify() {
   if (!llvm::is_contained({"normal", "zeros", "ones", "kaiming_uniform"}, getInit()))
     return emitOpError() << "init must be normal, zeros, ones or kaiming_uniform, got '"
                          << getInit() << "'";
-  if (getCheckpointTransposed() && getResult().getType().getRank() != 2)
+  if (getCheckpointTransposed() && getValueType().getRank() != 2)
     return emitOpError() << "parameter '" << getName()
                          << "': only a matrix can be checkpoint_transposed";
   if (FloatAttr scale = getInitScaleAttr()) {

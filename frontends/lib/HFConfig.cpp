@@ -112,6 +112,20 @@ void readQuantizationConfig(ConfigReader &reader, const llvm::json::Object &conf
                    << type << "\"";
     return;
   }
+  // bertc quantizes every linear layer of the blocks and no head (the LM head, a task head,
+  // as transformers' default skip list keeps them): a folder that keeps another module
+  // unquantized would be trained on other weights than it holds.
+  if (const llvm::json::Array *skipped = quantization->getArray("llm_int8_skip_modules"))
+    for (const llvm::json::Value &module : *skipped)
+      if (!llvm::is_contained({"lm_head", "classifier", "qa_outputs", "score"},
+                              module.getAsString().value_or(""))) {
+        std::string written;
+        llvm::raw_string_ostream(written) << module;
+        reader.error() << "'quantization_config.llm_int8_skip_modules' keeps " << written
+                       << " unquantized, where bertc quantizes every linear layer of the model's "
+                          "layers: start from the 16-bit model";
+        return;
+      }
   model.prequantizedNf4 = true;
   model.prequantizedDoubleQuant = flag("bnb_4bit_use_double_quant");
 }

@@ -6,6 +6,7 @@
 #include "bertc/runtime/bnb_4bit_weight.h"
 #include "bertc/runtime/checkpoint_layout.h"
 #include "bertc/runtime/counter_rng.h"
+#include "bertc/runtime/cpu_quantized_weight.h"
 #include "bertc/runtime/lora_adapter.h"
 #include "bertc/runtime/parameter_values.h"
 #include "bertc/runtime/safetensors.h"
@@ -113,28 +114,36 @@ std::vector<std::string> bnb4bitTensorNames(const ShardedSafetensorsReader &read
   return names;
 }
 
-/// Copies the pre-quantized bitsandbytes NF4 weight `name` into `param`'s working copy as
-/// it is (its codes, absmaxes and maps bit for bit), after checking it is what the plan
-/// stores there.
+/// Reads the pre-quantized bitsandbytes NF4 weight `name` into `param`: a quantized
+/// parameter's working copy takes its codes, absmaxes and maps as they are, after checking
+/// it is what the plan stores there; any other parameter (a module bitsandbytes quantizes
+/// and bertc does not, as BERT's pooler) takes its dequantized values.
 void readPrequantized(ShardedSafetensorsReader &reader, const std::string &name,
                       const ParamSlot &param, std::byte *arena) {
-  SafetensorsReader &shard = reader.shardOf(name);
-  Bnb4bitWeight weight = findBnb4bitWeight(shard, name);
+  Bnb4bitWeight weight = findBnb4bitWeight(reader, name);
   std::string where = reader.fileOf(name) + ": tensor " + name;
-  if (!isQuantized(param.storage) || param.storage == StorageType::Int8Rows)
-    throw SafetensorsError(where + " is bitsandbytes NF4, but this trainer stores " + param.name +
-                           " unquantized or in int8: compile the job with [lora] base = \"nf4\"");
   if (weight.state.shape != shapeOf(param))
     throw SafetensorsError(where + ": its quant_state's shape is not the model's [" +
                            std::to_string(param.shape[0]) + ", " +
                            std::to_string(param.numel / param.shape[0]) + "]");
+  if (!isQuantized(param.storage)) {
+    std::vector<std::byte> quantized(size_t(weight.layout.bytes));
+    readBnb4bitWeight(reader, name, weight, quantized.data());
+    std::vector<float> values(size_t(param.numel));
+    cpu::dequantizeNf4(nf4WeightAt(quantized.data(), weight.layout), values.data());
+    storeParameterValues(param, values.data(), arena);
+    return;
+  }
+  if (param.storage == StorageType::Int8Rows)
+    throw SafetensorsError(where + " is bitsandbytes NF4, but this trainer stores " + param.name +
+                           " in int8: compile the job with [lora] base = \"nf4\"");
   bool nested = param.storage == StorageType::Nf4DoubleQuant;
   if (weight.layout.nested != nested)
     throw SafetensorsError(where + (weight.layout.nested ? " is" : " is not") +
                            " double quantized, this trainer's base " + (nested ? "is" : "is not") +
                            ": compile the job with [lora] double_quant = " +
                            (weight.layout.nested ? "true" : "false"));
-  readBnb4bitWeight(shard, name, weight, arena + param.offset);
+  readBnb4bitWeight(reader, name, weight, arena + param.offset);
 }
 
 /// Reads parameter `param` from tensor `name` of `reader` into its fp32 values: what every

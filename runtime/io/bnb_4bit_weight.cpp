@@ -2,6 +2,8 @@
 // checked from the safetensors header alone, then read straight into bertc's NF4 layout.
 #include "bertc/runtime/bnb_4bit_weight.h"
 
+#include "bertc/runtime/safetensors_shards.h"
+
 #include "shape_text.h"
 
 #include <string>
@@ -16,7 +18,8 @@ const std::string kQuantStatePrefix = ".quant_state.bitsandbytes__";
 constexpr int64_t kMaxQuantStateBytes = 1 << 16;
 
 /// The name of `weight`'s quant_state tensor: exactly one, of quant type nf4.
-std::string quantStateName(const SafetensorsReader &reader, const std::string &weight) {
+template <class Reader>
+std::string quantStateName(const Reader &reader, const std::string &weight) {
   const std::string prefix = weight + kQuantStatePrefix;
   std::string found;
   for (auto it = reader.entries().lower_bound(prefix);
@@ -39,9 +42,9 @@ std::string quantStateName(const SafetensorsReader &reader, const std::string &w
 }
 
 /// Checks that `name` exists with `dtype` and `shape`.
-void requireTensor(const SafetensorsReader &reader, const std::string &name,
-                   const std::string &dtype, const std::vector<int64_t> &shape,
-                   const std::string &why) {
+template <class Reader>
+void requireTensor(const Reader &reader, const std::string &name, const std::string &dtype,
+                   const std::vector<int64_t> &shape, const std::string &why) {
   const std::string context = reader.path() + ": tensor " + name;
   auto found = reader.entries().find(name);
   if (found == reader.entries().end())
@@ -53,7 +56,7 @@ void requireTensor(const SafetensorsReader &reader, const std::string &name,
 }
 } // namespace
 
-Bnb4bitWeight findBnb4bitWeight(SafetensorsReader &reader, const std::string &name) {
+template <class Reader> Bnb4bitWeight findBnb4bitWeight(Reader &reader, const std::string &name) {
   const std::string stateName = quantStateName(reader, name);
   const SafetensorsEntry &stateEntry = reader.entries().at(stateName);
   const std::string stateContext = reader.path() + ": tensor " + stateName;
@@ -100,8 +103,9 @@ Bnb4bitWeight findBnb4bitWeight(SafetensorsReader &reader, const std::string &na
   return weight;
 }
 
-void readBnb4bitWeight(SafetensorsReader &reader, const std::string &name,
-                       const Bnb4bitWeight &weight, void *base) {
+template <class Reader>
+void readBnb4bitWeight(Reader &reader, const std::string &name, const Bnb4bitWeight &weight,
+                       void *base) {
   auto *bytes = static_cast<uint8_t *>(base);
   auto floatsAt = [&](int64_t offset) { return reinterpret_cast<float *>(bytes + offset); };
   const Nf4Layout &layout = weight.layout;
@@ -118,5 +122,12 @@ void readBnb4bitWeight(SafetensorsReader &reader, const std::string &name,
   reader.readF32(name + ".nested_quant_map", {kNestedMapSize}, floatsAt(layout.nestedMapOffset));
   *floatsAt(layout.absmaxMeanOffset) = weight.state.nestedOffset;
 }
+
+template Bnb4bitWeight findBnb4bitWeight(SafetensorsReader &, const std::string &);
+template Bnb4bitWeight findBnb4bitWeight(ShardedSafetensorsReader &, const std::string &);
+template void readBnb4bitWeight(SafetensorsReader &, const std::string &, const Bnb4bitWeight &,
+                                void *);
+template void readBnb4bitWeight(ShardedSafetensorsReader &, const std::string &,
+                                const Bnb4bitWeight &, void *);
 
 } // namespace bertc

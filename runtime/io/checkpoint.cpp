@@ -263,9 +263,6 @@ std::vector<TensorToWrite> mergedParametersToWrite(const TrainerPlan &plan, cons
   std::map<std::string, const ParamSlot *> byName;
   for (size_t p = 0; p < plan.numParams; ++p)
     byName[plan.params[p].name] = &plan.params[p];
-  auto fp32Values = [&](const ParamSlot &param) {
-    return reinterpret_cast<const float *>(arena + fp32ValueOffset(param));
-  };
   // A quantized base weight is written dequantized, in the 16-bit type of the rest.
   const StorageType modelStorage = plan.numParams > 0 ? plan.params[0].storage : StorageType::F32;
   std::vector<TensorToWrite> tensors;
@@ -279,8 +276,9 @@ std::vector<TensorToWrite> mergedParametersToWrite(const TrainerPlan &plan, cons
     auto loraA = byName.find(stem + ".lora_A.weight"), loraB = byName.find(stem + ".lora_B.weight");
     if (name.size() > 7 && name.compare(name.size() - 7, 7, ".weight") == 0 &&
         loraA != byName.end() && loraB != byName.end())
-      mergeAdapter(values.data(), fp32Values(*loraA->second), fp32Values(*loraB->second),
-                   param.shape[0], param.shape[1], loraA->second->shape[0], scaling);
+      mergeAdapter(values.data(), parameterValues(*loraA->second, arena).data(),
+                   parameterValues(*loraB->second, arena).data(), param.shape[0], param.shape[1],
+                   loraA->second->shape[0], scaling);
     if (param.checkpointTransposed) {
       std::vector<float> transposed(values.size());
       transposeMatrix(values.data(), param.shape[0], param.shape[1], transposed.data());

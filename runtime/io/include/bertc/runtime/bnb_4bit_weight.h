@@ -47,14 +47,16 @@ struct Bnb4bitWeight {
   Nf4Layout layout;
 };
 
-/// The 4-bit weight `name` of the file `reader` reads: its quant_state parsed and every
-/// tensor it needs checked against it (present, dtype, shape; the packed bytes against the
-/// shape's values) without reading them. Throws SafetensorsError.
-Bnb4bitWeight findBnb4bitWeight(SafetensorsReader &reader, const std::string &name);
+/// The 4-bit weight `name` of the file `reader` reads (a SafetensorsReader, or a
+/// ShardedSafetensorsReader, whose shards may split a weight's tensors): its quant_state
+/// parsed and every tensor it needs checked against it (present, dtype, shape; the packed
+/// bytes against the shape's values) without reading them. Throws SafetensorsError.
+template <class Reader> Bnb4bitWeight findBnb4bitWeight(Reader &reader, const std::string &name);
 
 /// Reads the tensors of `weight` (from findBnb4bitWeight on the same reader) into its layout
 /// at `base`, aligned to kQuantizedPartAlignment, the file's maps and mean included.
-void readBnb4bitWeight(SafetensorsReader &reader, const std::string &name,
-                       const Bnb4bitWeight &weight, void *base);
+template <class Reader>
+void readBnb4bitWeight(Reader &reader, const std::string &name, const Bnb4bitWeight &weight,
+                       void *base);
 
 } // namespace bertc
