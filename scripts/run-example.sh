@@ -5,7 +5,8 @@
 # CPU target's.
 #   scripts/run-example.sh [MODEL.toml] [VRAM]     (defaults: examples/tiny/model.toml 1GB;
 #   examples/tiny-llama/model.toml and examples/tiny-gpt2/model.toml generate their
-#   folder and data too)
+#   folder and data too; examples/tiny-llama-qlora/model.toml first trains the tiny Llama
+#   it adapts)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 model=${1:-examples/tiny/model.toml}
@@ -20,6 +21,15 @@ for decoder in tiny-llama tiny-gpt2; do
     python3 "examples/$decoder/make_data.py"
   fi
 done
+# The QLoRA example's base: the tiny Llama example trained and saved as a Hugging Face folder.
+if [[ $model == examples/tiny-llama-qlora/model.toml && ! -d examples/tiny-llama-qlora/base ]]; then
+  [[ -f examples/tiny-llama/train.jsonl ]] || python3 examples/tiny-llama/make_data.py
+  build/bin/bertc examples/tiny-llama/model.toml --vram 1GB --target cpu -o out/tiny-llama
+  out/tiny-llama/trainer --save examples/tiny-llama-qlora/base --quiet
+fi
+if [[ $model == examples/tiny-llama-qlora/model.toml && ! -f examples/tiny-llama-qlora/train.jsonl ]]; then
+  python3 examples/tiny-llama-qlora/make_data.py
+fi
 out=out/$(basename "$(dirname "$model")")
 target=cpu
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
