@@ -13,7 +13,9 @@
 //     description share the result (BERT's layers are identical).
 //  2. Keep sets dominated in (held, ownPeak, cost) are dropped.
 //  3. A dynamic program over the blocks in order keeps the Pareto front of partial
-//     plans in (held so far, cost, peak so far), dropping those over the budget.
+//     plans in (held so far, cost, peak so far), dropping those over the budget; for
+//     the least cost, a plan that costs strictly more than one holding no more is dropped
+//     too, whatever its peak (leastCostFront).
 //  4. The best final state (least cost, then lowest peak; or lowest peak, then least
 //     cost) is traced back to one keep set per block.
 //
@@ -290,6 +292,36 @@ struct State {
 
 enum class Goal { LeastCost, LowestPeak };
 
+/// The partial plans worth extending when the goal is the least cost (then the lowest
+/// peak), from `states` sorted by (cost, held, peak): a plan is dropped when another costs
+/// strictly less and holds no more, since every completion of it then has a cheaper
+/// completion of the other, which fits wherever it does (peaks only grow with what is held,
+/// and every plan here is within the budget); among plans of equal cost, one is dropped
+/// when another holds and peaks no more (the final tie-break is the peak). The first of
+/// equal ones is kept, so the plan chosen is the one the three-key front would give.
+std::vector<State> leastCostFront(std::vector<State> states) {
+  std::vector<State> front;
+  int64_t leastHeldCheaper = std::numeric_limits<int64_t>::max();
+  for (size_t begin = 0; begin < states.size();) {
+    size_t end = begin;
+    while (end < states.size() && states[end].cost == states[begin].cost)
+      ++end;
+    int64_t leastPeak = std::numeric_limits<int64_t>::max();
+    int64_t leastHeld = leastHeldCheaper;
+    for (size_t i = begin; i < end; ++i) {
+      const State &state = states[i];
+      if (state.held >= leastHeldCheaper || state.peak >= leastPeak)
+        continue;
+      leastPeak = state.peak;
+      leastHeld = std::min(leastHeld, state.held);
+      front.push_back(state);
+    }
+    leastHeldCheaper = leastHeld;
+    begin = end;
+  }
+  return front;
+}
+
 std::optional<Solution> solve(const Chain &chain, int64_t budgetBytes, Goal goal) {
   std::map<std::vector<int64_t>, std::vector<BlockProfile>> profilesByKey;
   std::vector<const std::vector<BlockProfile> *> profiles;
@@ -316,8 +348,14 @@ std::optional<Solution> solve(const Chain &chain, int64_t budgetBytes, Goal goal
             {state.held + profile.held, state.cost + profile.cost, peak, int(s), int(c)});
       }
     }
-    states[l + 1] = paretoFront(
-        std::move(next), [](const State &x) { return std::make_tuple(x.cost, x.held, x.peak); });
+    auto keys = [](const State &x) { return std::make_tuple(x.cost, x.held, x.peak); };
+    if (goal == Goal::LeastCost) {
+      std::stable_sort(next.begin(), next.end(),
+                       [&](const State &x, const State &y) { return keys(x) < keys(y); });
+      states[l + 1] = leastCostFront(std::move(next));
+    } else {
+      states[l + 1] = paretoFront(std::move(next), keys);
+    }
     if (states[l + 1].empty())
       return std::nullopt;
   }
