@@ -35,11 +35,12 @@ TINY_LLAMA = {  # a LlamaConfig: grouped-query attention (4 query heads share 2 
 }
 
 
-def make_rows(count, seed):
+def make_rows(count, seed, steps=(1, 7)):
+    """`count` sequences, each of a step drawn from `steps` (inclusive)."""
     rng = random.Random(seed)
     rows = []
     for _ in range(count):
-        start, step, length = rng.randrange(VOCAB), rng.randint(1, 7), rng.randint(8, 32)
+        start, step, length = rng.randrange(VOCAB), rng.randint(*steps), rng.randint(8, 32)
         rows.append({"input_ids": [(start + i * step) % VOCAB for i in range(length)]})
     return rows
 

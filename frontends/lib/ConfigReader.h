@@ -116,6 +116,18 @@ public:
     return ids.empty() ? std::nullopt : std::optional<int64_t>(ids.front());
   }
 
+  /// The object `field` (rope_scaling, quantization_config); null when absent or null, or
+  /// after an error when it is not an object.
+  const llvm::json::Object *readObject(StringRef field) {
+    const llvm::json::Value *value = config.get(field);
+    if (!value || value->kind() == llvm::json::Value::Null)
+      return nullptr;
+    const llvm::json::Object *object = value->getAsObject();
+    if (!object)
+      error() << "'" << field << "' must be an object or null";
+    return object;
+  }
+
   /// Reports a problem with config.json at the `from` key.
   mlir::InFlightDiagnostic error() {
     failed = true;

@@ -80,16 +80,10 @@ std::string existingFile(StringRef folder, StringRef name) {
 
 /// config.json's quantization_config: a bitsandbytes 4-bit NF4 folder sets
 /// ModelSpec::prequantizedNf4; any other quantization is refused, naming the key.
-void readQuantizationConfig(ConfigReader &reader, const llvm::json::Object &config,
-                            ModelSpec &model) {
-  const llvm::json::Value *value = config.get("quantization_config");
-  if (!value || value->kind() == llvm::json::Value::Null)
+void readQuantizationConfig(ConfigReader &reader, ModelSpec &model) {
+  const llvm::json::Object *quantization = reader.readObject("quantization_config");
+  if (!quantization)
     return;
-  const llvm::json::Object *quantization = value->getAsObject();
-  if (!quantization) {
-    reader.error() << "'quantization_config' must be an object";
-    return;
-  }
   auto text = [&](StringRef key) {
     std::optional<StringRef> field = quantization->getString(key);
     return field ? field->str() : std::string();
@@ -150,7 +144,7 @@ mlir::LogicalResult bertc::readHuggingFaceFolder(StringRef folder, mlir::FileLin
   if (!family)
     return mlir::failure();
   family->readConfig(reader, model, head);
-  readQuantizationConfig(reader, *config, model);
+  readQuantizationConfig(reader, model);
   // HF derives num_labels from id2label when only the latter is saved.
   if (config->get("num_labels")) {
     reader.readInteger("num_labels", head.labels, "labels", head.locations);

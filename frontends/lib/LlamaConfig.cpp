@@ -18,14 +18,9 @@ namespace {
 /// rope_scaling: null, or {"rope_type" (or the older "type"): "default" | "linear" |
 /// "llama3", "factor", ...}; another type is an error naming it.
 void readRopeScaling(ConfigReader &reader, ModelSpec &model) {
-  const llvm::json::Value *value = reader.fields().get("rope_scaling");
-  if (!value || value->kind() == llvm::json::Value::Null)
+  const llvm::json::Object *scaling = reader.readObject("rope_scaling");
+  if (!scaling)
     return;
-  const llvm::json::Object *scaling = value->getAsObject();
-  if (!scaling) {
-    reader.error() << "'rope_scaling' must be an object or null";
-    return;
-  }
   std::optional<StringRef> type = scaling->getString("rope_type");
   if (!type)
     type = scaling->getString("type");

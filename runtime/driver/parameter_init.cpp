@@ -100,20 +100,6 @@ std::string checkpointFile(const std::string &initPath) {
   return file.string();
 }
 
-/// The tensors of bitsandbytes' 4-bit weight `name` that `reader` holds: the packed codes
-/// and the parts of its quant state, or none when `name` is not such a weight.
-std::vector<std::string> bnb4bitTensorNames(const ShardedSafetensorsReader &reader,
-                                            const std::string &name) {
-  if (!reader.contains(name + ".quant_state.bitsandbytes__nf4"))
-    return {};
-  std::vector<std::string> names = {name};
-  for (const char *part : {".absmax", ".quant_map", ".nested_absmax", ".nested_quant_map",
-                           ".quant_state.bitsandbytes__nf4"})
-    if (reader.contains(name + part))
-      names.push_back(name + part);
-  return names;
-}
-
 /// Reads the pre-quantized bitsandbytes NF4 weight `name` into `param`: a quantized
 /// parameter's working copy takes its codes, absmaxes and maps as they are, after checking
 /// it is what the plan stores there; any other parameter (a module bitsandbytes quantizes
@@ -151,12 +137,6 @@ void readPrequantized(ShardedSafetensorsReader &reader, const std::string &name,
 template <class Reader>
 void readParameter(Reader &reader, const std::string &name, const ParamSlot &param,
                    std::byte *arena) {
-  if constexpr (std::is_same_v<Reader, ShardedSafetensorsReader>) {
-    if (!bnb4bitTensorNames(reader, name).empty()) {
-      readPrequantized(reader, name, param, arena);
-      return;
-    }
-  }
   std::vector<float> staged;
   float *values = valuesOf(arena, param, staged);
   if (!param.checkpointTransposed) {
@@ -190,11 +170,17 @@ void loadFrom(Reader &reader, const std::string &path, const TrainerPlan &plan, 
       continue;
     }
     std::string fileName = found == names.end() ? param.name : *found;
-    readParameter(reader, fileName, param, arena);
+    // A bitsandbytes 4-bit weight (safetensors only) is its codes and its state's tensors.
+    std::vector<std::string> bnbTensors;
+    if constexpr (std::is_same_v<Reader, ShardedSafetensorsReader>) {
+      bnbTensors = bnb4bitTensorNames(reader, fileName);
+      if (!bnbTensors.empty())
+        readPrequantized(reader, fileName, param, arena);
+    }
+    if (bnbTensors.empty())
+      readParameter(reader, fileName, param, arena);
     used.insert(fileName);
-    if constexpr (std::is_same_v<Reader, ShardedSafetensorsReader>)
-      for (const std::string &part : bnb4bitTensorNames(reader, fileName))
-        used.insert(part);
+    used.insert(bnbTensors.begin(), bnbTensors.end());
   }
   inform("init: " + std::to_string(used.size()) + " tensors loaded from " + path + ", " +
          std::to_string(reader.entries().size() - used.size()) +

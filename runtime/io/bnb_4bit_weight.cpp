@@ -56,6 +56,21 @@ void requireTensor(const Reader &reader, const std::string &name, const std::str
 }
 } // namespace
 
+template <class Reader>
+std::vector<std::string> bnb4bitTensorNames(const Reader &reader, const std::string &name) {
+  const std::string statePrefix = name + kQuantStatePrefix;
+  auto state = reader.entries().lower_bound(statePrefix);
+  if (state == reader.entries().end() || state->first.compare(0, statePrefix.size(), statePrefix))
+    return {};
+  std::vector<std::string> names = {name};
+  const std::string partPrefix = name + ".";
+  for (auto it = reader.entries().lower_bound(partPrefix);
+       it != reader.entries().end() && it->first.compare(0, partPrefix.size(), partPrefix) == 0;
+       ++it)
+    names.push_back(it->first);
+  return names;
+}
+
 template <class Reader> Bnb4bitWeight findBnb4bitWeight(Reader &reader, const std::string &name) {
   const std::string stateName = quantStateName(reader, name);
   const SafetensorsEntry &stateEntry = reader.entries().at(stateName);
@@ -123,6 +138,10 @@ void readBnb4bitWeight(Reader &reader, const std::string &name, const Bnb4bitWei
   *floatsAt(layout.absmaxMeanOffset) = weight.state.nestedOffset;
 }
 
+template std::vector<std::string> bnb4bitTensorNames(const SafetensorsReader &,
+                                                     const std::string &);
+template std::vector<std::string> bnb4bitTensorNames(const ShardedSafetensorsReader &,
+                                                     const std::string &);
 template Bnb4bitWeight findBnb4bitWeight(SafetensorsReader &, const std::string &);
 template Bnb4bitWeight findBnb4bitWeight(ShardedSafetensorsReader &, const std::string &);
 template void readBnb4bitWeight(SafetensorsReader &, const std::string &, const Bnb4bitWeight &,

@@ -231,6 +231,12 @@ void copyTokenizerFiles(const fs::path &folder, const TokenizerFiles &tokenizer,
     writeText(folder, "tokenizer_config.json", formatTokenizerConfig(*tokenizer.settings), written);
 }
 
+/// The type a merged model is written in: the embeddings' (the first parameter's), which a
+/// quantized base weight, written dequantized, takes too.
+StorageType mergedModelStorage(const TrainerPlan &plan) {
+  return plan.numParams > 0 ? plan.params[0].storage : StorageType::F32;
+}
+
 /// The name of the safetensors dtype of `storage`.
 const char *storageDtype(StorageType storage) {
   return storage == StorageType::BF16 ? "BF16" : storage == StorageType::F16 ? "F16" : "F32";
@@ -263,8 +269,6 @@ std::vector<TensorToWrite> mergedParametersToWrite(const TrainerPlan &plan, cons
   std::map<std::string, const ParamSlot *> byName;
   for (size_t p = 0; p < plan.numParams; ++p)
     byName[plan.params[p].name] = &plan.params[p];
-  // A quantized base weight is written dequantized, in the 16-bit type of the rest.
-  const StorageType modelStorage = plan.numParams > 0 ? plan.params[0].storage : StorageType::F32;
   std::vector<TensorToWrite> tensors;
   for (size_t p = 0; p < plan.numParams; ++p) {
     const ParamSlot &param = plan.params[p];
@@ -284,7 +288,7 @@ std::vector<TensorToWrite> mergedParametersToWrite(const TrainerPlan &plan, cons
       transposeMatrix(values.data(), param.shape[0], param.shape[1], transposed.data());
       values.swap(transposed);
     }
-    StorageType storage = isQuantized(param.storage) ? modelStorage : param.storage;
+    StorageType storage = isQuantized(param.storage) ? mergedModelStorage(plan) : param.storage;
     std::vector<std::byte> &bytes = buffers.emplace_back(storedBytes(values, storage));
     tensors.push_back({name, checkpointShape(param), bytes.data(), storageDtype(storage)});
   }
@@ -322,11 +326,11 @@ std::vector<std::string> writeMergedModelFolder(const std::string &dir, const Tr
   std::vector<std::string> written =
       saveModelSafetensors(dir, mergedParametersToWrite(plan, arena, buffers), maxShardBytes);
   // transformers loads a model in its config's torch_dtype (float32 when it has none): the
-  // merged weights' own (the first parameter's, the embeddings').
+  // merged weights' own.
   std::string config = textOf(plan.hfConfigJson);
   nlohmann::json json = nlohmann::json::parse(config, nullptr, /*allow_exceptions=*/false);
-  if (json.is_object() && plan.numParams > 0) {
-    StorageType storage = plan.params[0].storage;
+  if (json.is_object()) {
+    StorageType storage = mergedModelStorage(plan);
     json["torch_dtype"] = storage == StorageType::BF16  ? "bfloat16"
                           : storage == StorageType::F16 ? "float16"
                                                         : "float32";

@@ -2,10 +2,8 @@
 #include "bertc/runtime/parameter_values.h"
 
 #include "bertc/abi/quantized_weight_layout.h"
-#include "bertc/runtime/cpu_quantized_weight.h"
-#include "bertc/runtime/half_types.h"
+#include "bertc/runtime/cpu_kernels.h"
 
-#include <algorithm>
 #include <cstring>
 
 namespace bertc {
@@ -18,16 +16,6 @@ Nf4Layout nf4LayoutOf(const ParamSlot &param) {
 
 Int8RowsLayout int8LayoutOf(const ParamSlot &param) {
   return int8RowsLayout(param.shape[0], param.numel / param.shape[0]);
-}
-
-template <typename Half> void roundInto(const float *values, int64_t n, std::byte *out) {
-  auto *halves = reinterpret_cast<Half *>(out);
-  std::transform(values, values + n, halves, fromFloat<Half>);
-}
-
-template <typename Half> void widen(const std::byte *in, int64_t n, float *values) {
-  const auto *halves = reinterpret_cast<const Half *>(in);
-  std::transform(halves, halves + n, values, [](Half h) { return toFloat(h); });
 }
 
 } // namespace
@@ -57,10 +45,10 @@ std::vector<float> parameterValues(const ParamSlot &param, const std::byte *aren
   const std::byte *copy = arena + param.offset;
   switch (param.storage) {
   case StorageType::BF16:
-    widen<bf16>(copy, param.numel, values.data());
+    cpu::convert(reinterpret_cast<const bf16 *>(copy), values.data(), param.numel);
     break;
   case StorageType::F16:
-    widen<fp16>(copy, param.numel, values.data());
+    cpu::convert(reinterpret_cast<const fp16 *>(copy), values.data(), param.numel);
     break;
   case StorageType::Nf4:
   case StorageType::Nf4DoubleQuant:
@@ -87,10 +75,10 @@ void storeParameterValues(const ParamSlot &param, const float *values, std::byte
   std::byte *copy = arena + param.offset;
   switch (param.storage) {
   case StorageType::BF16:
-    roundInto<bf16>(values, param.numel, copy);
+    cpu::convert(values, reinterpret_cast<bf16 *>(copy), param.numel);
     break;
   case StorageType::F16:
-    roundInto<fp16>(values, param.numel, copy);
+    cpu::convert(values, reinterpret_cast<fp16 *>(copy), param.numel);
     break;
   case StorageType::Nf4:
   case StorageType::Nf4DoubleQuant: {

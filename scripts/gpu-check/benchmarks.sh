@@ -18,8 +18,23 @@ summarize_lines() {
   done < <(grep -E "$1" "$2")
 }
 
+# record_peak_table NAME START LOG PATTERN: the result of a bench whose table's last column,
+# "peak <= plan", says NO where the device held more than planned, then LOG's lines that
+# match PATTERN (its header and table); fails when a row says NO.
+record_peak_table() {
+  local over
+  over=$(grep -Ec '\| +NO \|$' "$3")
+  if ((over > 0)); then
+    record "$1" FAILED "device peak above the plan in $over row(s); table below"
+  else
+    record "$1" ok "$(($(date +%s) - $2)) s; table below"
+  fi
+  summarize_lines "$4" "$3"
+  ((over == 0))
+}
+
 measure_bert_base() {
-  local step_start log="$build_dir/gpu-check-bert-base.txt" status over limit
+  local step_start log="$build_dir/gpu-check-bert-base.txt" status limit
   local trainers=(--arch "$arch" --both-attentions)
   [[ -n $bundle ]] && trainers=(--prebuilt "$prebuilt/$arch/bert-base")
   step_start=$(date +%s)
@@ -32,16 +47,8 @@ measure_bert_base() {
     record_bench_failure "bert-base throughput" "$status" "$limit" "$log"
     return 1
   fi
-  # The table's last column is "peak <= plan": NO means the device held more than planned.
-  over=$(grep -Ec '\| +NO \|$' "$log")
-  if ((over > 0)); then
-    record "bert-base throughput" FAILED "device peak above the plan in $over row(s); table below"
-  else
-    record "bert-base throughput" ok "$(($(date +%s) - step_start)) s; table below"
-  fi
   # The bench's header, PyTorch lines and table.
-  summarize_lines '^(\||CUDA trainer|PyTorch)' "$log"
-  ((over == 0))
+  record_peak_table "bert-base throughput" "$step_start" "$log" '^(\||CUDA trainer|PyTorch)'
 }
 
 # Step 6: Llama-3.2-1B's shape from random weights, 20 steps on the CUDA trainer and in PyTorch
@@ -49,7 +56,7 @@ measure_bert_base() {
 # nothing, so it does not start with under 60 s left; the bench's exit status 3 says the GPU
 # holds less than the plan's peak (NOT RUN).
 measure_causal_lm() {
-  local step_start log="$build_dir/gpu-check-causal-lm.txt" status over limit
+  local step_start log="$build_dir/gpu-check-causal-lm.txt" status limit
   local name="Llama-3.2-1B vs PyTorch"
   local trainer=(--arch "$arch") dir="$prebuilt/$arch/llama-3.2-1b"
   if [[ -n $bundle && ! -f $dir/manifest.json ]]; then
@@ -77,15 +84,8 @@ measure_causal_lm() {
     summarize_lines '^(bertc:|\||Causal-LM)' "$log"
     return 1
   fi
-  over=$(grep -Ec '\| +NO \|$' "$log")
-  if ((over > 0)); then
-    record "$name" FAILED "device peak above the plan; table below"
-  else
-    record "$name" ok "$(($(date +%s) - step_start)) s; table below"
-  fi
   # The bench's header, PyTorch line and table.
-  summarize_lines '^(\||Causal-LM|PyTorch)' "$log"
-  ((over == 0))
+  record_peak_table "$name" "$step_start" "$log" '^(\||Causal-LM|PyTorch)'
 }
 
 # Step 7: bertc's attention kernels against PyTorch's SDPA at BERT-base's shapes, in the

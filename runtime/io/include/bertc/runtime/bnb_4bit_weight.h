@@ -47,6 +47,12 @@ struct Bnb4bitWeight {
   Nf4Layout layout;
 };
 
+/// The tensors of bitsandbytes' 4-bit weight `name` in the file `reader` reads: `name` (the
+/// packed codes) and each `name.<part>` of its state; none when no quant_state stands
+/// beside `name` (it is not a 4-bit weight).
+template <class Reader>
+std::vector<std::string> bnb4bitTensorNames(const Reader &reader, const std::string &name);
+
 /// The 4-bit weight `name` of the file `reader` reads (a SafetensorsReader, or a
 /// ShardedSafetensorsReader, whose shards may split a weight's tensors): its quant_state
 /// parsed and every tensor it needs checked against it (present, dtype, shape; the packed
