@@ -87,6 +87,12 @@ for name in "${targets[@]}"; do
   fi
   done_line=$(grep -E '^Done [0-9]+ runs' "$build/logs/$name.log" | tail -1 || true)
   printf 'fuzz %-22s %s: %s\n' "$name" "${done_line:-no runs}" "$status"
+  # A failure's report (the sanitizer's or libFuzzer's, and the input in base64), here too:
+  # where the logs are not kept, the output is all there is.
+  if [[ $status != ok ]]; then
+    grep -v '# Uses:' "$build/logs/$name.log" | grep -A 40 -m 1 -E 'ERROR|runtime error|ALARM' |
+      sed 's/^/  | /' || true
+  fi
 done
 echo "fuzz: ${#targets[@]} targets in $(($(date +%s) - start)) s"
 exit $failed

@@ -3,9 +3,10 @@
 // One pass over the text with the lexical states of TOML that may hold any character:
 //   1. `#` starts a comment that runs to the end of the line;
 //   2. a quote starts a string only where TOML allows one: first on its line (a key), or
-//      after `=`, `[`, `{`, `,` or `.` (a value, an array element, a key in an inline
-//      table or a dotted key). TOML++ reads a quote anywhere else (`203'''`) as part of a
-//      bare value, and so must this pass;
+//      after `=`, `[`, `{` or `,` (a value, an array element, a key in an inline table),
+//      or after the `.` of a dotted key (a key being read: not after a `.` in a value).
+//      TOML++ reads a quote anywhere else (`203'''`, `1.x."`) as part of a bare value,
+//      and so must this pass;
 //   3. `"""` and `'''` start multi-line strings, closed by the same three quotes (up to two
 //      more quotes before them belong to the string); `\` escapes a character in `"""`,
 //      and a non-ASCII character after it, or after the whitespace a line-ending `\`
@@ -55,7 +56,13 @@ private:
   /// a problem when it holds an escape TOML++ cannot read safely.
   std::optional<SourceProblem> skipString(StringRef quote, bool escapes, bool multiLine);
   /// Whether a quote at `at` opens a string (rule 2).
-  bool stringMayStart() const { return lineBlank || StringRef("=[{,.").contains(lastToken); }
+  bool stringMayStart() const {
+    return lineBlank || StringRef("=[{,").contains(lastToken) || (lastToken == '.' && inKey);
+  }
+  /// Follows whether a key or a value is being read, over a byte outside strings and
+  /// comments: a key from a line's start outside any value, from a `{` and after an inline
+  /// table's `,`; a value from `=`.
+  void followKeyOrValue(char c);
 
   StringRef text;
   size_t at, lineStart;
@@ -63,7 +70,16 @@ private:
   std::string open;      // the `[` and `{` of the values open at `at`, innermost last
   bool lineBlank = true; // nothing but spaces and tabs since the line's start
   char lastToken = 0;    // the last character outside comments and whitespace
+  bool inKey = true;     // a key is being read, not a value
 };
+
+void SourceScanner::followKeyOrValue(char c) {
+  if (c == '=')
+    inKey = false;
+  else if (c == '{' || (c == ',' && !open.empty() && open.back() == '{') ||
+           (c == '\n' && open.empty()))
+    inKey = true;
+}
 
 void SourceScanner::advance() {
   char c = text[at];
@@ -150,6 +166,7 @@ std::optional<SourceProblem> SourceScanner::run() {
         open.push_back(c);
       else if ((c == ']' || c == '}') && !open.empty())
         open.pop_back();
+      followKeyOrValue(c);
       advance();
     }
   }
