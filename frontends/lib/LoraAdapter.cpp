@@ -41,8 +41,8 @@ bool targets(StringRef target, StringRef module) {
 Value ForwardBuilder::baseWeight(Value weight, StringRef group) {
   const LoraSpec &lora = spec.lora;
   auto param = weight.getDefiningOp<bert::ParamOp>();
-  if (!lora.enabled || lora.base.empty() || !group.starts_with("encoder.layer.") ||
-      param.getTrainable())
+  if (!lora.enabled || lora.base.empty() || lora.base == kAutoBase ||
+      !group.starts_with("encoder.layer.") || param.getTrainable())
     return weight;
   bert::WeightFormat format = lora.base == "int8" ? bert::WeightFormat::Int8Rows
                               : lora.doubleQuant  ? bert::WeightFormat::Nf4DoubleQuant

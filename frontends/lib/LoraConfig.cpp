@@ -29,6 +29,12 @@ double LoraSpec::scaling() const {
   return useRslora ? alpha / std::sqrt(double(rank)) : alpha / double(rank);
 }
 
+std::vector<std::string> LoraSpec::baseCandidates() const {
+  if (base == kAutoBase)
+    return {"", "int8", "nf4"};
+  return {base};
+}
+
 namespace job {
 
 void JobReader::readLora(const toml::table *table) {
@@ -56,9 +62,10 @@ void JobReader::readLora(const toml::table *table) {
   }
   if (reader.readString("from", lora.from))
     readPeftAdapter();
-  // A bitsandbytes 4-bit folder gives the base's format where the table leaves it out.
+  // A bitsandbytes 4-bit folder gives the base's format where the table leaves it out
+  // (or leaves it to the fit driver: NF4 is the folder's only one).
   if (lora.enabled && spec.model.prequantizedNf4) {
-    if (lora.base.empty())
+    if (lora.base.empty() || lora.base == kAutoBase)
       lora.base = "nf4";
     if (!lora.locations.keys.count("double_quant"))
       lora.doubleQuant = spec.model.prequantizedDoubleQuant;
@@ -201,12 +208,13 @@ void JobReader::checkLora() {
   else
     requireFloat(ll, "lora.alpha", lora.alpha, /*zeroAllowed=*/false);
   requireRange(ll, "lora.dropout", lora.dropout, 0, 1, false);
-  if (ll.keys.count("base") && lora.base != "nf4" && lora.base != "int8")
+  if (ll.keys.count("base") && lora.base != "nf4" && lora.base != "int8" && lora.base != kAutoBase)
     file.error(loc(ll, "base"))
-        << "key 'lora.base' must be \"nf4\" or \"int8\", got \"" << lora.base
+        << "key 'lora.base' must be \"nf4\", \"int8\" or \"auto\", got \"" << lora.base
         << "\" (without it the base is stored as the precision stores every parameter)";
-  if (ll.keys.count("double_quant") && lora.base != "nf4")
-    file.error(loc(ll, "double_quant")) << "key 'lora.double_quant' applies to base = \"nf4\" only";
+  if (ll.keys.count("double_quant") && lora.base != "nf4" && lora.base != kAutoBase)
+    file.error(loc(ll, "double_quant"))
+        << "key 'lora.double_quant' applies to base = \"nf4\" (or \"auto\") only";
   if (ll.keys.count("targets") && lora.targets.empty())
     file.error(loc(ll, "targets")) << "key 'lora.targets' must name at least one module";
   for (const std::string &target : lora.targets)

@@ -15,13 +15,16 @@ namespace bertc {
 
 std::string FitCandidate::describe() const {
   return llvm::formatv(
-      "micro-batch {0} x {1}, {2}{3}, {4}{5}{6}{7}{8}{9}", microBatch, accumulation,
+      "micro-batch {0} x {1}, {2}{3}, {4}{5}{6}{7}{8}{9}{10}", microBatch, accumulation,
       options.precision, options.tf32 && options.precision == "fp32" ? " (TF32 GEMMs)" : "",
       recomputes() ? "recompute" : "keep activations",
       options.optimizerState == "8bit" ? ", 8-bit AdamW state" : "",
       options.fuseOptimizer ? ", AdamW in the backward" : "",
       options.offloadOptimizer ? ", optimizer in host memory" : "",
-      attentionLabel(options.attentionHeadChunk), lmHeadLabel(options.lmHeadTokenChunk));
+      attentionLabel(options.attentionHeadChunk), lmHeadLabel(options.lmHeadTokenChunk),
+      loraBase == "nf4"    ? ", NF4 base"
+      : loraBase == "int8" ? ", int8 base"
+                           : "");
 }
 
 namespace {
@@ -85,10 +88,12 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
       request.microBatch ? std::vector<int64_t>{std::min(*request.microBatch, spec.train.batch)}
                          : microBatchCandidates(spec.train.batch);
   std::vector<FitCandidate> fitting;
+  // The job as planned now: with each of the LoRA bases in turn.
+  JobSpec variant = spec;
   // Plans `rows` with `options`: the outcome if it fits.
   auto plan = [&](int64_t rows, const PipelineOptions &options) -> std::optional<PlanOutcome> {
-    FailureOr<PlanOutcome> outcome =
-        planJob(spec, {rows, spec.train.seqLen, spec.train.freeze, options}, *request.device, ctx);
+    FailureOr<PlanOutcome> outcome = planJob(
+        variant, {rows, spec.train.seqLen, spec.train.freeze, options}, *request.device, ctx);
     if (failed(outcome) || outcome->arenaBytes > request.arenaBudget ||
         outcome->hostBytes > request.hostRamBudget)
       return std::nullopt;
@@ -136,7 +141,7 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
         break;
       }
     }
-    fitting.push_back({rows, spec.train.batch / rows, options, *best});
+    fitting.push_back({rows, spec.train.batch / rows, options, *best, variant.lora.base});
     return true;
   };
   // Plans the first `count` sizes with `options`.
@@ -159,29 +164,36 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
       for (size_t i = 0; i < recomputing; ++i)
         tryPlan(sizes[i], options);
   };
-  for (const std::string &state : request.optimizerStates)
-    for (const std::string &precision : request.precisions)
-      for (bool fuse : request.fuseOptimizer)
-        for (bool offload : request.offloadOptimizer) {
-          // An update in the backward runs the whole batch at once: the first size only;
-          // it runs on the device, never with the optimizer in host memory.
-          size_t count = sizes.size();
-          if (fuse)
-            count = offload || fuseOptimizerError(spec, sizes.front(), precision) ? 0 : 1;
-          PipelineOptions options{precision,    0,     request.gemmWorkspaceBytes,
-                                  request.arch, state, fuse};
-          options.offloadOptimizer = offload;
-          options.tf32 = request.tf32;
-          trySizes(options, count);
-        }
-  // On equal estimates: the preferred optimizer state, placement, then memory.
+  std::vector<std::string> bases = request.loraBases;
+  if (bases.empty())
+    bases = {spec.lora.base};
+  for (const std::string &base : bases) {
+    variant.lora.base = base;
+    for (const std::string &state : request.optimizerStates)
+      for (const std::string &precision : request.precisions)
+        for (bool fuse : request.fuseOptimizer)
+          for (bool offload : request.offloadOptimizer) {
+            // An update in the backward runs the whole batch at once: the first size only;
+            // it runs on the device, never with the optimizer in host memory.
+            size_t count = sizes.size();
+            if (fuse)
+              count = offload || fuseOptimizerError(spec, sizes.front(), precision) ? 0 : 1;
+            PipelineOptions options{precision,    0,     request.gemmWorkspaceBytes,
+                                    request.arch, state, fuse};
+            options.offloadOptimizer = offload;
+            options.tf32 = request.tf32;
+            trySizes(options, count);
+          }
+  }
+  // On equal estimates: the preferred optimizer state, placement, LoRA base, then memory.
   auto preference = [&](const FitCandidate &candidate) {
     auto rank = [](const auto &candidates, const auto &value) {
       return llvm::find(candidates, value) - candidates.begin();
     };
     return std::tuple(rank(request.optimizerStates, candidate.options.optimizerState),
                       rank(request.fuseOptimizer, candidate.options.fuseOptimizer),
-                      rank(request.offloadOptimizer, candidate.options.offloadOptimizer));
+                      rank(request.offloadOptimizer, candidate.options.offloadOptimizer),
+                      rank(bases, candidate.loraBase));
   };
   std::stable_sort(fitting.begin(), fitting.end(),
                    [&](const FitCandidate &a, const FitCandidate &b) {

@@ -79,7 +79,8 @@ RunChoice chooseRun(const JobSpec &spec, std::optional<int64_t> arenaBudget,
                     optimizerStateCandidates().front(), fuseOptimizerCandidates().front(),
                     targetOffloadOptimizerCandidates().front(), tf32Gemms(),
                     headChunkCandidates(spec.model.heads, cudaTarget()).front()},
-                   {}};
+                   {},
+                   spec.lora.baseCandidates().front()};
   if (!arenaBudget)
     return choice;
   FitRequest request;
@@ -98,11 +99,14 @@ RunChoice chooseRun(const JobSpec &spec, std::optional<int64_t> arenaBudget,
   request.headChunks = headChunkCandidates(spec.model.heads, cudaTarget());
   request.lmHeadTokenChunks = lmHeadTokenChunkCandidates(spec);
   request.gemmWorkspaceBytes = gemmWorkspaceBytes();
+  request.loraBases = spec.lora.baseCandidates();
   choice.ranked = searchFittingPlans(spec, request, ctx);
   if (!choice.ranked.empty()) {
     choice.microBatch = choice.ranked.front().microBatch;
     choice.options = choice.ranked.front().options;
+    choice.loraBase = choice.ranked.front().loraBase;
   } else {
+    choice.loraBase = request.loraBases.back();
     // Nothing fits: the over-budget report and its ways to fit are planned as the search
     // planned, recomputing where it may, with the attention and LM head of the smallest
     // workspaces.

@@ -23,11 +23,13 @@ namespace bertc {
 
 struct JobSpec;
 
-/// How to run the job: rows per micro-step and the pipeline's options.
+/// How to run the job: rows per micro-step, the pipeline's options and the LoRA base.
 struct RunChoice {
   int64_t microBatch;
   PipelineOptions options;
   std::vector<FitCandidate> ranked; ///< what the search found, the chosen first
+  /// How the job's LoRA base is stored (LoraSpec::base), settled where it is "auto".
+  std::string loraBase = {};
 };
 
 /// A usage problem with --micro-batch or --remat, if any.
@@ -48,7 +50,8 @@ std::vector<bool> targetOffloadOptimizerCandidates();
 std::vector<int64_t> lmHeadTokenChunkCandidates(const JobSpec &spec);
 
 /// The fastest plan that fits `arenaBudget` when there is one, else the flags' (or the
-/// job's) micro-batch and first precision, keeping every activation.
+/// job's) micro-batch and first precision, keeping every activation, with the first of the
+/// LoRA bases without a budget (the fastest) and the last (the smallest) over it.
 RunChoice chooseRun(const JobSpec &spec, std::optional<int64_t> arenaBudget,
                     mlir::MLIRContext &ctx);
 

@@ -287,12 +287,16 @@ int main(int argc, char **argv) {
     if ((maxBatch || maxSeq) && !budget)
       return usageError(std::string(maxBatch ? "--max-batch" : "--max-seq") +
                         " needs --vram SIZE (e.g. --vram 6GB)");
+    // The limits hold for the smallest LoRA base the fit driver may choose.
+    bertc::JobSpec smallest = *spec;
+    smallest.lora.base = spec->lora.baseCandidates().back();
     if (maxBatch)
-      return reportMaxBatch(*spec, *budget - *reserved, ctx);
+      return reportMaxBatch(smallest, *budget - *reserved, ctx);
     if (maxSeq)
-      return reportMaxSeq(*spec, *budget - *reserved, ctx);
+      return reportMaxSeq(smallest, *budget - *reserved, ctx);
     bool fitting = wanted == bertc::Stage::Planned && budget;
     run = bertc::chooseRun(*spec, fitting ? std::optional(*budget - *reserved) : std::nullopt, ctx);
+    spec->lora.base = run.loraBase;
     module = bertc::buildTrainGraph(*spec, run.microBatch, ctx);
   }
   if (!module)

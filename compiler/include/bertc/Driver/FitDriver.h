@@ -4,7 +4,8 @@
 // micro-batches and accumulation steps, at a precision, keeping every activation or
 // recomputing some, (with --optimizer-state auto) with fp32 or 8-bit AdamW moments,
 // (with --fuse-optimizer auto) with AdamW after the backward or in it, and (with
-// --offload-optimizer auto) with the optimizer on the device or in host memory.
+// --offload-optimizer auto) with the optimizer on the device or in host memory, and (with
+// [lora] base = "auto") with a LoRA job's frozen base in 16 bits, int8 or NF4.
 // Each combination is planned through the real pipeline; the fastest by estimated step
 // time whose arena fits is chosen. Flags pin any axis.
 //
@@ -40,6 +41,9 @@ struct FitRequest {
   std::vector<bool> offloadOptimizer = {false};
   /// Host memory an offloaded optimizer may take (PlanOutcome::hostBytes).
   int64_t hostRamBudget = 0;
+  /// How a LoRA job's frozen base may be stored (LoraSpec::baseCandidates), the preferred
+  /// first (on equal estimates); empty, the job's own (LoraSpec::base).
+  std::vector<std::string> loraBases;
 
   /// PipelineOptions::attentionHeadChunk candidates, the most heads at a time first. The
   /// last, the one with the smallest workspace (0, the fused kernels), is planned first:
@@ -60,12 +64,16 @@ struct FitCandidate {
   int64_t accumulation = 0;
   PipelineOptions options;
   PlanOutcome outcome;
+  /// The LoRA base's storage the plan was built with (LoraSpec::base; a request's
+  /// loraBases entry).
+  std::string loraBase;
 
   bool recomputes() const { return options.rematArenaBudget > 0; }
   /// "micro-batch 16 x 2, bf16, recompute" (", 8-bit AdamW state" when it has one,
   /// ", AdamW in the backward" when it runs there, ", optimizer in host memory" when
   /// offloaded, ", attention 6 heads at a time" for the tensor-core attention; "fp32
-  /// (TF32 GEMMs)" for fp32 with --tf32).
+  /// (TF32 GEMMs)" for fp32 with --tf32; ", NF4 base" or ", int8 base" for a quantized
+  /// LoRA base).
   std::string describe() const;
 };
 

@@ -238,6 +238,8 @@ struct DataSpec {
 
 /// [lora] targets = "all-linear": every linear layer but the LM head and the task head's.
 inline constexpr char kAllLinear[] = "all-linear";
+/// [lora] base = "auto": the fit driver chooses how the frozen base is stored.
+inline constexpr char kAutoBase[] = "auto";
 
 /// [lora]: LoRA adapters on the frozen model's linear layers (PEFT's LoraConfig: the names
 /// in comments, its defaults).
@@ -254,7 +256,9 @@ struct LoraSpec {
   std::vector<std::string> targets; // target_modules
   bool useRslora = false;           // use_rslora: alpha / sqrt(r) in place of alpha / r
   /// `base`: how the frozen layers' linear weights are stored: "nf4" (QLoRA) or "int8"
-  /// (LLM.int8() rows); empty, as the precision stores every parameter.
+  /// (LLM.int8() rows); empty, as the precision stores every parameter; "auto", the fit
+  /// driver's choice among those three (baseCandidates), which bertc settles before it
+  /// builds the step (a graph built with "auto" unsettled stores the base as empty does).
   std::string base;
   /// `double_quant`: NF4's absmaxes quantized again (bnb_4bit_use_double_quant).
   bool doubleQuant = true;
@@ -266,6 +270,9 @@ struct LoraSpec {
 
   /// What the adapter's product is multiplied by (PEFT's `scaling`).
   double scaling() const;
+  /// The bases a plan may store: `base`, or for "auto" the precision's, int8 and NF4, the
+  /// fastest (the least to dequantize) first, the smallest last.
+  std::vector<std::string> baseCandidates() const;
 };
 
 /// A whole fine-tuning job.
