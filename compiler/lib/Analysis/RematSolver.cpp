@@ -7,7 +7,7 @@
 //     peak = max over l of (held_0 + ... + held_{l-1} + ownPeak_l),
 // and a keep set of one block matters to the others only through held and ownPeak.
 //
-//  1. Per block, every keep set of its decision nodes is simulated (simulateBlock):
+//  1. Per block, every keep set of its decision nodes is simulated (BlockSimulation):
 //     the clones it implies, each placed before its first backward reader, and the
 //     live bytes at every forward op, clone and backward op. Blocks with the same
 //     description share the result (BERT's layers are identical).
@@ -32,13 +32,16 @@ namespace bertc::remat {
 
 namespace {
 
-/// A block's keep set and what it costs the step.
-struct BlockProfile {
+/// What a block's keep set costs the step.
+struct BlockFigures {
   int64_t held = 0;    ///< bytes kept live while later blocks run
   int64_t ownPeak = 0; ///< most bytes of the block's own live during its forward/backward
   int64_t cost = 0;
-  std::vector<bool> keep;
-  std::vector<bool> recomputed;
+};
+
+/// A block's keep set, as the bits of its decision nodes (BlockChoices), and its figures.
+struct BlockProfile : BlockFigures {
+  uint32_t mask = 0;
 };
 
 /// A buffer's first and last event (inclusive) in a block's timeline.
@@ -48,25 +51,45 @@ struct Life {
   bool exists() const { return begin >= 0; }
 };
 
-/// Simulates one block under `keep` (the output is kept whatever `keep` says). The
-/// timeline is the block's forward (one event per node) followed by its backward: for
-/// each step, the clones first needed there (in node order), then the step.
-std::optional<BlockProfile> simulateBlock(const Block &block, const std::vector<bool> &keep) {
+/// The simulation of a block's keep sets, its buffers reused from one keep set to the next
+/// (a block may take 2^20 of them).
+class BlockSimulation {
+public:
+  /// Simulates `block` under `keep` (the output is kept whatever `keep` says); nothing if
+  /// it keeps too little. The timeline is the block's forward (one event per node)
+  /// followed by its backward: for each step, the clones first needed there (in node
+  /// order), then the step.
+  std::optional<BlockFigures> run(const Block &block, const std::vector<bool> &keep);
+  /// Per node, whether the last run recomputed it (a clone).
+  const std::vector<bool> &cloned() const { return cloned_; }
+
+private:
+  std::vector<int> firstStep_, cloneEvent_, stepEvent_;
+  std::vector<bool> needed_, cloned_;
+  std::vector<int64_t> backwardBytes_, delta_;
+  std::vector<Life> original_, clone_;
+};
+
+std::optional<BlockFigures> BlockSimulation::run(const Block &block,
+                                                 const std::vector<bool> &keep) {
   const int n = int(block.nodes.size());
   const int output = n - 1;
   auto kept = [&](int v) { return v == output || keep[v]; };
 
   // 1. Clones: nodes the backward reads but does not keep, and their operands in turn.
   constexpr int kNever = std::numeric_limits<int>::max();
-  std::vector<int> firstStep(n, kNever); // first backward step that needs the node
-  std::vector<bool> needed(n, false);
+  std::vector<int> &firstStep = firstStep_; // first backward step that needs the node
+  firstStep.assign(n, kNever);
+  std::vector<bool> &needed = needed_;
+  needed.assign(n, false);
   for (int step = int(block.backward.size()) - 1; step >= 0; --step)
     for (int read : block.backward[step].reads)
       if (read >= 0) {
         needed[read] = true;
         firstStep[read] = step;
       }
-  std::vector<bool> cloned(n, false);
+  std::vector<bool> &cloned = cloned_;
+  cloned.assign(n, false);
   for (int v = n - 1; v >= 0; --v) {
     if (!needed[v] || kept(v))
       continue;
@@ -81,8 +104,11 @@ std::optional<BlockProfile> simulateBlock(const Block &block, const std::vector<
   }
 
   // 2. The timeline's events and the backward bytes at each.
-  std::vector<int> cloneEvent(n, -1), stepEvent(block.backward.size());
-  std::vector<int64_t> backwardBytes(n, 0);
+  std::vector<int> &cloneEvent = cloneEvent_, &stepEvent = stepEvent_;
+  cloneEvent.assign(n, -1);
+  stepEvent.assign(block.backward.size(), 0);
+  std::vector<int64_t> &backwardBytes = backwardBytes_;
+  backwardBytes.assign(n, 0);
   for (size_t step = 0; step < block.backward.size(); ++step) {
     for (int v = 0; v < n; ++v)
       if (cloned[v] && firstStep[v] == int(step)) {
@@ -96,7 +122,9 @@ std::optional<BlockProfile> simulateBlock(const Block &block, const std::vector<
 
   // 3. Lives: the originals, the clones and the input. A reader is a forward node, a
   //    clone (which reads the clone of an operand if there is one) or a backward step.
-  std::vector<Life> original(n), clone(n);
+  std::vector<Life> &original = original_, &clone = clone_;
+  original.assign(n, Life{});
+  clone.assign(n, Life{});
   Life input;
   auto extend = [](Life &life, int event) { life.end = std::max(life.end, event); };
   auto readInput = [&](int event) {
@@ -140,7 +168,8 @@ std::optional<BlockProfile> simulateBlock(const Block &block, const std::vector<
 
   // 4. Live bytes per event; an in-place op's result shares the bytes of an operand
   //    that dies there.
-  std::vector<int64_t> delta(events + 2, 0);
+  std::vector<int64_t> &delta = delta_;
+  delta.assign(events + 2, 0);
   auto add = [&](const Life &life, int64_t bytes) {
     if (!life.exists() || bytes == 0)
       return;
@@ -175,24 +204,21 @@ std::optional<BlockProfile> simulateBlock(const Block &block, const std::vector<
       shareInPlace(v, clone[v], true);
   }
 
-  BlockProfile profile;
-  profile.keep.resize(n);
-  profile.recomputed = cloned;
+  BlockFigures figures;
   int64_t live = 0;
   for (int event = 0; event < events; ++event) {
     live += delta[event];
-    profile.ownPeak = std::max(profile.ownPeak, live + backwardBytes[event]);
+    figures.ownPeak = std::max(figures.ownPeak, live + backwardBytes[event]);
   }
   for (int v = 0; v < n; ++v) {
-    profile.keep[v] = kept(v);
     if (cloned[v])
-      profile.cost += block.nodes[v].cost;
+      figures.cost += block.nodes[v].cost;
     if (v != output && original[v].end >= n)
-      profile.held += block.nodes[v].bytes;
+      figures.held += block.nodes[v].bytes;
   }
   if (block.inputBytes > 0 && (block.inputReadByPreviousBackward || input.end >= n))
-    profile.held += block.inputBytes;
-  return profile;
+    figures.held += block.inputBytes;
+  return figures;
 }
 
 /// Drops every item that another item is at most in all three keys (keeping the first
@@ -240,10 +266,28 @@ std::vector<int> decisionNodes(const Block &block) {
 /// stay decisions), so that a block never takes more than 2^20 simulations.
 constexpr size_t kMaxDecisions = 20;
 
+/// A block's useful keep sets: its decision nodes, the nodes kept outright (the output, and
+/// the decisions past kMaxDecisions), and the Pareto-reduced profiles, each keep set a mask
+/// over the decisions.
+struct BlockChoices {
+  std::vector<int> decisions;
+  std::vector<bool> keptOutright;
+  std::vector<BlockProfile> profiles;
+
+  /// The keep set of `mask`.
+  std::vector<bool> keepOf(uint32_t mask) const {
+    std::vector<bool> keep = keptOutright;
+    for (size_t i = 0; i < decisions.size(); ++i)
+      keep[decisions[i]] = (mask >> i) & 1;
+    return keep;
+  }
+};
+
 /// Every useful keep set of `block`, Pareto-reduced.
-std::vector<BlockProfile> blockProfiles(const Block &block) {
-  std::vector<int> decisions = decisionNodes(block);
-  std::vector<bool> keep(block.nodes.size(), false);
+BlockChoices blockChoices(const Block &block) {
+  BlockChoices choices{decisionNodes(block), std::vector<bool>(block.nodes.size(), false), {}};
+  choices.keptOutright.back() = true;
+  std::vector<int> &decisions = choices.decisions;
   if (decisions.size() > kMaxDecisions) {
     std::stable_sort(decisions.begin(), decisions.end(), [&](int a, int b) {
       const Node &x = block.nodes[a], &y = block.nodes[b];
@@ -251,19 +295,22 @@ std::vector<BlockProfile> blockProfiles(const Block &block) {
              double(y.cost) * double(std::max<int64_t>(x.bytes, 1));
     });
     for (size_t i = kMaxDecisions; i < decisions.size(); ++i)
-      keep[decisions[i]] = true;
+      choices.keptOutright[decisions[i]] = true;
     decisions.resize(kMaxDecisions);
   }
+  BlockSimulation simulation;
+  std::vector<bool> keep = choices.keptOutright;
   std::vector<BlockProfile> profiles;
-  for (uint64_t mask = 0; mask < (uint64_t(1) << decisions.size()); ++mask) {
+  for (uint32_t mask = 0; mask < (uint32_t(1) << decisions.size()); ++mask) {
     for (size_t i = 0; i < decisions.size(); ++i)
       keep[decisions[i]] = (mask >> i) & 1;
-    if (std::optional<BlockProfile> profile = simulateBlock(block, keep))
-      profiles.push_back(std::move(*profile));
+    if (std::optional<BlockFigures> figures = simulation.run(block, keep))
+      profiles.push_back({*figures, mask});
   }
-  return paretoFront(std::move(profiles), [](const BlockProfile &p) {
+  choices.profiles = paretoFront(std::move(profiles), [](const BlockProfile &p) {
     return std::make_tuple(p.cost, p.held, p.ownPeak);
   });
+  return choices;
 }
 
 /// A block's description as numbers, so that identical blocks are solved once.
@@ -323,14 +370,16 @@ std::vector<State> leastCostFront(std::vector<State> states) {
 }
 
 std::optional<Solution> solve(const Chain &chain, int64_t budgetBytes, Goal goal) {
-  std::map<std::vector<int64_t>, std::vector<BlockProfile>> profilesByKey;
+  std::map<std::vector<int64_t>, BlockChoices> choicesByKey;
+  std::vector<const BlockChoices *> choices;
   std::vector<const std::vector<BlockProfile> *> profiles;
   for (const Block &block : chain) {
     std::vector<int64_t> key = blockKey(block);
-    auto found = profilesByKey.find(key);
-    if (found == profilesByKey.end())
-      found = profilesByKey.emplace(std::move(key), blockProfiles(block)).first;
-    profiles.push_back(&found->second);
+    auto found = choicesByKey.find(key);
+    if (found == choicesByKey.end())
+      found = choicesByKey.emplace(std::move(key), blockChoices(block)).first;
+    choices.push_back(&found->second);
+    profiles.push_back(&found->second.profiles);
   }
 
   std::vector<std::vector<State>> states(chain.size() + 1);
@@ -371,11 +420,14 @@ std::optional<Solution> solve(const Chain &chain, int64_t budgetBytes, Goal goal
   solution.evaluation.recomputed.resize(chain.size());
   solution.evaluation.cost = last[best].cost;
   solution.evaluation.peakBytes = last[best].peak;
+  BlockSimulation simulation;
   for (size_t l = chain.size(); l > 0; --l) {
     const State &state = states[l][best];
     const BlockProfile &profile = (*profiles[l - 1])[state.choice];
-    solution.keep[l - 1] = profile.keep;
-    solution.evaluation.recomputed[l - 1] = profile.recomputed;
+    solution.keep[l - 1] = choices[l - 1]->keepOf(profile.mask);
+    // The keep set's clones, simulated again: profiles keep only their figures.
+    simulation.run(chain[l - 1], solution.keep[l - 1]);
+    solution.evaluation.recomputed[l - 1] = simulation.cloned();
     best = state.parent;
   }
   return solution;
@@ -396,16 +448,17 @@ std::optional<Evaluation> evaluateKeepSets(const Chain &chain, const KeepSets &k
   if (keep.size() != chain.size())
     return std::nullopt;
   int64_t held = 0;
+  BlockSimulation simulation;
   for (size_t l = 0; l < chain.size(); ++l) {
     if (keep[l].size() != chain[l].nodes.size())
       return std::nullopt;
-    std::optional<BlockProfile> profile = simulateBlock(chain[l], keep[l]);
-    if (!profile)
+    std::optional<BlockFigures> figures = simulation.run(chain[l], keep[l]);
+    if (!figures)
       return std::nullopt;
-    evaluation.cost += profile->cost;
-    evaluation.peakBytes = std::max(evaluation.peakBytes, held + profile->ownPeak);
-    evaluation.recomputed.push_back(profile->recomputed);
-    held += profile->held;
+    evaluation.cost += figures->cost;
+    evaluation.peakBytes = std::max(evaluation.peakBytes, held + figures->ownPeak);
+    evaluation.recomputed.push_back(simulation.cloned());
+    held += figures->held;
   }
   return evaluation;
 }
