@@ -12,7 +12,9 @@ For each model x mode x budget on --arch (default sm_89, an RTX 4060/4070/4090's
 gives the longest seq_len at micro-batch 1 (up to the model's max_position), the adapters'
 fp32 masters and AdamW state in host memory (the least on the device), then two compiles
 with the same flags check it (-emit=plan at seq V must fit, at V + 1 must not) and the first
-one's plan gives the row's precision, recomputation, arena and estimated step.
+one's plan gives the row's precision, recomputation, arena and estimated step (both at the
+precision --max-seq plans with: the arch's 16-bit one). A plan of Llama-3.1-8B takes minutes
+on a 2-core machine: --no-details runs --max-seq alone.
 Llama-3.1-8B QLoRA's table stands beside Unsloth's published limits (their blog's
 "Llama 3.1 (8B) max context length" table, QLoRA rank 32 on all linear layers, batch 1)
 and those of Hugging Face + FlashAttention-2 in the same table.
@@ -21,6 +23,7 @@ depend on this machine. --models, --modes and --budgets take subsets; --jobs N r
 searches at once; each bertc run is logged on stderr as it ends.
 Usage: python3 bench/lora_plans.py [--models llama-3.1-8b] [--modes qlora,lora]
        [--budgets 6GB,8GB] [--arch sm_89] [--jobs 2] [--host-ram 64GB] [--no-check]
+       [--no-details]
 """
 import argparse
 import concurrent.futures
@@ -56,8 +59,9 @@ def job(tmp, model, mode, seq):
                     lambda text: text + lora_table(mode))
 
 
-def search(tmp, model, mode, budget, arch, host_ram, check):
+def search(tmp, model, mode, budget, arch, host_ram, check, details):
     """(longest seq_len, seconds, the Plan at it or None, what a check found or '')."""
+    precision = "fp16" if arch == "sm_75" else "bf16"
     flags = ["--host-ram", host_ram, *LIMIT_FLAGS]
     out = Path(tmp) / f"{model}-{mode}-{budget}"
     longest, seconds = max_seq(job(tmp, model, mode, 1024), budget, arch, flags, out / "ms")
@@ -66,12 +70,16 @@ def search(tmp, model, mode, budget, arch, host_ram, check):
         return None, seconds, None, ""
     print(f"  {model} {mode} {budget}: --max-seq {longest} in {seconds:.0f} s", file=sys.stderr,
           flush=True)
+    if not details:
+        return longest, seconds, None, ""
+    # The compiles either side plan at the precision --max-seq took (the arch's 16-bit one).
+    compile_flags = [*LIMIT_FLAGS, "--precision", precision]
     at = plan(job(tmp, model, mode, longest), budget, arch, host_ram, out / "at",
-              LIMIT_FLAGS) if longest else None
+              compile_flags) if longest else None
     found = ""
     if check and longest:
         above = plan(job(tmp, model, mode, longest + 1), budget, arch, host_ram, out / "above",
-                     LIMIT_FLAGS)
+                     compile_flags)
         if at.rc != FITS or above.rc != OVER_BUDGET:
             found = f"exit {at.rc} at {longest}, {above.rc} at {longest + 1}"
     return longest, seconds, at, found
@@ -120,7 +128,10 @@ def main():
     parser.add_argument("--host-ram", default="64GB")
     parser.add_argument("--jobs", type=int, default=1, help="searches at once")
     parser.add_argument("--no-check", action="store_true",
-                        help="skip the compiles at the longest seq_len and one token more")
+                        help="skip the compile at one token more than the longest seq_len")
+    parser.add_argument("--no-details", action="store_true",
+                        help="--max-seq alone: no compile at the longest seq_len (its plan's "
+                             "details and estimate) nor at one token more")
     args = parser.parse_args()
     models, modes, budgets = (s.split(",") for s in (args.models, args.modes, args.budgets))
     require_bertc()
@@ -131,7 +142,7 @@ def main():
         keys = [(m, mode, b) for m in models for mode in modes for b in budgets]
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             futures = {key: pool.submit(search, tmp, *key, args.arch, args.host_ram,
-                                        not args.no_check) for key in keys}
+                                        not args.no_check, not args.no_details) for key in keys}
             results = {key: future.result() for key, future in futures.items()}
         for m in models:
             for mode in modes:

@@ -256,7 +256,7 @@ void loadAdapters(const TrainerPlan &plan, std::byte *arena, const std::string &
   size_t read = 0;
   for (size_t p = 0; p < plan.numParams; ++p) {
     const ParamSlot &param = plan.params[p];
-    if (!param.trainable)
+    if (!inAdapterFolder(param))
       continue;
     std::string name = kAdapterPrefix + std::string(param.name);
     if (!reader.contains(name))

@@ -22,7 +22,8 @@ void initializeParameter(const TrainerPlan &plan, std::byte *arena, size_t p, ui
 void loadParameters(const TrainerPlan &plan, std::byte *arena, const std::string &initPath,
                     uint64_t seed, const std::function<void(const std::string &)> &inform);
 
-/// LoRA: the trainable parameters (the adapters, a task head) from a PEFT adapter file
+/// LoRA: what an adapter folder holds (inAdapterFolder: the adapters, those of a frozen
+/// group too, and a task head) from a PEFT adapter file
 /// (`path`: adapter_model.safetensors, or its folder), each by its base_model.model. name,
 /// which must be there with its shape; other tensors are counted, not read.
 void loadAdapters(const TrainerPlan &plan, std::byte *arena, const std::string &path,

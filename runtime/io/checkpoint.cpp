@@ -69,7 +69,7 @@ TensorSlots tensorSlots(const TrainerPlan &plan, bool moments) {
     std::vector<int64_t> shape(param.shape, param.shape + param.rank);
     std::string name = param.name;
     if (!moments && hasAdapters(plan)) {
-      if (param.trainable)
+      if (inAdapterFolder(param))
         slots[kAdapterPrefix + name] = {checkpointShape(param), fp32ValueOffset(param), "F32",
                                         param.checkpointTransposed};
     } else if (!moments) {

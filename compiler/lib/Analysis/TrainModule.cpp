@@ -114,12 +114,17 @@ void forEachUpdate(ModuleOp module,
 
 } // namespace
 
+bool isLoraAdapterParam(llvm::StringRef name) {
+  return name.ends_with(".lora_A.weight") || name.ends_with(".lora_B.weight");
+}
+
 bool keepsFp32Master(bert::ParamOp param) {
   Type element = param.getResult().getType().getElementType();
   if (!element.isBF16() && !element.isF16())
     return false;
   auto module = param->getParentOfType<ModuleOp>();
-  return param.getTrainable() || !(module && module->hasAttr("bert.adapter_config"));
+  return param.getTrainable() || !(module && module->hasAttr("bert.adapter_config")) ||
+         isLoraAdapterParam(param.getName());
 }
 
 llvm::StringMap<int64_t> eightBitStateBlocks(ModuleOp module) {

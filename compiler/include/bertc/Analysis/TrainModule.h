@@ -67,9 +67,13 @@ int64_t accumulationSteps(mlir::ModuleOp module, DimBounds bounds);
 /// The trainable parameters of @micro_step, in program order.
 llvm::SmallVector<mlir::bert::ParamOp> trainableParams(mlir::func::FuncOp microStep);
 
+/// Whether `name` is a LoRA adapter's parameter ("<layer>.lora_A.weight", "...lora_B.weight").
+bool isLoraAdapterParam(llvm::StringRef name);
+
 /// Whether `param` keeps an fp32 master beside its working copy: a 16-bit parameter that
 /// trains, or a frozen one that checkpoints save. A LoRA job's (`bert.adapter_config`)
-/// frozen base is never saved, so its working copy, 16-bit or quantized, is its only value.
+/// frozen base is never saved, so its working copy, 16-bit or quantized, is its only value;
+/// its adapters are, those of a frozen group too.
 bool keepsFp32Master(mlir::bert::ParamOp param);
 
 /// The `state_block` of every parameter whose `bert.adamw` keeps 8-bit moments, by

@@ -1,5 +1,5 @@
-// LoRA adapters as PEFT saves them: adapter_model.safetensors holds the trainable tensors
-// (each adapter's lora_A and lora_B, a task head trained whole) named
+// LoRA adapters as PEFT saves them: adapter_model.safetensors holds the adapters (each
+// one's lora_A and lora_B, those of a frozen group too) and a task head trained whole, named
 // base_model.model.<name>, beside adapter_config.json; the frozen model is not saved.
 #pragma once
 
@@ -26,6 +26,13 @@ inline bool isLoraParameter(std::string_view name) {
     if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix)
       return true;
   return false;
+}
+
+/// Whether an adapter folder holds `param`: an adapter's tensor (trained, or frozen with its
+/// group by [train] freeze: it is part of the adapter all the same) or a parameter that
+/// trains whole (a task head, PEFT's modules_to_save).
+inline bool inAdapterFolder(const ParamSlot &param) {
+  return param.trainable || isLoraParameter(param.name);
 }
 
 /// What the adapters' product is multiplied by: lora_alpha / r (/ sqrt(r) with use_rslora)
