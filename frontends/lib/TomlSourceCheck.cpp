@@ -5,8 +5,9 @@
 //   2. a quote starts a string only where TOML allows one: first on its line (a key), or
 //      after `=`, `[`, `{` or `,` (a value, an array element, a key in an inline table),
 //      or after the `.` of a dotted key (a key being read: not after a `.` in a value).
-//      TOML++ reads a quote anywhere else (`203'''`, `1.x."`) as part of a bare value,
-//      and so must this pass;
+//      A value that starts otherwise (a number, a boolean, a date, or an error) is bare:
+//      TOML++ reads it up to whitespace, `,`, `]`, `}` or `#`, and a quote, `[`, `{` or `=`
+//      in it (`203'''`, `1.x."`, `1.["`, `1{"`) is part of it, as it is for this pass;
 //   3. `"""` and `'''` start multi-line strings, closed by the same three quotes (up to two
 //      more quotes before them belong to the string); `\` escapes a character in `"""`,
 //      and a non-ASCII character after it, or after the whitespace a line-ending `\`
@@ -57,28 +58,43 @@ private:
   std::optional<SourceProblem> skipString(StringRef quote, bool escapes, bool multiLine);
   /// Whether a quote at `at` opens a string (rule 2).
   bool stringMayStart() const {
-    return lineBlank || StringRef("=[{,").contains(lastToken) || (lastToken == '.' && inKey);
+    return !inBareValue &&
+           (lineBlank || StringRef("=[{,").contains(lastToken) || (lastToken == '.' && inKey));
   }
-  /// Follows whether a key or a value is being read, over a byte outside strings and
-  /// comments: a key from a line's start outside any value, from a `{` and after an inline
-  /// table's `,`; a value from `=`.
+  /// Follows whether a key or a value is being read, over a byte outside strings, comments
+  /// and bare values: a key from a line's start outside any value, from a `{` and after an
+  /// inline table's `,`; a value from `=`, and after a `]` or `}` (an array or inline table
+  /// is a value).
   void followKeyOrValue(char c);
+  /// Follows a bare value (rule 2) over a byte outside strings and comments: it starts
+  /// where a value does with anything but a quote, `[`, `{` or whitespace, and ends before
+  /// whitespace, `,`, `]` or `}`.
+  void followBareValue(char c);
 
   StringRef text;
   size_t at, lineStart;
   unsigned line = 1;
-  std::string open;      // the `[` and `{` of the values open at `at`, innermost last
-  bool lineBlank = true; // nothing but spaces and tabs since the line's start
-  char lastToken = 0;    // the last character outside comments and whitespace
-  bool inKey = true;     // a key is being read, not a value
+  std::string open;         // the `[` and `{` of the values open at `at`, innermost last
+  bool lineBlank = true;    // nothing but spaces and tabs since the line's start
+  char lastToken = 0;       // the last character outside comments and whitespace
+  bool inKey = true;        // a key is being read, not a value
+  bool inBareValue = false; // a bare value is being read (rule 2)
 };
 
 void SourceScanner::followKeyOrValue(char c) {
-  if (c == '=')
+  if (c == '=' || c == ']' || c == '}')
     inKey = false;
   else if (c == '{' || (c == ',' && !open.empty() && open.back() == '{') ||
            (c == '\n' && open.empty()))
     inKey = true;
+}
+
+void SourceScanner::followBareValue(char c) {
+  bool ends = StringRef(" \t\r\n,]}").contains(c);
+  if (inBareValue && ends)
+    inBareValue = false;
+  else if (!inBareValue && !inKey && !ends && !StringRef("[{=\"'").contains(c))
+    inBareValue = true;
 }
 
 void SourceScanner::advance() {
@@ -141,6 +157,7 @@ std::optional<SourceProblem> SourceScanner::run() {
     StringRef rest = text.substr(at);
     bool quote = c == '"' || c == '\'';
     if (c == '#') {
+      inBareValue = false;
       while (at < text.size() && text[at] != '\n')
         ++at;
     } else if (quote && stringMayStart()) {
@@ -162,11 +179,15 @@ std::optional<SourceProblem> SourceScanner::run() {
     } else if (c == '}' && !open.empty() && open.back() == '[') {
       return problemAt(at, "'}' inside an array (expected a value, ',' or ']')");
     } else {
-      if (c == '[' || c == '{')
-        open.push_back(c);
-      else if ((c == ']' || c == '}') && !open.empty())
-        open.pop_back();
-      followKeyOrValue(c);
+      // In a bare value no bracket opens or closes and no key begins.
+      followBareValue(c);
+      if (!inBareValue) {
+        if (c == '[' || c == '{')
+          open.push_back(c);
+        else if ((c == ']' || c == '}') && !open.empty())
+          open.pop_back();
+        followKeyOrValue(c);
+      }
       advance();
     }
   }

@@ -13,18 +13,20 @@ using namespace mlir;
 
 namespace bertc {
 
+std::string loraBaseLabel(StringRef base) {
+  return base == "nf4" ? ", NF4 base" : base == "int8" ? ", int8 base" : "";
+}
+
 std::string FitCandidate::describe() const {
-  return llvm::formatv(
-      "micro-batch {0} x {1}, {2}{3}, {4}{5}{6}{7}{8}{9}{10}", microBatch, accumulation,
-      options.precision, options.tf32 && options.precision == "fp32" ? " (TF32 GEMMs)" : "",
-      recomputes() ? "recompute" : "keep activations",
-      options.optimizerState == "8bit" ? ", 8-bit AdamW state" : "",
-      options.fuseOptimizer ? ", AdamW in the backward" : "",
-      options.offloadOptimizer ? ", optimizer in host memory" : "",
-      attentionLabel(options.attentionHeadChunk), lmHeadLabel(options.lmHeadTokenChunk),
-      loraBase == "nf4"    ? ", NF4 base"
-      : loraBase == "int8" ? ", int8 base"
-                           : "");
+  return llvm::formatv("micro-batch {0} x {1}, {2}{3}, {4}{5}{6}{7}{8}{9}{10}", microBatch,
+                       accumulation, options.precision,
+                       options.tf32 && options.precision == "fp32" ? " (TF32 GEMMs)" : "",
+                       recomputes() ? "recompute" : "keep activations",
+                       options.optimizerState == "8bit" ? ", 8-bit AdamW state" : "",
+                       options.fuseOptimizer ? ", AdamW in the backward" : "",
+                       options.offloadOptimizer ? ", optimizer in host memory" : "",
+                       attentionLabel(options.attentionHeadChunk),
+                       lmHeadLabel(options.lmHeadTokenChunk), loraBaseLabel(loraBase));
 }
 
 namespace {
@@ -167,7 +169,10 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
   std::vector<std::string> bases = request.loraBases;
   if (bases.empty())
     bases = {spec.lora.base};
+  // A quantized base changes what trains: the first base with a plan that fits is kept.
   for (const std::string &base : bases) {
+    if (!fitting.empty())
+      break;
     variant.lora.base = base;
     for (const std::string &state : request.optimizerStates)
       for (const std::string &precision : request.precisions)
@@ -185,15 +190,14 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
             trySizes(options, count);
           }
   }
-  // On equal estimates: the preferred optimizer state, placement, LoRA base, then memory.
+  // On equal estimates: the preferred optimizer state, placement, then memory.
   auto preference = [&](const FitCandidate &candidate) {
     auto rank = [](const auto &candidates, const auto &value) {
       return llvm::find(candidates, value) - candidates.begin();
     };
     return std::tuple(rank(request.optimizerStates, candidate.options.optimizerState),
                       rank(request.fuseOptimizer, candidate.options.fuseOptimizer),
-                      rank(request.offloadOptimizer, candidate.options.offloadOptimizer),
-                      rank(bases, candidate.loraBase));
+                      rank(request.offloadOptimizer, candidate.options.offloadOptimizer));
   };
   std::stable_sort(fitting.begin(), fitting.end(),
                    [&](const FitCandidate &a, const FitCandidate &b) {

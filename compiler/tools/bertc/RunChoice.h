@@ -51,7 +51,7 @@ std::vector<int64_t> lmHeadTokenChunkCandidates(const JobSpec &spec);
 
 /// The fastest plan that fits `arenaBudget` when there is one, else the flags' (or the
 /// job's) micro-batch and first precision, keeping every activation, with the first of the
-/// LoRA bases without a budget (the fastest) and the last (the smallest) over it.
+/// LoRA bases without a budget (the least quantized) and the last (the smallest) over it.
 RunChoice chooseRun(const JobSpec &spec, std::optional<int64_t> arenaBudget,
                     mlir::MLIRContext &ctx);
 

@@ -155,7 +155,8 @@ int reportMaxSeq(const bertc::JobSpec &spec, int64_t arenaBudget, MLIRContext &c
       bertc::largestFittingSeqLen(spec, 1, spec.model.maxPosition, arenaBudget, options, ctx);
   llvm::outs() << "bertc: longest seq_len at micro-batch 1 under "
                << bertc::formatBytes(arenaBudget) << " of arena (" << options.precision
-               << ", recompute " << bertc::rematMode() << "): ";
+               << ", recompute " << bertc::rematMode() << bertc::loraBaseLabel(spec.lora.base)
+               << "): ";
   if (best.value == 0)
     llvm::outs() << "none (even 1 token does not fit)\n";
   else
@@ -181,7 +182,8 @@ int reportMaxBatch(const bertc::JobSpec &spec, int64_t arenaBudget, MLIRContext 
           path))
     return kInvalidInput;
   llvm::outs() << "bertc: largest micro-batch under " << bertc::formatBytes(arenaBudget)
-               << " of arena (" << options.precision << ", recompute " << bertc::rematMode() << ")";
+               << " of arena (" << options.precision << ", recompute " << bertc::rematMode()
+               << bertc::loraBaseLabel(spec.lora.base) << ")";
   if (spec.model.maxPosition < 512)
     llvm::outs() << ", seq_len up to the model's max_position " << spec.model.maxPosition;
   llvm::outs() << "\n" << table << "  json    " << path << "\n";

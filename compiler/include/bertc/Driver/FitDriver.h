@@ -4,10 +4,11 @@
 // micro-batches and accumulation steps, at a precision, keeping every activation or
 // recomputing some, (with --optimizer-state auto) with fp32 or 8-bit AdamW moments,
 // (with --fuse-optimizer auto) with AdamW after the backward or in it, and (with
-// --offload-optimizer auto) with the optimizer on the device or in host memory, and (with
-// [lora] base = "auto") with a LoRA job's frozen base in 16 bits, int8 or NF4.
+// --offload-optimizer auto) with the optimizer on the device or in host memory.
 // Each combination is planned through the real pipeline; the fastest by estimated step
-// time whose arena fits is chosen. Flags pin any axis.
+// time whose arena fits is chosen. Flags pin any axis. With [lora] base = "auto" a LoRA
+// job's frozen base is the least quantized that fits: the precision's storage, else int8
+// rows, else NF4 (a quantized base changes what trains, so it is no speed axis).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -41,8 +42,9 @@ struct FitRequest {
   std::vector<bool> offloadOptimizer = {false};
   /// Host memory an offloaded optimizer may take (PlanOutcome::hostBytes).
   int64_t hostRamBudget = 0;
-  /// How a LoRA job's frozen base may be stored (LoraSpec::baseCandidates), the preferred
-  /// first (on equal estimates); empty, the job's own (LoraSpec::base).
+  /// How a LoRA job's frozen base may be stored (LoraSpec::baseCandidates), in the order
+  /// tried: the candidates are those of the first base with any that fits. Empty, the
+  /// job's own (LoraSpec::base).
   std::vector<std::string> loraBases;
 
   /// PipelineOptions::attentionHeadChunk candidates, the most heads at a time first. The
@@ -57,6 +59,9 @@ struct FitRequest {
   int64_t gemmWorkspaceBytes = 0; ///< PipelineOptions::gemmWorkspaceBytes of every plan
   bool tf32 = false;              ///< PipelineOptions::tf32 of every plan (--tf32)
 };
+
+/// ", NF4 base" or ", int8 base" for a quantized LoRA base (LoraSpec::base), else "".
+std::string loraBaseLabel(llvm::StringRef base);
 
 /// One way to run the job that fits, with its estimate.
 struct FitCandidate {

@@ -270,8 +270,8 @@ struct LoraSpec {
 
   /// What the adapter's product is multiplied by (PEFT's `scaling`).
   double scaling() const;
-  /// The bases a plan may store: `base`, or for "auto" the precision's, int8 and NF4, the
-  /// fastest (the least to dequantize) first, the smallest last.
+  /// The bases a plan may store: `base`, or for "auto" the precision's, int8 rows and NF4,
+  /// the least quantized (the nearest the model's own weights) first, the smallest last.
   std::vector<std::string> baseCandidates() const;
 };
 
