@@ -134,6 +134,7 @@ def main():
                              "details and estimate) nor at one token more")
     args = parser.parse_args()
     models, modes, budgets = (s.split(",") for s in (args.models, args.modes, args.budgets))
+    check = not args.no_check and not args.no_details
     require_bertc()
     start = time.perf_counter()
     print(f"bench/lora_plans.py  {datetime.date.today()}  {platform.node()}, "
@@ -142,11 +143,11 @@ def main():
         keys = [(m, mode, b) for m in models for mode in modes for b in budgets]
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             futures = {key: pool.submit(search, tmp, *key, args.arch, args.host_ram,
-                                        not args.no_check, not args.no_details) for key in keys}
+                                        check, not args.no_details) for key in keys}
             results = {key: future.result() for key, future in futures.items()}
         for m in models:
             for mode in modes:
-                print_rows(m, mode, budgets, results, not args.no_check)
+                print_rows(m, mode, budgets, results, check)
     print(f"\ntotal {time.perf_counter() - start:.0f} s")
 
 
