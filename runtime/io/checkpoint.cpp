@@ -402,6 +402,25 @@ TrainerState loadCheckpoint(const std::string &dir, const TrainerPlan &plan, std
   std::string statePath = (folder / "trainer_state.json").string();
   TrainerState state =
       parseTrainerState(readWholeFile<CheckpointError>(statePath, kStateFileLimit), statePath);
+  // The adapters must be the ones this trainer builds, trained as it trains them.
+  if (hasAdapters(plan)) {
+    std::string configPath = (folder / kAdapterConfigName).string();
+    std::string saved = readWholeFile<CheckpointError>(configPath, kStateFileLimit);
+    std::vector<std::string> differences;
+    try {
+      differences = adapterConfigDifferences(saved, plan.adapterConfigJson);
+    } catch (const std::runtime_error &error) {
+      throw CheckpointError(configPath + ": " + error.what());
+    }
+    if (!differences.empty()) {
+      std::string list;
+      for (const std::string &difference : differences)
+        list += "\n  " + difference;
+      throw CheckpointError(dir + ": its adapters differ from this trainer's ([lora]):" + list +
+                            "\nresume with a trainer built from the job the checkpoint was "
+                            "saved by");
+    }
+  }
   // A checkpoint without either weights file is reported as missing its model.safetensors;
   // with LoRA adapters, it holds them alone.
   std::string model =

@@ -25,6 +25,22 @@ double adapterScaling(const std::string &configJson) {
   return rslora ? alpha / std::sqrt(rank) : alpha / rank;
 }
 
+std::vector<std::string> adapterConfigDifferences(const std::string &saved,
+                                                  const std::string &current) {
+  nlohmann::json before = nlohmann::json::parse(saved, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json now = nlohmann::json::parse(current, nullptr, /*allow_exceptions=*/false);
+  if (!before.is_object())
+    throw std::runtime_error("adapter_config.json is not a JSON object");
+  std::vector<std::string> differences;
+  for (const char *key : {"r", "lora_alpha", "lora_dropout", "use_rslora", "target_modules"}) {
+    nlohmann::json was = before.value(key, nlohmann::json()), is = now.value(key, nlohmann::json());
+    if (was != is)
+      differences.push_back(std::string(key) + " " + was.dump() + " in the checkpoint, " +
+                            is.dump() + " here");
+  }
+  return differences;
+}
+
 // A word at a time, as a model's weights may be tens of gigabytes: each step (xor, then a
 // multiplication by an odd number) is a bijection of the hash, so any one changed value
 // changes the fingerprint.

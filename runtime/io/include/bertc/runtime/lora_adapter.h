@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace bertc {
 
@@ -38,6 +39,13 @@ inline bool inAdapterFolder(const ParamSlot &param) {
 /// What the adapters' product is multiplied by: lora_alpha / r (/ sqrt(r) with use_rslora)
 /// of adapter_config.json's text. Throws std::runtime_error when a key is missing or wrong.
 double adapterScaling(const std::string &configJson);
+
+/// What differs between two adapter_config.json texts in the keys that make the adapters
+/// and their training (r, lora_alpha, lora_dropout, use_rslora, target_modules): one
+/// "KEY SAVED in the checkpoint, CURRENT here" each. Throws std::runtime_error when `saved`
+/// is not a JSON object.
+std::vector<std::string> adapterConfigDifferences(const std::string &saved,
+                                                  const std::string &current);
 
 /// A fingerprint of the model LoRA adapters train on: FNV-1a, a 64-bit word at a time, over
 /// the names and fp32 values of the plan's frozen parameters. A checkpoint holds the adapters
