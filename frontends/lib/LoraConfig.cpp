@@ -201,6 +201,14 @@ void JobReader::checkLora() {
     file.error(loc(ll, "double_quant"))
         << "key 'lora.double_quant' must be " << (model.prequantizedDoubleQuant ? "true" : "false")
         << ", as '" << model.from << "' was quantized (bnb_4bit_use_double_quant)";
+  // The task head trains whole beside the adapters and is saved with them (PEFT's
+  // modules_to_save), which a frozen head could not be.
+  for (StringRef group : {"classifier", "head"})
+    if (spec.inFreezeList(group))
+      file.error(loc(spec.train.locations, "freeze"))
+          << "freeze group '" << group << "' in a LoRA job: the task head trains whole beside "
+          << "the adapters and is saved with them (PEFT's modules_to_save); leave it out of "
+          << "[train] freeze";
   requireCount(ll, "lora.r", lora.rank, limits::kLoraRank);
   if (!(lora.alpha > 0))
     file.error(loc(ll, "alpha")) << "key 'lora.alpha' must be positive, got "
