@@ -103,14 +103,16 @@ LogicalResult ForwardBuilder::checkLoraTargets() {
         << " (the task head trains whole)";
     ok = false;
   }
-  // [train] freeze may freeze every adapter's layer, and the task head: nothing would train.
+  // [train] freeze may freeze every adapter's layer: nothing would train where the task head
+  // has no parameters (an LM head, or a custom head without layers that have them).
   bool anyTrainable = llvm::any_of(params, [](const auto &entry) {
     return entry.second.template getDefiningOp<bert::ParamOp>().getTrainable();
   });
   if (ok && !anyTrainable) {
     emitError(spec.train.locations.of("freeze", ctx))
         << "[train] freeze freezes every layer that has a LoRA adapter"
-        << (spec.head.task == "causal_lm" ? "" : " and the task head") << ": nothing to train";
+        << (spec.head.task == "causal_lm" ? "" : ", and the task head has no parameters")
+        << ": nothing to train";
     ok = false;
   }
   return success(ok);
