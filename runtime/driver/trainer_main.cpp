@@ -230,19 +230,21 @@ RunSetup startRun(const TrainerOptions &options, const Dataset &data, const std:
   std::memset(arena + plan.optimizerState.offset, 0, plan.optimizerState.bytes);
   RunSetup setup{};
   setup.seed = options.seed.value_or(settings.seed);
-  auto initialParameters = [&] {
+  // The model's parameters, then (`adapters`) the LoRA adapters --init-adapter gives.
+  auto initialParameters = [&](bool adapters) {
     if (options.init.empty())
       for (size_t p = 0; p < plan.numParams; ++p)
         initializeParameter(plan, arena, p, setup.seed);
     else
       loadParameters(plan, arena, options.init, setup.seed, inform);
-    if (!options.initAdapter.empty())
+    if (adapters && !options.initAdapter.empty())
       loadAdapters(plan, arena, options.initAdapter, inform);
   };
   std::optional<TrainerState> resumed;
   if (!resumeDir.empty()) {
+    // A LoRA checkpoint holds every adapter, not the frozen model they were trained on.
     if (hasAdapters(plan))
-      initialParameters();
+      initialParameters(/*adapters=*/false);
     resumed = loadCheckpoint(resumeDir, plan, arena);
   }
   setup.groupByLength = options.groupByLength || plan.data.groupByLength;
@@ -276,7 +278,7 @@ RunSetup startRun(const TrainerOptions &options, const Dataset &data, const std:
              " steps, not the checkpoint's " + std::to_string(resumed->maxSteps) +
              ": the losses will differ from the uninterrupted run's");
   } else {
-    initialParameters();
+    initialParameters(/*adapters=*/true);
     fingerprintFrozenModel();
   }
   writeWorkingCopies(plan, arena);
