@@ -62,8 +62,8 @@ uint64_t frozenModelFingerprint(const TrainerPlan &plan, const std::byte *arena)
   };
   for (size_t p = 0; p < plan.numParams; ++p) {
     const ParamSlot &param = plan.params[p];
-    if (param.trainable)
-      continue;
+    if (inAdapterFolder(param))
+      continue; // the checkpoint holds it
     mix(param.name, std::strlen(param.name) + 1);
     if (hasFp32Values(param))
       mix(arena + fp32ValueOffset(param), size_t(param.numel) * sizeof(float));

@@ -48,9 +48,9 @@ std::vector<std::string> adapterConfigDifferences(const std::string &saved,
                                                   const std::string &current);
 
 /// A fingerprint of the model LoRA adapters train on: FNV-1a, a 64-bit word at a time, over
-/// the names and fp32 values of the plan's frozen parameters. A checkpoint holds the adapters
-/// alone; the fingerprint lets --resume tell that the frozen model it reloads is the one they
-/// were trained on.
+/// the names and values of the parameters an adapter folder does not hold (inAdapterFolder).
+/// A checkpoint holds the adapters alone; the fingerprint lets --resume tell that the frozen
+/// model it reloads is the one they were trained on.
 uint64_t frozenModelFingerprint(const TrainerPlan &plan, const std::byte *arena);
 
 /// PEFT's merge: weight [out, in] += scaling * loraB [out, rank] x loraA [rank, in], each sum
