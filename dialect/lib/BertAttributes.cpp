@@ -199,7 +199,7 @@ LogicalResult TrainAttr::verify(function_ref<InFlightDiagnostic()> emitError, Tr
 // #bert.plan
 //===----------------------------------------------------------------------===//
 
-SmallVector<std::pair<StringRef, ByteRange>, 9> PlanAttr::getRegions() const {
+SmallVector<std::pair<StringRef, ByteRange>, 10> PlanAttr::getRegions() const {
   return {{"parameters", getParameters()},
           {"master_weights", getMasterWeights()},
           {"gradients", getGradients()},
@@ -208,12 +208,14 @@ SmallVector<std::pair<StringRef, ByteRange>, 9> PlanAttr::getRegions() const {
           {"inputs", getInputs()},
           {"activations", getActivations()},
           {"gemm_workspace", getGemmWorkspace()},
+          {"host_activations", getHostActivations()},
           {"frozen_masters", getFrozenMasters()}};
 }
 
 /// Which side of the device arena's end each region lies on: host memory holds what no
-/// device step touches, the frozen masters (last) and, when the host's AdamW alone touches
-/// them, the master weights and optimizer state (together); the device holds the rest.
+/// device step touches, the frozen masters (last), offloaded checkpoints' host copies and,
+/// when the host's AdamW alone touches them, the master weights and optimizer state
+/// (together); the device holds the rest.
 static LogicalResult verifyPlacement(function_ref<InFlightDiagnostic()> emitError,
                                      ArrayRef<std::pair<StringRef, ByteRange>> regions,
                                      int64_t deviceBytes) {
@@ -233,6 +235,11 @@ static LogicalResult verifyPlacement(function_ref<InFlightDiagnostic()> emitErro
       });
       if (!onHost || !last)
         return misplaced("last, in");
+      continue;
+    }
+    if (name == "host_activations") {
+      if (!onHost)
+        return misplaced("in");
       continue;
     }
     bool optimizer = name == "master_weights" || name == "optimizer_state";
@@ -255,7 +262,7 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, int
                                ByteRange optimizerState, ByteRange scratch, ByteRange inputs,
                                ByteRange activations, ByteRange gemmWorkspace,
                                int64_t lowerBoundBytes, int64_t loss, int64_t hostBytes,
-                               ByteRange frozenMasters) {
+                               ByteRange frozenMasters, ByteRange hostActivations) {
   if (arenaBytes < 0)
     return emitError() << "#bert.plan arena_bytes must not be negative";
   if (hostBytes < 0 || hostBytes > arenaBytes)
@@ -269,6 +276,7 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, int
                                                {"inputs", inputs},
                                                {"activations", activations},
                                                {"gemm_workspace", gemmWorkspace},
+                                               {"host_activations", hostActivations},
                                                {"frozen_masters", frozenMasters}};
   for (auto [name, range] : regions) {
     int64_t end;

@@ -5,7 +5,8 @@
 // start and before saves, each micro-batch's inputs, its loss, the eval logits, fp16's
 // overflow flag and, with clipping, the gradient norm. The arena's host-resident end
 // (TrainerPlan::hostResident) never leaves the host mirror: the device arena ends where it
-// begins. It holds frozen 16-bit parameters' fp32 masters and, with the optimizer
+// begins. It holds frozen 16-bit parameters' fp32 masters, offloaded checkpoints' host
+// copies (page-locked: the steps copy them down and back up) and, with the optimizer
 // offloaded, the masters and moments: then the gradients come down and the parameters go
 // back up each optimizer step (host_optimizer.h). Micro-steps run as one CUDA graph each
 // (step_graph.h), except the first (a warm-up), those that stream gradients to the offloaded
@@ -77,6 +78,27 @@ struct StreamDestroy {
   void operator()(cudaStream_t stream) const { (void)cudaStreamDestroy(stream); }
 };
 using Stream = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDestroy>;
+
+/// Host memory page-locked (cudaHostRegister) from pin() until destroyed.
+class PinnedRange {
+public:
+  PinnedRange() = default;
+  ~PinnedRange() {
+    if (begin_)
+      (void)cudaHostUnregister(begin_);
+  }
+  PinnedRange(const PinnedRange &) = delete;
+  PinnedRange &operator=(const PinnedRange &) = delete;
+  void pin(std::byte *begin, size_t bytes) {
+    if (bytes == 0)
+      return;
+    BERTC_CUDA_CHECK(cudaHostRegister(begin, bytes, cudaHostRegisterDefault));
+    begin_ = begin;
+  }
+
+private:
+  std::byte *begin_ = nullptr;
+};
 
 /// The bytes the device holds: the arena less its host-resident end.
 size_t deviceArenaBytes(const TrainerPlan &plan) {
@@ -181,6 +203,9 @@ public:
     BERTC_CUDA_CHECK(
         cudaMemsetAsync(tickets, 0, cuda::kColumnSumTickets * sizeof(unsigned), stream_));
     device_ = {stream_, gemms_.get(), tables_.chunks, int64_t(chunks.size()), tickets};
+    // Offloaded checkpoints are copied down and up every micro-step, inside its graph.
+    hostActivations_.pin(host_.data() + plan.hostActivations.offset, plan.hostActivations.bytes);
+    device_.hostArena = host_.data();
     // A graph replays a micro-step's launches as one, with no event between them to time
     // an op by: a timed trainer launches each micro-step directly.
     if (plan_.timesOps && graphsOff_.empty())
@@ -353,6 +378,7 @@ private:
   // Destroyed in reverse: the GEMMs before their stream, the stream before the memory.
   const CudaSteps &steps_;
   HostMirror host_;
+  PinnedRange hostActivations_; ///< TrainerPlan::hostActivations in host_
   int deviceIndex_;
   size_t deviceBytes_; ///< the device arena: the plan's arena less its host-resident end
   DeviceBuffer arenaBuffer_;

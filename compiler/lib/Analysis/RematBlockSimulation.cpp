@@ -62,9 +62,14 @@ std::optional<BlockFigures> BlockSimulation::run(const Block &block,
   std::vector<Life> &original = original_, &clone = clone_;
   original.assign(n, Life{});
   clone.assign(n, Life{});
-  Life input;
+  Life input, inputReloaded; // an offloaded input's forward and backward lives
   auto extend = [](Life &life, int event) { life.end = std::max(life.end, event); };
   auto readInput = [&](int event) {
+    if (block.inputOffloaded && event >= n) {
+      inputReloaded.begin = inputReloaded.exists() ? std::min(inputReloaded.begin, event) : event;
+      extend(inputReloaded, event);
+      return;
+    }
     input.begin = 0;
     extend(input, event);
   };
@@ -113,8 +118,10 @@ std::optional<BlockFigures> BlockSimulation::run(const Block &block,
     delta[life.begin] += bytes;
     delta[life.end + 1] -= bytes;
   };
-  if (block.inputBytes > 0)
+  if (block.inputBytes > 0) {
     add(input, block.inputBytes);
+    add(inputReloaded, block.inputBytes);
+  }
   for (int v = 0; v < n; ++v) {
     add(original[v], block.nodes[v].bytes);
     if (cloned[v])
@@ -124,7 +131,7 @@ std::optional<BlockFigures> BlockSimulation::run(const Block &block,
     int u = block.nodes[v].inPlaceOperand;
     if (u == kNoOperand)
       return;
-    const Life *operand = &input;
+    const Life *operand = isClone && block.inputOffloaded ? &inputReloaded : &input;
     int64_t operandBytes = block.inputBytes;
     if (u >= 0) {
       operand = isClone && cloned[u] ? &clone[u] : &original[u];

@@ -133,7 +133,8 @@ BlockChoices blockChoices(const Block &block) {
 
 /// A block's description as numbers, so that identical blocks are solved once.
 std::vector<int64_t> blockKey(const Block &block) {
-  std::vector<int64_t> key{block.inputBytes, block.inputReadByPreviousBackward};
+  std::vector<int64_t> key{block.inputBytes, block.inputReadByPreviousBackward,
+                           block.inputOffloaded};
   for (const Node &node : block.nodes) {
     key.insert(key.end(), {node.bytes, node.cost, node.inPlaceOperand, node.recomputable,
                            int64_t(node.operands.size())});

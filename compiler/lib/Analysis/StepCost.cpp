@@ -16,7 +16,9 @@ namespace bertc {
 double estimateKernelSeconds(const KernelWork &kernel, const DeviceModel &device) {
   double compute = kernel.flops / device.flopsPerSecond(kernel.unit);
   double memory = kernel.bytes / device.bytesPerSecond;
-  return std::max(compute, memory) + kernel.launches * device.secondsPerLaunch;
+  double hostLink =
+      device.pcieBytesPerSecond > 0 ? kernel.hostLinkBytes / device.pcieBytesPerSecond : 0;
+  return std::max(compute, memory) + hostLink + kernel.launches * device.secondsPerLaunch;
 }
 
 SmallVector<KernelWork, 1> estimateOpKernels(Operation *op, int64_t batch, int64_t seq,

@@ -10,7 +10,7 @@ namespace bertc {
 
 bool isPlannedActivation(Value value) {
   Operation *def = value.getDefiningOp();
-  return def && !isa<bert::ParamOp, bert::InputOp>(def);
+  return def && !isa<bert::ParamOp, bert::InputOp, bert::OffloadOp>(def);
 }
 
 std::vector<TensorLife> activationLifetimes(Block &body, DimBounds bounds) {

@@ -161,21 +161,28 @@ bool streamsGradients(ModuleOp module) {
          !(train && train.getValues().maxGradNorm > 0);
 }
 
-/// The host-resident end up to the frozen masters (which lie last): the offloaded
-/// optimizer's masters and state.
+/// The host-resident end up to the offloaded checkpoints and the frozen masters (which
+/// follow it): the offloaded optimizer's masters and state.
 static int64_t hostOptimizerBytes(bert::PlanAttr plan) {
-  bert::ByteRange frozen = plan.getFrozenMasters();
-  return (frozen.bytes > 0 ? frozen.offset : plan.getArenaBytes()) - plan.getDeviceBytes();
+  int64_t end = plan.getArenaBytes();
+  for (bert::ByteRange after : {plan.getHostActivations(), plan.getFrozenMasters()})
+    if (after.bytes > 0)
+      end = std::min(end, after.offset);
+  return end - plan.getDeviceBytes();
 }
 
 int64_t offloadPinnedBytes(bert::PlanAttr plan, bool hostCopies) {
-  if (!hostCopies || hostOptimizerBytes(plan) == 0)
+  if (!hostCopies)
     return 0;
-  return plan.getGradients().bytes + plan.getParameters().bytes;
+  int64_t optimizerCopies = hostOptimizerBytes(plan) == 0
+                                ? 0
+                                : plan.getGradients().bytes + plan.getParameters().bytes;
+  return optimizerCopies + plan.getHostActivations().bytes;
 }
 
 int64_t offloadHostBytes(bert::PlanAttr plan, bool hostCopies) {
-  return hostOptimizerBytes(plan) + offloadPinnedBytes(plan, hostCopies);
+  return hostOptimizerBytes(plan) + offloadPinnedBytes(plan, hostCopies) +
+         (hostCopies ? 0 : plan.getHostActivations().bytes);
 }
 
 bool hasTf32Gemms(ModuleOp module) {

@@ -73,8 +73,11 @@ LogicalResult EmitContext::declareResults(Operation *op) {
     std::string type = cppType(cast<ShapedType>(result.getType()).getElementType());
     std::string name = namer.name(op, unsigned(index));
     std::string description = label + " " + shapeComment(result);
-    os << "  " << type << " *" << name << " = reinterpret_cast<" << type << " *>(arena + " << offset
-       << "); // " << description << "\n";
+    // On a GPU, an offloaded tensor's host copy lies in the host mirror of the arena.
+    StringRef base = isa<bert::OffloadOp>(op) && target == KernelTarget::Cuda ? "dev.hostArena"
+                                                                              : "arena";
+    os << "  " << type << " *" << name << " = reinterpret_cast<" << type << " *>(" << base << " + "
+       << offset << "); // " << description << "\n";
     ids[result] = nextId++;
     names[result] = name;
     descriptions[result] = name + " = " + description;

@@ -42,6 +42,19 @@ void emitDequantize(EmitContext &ctx, DequantizeOp op) {
          << ctx.end();
 }
 
+/// A copy between the device arena and its host mirror (bert.offload, bert.reload): on a
+/// GPU over the host link, on the step's stream; on the CPU, where both are host memory, an
+/// element copy.
+void emitHostCopy(EmitContext &ctx, Value from, Value to, StringRef kind) {
+  if (ctx.target == KernelTarget::Cuda) {
+    ctx.os << "  BERTC_CUDA_CHECK(cudaMemcpyAsync(" << ctx.name(to) << ", " << ctx.name(from)
+           << ", " << EmitContext::bytes(to) << ", " << kind << ", dev.stream));\n";
+    return;
+  }
+  ctx.os << ctx.call("convert") << ctx.name(from) << ", " << ctx.name(to) << ", "
+         << EmitContext::numel(to) << ctx.end();
+}
+
 /// The runtime's name of a tanh or ReLU (or its gradient): its kernels' prefix.
 std::string activationOf(Operation *op) { return isa<TanhOp, TanhGradOp>(op) ? "tanh" : "relu"; }
 
@@ -229,6 +242,14 @@ std::optional<LogicalResult> emitPointwiseOp(Operation *op, EmitContext &ctx) {
       })
       .Case([&](DequantizeOp d) {
         emitDequantize(ctx, d);
+        return success();
+      })
+      .Case([&](OffloadOp o) {
+        emitHostCopy(ctx, o.getInput(), o.getResult(), "cudaMemcpyDeviceToHost");
+        return success();
+      })
+      .Case([&](ReloadOp r) {
+        emitHostCopy(ctx, r.getInput(), r.getResult(), "cudaMemcpyHostToDevice");
         return success();
       })
       .Case([&](ScaleOp s) {

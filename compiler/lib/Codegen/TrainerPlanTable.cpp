@@ -270,6 +270,8 @@ LogicalResult emitPlan(ModuleOp module, func::FuncOp microStep, const JobDataSet
      << "    .timesOps = " << (timesOps(module) ? "true" : "false") << ",\n";
   if (adapterConfig)
     os << "    .adapterConfigJson = " << cppString(adapterConfig.getValue()) << ",\n";
+  if (plan->getHostActivations().bytes > 0)
+    os << "    .hostActivations = " << regionLiteral(plan->getHostActivations()) << ",\n";
   os << "};\n\n";
   return success();
 }

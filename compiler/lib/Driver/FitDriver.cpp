@@ -18,13 +18,15 @@ std::string loraBaseLabel(StringRef base) {
 }
 
 std::string FitCandidate::describe() const {
-  return llvm::formatv("micro-batch {0} x {1}, {2}{3}, {4}{5}{6}{7}{8}{9}{10}", microBatch,
+  return llvm::formatv("micro-batch {0} x {1}, {2}{3}, {4}{5}{6}{7}{8}{9}{10}{11}", microBatch,
                        accumulation, options.precision,
                        options.tf32 && options.precision == "fp32" ? " (TF32 GEMMs)" : "",
                        recomputes() ? "recompute" : "keep activations",
                        options.optimizerState == "8bit" ? ", 8-bit AdamW state" : "",
                        options.fuseOptimizer ? ", AdamW in the backward" : "",
                        options.offloadOptimizer ? ", optimizer in host memory" : "",
+                       recomputes() && options.offloadCheckpoints ? ", checkpoints in host memory"
+                                                                  : "",
                        attentionLabel(options.attentionHeadChunk),
                        lmHeadLabel(options.lmHeadTokenChunk), loraBaseLabel(loraBase));
 }
@@ -164,7 +166,11 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
     options.rematArenaBudget = request.arenaBudget;
     if (llvm::is_contained(request.recompute, true))
       for (size_t i = 0; i < recomputing; ++i)
-        tryPlan(sizes[i], options);
+        for (bool offload : request.offloadCheckpoints) {
+          options.offloadCheckpoints = offload;
+          if (tryPlan(sizes[i], options))
+            break;
+        }
   };
   std::vector<std::string> bases = request.loraBases;
   if (bases.empty())

@@ -58,7 +58,8 @@ void instrumentAfter(Operation &op, ValueRange keepAlive,
   builder.setInsertionPointAfter(&op);
   Location loc = op.getLoc();
   for (Value result : op.getResults())
-    builder.create<PlanCheckDefineOp>(loc, result);
+    if (bertc::isPlannedActivation(result)) // not an offloaded tensor's host copy
+      builder.create<PlanCheckDefineOp>(loc, result);
   llvm::SmallPtrSet<Value, 4> released;
   auto release = [&](Value value) {
     if (llvm::is_contained(keepAlive, value) || last.lookup(value) != &op ||

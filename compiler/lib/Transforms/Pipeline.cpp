@@ -67,6 +67,7 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const Pipeline
       remat.fuseOptimizer = options.fuseOptimizer;
       remat.offloadOptimizer = options.offloadOptimizer;
       remat.hostFrozenMasters = gpu;
+      remat.offloadCheckpoints = options.offloadCheckpoints;
       pm.addPass(createRematerialize(remat));
     }
     // On a GPU, frozen parameters' fp32 masters wait in host memory for the checkpoint.

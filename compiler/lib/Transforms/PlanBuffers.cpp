@@ -141,7 +141,7 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
       for (Value value : buffer.values)
         offsets[value] = activationsBegin + offset;
     for (Operation &op : body) {
-      if (isa<ParamOp, InputOp>(op) || op.getNumResults() == 0)
+      if (isa<ParamOp, InputOp, OffloadOp>(op) || op.getNumResults() == 0)
         continue;
       SmallVector<int64_t> resultOffsets;
       for (Value result : op.getResults())
@@ -161,16 +161,21 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     int64_t deviceBytes = bertc::alignTo(gemm.end, alignment);
     int64_t fixedBytes = activationsBegin + (gemm.end - gemm.begin);
     // 6. Host memory, after the device arena: offloaded, the masters and the optimizer
-    //    state; then, with host-frozen-masters, the frozen parameters' masters, which only
-    //    initialisation and checkpoints read (the steps read their 16-bit working copies).
-    RegionCursor frozenMasters{deviceBytes, deviceBytes, alignment};
+    //    state; the host copies of offloaded checkpoints, one slot each (all of them live
+    //    where the forward turns into the backward); then, with host-frozen-masters, the
+    //    frozen parameters' masters, which only initialisation and checkpoints read (the
+    //    steps read their 16-bit working copies).
+    RegionCursor hostActivations{deviceBytes, deviceBytes, alignment};
     if (offloadOptimizer) {
-      masters = frozenMasters;
+      masters = hostActivations;
       layoutMasters(params, hostFrozenMasters ? Masters::Trainable : Masters::All, masters);
       moments = masters.next();
       layoutMoments(params, moments);
-      frozenMasters = moments.next();
+      hostActivations = moments.next();
     }
+    for (OffloadOp offload : body.getOps<OffloadOp>())
+      setResultOffsets(offload, {hostActivations.take(bytesOf(offload.getResult(), *bounds))});
+    RegionCursor frozenMasters = hostActivations.next();
     if (hostFrozenMasters)
       layoutMasters(params, Masters::Frozen, frozenMasters);
     // 7. The optimizer's parameter reads share the micro-step's slots.
@@ -185,15 +190,18 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     }
 
     int64_t arenaBytes = std::max({deviceBytes, bertc::alignTo(moments.end, alignment),
+                                   bertc::alignTo(hostActivations.end, alignment),
                                    bertc::alignTo(frozenMasters.end, alignment)});
     ByteRange frozen = frozenMasters.range();
+    ByteRange offloaded = hostActivations.range();
     module->setAttr("bert.plan",
                     PlanAttr::get(ctx, arenaBytes, values.range(), masters.range(), grads.range(),
                                   moments.range(), scratch.range(), inputs.range(),
                                   ByteRange{activationsBegin, packing.bytes}, gemm.range(),
                                   fixedBytes + bertc::maxLiveBytes(intervals), offsets[loss],
                                   arenaBytes - deviceBytes,
-                                  frozen.bytes > 0 ? frozen : ByteRange{}));
+                                  frozen.bytes > 0 ? frozen : ByteRange{},
+                                  offloaded.bytes > 0 ? offloaded : ByteRange{}));
   }
 
   enum class Masters { All, Trainable, Frozen };

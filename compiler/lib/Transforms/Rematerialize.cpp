@@ -86,6 +86,50 @@ SmallVector<Operation *> cloneIntoBackward(Block &body, ArrayRef<Value> values) 
   return created;
 }
 
+/// The checkpoints a step offloads, marked in `model` for the solver: each block's input
+/// but the first block's (it has none) and the last's (its backward follows its forward at
+/// once), unless the previous block's backward reads it too.
+SmallVector<Value> markOffloadedCheckpoints(bertc::RematChain &model) {
+  SmallVector<Value> checkpoints;
+  for (size_t l = 1; l + 1 < model.chain.size(); ++l) {
+    bertc::remat::Block &block = model.chain[l];
+    if (block.inputBytes == 0 || block.inputReadByPreviousBackward)
+      continue;
+    block.inputOffloaded = true;
+    checkpoints.push_back(model.values[l - 1].back());
+  }
+  return checkpoints;
+}
+
+/// Sends each of `checkpoints` that the backward reads to host memory: a `bert.offload`
+/// right after its definer (the copy starts as soon as the tensor exists, and its last
+/// forward reader may still take its bytes in place), a `bert.reload` just before its first
+/// backward reader, which with every later one reads the reloaded tensor.
+void offloadCheckpoints(Block &body, ArrayRef<Value> checkpoints) {
+  llvm::DenseSet<Operation *> forward = bertc::forwardOpsOf(body);
+  llvm::DenseMap<Operation *, unsigned> position;
+  for (auto [index, op] : llvm::enumerate(body))
+    position[&op] = unsigned(index);
+  OpBuilder builder(body.getParentOp()->getContext());
+  for (Value checkpoint : checkpoints) {
+    Operation *firstBackward = nullptr;
+    for (Operation *user : checkpoint.getUsers())
+      if (!forward.contains(user) && (!firstBackward || position[user] < position[firstBackward]))
+        firstBackward = user;
+    if (!firstBackward)
+      continue;
+    builder.setInsertionPointAfter(checkpoint.getDefiningOp());
+    auto offload = builder.create<bert::OffloadOp>(checkpoint.getLoc(), checkpoint.getType(),
+                                                   checkpoint);
+    builder.setInsertionPoint(firstBackward);
+    auto reload =
+        builder.create<bert::ReloadOp>(checkpoint.getLoc(), checkpoint.getType(), offload);
+    checkpoint.replaceUsesWithIf(reload, [&](OpOperand &use) {
+      return !forward.contains(use.getOwner()) && use.getOwner() != offload;
+    });
+  }
+}
+
 /// The arena a module plans to and what its regions other than the activations take.
 struct PlannedArena {
   int64_t arenaBytes = 0;
@@ -107,7 +151,7 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
     FailureOr<PlannedArena> asIs = planWith({});
     if (failed(asIs))
       return signalPassFailure();
-    if (asIs->arenaBytes <= arenaBudget)
+    if (asIs->arenaBytes <= arenaBudget && !offloadCheckpoints)
       return;
     // The model reads the backward in the order the scheduler gives it (which, for
     // one, accumulates each weight gradient as soon as it exists); the scheduler runs
@@ -121,13 +165,18 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
         bertc::buildRematChain(body, *bounds, bertc::deviceModel(arch));
     if (failed(model))
       return;
+    if (offloadCheckpoints)
+      checkpoints = markOffloadedCheckpoints(*model);
     FailureOr<SmallVector<Value>> chosen = search(*model, *asIs);
     if (failed(chosen))
       return signalPassFailure();
-    if (chosen->empty())
-      return;
-    record(cloneIntoBackward(body, *chosen), *bounds, bertc::deviceModel(arch).target);
+    if (!chosen->empty())
+      record(cloneIntoBackward(body, *chosen), *bounds, bertc::deviceModel(arch).target);
+    ::offloadCheckpoints(body, checkpoints);
   }
+
+  /// The tensors sent to host memory between the forward and the backward.
+  SmallVector<Value> checkpoints;
 
   /// The cheapest recomputation whose real plan fits; if none does, the one whose plan
   /// is smallest (empty if none beats keeping everything). The solver runs with the
@@ -176,11 +225,12 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
     IRMapping mapping;
     auto copy = cast<ModuleOp>(module->clone(mapping));
     module.getBody()->push_back(copy);
-    SmallVector<Value> copiedValues;
-    for (Value value : values)
-      copiedValues.push_back(mapping.lookup(value));
+    auto copied = [&](ArrayRef<Value> originals) {
+      return llvm::map_to_vector(originals, [&](Value value) { return mapping.lookup(value); });
+    };
     Block &body = (*bertc::getMicroStep(copy)).getBody().front();
-    cloneIntoBackward(body, copiedValues);
+    cloneIntoBackward(body, copied(values));
+    ::offloadCheckpoints(body, copied(checkpoints));
     OpPassManager pipeline(ModuleOp::getOperationName());
     bertc::addPlanningPasses(pipeline,
                              {fuseOptimizer, gemmWorkspace, offloadOptimizer, hostFrozenMasters});

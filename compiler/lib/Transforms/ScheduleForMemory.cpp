@@ -54,6 +54,10 @@ struct DependenceGraph {
         for (Operation *reader : update.getParam().getUsers())
           if (reader != op && index.count(reader))
             predecessors.insert(index[reader]);
+      // A reload stays after the op before it (-bertc-rematerialize puts it just before
+      // its first reader): hoisted, it would hold its tensor on the device again.
+      if (isa<bert::ReloadOp>(op) && i > 0)
+        predecessors.insert(i - 1);
       if (!isMemoryEffectFree(op) && !ownSlotsOnly) {
         if (lastEffect)
           predecessors.insert(*lastEffect);
@@ -90,6 +94,10 @@ SmallVector<Operation *> greedyOrder(Block &body, bertc::DimBounds bounds) {
         if (user != terminator)
           ++unscheduledUsers[result];
   auto netFreed = [&](Operation *op) {
+    // An offload runs as soon as its tensor exists: the tensor's last forward reader may
+    // then still take its bytes in place.
+    if (isa<bert::OffloadOp>(op))
+      return std::numeric_limits<int64_t>::max();
     int64_t net = 0;
     llvm::SmallPtrSet<Value, 4> seen;
     for (Value operand : op->getOperands()) {

@@ -42,7 +42,7 @@ cl::opt<std::string> offloadOptimizer(
              "(whichever gives the fastest plan that fits)"),
     cl::init("off"), cl::cat(bertcOptions()));
 cl::opt<std::string> hostRam("host-ram",
-                             cl::desc("host memory an offloaded optimizer may take, e.g. "
+                             cl::desc("host memory what is offloaded (the optimizer, checkpoints) may take, e.g. "
                                       "16GB (default: what the machine has available)"),
                              cl::value_desc("SIZE"), cl::cat(bertcOptions()));
 

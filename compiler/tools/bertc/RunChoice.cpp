@@ -30,6 +30,14 @@ cl::opt<std::string> remat("remat",
                            cl::desc("recomputation in the backward pass: auto (where it "
                                     "lets a faster plan fit) or none"),
                            cl::init("auto"), cl::cat(bertcOptions()));
+cl::opt<std::string> offloadCheckpoints(
+    "offload-checkpoints",
+    cl::desc("where the backward's checkpoints (each recomputation block's input) wait "
+             "between the forward and the backward: off (on the device, default), on (in host "
+             "memory: copied down after the forward makes them and back up before the "
+             "backward reads them, over PCIe) or auto (in host memory where "
+             "recomputation alone does not fit)"),
+    cl::init("off"), cl::cat(bertcOptions()));
 
 /// The smallest LM head token chunk the fit driver tries: 16 tokens' logits are a few MiB
 /// of even a 256k vocabulary, and fewer tokens only starve the weight-gradient GEMMs.
@@ -40,6 +48,11 @@ constexpr int64_t kSmallestLmHeadTokenChunk = 16;
 std::optional<std::string> runFlagsError() {
   if (remat != "none" && remat != "auto")
     return "--remat '" + remat + "': expected none or auto";
+  if (!llvm::is_contained({"off", "on", "auto"}, offloadCheckpoints.getValue()))
+    return "--offload-checkpoints '" + offloadCheckpoints + "': expected off, on or auto";
+  if (offloadCheckpoints == "on" && remat == "none")
+    return std::string("--offload-checkpoints on needs --remat auto: the checkpoints are the "
+                       "recomputation blocks' inputs");
   if (microBatch.getNumOccurrences() > 0 && microBatch < 1)
     return std::string("--micro-batch must be at least 1");
   return std::nullopt;
@@ -53,6 +66,12 @@ const std::string &rematMode() { return remat.getValue(); }
 
 std::vector<bool> targetOffloadOptimizerCandidates() {
   return cudaTarget() ? offloadOptimizerCandidates() : std::vector<bool>{offloadOptimizerPinned()};
+}
+
+std::vector<bool> targetOffloadCheckpointCandidates() {
+  if (offloadCheckpoints == "auto")
+    return cudaTarget() ? std::vector<bool>{false, true} : std::vector<bool>{false};
+  return {offloadCheckpoints == "on"};
 }
 
 std::vector<int64_t> lmHeadTokenChunkCandidates(const JobSpec &spec) {
@@ -89,11 +108,16 @@ RunChoice chooseRun(const JobSpec &spec, std::optional<int64_t> arenaBudget,
   request.precisions = precisions;
   if (remat == "none")
     request.recompute = {false};
+  // The checkpoints are the recomputation blocks' inputs: pinned in host memory, every plan
+  // goes through the recomputation pass (which may recompute nothing).
+  if (offloadCheckpoints == "on")
+    request.recompute = {true};
   request.device = &targetDeviceModel();
   request.arch = targetArch();
   request.optimizerStates = optimizerStateCandidates();
   request.fuseOptimizer = fuseOptimizerCandidates();
   request.offloadOptimizer = targetOffloadOptimizerCandidates();
+  request.offloadCheckpoints = targetOffloadCheckpointCandidates();
   request.hostRamBudget = hostRamBudget();
   request.tf32 = tf32Gemms();
   request.headChunks = headChunkCandidates(spec.model.heads, cudaTarget());
@@ -110,8 +134,10 @@ RunChoice chooseRun(const JobSpec &spec, std::optional<int64_t> arenaBudget,
     // Nothing fits: the over-budget report and its ways to fit are planned as the search
     // planned, recomputing where it may, with the attention and LM head of the smallest
     // workspaces.
-    if (remat != "none")
+    if (remat != "none") {
       choice.options.rematArenaBudget = *arenaBudget;
+      choice.options.offloadCheckpoints = request.offloadCheckpoints.back();
+    }
     choice.options.attentionHeadChunk = request.headChunks.back();
     choice.options.lmHeadTokenChunk = request.lmHeadTokenChunks.back();
   }

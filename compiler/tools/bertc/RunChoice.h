@@ -32,7 +32,7 @@ struct RunChoice {
   std::string loraBase = {};
 };
 
-/// A usage problem with --micro-batch or --remat, if any.
+/// A usage problem with --micro-batch, --remat or --offload-checkpoints, if any.
 std::optional<std::string> runFlagsError();
 /// --micro-batch, when it is given.
 std::optional<int64_t> pinnedMicroBatch();
@@ -43,6 +43,11 @@ const std::string &rematMode();
 /// and device memory are one, so only a pinned --offload-optimizer on lays the optimizer out
 /// as for a GPU.
 std::vector<bool> targetOffloadOptimizerCandidates();
+
+/// Where the fit driver may keep the backward's checkpoints (PipelineOptions::
+/// offloadCheckpoints), on the device first. On the CPU target host and device memory are
+/// one, so only a pinned --offload-checkpoints on offloads them (as the GPU's plan would).
+std::vector<bool> targetOffloadCheckpointCandidates();
 
 /// The LM head's token chunks the fit driver may plan, largest first (FitRequest's
 /// lmHeadTokenChunks): for a causal LM the default (0), the powers of two below it and 16

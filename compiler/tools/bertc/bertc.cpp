@@ -145,6 +145,8 @@ bertc::PipelineOptions searchOptions(const bertc::JobSpec &spec, int64_t arenaBu
                                     bertc::tf32Gemms(),
                                     chunks.size() == 1 ? chunks.front() : 0};
   options.lmHeadTokenChunk = bertc::lmHeadTokenChunkCandidates(spec).back();
+  options.offloadCheckpoints =
+      options.rematArenaBudget > 0 && bertc::targetOffloadCheckpointCandidates().back();
   return options;
 }
 
@@ -264,6 +266,7 @@ int main(int argc, char **argv) {
     run.options.optimizerState = bertc::optimizerStateCandidates().front();
     run.options.fuseOptimizer = bertc::fuseOptimizerCandidates().front();
     run.options.offloadOptimizer = bertc::targetOffloadOptimizerCandidates().front();
+    run.options.offloadCheckpoints = bertc::targetOffloadCheckpointCandidates().front();
     run.options.tf32 = bertc::tf32Gemms();
     // -bertc-lower-to-target takes at most each op's heads.
     run.options.attentionHeadChunk =

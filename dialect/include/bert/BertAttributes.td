@@ -63,7 +63,10 @@ def Bert_PlanAttr : Bert_Attr<"Plan", "plan"> {
     (`-bertc-plan-buffers`'s offload-optimizer), the master weights and the optimizer
     state, which only the host's AdamW touches. The device holds the first
     `arena_bytes - host_bytes` (the device arena); `lower_bound_bytes` and `loss` are of
-    the device arena. `host_bytes` and `frozen_masters` are printed only when not 0.
+    the device arena. With checkpoints offloaded (`-bertc-rematerialize`'s
+    offload-checkpoints), the host copies `bert.offload` makes lie in
+    `host_activations`, before the frozen masters, one slot each. `host_bytes`,
+    `frozen_masters` and `host_activations` are printed only when not 0.
   }];
   let parameters = (ins
     "int64_t":$arena_bytes,
@@ -78,13 +81,14 @@ def Bert_PlanAttr : Bert_Attr<"Plan", "plan"> {
     "int64_t":$lower_bound_bytes,
     "int64_t":$loss,
     DefaultValuedParameter<"int64_t", "0">:$host_bytes,
-    Bert_OptionalByteRangeParameter:$frozen_masters
+    Bert_OptionalByteRangeParameter:$frozen_masters,
+    Bert_OptionalByteRangeParameter:$host_activations
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// The regions with their names, in the arena's order.
-    llvm::SmallVector<std::pair<llvm::StringRef, ByteRange>, 9> getRegions() const;
+    llvm::SmallVector<std::pair<llvm::StringRef, ByteRange>, 10> getRegions() const;
     /// The bytes the device holds: the arena less its host-resident end.
     int64_t getDeviceBytes() const { return getArenaBytes() - getHostBytes(); }
   }];

@@ -426,6 +426,8 @@ include "bert/BertAdapterOps.td"
 include "bert/BertHeadShapeOps.td"
 // What writes the gradient slots and the parameters.
 include "bert/BertParameterUpdateOps.td"
+// Forward tensors waiting in host memory for the backward.
+include "bert/BertOffloadOps.td"
 // What a trainer built with plan checks reports to its checker around each op.
 include "bert/BertPlanCheckOps.td"
 

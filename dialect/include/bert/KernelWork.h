@@ -43,6 +43,9 @@ struct KernelWork {
   /// Launches of its own: 1, or 0 for work that runs inside a launch shared with other
   /// ops (the CUDA target's one AdamW launch over every parameter).
   int launches = 1;
+  /// Bytes copied between the device and (pinned) host memory, over the host link: an
+  /// offloaded tensor's way down or back up.
+  double hostLinkBytes = 0;
 };
 
 } // namespace mlir::bert

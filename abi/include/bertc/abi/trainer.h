@@ -181,6 +181,10 @@ struct TrainerPlan {
   /// hold the trainable ones (the adapters, a task head) as adapter_model.safetensors,
   /// named base_model.model.<name>.
   const char *adapterConfigJson = nullptr;
+  /// Inside hostResident: the host copies of the checkpoints the steps offload between the
+  /// forward and the backward (bert.offload, bert.reload), which a CUDA runner page-locks
+  /// and passes as cuda::StepDevice::hostArena. Empty when none are offloaded.
+  ArenaRegion hostActivations = {};
 };
 
 /// Per-call state the generated step functions read.
@@ -260,8 +264,9 @@ struct CudaSteps {
 /// Changes whenever this header or kernel_workspace.h changes what either side reads, or
 /// the runtime's functions that generated steps call change (10: InputSlots by name,
 /// ParamSlot::zeroRow, JobDataSettings::padTokenId; 12: JobDataSettings::chatTemplate; 13:
-/// ParamSlot::checkpointTransposed; 17: quantized StorageType, ParamSlot::workingCopyOnly).
-inline constexpr uint32_t kTrainerAbiVersion = 17;
+/// ParamSlot::checkpointTransposed; 17: quantized StorageType, ParamSlot::workingCopyOnly;
+/// 18: TrainerPlan::hostActivations, cuda::StepDevice::hostArena).
+inline constexpr uint32_t kTrainerAbiVersion = 18;
 
 /// A compiled trainer: its plan and the steps of the target it was built for (the other
 /// target's are null).

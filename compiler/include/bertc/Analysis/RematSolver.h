@@ -58,6 +58,11 @@ struct Block {
   /// Whether the previous block's backward reads this block's input, which then stays
   /// live to the end of this block's backward whatever this block chooses.
   bool inputReadByPreviousBackward = false;
+  /// Whether the input waits in host memory between this block's forward and backward
+  /// (never with inputReadByPreviousBackward): on the device only while the forward reads
+  /// it and again from its first backward reader (a clone or a step) on, copied back up
+  /// there. It is then never held while later blocks run.
+  bool inputOffloaded = false;
   std::vector<Node> nodes;
   std::vector<BackwardStep> backward;
 };

@@ -16,7 +16,8 @@
 
 namespace bertc {
 
-/// Whether `value` lives in the planned activation space.
+/// Whether `value` lives in the planned activation space: not a parameter, an input or the
+/// host copy of an offloaded tensor (bert.offload).
 bool isPlannedActivation(mlir::Value value);
 
 /// One tensor of the activation space and its live interval (positions in the block).

@@ -101,10 +101,10 @@ bool usesLossScaling(mlir::ModuleOp module);
 /// backward, each as it completes: when no update depends on every gradient (no loss
 /// scaling, no clipping).
 bool streamsGradients(mlir::ModuleOp module);
-/// Host memory a trainer takes for an offloaded optimizer: the host-resident masters and
-/// optimizer state, and with `hostCopies` (a CUDA trainer's; a CPU trainer's arena is host
-/// memory) the host copies of the gradients and parameters it moves each step (0 when the
-/// optimizer is on the device).
+/// Host memory a trainer takes for what it offloads: an offloaded optimizer's masters and
+/// state, and with `hostCopies` (a CUDA trainer's; a CPU trainer's arena is host memory)
+/// the host copies of the gradients and parameters it moves each step; the host copies of
+/// offloaded checkpoints. 0 when nothing is offloaded.
 int64_t offloadHostBytes(mlir::bert::PlanAttr plan, bool hostCopies);
 /// The part of offloadHostBytes the trainer page-locks, so that the copies between device
 /// and host run asynchronously: the host copies (none without `hostCopies`).

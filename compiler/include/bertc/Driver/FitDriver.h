@@ -4,7 +4,9 @@
 // micro-batches and accumulation steps, at a precision, keeping every activation or
 // recomputing some, (with --optimizer-state auto) with fp32 or 8-bit AdamW moments,
 // (with --fuse-optimizer auto) with AdamW after the backward or in it, and (with
-// --offload-optimizer auto) with the optimizer on the device or in host memory.
+// --offload-optimizer auto) with the optimizer on the device or in host memory, and
+// (--offload-checkpoints auto, where recomputation alone does not fit) with the backward's
+// checkpoints in host memory.
 // Each combination is planned through the real pipeline; the fastest by estimated step
 // time whose arena fits is chosen. Flags pin any axis. With [lora] base = "auto" a LoRA
 // job's frozen base is the least quantized that fits: the precision's storage, else int8
@@ -40,7 +42,10 @@ struct FitRequest {
   /// PipelineOptions::offloadOptimizer candidates, the preferred first (on equal
   /// estimates). Never with an update in the backward.
   std::vector<bool> offloadOptimizer = {false};
-  /// Host memory an offloaded optimizer may take (PlanOutcome::hostBytes).
+  /// PipelineOptions::offloadCheckpoints candidates for the plans that recompute: each
+  /// micro-batch takes the first with which it fits (a later one where the earlier do not).
+  std::vector<bool> offloadCheckpoints = {false};
+  /// Host memory what is offloaded may take (PlanOutcome::hostBytes).
   int64_t hostRamBudget = 0;
   /// How a LoRA job's frozen base may be stored (LoraSpec::baseCandidates), in the order
   /// tried: the candidates are those of the first base with any that fits. Empty, the
@@ -76,7 +81,8 @@ struct FitCandidate {
   bool recomputes() const { return options.rematArenaBudget > 0; }
   /// "micro-batch 16 x 2, bf16, recompute" (", 8-bit AdamW state" when it has one,
   /// ", AdamW in the backward" when it runs there, ", optimizer in host memory" when
-  /// offloaded, ", attention 6 heads at a time" for the tensor-core attention; "fp32
+  /// offloaded, ", checkpoints in host memory" when they are, ", attention 6 heads at a
+  /// time" for the tensor-core attention; "fp32
   /// (TF32 GEMMs)" for fp32 with --tf32; ", NF4 base" or ", int8 base" for a quantized
   /// LoRA base).
   std::string describe() const;

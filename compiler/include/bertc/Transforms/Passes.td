@@ -161,6 +161,14 @@ def Rematerialize : Pass<"bertc-rematerialize", "mlir::ModuleOp"> {
     last forward reader. A dropout clone keeps its `stream`: its mask is a function of
     (seed, step, stream, element), the same as the forward's. The module records the
     clones as `bert.recompute` (op, tensor name, TOML origin, FLOPs per micro-step).
+
+    With `offload-checkpoints`, the step goes through the solver even when it fits as
+    it is, and each block's input (a checkpoint: the one tensor that carries the forward
+    from one block to the next), but the last block's and one the previous block's
+    backward reads, waits in host memory: the model holds it only while its block's
+    forward reads it and again from its first backward reader on; in the IR a
+    `bert.offload` follows its last forward reader and a `bert.reload` precedes its
+    first backward reader (a clone or a backward op), which read the reloaded tensor.
   }];
   let options = [
     Option<"arenaBudget", "arena-budget", "int64_t", "0",
@@ -180,6 +188,9 @@ def Rematerialize : Pass<"bertc-rematerialize", "mlir::ModuleOp"> {
     Option<"hostFrozenMasters", "host-frozen-masters", "bool", "false",
            "whether the final plan keeps frozen parameters' fp32 masters in host memory "
            "(plan-buffers' host-frozen-masters), which the trial plans then do too">,
+    Option<"offloadCheckpoints", "offload-checkpoints", "bool", "false",
+           "whether each block's input waits in host memory between the block's forward "
+           "and its backward">,
   ];
   let dependentDialects = ["mlir::bert::BertDialect"];
 }

@@ -31,6 +31,9 @@ struct StepDevice {
   /// The column sums' kColumnSumTickets tickets (abi/kernel_workspace.h), zeroed before step 1.
   unsigned *columnSumTickets;
   GradientStreamer *gradients = nullptr; ///< set for the micro-steps that stream gradients
+  /// The arena's host mirror, whose TrainerPlan::hostActivations are page-locked: where
+  /// bert.offload copies a checkpoint down and bert.reload copies it back from.
+  std::byte *hostArena = nullptr;
 };
 
 /// Called by an offloaded optimizer's micro-step right after the op that completes
