@@ -174,9 +174,8 @@ static int64_t hostOptimizerBytes(bert::PlanAttr plan) {
 int64_t offloadPinnedBytes(bert::PlanAttr plan, bool hostCopies) {
   if (!hostCopies)
     return 0;
-  int64_t optimizerCopies = hostOptimizerBytes(plan) == 0
-                                ? 0
-                                : plan.getGradients().bytes + plan.getParameters().bytes;
+  int64_t optimizerCopies =
+      hostOptimizerBytes(plan) == 0 ? 0 : plan.getGradients().bytes + plan.getParameters().bytes;
   return optimizerCopies + plan.getHostActivations().bytes;
 }
 

@@ -74,8 +74,8 @@ LogicalResult EmitContext::declareResults(Operation *op) {
     std::string name = namer.name(op, unsigned(index));
     std::string description = label + " " + shapeComment(result);
     // On a GPU, an offloaded tensor's host copy lies in the host mirror of the arena.
-    StringRef base = isa<bert::OffloadOp>(op) && target == KernelTarget::Cuda ? "dev.hostArena"
-                                                                              : "arena";
+    StringRef base =
+        isa<bert::OffloadOp>(op) && target == KernelTarget::Cuda ? "dev.hostArena" : "arena";
     os << "  " << type << " *" << name << " = reinterpret_cast<" << type << " *>(" << base << " + "
        << offset << "); // " << description << "\n";
     ids[result] = nextId++;

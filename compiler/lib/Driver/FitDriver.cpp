@@ -18,17 +18,16 @@ std::string loraBaseLabel(StringRef base) {
 }
 
 std::string FitCandidate::describe() const {
-  return llvm::formatv("micro-batch {0} x {1}, {2}{3}, {4}{5}{6}{7}{8}{9}{10}{11}", microBatch,
-                       accumulation, options.precision,
-                       options.tf32 && options.precision == "fp32" ? " (TF32 GEMMs)" : "",
-                       recomputes() ? "recompute" : "keep activations",
-                       options.optimizerState == "8bit" ? ", 8-bit AdamW state" : "",
-                       options.fuseOptimizer ? ", AdamW in the backward" : "",
-                       options.offloadOptimizer ? ", optimizer in host memory" : "",
-                       recomputes() && options.offloadCheckpoints ? ", checkpoints in host memory"
-                                                                  : "",
-                       attentionLabel(options.attentionHeadChunk),
-                       lmHeadLabel(options.lmHeadTokenChunk), loraBaseLabel(loraBase));
+  return llvm::formatv(
+      "micro-batch {0} x {1}, {2}{3}, {4}{5}{6}{7}{8}{9}{10}{11}", microBatch, accumulation,
+      options.precision, options.tf32 && options.precision == "fp32" ? " (TF32 GEMMs)" : "",
+      recomputes() ? "recompute" : "keep activations",
+      options.optimizerState == "8bit" ? ", 8-bit AdamW state" : "",
+      options.fuseOptimizer ? ", AdamW in the backward" : "",
+      options.offloadOptimizer ? ", optimizer in host memory" : "",
+      recomputes() && options.offloadCheckpoints ? ", checkpoints in host memory" : "",
+      attentionLabel(options.attentionHeadChunk), lmHeadLabel(options.lmHeadTokenChunk),
+      loraBaseLabel(loraBase));
 }
 
 namespace {

@@ -80,6 +80,11 @@ void renderHeader(const MemoryPicture &p, std::string &out) {
          "master weights and AdamW state, gradient and parameter copies (" +
              (p.hostPinnedBytes > 0 ? binaryBytes(p.hostPinnedBytes) + " of them pinned; " : "") +
              "AdamW runs on the host)");
+  if (p.hostCheckpointBytes > 0)
+    card("Host checkpoints", p.hostCheckpointBytes,
+         std::to_string(p.offloadedCheckpoints) +
+             " recomputation blocks' inputs, copied down in the forward and back up for the "
+             "backward");
   if (p.hostFrozenMasterBytes > 0)
     card("Host masters", p.hostFrozenMasterBytes,
          "frozen parameters' fp32 values, for the checkpoint (the device holds 16-bit copies)");

@@ -69,19 +69,25 @@ MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory, cons
   MemoryPicture picture;
   picture.title = title.str();
   picture.choices =
-      llvm::formatv("micro-batch {0} x {1}, seq {2}, {3}, {4} AdamW state{5}{6}", plan.microBatch,
-                    plan.accumulationSteps, plan.seqLen, plan.precisionLabel(), plan.optimizerState,
-                    plan.optimizerInBackward ? ", AdamW in the backward" : "",
+      llvm::formatv("micro-batch {0} x {1}, seq {2}, {3}, {4} AdamW state{5}{6}{7}",
+                    plan.microBatch, plan.accumulationSteps, plan.seqLen, plan.precisionLabel(),
+                    plan.optimizerState, plan.optimizerInBackward ? ", AdamW in the backward" : "",
                     plan.optimizerOnHost
-                        ? ", optimizer in host memory (" + formatBytes(plan.offloadHostBytes) + ")"
-                        : "")
+                        ? ", optimizer in host memory (" +
+                              formatBytes(plan.offloadHostBytes - plan.hostCheckpointBytes) + ")"
+                        : "",
+                    plan.hostCheckpointBytes > 0 ? ", checkpoints in host memory (" +
+                                                       formatBytes(plan.hostCheckpointBytes) + ")"
+                                                 : "")
           .str();
   picture.budgetBytes = plan.budgetBytes;
   picture.arenaBytes = plan.arenaBytes;
   picture.lowerBoundBytes = plan.lowerBoundBytes;
   picture.peakBytes = plan.peakBytes();
-  picture.hostBytes = plan.offloadHostBytes;
-  picture.hostPinnedBytes = plan.offloadPinnedBytes;
+  picture.hostBytes = plan.offloadHostBytes - plan.hostCheckpointBytes;
+  picture.hostPinnedBytes = plan.offloadPinnedBytes - plan.hostCheckpointBytes;
+  picture.hostCheckpointBytes = plan.hostCheckpointBytes;
+  picture.offloadedCheckpoints = plan.offloadedCheckpoints;
   picture.hostFrozenMasterBytes = plan.hostFrozenMasterBytes;
   picture.peakStep = memory.peakStep;
   picture.stepSeconds = plan.estimatedStepSeconds;

@@ -36,6 +36,7 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory, 
   s.offloadHostBytes = offloadHostBytes(*plan, hostCopies);
   s.offloadPinnedBytes = offloadPinnedBytes(*plan, hostCopies);
   s.hostFrozenMasterBytes = plan->getFrozenMasters().bytes;
+  s.hostCheckpointBytes = plan->getHostActivations().bytes;
   // Kernel scratch (the CUDA kernels' row statistics included) and the GEMM library's.
   s.workspaceBytes = plan->getScratch().bytes + plan->getGemmWorkspace().bytes;
   s.activationBytes = plan->getInputs().bytes + memory.savedBytesAtPeak;
@@ -53,6 +54,8 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory, 
   s.attentionHeadChunk = attentionHeadChunk(module);
   s.lmHeadTokenChunk = lmHeadTokenChunk(module);
   FailureOr<func::FuncOp> microStep = getMicroStep(module);
+  if (succeeded(microStep))
+    s.offloadedCheckpoints = llvm::range_size(microStep->getBody().getOps<bert::OffloadOp>());
   if (module->hasAttr("bert.adapter_config") && succeeded(microStep))
     microStep->walk([&](bert::ParamOp param) {
       int64_t numel = param.getValueType().getNumElements();
@@ -71,6 +74,9 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory, 
   s.estimatedStepSeconds = cost.seconds;
   s.hostStepSeconds = cost.hostSeconds;
   s.stepTime = std::move(cost.byOp);
+  for (const OpTime &op : s.stepTime)
+    if (op.op == bert::OffloadOp::getOperationName() || op.op == bert::ReloadOp::getOperationName())
+      s.checkpointCopySeconds += op.seconds;
   if (auto recompute = module->getAttrOfType<ArrayAttr>("bert.recompute"))
     for (auto entry : recompute.getAsRange<DictionaryAttr>()) {
       RecomputedOp op;
@@ -125,6 +131,8 @@ void writePlanJson(const PlanSummary &s, raw_ostream &os) {
       {"host", llvm::json::Object{{"master_weights", s.hostMasterWeightBytes},
                                   {"optimizer_state", s.hostOptimizerStateBytes},
                                   {"frozen_master_weights", s.hostFrozenMasterBytes},
+                                  {"checkpoints", s.hostCheckpointBytes},
+                                  {"offloaded_checkpoints", s.offloadedCheckpoints},
                                   {"bytes", s.offloadHostBytes},
                                   {"pinned_bytes", s.offloadPinnedBytes},
                                   {"host_ram_bytes", s.hostRamBytes},
@@ -193,14 +201,20 @@ void printPlanSummary(const PlanSummary &s, raw_ostream &os) {
                         formatBytes(s.hostMasterWeightBytes),
                         formatBytes(s.hostOptimizerStateBytes),
                         s.optimizerState == "8bit" ? " (8-bit)" : "");
-    if (s.offloadPinnedBytes > 0)
+    if (s.offloadPinnedBytes > s.hostCheckpointBytes)
       os << llvm::formatv("; {0} with the gradient and parameter copies, {1} of them pinned",
-                          formatBytes(s.offloadHostBytes), formatBytes(s.offloadPinnedBytes));
+                          formatBytes(s.offloadHostBytes - s.hostCheckpointBytes),
+                          formatBytes(s.offloadPinnedBytes - s.hostCheckpointBytes));
     // A CPU trainer's host AdamW reads the arena in place: no transfers.
-    os << llvm::formatv(" (--host-ram {0}); AdamW{1} about {2:F2} s of the step\n",
-                        formatBytes(s.hostRamBytes), s.offloadPinnedBytes > 0 ? " and PCIe" : "",
-                        s.hostStepSeconds);
+    os << llvm::formatv(
+        " (--host-ram {0}); AdamW{1} about {2:F2} s of the step\n", formatBytes(s.hostRamBytes),
+        s.offloadPinnedBytes > s.hostCheckpointBytes ? " and PCIe" : "", s.hostStepSeconds);
   }
+  if (s.offloadedCheckpoints > 0)
+    os << llvm::formatv("  host    {0} checkpoint(s) in host memory between the forward and the "
+                        "backward: {1}{2}; their copies about {3:F2} s of the step\n",
+                        s.offloadedCheckpoints, formatBytes(s.hostCheckpointBytes),
+                        s.offloadPinnedBytes > 0 ? " pinned" : "", s.checkpointCopySeconds);
   if (s.hostFrozenMasterBytes > 0)
     os << llvm::formatv("  host    frozen parameters' fp32 masters {0} in host memory, for the "
                         "checkpoint; the device holds their {1} copies\n",

@@ -199,8 +199,7 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
                                   moments.range(), scratch.range(), inputs.range(),
                                   ByteRange{activationsBegin, packing.bytes}, gemm.range(),
                                   fixedBytes + bertc::maxLiveBytes(intervals), offsets[loss],
-                                  arenaBytes - deviceBytes,
-                                  frozen.bytes > 0 ? frozen : ByteRange{},
+                                  arenaBytes - deviceBytes, frozen.bytes > 0 ? frozen : ByteRange{},
                                   offloaded.bytes > 0 ? offloaded : ByteRange{}));
   }
 

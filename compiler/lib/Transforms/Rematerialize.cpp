@@ -119,8 +119,8 @@ void offloadCheckpoints(Block &body, ArrayRef<Value> checkpoints) {
     if (!firstBackward)
       continue;
     builder.setInsertionPointAfter(checkpoint.getDefiningOp());
-    auto offload = builder.create<bert::OffloadOp>(checkpoint.getLoc(), checkpoint.getType(),
-                                                   checkpoint);
+    auto offload =
+        builder.create<bert::OffloadOp>(checkpoint.getLoc(), checkpoint.getType(), checkpoint);
     builder.setInsertionPoint(firstBackward);
     auto reload =
         builder.create<bert::ReloadOp>(checkpoint.getLoc(), checkpoint.getType(), offload);

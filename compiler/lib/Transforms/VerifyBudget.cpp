@@ -267,8 +267,9 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
         continue;
       }
       bool isInput = isa<InputOp>(op);
-      StringRef resultRegion =
-          isInput ? "inputs" : isa<OffloadOp>(op) ? "host_activations" : "activations";
+      StringRef resultRegion = isInput              ? "inputs"
+                               : isa<OffloadOp>(op) ? "host_activations"
+                                                    : "activations";
       for (auto [index, result] : llvm::enumerate(op.getResults())) {
         int64_t lastUse = step[&op];
         for (Operation *user : result.getUsers())
@@ -278,8 +279,8 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
         if (index == 0 && takesOverOperand(op, offsets[index], bytes[index], step[&op]))
           ++firstStep; // at this op the bytes are still the operand's, checked as such
         size_t before = slots.size();
-        addSlot(&op, "result " + std::to_string(index), offsets[index], bytes[index],
-                resultRegion, firstStep, isInput ? lastStep : lastUse);
+        addSlot(&op, "result " + std::to_string(index), offsets[index], bytes[index], resultRegion,
+                firstStep, isInput ? lastStep : lastUse);
         if (slots.size() > before)
           slotOfValue[result] = before;
       }

@@ -41,10 +41,11 @@ cl::opt<std::string> offloadOptimizer(
              "ZeRO-Offload: gradients go down and parameters up over PCIe each step) or auto "
              "(whichever gives the fastest plan that fits)"),
     cl::init("off"), cl::cat(bertcOptions()));
-cl::opt<std::string> hostRam("host-ram",
-                             cl::desc("host memory what is offloaded (the optimizer, checkpoints) may take, e.g. "
-                                      "16GB (default: what the machine has available)"),
-                             cl::value_desc("SIZE"), cl::cat(bertcOptions()));
+cl::opt<std::string>
+    hostRam("host-ram",
+            cl::desc("host memory what is offloaded (the optimizer, checkpoints) may take, e.g. "
+                     "16GB (default: what the machine has available)"),
+            cl::value_desc("SIZE"), cl::cat(bertcOptions()));
 
 /// The candidates of an off|on|auto flag, the preferred (off) first.
 std::vector<bool> onOffCandidates(llvm::StringRef value) {

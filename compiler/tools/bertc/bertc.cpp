@@ -339,18 +339,21 @@ int main(int argc, char **argv) {
       bertc::summarizePlan(*module, *memory, *budget, *reserved, bertc::targetDeviceModel());
   if (failed(plan))
     return kInvalidInput;
-  // The summary names the host memory an offloaded optimizer may take, over budget too.
-  if (plan->optimizerOnHost)
+  // The summary names the host memory what is offloaded may take, over budget too.
+  if (plan->offloadHostBytes > 0)
     plan->hostRamBytes = bertc::hostRamBudget();
   if (plan->peakBytes() > plan->budgetBytes)
     return reportOverBudget(*plan, *memory, spec, run.options, ctx);
   if (emitLevel == EmitLevel::MlirPlanned)
     return printPlannedStage();
-  if (plan->optimizerOnHost) {
+  if (plan->offloadHostBytes > 0) {
     if (plan->offloadHostBytes > plan->hostRamBytes) {
       llvm::WithColor::error(llvm::errs(), "bertc")
-          << "the optimizer in host memory takes " << bertc::formatBytes(plan->offloadHostBytes)
-          << " but --host-ram is " << bertc::formatBytes(plan->hostRamBytes) << "\n";
+          << (plan->optimizerOnHost ? "the optimizer" : "")
+          << (plan->optimizerOnHost && plan->offloadedCheckpoints > 0 ? " and " : "")
+          << (plan->offloadedCheckpoints > 0 ? "the checkpoints" : "") << " in host memory take "
+          << bertc::formatBytes(plan->offloadHostBytes) << " but --host-ram is "
+          << bertc::formatBytes(plan->hostRamBytes) << "\n";
       bertc::printPlanSummary(*plan, llvm::errs());
       return kOverBudget;
     }

@@ -49,6 +49,9 @@ struct MemoryPicture {
   int64_t hostPinnedBytes = 0;
   /// Frozen 16-bit parameters' fp32 masters, in host memory (not in the arena drawn).
   int64_t hostFrozenMasterBytes = 0;
+  /// Offloaded checkpoints' host copies (not in the arena drawn), and how many.
+  int64_t hostCheckpointBytes = 0;
+  int64_t offloadedCheckpoints = 0;
   int64_t peakStep = 0; ///< schedule position where the most bytes are live
   /// Bytes per category in display order ("parameters", "gradients", ..., "reserve").
   std::vector<std::pair<std::string, int64_t>> categories;

@@ -55,7 +55,14 @@ struct PlanSummary {
   /// The fp32 masters of frozen 16-bit parameters, in host memory (#bert.plan's
   /// frozen_masters): the device holds only their 16-bit working copies.
   int64_t hostFrozenMasterBytes = 0;
-  /// The host memory the offloaded optimizer may take (--host-ram), set by the driver.
+  /// Checkpoints waiting in host memory between the forward and the backward (bert.offload):
+  /// how many, their host copies' bytes (#bert.plan's host_activations, part of
+  /// offloadHostBytes and, on a GPU, of offloadPinnedBytes) and the seconds of each step
+  /// their copies down and back up take.
+  int64_t offloadedCheckpoints = 0;
+  int64_t hostCheckpointBytes = 0;
+  double checkpointCopySeconds = 0;
+  /// The host memory what is offloaded may take (--host-ram), set by the driver.
   int64_t hostRamBytes = 0;
   /// Of estimatedStepSeconds, the offloaded optimizer's: PCIe transfers and host AdamW.
   double hostStepSeconds = 0;
