@@ -122,3 +122,10 @@ module attributes {bert.precision = "int4"} {
 // expected-error@+1 {{'bert.optimizer_on_host' must be a unit attribute}}
 module attributes {bert.optimizer_on_host = true} {
 }
+
+// -----
+
+// Offloaded checkpoints' host copies are in the host-resident end.
+// expected-error@+1 {{#bert.plan region 'host_activations' [1984, 2112) must lie in the host-resident end of the arena (from 2048)}}
+module attributes {bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [2304, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 768], gemm_workspace = [0, 0], lower_bound_bytes = 1984, loss = 1472, host_bytes = 1216, host_activations = [1984, 128]>} {
+}
