@@ -109,13 +109,21 @@ BruteResult simulateStep(const Chain &chain, const KeepSets &keep) {
                                       : Buffer{});
     }
   }
+  // An offloaded input is a second buffer in its block's backward, from its first reader
+  // there (where it is copied back up).
+  std::vector<Buffer> reloaded(blocks);
+  for (int l = 0; l < blocks; ++l)
+    reloaded[l].bytes = chain[l].inputBytes;
   // The buffer a reader in block l sees for operand `u` (a clone reads clones).
   auto target = [&](int l, int u, bool fromBackward) -> Buffer & {
     if (u == kBlockInput)
-      return original[l - 1].back();
+      return fromBackward && chain[l].inputOffloaded ? reloaded[l] : original[l - 1].back();
     return fromBackward && cloned[l][u] ? clone[l][u] : original[l][u];
   };
-  auto read = [](Buffer &buffer, int event) { buffer.end = std::max(buffer.end, event); };
+  auto read = [](Buffer &buffer, int event) {
+    buffer.begin = buffer.begin < 0 ? event : std::min(buffer.begin, event);
+    buffer.end = std::max(buffer.end, event);
+  };
   for (int l = 0; l < blocks; ++l) {
     const Block &block = chain[l];
     for (size_t w = 0; w < block.nodes.size(); ++w) {
@@ -136,11 +144,13 @@ BruteResult simulateStep(const Chain &chain, const KeepSets &keep) {
       for (int e = buffer.begin; e <= buffer.end; ++e)
         live[e] += buffer.bytes;
   };
-  for (int l = 0; l < blocks; ++l)
+  for (int l = 0; l < blocks; ++l) {
     for (size_t v = 0; v < chain[l].nodes.size(); ++v) {
       cover(original[l][v]);
       cover(clone[l][v]);
     }
+    cover(reloaded[l]);
+  }
   // In place: a result takes over an operand of its size that dies where it is made.
   for (int l = 0; l < blocks; ++l)
     for (size_t v = 0; v < chain[l].nodes.size(); ++v) {
@@ -230,6 +240,15 @@ Chain randomChain(std::mt19937 &rng) {
   return chain;
 }
 
+/// randomChain's chain with about half the inputs that may wait in host memory offloaded.
+Chain randomOffloadedChain(std::mt19937 &rng) {
+  Chain chain = randomChain(rng);
+  for (size_t l = 1; l < chain.size(); ++l)
+    chain[l].inputOffloaded =
+        !chain[l].inputReadByPreviousBackward && std::uniform_int_distribution<int>(0, 1)(rng);
+  return chain;
+}
+
 /// Checks solveWithinBudget at every distinct peak (and one below the least) and
 /// solveLowestPeak against the exhaustive search.
 void checkAgainstExhaustive(const Chain &chain, int instance) {
@@ -273,6 +292,17 @@ TEST(RematSolver, OptimalOnRandomChains) {
   std::mt19937 rng(20240611);
   for (int instance = 0; instance < 1000; ++instance) {
     Chain chain = randomChain(rng);
+    checkAgainstExhaustive(chain, instance);
+    if (HasFatalFailure() || HasNonfatalFailure())
+      return;
+  }
+}
+
+/// With block inputs waiting in host memory between their block's forward and backward.
+TEST(RematSolver, OptimalWithOffloadedInputs) {
+  std::mt19937 rng(20261207);
+  for (int instance = 0; instance < 1000; ++instance) {
+    Chain chain = randomOffloadedChain(rng);
     checkAgainstExhaustive(chain, instance);
     if (HasFatalFailure() || HasNonfatalFailure())
       return;
@@ -393,6 +423,39 @@ TEST(RematSolver, HandComputedTwoBlocks) {
   Solution lowest = solveLowestPeak(chain);
   EXPECT_EQ(lowest.evaluation.peakBytes, 9);
   EXPECT_EQ(lowest.evaluation.cost, 4);
+}
+
+// Three blocks, everything kept: a (4 B) -> out0 (8 B) | b (4 B) -> out1 (8 B) | c (4 B) ->
+// out2 (1 B); each backward one step of no gradient bytes, reading a; block 1's input out0
+// and b; c.
+// On the device: while block 2 runs, block 0 holds a (4) and block 1 its input and b (12);
+// block 2's own peak is at c: its input 8 + c 4 = 12. Peak 4 + 12 + 12 = 28.
+// Block 1's input in host memory: block 1 holds b alone (4), so block 2 peaks at 4 + 4 + 12
+// = 20; block 1's own peak, 12 (its input 8 + b 4 at b, at its backward step the reloaded
+// input 8 + b 4), over block 0's 4 makes 16; block 0 alone peaks at a 4 + out0 8 = 12.
+TEST(RematSolver, HandComputedOffloadedInput) {
+  Block first;
+  first.nodes = {{4, 1, {}, kNoOperand, true}, {8, 1, {0}, kNoOperand, true}};
+  first.backward = {{{0}, 0, 0}};
+  Block second;
+  second.inputBytes = 8;
+  second.nodes = {{4, 1, {kBlockInput}, kNoOperand, true}, {8, 1, {0}, kNoOperand, true}};
+  second.backward = {{{kBlockInput, 0}, 0, 0}};
+  Block third;
+  third.inputBytes = 8;
+  third.nodes = {{4, 1, {kBlockInput}, kNoOperand, true}, {1, 1, {0}, kNoOperand, true}};
+  third.backward = {{{0}, 0, 0}};
+  Chain chain{first, second, third};
+  KeepSets all{{true, true}, {true, true}, {true, true}};
+  ASSERT_EQ(evaluateKeepSets(chain, all)->peakBytes, 28);
+  chain[1].inputOffloaded = true;
+  std::optional<Evaluation> offloaded = evaluateKeepSets(chain, all);
+  ASSERT_TRUE(offloaded);
+  EXPECT_EQ(offloaded->peakBytes, 20);
+  EXPECT_EQ(offloaded->cost, 0);
+  std::optional<Solution> solved = solveWithinBudget(chain, 20);
+  ASSERT_TRUE(solved);
+  EXPECT_EQ(solved->evaluation.cost, 0);
 }
 
 /// A node the backward reads that cannot be cloned is always kept.
