@@ -59,9 +59,10 @@ std::optional<BlockFigures> BlockSimulation::run(const Block &block,
 
   // 3. Lives: the originals, the clones and the input. A reader is a forward node, a
   //    clone (which reads the clone of an operand if there is one) or a backward step.
-  std::vector<Life> &original = original_, &clone = clone_;
+  std::vector<Life> &original = original_, &clone = clone_, &reloaded = reloaded_;
   original.assign(n, Life{});
   clone.assign(n, Life{});
+  reloaded.assign(n, Life{});
   Life input, inputReloaded; // an offloaded input's forward and backward lives
   auto extend = [](Life &life, int event) { life.end = std::max(life.end, event); };
   auto readInput = [&](int event) {
@@ -73,13 +74,24 @@ std::optional<BlockFigures> BlockSimulation::run(const Block &block,
     input.begin = 0;
     extend(input, event);
   };
+  // A kept node's read in the backward: of the copy brought back up, where the block
+  // offloads what it keeps.
+  auto readKept = [&](int v, int event) {
+    if (!block.offloadKept || v == output) {
+      extend(original[v], event);
+      return;
+    }
+    Life &back = reloaded[v];
+    back.begin = back.exists() ? std::min(back.begin, event) : event;
+    extend(back, event);
+  };
   auto readByClone = [&](int operand, int event) {
     if (operand == kBlockInput)
       readInput(event);
     else if (cloned[operand])
       extend(clone[operand], event);
     else
-      extend(original[operand], event);
+      readKept(operand, event);
   };
   // Read by the previous block's backward, the input outlives this block's timeline.
   if (block.inputBytes > 0 && block.inputReadByPreviousBackward)
@@ -104,8 +116,10 @@ std::optional<BlockFigures> BlockSimulation::run(const Block &block,
     for (int read : block.backward[step].reads) {
       if (read == kBlockInput)
         readInput(stepEvent[step]);
+      else if (cloned[read])
+        extend(clone[read], stepEvent[step]);
       else
-        extend(cloned[read] ? clone[read] : original[read], stepEvent[step]);
+        readKept(read, stepEvent[step]);
     }
 
   // 4. Live bytes per event; an in-place op's result shares the bytes of an operand
@@ -124,6 +138,7 @@ std::optional<BlockFigures> BlockSimulation::run(const Block &block,
   }
   for (int v = 0; v < n; ++v) {
     add(original[v], block.nodes[v].bytes);
+    add(reloaded[v], block.nodes[v].bytes);
     if (cloned[v])
       add(clone[v], block.nodes[v].bytes);
   }
@@ -134,7 +149,10 @@ std::optional<BlockFigures> BlockSimulation::run(const Block &block,
     const Life *operand = isClone && block.inputOffloaded ? &inputReloaded : &input;
     int64_t operandBytes = block.inputBytes;
     if (u >= 0) {
-      operand = isClone && cloned[u] ? &clone[u] : &original[u];
+      operand = !isClone               ? &original[u]
+                : cloned[u]            ? &clone[u]
+                : reloaded[u].exists() ? &reloaded[u]
+                                       : &original[u];
       operandBytes = block.nodes[u].bytes;
     }
     if (operand->exists() && operand->end == result.begin && operandBytes == block.nodes[v].bytes) {
@@ -154,9 +172,13 @@ std::optional<BlockFigures> BlockSimulation::run(const Block &block,
     live += delta[event];
     figures.ownPeak = std::max(figures.ownPeak, live + backwardBytes[event]);
   }
+  if (inputReloaded.exists())
+    figures.cost += block.inputOffloadCost;
   for (int v = 0; v < n; ++v) {
     if (cloned[v])
       figures.cost += block.nodes[v].cost;
+    if (reloaded[v].exists())
+      figures.cost += block.nodes[v].offloadCost;
     if (v != output && original[v].end >= n)
       figures.held += block.nodes[v].bytes;
   }

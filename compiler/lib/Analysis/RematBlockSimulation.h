@@ -45,7 +45,7 @@ private:
   std::vector<int> firstStep_, cloneEvent_, stepEvent_;
   std::vector<bool> needed_, cloned_;
   std::vector<int64_t> backwardBytes_, delta_;
-  std::vector<Life> original_, clone_;
+  std::vector<Life> original_, clone_, reloaded_;
 };
 
 } // namespace bertc::remat

@@ -121,8 +121,10 @@ private:
 
   void startBlock(Value input) {
     remat::Block block;
-    if (input)
+    if (input) {
       block.inputBytes = bytesOf(input, bounds);
+      block.inputOffloadCost = result.chain.back().nodes.back().offloadCost;
+    }
     result.chain.push_back(std::move(block));
     result.values.emplace_back();
   }
@@ -136,6 +138,10 @@ private:
     node.cost =
         int64_t(std::llround(estimateOpSeconds(op, bounds.maxBatch, bounds.maxSeq, device) * 1e12));
     node.recomputable = isPure(op);
+    // Down to host memory and back up, where its block offloads what it keeps.
+    node.offloadCost = int64_t(std::llround(
+        2 * estimateKernelSeconds(bert::hostCopyKernel(double(node.bytes), device.target), device) *
+        1e12));
     for (Value operand : op->getOperands()) {
       if (!isPlannedActivation(operand))
         continue;

@@ -134,10 +134,10 @@ BlockChoices blockChoices(const Block &block) {
 /// A block's description as numbers, so that identical blocks are solved once.
 std::vector<int64_t> blockKey(const Block &block) {
   std::vector<int64_t> key{block.inputBytes, block.inputReadByPreviousBackward,
-                           block.inputOffloaded};
+                           block.inputOffloaded, block.inputOffloadCost, block.offloadKept};
   for (const Node &node : block.nodes) {
     key.insert(key.end(), {node.bytes, node.cost, node.inPlaceOperand, node.recomputable,
-                           int64_t(node.operands.size())});
+                           node.offloadCost, int64_t(node.operands.size())});
     key.insert(key.end(), node.operands.begin(), node.operands.end());
   }
   for (const BackwardStep &step : block.backward) {

@@ -86,19 +86,25 @@ SmallVector<Operation *> cloneIntoBackward(Block &body, ArrayRef<Value> values) 
   return created;
 }
 
-/// The checkpoints a step offloads, marked in `model` for the solver: each block's input
-/// but the first block's (it has none) and the last's (its backward follows its forward at
-/// once), unless the previous block's backward reads it too.
-SmallVector<Value> markOffloadedCheckpoints(bertc::RematChain &model) {
-  SmallVector<Value> checkpoints;
-  for (size_t l = 1; l + 1 < model.chain.size(); ++l) {
+/// What a step may send to host memory, marked in `model` for the solver: in every block
+/// but the last (whose backward follows its forward at once), what it keeps for its
+/// backward and its input (the first block has none), unless the previous block's backward
+/// reads that input too. The candidates are every result of the blocks' ops but their
+/// outputs, and the inputs; what the backward reads of them after the recomputation is
+/// offloaded.
+SmallVector<Value> markOffloadCandidates(bertc::RematChain &model) {
+  SmallVector<Value> candidates;
+  for (size_t l = 0; l + 1 < model.chain.size(); ++l) {
     bertc::remat::Block &block = model.chain[l];
-    if (block.inputBytes == 0 || block.inputReadByPreviousBackward)
+    block.offloadKept = true;
+    for (Value node : ArrayRef<Value>(model.values[l]).drop_back())
+      llvm::append_range(candidates, node.getDefiningOp()->getResults());
+    if (l == 0 || block.inputBytes == 0 || block.inputReadByPreviousBackward)
       continue;
     block.inputOffloaded = true;
-    checkpoints.push_back(model.values[l - 1].back());
+    candidates.push_back(model.values[l - 1].back());
   }
-  return checkpoints;
+  return candidates;
 }
 
 /// Sends each of `checkpoints` that the backward reads to host memory: a `bert.offload`
@@ -166,7 +172,7 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
     if (failed(model))
       return;
     if (offloadCheckpoints)
-      checkpoints = markOffloadedCheckpoints(*model);
+      checkpoints = markOffloadCandidates(*model);
     FailureOr<SmallVector<Value>> chosen = search(*model, *asIs);
     if (failed(chosen))
       return signalPassFailure();

@@ -48,4 +48,16 @@ struct KernelWork {
   double hostLinkBytes = 0;
 };
 
+/// A copy of `bytes` between the device and host memory (an offloaded tensor's way down or
+/// back up): over the host link on a GPU; on the CPU, where both lie in host memory, a copy
+/// that reads and writes them.
+inline KernelWork hostCopyKernel(double bytes, CostTarget target) {
+  KernelWork copy;
+  if (target == CostTarget::Cpu)
+    copy.bytes = 2 * bytes;
+  else
+    copy.hostLinkBytes = bytes;
+  return copy;
+}
+
 } // namespace mlir::bert

@@ -114,11 +114,19 @@ BruteResult simulateStep(const Chain &chain, const KeepSets &keep) {
   std::vector<Buffer> reloaded(blocks);
   for (int l = 0; l < blocks; ++l)
     reloaded[l].bytes = chain[l].inputBytes;
+  // Likewise each node a block that offloads what it keeps reads in its backward.
+  std::vector<std::vector<Buffer>> reloadedNode(blocks);
+  for (int l = 0; l < blocks; ++l)
+    for (const Node &node : chain[l].nodes)
+      reloadedNode[l].push_back({-1, -1, node.bytes});
   // The buffer a reader in block l sees for operand `u` (a clone reads clones).
   auto target = [&](int l, int u, bool fromBackward) -> Buffer & {
     if (u == kBlockInput)
       return fromBackward && chain[l].inputOffloaded ? reloaded[l] : original[l - 1].back();
-    return fromBackward && cloned[l][u] ? clone[l][u] : original[l][u];
+    if (fromBackward && cloned[l][u])
+      return clone[l][u];
+    bool output = u == int(chain[l].nodes.size()) - 1;
+    return fromBackward && chain[l].offloadKept && !output ? reloadedNode[l][u] : original[l][u];
   };
   auto read = [](Buffer &buffer, int event) {
     buffer.begin = buffer.begin < 0 ? event : std::min(buffer.begin, event);
@@ -150,6 +158,13 @@ BruteResult simulateStep(const Chain &chain, const KeepSets &keep) {
       cover(clone[l][v]);
     }
     cover(reloaded[l]);
+    if (reloaded[l].begin >= 0)
+      result.cost += chain[l].inputOffloadCost;
+    for (size_t v = 0; v < chain[l].nodes.size(); ++v) {
+      cover(reloadedNode[l][v]);
+      if (reloadedNode[l][v].begin >= 0)
+        result.cost += chain[l].nodes[v].offloadCost;
+    }
   }
   // In place: a result takes over an operand of its size that dies where it is made.
   for (int l = 0; l < blocks; ++l)
@@ -240,12 +255,19 @@ Chain randomChain(std::mt19937 &rng) {
   return chain;
 }
 
-/// randomChain's chain with about half the inputs that may wait in host memory offloaded.
+/// randomChain's chain with about half the inputs that may wait in host memory offloaded,
+/// and about half the blocks offloading what they keep, each copy at a random cost.
 Chain randomOffloadedChain(std::mt19937 &rng) {
+  auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   Chain chain = randomChain(rng);
-  for (size_t l = 1; l < chain.size(); ++l)
-    chain[l].inputOffloaded =
-        !chain[l].inputReadByPreviousBackward && std::uniform_int_distribution<int>(0, 1)(rng);
+  for (size_t l = 0; l < chain.size(); ++l) {
+    Block &block = chain[l];
+    block.inputOffloaded = l > 0 && !block.inputReadByPreviousBackward && uniform(0, 1);
+    block.inputOffloadCost = uniform(0, 20);
+    block.offloadKept = uniform(0, 1);
+    for (Node &node : block.nodes)
+      node.offloadCost = uniform(0, 20);
+  }
   return chain;
 }
 

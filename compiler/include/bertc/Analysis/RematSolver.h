@@ -36,6 +36,9 @@ struct Node {
   int inPlaceOperand = kNoOperand;
   /// Whether the op may be cloned into the backward.
   bool recomputable = true;
+  /// What copying it to host memory and back costs (the unit of `cost`), where its block
+  /// offloads what it keeps (Block::offloadKept).
+  int64_t offloadCost = 0;
 };
 
 /// One op of a block's backward, in program order.
@@ -61,8 +64,14 @@ struct Block {
   /// Whether the input waits in host memory between this block's forward and backward
   /// (never with inputReadByPreviousBackward): on the device only while the forward reads
   /// it and again from its first backward reader (a clone or a step) on, copied back up
-  /// there. It is then never held while later blocks run.
+  /// there. It is then never held while later blocks run. Copying it costs
+  /// inputOffloadCost.
   bool inputOffloaded = false;
+  int64_t inputOffloadCost = 0;
+  /// Whether every node the block keeps for its backward (the output aside) waits in host
+  /// memory likewise, each at its offloadCost: then only an input the previous block's
+  /// backward reads is held while later blocks run.
+  bool offloadKept = false;
   std::vector<Node> nodes;
   std::vector<BackwardStep> backward;
 };

@@ -163,12 +163,15 @@ def Rematerialize : Pass<"bertc-rematerialize", "mlir::ModuleOp"> {
     clones as `bert.recompute` (op, tensor name, TOML origin, FLOPs per micro-step).
 
     With `offload-checkpoints`, the step goes through the solver even when it fits as
-    it is, and each block's input (a checkpoint: the one tensor that carries the forward
-    from one block to the next), but the last block's and one the previous block's
-    backward reads, waits in host memory: the model holds it only while its block's
-    forward reads it and again from its first backward reader on; in the IR a
-    `bert.offload` follows its last forward reader and a `bert.reload` precedes its
-    first backward reader (a clone or a backward op), which read the reloaded tensor.
+    it is, and in every block but the last what the backward reads of the forward waits
+    in host memory: the block's input (a checkpoint: the one tensor that carries the
+    forward from one block to the next; not the first block's, nor one the previous
+    block's backward reads) and every tensor the block keeps rather than recomputes. The
+    model holds each only while the forward reads it and again from its first backward
+    reader on, and prices its copies down and back up (the host link's bytes on a GPU)
+    against recomputing it. In the IR a `bert.offload` follows its definer at once and a
+    `bert.reload` precedes its first backward reader (a clone or a backward op), which
+    with every later one reads the reloaded tensor.
   }];
   let options = [
     Option<"arenaBudget", "arena-budget", "int64_t", "0",
@@ -189,8 +192,8 @@ def Rematerialize : Pass<"bertc-rematerialize", "mlir::ModuleOp"> {
            "whether the final plan keeps frozen parameters' fp32 masters in host memory "
            "(plan-buffers' host-frozen-masters), which the trial plans then do too">,
     Option<"offloadCheckpoints", "offload-checkpoints", "bool", "false",
-           "whether each block's input waits in host memory between the block's forward "
-           "and its backward">,
+           "whether what each block but the last keeps for its backward, its input "
+           "included, waits in host memory between the block's forward and backward">,
   ];
   let dependentDialects = ["mlir::bert::BertDialect"];
 }
