@@ -32,11 +32,12 @@ cl::opt<std::string> remat("remat",
                            cl::init("auto"), cl::cat(bertcOptions()));
 cl::opt<std::string> offloadCheckpoints(
     "offload-checkpoints",
-    cl::desc("where the backward's checkpoints (each recomputation block's input) wait "
-             "between the forward and the backward: off (on the device, default), on (in host "
-             "memory: copied down after the forward makes them and back up before the "
-             "backward reads them, over PCIe) or auto (in host memory where "
-             "recomputation alone does not fit)"),
+    cl::desc("where the backward's checkpoints (what the forward keeps for it: each "
+             "recomputation block's input and what the block does not recompute) wait: off "
+             "(on the device, default), on (in host memory: copied down as the forward makes "
+             "them and back up before the backward reads them, over PCIe, where that is "
+             "cheaper than recomputing them) or auto (in host memory where recomputation "
+             "alone does not fit)"),
     cl::init("off"), cl::cat(bertcOptions()));
 
 /// The smallest LM head token chunk the fit driver tries: 16 tokens' logits are a few MiB
