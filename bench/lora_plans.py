@@ -19,11 +19,13 @@ Llama-3.1-8B QLoRA's table stands beside Unsloth's published limits (their blog'
 "Llama 3.1 (8B) max context length" table, QLoRA rank 32 on all linear layers, batch 1)
 and those of Hugging Face + FlashAttention-2 in the same table.
 --host-ram (default 64GB) is what host memory the plans may take, fixed so that they do not
-depend on this machine. --models, --modes and --budgets take subsets; --jobs N runs N
+depend on this machine. --offload-checkpoints on|auto (default off) passes bertc's flag: what
+the backward reads of the forward then waits in host memory (Unsloth's offloaded gradient
+checkpointing does so with each layer's input). --models, --modes and --budgets take subsets; --jobs N runs N
 searches at once; each bertc run is logged on stderr as it ends.
 Usage: python3 bench/lora_plans.py [--models llama-3.1-8b] [--modes qlora,lora]
        [--budgets 6GB,8GB] [--arch sm_89] [--jobs 2] [--host-ram 64GB] [--no-check]
-       [--no-details]
+       [--no-details] [--offload-checkpoints on]
 """
 import argparse
 import concurrent.futures
@@ -59,10 +61,11 @@ def job(tmp, model, mode, seq):
                     lambda text: text + lora_table(mode))
 
 
-def search(tmp, model, mode, budget, arch, host_ram, check, details):
+def search(tmp, model, mode, budget, arch, host_ram, offload_checkpoints, check, details):
     """(longest seq_len, seconds, the Plan at it or None, what a check found or '')."""
     precision = "fp16" if arch == "sm_75" else "bf16"
-    flags = ["--host-ram", host_ram, *LIMIT_FLAGS]
+    limit_flags = [*LIMIT_FLAGS, "--offload-checkpoints", offload_checkpoints]
+    flags = ["--host-ram", host_ram, *limit_flags]
     out = Path(tmp) / f"{model}-{mode}-{budget}"
     longest, seconds = max_seq(job(tmp, model, mode, 1024), budget, arch, flags, out / "ms")
     if longest is None:  # then `seconds` is bertc's message
@@ -73,7 +76,7 @@ def search(tmp, model, mode, budget, arch, host_ram, check, details):
     if not details:
         return longest, seconds, None, ""
     # The compiles either side plan at the precision --max-seq took (the arch's 16-bit one).
-    compile_flags = [*LIMIT_FLAGS, "--precision", precision]
+    compile_flags = [*limit_flags, "--precision", precision]
     at = plan(job(tmp, model, mode, longest), budget, arch, host_ram, out / "at",
               compile_flags) if longest else None
     found = ""
@@ -126,6 +129,8 @@ def main():
     parser.add_argument("--budgets", default=",".join(BUDGETS))
     parser.add_argument("--arch", default="sm_89")
     parser.add_argument("--host-ram", default="64GB")
+    parser.add_argument("--offload-checkpoints", default="off", choices=["off", "on", "auto"],
+                        help="bertc's --offload-checkpoints for every search and compile")
     parser.add_argument("--jobs", type=int, default=1, help="searches at once")
     parser.add_argument("--no-check", action="store_true",
                         help="skip the compile at one token more than the longest seq_len")
@@ -138,12 +143,14 @@ def main():
     require_bertc()
     start = time.perf_counter()
     print(f"bench/lora_plans.py  {datetime.date.today()}  {platform.node()}, "
-          f"{os.cpu_count()} cores  bertc={BERTC}  --arch {args.arch}  --host-ram {args.host_ram}")
+          f"{os.cpu_count()} cores  bertc={BERTC}  --arch {args.arch}  --host-ram {args.host_ram}  "
+          f"--offload-checkpoints {args.offload_checkpoints}")
     with tempfile.TemporaryDirectory() as tmp:
         keys = [(m, mode, b) for m in models for mode in modes for b in budgets]
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             futures = {key: pool.submit(search, tmp, *key, args.arch, args.host_ram,
-                                        check, not args.no_details) for key in keys}
+                                        args.offload_checkpoints, check, not args.no_details)
+                       for key in keys}
             results = {key: future.result() for key, future in futures.items()}
         for m in models:
             for mode in modes:
