@@ -124,9 +124,11 @@ FailureOr<StepMemory> analyzeStepMemory(ModuleOp module) {
           return user != body.getTerminator() &&
                  llvm::none_of(user->getResults(), [&](Value r) { return forward(r); });
         });
-    // Past the forward: a gradient, or an activation recomputed there.
+    // Past the forward: a gradient, or an activation recomputed or brought back there.
     if (!forward(life.value))
-      tensor.name += def->hasAttr(kRecomputed) ? "/recomputed" : "/grad";
+      tensor.name += def->hasAttr(kRecomputed)  ? "/recomputed"
+                     : isa<bert::ReloadOp>(def) ? "/reloaded"
+                                                : "/grad";
     if (def->getNumResults() > 1)
       tensor.name += "#" + std::to_string(result.getResultNumber());
     auto type = cast<RankedTensorType>(life.value.getType());

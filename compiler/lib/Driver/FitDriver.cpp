@@ -18,16 +18,16 @@ std::string loraBaseLabel(StringRef base) {
 }
 
 std::string FitCandidate::describe() const {
-  return llvm::formatv(
-      "micro-batch {0} x {1}, {2}{3}, {4}{5}{6}{7}{8}{9}{10}{11}", microBatch, accumulation,
-      options.precision, options.tf32 && options.precision == "fp32" ? " (TF32 GEMMs)" : "",
-      recomputes() ? "recompute" : "keep activations",
-      options.optimizerState == "8bit" ? ", 8-bit AdamW state" : "",
-      options.fuseOptimizer ? ", AdamW in the backward" : "",
-      options.offloadOptimizer ? ", optimizer in host memory" : "",
-      recomputes() && options.offloadCheckpoints ? ", checkpoints in host memory" : "",
-      attentionLabel(options.attentionHeadChunk), lmHeadLabel(options.lmHeadTokenChunk),
-      loraBaseLabel(loraBase));
+  return llvm::formatv("micro-batch {0} x {1}, {2}{3}, {4}{5}{6}{7}{8}{9}{10}{11}", microBatch,
+                       accumulation, options.precision,
+                       options.tf32 && options.precision == "fp32" ? " (TF32 GEMMs)" : "",
+                       recomputes() ? "recompute" : "keep activations",
+                       options.optimizerState == "8bit" ? ", 8-bit AdamW state" : "",
+                       options.fuseOptimizer ? ", AdamW in the backward" : "",
+                       options.offloadOptimizer ? ", optimizer in host memory" : "",
+                       outcome.checkpointBytes > 0 ? ", checkpoints in host memory" : "",
+                       attentionLabel(options.attentionHeadChunk),
+                       lmHeadLabel(options.lmHeadTokenChunk), loraBaseLabel(loraBase));
 }
 
 namespace {
@@ -191,6 +191,7 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
             PipelineOptions options{precision,    0,     request.gemmWorkspaceBytes,
                                     request.arch, state, fuse};
             options.offloadOptimizer = offload;
+            options.hostRamBudget = request.hostRamBudget;
             options.tf32 = request.tf32;
             trySizes(options, count);
           }

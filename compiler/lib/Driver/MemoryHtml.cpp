@@ -83,7 +83,7 @@ void renderHeader(const MemoryPicture &p, std::string &out) {
   if (p.hostCheckpointBytes > 0)
     card("Host checkpoints", p.hostCheckpointBytes,
          std::to_string(p.offloadedCheckpoints) +
-             " recomputation blocks' inputs, copied down in the forward and back up for the "
+             " tensors the backward reads, copied down in the forward and back up for the "
              "backward");
   if (p.hostFrozenMasterBytes > 0)
     card("Host masters", p.hostFrozenMasterBytes,

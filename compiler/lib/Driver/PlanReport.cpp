@@ -211,10 +211,12 @@ void printPlanSummary(const PlanSummary &s, raw_ostream &os) {
         s.offloadPinnedBytes > s.hostCheckpointBytes ? " and PCIe" : "", s.hostStepSeconds);
   }
   if (s.offloadedCheckpoints > 0)
-    os << llvm::formatv("  host    {0} checkpoint(s) in host memory between the forward and the "
-                        "backward: {1}{2}; their copies about {3:F2} s of the step\n",
-                        s.offloadedCheckpoints, formatBytes(s.hostCheckpointBytes),
-                        s.offloadPinnedBytes > 0 ? " pinned" : "", s.checkpointCopySeconds);
+    os << llvm::formatv(
+        "  host    {0} checkpoint(s) in host memory between the forward and the "
+        "backward: {1}{2}; their copies about {3:F3} s ({4:F1}% of the step)\n",
+        s.offloadedCheckpoints, formatBytes(s.hostCheckpointBytes),
+        s.offloadPinnedBytes > 0 ? " pinned" : "", s.checkpointCopySeconds,
+        s.estimatedStepSeconds > 0 ? 100 * s.checkpointCopySeconds / s.estimatedStepSeconds : 0.0);
   if (s.hostFrozenMasterBytes > 0)
     os << llvm::formatv("  host    frozen parameters' fp32 masters {0} in host memory, for the "
                         "checkpoint; the device holds their {1} copies\n",

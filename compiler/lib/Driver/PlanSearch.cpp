@@ -39,12 +39,15 @@ FailureOr<PlanOutcome> planJob(const JobSpec &spec, const PlanPoint &point,
   bert::PlanAttr plan = findPlan(*module);
   return PlanOutcome{plan.getDeviceBytes(),
                      offloadHostBytes(plan, device.target == bert::CostTarget::Cuda),
-                     estimateStepCost(*module, device)};
+                     estimateStepCost(*module, device), plan.getHostActivations().bytes};
 }
 
 FailureOr<int64_t> planArenaBytes(const JobSpec &spec, const PlanPoint &point, MLIRContext &ctx) {
   FailureOr<PlanOutcome> outcome = planJob(spec, point, cpuDeviceModel(), ctx);
-  if (failed(outcome))
+  // Offloaded checkpoints grow with the batch: past the host memory they may take, the
+  // plan does not fit.
+  int64_t hostBudget = point.options.offloadCheckpoints ? point.options.hostRamBudget : 0;
+  if (failed(outcome) || (hostBudget > 0 && outcome->hostBytes > hostBudget))
     return failure();
   return outcome->arenaBytes;
 }
@@ -262,6 +265,13 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
     onHost.offloadOptimizer = true;
     adviseAlone(onHost, "--offload-optimizer on",
                 "master weights and AdamW state in host memory, as ZeRO-Offload");
+  }
+  // A GPU's host can keep what the backward reads (offloaded checkpointing).
+  if (!options.offloadCheckpoints && options.rematArenaBudget > 0 && plan.device != "cpu") {
+    PipelineOptions offloaded = options;
+    offloaded.offloadCheckpoints = true;
+    adviseAlone(offloaded, "--offload-checkpoints on",
+                "what the backward reads of the forward in host memory");
   }
   if (Fitting seq = shorterFittingSeqLen(spec, plan.microBatch, arenaBudget, options, ctx);
       seq.value > 0) {

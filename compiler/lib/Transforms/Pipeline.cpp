@@ -68,6 +68,7 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const Pipeline
       remat.offloadOptimizer = options.offloadOptimizer;
       remat.hostFrozenMasters = gpu;
       remat.offloadCheckpoints = options.offloadCheckpoints;
+      remat.hostBudget = options.offloadCheckpoints ? options.hostRamBudget : 0;
       pm.addPass(createRematerialize(remat));
     }
     // On a GPU, frozen parameters' fp32 masters wait in host memory for the checkpoint.

@@ -86,23 +86,29 @@ SmallVector<Operation *> cloneIntoBackward(Block &body, ArrayRef<Value> values) 
   return created;
 }
 
-/// What a step may send to host memory, marked in `model` for the solver: in every block
-/// but the last (whose backward follows its forward at once), what it keeps for its
-/// backward and its input (the first block has none), unless the previous block's backward
-/// reads that input too. The candidates are every result of the blocks' ops but their
-/// outputs, and the inputs; what the backward reads of them after the recomputation is
-/// offloaded.
-SmallVector<Value> markOffloadCandidates(bertc::RematChain &model) {
+/// How much of what the backward reads may wait in host memory (offload-checkpoints), the
+/// most first: what every block but the last keeps for its backward, its input included
+/// (the last block's backward follows its forward at once); the blocks' inputs alone;
+/// nothing.
+enum class OffloadScope { Kept, Inputs, None };
+
+/// Marks what `scope` offloads in `model` for the solver and returns the candidates: every
+/// result of the blocks' ops but their outputs (with OffloadScope::Kept), and the blocks'
+/// inputs (the first block has none), unless the previous block's backward reads one too.
+/// What the backward reads of them after the recomputation is offloaded.
+SmallVector<Value> markOffloadCandidates(bertc::RematChain &model, OffloadScope scope) {
   SmallVector<Value> candidates;
-  for (size_t l = 0; l + 1 < model.chain.size(); ++l) {
+  for (size_t l = 0; l < model.chain.size(); ++l) {
     bertc::remat::Block &block = model.chain[l];
-    block.offloadKept = true;
-    for (Value node : ArrayRef<Value>(model.values[l]).drop_back())
-      llvm::append_range(candidates, node.getDefiningOp()->getResults());
-    if (l == 0 || block.inputBytes == 0 || block.inputReadByPreviousBackward)
-      continue;
-    block.inputOffloaded = true;
-    candidates.push_back(model.values[l - 1].back());
+    bool last = l + 1 == model.chain.size();
+    block.offloadKept = scope == OffloadScope::Kept && !last;
+    block.inputOffloaded = scope != OffloadScope::None && !last && l > 0 && block.inputBytes > 0 &&
+                           !block.inputReadByPreviousBackward;
+    if (block.offloadKept)
+      for (Value node : ArrayRef<Value>(model.values[l]).drop_back())
+        llvm::append_range(candidates, node.getDefiningOp()->getResults());
+    if (block.inputOffloaded)
+      candidates.push_back(model.values[l - 1].back());
   }
   return candidates;
 }
@@ -118,6 +124,11 @@ void offloadCheckpoints(Block &body, ArrayRef<Value> checkpoints) {
     position[&op] = unsigned(index);
   OpBuilder builder(body.getParentOp()->getContext());
   for (Value checkpoint : checkpoints) {
+    // Offloaded already (the step was planned before): it stays as it is.
+    if (checkpoint.getDefiningOp<bert::ReloadOp>() ||
+        llvm::any_of(checkpoint.getUsers(),
+                     [](Operation *user) { return isa<bert::OffloadOp>(user); }))
+      continue;
     Operation *firstBackward = nullptr;
     for (Operation *user : checkpoint.getUsers())
       if (!forward.contains(user) && (!firstBackward || position[user] < position[firstBackward]))
@@ -140,6 +151,13 @@ void offloadCheckpoints(Block &body, ArrayRef<Value> checkpoints) {
 struct PlannedArena {
   int64_t arenaBytes = 0;
   int64_t fixedBytes = 0;
+  int64_t hostBytes = 0; ///< what it offloads to host memory (offloadHostBytes)
+};
+
+/// What the search chose: the values the backward recomputes, and whether their plan fits.
+struct Searched {
+  SmallVector<Value> recomputed;
+  bool fits = false;
 };
 
 struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
@@ -171,35 +189,47 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
         bertc::buildRematChain(body, *bounds, bertc::deviceModel(arch));
     if (failed(model))
       return;
-    if (offloadCheckpoints)
-      checkpoints = markOffloadCandidates(*model);
-    FailureOr<SmallVector<Value>> chosen = search(*model, *asIs);
-    if (failed(chosen))
-      return signalPassFailure();
-    if (!chosen->empty())
-      record(cloneIntoBackward(body, *chosen), *bounds, bertc::deviceModel(arch).target);
+    // The most that may wait in host memory whose plan fits, host memory included.
+    FailureOr<Searched> chosen;
+    static constexpr OffloadScope kScopes[] = {OffloadScope::Kept, OffloadScope::Inputs,
+                                               OffloadScope::None};
+    for (OffloadScope scope : ArrayRef(kScopes).drop_front(offloadCheckpoints ? 0 : 2)) {
+      checkpoints = markOffloadCandidates(*model, scope);
+      chosen = search(*model, *asIs);
+      if (failed(chosen))
+        return signalPassFailure();
+      if (chosen->fits)
+        break;
+    }
+    if (!chosen->recomputed.empty())
+      record(cloneIntoBackward(body, chosen->recomputed), *bounds, bertc::deviceModel(arch).target);
     ::offloadCheckpoints(body, checkpoints);
   }
 
   /// The tensors sent to host memory between the forward and the backward.
   SmallVector<Value> checkpoints;
 
-  /// The cheapest recomputation whose real plan fits; if none does, the one whose plan
-  /// is smallest (empty if none beats keeping everything). The solver runs with the
+  /// The cheapest recomputation whose real plan fits (its arena, and its host memory within
+  /// host-budget); if none does, the one whose plan is smallest (empty if none beats
+  /// keeping everything). The solver runs with the
   /// model's budget lowered by each excess; when that finds nothing that fits, the plan
   /// of lowest modelled peak is tried last, so that whenever that plan fits, the result
   /// does (which keeps "fits" monotone in the micro-batch for the drivers' searches).
-  FailureOr<SmallVector<Value>> search(const bertc::RematChain &model, const PlannedArena &asIs) {
-    SmallVector<Value> best;
+  FailureOr<Searched> search(const bertc::RematChain &model, const PlannedArena &asIs) {
+    Searched best;
     int64_t bestArena = asIs.arenaBytes;
-    // Plans `solution`, keeping it when its arena is the smallest yet; returns the arena.
+    // Plans `solution`, keeping it when it fits or its arena is the smallest yet; returns
+    // the arena. A plan whose host memory is over host-budget fits nowhere.
     auto tryPlan = [&](const bertc::remat::Solution &solution) -> FailureOr<int64_t> {
       SmallVector<Value> values = recomputedValues(model, solution.evaluation);
       FailureOr<PlannedArena> planned = planWith(values);
       if (failed(planned))
         return failure();
-      if (planned->arenaBytes < bestArena) {
-        best = values;
+      if (hostBudget > 0 && planned->hostBytes > hostBudget)
+        return std::numeric_limits<int64_t>::max();
+      bool fits = planned->arenaBytes <= arenaBudget;
+      if (fits || planned->arenaBytes < bestArena) {
+        best = {values, fits};
         bestArena = planned->arenaBytes;
       }
       return planned->arenaBytes;
@@ -245,8 +275,10 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
     copy.erase();
     if (failed(planned) || !plan)
       return failure();
+    bool hostCopies = bertc::deviceModel(arch).target == bert::CostTarget::Cuda;
     return PlannedArena{plan.getDeviceBytes(),
-                        plan.getActivations().offset + plan.getGemmWorkspace().bytes};
+                        plan.getActivations().offset + plan.getGemmWorkspace().bytes,
+                        bertc::offloadHostBytes(plan, hostCopies)};
   }
 
   /// `bert.recompute`: one entry per clone, with its FLOPs per micro-step.

@@ -36,8 +36,8 @@ cl::opt<std::string> offloadCheckpoints(
              "recomputation block's input and what the block does not recompute) wait: off "
              "(on the device, default), on (in host memory: copied down as the forward makes "
              "them and back up before the backward reads them, over PCIe, where that is "
-             "cheaper than recomputing them) or auto (in host memory where recomputation "
-             "alone does not fit)"),
+             "cheaper than recomputing them) or auto (on the cuda targets, in host memory "
+             "where recomputation alone does not fit)"),
     cl::init("off"), cl::cat(bertcOptions()));
 
 /// The smallest LM head token chunk the fit driver tries: 16 tokens' logits are a few MiB
@@ -51,9 +51,9 @@ std::optional<std::string> runFlagsError() {
     return "--remat '" + remat + "': expected none or auto";
   if (!llvm::is_contained({"off", "on", "auto"}, offloadCheckpoints.getValue()))
     return "--offload-checkpoints '" + offloadCheckpoints + "': expected off, on or auto";
-  if (offloadCheckpoints == "on" && remat == "none")
-    return std::string("--offload-checkpoints on needs --remat auto: the checkpoints are the "
-                       "recomputation blocks' inputs");
+  if (offloadCheckpoints != "off" && remat == "none")
+    return "--offload-checkpoints " + offloadCheckpoints +
+           " needs --remat auto: the recomputation chooses what waits in host memory";
   if (microBatch.getNumOccurrences() > 0 && microBatch < 1)
     return std::string("--micro-batch must be at least 1");
   return std::nullopt;
@@ -138,6 +138,7 @@ RunChoice chooseRun(const JobSpec &spec, std::optional<int64_t> arenaBudget,
     if (remat != "none") {
       choice.options.rematArenaBudget = *arenaBudget;
       choice.options.offloadCheckpoints = request.offloadCheckpoints.back();
+      choice.options.hostRamBudget = request.hostRamBudget;
     }
     choice.options.attentionHeadChunk = request.headChunks.back();
     choice.options.lmHeadTokenChunk = request.lmHeadTokenChunks.back();

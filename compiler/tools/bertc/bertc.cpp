@@ -147,7 +147,16 @@ bertc::PipelineOptions searchOptions(const bertc::JobSpec &spec, int64_t arenaBu
   options.lmHeadTokenChunk = bertc::lmHeadTokenChunkCandidates(spec).back();
   options.offloadCheckpoints =
       options.rematArenaBudget > 0 && bertc::targetOffloadCheckpointCandidates().back();
+  options.hostRamBudget = bertc::hostRamBudget();
   return options;
+}
+
+/// ", checkpoints in host memory (--host-ram 64.00 GB)" where `options` offloads them.
+std::string offloadLabel(const bertc::PipelineOptions &options) {
+  if (!options.offloadCheckpoints)
+    return "";
+  return ", checkpoints in host memory (--host-ram " + bertc::formatBytes(options.hostRamBudget) +
+         ")";
 }
 
 /// `--max-seq`: the longest seq_len at micro-batch 1, checked by the plans either side.
@@ -157,8 +166,8 @@ int reportMaxSeq(const bertc::JobSpec &spec, int64_t arenaBudget, MLIRContext &c
       bertc::largestFittingSeqLen(spec, 1, spec.model.maxPosition, arenaBudget, options, ctx);
   llvm::outs() << "bertc: longest seq_len at micro-batch 1 under "
                << bertc::formatBytes(arenaBudget) << " of arena (" << options.precision
-               << ", recompute " << bertc::rematMode() << bertc::loraBaseLabel(spec.lora.base)
-               << "): ";
+               << ", recompute " << bertc::rematMode() << offloadLabel(options)
+               << bertc::loraBaseLabel(spec.lora.base) << "): ";
   if (best.value == 0)
     llvm::outs() << "none (even 1 token does not fit)\n";
   else
@@ -185,7 +194,7 @@ int reportMaxBatch(const bertc::JobSpec &spec, int64_t arenaBudget, MLIRContext 
     return kInvalidInput;
   llvm::outs() << "bertc: largest micro-batch under " << bertc::formatBytes(arenaBudget)
                << " of arena (" << options.precision << ", recompute " << bertc::rematMode()
-               << bertc::loraBaseLabel(spec.lora.base) << ")";
+               << offloadLabel(options) << bertc::loraBaseLabel(spec.lora.base) << ")";
   if (spec.model.maxPosition < 512)
     llvm::outs() << ", seq_len up to the model's max_position " << spec.model.maxPosition;
   llvm::outs() << "\n" << table << "  json    " << path << "\n";
@@ -257,6 +266,9 @@ int main(int argc, char **argv) {
     if (bertc::pinnedMicroBatch())
       return usageError("--micro-batch needs a .toml job: an .mlir stage's micro-batch is the "
                         "one its IR was built for");
+    if (bertc::targetOffloadCheckpointCandidates().back())
+      return usageError("--offload-checkpoints needs a .toml job: an .mlir stage is planned "
+                        "without the recomputation that chooses them");
     module = parseSourceFile<ModuleOp>(inputPath, sourceMgr, &ctx);
     // A stage before mixed precision takes the precision the flag names.
     if (std::optional<std::string> pinned = bertc::pinnedPrecision())
@@ -267,6 +279,7 @@ int main(int argc, char **argv) {
     run.options.fuseOptimizer = bertc::fuseOptimizerCandidates().front();
     run.options.offloadOptimizer = bertc::targetOffloadOptimizerCandidates().front();
     run.options.offloadCheckpoints = bertc::targetOffloadCheckpointCandidates().front();
+    run.options.hostRamBudget = bertc::hostRamBudget();
     run.options.tf32 = bertc::tf32Gemms();
     // -bertc-lower-to-target takes at most each op's heads.
     run.options.attentionHeadChunk =
@@ -351,7 +364,8 @@ int main(int argc, char **argv) {
       llvm::WithColor::error(llvm::errs(), "bertc")
           << (plan->optimizerOnHost ? "the optimizer" : "")
           << (plan->optimizerOnHost && plan->offloadedCheckpoints > 0 ? " and " : "")
-          << (plan->offloadedCheckpoints > 0 ? "the checkpoints" : "") << " in host memory take "
+          << (plan->offloadedCheckpoints > 0 ? "the checkpoints" : "") << " in host memory "
+          << (plan->optimizerOnHost && plan->offloadedCheckpoints > 0 ? "take " : "takes ")
           << bertc::formatBytes(plan->offloadHostBytes) << " but --host-ram is "
           << bertc::formatBytes(plan->hostRamBytes) << "\n";
       bertc::printPlanSummary(*plan, llvm::errs());

@@ -29,9 +29,10 @@ struct PlanPoint {
 
 /// What planning a variation gives.
 struct PlanOutcome {
-  int64_t arenaBytes = 0; ///< of the device arena (the whole arena unless offloaded)
-  int64_t hostBytes = 0;  ///< host memory of an offloaded optimizer (offloadHostBytes)
-  StepCost cost;          ///< one optimizer step on the device model planned for
+  int64_t arenaBytes = 0;      ///< of the device arena (the whole arena unless offloaded)
+  int64_t hostBytes = 0;       ///< host memory of what is offloaded (offloadHostBytes)
+  StepCost cost;               ///< one optimizer step on the device model planned for
+  int64_t checkpointBytes = 0; ///< of hostBytes, the offloaded checkpoints' host copies
 };
 
 /// Plans the job `spec` at `point` and estimates its step on `device` (failure if the
@@ -39,7 +40,8 @@ struct PlanOutcome {
 mlir::FailureOr<PlanOutcome> planJob(const JobSpec &spec, const PlanPoint &point,
                                      const DeviceModel &device, mlir::MLIRContext &ctx);
 
-/// The arena bytes of planJob.
+/// The arena bytes of planJob; failure also where offloaded checkpoints take more host
+/// memory than PipelineOptions::hostRamBudget.
 mlir::FailureOr<int64_t> planArenaBytes(const JobSpec &spec, const PlanPoint &point,
                                         mlir::MLIRContext &ctx);
 

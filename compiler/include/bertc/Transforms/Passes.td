@@ -169,7 +169,9 @@ def Rematerialize : Pass<"bertc-rematerialize", "mlir::ModuleOp"> {
     block's backward reads) and every tensor the block keeps rather than recomputes. The
     model holds each only while the forward reads it and again from its first backward
     reader on, and prices its copies down and back up (the host link's bytes on a GPU)
-    against recomputing it. In the IR a `bert.offload` follows its definer at once and a
+    against recomputing it. Where no plan fits that way (host memory within
+    `host-budget` included), the blocks' inputs alone wait there, else nothing does. In
+    the IR a `bert.offload` follows its definer at once and a
     `bert.reload` precedes its first backward reader (a clone or a backward op), which
     with every later one reads the reloaded tensor.
   }];
@@ -194,6 +196,9 @@ def Rematerialize : Pass<"bertc-rematerialize", "mlir::ModuleOp"> {
     Option<"offloadCheckpoints", "offload-checkpoints", "bool", "false",
            "whether what each block but the last keeps for its backward, its input "
            "included, waits in host memory between the block's forward and backward">,
+    Option<"hostBudget", "host-budget", "int64_t", "0",
+           "host memory the plan may take for what it offloads, the optimizer's included "
+           "(0: no bound)">,
   ];
   let dependentDialects = ["mlir::bert::BertDialect"];
 }

@@ -46,10 +46,13 @@ struct PipelineOptions {
   /// Tokens the LM head loss takes at a time (-bertc-lower-to-target's
   /// lm-head-token-chunk): 0, the largest power of two whose logits block fits its bound.
   int64_t lmHeadTokenChunk = 0;
-  /// Each recomputation block's input waits in host memory between the block's forward
-  /// and its backward (-bertc-rematerialize's offload-checkpoints); only with a
+  /// What the backward reads of the forward waits in host memory where copying it is
+  /// cheaper than recomputing it (-bertc-rematerialize's offload-checkpoints); only with a
   /// rematArenaBudget.
   bool offloadCheckpoints = false;
+  /// Host memory what is offloaded may take, the optimizer's included (--host-ram;
+  /// -bertc-rematerialize's host-budget); 0, no bound.
+  int64_t hostRamBudget = 0;
 };
 
 /// What the passes after recomputation need to plan a step's memory.
