@@ -154,10 +154,12 @@ struct PlannedArena {
   int64_t hostBytes = 0; ///< what it offloads to host memory (offloadHostBytes)
 };
 
-/// What the search chose: the values the backward recomputes, and whether their plan fits.
+/// What the search chose: the values the backward recomputes, whether their plan fits,
+/// and its device arena.
 struct Searched {
   SmallVector<Value> recomputed;
   bool fits = false;
+  int64_t arenaBytes = 0;
 };
 
 struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
@@ -189,20 +191,26 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
         bertc::buildRematChain(body, *bounds, bertc::deviceModel(arch));
     if (failed(model))
       return;
-    // The most that may wait in host memory whose plan fits, host memory included.
-    FailureOr<Searched> chosen;
+    // The most that may wait in host memory whose plan fits, host memory included; where
+    // none fits, the scope of the smallest plan.
+    std::optional<std::pair<OffloadScope, Searched>> chosen;
     static constexpr OffloadScope kScopes[] = {OffloadScope::Kept, OffloadScope::Inputs,
                                                OffloadScope::None};
     for (OffloadScope scope : ArrayRef(kScopes).drop_front(offloadCheckpoints ? 0 : 2)) {
       checkpoints = markOffloadCandidates(*model, scope);
-      chosen = search(*model, *asIs);
-      if (failed(chosen))
+      FailureOr<Searched> found = search(*model, *asIs);
+      if (failed(found))
         return signalPassFailure();
-      if (chosen->fits)
+      if (!chosen || found->fits || found->arenaBytes < chosen->second.arenaBytes)
+        chosen = {scope, *found};
+      if (found->fits)
         break;
     }
-    if (!chosen->recomputed.empty())
-      record(cloneIntoBackward(body, chosen->recomputed), *bounds, bertc::deviceModel(arch).target);
+    checkpoints = markOffloadCandidates(*model, chosen->first);
+    Searched &searched = chosen->second;
+    if (!searched.recomputed.empty())
+      record(cloneIntoBackward(body, searched.recomputed), *bounds,
+             bertc::deviceModel(arch).target);
     ::offloadCheckpoints(body, checkpoints);
   }
 
@@ -216,7 +224,7 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
   /// of lowest modelled peak is tried last, so that whenever that plan fits, the result
   /// does (which keeps "fits" monotone in the micro-batch for the drivers' searches).
   FailureOr<Searched> search(const bertc::RematChain &model, const PlannedArena &asIs) {
-    Searched best;
+    Searched best{{}, false, asIs.arenaBytes};
     int64_t bestArena = asIs.arenaBytes;
     // Plans `solution`, keeping it when it fits or its arena is the smallest yet; returns
     // the arena. A plan whose host memory is over host-budget fits nowhere.
@@ -229,7 +237,7 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
         return std::numeric_limits<int64_t>::max();
       bool fits = planned->arenaBytes <= arenaBudget;
       if (fits || planned->arenaBytes < bestArena) {
-        best = {values, fits};
+        best = {values, fits, planned->arenaBytes};
         bestArena = planned->arenaBytes;
       }
       return planned->arenaBytes;
