@@ -86,8 +86,10 @@ cp "$ptx_build_dir/bin/bertc_cuda_kernel_tests" "$stage/bin/bertc_cuda_kernel_te
 # (loss scaling), clip: fp32 with max_grad_norm = 0.05, which clips most steps (the tiny
 # example's gradient norm runs 0.03 to 0.4), as test/e2e/grad-clipping.test makes it, and
 # 8bit: fp32 with --optimizer-state 8bit, tf32: fp32, the CUDA trainers with --tf32
-# (for the archs from sm_80), and offload: bf16, the CUDA trainers with the optimizer in host
-# memory (--offload-optimizer on; the gradients stream down during the backward).
+# (for the archs from sm_80), offload: bf16, the CUDA trainers with the optimizer in host
+# memory (--offload-optimizer on; the gradients stream down during the backward), and
+# checkpoints: bf16, the CUDA trainers with the checkpoints in host memory
+# (--offload-checkpoints on; copied down and back up inside the step's graph).
 data="$stage/tiny/train.jsonl"
 quietly "$log" python3 examples/tiny/make_data.py --rows 2048 --seed 1 --out "$data"
 clip_model="$work/clip.toml"
@@ -96,13 +98,14 @@ if ! grep -q '^max_grad_norm = 0.05$' "$clip_model"; then
   echo "gpu-bundle: no 'warmup = 0.1' line in examples/tiny/model.toml to add max_grad_norm after" >&2
   exit 1
 fi
-tiny_variants=(fp32 bf16 fp16 clip 8bit tf32 offload)
+tiny_variants=(fp32 bf16 fp16 clip 8bit tf32 offload checkpoints)
 for variant in "${tiny_variants[@]}"; do
   model=examples/tiny/model.toml precision=$variant state=fp32 cuda_flags=()
   [[ $variant == clip ]] && model=$clip_model precision=fp32
   [[ $variant == 8bit ]] && precision=fp32 state=8bit
   [[ $variant == tf32 ]] && precision=fp32 cuda_flags=(--tf32)
   [[ $variant == offload ]] && precision=bf16 cuda_flags=(--offload-optimizer on --host-ram 1GB)
+  [[ $variant == checkpoints ]] && precision=bf16 cuda_flags=(--offload-checkpoints on --host-ram 1GB)
   quietly "$log" "$bertc" "$model" --vram 1GB --precision "$precision" --optimizer-state "$state" \
     --target cpu -o "$work/cpu-$variant"
   quietly "$log" "$work/cpu-$variant/trainer" --data "$data" --steps 20 --seed 1 --quiet \

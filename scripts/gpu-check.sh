@@ -16,7 +16,7 @@
 #      for this GPU: what a T4 runs (fp16's products as pairs of m16n8k8 ones), on hardware;
 #   3. the tiny example trained 20 steps on the CPU and the CUDA target from one seed, the
 #      metrics logs compared step by step, and each CUDA trainer's measured device peak
-#      against its plan's peak_bytes, in seven variants:
+#      against its plan's peak_bytes, in eight variants:
 #        fp32  losses at rtol 1e-3;
 #        bf16  losses at rtol 2e-2 (the 8-bit mantissa);
 #        fp16  losses at rtol 2e-2, and the last step's loss_scale and skipped_steps exactly
@@ -30,6 +30,9 @@
 #        offload  bf16 with --offload-optimizer on on the CUDA side only (AdamW on the host,
 #              the gradients streamed down during the backward on a second stream), losses
 #              at rtol 2e-2 (bf16's);
+#        checkpoints  bf16 with --offload-checkpoints on on the CUDA side only (what the
+#              backward reads copied to page-locked host memory and back inside the step's
+#              CUDA graph), losses at rtol 2e-2 (bf16's);
 #   4. memcheck: where compute-sanitizer is (PATH, beside nvcc, /usr/local/cuda), the tiny fp32
 #      CUDA trainer for 2 steps under --tool memcheck, then, in what is left of the step's 90 s,
 #      under --tool racecheck; a sanitizer that refuses the device ("Device not supported")

@@ -62,6 +62,8 @@ train_both() {
   [[ $variant == tf32 ]] && name="tiny fp32 cpu/TF32 cuda" precision=fp32 cuda_flags=(--tf32)
   [[ $variant == offload ]] && name="tiny bf16 cpu/cuda, optimizer on the host" precision=bf16 \
     cuda_flags=(--offload-optimizer on --host-ram 1GB)
+  [[ $variant == checkpoints ]] && name="tiny bf16 cpu/cuda, checkpoints in host memory" \
+    precision=bf16 cuda_flags=(--offload-checkpoints on --host-ram 1GB)
   mkdir -p "$dir"
   if [[ -n $bundle ]]; then
     cuda="$prebuilt/$arch/tiny-$variant"
@@ -141,5 +143,6 @@ to add max_grad_norm after"
     record "tiny fp32 cpu/TF32 cuda" "NOT RUN" "TF32 needs sm_80 or newer; this GPU is $arch"
   fi
   train_both offload 2e-2 || status=1
+  train_both checkpoints 2e-2 || status=1
   return $status
 }
