@@ -65,25 +65,23 @@ std::optional<BlockFigures> BlockSimulation::run(const Block &block,
   reloaded.assign(n, Life{});
   Life input, inputReloaded; // an offloaded input's forward and backward lives
   auto extend = [](Life &life, int event) { life.end = std::max(life.end, event); };
+  // A copy brought back up lives from its first backward reader on.
+  auto readReloaded = [&](Life &life, int event) {
+    life.begin = life.exists() ? std::min(life.begin, event) : event;
+    extend(life, event);
+  };
   auto readInput = [&](int event) {
-    if (block.inputOffloaded && event >= n) {
-      inputReloaded.begin = inputReloaded.exists() ? std::min(inputReloaded.begin, event) : event;
-      extend(inputReloaded, event);
-      return;
-    }
+    if (block.inputOffloaded && event >= n)
+      return readReloaded(inputReloaded, event);
     input.begin = 0;
     extend(input, event);
   };
   // A kept node's read in the backward: of the copy brought back up, where the block
   // offloads what it keeps.
   auto readKept = [&](int v, int event) {
-    if (!block.offloadKept || v == output) {
-      extend(original[v], event);
-      return;
-    }
-    Life &back = reloaded[v];
-    back.begin = back.exists() ? std::min(back.begin, event) : event;
-    extend(back, event);
+    if (block.offloadKept && v != output)
+      return readReloaded(reloaded[v], event);
+    extend(original[v], event);
   };
   auto readByClone = [&](int operand, int event) {
     if (operand == kBlockInput)

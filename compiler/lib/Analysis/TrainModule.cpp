@@ -171,17 +171,18 @@ static int64_t hostOptimizerBytes(bert::PlanAttr plan) {
   return end - plan.getDeviceBytes();
 }
 
+/// The host copies of the gradients and parameters an offloaded optimizer moves each step.
+static int64_t optimizerCopyBytes(bert::PlanAttr plan) {
+  return hostOptimizerBytes(plan) == 0 ? 0 : plan.getGradients().bytes + plan.getParameters().bytes;
+}
+
 int64_t offloadPinnedBytes(bert::PlanAttr plan, bool hostCopies) {
-  if (!hostCopies)
-    return 0;
-  int64_t optimizerCopies =
-      hostOptimizerBytes(plan) == 0 ? 0 : plan.getGradients().bytes + plan.getParameters().bytes;
-  return optimizerCopies + plan.getHostActivations().bytes;
+  return hostCopies ? optimizerCopyBytes(plan) + plan.getHostActivations().bytes : 0;
 }
 
 int64_t offloadHostBytes(bert::PlanAttr plan, bool hostCopies) {
-  return hostOptimizerBytes(plan) + offloadPinnedBytes(plan, hostCopies) +
-         (hostCopies ? 0 : plan.getHostActivations().bytes);
+  return hostOptimizerBytes(plan) + plan.getHostActivations().bytes +
+         (hostCopies ? optimizerCopyBytes(plan) : 0);
 }
 
 bool hasTf32Gemms(ModuleOp module) {

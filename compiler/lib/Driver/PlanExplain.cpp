@@ -72,10 +72,9 @@ MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory, cons
       llvm::formatv("micro-batch {0} x {1}, seq {2}, {3}, {4} AdamW state{5}{6}{7}",
                     plan.microBatch, plan.accumulationSteps, plan.seqLen, plan.precisionLabel(),
                     plan.optimizerState, plan.optimizerInBackward ? ", AdamW in the backward" : "",
-                    plan.optimizerOnHost
-                        ? ", optimizer in host memory (" +
-                              formatBytes(plan.offloadHostBytes - plan.hostCheckpointBytes) + ")"
-                        : "",
+                    plan.optimizerOnHost ? ", optimizer in host memory (" +
+                                               formatBytes(plan.optimizerHostBytes()) + ")"
+                                         : "",
                     plan.hostCheckpointBytes > 0 ? ", checkpoints in host memory (" +
                                                        formatBytes(plan.hostCheckpointBytes) + ")"
                                                  : "")
@@ -84,8 +83,8 @@ MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory, cons
   picture.arenaBytes = plan.arenaBytes;
   picture.lowerBoundBytes = plan.lowerBoundBytes;
   picture.peakBytes = plan.peakBytes();
-  picture.hostBytes = plan.offloadHostBytes - plan.hostCheckpointBytes;
-  picture.hostPinnedBytes = plan.offloadPinnedBytes - plan.hostCheckpointBytes;
+  picture.hostBytes = plan.optimizerHostBytes();
+  picture.hostPinnedBytes = plan.optimizerPinnedBytes();
   picture.hostCheckpointBytes = plan.hostCheckpointBytes;
   picture.offloadedCheckpoints = plan.offloadedCheckpoints;
   picture.hostFrozenMasterBytes = plan.hostFrozenMasterBytes;

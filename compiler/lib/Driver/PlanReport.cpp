@@ -201,14 +201,14 @@ void printPlanSummary(const PlanSummary &s, raw_ostream &os) {
                         formatBytes(s.hostMasterWeightBytes),
                         formatBytes(s.hostOptimizerStateBytes),
                         s.optimizerState == "8bit" ? " (8-bit)" : "");
-    if (s.offloadPinnedBytes > s.hostCheckpointBytes)
+    if (s.optimizerPinnedBytes() > 0)
       os << llvm::formatv("; {0} with the gradient and parameter copies, {1} of them pinned",
-                          formatBytes(s.offloadHostBytes - s.hostCheckpointBytes),
-                          formatBytes(s.offloadPinnedBytes - s.hostCheckpointBytes));
+                          formatBytes(s.optimizerHostBytes()),
+                          formatBytes(s.optimizerPinnedBytes()));
     // A CPU trainer's host AdamW reads the arena in place: no transfers.
-    os << llvm::formatv(
-        " (--host-ram {0}); AdamW{1} about {2:F2} s of the step\n", formatBytes(s.hostRamBytes),
-        s.offloadPinnedBytes > s.hostCheckpointBytes ? " and PCIe" : "", s.hostStepSeconds);
+    os << llvm::formatv(" (--host-ram {0}); AdamW{1} about {2:F2} s of the step\n",
+                        formatBytes(s.hostRamBytes),
+                        s.optimizerPinnedBytes() > 0 ? " and PCIe" : "", s.hostStepSeconds);
   }
   if (s.offloadedCheckpoints > 0)
     os << llvm::formatv(

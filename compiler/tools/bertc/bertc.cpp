@@ -151,6 +151,15 @@ bertc::PipelineOptions searchOptions(const bertc::JobSpec &spec, int64_t arenaBu
   return options;
 }
 
+/// What lives in host memory, with its verb: "the optimizer in host memory takes", "the
+/// checkpoints in host memory take" or both.
+std::string hostResidents(const bertc::PlanSummary &plan) {
+  if (!plan.optimizerOnHost)
+    return "the checkpoints in host memory take";
+  return plan.offloadedCheckpoints > 0 ? "the optimizer and the checkpoints in host memory take"
+                                       : "the optimizer in host memory takes";
+}
+
 /// ", checkpoints in host memory (--host-ram 64.00 GB)" where `options` offloads them.
 std::string offloadLabel(const bertc::PipelineOptions &options) {
   if (!options.offloadCheckpoints)
@@ -362,12 +371,8 @@ int main(int argc, char **argv) {
   if (plan->offloadHostBytes > 0) {
     if (plan->offloadHostBytes > plan->hostRamBytes) {
       llvm::WithColor::error(llvm::errs(), "bertc")
-          << (plan->optimizerOnHost ? "the optimizer" : "")
-          << (plan->optimizerOnHost && plan->offloadedCheckpoints > 0 ? " and " : "")
-          << (plan->offloadedCheckpoints > 0 ? "the checkpoints" : "") << " in host memory "
-          << (plan->optimizerOnHost && plan->offloadedCheckpoints > 0 ? "take " : "takes ")
-          << bertc::formatBytes(plan->offloadHostBytes) << " but --host-ram is "
-          << bertc::formatBytes(plan->hostRamBytes) << "\n";
+          << hostResidents(*plan) << " " << bertc::formatBytes(plan->offloadHostBytes)
+          << " but --host-ram is " << bertc::formatBytes(plan->hostRamBytes) << "\n";
       bertc::printPlanSummary(*plan, llvm::errs());
       return kOverBudget;
     }

@@ -93,6 +93,12 @@ struct PlanSummary {
   int64_t peakBytes() const { return arenaBytes + reserveBytes; }
   /// The precision as people read it: "bf16", "fp32", or "fp32 (TF32 GEMMs)".
   std::string precisionLabel() const { return tf32 ? precision + " (TF32 GEMMs)" : precision; }
+  /// Of offloadHostBytes and offloadPinnedBytes, the offloaded optimizer's: all but the
+  /// checkpoints' host copies (which are pinned wherever anything is, on a GPU).
+  int64_t optimizerHostBytes() const { return offloadHostBytes - hostCheckpointBytes; }
+  int64_t optimizerPinnedBytes() const {
+    return offloadPinnedBytes > 0 ? offloadPinnedBytes - hostCheckpointBytes : 0;
+  }
 };
 
 /// ", attention 6 heads at a time" for the tensor-core attention (head_chunk > 0), nothing
