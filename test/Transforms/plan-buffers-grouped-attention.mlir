@@ -1,4 +1,6 @@
 // RUN: bertc-opt %s -bertc-autodiff -bertc-insert-optimizer -bertc-plan-buffers="alignment=64" | FileCheck %s --check-prefix=FUSED
+// RUN: bertc-opt %s -bertc-autodiff -bertc-insert-optimizer -bertc-plan-buffers="alignment=64 target=cuda" | FileCheck %s --check-prefix=CUDA
+// RUN: not bertc-opt %s -bertc-plan-buffers="target=tpu" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: bertc-opt %s -bertc-lower-to-target="target=cuda attention-head-chunk=2" -bertc-autodiff -bertc-insert-optimizer -bertc-plan-buffers="alignment=64" | FileCheck %s --check-prefix=CHUNKED
 
 // Grouped-query attention (2 query heads of 4 dims over 1 key/value head, seq 4, batch 2)
@@ -12,6 +14,13 @@
 // FUSED: bert.plan = #bert.plan<arena_bytes = 5888,
 // FUSED-SAME: scratch = [3584, 448],
 // FUSED: bert.attention_grad {{.*}}bert.workspace = 3904 : i64
+//
+// The same for the CUDA trainer: its fused kernels need no CPU scratch, so the backward's
+// workspace opens the region and the arena is 320 B smaller.
+// CUDA: bert.plan = #bert.plan<arena_bytes = 5568,
+// CUDA-SAME: scratch = [3584, 128],
+// CUDA: bert.attention_grad {{.*}}bert.workspace = 3584 : i64
+// UNKNOWN: error: -bertc-plan-buffers: unknown target 'tpu' (expected cpu or cuda)
 //
 // Chunked (both heads at a time, one group): no scratch; the backward's workspace is two
 // score blocks of 2 heads x 2 sequences x [4, 4] (64 floats each) and the chunk's dk and dv

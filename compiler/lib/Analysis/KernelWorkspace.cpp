@@ -90,4 +90,13 @@ int64_t kernelWorkspaceBytes(Operation *op, DimBounds bounds) {
       .Default([](Operation *) { return int64_t(0); });
 }
 
+int64_t cpuAttentionScratchBytes(func::FuncOp microStep, DimBounds bounds) {
+  int64_t floats = 0;
+  microStep.walk([&](AttentionOp op) {
+    if (op.getHeadChunk() == 0)
+      floats = std::max(floats, cpu::attentionScratchFloats(bounds.maxSeq, op.getGroupedHeadDim()));
+  });
+  return floats * int64_t(sizeof(float));
+}
+
 } // namespace bertc

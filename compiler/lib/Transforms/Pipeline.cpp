@@ -25,7 +25,12 @@ void addPlanningPasses(mlir::OpPassManager &pm, const PlanningOptions &options) 
   planning.gemmWorkspace = options.gemmWorkspaceBytes;
   planning.offloadOptimizer = options.offloadOptimizer;
   planning.hostFrozenMasters = options.hostFrozenMasters;
+  planning.target = options.target;
   pm.addPass(createPlanBuffers(planning));
+}
+
+std::string trainerTarget(int64_t gemmWorkspaceBytes) {
+  return gemmWorkspaceBytes > 0 ? "cuda" : "cpu";
 }
 
 void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const PipelineOptions &options) {
@@ -72,8 +77,9 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const Pipeline
       pm.addPass(createRematerialize(remat));
     }
     // On a GPU, frozen parameters' fp32 masters wait in host memory for the checkpoint.
-    addPlanningPasses(pm, {options.fuseOptimizer, options.gemmWorkspaceBytes,
-                           options.offloadOptimizer, /*hostFrozenMasters=*/gpu});
+    addPlanningPasses(pm,
+                      {options.fuseOptimizer, options.gemmWorkspaceBytes, options.offloadOptimizer,
+                       /*hostFrozenMasters=*/gpu, trainerTarget(options.gemmWorkspaceBytes)});
   }
   if (to >= Stage::Planned) {
     // An independent second check of the plan (budget 0: the driver checks the whole process).

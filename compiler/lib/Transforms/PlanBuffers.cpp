@@ -101,17 +101,16 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     //    (KernelWorkspace.h) is one slot every op that needs one shares: ops run one
     //    after another and none keeps it past its own launches.
     //    The CPU's fused attention works in a scratch of its own (larger for grouped-query
-    //    heads); the tensor-core kind (head_chunk > 0) in its kernel workspace.
-    int64_t scratchFloats = 0;
-    microStep->walk([&](AttentionOp op) {
-      if (op.getHeadChunk() == 0)
-        scratchFloats =
-            std::max(scratchFloats,
-                     bertc::cpu::attentionScratchFloats(bounds->maxSeq, op.getGroupedHeadDim()));
-    });
+    //    heads; [seq, seq] scores, so only the CPU target reserves it); the CUDA kernels,
+    //    and the tensor-core kind (head_chunk > 0) on either target, in the kernel workspace.
+    if (target != "cpu" && target != "cuda") {
+      module.emitError() << "-bertc-plan-buffers: unknown target '" << target
+                         << "' (expected cpu or cuda)";
+      return signalPassFailure();
+    }
     RegionCursor scratch = moments.next();
-    if (scratchFloats > 0)
-      scratch.take(scratchFloats * int64_t(sizeof(float)));
+    if (target == "cpu")
+      scratch.take(bertc::cpuAttentionScratchBytes(*microStep, *bounds));
     int64_t kernelWorkspace = 0;
     microStep->walk([&](Operation *op) {
       kernelWorkspace = std::max(kernelWorkspace, bertc::kernelWorkspaceBytes(op, *bounds));

@@ -275,18 +275,18 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
     Block &body = (*bertc::getMicroStep(copy)).getBody().front();
     cloneIntoBackward(body, copied(values));
     ::offloadCheckpoints(body, copied(checkpoints));
+    bool gpu = bertc::deviceModel(arch).target == bert::CostTarget::Cuda;
     OpPassManager pipeline(ModuleOp::getOperationName());
-    bertc::addPlanningPasses(pipeline,
-                             {fuseOptimizer, gemmWorkspace, offloadOptimizer, hostFrozenMasters});
+    bertc::addPlanningPasses(pipeline, {fuseOptimizer, gemmWorkspace, offloadOptimizer,
+                                        hostFrozenMasters, bertc::trainerTarget(gemmWorkspace)});
     LogicalResult planned = runPipeline(pipeline, copy);
     bert::PlanAttr plan = bertc::findPlan(copy);
     copy.erase();
     if (failed(planned) || !plan)
       return failure();
-    bool hostCopies = bertc::deviceModel(arch).target == bert::CostTarget::Cuda;
     return PlannedArena{plan.getDeviceBytes(),
                         plan.getActivations().offset + plan.getGemmWorkspace().bytes,
-                        bertc::offloadHostBytes(plan, hostCopies)};
+                        bertc::offloadHostBytes(plan, /*hostCopies=*/gpu)};
   }
 
   /// `bert.recompute`: one entry per clone, with its FLOPs per micro-step.

@@ -159,9 +159,9 @@ struct TrainerPlan {
   ArenaRegion parameters;     ///< all parameter values, contiguous
   ArenaRegion gradients;      ///< all gradient slots, contiguous (zeroed per optimizer step)
   ArenaRegion optimizerState; ///< all AdamW moments, contiguous (zeroed at start)
-  /// Kernel scratch: attentionScratchFloats(seqLen, the head dimension of a grouped-query
-  /// one, else 0) floats, the most of any attention that runs fused (head_chunk 0), else
-  /// empty.
+  /// Kernel scratch: in a CPU trainer's plan first attentionScratchFloats(seqLen, the head
+  /// dimension of a grouped-query one, else 0) floats, the most of any attention that runs
+  /// fused (head_chunk 0); then the kernel workspace slot the ops share (bert.workspace).
   ArenaRegion scratch;
   InputSlots inputs;
   TrainSettings train;

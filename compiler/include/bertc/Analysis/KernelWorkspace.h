@@ -3,8 +3,10 @@
 // The CUDA LayerNorm kernels keep per-row statistics beside their outputs, the attention
 // backward its row term, the tensor-core attention its [seq, seq] score blocks, and the bias and
 // LayerNorm-parameter gradients sum their columns through partial sums. These bytes
-// are planned in the arena's scratch region for both targets, so both run the same schedule at the
-// same offsets. The sizes come from bertc/abi/kernel_workspace.h, which the kernels use too.
+// are planned in the arena's scratch region for both targets, so both run the same schedule.
+// The CPU's fused attention works in a scratch of its own ([seq, seq] scores), which only the
+// cpu target holds. The sizes come from bertc/abi/kernel_workspace.h, which the kernels use
+// too.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -40,5 +42,10 @@ int64_t cudaOptimizerTablesBytes(mlir::func::FuncOp microStep);
 ///   lm_head_loss     a [token_chunk, vocab] fp32 logits block, then a loss per token
 ///                    (bertc/abi/lm_head_loss.h); its gradients, the block alone.
 int64_t kernelWorkspaceBytes(mlir::Operation *op, DimBounds bounds);
+
+/// Bytes of the scratch the CPU's fused attention kernels (head_chunk 0) of `microStep` work
+/// in at the plan's bounds (cpu::attentionScratchFloats, the most of any); 0 without one.
+/// The scratch region of a plan a CPU trainer runs begins with them.
+int64_t cpuAttentionScratchBytes(mlir::func::FuncOp microStep, DimBounds bounds);
 
 } // namespace bertc

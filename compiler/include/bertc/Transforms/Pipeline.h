@@ -61,7 +61,14 @@ struct PlanningOptions {
   int64_t gemmWorkspaceBytes = 0; ///< -bertc-plan-buffers's gemm-workspace
   bool offloadOptimizer = false;  ///< -bertc-plan-buffers's offload-optimizer
   bool hostFrozenMasters = false; ///< -bertc-plan-buffers's host-frozen-masters (a GPU plan)
+  std::string target = "cpu";     ///< -bertc-plan-buffers's target: whose kernel scratch
 };
+
+/// The trainer that runs a plan whose arena ends with `gemmWorkspaceBytes` of GEMM library
+/// workspace (PipelineOptions::gemmWorkspaceBytes): "cuda" (cuBLASLt's), else "cpu". Its
+/// kernels, not the ones the plan is priced for (a cpu plan may be lowered for a GPU's),
+/// decide the scratch the plan holds (-bertc-plan-buffers's target).
+std::string trainerTarget(int64_t gemmWorkspaceBytes);
 
 /// Adds the tail of the pipeline, from a step whose recomputation is decided to its memory
 /// plan: the schedule, the updates in the backward, the gradient and LayerNorm fusions, the

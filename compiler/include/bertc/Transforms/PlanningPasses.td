@@ -153,10 +153,11 @@ def PlanBuffers : Pass<"bertc-plan-buffers", "mlir::ModuleOp"> {
     tensors are placed first, each at the lowest aligned offset that does not overlap
     a placed tensor whose interval intersects its own.
 
-    Scratch holds the CPU attention's tiles and one slot the CUDA kernels' per-op
-    workspace (LayerNorm row statistics, the attention backward's row term) shares:
-    every op that needs it gets its offset as `bert.workspace`. Both targets plan it,
-    so both run at the same offsets. The CUDA runtime's workspace comes last, so it
+    Scratch holds, with `target` cpu, the CPU fused attention's tiles ([seq, seq] scores,
+    which no CUDA kernel reads, so target cuda reserves none), and one slot the CUDA
+    kernels' per-op workspace (LayerNorm row statistics, the attention backward's row
+    term) shares: every op that needs it gets its offset as `bert.workspace`. Both targets
+    plan that slot. The CUDA runtime's workspace comes last, so it
     moves no other slot: with `gemm-workspace`
     bytes (the cuBLASLt workspace of target cuda), those and then the optimizer's device
     tables (the AdamW chunk table, the gradient norm's partial sums; abi/kernel_workspace.h),
@@ -186,6 +187,8 @@ def PlanBuffers : Pass<"bertc-plan-buffers", "mlir::ModuleOp"> {
   let options = [
     Option<"alignment", "alignment", "int64_t", "256",
            "byte alignment of every slot">,
+    Option<"target", "target", "std::string", "\"cpu\"",
+           "the target whose kernels' scratch the plan holds: cpu or cuda">,
     Option<"gemmWorkspace", "gemm-workspace", "int64_t", "0",
            "bytes of the GEMM library's workspace at the arena's end (0: none)">,
     Option<"offloadOptimizer", "offload-optimizer", "bool", "false",

@@ -12,6 +12,9 @@
 #include "CpuEmitters.h"
 
 #include "bert/BertDialect.h"
+#include "bert/Placement.h"
+#include "bertc/Analysis/KernelWorkspace.h"
+#include "bertc/Analysis/TrainModule.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -30,14 +33,38 @@ template <typename AttentionLikeOp> std::string shapeAndDropout(AttentionLikeOp 
          EmitContext::dropoutKey(op.getStream()) + ");\n";
 }
 
+/// Bytes of the plan's scratch region before its kernel workspace slot: what the fused
+/// CPU kernels may work in.
+int64_t attentionScratchRoom(ModuleOp module, bert::PlanAttr plan) {
+  bert::ByteRange scratch = plan.getScratch();
+  int64_t room = scratch.bytes;
+  module.walk([&](Operation *op) {
+    if (FailureOr<int64_t> workspace = bert::getWorkspaceOffset(op); succeeded(workspace))
+      room = std::min(room, *workspace - scratch.offset);
+  });
+  return room;
+}
+
 /// Where the kernel works: the arena's scratch (fused) or the op's workspace (chunked).
-/// Fails for an op marked `tf32`: only cuBLASLt has TF32 math.
+/// Fails for an op marked `tf32` (only cuBLASLt has TF32 math) and for a fused one whose
+/// plan holds no scratch for it: a plan read back from a file may be the CUDA trainer's.
 FailureOr<std::string> workArea(Operation *op, int64_t headChunk) {
   if (op->hasAttr("tf32"))
     return op->emitOpError("runs in TF32 (--tf32), which only the cuda targets do");
-  if (headChunk == 0)
-    return std::string("ctx.scratch");
-  return kernelWorkspace(op);
+  if (headChunk > 0)
+    return kernelWorkspace(op);
+  auto module = op->getParentOfType<ModuleOp>();
+  FailureOr<bert::PlanAttr> plan = getPlan(module);
+  FailureOr<DimBounds> bounds = getDimBounds(module);
+  FailureOr<func::FuncOp> microStep = getMicroStep(module);
+  if (failed(plan) || failed(bounds) || failed(microStep))
+    return failure();
+  int64_t needed = cpuAttentionScratchBytes(*microStep, *bounds);
+  if (int64_t room = attentionScratchRoom(module, *plan); room < needed)
+    return op->emitOpError() << "works in " << needed << " bytes of scratch, and the plan holds "
+                             << room
+                             << ": it was planned for the CUDA trainer, plan for target cpu";
+  return std::string("ctx.scratch");
 }
 
 } // namespace
