@@ -199,7 +199,7 @@ LogicalResult TrainAttr::verify(function_ref<InFlightDiagnostic()> emitError, Tr
 // #bert.plan
 //===----------------------------------------------------------------------===//
 
-SmallVector<std::pair<StringRef, ByteRange>, 10> PlanAttr::getRegions() const {
+SmallVector<std::pair<StringRef, ByteRange>, 11> PlanAttr::getRegions() const {
   return {{"parameters", getParameters()},
           {"master_weights", getMasterWeights()},
           {"gradients", getGradients()},
@@ -209,13 +209,14 @@ SmallVector<std::pair<StringRef, ByteRange>, 10> PlanAttr::getRegions() const {
           {"activations", getActivations()},
           {"gemm_workspace", getGemmWorkspace()},
           {"host_activations", getHostActivations()},
+          {"host_parameters", getHostParameters()},
           {"frozen_masters", getFrozenMasters()}};
 }
 
-/// Which side of the device arena's end each region lies on: host memory holds what no
-/// device step touches, the frozen masters (last), offloaded checkpoints' host copies and,
-/// when the host's AdamW alone touches them, the master weights and optimizer state
-/// (together); the device holds the rest.
+/// Which side of the device arena's end each region lies on: host memory holds the frozen
+/// masters (last), offloaded checkpoints' host copies, the embedding tables the device's
+/// gathers read in place and, when the host's AdamW alone touches them, the master weights
+/// and optimizer state (together); the device holds the rest.
 static LogicalResult verifyPlacement(function_ref<InFlightDiagnostic()> emitError,
                                      ArrayRef<std::pair<StringRef, ByteRange>> regions,
                                      int64_t deviceBytes) {
@@ -237,7 +238,7 @@ static LogicalResult verifyPlacement(function_ref<InFlightDiagnostic()> emitErro
         return misplaced("last, in");
       continue;
     }
-    if (name == "host_activations") {
+    if (name == "host_activations" || name == "host_parameters") {
       if (!onHost)
         return misplaced("in");
       continue;
@@ -262,7 +263,8 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, int
                                ByteRange optimizerState, ByteRange scratch, ByteRange inputs,
                                ByteRange activations, ByteRange gemmWorkspace,
                                int64_t lowerBoundBytes, int64_t loss, int64_t hostBytes,
-                               ByteRange frozenMasters, ByteRange hostActivations) {
+                               ByteRange frozenMasters, ByteRange hostActivations,
+                               ByteRange hostParameters) {
   if (arenaBytes < 0)
     return emitError() << "#bert.plan arena_bytes must not be negative";
   if (hostBytes < 0 || hostBytes > arenaBytes)
@@ -277,6 +279,7 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, int
                                                {"activations", activations},
                                                {"gemm_workspace", gemmWorkspace},
                                                {"host_activations", hostActivations},
+                                               {"host_parameters", hostParameters},
                                                {"frozen_masters", frozenMasters}};
   for (auto [name, range] : regions) {
     int64_t end;

@@ -129,3 +129,17 @@ module attributes {bert.optimizer_on_host = true} {
 // expected-error@+1 {{#bert.plan region 'host_activations' [1984, 2112) must lie in the host-resident end of the arena (from 2048)}}
 module attributes {bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [2304, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 768], gemm_workspace = [0, 0], lower_bound_bytes = 1984, loss = 1472, host_bytes = 1216, host_activations = [1984, 128]>} {
 }
+
+// -----
+
+// Embedding tables in host memory are in the host-resident end, before the frozen masters.
+// expected-error@+1 {{#bert.plan region 'host_parameters' [1984, 2112) must lie in the host-resident end of the arena (from 2048)}}
+module attributes {bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [2304, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 768], gemm_workspace = [0, 0], lower_bound_bytes = 1984, loss = 1472, host_bytes = 1216, host_parameters = [1984, 128]>} {
+}
+
+// -----
+
+// The frozen masters come after the embedding tables.
+// expected-error@+1 {{#bert.plan region 'frozen_masters' [3072, 3264) must lie last, in the host-resident end of the arena (from 2048)}}
+module attributes {bert.plan = #bert.plan<arena_bytes = 3264, parameters = [0, 584], master_weights = [0, 0], gradients = [640, 72], optimizer_state = [2304, 200], scratch = [1024, 0], inputs = [1024, 144], activations = [1216, 768], gemm_workspace = [0, 0], lower_bound_bytes = 1984, loss = 1472, host_bytes = 1216, frozen_masters = [3072, 192], host_parameters = [3200, 64]>} {
+}

@@ -118,6 +118,13 @@ bool isLoraAdapterParam(llvm::StringRef name) {
   return name.ends_with(".lora_A.weight") || name.ends_with(".lora_B.weight");
 }
 
+bool isHostEmbeddingTable(bert::ParamOp param) {
+  if (param.getTrainable() || param.getQuantized() || param.getResult().use_empty())
+    return false;
+  return llvm::all_of(param.getResult().getUsers(),
+                      [](Operation *user) { return isa<bert::EmbeddingOp>(user); });
+}
+
 bool keepsFp32Master(bert::ParamOp param) {
   Type element = param.getResult().getType().getElementType();
   if (!element.isBF16() && !element.isF16())
@@ -161,11 +168,12 @@ bool streamsGradients(ModuleOp module) {
          !(train && train.getValues().maxGradNorm > 0);
 }
 
-/// The host-resident end up to the offloaded checkpoints and the frozen masters (which
-/// follow it): the offloaded optimizer's masters and state.
+/// The host-resident end up to the offloaded checkpoints, the embedding tables and the
+/// frozen masters (which follow it): the offloaded optimizer's masters and state.
 static int64_t hostOptimizerBytes(bert::PlanAttr plan) {
   int64_t end = plan.getArenaBytes();
-  for (bert::ByteRange after : {plan.getHostActivations(), plan.getFrozenMasters()})
+  for (bert::ByteRange after :
+       {plan.getHostActivations(), plan.getHostParameters(), plan.getFrozenMasters()})
     if (after.bytes > 0)
       end = std::min(end, after.offset);
   return end - plan.getDeviceBytes();
@@ -177,12 +185,14 @@ static int64_t optimizerCopyBytes(bert::PlanAttr plan) {
 }
 
 int64_t offloadPinnedBytes(bert::PlanAttr plan, bool hostCopies) {
-  return hostCopies ? optimizerCopyBytes(plan) + plan.getHostActivations().bytes : 0;
+  return hostCopies ? optimizerCopyBytes(plan) + plan.getHostActivations().bytes +
+                          plan.getHostParameters().bytes
+                    : 0;
 }
 
 int64_t offloadHostBytes(bert::PlanAttr plan, bool hostCopies) {
   return hostOptimizerBytes(plan) + plan.getHostActivations().bytes +
-         (hostCopies ? optimizerCopyBytes(plan) : 0);
+         plan.getHostParameters().bytes + (hostCopies ? optimizerCopyBytes(plan) : 0);
 }
 
 bool hasTf32Gemms(ModuleOp module) {

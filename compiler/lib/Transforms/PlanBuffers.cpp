@@ -4,7 +4,8 @@
 // optimizer state, kernel scratch and inputs, then the activations of @micro_step
 // packed by liveness, then the CUDA runtime's workspace (target cuda: cuBLASLt's and the
 // optimizer's tables), then the host-resident end: with the optimizer offloaded, the
-// masters and optimizer state, and the fp32 masters of frozen 16-bit parameters. Writes
+// masters and optimizer state; offloaded checkpoints; embedding tables in host memory; and
+// the fp32 masters of frozen 16-bit parameters. Writes
 // the offsets back into the IR as attributes.
 //
 //===----------------------------------------------------------------------===//
@@ -72,9 +73,12 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     SmallVector<ParamOp> params;
     microStep->walk([&](ParamOp p) { params.push_back(p); });
     eightBit = bertc::eightBitStateBlocks(module);
+    // With host-embeddings, the frozen tables only gathers read lie in host memory (step 6).
+    auto inHostMemory = [&](ParamOp p) { return hostEmbeddings && bertc::isHostEmbeddingTable(p); };
     RegionCursor values{0, 0, alignment};
     for (ParamOp p : params)
-      setParamSlot(p, ParamSlotKind::Value, values.take(bytesOf(p.getResult(), *bounds)));
+      if (!inHostMemory(p))
+        setParamSlot(p, ParamSlotKind::Value, values.take(bytesOf(p.getResult(), *bounds)));
     llvm::StringSet<> inBackward = bertc::updatesInBackward(module);
     if (offloadOptimizer) {
       if (!inBackward.empty()) {
@@ -161,9 +165,10 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     int64_t fixedBytes = activationsBegin + (gemm.end - gemm.begin);
     // 6. Host memory, after the device arena: offloaded, the masters and the optimizer
     //    state; the host copies of offloaded checkpoints, one slot each (all of them live
-    //    where the forward turns into the backward); then, with host-frozen-masters, the
-    //    frozen parameters' masters, which only initialisation and checkpoints read (the
-    //    steps read their 16-bit working copies).
+    //    where the forward turns into the backward); with host-embeddings, the tables the
+    //    device's gathers read in place; then, with host-frozen-masters, the frozen
+    //    parameters' masters, which only initialisation and checkpoints read (the steps
+    //    read their 16-bit working copies).
     RegionCursor hostActivations{deviceBytes, deviceBytes, alignment};
     if (offloadOptimizer) {
       masters = hostActivations;
@@ -174,7 +179,11 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
     }
     for (OffloadOp offload : body.getOps<OffloadOp>())
       setResultOffsets(offload, {hostActivations.take(bytesOf(offload.getResult(), *bounds))});
-    RegionCursor frozenMasters = hostActivations.next();
+    RegionCursor hostParameters = hostActivations.next();
+    for (ParamOp p : params)
+      if (inHostMemory(p))
+        setParamSlot(p, ParamSlotKind::Value, hostParameters.take(bytesOf(p.getResult(), *bounds)));
+    RegionCursor frozenMasters = hostParameters.next();
     if (hostFrozenMasters)
       layoutMasters(params, Masters::Frozen, frozenMasters);
     // 7. The optimizer's parameter reads share the micro-step's slots.
@@ -190,16 +199,19 @@ struct PlanBuffersPass : bertc::impl::PlanBuffersBase<PlanBuffersPass> {
 
     int64_t arenaBytes = std::max({deviceBytes, bertc::alignTo(moments.end, alignment),
                                    bertc::alignTo(hostActivations.end, alignment),
+                                   bertc::alignTo(hostParameters.end, alignment),
                                    bertc::alignTo(frozenMasters.end, alignment)});
     ByteRange frozen = frozenMasters.range();
     ByteRange offloaded = hostActivations.range();
+    ByteRange hostTables = hostParameters.range();
     module->setAttr("bert.plan",
                     PlanAttr::get(ctx, arenaBytes, values.range(), masters.range(), grads.range(),
                                   moments.range(), scratch.range(), inputs.range(),
                                   ByteRange{activationsBegin, packing.bytes}, gemm.range(),
                                   fixedBytes + bertc::maxLiveBytes(intervals), offsets[loss],
                                   arenaBytes - deviceBytes, frozen.bytes > 0 ? frozen : ByteRange{},
-                                  offloaded.bytes > 0 ? offloaded : ByteRange{}));
+                                  offloaded.bytes > 0 ? offloaded : ByteRange{},
+                                  hostTables.bytes > 0 ? hostTables : ByteRange{}));
   }
 
   enum class Masters { All, Trainable, Frozen };

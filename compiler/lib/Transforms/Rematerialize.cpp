@@ -277,8 +277,9 @@ struct RematerializePass : bertc::impl::RematerializeBase<RematerializePass> {
     ::offloadCheckpoints(body, copied(checkpoints));
     bool gpu = bertc::deviceModel(arch).target == bert::CostTarget::Cuda;
     OpPassManager pipeline(ModuleOp::getOperationName());
-    bertc::addPlanningPasses(pipeline, {fuseOptimizer, gemmWorkspace, offloadOptimizer,
-                                        hostFrozenMasters, bertc::trainerTarget(gemmWorkspace)});
+    bertc::addPlanningPasses(pipeline,
+                             {fuseOptimizer, gemmWorkspace, offloadOptimizer, hostFrozenMasters,
+                              bertc::trainerTarget(gemmWorkspace), hostEmbeddings});
     LogicalResult planned = runPipeline(pipeline, copy);
     bert::PlanAttr plan = bertc::findPlan(copy);
     copy.erase();

@@ -233,7 +233,12 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
           FailureOr<int64_t> offset = getParamSlot(param, slot);
           // A frozen parameter's master: in host memory when the plan keeps them there.
           bool hostMaster = isMaster && !param.getTrainable() && plan.getFrozenMasters().bytes > 0;
-          StringRef region = hostMaster ? "frozen_masters" : regionOf(slot);
+          // An embedding table in host memory.
+          bool hostValue = isValue && succeeded(offset) && plan.getHostParameters().bytes > 0 &&
+                           *offset >= plan.getHostParameters().offset;
+          StringRef region = hostMaster  ? "frozen_masters"
+                             : hostValue ? "host_parameters"
+                                         : regionOf(slot);
           if (succeeded(offset))
             addSlot(&op, ("\"" + param.getName() + "\" " + slotName(slot)).str(), *offset,
                     slotBytes, region, 0, lastStep);

@@ -65,8 +65,11 @@ def Bert_PlanAttr : Bert_Attr<"Plan", "plan"> {
     `arena_bytes - host_bytes` (the device arena); `lower_bound_bytes` and `loss` are of
     the device arena. With checkpoints offloaded (`-bertc-rematerialize`'s
     offload-checkpoints), the host copies `bert.offload` makes lie in
-    `host_activations`, before the frozen masters, one slot each. `host_bytes`,
-    `frozen_masters` and `host_activations` are printed only when not 0.
+    `host_activations`, before the frozen masters, one slot each. With embedding tables in
+    host memory (`-bertc-plan-buffers`'s host-embeddings), the values of the frozen tables
+    that only gathers read lie in `host_parameters`, after the host copies: the device's
+    gathers read the batch's rows from them in place. `host_bytes`, `frozen_masters`,
+    `host_activations` and `host_parameters` are printed only when not 0.
   }];
   let parameters = (ins
     "int64_t":$arena_bytes,
@@ -82,13 +85,14 @@ def Bert_PlanAttr : Bert_Attr<"Plan", "plan"> {
     "int64_t":$loss,
     DefaultValuedParameter<"int64_t", "0">:$host_bytes,
     Bert_OptionalByteRangeParameter:$frozen_masters,
-    Bert_OptionalByteRangeParameter:$host_activations
+    Bert_OptionalByteRangeParameter:$host_activations,
+    Bert_OptionalByteRangeParameter:$host_parameters
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// The regions with their names, in the arena's order.
-    llvm::SmallVector<std::pair<llvm::StringRef, ByteRange>, 10> getRegions() const;
+    llvm::SmallVector<std::pair<llvm::StringRef, ByteRange>, 11> getRegions() const;
     /// The bytes the device holds: the arena less its host-resident end.
     int64_t getDeviceBytes() const { return getArenaBytes() - getHostBytes(); }
   }];

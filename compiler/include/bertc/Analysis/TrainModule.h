@@ -76,6 +76,11 @@ bool isLoraAdapterParam(llvm::StringRef name);
 /// its adapters are, those of a frozen group too.
 bool keepsFp32Master(mlir::bert::ParamOp param);
 
+/// Whether `param` may lie in host memory with its gathers reading the batch's rows there
+/// (-bertc-plan-buffers's host-embeddings): a frozen, unquantized table whose every reader
+/// is a `bert.embedding` (no gradient, no tied LM head).
+bool isHostEmbeddingTable(mlir::bert::ParamOp param);
+
 /// The `state_block` of every parameter whose `bert.adamw` keeps 8-bit moments, by
 /// parameter name; empty without updates.
 llvm::StringMap<int64_t> eightBitStateBlocks(mlir::ModuleOp module);
@@ -104,10 +109,11 @@ bool streamsGradients(mlir::ModuleOp module);
 /// Host memory a trainer takes for what it offloads: an offloaded optimizer's masters and
 /// state, and with `hostCopies` (a CUDA trainer's; a CPU trainer's arena is host memory)
 /// the host copies of the gradients and parameters it moves each step; the host copies of
-/// offloaded checkpoints. 0 when nothing is offloaded.
+/// offloaded checkpoints; the embedding tables in host memory. 0 when nothing is offloaded.
 int64_t offloadHostBytes(mlir::bert::PlanAttr plan, bool hostCopies);
 /// The part of offloadHostBytes the trainer page-locks, so that the copies between device
-/// and host run asynchronously: the host copies (none without `hostCopies`).
+/// and host run asynchronously and the device reads the embedding tables in place: the
+/// host copies and the tables (none without `hostCopies`).
 int64_t offloadPinnedBytes(mlir::bert::PlanAttr plan, bool hostCopies);
 /// Whether the module's GEMMs run in TF32: some linear op or gradient carries `tf32`
 /// (-bertc-lower-to-target).

@@ -193,6 +193,9 @@ def Rematerialize : Pass<"bertc-rematerialize", "mlir::ModuleOp"> {
     Option<"hostFrozenMasters", "host-frozen-masters", "bool", "false",
            "whether the final plan keeps frozen parameters' fp32 masters in host memory "
            "(plan-buffers' host-frozen-masters), which the trial plans then do too">,
+    Option<"hostEmbeddings", "host-embeddings", "bool", "false",
+           "whether the final plan keeps frozen embedding tables in host memory "
+           "(plan-buffers' host-embeddings), which the trial plans then do too">,
     Option<"offloadCheckpoints", "offload-checkpoints", "bool", "false",
            "whether what each block but the last keeps for its backward, its input "
            "included, waits in host memory between the block's forward and backward">,

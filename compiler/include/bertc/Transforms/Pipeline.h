@@ -50,6 +50,9 @@ struct PipelineOptions {
   /// cheaper than recomputing it (-bertc-rematerialize's offload-checkpoints); only with a
   /// rematArenaBudget.
   bool offloadCheckpoints = false;
+  /// The frozen embedding tables only gathers read in host memory, where the device's
+  /// gathers read the batch's rows (-bertc-plan-buffers's host-embeddings).
+  bool hostEmbeddings = false;
   /// Host memory what is offloaded may take, the optimizer's included (--host-ram;
   /// -bertc-rematerialize's host-budget); 0, no bound.
   int64_t hostRamBudget = 0;
@@ -62,6 +65,7 @@ struct PlanningOptions {
   bool offloadOptimizer = false;  ///< -bertc-plan-buffers's offload-optimizer
   bool hostFrozenMasters = false; ///< -bertc-plan-buffers's host-frozen-masters (a GPU plan)
   std::string target = "cpu";     ///< -bertc-plan-buffers's target: whose kernel scratch
+  bool hostEmbeddings = false;    ///< -bertc-plan-buffers's host-embeddings
 };
 
 /// The trainer that runs a plan whose arena ends with `gemmWorkspaceBytes` of GEMM library

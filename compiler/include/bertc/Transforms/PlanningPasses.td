@@ -179,6 +179,12 @@ def PlanBuffers : Pass<"bertc-plan-buffers", "mlir::ModuleOp"> {
     chunks. Refused with updates in the backward (-bertc-fuse-optimizer), which run on
     the device.
 
+    With `host-embeddings`, each frozen, unquantized table whose only readers are
+    `bert.embedding` gathers (not one an LM head shares) has its value in host memory,
+    after the offloaded checkpoints, as `#bert.plan`'s `host_parameters`: a gather reads
+    only the batch's rows, which the CUDA kernel reads in place from page-locked, mapped
+    host memory.
+
     The fp32 masters of frozen 16-bit parameters are never read by a step (the forward
     reads their 16-bit working copies; nothing updates them): with `host-frozen-masters`
     (a GPU target) they lie last, in the host-resident end, as `#bert.plan`'s
@@ -197,6 +203,9 @@ def PlanBuffers : Pass<"bertc-plan-buffers", "mlir::ModuleOp"> {
     Option<"hostFrozenMasters", "host-frozen-masters", "bool", "false",
            "keep the fp32 masters of frozen 16-bit parameters in host memory, after the "
            "device arena (a GPU target; on the CPU the arena is host memory already)">,
+    Option<"hostEmbeddings", "host-embeddings", "bool", "false",
+           "keep the frozen embedding tables only gathers read in host memory, where the "
+           "device's gathers read the batch's rows">,
   ];
   let dependentDialects = ["mlir::bert::BertDialect"];
 }
