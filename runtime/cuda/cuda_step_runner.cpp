@@ -79,7 +79,8 @@ struct StreamDestroy {
 };
 using Stream = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDestroy>;
 
-/// Host memory page-locked (cudaHostRegister) from pin() until destroyed.
+/// Host memory page-locked and mapped into the device's address space (cudaHostRegister)
+/// from pin() until destroyed.
 class PinnedRange {
 public:
   PinnedRange() = default;
@@ -92,13 +93,28 @@ public:
   void pin(std::byte *begin, size_t bytes) {
     if (bytes == 0)
       return;
-    BERTC_CUDA_CHECK(cudaHostRegister(begin, bytes, cudaHostRegisterDefault));
+    BERTC_CUDA_CHECK(cudaHostRegister(begin, bytes, cudaHostRegisterMapped));
     begin_ = begin;
+  }
+  /// The device's address of the range's byte `offset`.
+  std::byte *onDevice(size_t offset) const {
+    void *mapped = nullptr;
+    BERTC_CUDA_CHECK(cudaHostGetDevicePointer(&mapped, begin_ + offset, 0));
+    return static_cast<std::byte *>(mapped);
   }
 
 private:
   std::byte *begin_ = nullptr;
 };
+
+/// The host memory a step's kernels and copies reach: the offloaded checkpoints' host
+/// copies and the embedding tables in host memory, which follow them.
+ArenaRegion hostDeviceShared(const TrainerPlan &plan) {
+  const ArenaRegion &copies = plan.hostActivations, &tables = plan.hostParameters;
+  if (copies.bytes == 0 || tables.bytes == 0)
+    return copies.bytes > 0 ? copies : tables;
+  return {copies.offset, tables.offset + tables.bytes - copies.offset};
+}
 
 /// The bytes the device holds: the arena less its host-resident end.
 size_t deviceArenaBytes(const TrainerPlan &plan) {
@@ -203,9 +219,15 @@ public:
     BERTC_CUDA_CHECK(
         cudaMemsetAsync(tickets, 0, cuda::kColumnSumTickets * sizeof(unsigned), stream_));
     device_ = {stream_, gemms_.get(), tables_.chunks, int64_t(chunks.size()), tickets};
-    // Offloaded checkpoints are copied down and up every micro-step, inside its graph.
-    hostActivations_.pin(host_.data() + plan.hostActivations.offset, plan.hostActivations.bytes);
+    // Offloaded checkpoints are copied down and up every micro-step, inside its graph;
+    // the gathers read the embedding tables in host memory in place. The two regions are
+    // adjacent: one registration covers both.
+    ArenaRegion pinned = hostDeviceShared(plan);
+    hostDeviceShared_.pin(host_.data() + pinned.offset, pinned.bytes);
     device_.hostArena = host_.data();
+    if (plan.hostParameters.bytes > 0)
+      device_.hostMapped = hostDeviceShared_.onDevice(plan.hostParameters.offset - pinned.offset) -
+                           plan.hostParameters.offset;
     // A graph replays a micro-step's launches as one, with no event between them to time
     // an op by: a timed trainer launches each micro-step directly.
     if (plan_.timesOps && graphsOff_.empty())
@@ -378,7 +400,7 @@ private:
   // Destroyed in reverse: the GEMMs before their stream, the stream before the memory.
   const CudaSteps &steps_;
   HostMirror host_;
-  PinnedRange hostActivations_; ///< TrainerPlan::hostActivations in host_
+  PinnedRange hostDeviceShared_; ///< hostDeviceShared(plan_) in host_
   int deviceIndex_;
   size_t deviceBytes_; ///< the device arena: the plan's arena less its host-resident end
   DeviceBuffer arenaBuffer_;

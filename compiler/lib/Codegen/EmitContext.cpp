@@ -3,6 +3,7 @@
 #include "EmitContext.h"
 
 #include "bert/BertDialect.h"
+#include "bertc/Analysis/TrainModule.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -52,6 +53,13 @@ std::string shapeComment(Value value) {
 
 } // namespace
 
+/// Whether `offset` lies in the host_parameters region of `op`'s module's plan.
+static bool inHostParameters(Operation *op, int64_t offset) {
+  bert::PlanAttr plan = findPlan(op->getParentOfType<ModuleOp>());
+  bert::ByteRange host = plan ? plan.getHostParameters() : bert::ByteRange{};
+  return host.bytes > 0 && offset >= host.offset && offset < host.end();
+}
+
 LogicalResult EmitContext::declareResults(Operation *op) {
   SmallVector<int64_t> offsets;
   std::string label = op->getName().getStringRef().str();
@@ -73,9 +81,13 @@ LogicalResult EmitContext::declareResults(Operation *op) {
     std::string type = cppType(cast<ShapedType>(result.getType()).getElementType());
     std::string name = namer.name(op, unsigned(index));
     std::string description = label + " " + shapeComment(result);
-    // On a GPU, an offloaded tensor's host copy lies in the host mirror of the arena.
-    StringRef base =
-        isa<bert::OffloadOp>(op) && target == KernelTarget::Cuda ? "dev.hostArena" : "arena";
+    // On a GPU, an offloaded tensor's host copy lies in the host mirror of the arena, and
+    // the device reads an embedding table in host memory where the mirror is mapped.
+    StringRef base = "arena";
+    if (target == KernelTarget::Cuda && isa<bert::OffloadOp>(op))
+      base = "dev.hostArena";
+    if (target == KernelTarget::Cuda && isa<bert::ParamOp>(op) && inHostParameters(op, offset))
+      base = "dev.hostMapped";
     os << "  " << type << " *" << name << " = reinterpret_cast<" << type << " *>(" << base << " + "
        << offset << "); // " << description << "\n";
     ids[result] = nextId++;

@@ -272,6 +272,8 @@ LogicalResult emitPlan(ModuleOp module, func::FuncOp microStep, const JobDataSet
     os << "    .adapterConfigJson = " << cppString(adapterConfig.getValue()) << ",\n";
   if (plan->getHostActivations().bytes > 0)
     os << "    .hostActivations = " << regionLiteral(plan->getHostActivations()) << ",\n";
+  if (plan->getHostParameters().bytes > 0)
+    os << "    .hostParameters = " << regionLiteral(plan->getHostParameters()) << ",\n";
   os << "};\n\n";
   return success();
 }

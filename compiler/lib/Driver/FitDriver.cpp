@@ -18,7 +18,7 @@ std::string loraBaseLabel(StringRef base) {
 }
 
 std::string FitCandidate::describe() const {
-  return llvm::formatv("micro-batch {0} x {1}, {2}{3}, {4}{5}{6}{7}{8}{9}{10}{11}", microBatch,
+  return llvm::formatv("micro-batch {0} x {1}, {2}{3}, {4}{5}{6}{7}{8}{9}{10}{11}{12}", microBatch,
                        accumulation, options.precision,
                        options.tf32 && options.precision == "fp32" ? " (TF32 GEMMs)" : "",
                        recomputes() ? "recompute" : "keep activations",
@@ -26,6 +26,7 @@ std::string FitCandidate::describe() const {
                        options.fuseOptimizer ? ", AdamW in the backward" : "",
                        options.offloadOptimizer ? ", optimizer in host memory" : "",
                        outcome.checkpointBytes > 0 ? ", checkpoints in host memory" : "",
+                       outcome.hostTableBytes > 0 ? ", embeddings in host memory" : "",
                        attentionLabel(options.attentionHeadChunk),
                        lmHeadLabel(options.lmHeadTokenChunk), loraBaseLabel(loraBase));
 }
@@ -175,27 +176,30 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
   if (bases.empty())
     bases = {spec.lora.base};
   // A quantized base changes what trains: the first base with a plan that fits is kept.
-  for (const std::string &base : bases) {
-    if (!fitting.empty())
-      break;
-    variant.lora.base = base;
-    for (const std::string &state : request.optimizerStates)
-      for (const std::string &precision : request.precisions)
-        for (bool fuse : request.fuseOptimizer)
-          for (bool offload : request.offloadOptimizer) {
-            // An update in the backward runs the whole batch at once: the first size only;
-            // it runs on the device, never with the optimizer in host memory.
-            size_t count = sizes.size();
-            if (fuse)
-              count = offload || fuseOptimizerError(spec, sizes.front(), precision) ? 0 : 1;
-            PipelineOptions options{precision,    0,     request.gemmWorkspaceBytes,
-                                    request.arch, state, fuse};
-            options.offloadOptimizer = offload;
-            options.hostRamBudget = request.hostRamBudget;
-            options.tf32 = request.tf32;
-            trySizes(options, count);
-          }
-  }
+  // The embedding tables go to host memory only where no plan fits with them on the device.
+  for (bool hostEmbeddings : request.hostEmbeddings)
+    for (const std::string &base : bases) {
+      if (!fitting.empty())
+        break;
+      variant.lora.base = base;
+      for (const std::string &state : request.optimizerStates)
+        for (const std::string &precision : request.precisions)
+          for (bool fuse : request.fuseOptimizer)
+            for (bool offload : request.offloadOptimizer) {
+              // An update in the backward runs the whole batch at once: the first size only;
+              // it runs on the device, never with the optimizer in host memory.
+              size_t count = sizes.size();
+              if (fuse)
+                count = offload || fuseOptimizerError(spec, sizes.front(), precision) ? 0 : 1;
+              PipelineOptions options{precision,    0,     request.gemmWorkspaceBytes,
+                                      request.arch, state, fuse};
+              options.offloadOptimizer = offload;
+              options.hostEmbeddings = hostEmbeddings;
+              options.hostRamBudget = request.hostRamBudget;
+              options.tf32 = request.tf32;
+              trySizes(options, count);
+            }
+    }
   // On equal estimates: the preferred optimizer state, placement, then memory.
   auto preference = [&](const FitCandidate &candidate) {
     auto rank = [](const auto &candidates, const auto &value) {

@@ -85,6 +85,10 @@ void renderHeader(const MemoryPicture &p, std::string &out) {
          std::to_string(p.offloadedCheckpoints) +
              " tensors the backward reads, copied down in the forward and back up for the "
              "backward");
+  if (p.hostTableBytes > 0)
+    card("Host embeddings", p.hostTableBytes,
+         std::to_string(p.hostTables) +
+             " frozen table(s) the device gathers the batch's rows from, in place");
   if (p.hostFrozenMasterBytes > 0)
     card("Host masters", p.hostFrozenMasterBytes,
          "frozen parameters' fp32 values, for the checkpoint (the device holds 16-bit copies)");

@@ -69,7 +69,7 @@ MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory, cons
   MemoryPicture picture;
   picture.title = title.str();
   picture.choices =
-      llvm::formatv("micro-batch {0} x {1}, seq {2}, {3}, {4} AdamW state{5}{6}{7}",
+      llvm::formatv("micro-batch {0} x {1}, seq {2}, {3}, {4} AdamW state{5}{6}{7}{8}",
                     plan.microBatch, plan.accumulationSteps, plan.seqLen, plan.precisionLabel(),
                     plan.optimizerState, plan.optimizerInBackward ? ", AdamW in the backward" : "",
                     plan.optimizerOnHost ? ", optimizer in host memory (" +
@@ -77,7 +77,10 @@ MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory, cons
                                          : "",
                     plan.hostCheckpointBytes > 0 ? ", checkpoints in host memory (" +
                                                        formatBytes(plan.hostCheckpointBytes) + ")"
-                                                 : "")
+                                                 : "",
+                    plan.hostTableBytes > 0
+                        ? ", embeddings in host memory (" + formatBytes(plan.hostTableBytes) + ")"
+                        : "")
           .str();
   picture.budgetBytes = plan.budgetBytes;
   picture.arenaBytes = plan.arenaBytes;
@@ -87,6 +90,8 @@ MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory, cons
   picture.hostPinnedBytes = plan.optimizerPinnedBytes();
   picture.hostCheckpointBytes = plan.hostCheckpointBytes;
   picture.offloadedCheckpoints = plan.offloadedCheckpoints;
+  picture.hostTableBytes = plan.hostTableBytes;
+  picture.hostTables = plan.hostTables;
   picture.hostFrozenMasterBytes = plan.hostFrozenMasterBytes;
   picture.peakStep = memory.peakStep;
   picture.stepSeconds = plan.estimatedStepSeconds;

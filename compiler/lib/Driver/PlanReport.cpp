@@ -2,6 +2,7 @@
 
 #include "bertc/Driver/PlanReport.h"
 
+#include "bert/Placement.h"
 #include "bertc/Analysis/TrainModule.h"
 #include "bertc/Driver/ByteSize.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -37,6 +38,7 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory, 
   s.offloadPinnedBytes = offloadPinnedBytes(*plan, hostCopies);
   s.hostFrozenMasterBytes = plan->getFrozenMasters().bytes;
   s.hostCheckpointBytes = plan->getHostActivations().bytes;
+  s.hostTableBytes = plan->getHostParameters().bytes;
   // Kernel scratch (the CUDA kernels' row statistics included) and the GEMM library's.
   s.workspaceBytes = plan->getScratch().bytes + plan->getGemmWorkspace().bytes;
   s.activationBytes = plan->getInputs().bytes + memory.savedBytesAtPeak;
@@ -54,8 +56,14 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory, 
   s.attentionHeadChunk = attentionHeadChunk(module);
   s.lmHeadTokenChunk = lmHeadTokenChunk(module);
   FailureOr<func::FuncOp> microStep = getMicroStep(module);
-  if (succeeded(microStep))
+  if (succeeded(microStep)) {
     s.offloadedCheckpoints = llvm::range_size(microStep->getBody().getOps<bert::OffloadOp>());
+    bert::ByteRange tables = plan->getHostParameters();
+    microStep->walk([&](bert::ParamOp param) {
+      FailureOr<int64_t> value = bert::getParamSlot(param, bert::ParamSlotKind::Value);
+      s.hostTables += tables.bytes > 0 && succeeded(value) && *value >= tables.offset;
+    });
+  }
   if (module->hasAttr("bert.adapter_config") && succeeded(microStep))
     microStep->walk([&](bert::ParamOp param) {
       int64_t numel = param.getValueType().getNumElements();
@@ -133,6 +141,7 @@ void writePlanJson(const PlanSummary &s, raw_ostream &os) {
                                   {"frozen_master_weights", s.hostFrozenMasterBytes},
                                   {"checkpoints", s.hostCheckpointBytes},
                                   {"offloaded_checkpoints", s.offloadedCheckpoints},
+                                  {"embedding_tables", s.hostTableBytes},
                                   {"bytes", s.offloadHostBytes},
                                   {"pinned_bytes", s.offloadPinnedBytes},
                                   {"host_ram_bytes", s.hostRamBytes},
@@ -217,6 +226,11 @@ void printPlanSummary(const PlanSummary &s, raw_ostream &os) {
         s.offloadedCheckpoints, formatBytes(s.hostCheckpointBytes),
         s.offloadPinnedBytes > 0 ? " pinned" : "", s.checkpointCopySeconds,
         s.estimatedStepSeconds > 0 ? 100 * s.checkpointCopySeconds / s.estimatedStepSeconds : 0.0);
+  if (s.hostTables > 0)
+    os << llvm::formatv("  host    {0} embedding table(s) in host memory: {1}{2}; the gathers "
+                        "read only the batch's rows\n",
+                        s.hostTables, formatBytes(s.hostTableBytes),
+                        s.offloadPinnedBytes > 0 ? " pinned and mapped" : "");
   if (s.hostFrozenMasterBytes > 0)
     os << llvm::formatv("  host    frozen parameters' fp32 masters {0} in host memory, for the "
                         "checkpoint; the device holds their {1} copies\n",

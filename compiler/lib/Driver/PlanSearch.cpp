@@ -39,7 +39,8 @@ FailureOr<PlanOutcome> planJob(const JobSpec &spec, const PlanPoint &point,
   bert::PlanAttr plan = findPlan(*module);
   return PlanOutcome{plan.getDeviceBytes(),
                      offloadHostBytes(plan, device.target == bert::CostTarget::Cuda),
-                     estimateStepCost(*module, device), plan.getHostActivations().bytes};
+                     estimateStepCost(*module, device), plan.getHostActivations().bytes,
+                     plan.getHostParameters().bytes};
 }
 
 FailureOr<int64_t> planArenaBytes(const JobSpec &spec, const PlanPoint &point, MLIRContext &ctx) {

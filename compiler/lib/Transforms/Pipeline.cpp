@@ -26,6 +26,7 @@ void addPlanningPasses(mlir::OpPassManager &pm, const PlanningOptions &options) 
   planning.offloadOptimizer = options.offloadOptimizer;
   planning.hostFrozenMasters = options.hostFrozenMasters;
   planning.target = options.target;
+  planning.hostEmbeddings = options.hostEmbeddings;
   pm.addPass(createPlanBuffers(planning));
 }
 
@@ -72,6 +73,7 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const Pipeline
       remat.fuseOptimizer = options.fuseOptimizer;
       remat.offloadOptimizer = options.offloadOptimizer;
       remat.hostFrozenMasters = gpu;
+      remat.hostEmbeddings = options.hostEmbeddings;
       remat.offloadCheckpoints = options.offloadCheckpoints;
       remat.hostBudget = options.offloadCheckpoints ? options.hostRamBudget : 0;
       pm.addPass(createRematerialize(remat));
@@ -79,7 +81,8 @@ void buildPipeline(mlir::OpPassManager &pm, Stage from, Stage to, const Pipeline
     // On a GPU, frozen parameters' fp32 masters wait in host memory for the checkpoint.
     addPlanningPasses(pm,
                       {options.fuseOptimizer, options.gemmWorkspaceBytes, options.offloadOptimizer,
-                       /*hostFrozenMasters=*/gpu, trainerTarget(options.gemmWorkspaceBytes)});
+                       /*hostFrozenMasters=*/gpu, trainerTarget(options.gemmWorkspaceBytes),
+                       options.hostEmbeddings});
   }
   if (to >= Stage::Planned) {
     // An independent second check of the plan (budget 0: the driver checks the whole process).

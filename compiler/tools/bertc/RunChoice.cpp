@@ -39,6 +39,13 @@ cl::opt<std::string> offloadCheckpoints(
              "cheaper than recomputing them) or auto (on the cuda targets, in host memory "
              "where recomputation alone does not fit)"),
     cl::init("off"), cl::cat(bertcOptions()));
+cl::opt<std::string> offloadEmbeddings(
+    "offload-embeddings",
+    cl::desc("where a frozen embedding table that only gathers read lies (not one the LM head "
+             "shares): off (on the device, default), on (in host memory, page-locked and "
+             "mapped: the device gathers the batch's rows over PCIe) or auto (on the cuda "
+             "targets, in host memory where no plan fits with it on the device)"),
+    cl::init("off"), cl::cat(bertcOptions()));
 
 /// The smallest LM head token chunk the fit driver tries: 16 tokens' logits are a few MiB
 /// of even a 256k vocabulary, and fewer tokens only starve the weight-gradient GEMMs.
@@ -54,6 +61,8 @@ std::optional<std::string> runFlagsError() {
   if (offloadCheckpoints != "off" && remat == "none")
     return "--offload-checkpoints " + offloadCheckpoints +
            " needs --remat auto: the recomputation chooses what waits in host memory";
+  if (!llvm::is_contained({"off", "on", "auto"}, offloadEmbeddings.getValue()))
+    return "--offload-embeddings '" + offloadEmbeddings + "': expected off, on or auto";
   if (microBatch.getNumOccurrences() > 0 && microBatch < 1)
     return std::string("--micro-batch must be at least 1");
   return std::nullopt;
@@ -73,6 +82,12 @@ std::vector<bool> targetOffloadCheckpointCandidates() {
   if (offloadCheckpoints == "auto")
     return cudaTarget() ? std::vector<bool>{false, true} : std::vector<bool>{false};
   return {offloadCheckpoints == "on"};
+}
+
+std::vector<bool> targetHostEmbeddingCandidates() {
+  if (offloadEmbeddings == "auto")
+    return cudaTarget() ? std::vector<bool>{false, true} : std::vector<bool>{false};
+  return {offloadEmbeddings == "on"};
 }
 
 std::vector<int64_t> lmHeadTokenChunkCandidates(const JobSpec &spec) {
@@ -101,6 +116,7 @@ RunChoice chooseRun(const JobSpec &spec, std::optional<int64_t> arenaBudget,
                     headChunkCandidates(spec.model.heads, cudaTarget()).front()},
                    {},
                    spec.lora.baseCandidates().front()};
+  choice.options.hostEmbeddings = targetHostEmbeddingCandidates().front();
   if (!arenaBudget)
     return choice;
   FitRequest request;
@@ -119,6 +135,7 @@ RunChoice chooseRun(const JobSpec &spec, std::optional<int64_t> arenaBudget,
   request.fuseOptimizer = fuseOptimizerCandidates();
   request.offloadOptimizer = targetOffloadOptimizerCandidates();
   request.offloadCheckpoints = targetOffloadCheckpointCandidates();
+  request.hostEmbeddings = targetHostEmbeddingCandidates();
   request.hostRamBudget = hostRamBudget();
   request.tf32 = tf32Gemms();
   request.headChunks = headChunkCandidates(spec.model.heads, cudaTarget());
@@ -140,6 +157,7 @@ RunChoice chooseRun(const JobSpec &spec, std::optional<int64_t> arenaBudget,
       choice.options.offloadCheckpoints = request.offloadCheckpoints.back();
       choice.options.hostRamBudget = request.hostRamBudget;
     }
+    choice.options.hostEmbeddings = request.hostEmbeddings.back();
     choice.options.attentionHeadChunk = request.headChunks.back();
     choice.options.lmHeadTokenChunk = request.lmHeadTokenChunks.back();
   }

@@ -32,7 +32,8 @@ struct RunChoice {
   std::string loraBase = {};
 };
 
-/// A usage problem with --micro-batch, --remat or --offload-checkpoints, if any.
+/// A usage problem with --micro-batch, --remat, --offload-checkpoints or
+/// --offload-embeddings, if any.
 std::optional<std::string> runFlagsError();
 /// --micro-batch, when it is given.
 std::optional<int64_t> pinnedMicroBatch();
@@ -48,6 +49,11 @@ std::vector<bool> targetOffloadOptimizerCandidates();
 /// offloadCheckpoints), on the device first. On the CPU target host and device memory are
 /// one, so only a pinned --offload-checkpoints on offloads them (as the GPU's plan would).
 std::vector<bool> targetOffloadCheckpointCandidates();
+
+/// Where the fit driver may keep the frozen embedding tables (PipelineOptions::
+/// hostEmbeddings), on the device first. On the CPU target only a pinned
+/// --offload-embeddings on lays them out as for a GPU.
+std::vector<bool> targetHostEmbeddingCandidates();
 
 /// The LM head's token chunks the fit driver may plan, largest first (FitRequest's
 /// lmHeadTokenChunks): for a causal LM the default (0), the powers of two below it and 16

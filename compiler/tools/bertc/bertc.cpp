@@ -147,17 +147,26 @@ bertc::PipelineOptions searchOptions(const bertc::JobSpec &spec, int64_t arenaBu
   options.lmHeadTokenChunk = bertc::lmHeadTokenChunkCandidates(spec).back();
   options.offloadCheckpoints =
       options.rematArenaBudget > 0 && bertc::targetOffloadCheckpointCandidates().back();
+  options.hostEmbeddings = bertc::targetHostEmbeddingCandidates().back();
   options.hostRamBudget = bertc::hostRamBudget();
   return options;
 }
 
 /// What lives in host memory, with its verb: "the optimizer in host memory takes", "the
-/// checkpoints in host memory take" or both.
+/// optimizer and the checkpoints in host memory take", ...
 std::string hostResidents(const bertc::PlanSummary &plan) {
-  if (!plan.optimizerOnHost)
-    return "the checkpoints in host memory take";
-  return plan.offloadedCheckpoints > 0 ? "the optimizer and the checkpoints in host memory take"
-                                       : "the optimizer in host memory takes";
+  std::vector<std::string> residents;
+  if (plan.optimizerOnHost)
+    residents.push_back("the optimizer");
+  if (plan.offloadedCheckpoints > 0)
+    residents.push_back("the checkpoints");
+  if (plan.hostTables > 0)
+    residents.push_back("the embedding tables");
+  std::string text;
+  for (size_t i = 0; i < residents.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == residents.size() ? " and " : ", ") + residents[i];
+  return text + " in host memory " +
+         (residents.size() == 1 && plan.optimizerOnHost ? "takes" : "take");
 }
 
 /// ", checkpoints in host memory (--host-ram 64.00 GB)" where `options` offloads them.
@@ -288,6 +297,7 @@ int main(int argc, char **argv) {
     run.options.fuseOptimizer = bertc::fuseOptimizerCandidates().front();
     run.options.offloadOptimizer = bertc::targetOffloadOptimizerCandidates().front();
     run.options.offloadCheckpoints = bertc::targetOffloadCheckpointCandidates().front();
+    run.options.hostEmbeddings = bertc::targetHostEmbeddingCandidates().front();
     run.options.hostRamBudget = bertc::hostRamBudget();
     run.options.tf32 = bertc::tf32Gemms();
     // -bertc-lower-to-target takes at most each op's heads.
@@ -368,6 +378,12 @@ int main(int argc, char **argv) {
     return reportOverBudget(*plan, *memory, spec, run.options, ctx);
   if (emitLevel == EmitLevel::MlirPlanned)
     return printPlannedStage();
+  if (run.options.hostEmbeddings && plan->hostTables == 0) {
+    llvm::WithColor::error(llvm::errs(), "bertc")
+        << "--offload-embeddings: the model has no frozen embedding table that only gathers "
+           "read (a table that trains, or that the LM head shares, stays on the device)\n";
+    return kInvalidInput;
+  }
   if (plan->offloadHostBytes > 0) {
     if (plan->offloadHostBytes > plan->hostRamBytes) {
       llvm::WithColor::error(llvm::errs(), "bertc")

@@ -111,12 +111,17 @@ cudaError_t cudaMemcpyAsync(void *to, const void *from, size_t bytes, cudaMemcpy
                             cudaStream_t stream = nullptr);
 cudaError_t cudaMemset(void *pointer, int value, size_t bytes);
 
-/// cudaHostRegister's flags: the default (page-locked, portable across nothing more).
+/// cudaHostRegister's flags: the default (page-locked, portable across nothing more), and
+/// mapped into the device's address space (kernels may read and write it in place).
 constexpr unsigned cudaHostRegisterDefault = 0;
+constexpr unsigned cudaHostRegisterMapped = 2;
 /// Page-locks host memory for asynchronous copies. The simulated device keeps the ranges
 /// and refuses device memory, an empty range, unknown flags and overlaps, as CUDA does.
 cudaError_t cudaHostRegister(void *pointer, size_t bytes, unsigned flags);
 cudaError_t cudaHostUnregister(void *pointer);
+/// The device's address of mapped host memory (flags 0): with unified addressing, the host
+/// address itself. Refuses memory not registered with cudaHostRegisterMapped.
+cudaError_t cudaHostGetDevicePointer(void **device, void *host, unsigned flags);
 cudaError_t cudaMemsetAsync(void *pointer, int value, size_t bytes, cudaStream_t stream = nullptr);
 
 cudaError_t cudaStreamCreate(cudaStream_t *stream);

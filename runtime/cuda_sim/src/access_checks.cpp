@@ -201,7 +201,8 @@ void checkAccessOfThread(Checks &state, uintptr_t address, size_t bytes, bool wr
         (!write && within(address, bytes, state.arguments, state.arguments + state.argumentBytes)))
       return;
     state.lastAllocation = deviceAllocationAt(reinterpret_cast<const void *>(address));
-    if (!within(address, bytes, state.lastAllocation.begin, state.lastAllocation.end))
+    if (!within(address, bytes, state.lastAllocation.begin, state.lastAllocation.end) &&
+        !isMappedHostRange(reinterpret_cast<const void *>(address), bytes))
       reportOutOfBounds(address, bytes, write);
   }
   if (write)

@@ -2,10 +2,11 @@
 // The kernels are compiled with the compiler's address-sanitizer instrumentation in its
 // outlined form (a call before every load and store, BERTC_CUDA_SIM_CHECK_FLAGS), and the
 // calls land here. Inside a kernel, each access is checked against:
-// - bounds: it must lie in one live cudaMalloc allocation, in shared memory, on the
-//   thread's own stack, or be a read of its coordinates or of the launch's arguments;
-//   anything else (past an allocation's end, a host pointer) is an out-of-bounds access,
-//   and the thread is stopped before it happens;
+// - bounds: it must lie in one live cudaMalloc allocation, in host memory registered
+//   mapped (cudaHostRegisterMapped), in shared memory, on the thread's own stack, or be a
+//   read of its coordinates or of the launch's arguments; anything else (past an
+//   allocation's end, another host pointer) is an out-of-bounds access, and the thread is
+//   stopped before it happens;
 // - shared memory: a read of bytes no thread of the block has written; two threads
 //   touching the same bytes between two barriers, one of them writing, unless both are
 //   lanes of one warp with a __syncwarp of the whole warp between them;

@@ -185,6 +185,10 @@ struct TrainerPlan {
   /// forward and the backward (bert.offload, bert.reload), which a CUDA runner page-locks
   /// and passes as cuda::StepDevice::hostArena. Empty when none are offloaded.
   ArenaRegion hostActivations = {};
+  /// Inside hostResident: the values of the frozen embedding tables that the device's
+  /// gathers read in place, which a CUDA runner page-locks and maps, passing its device
+  /// address as cuda::StepDevice::hostMapped. Empty when the tables are on the device.
+  ArenaRegion hostParameters = {};
 };
 
 /// Per-call state the generated step functions read.
@@ -265,8 +269,9 @@ struct CudaSteps {
 /// the runtime's functions that generated steps call change (10: InputSlots by name,
 /// ParamSlot::zeroRow, JobDataSettings::padTokenId; 12: JobDataSettings::chatTemplate; 13:
 /// ParamSlot::checkpointTransposed; 17: quantized StorageType, ParamSlot::workingCopyOnly;
-/// 18: TrainerPlan::hostActivations, cuda::StepDevice::hostArena).
-inline constexpr uint32_t kTrainerAbiVersion = 18;
+/// 18: TrainerPlan::hostActivations, cuda::StepDevice::hostArena; 19:
+/// TrainerPlan::hostParameters, cuda::StepDevice::hostMapped).
+inline constexpr uint32_t kTrainerAbiVersion = 19;
 
 /// A compiled trainer: its plan and the steps of the target it was built for (the other
 /// target's are null).

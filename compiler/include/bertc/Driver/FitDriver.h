@@ -6,7 +6,8 @@
 // (with --fuse-optimizer auto) with AdamW after the backward or in it, and (with
 // --offload-optimizer auto) with the optimizer on the device or in host memory, and
 // (--offload-checkpoints auto, where recomputation alone does not fit) with the backward's
-// checkpoints in host memory.
+// checkpoints in host memory, and (--offload-embeddings auto, where nothing fits otherwise)
+// with the frozen embedding tables in host memory.
 // Each combination is planned through the real pipeline; the fastest by estimated step
 // time whose arena fits is chosen. Flags pin any axis. With [lora] base = "auto" a LoRA
 // job's frozen base is the least quantized that fits: the precision's storage, else int8
@@ -45,6 +46,8 @@ struct FitRequest {
   /// PipelineOptions::offloadCheckpoints candidates for the plans that recompute: each
   /// micro-batch takes the first with which it fits (a later one where the earlier do not).
   std::vector<bool> offloadCheckpoints = {false};
+  /// PipelineOptions::hostEmbeddings candidates: the first with which any plan fits.
+  std::vector<bool> hostEmbeddings = {false};
   /// Host memory what is offloaded may take (PlanOutcome::hostBytes).
   int64_t hostRamBudget = 0;
   /// How a LoRA job's frozen base may be stored (LoraSpec::baseCandidates), in the order

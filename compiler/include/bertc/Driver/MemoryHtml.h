@@ -52,6 +52,8 @@ struct MemoryPicture {
   /// Offloaded checkpoints' host copies (not in the arena drawn), and how many.
   int64_t hostCheckpointBytes = 0;
   int64_t offloadedCheckpoints = 0;
+  int64_t hostTableBytes = 0; ///< embedding tables in host memory (PlanSummary's)
+  int64_t hostTables = 0;
   int64_t peakStep = 0; ///< schedule position where the most bytes are live
   /// Bytes per category in display order ("parameters", "gradients", ..., "reserve").
   std::vector<std::pair<std::string, int64_t>> categories;

@@ -62,6 +62,11 @@ struct PlanSummary {
   int64_t offloadedCheckpoints = 0;
   int64_t hostCheckpointBytes = 0;
   double checkpointCopySeconds = 0;
+  /// Embedding tables in host memory, read in place by the device's gathers: how many and
+  /// their bytes (#bert.plan's host_parameters, part of offloadHostBytes and, on a GPU, of
+  /// offloadPinnedBytes).
+  int64_t hostTables = 0;
+  int64_t hostTableBytes = 0;
   /// The host memory what is offloaded may take (--host-ram), set by the driver.
   int64_t hostRamBytes = 0;
   /// Of estimatedStepSeconds, the offloaded optimizer's: PCIe transfers and host AdamW.
@@ -94,10 +99,13 @@ struct PlanSummary {
   /// The precision as people read it: "bf16", "fp32", or "fp32 (TF32 GEMMs)".
   std::string precisionLabel() const { return tf32 ? precision + " (TF32 GEMMs)" : precision; }
   /// Of offloadHostBytes and offloadPinnedBytes, the offloaded optimizer's: all but the
-  /// checkpoints' host copies (which are pinned wherever anything is, on a GPU).
-  int64_t optimizerHostBytes() const { return offloadHostBytes - hostCheckpointBytes; }
+  /// checkpoints' host copies and the embedding tables (which are pinned wherever anything
+  /// is, on a GPU).
+  int64_t optimizerHostBytes() const {
+    return offloadHostBytes - hostCheckpointBytes - hostTableBytes;
+  }
   int64_t optimizerPinnedBytes() const {
-    return offloadPinnedBytes > 0 ? offloadPinnedBytes - hostCheckpointBytes : 0;
+    return offloadPinnedBytes > 0 ? offloadPinnedBytes - hostCheckpointBytes - hostTableBytes : 0;
   }
 };
 

@@ -33,6 +33,7 @@ struct PlanOutcome {
   int64_t hostBytes = 0;       ///< host memory of what is offloaded (offloadHostBytes)
   StepCost cost;               ///< one optimizer step on the device model planned for
   int64_t checkpointBytes = 0; ///< of hostBytes, the offloaded checkpoints' host copies
+  int64_t hostTableBytes = 0;  ///< of hostBytes, the embedding tables in host memory
 };
 
 /// Plans the job `spec` at `point` and estimates its step on `device` (failure if the

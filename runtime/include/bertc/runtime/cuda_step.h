@@ -34,6 +34,10 @@ struct StepDevice {
   /// The arena's host mirror, whose TrainerPlan::hostActivations are page-locked: where
   /// bert.offload copies a checkpoint down and bert.reload copies it back from.
   std::byte *hostArena = nullptr;
+  /// Where the device sees the host mirror's TrainerPlan::hostParameters, mapped: a gather
+  /// reads table rows at hostMapped + the table's arena offset (the address of the
+  /// mirror's byte 0 as the device sees it, whether or not the device maps byte 0).
+  std::byte *hostMapped = nullptr;
 };
 
 /// Called by an offloaded optimizer's micro-step right after the op that completes

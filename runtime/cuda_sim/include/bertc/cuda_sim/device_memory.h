@@ -14,6 +14,10 @@ bool isDeviceRange(const void *pointer, size_t bytes);
 /// (page-locked host memory, which a captured copy may use).
 bool isRegisteredHostRange(const void *pointer, size_t bytes);
 
+/// True when [pointer, pointer + bytes) lies inside one range registered with
+/// cudaHostRegisterMapped, which kernels may access in place.
+bool isMappedHostRange(const void *pointer, size_t bytes);
+
 /// The live cudaMalloc allocation holding `pointer` as [begin, end) (the bytes asked for),
 /// or an empty range when there is none.
 struct DeviceRange {
