@@ -21,11 +21,12 @@ and those of Hugging Face + FlashAttention-2 in the same table.
 --host-ram (default 64GB) is what host memory the plans may take, fixed so that they do not
 depend on this machine. --offload-checkpoints on|auto (default off) passes bertc's flag: what
 the backward reads of the forward then waits in host memory (Unsloth's offloaded gradient
-checkpointing does so with each layer's input). --models, --modes and --budgets take subsets; --jobs N runs N
+checkpointing does so with each layer's input); so does --offload-embeddings on|auto (the
+frozen token embeddings in host memory, the batch's rows gathered from there). --models, --modes and --budgets take subsets; --jobs N runs N
 searches at once; each bertc run is logged on stderr as it ends.
 Usage: python3 bench/lora_plans.py [--models llama-3.1-8b] [--modes qlora,lora]
        [--budgets 6GB,8GB] [--arch sm_89] [--jobs 2] [--host-ram 64GB] [--no-check]
-       [--no-details] [--offload-checkpoints on]
+       [--no-details] [--offload-checkpoints on] [--offload-embeddings on]
 """
 import argparse
 import concurrent.futures
@@ -61,10 +62,10 @@ def job(tmp, model, mode, seq):
                     lambda text: text + lora_table(mode))
 
 
-def search(tmp, model, mode, budget, arch, host_ram, offload_checkpoints, check, details):
+def search(tmp, model, mode, budget, arch, host_ram, offload_flags, check, details):
     """(longest seq_len, seconds, the Plan at it or None, what a check found or '')."""
     precision = "fp16" if arch == "sm_75" else "bf16"
-    limit_flags = [*LIMIT_FLAGS, "--offload-checkpoints", offload_checkpoints]
+    limit_flags = [*LIMIT_FLAGS, *offload_flags]
     flags = ["--host-ram", host_ram, *limit_flags]
     out = Path(tmp) / f"{model}-{mode}-{budget}"
     longest, seconds = max_seq(job(tmp, model, mode, 1024), budget, arch, flags, out / "ms")
@@ -131,6 +132,8 @@ def main():
     parser.add_argument("--host-ram", default="64GB")
     parser.add_argument("--offload-checkpoints", default="off", choices=["off", "on", "auto"],
                         help="bertc's --offload-checkpoints for every search and compile")
+    parser.add_argument("--offload-embeddings", default="off", choices=["off", "on", "auto"],
+                        help="bertc's --offload-embeddings for every search and compile")
     parser.add_argument("--jobs", type=int, default=1, help="searches at once")
     parser.add_argument("--no-check", action="store_true",
                         help="skip the compile at one token more than the longest seq_len")
@@ -144,12 +147,15 @@ def main():
     start = time.perf_counter()
     print(f"bench/lora_plans.py  {datetime.date.today()}  {platform.node()}, "
           f"{os.cpu_count()} cores  bertc={BERTC}  --arch {args.arch}  --host-ram {args.host_ram}  "
-          f"--offload-checkpoints {args.offload_checkpoints}")
+          f"--offload-checkpoints {args.offload_checkpoints}  "
+          f"--offload-embeddings {args.offload_embeddings}")
+    offload_flags = ["--offload-checkpoints", args.offload_checkpoints,
+                     "--offload-embeddings", args.offload_embeddings]
     with tempfile.TemporaryDirectory() as tmp:
         keys = [(m, mode, b) for m in models for mode in modes for b in budgets]
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             futures = {key: pool.submit(search, tmp, *key, args.arch, args.host_ram,
-                                        args.offload_checkpoints, check, not args.no_details)
+                                        offload_flags, check, not args.no_details)
                        for key in keys}
             results = {key: future.result() for key, future in futures.items()}
         for m in models:
