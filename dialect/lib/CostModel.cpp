@@ -12,6 +12,8 @@
 
 #include "CostRules.h"
 
+#include "bert/Placement.h"
+
 #include <cmath>
 #include <optional>
 
@@ -317,8 +319,12 @@ SmallVector<KernelWork, 1> DropoutGradBiasOp::estimateKernels(int64_t batch, int
 
 // The ids, and each looked-up row read from the table and written once (not the table).
 SmallVector<KernelWork, 1> EmbeddingOp::estimateKernels(int64_t batch, int64_t seq, CostTarget) {
-  return {{ComputeUnit::Fp32Cores, 0,
-           bytesOf(getIds(), batch, seq) + 2 * bytesOf(getResult(), batch, seq)}};
+  KernelWork gather{ComputeUnit::Fp32Cores, 0,
+                    bytesOf(getIds(), batch, seq) + 2 * bytesOf(getResult(), batch, seq)};
+  // A table in host memory: the rows it gathers cross the host link.
+  if (auto table = getTable().getDefiningOp<ParamOp>(); table && valueInHostMemory(table))
+    gather.hostLinkBytes = bytesOf(getResult(), batch, seq);
+  return {gather};
 }
 
 namespace {

@@ -2,6 +2,8 @@
 
 #include "bert/Placement.h"
 
+#include "mlir/IR/BuiltinOps.h"
+
 using namespace mlir;
 using namespace mlir::bert;
 
@@ -55,6 +57,16 @@ FailureOr<int64_t> mlir::bert::getResultOffset(OpResult result) {
 
 void mlir::bert::setResultOffsets(Operation *op, ArrayRef<int64_t> offsets) {
   op->setAttr(kResultOffsetsAttr, DenseI64ArrayAttr::get(op->getContext(), offsets));
+}
+
+bool mlir::bert::valueInHostMemory(ParamOp param) {
+  auto module = param->getParentOfType<ModuleOp>();
+  auto plan = module ? module->getAttrOfType<PlanAttr>("bert.plan") : PlanAttr();
+  FailureOr<int64_t> value = getParamSlot(param, ParamSlotKind::Value);
+  if (!plan || failed(value))
+    return false;
+  ByteRange tables = plan.getHostParameters();
+  return tables.bytes > 0 && *value >= tables.offset && *value < tables.end();
 }
 
 FailureOr<int64_t> mlir::bert::getWorkspaceOffset(Operation *op) {

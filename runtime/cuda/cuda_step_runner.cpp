@@ -79,8 +79,8 @@ struct StreamDestroy {
 };
 using Stream = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDestroy>;
 
-/// Host memory page-locked and mapped into the device's address space (cudaHostRegister)
-/// from pin() until destroyed.
+/// Host memory page-locked (cudaHostRegister), and where asked mapped into the device's
+/// address space, from pin() until destroyed.
 class PinnedRange {
 public:
   PinnedRange() = default;
@@ -90,10 +90,11 @@ public:
   }
   PinnedRange(const PinnedRange &) = delete;
   PinnedRange &operator=(const PinnedRange &) = delete;
-  void pin(std::byte *begin, size_t bytes) {
+  void pin(std::byte *begin, size_t bytes, bool mapped) {
     if (bytes == 0)
       return;
-    BERTC_CUDA_CHECK(cudaHostRegister(begin, bytes, cudaHostRegisterMapped));
+    BERTC_CUDA_CHECK(
+        cudaHostRegister(begin, bytes, mapped ? cudaHostRegisterMapped : cudaHostRegisterDefault));
     begin_ = begin;
   }
   /// The device's address of the range's byte `offset`.
@@ -108,12 +109,15 @@ private:
 };
 
 /// The host memory a step's kernels and copies reach: the offloaded checkpoints' host
-/// copies and the embedding tables in host memory, which follow them.
+/// copies and the embedding tables in host memory (adjacent in bertc's plans), and what
+/// lies between them.
 ArenaRegion hostDeviceShared(const TrainerPlan &plan) {
   const ArenaRegion &copies = plan.hostActivations, &tables = plan.hostParameters;
   if (copies.bytes == 0 || tables.bytes == 0)
     return copies.bytes > 0 ? copies : tables;
-  return {copies.offset, tables.offset + tables.bytes - copies.offset};
+  size_t begin = std::min(copies.offset, tables.offset);
+  size_t end = std::max(copies.offset + copies.bytes, tables.offset + tables.bytes);
+  return {begin, end - begin};
 }
 
 /// The bytes the device holds: the arena less its host-resident end.
@@ -220,10 +224,11 @@ public:
         cudaMemsetAsync(tickets, 0, cuda::kColumnSumTickets * sizeof(unsigned), stream_));
     device_ = {stream_, gemms_.get(), tables_.chunks, int64_t(chunks.size()), tickets};
     // Offloaded checkpoints are copied down and up every micro-step, inside its graph;
-    // the gathers read the embedding tables in host memory in place. The two regions are
-    // adjacent: one registration covers both.
+    // the gathers read the embedding tables in host memory in place (mapped; only then, so
+    // that a kernel reading a checkpoint's host copy faults). One registration covers both.
     ArenaRegion pinned = hostDeviceShared(plan);
-    hostDeviceShared_.pin(host_.data() + pinned.offset, pinned.bytes);
+    hostDeviceShared_.pin(host_.data() + pinned.offset, pinned.bytes,
+                          /*mapped=*/plan.hostParameters.bytes > 0);
     device_.hostArena = host_.data();
     if (plan.hostParameters.bytes > 0)
       device_.hostMapped = hostDeviceShared_.onDevice(plan.hostParameters.offset - pinned.offset) -

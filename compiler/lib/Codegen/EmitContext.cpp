@@ -3,7 +3,6 @@
 #include "EmitContext.h"
 
 #include "bert/BertDialect.h"
-#include "bertc/Analysis/TrainModule.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -53,13 +52,6 @@ std::string shapeComment(Value value) {
 
 } // namespace
 
-/// Whether `offset` lies in the host_parameters region of `op`'s module's plan.
-static bool inHostParameters(Operation *op, int64_t offset) {
-  bert::PlanAttr plan = findPlan(op->getParentOfType<ModuleOp>());
-  bert::ByteRange host = plan ? plan.getHostParameters() : bert::ByteRange{};
-  return host.bytes > 0 && offset >= host.offset && offset < host.end();
-}
-
 LogicalResult EmitContext::declareResults(Operation *op) {
   SmallVector<int64_t> offsets;
   std::string label = op->getName().getStringRef().str();
@@ -86,7 +78,8 @@ LogicalResult EmitContext::declareResults(Operation *op) {
     StringRef base = "arena";
     if (target == KernelTarget::Cuda && isa<bert::OffloadOp>(op))
       base = "dev.hostArena";
-    if (target == KernelTarget::Cuda && isa<bert::ParamOp>(op) && inHostParameters(op, offset))
+    if (auto param = dyn_cast<bert::ParamOp>(op);
+        param && target == KernelTarget::Cuda && bert::valueInHostMemory(param))
       base = "dev.hostMapped";
     os << "  " << type << " *" << name << " = reinterpret_cast<" << type << " *>(" << base << " + "
        << offset << "); // " << description << "\n";

@@ -176,9 +176,10 @@ std::vector<FitCandidate> searchFittingPlans(const JobSpec &spec, const FitReque
   if (bases.empty())
     bases = {spec.lora.base};
   // A quantized base changes what trains: the first base with a plan that fits is kept.
-  // The embedding tables go to host memory only where no plan fits with them on the device.
-  for (bool hostEmbeddings : request.hostEmbeddings)
-    for (const std::string &base : bases) {
+  // The embedding tables go to host memory before the base is quantized (training is the
+  // same bit for bit), only where no plan fits with them on the device.
+  for (const std::string &base : bases)
+    for (bool hostEmbeddings : request.hostEmbeddings) {
       if (!fitting.empty())
         break;
       variant.lora.base = base;

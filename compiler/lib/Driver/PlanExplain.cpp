@@ -130,7 +130,7 @@ MemoryPicture buildMemoryPicture(ModuleOp module, const StepMemory &memory, cons
     });
   if (bert::PlanAttr plan = findPlan(module))
     if (bert::ByteRange scratch = plan.getScratch(); scratch.bytes > 0)
-      whole("attention scratch", "workspace", "", "f32", scratch.offset, scratch.bytes);
+      whole("kernel scratch", "workspace", "", "f32", scratch.offset, scratch.bytes);
   for (const PlannedTensor &tensor : memory.tensors)
     picture.blocks.push_back({tensor.name, tensor.category, tensor.shape, tensor.dtype,
                               tensor.producer, tensor.origin, tensor.offset, tensor.bytes,

@@ -61,7 +61,9 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory, 
     bert::ByteRange tables = plan->getHostParameters();
     microStep->walk([&](bert::ParamOp param) {
       FailureOr<int64_t> value = bert::getParamSlot(param, bert::ParamSlotKind::Value);
-      s.hostTables += tables.bytes > 0 && succeeded(value) && *value >= tables.offset;
+      bool inHost = tables.bytes > 0 && succeeded(value) && *value >= tables.offset;
+      s.hostTables += inHost;
+      s.movableTables += !inHost && isHostEmbeddingTable(param);
     });
   }
   if (module->hasAttr("bert.adapter_config") && succeeded(microStep))
@@ -233,7 +235,7 @@ void printPlanSummary(const PlanSummary &s, raw_ostream &os) {
                         s.offloadPinnedBytes > 0 ? " pinned and mapped" : "");
   if (s.hostFrozenMasterBytes > 0)
     os << llvm::formatv("  host    frozen parameters' fp32 masters {0} in host memory, for the "
-                        "checkpoint; the device holds their {1} copies\n",
+                        "checkpoint; the steps read their {1} copies\n",
                         formatBytes(s.hostFrozenMasterBytes), s.precision);
   if (!s.recompute.empty())
     os << llvm::formatv("  remat   {0} op(s) recomputed in the backward: {1:F1} GFLOP per "

@@ -274,6 +274,13 @@ void printFitAdvice(const JobSpec &spec, const PlanSummary &plan, const StepMemo
     adviseAlone(offloaded, "--offload-checkpoints on",
                 "what the backward reads of the forward in host memory");
   }
+  // A GPU's host can keep the frozen tables only gathers read.
+  if (plan.movableTables > 0 && plan.device != "cpu") {
+    PipelineOptions tablesOnHost = options;
+    tablesOnHost.hostEmbeddings = true;
+    adviseAlone(tablesOnHost, "--offload-embeddings on",
+                "frozen embedding tables in host memory, the batch's rows gathered from there");
+  }
   if (Fitting seq = shorterFittingSeqLen(spec, plan.microBatch, arenaBudget, options, ctx);
       seq.value > 0) {
     anyFits = true;

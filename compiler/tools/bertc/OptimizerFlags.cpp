@@ -43,8 +43,8 @@ cl::opt<std::string> offloadOptimizer(
     cl::init("off"), cl::cat(bertcOptions()));
 cl::opt<std::string>
     hostRam("host-ram",
-            cl::desc("host memory what is offloaded (the optimizer, checkpoints) may take, e.g. "
-                     "16GB (default: what the machine has available)"),
+            cl::desc("host memory what is offloaded (the optimizer, checkpoints, embedding "
+                     "tables) may take, e.g. 16GB (default: what the machine has available)"),
             cl::value_desc("SIZE"), cl::cat(bertcOptions()));
 
 /// The candidates of an off|on|auto flag, the preferred (off) first.

@@ -84,6 +84,8 @@ std::vector<bool> targetOffloadCheckpointCandidates() {
   return {offloadCheckpoints == "on"};
 }
 
+bool hostEmbeddingsRequired() { return offloadEmbeddings == "on"; }
+
 std::vector<bool> targetHostEmbeddingCandidates() {
   if (offloadEmbeddings == "auto")
     return cudaTarget() ? std::vector<bool>{false, true} : std::vector<bool>{false};

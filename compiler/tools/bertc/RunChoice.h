@@ -54,6 +54,8 @@ std::vector<bool> targetOffloadCheckpointCandidates();
 /// hostEmbeddings), on the device first. On the CPU target only a pinned
 /// --offload-embeddings on lays them out as for a GPU.
 std::vector<bool> targetHostEmbeddingCandidates();
+/// Whether --offload-embeddings on asks for them in host memory (an error with none to move).
+bool hostEmbeddingsRequired();
 
 /// The LM head's token chunks the fit driver may plan, largest first (FitRequest's
 /// lmHeadTokenChunks): for a causal LM the default (0), the powers of two below it and 16

@@ -169,11 +169,16 @@ std::string hostResidents(const bertc::PlanSummary &plan) {
          (residents.size() == 1 && plan.optimizerOnHost ? "takes" : "take");
 }
 
-/// ", checkpoints in host memory (--host-ram 64.00 GB)" where `options` offloads them.
+/// ", checkpoints in host memory (--host-ram 64.00 GB)" where `options` offloads them, the
+/// frozen embedding tables, or both.
 std::string offloadLabel(const bertc::PipelineOptions &options) {
-  if (!options.offloadCheckpoints)
+  if (!options.offloadCheckpoints && !options.hostEmbeddings)
     return "";
-  return ", checkpoints in host memory (--host-ram " + bertc::formatBytes(options.hostRamBudget) +
+  std::string what = options.offloadCheckpoints && options.hostEmbeddings
+                         ? "checkpoints and frozen embedding tables"
+                     : options.offloadCheckpoints ? "checkpoints"
+                                                  : "frozen embedding tables";
+  return ", " + what + " in host memory (--host-ram " + bertc::formatBytes(options.hostRamBudget) +
          ")";
 }
 
@@ -287,6 +292,9 @@ int main(int argc, char **argv) {
     if (bertc::targetOffloadCheckpointCandidates().back())
       return usageError("--offload-checkpoints needs a .toml job: an .mlir stage is planned "
                         "without the recomputation that chooses them");
+    if (bertc::targetHostEmbeddingCandidates().back())
+      return usageError("--offload-embeddings needs a .toml job: an .mlir stage may be planned "
+                        "already");
     module = parseSourceFile<ModuleOp>(inputPath, sourceMgr, &ctx);
     // A stage before mixed precision takes the precision the flag names.
     if (std::optional<std::string> pinned = bertc::pinnedPrecision())
@@ -297,7 +305,6 @@ int main(int argc, char **argv) {
     run.options.fuseOptimizer = bertc::fuseOptimizerCandidates().front();
     run.options.offloadOptimizer = bertc::targetOffloadOptimizerCandidates().front();
     run.options.offloadCheckpoints = bertc::targetOffloadCheckpointCandidates().front();
-    run.options.hostEmbeddings = bertc::targetHostEmbeddingCandidates().front();
     run.options.hostRamBudget = bertc::hostRamBudget();
     run.options.tf32 = bertc::tf32Gemms();
     // -bertc-lower-to-target takes at most each op's heads.
@@ -378,7 +385,7 @@ int main(int argc, char **argv) {
     return reportOverBudget(*plan, *memory, spec, run.options, ctx);
   if (emitLevel == EmitLevel::MlirPlanned)
     return printPlannedStage();
-  if (run.options.hostEmbeddings && plan->hostTables == 0) {
+  if (bertc::hostEmbeddingsRequired() && plan->hostTables == 0) {
     llvm::WithColor::error(llvm::errs(), "bertc")
         << "--offload-embeddings: the model has no frozen embedding table that only gathers "
            "read (a table that trains, or that the LM head shares, stays on the device)\n";

@@ -40,6 +40,9 @@ inline bool hasParamSlot(ParamOp param, ParamSlotKind slot) {
 void setParamSlot(ParamOp param, ParamSlotKind slot, int64_t offset);
 /// Gives `param` the slots of `placed` (the same parameter in another step function).
 void copyParamSlots(ParamOp param, ParamOp placed);
+/// Whether `param`'s value lies in its module's #bert.plan host_parameters (an embedding
+/// table in host memory, which the device reads in place).
+bool valueInHostMemory(ParamOp param);
 
 /// The offset of `result`, or failure when the plan placed no result of its op.
 FailureOr<int64_t> getResultOffset(OpResult result);

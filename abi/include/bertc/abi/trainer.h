@@ -172,8 +172,9 @@ struct TrainerPlan {
   bool planChecks;           ///< the steps report each tensor's use to StepContext::planCheck
   /// The arena's end, from the device arena's size on, which lives in host memory only:
   /// the fp32 masters of frozen 16-bit parameters, which only initialisation and
-  /// checkpoints touch, and with the optimizer offloaded (ZeRO-Offload) the master weights
-  /// and optimizer state, which the host's AdamW alone touches. Empty when neither.
+  /// checkpoints touch; with the optimizer offloaded (ZeRO-Offload) the master weights
+  /// and optimizer state, which the host's AdamW alone touches; hostActivations and
+  /// hostParameters. Empty when none of them.
   ArenaRegion hostResident;
   bool timesOps; ///< the steps report each op to StepContext::opTimer (bertc --time-ops)
   /// PEFT's adapter_config.json text when the job trains LoRA adapters, else null. With

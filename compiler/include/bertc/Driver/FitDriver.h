@@ -46,7 +46,8 @@ struct FitRequest {
   /// PipelineOptions::offloadCheckpoints candidates for the plans that recompute: each
   /// micro-batch takes the first with which it fits (a later one where the earlier do not).
   std::vector<bool> offloadCheckpoints = {false};
-  /// PipelineOptions::hostEmbeddings candidates: the first with which any plan fits.
+  /// PipelineOptions::hostEmbeddings candidates: for each LoRA base, the first with which
+  /// any plan fits (so the tables go to host memory before the base is quantized).
   std::vector<bool> hostEmbeddings = {false};
   /// Host memory what is offloaded may take (PlanOutcome::hostBytes).
   int64_t hostRamBudget = 0;

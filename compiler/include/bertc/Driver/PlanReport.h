@@ -67,6 +67,9 @@ struct PlanSummary {
   /// offloadPinnedBytes).
   int64_t hostTables = 0;
   int64_t hostTableBytes = 0;
+  /// Tables that could lie in host memory and do not (--offload-embeddings on would move
+  /// them).
+  int64_t movableTables = 0;
   /// The host memory what is offloaded may take (--host-ram), set by the driver.
   int64_t hostRamBytes = 0;
   /// Of estimatedStepSeconds, the offloaded optimizer's: PCIe transfers and host AdamW.
