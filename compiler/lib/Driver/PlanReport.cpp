@@ -58,10 +58,8 @@ FailureOr<PlanSummary> summarizePlan(ModuleOp module, const StepMemory &memory, 
   FailureOr<func::FuncOp> microStep = getMicroStep(module);
   if (succeeded(microStep)) {
     s.offloadedCheckpoints = llvm::range_size(microStep->getBody().getOps<bert::OffloadOp>());
-    bert::ByteRange tables = plan->getHostParameters();
     microStep->walk([&](bert::ParamOp param) {
-      FailureOr<int64_t> value = bert::getParamSlot(param, bert::ParamSlotKind::Value);
-      bool inHost = tables.bytes > 0 && succeeded(value) && *value >= tables.offset;
+      bool inHost = bert::valueInHostMemory(param);
       s.hostTables += inHost;
       s.movableTables += !inHost && isHostEmbeddingTable(param);
     });

@@ -234,8 +234,7 @@ struct VerifyBudgetPass : bertc::impl::VerifyBudgetBase<VerifyBudgetPass> {
           // A frozen parameter's master: in host memory when the plan keeps them there.
           bool hostMaster = isMaster && !param.getTrainable() && plan.getFrozenMasters().bytes > 0;
           // An embedding table in host memory.
-          bool hostValue = isValue && succeeded(offset) && plan.getHostParameters().bytes > 0 &&
-                           *offset >= plan.getHostParameters().offset;
+          bool hostValue = isValue && valueInHostMemory(param);
           StringRef region = hostMaster  ? "frozen_masters"
                              : hostValue ? "host_parameters"
                                          : regionOf(slot);

@@ -78,18 +78,24 @@ std::vector<bool> targetOffloadOptimizerCandidates() {
   return cudaTarget() ? offloadOptimizerCandidates() : std::vector<bool>{offloadOptimizerPinned()};
 }
 
-std::vector<bool> targetOffloadCheckpointCandidates() {
-  if (offloadCheckpoints == "auto")
+namespace {
+/// The candidates of a host-memory off|on|auto flag, on the device first: `auto` is an
+/// axis on the cuda targets only (on the CPU host and device memory are one).
+std::vector<bool> hostPlacementCandidates(llvm::StringRef value) {
+  if (value == "auto")
     return cudaTarget() ? std::vector<bool>{false, true} : std::vector<bool>{false};
-  return {offloadCheckpoints == "on"};
+  return {value == "on"};
+}
+} // namespace
+
+std::vector<bool> targetOffloadCheckpointCandidates() {
+  return hostPlacementCandidates(offloadCheckpoints);
 }
 
 bool hostEmbeddingsRequired() { return offloadEmbeddings == "on"; }
 
 std::vector<bool> targetHostEmbeddingCandidates() {
-  if (offloadEmbeddings == "auto")
-    return cudaTarget() ? std::vector<bool>{false, true} : std::vector<bool>{false};
-  return {offloadEmbeddings == "on"};
+  return hostPlacementCandidates(offloadEmbeddings);
 }
 
 std::vector<int64_t> lmHeadTokenChunkCandidates(const JobSpec &spec) {
